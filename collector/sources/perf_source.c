@@ -1,0 +1,601 @@
+#include "sources/perf_source.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <perf/core.h>
+#include <perf/cpumap.h>
+#include <perf/evlist.h>
+#include <perf/evsel.h>
+#include <perf/threadmap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "event.h"
+#include "host.h"
+#include "perf_errors.h"
+#include "target.h"
+
+/* The largest group on a hardware PMU whose counter count we do not know:
+ * a group larger than the PMU's counters would never be scheduled at all. */
+#define HW_GROUP_MAX 4
+/* Software-context events never compete for counters. */
+#define SW_GROUP_MAX 64
+
+struct perf_group {
+	struct perf_evlist *evlist;
+	struct perf_cpu_map *cpus;
+	struct perf_thread_map *threads;
+	int nr_events;
+	int *events;            /* indexes into options.events */
+	int nr_cpus, nr_threads;
+	bool per_cpu_series;    /* one series per CPU (else CPUs are summed) */
+	int *leader_fd;         /* [cpu * nr_threads + thread] */
+	uint64_t *leader_id;    /* same layout: the kernel's id of each leader */
+	uint64_t *prev;         /* [(cpu * nr_threads + thread) * (2 + nr_events)]: ena, run, values */
+	int series_base;        /* offset of this group's first series within the source */
+	size_t read_size;
+};
+
+struct perf_source {
+	struct perf_source_options opt;
+	struct perf_group *groups;
+	int nr_groups;
+	int *skipped_series;    /* series of events that could not be opened: always invalid */
+	int nr_skipped;
+	char **skipped_reason;
+	uint64_t *read_buf;     /* one group read, sized for the largest group */
+};
+
+static bool is_system_wide(const struct perf_source *ps, const struct event *ev)
+{
+	return ev->system_wide_only || ps->opt.target->system_wide;
+}
+
+static bool is_software_context(const struct event *ev)
+{
+	return ev->attr.type == PERF_TYPE_SOFTWARE || ev->attr.type == PERF_TYPE_TRACEPOINT;
+}
+
+/* Events share a group when they are on the same PMU and opened on the same CPUs. */
+static bool same_group(const struct perf_source *ps, const struct event *a, const struct event *b)
+{
+	if (is_software_context(a) && is_software_context(b))
+		return is_system_wide(ps, a) == is_system_wide(ps, b);
+	if (strcmp(a->pmu_name, b->pmu_name) != 0 || a->cpus.nr != b->cpus.nr)
+		return false;
+	return a->cpus.nr == 0 || !memcmp(a->cpus.cpus, b->cpus.cpus, sizeof(int) * (size_t)a->cpus.nr);
+}
+
+static struct perf_cpu_map *cpu_map_of(const struct cpulist *list)
+{
+	char text[4096];
+
+	cpulist_format(list, text, sizeof(text));
+	return perf_cpu_map__new(text);
+}
+
+static struct perf_cpu_map *online_cpu_map(const struct topology *topo)
+{
+	struct cpulist list = { NULL, topo->nr_cpus };
+	struct perf_cpu_map *map;
+
+	list.cpus = malloc(sizeof(int) * (size_t)(topo->nr_cpus ? topo->nr_cpus : 1));
+	if (!list.cpus)
+		return NULL;
+	for (int i = 0; i < topo->nr_cpus; i++)
+		list.cpus[i] = topo->cpus[i].cpu;
+	map = cpu_map_of(&list);
+	free(list.cpus);
+	return map;
+}
+
+static struct perf_thread_map *target_thread_map(const struct target *target, struct ms_error *err)
+{
+	pid_t *all = NULL;
+	int nr_all = 0;
+	struct perf_thread_map *map;
+
+	if (target->kind == TARGET_COMMAND)
+		return perf_thread_map__new_array(1, target->pids);
+	/* -p: every current thread of each process; threads they create later
+	 * inherit the counters. */
+	for (int p = 0; p < target->nr_pids; p++) {
+		pid_t *tids, *grown;
+		int nr;
+
+		if (target_list_threads(target->pids[p], &tids, &nr, err) < 0) {
+			free(all);
+			return NULL;
+		}
+		grown = realloc(all, sizeof(pid_t) * (size_t)(nr_all + nr));
+		if (!grown) {
+			free(tids);
+			free(all);
+			ms_error_set(err, "out of memory");
+			return NULL;
+		}
+		all = grown;
+		memcpy(all + nr_all, tids, sizeof(pid_t) * (size_t)nr);
+		nr_all += nr;
+		free(tids);
+	}
+	map = perf_thread_map__new_array(nr_all, all);
+	free(all);
+	return map;
+}
+
+static void group_close(struct perf_group *g)
+{
+	if (g->evlist) {
+		perf_evlist__close(g->evlist);
+		perf_evlist__delete(g->evlist); /* deletes its evsels too */
+	}
+	perf_cpu_map__put(g->cpus);
+	perf_thread_map__put(g->threads);
+	free(g->events);
+	free(g->leader_fd);
+	free(g->leader_id);
+	free(g->prev);
+	memset(g, 0, sizeof(*g));
+}
+
+static void attr_for_member(const struct perf_source *ps, const struct event *ev, bool leader,
+			    struct perf_event_attr *attr)
+{
+	*attr = ev->attr;
+	attr->size = sizeof(*attr);
+	attr->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
+			    PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	attr->disabled = leader;
+	if (!is_system_wide(ps, ev)) {
+		/* Threads and children the target creates later are counted too. */
+		attr->inherit = 1;
+		attr->enable_on_exec = leader && ps->opt.target->kind == TARGET_COMMAND;
+	}
+}
+
+/* Build and open one group's evlist. Returns 0, or a negative errno. */
+static int group_open(struct perf_source *ps, struct perf_group *g, struct ms_error *err)
+{
+	const struct event *first = &ps->opt.events[g->events[0]];
+	struct perf_evsel *evsel;
+	int ret;
+
+	if (is_system_wide(ps, first)) {
+		g->cpus = first->cpus.nr ? cpu_map_of(&first->cpus) : online_cpu_map(&ps->opt.host->topo);
+		g->threads = perf_thread_map__new_dummy();
+		g->per_cpu_series = true;
+	} else {
+		g->cpus = ps->opt.task_per_cpu ? online_cpu_map(&ps->opt.host->topo) : perf_cpu_map__dummy_new();
+		g->threads = target_thread_map(ps->opt.target, err);
+		g->per_cpu_series = ps->opt.task_per_cpu;
+		if (!g->threads)
+			return -ESRCH;
+	}
+	if (!g->cpus || !g->threads)
+		return -ENOMEM;
+	g->evlist = perf_evlist__new();
+	if (!g->evlist)
+		return -ENOMEM;
+	for (int i = 0; i < g->nr_events; i++) {
+		struct perf_event_attr attr;
+
+		attr_for_member(ps, &ps->opt.events[g->events[i]], i == 0, &attr);
+		evsel = perf_evsel__new(&attr);
+		if (!evsel)
+			return -ENOMEM;
+		perf_evlist__add(g->evlist, evsel);
+	}
+	perf_evlist__set_leader(g->evlist);
+	perf_evlist__set_maps(g->evlist, g->cpus, g->threads);
+	ret = perf_evlist__open(g->evlist);
+	if (ret < 0)
+		return ret;
+	g->nr_cpus = perf_cpu_map__nr(g->cpus);
+	g->nr_threads = perf_thread_map__nr(g->threads);
+	return 0;
+}
+
+/* libperf has no public accessor for an event's file descriptor, and its group
+ * read allocates and returns the leader's value only. So each leader's fd is
+ * found once, here, by the kernel's event id: the hot path then reads every
+ * member of a group with one read() on that fd. */
+static int find_leader_fds(struct perf_source *ps, struct ms_error *err)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *de;
+	int missing = 0;
+
+	if (!dir) {
+		ms_error_set(err, "cannot list /proc/self/fd: %s", strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(dir))) {
+		char link[64], path[64];
+		uint64_t id;
+		ssize_t n;
+		int fd = atoi(de->d_name);
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (strcmp(link, "anon_inode:[perf_event]") != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+			continue;
+		for (int gi = 0; gi < ps->nr_groups; gi++) {
+			struct perf_group *g = &ps->groups[gi];
+
+			for (int k = 0; k < g->nr_cpus * g->nr_threads; k++)
+				if (g->leader_id[k] == id)
+					g->leader_fd[k] = fd;
+		}
+	}
+	closedir(dir);
+	for (int gi = 0; gi < ps->nr_groups; gi++)
+		for (int k = 0; k < ps->groups[gi].nr_cpus * ps->groups[gi].nr_threads; k++)
+			missing += ps->groups[gi].leader_fd[k] < 0;
+	if (missing) {
+		ms_error_set(err, "internal error: %d perf group leaders not found by id", missing);
+		return -1;
+	}
+	return 0;
+}
+
+static int group_prepare_reads(struct perf_group *g, struct ms_error *err)
+{
+	struct perf_evsel *leader = perf_evlist__next(g->evlist, NULL);
+	int slots = g->nr_cpus * g->nr_threads;
+
+	g->leader_fd = malloc(sizeof(int) * (size_t)slots);
+	g->leader_id = calloc((size_t)slots, sizeof(uint64_t));
+	g->prev = calloc((size_t)slots * (size_t)(2 + g->nr_events), sizeof(uint64_t));
+	if (!g->leader_fd || !g->leader_id || !g->prev) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	for (int c = 0; c < g->nr_cpus; c++) {
+		for (int t = 0; t < g->nr_threads; t++) {
+			struct perf_counts_values counts;
+
+			memset(&counts, 0, sizeof(counts));
+			g->leader_fd[c * g->nr_threads + t] = -1;
+			/* Setup time only: libperf's group read gives the leader's id. */
+			if (perf_evsel__read(leader, c, t, &counts) < 0) {
+				ms_error_set(err, "cannot read a new perf group: %s", strerror(errno));
+				return -1;
+			}
+			g->leader_id[c * g->nr_threads + t] = counts.id;
+		}
+	}
+	/* nr, time_enabled, time_running, then value and id per member. */
+	g->read_size = sizeof(uint64_t) * (3 + 2 * (size_t)g->nr_events);
+	return 0;
+}
+
+static int add_series(struct perf_source *ps, struct perf_group *g, struct series_table *table)
+{
+	const struct topology *topo = &ps->opt.host->topo;
+
+	g->series_base = table->nr;
+	for (int i = 0; i < g->nr_events; i++) {
+		const struct event *ev = &ps->opt.events[g->events[i]];
+		int rows = g->per_cpu_series ? g->nr_cpus : 1;
+
+		for (int c = 0; c < rows; c++) {
+			struct series_labels labels;
+
+			series_labels_init(&labels);
+			if (g->per_cpu_series) {
+				const struct cpu_place *place;
+
+				labels.cpu = perf_cpu_map__cpu(g->cpus, c).cpu;
+				place = topology_cpu(topo, labels.cpu);
+				if (place) {
+					labels.node = place->node;
+					labels.socket = place->socket;
+				}
+			}
+			if (ev->system_wide_only)
+				snprintf(labels.instance, sizeof(labels.instance), "%s", ev->pmu_name);
+			if (series_table_add(table, ev->name, ev->unit, ev->scale, SERIES_COUNTER, &labels) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int note_skipped(struct perf_source *ps, const struct event *ev, struct series_table *table,
+			const struct ms_error *why)
+{
+	int *series = realloc(ps->skipped_series, sizeof(int) * (size_t)(ps->nr_skipped + 1));
+	char **reasons = realloc(ps->skipped_reason, sizeof(char *) * (size_t)(ps->nr_skipped + 1));
+	int index;
+
+	if (series)
+		ps->skipped_series = series;
+	if (reasons)
+		ps->skipped_reason = reasons;
+	if (!series || !reasons)
+		return -1;
+	index = series_table_add(table, ev->name, ev->unit, ev->scale, SERIES_COUNTER, NULL);
+	if (index < 0)
+		return -1;
+	ps->skipped_series[ps->nr_skipped] = index;
+	ps->skipped_reason[ps->nr_skipped] = strdup(why->text);
+	table->series[index].unavailable = strdup(why->text);
+	ps->nr_skipped++;
+	return 0;
+}
+
+static long fds_needed(const struct perf_source *ps)
+{
+	long per_event = ps->opt.host->topo.nr_cpus;
+
+	return per_event * ps->opt.nr_events * (ps->opt.target->kind == TARGET_PIDS ? 8 : 1);
+}
+
+/* Split events into groups; try each group; when a group cannot open, find
+ * the events that cannot (one by one) and go on without them. */
+static int perf_open(struct source *src, struct series_table *table, struct ms_error *err)
+{
+	struct perf_source *ps = src->priv;
+	const struct perf_source_options *opt = &ps->opt;
+	bool *placed = calloc((size_t)opt->nr_events, sizeof(bool));
+	size_t max_read = 0;
+
+	src->first = table->nr;
+	ps->groups = calloc((size_t)opt->nr_events, sizeof(*ps->groups));
+	if (!placed || !ps->groups) {
+		free(placed);
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < opt->nr_events; i++) {
+		struct perf_group *g;
+		int limit, ret;
+
+		if (placed[i])
+			continue;
+		g = &ps->groups[ps->nr_groups];
+		g->events = malloc(sizeof(int) * (size_t)opt->nr_events);
+		if (!g->events)
+			goto oom;
+		limit = is_software_context(&opt->events[i]) ? SW_GROUP_MAX : HW_GROUP_MAX;
+		for (int j = i; j < opt->nr_events && g->nr_events < limit; j++) {
+			if (!placed[j] && same_group(ps, &opt->events[i], &opt->events[j])) {
+				g->events[g->nr_events++] = j;
+				placed[j] = true;
+			}
+		}
+		ret = group_open(ps, g, err);
+		if (ret < 0 && g->nr_events > 1) {
+			/* Find which members the kernel refuses, and retry without them. */
+			int kept = 0;
+			int *members = g->events;
+			int nr = g->nr_events;
+
+			g->events = NULL;
+			group_close(g);
+			for (int m = 0; m < nr; m++) {
+				struct perf_group single = { 0 };
+				int one_ret;
+
+				single.events = &members[m];
+				single.nr_events = 1;
+				one_ret = group_open(ps, &single, err);
+				single.events = NULL;
+				group_close(&single);
+				if (one_ret < 0) {
+					struct ms_error why;
+
+					if (!perf_open_error(opt->host, &opt->events[members[m]], -one_ret,
+							     is_system_wide(ps, &opt->events[members[m]]) ?
+							     OPEN_SYSTEM_WIDE : OPEN_TASK, fds_needed(ps), &why)) {
+						*err = why;
+						free(members);
+						free(placed);
+						return -1;
+					}
+					if (note_skipped(ps, &opt->events[members[m]], table, &why) < 0) {
+						free(members);
+						goto oom;
+					}
+				} else {
+					members[kept++] = members[m];
+				}
+			}
+			g->events = members;
+			g->nr_events = kept;
+			ret = kept ? group_open(ps, g, err) : 0;
+			if (!kept) {
+				group_close(g);
+				continue;
+			}
+		}
+		if (ret < 0) {
+			struct ms_error why;
+
+			if (!perf_open_error(opt->host, &opt->events[g->events[0]], -ret,
+					     is_system_wide(ps, &opt->events[g->events[0]]) ?
+					     OPEN_SYSTEM_WIDE : OPEN_TASK, fds_needed(ps), &why)) {
+				*err = why;
+				group_close(g);
+				free(placed);
+				return -1;
+			}
+			if (note_skipped(ps, &opt->events[g->events[0]], table, &why) < 0)
+				goto oom;
+			group_close(g);
+			continue;
+		}
+		if (group_prepare_reads(g, err) < 0 || add_series(ps, g, table) < 0) {
+			ps->nr_groups++;
+			free(placed);
+			return -1;
+		}
+		if (g->read_size > max_read)
+			max_read = g->read_size;
+		ps->nr_groups++;
+	}
+	free(placed);
+	if (ps->nr_groups == 0) {
+		ms_error_set(err, "none of the events can be counted here: %s",
+			     ps->nr_skipped ? ps->skipped_reason[0] : "no events");
+		return -1;
+	}
+	ps->read_buf = malloc(max_read);
+	if (!ps->read_buf)
+		goto oom_placed_freed;
+	src->count = table->nr - src->first;
+	return find_leader_fds(ps, err);
+oom:
+	free(placed);
+oom_placed_freed:
+	ms_error_set(err, "out of memory");
+	return -1;
+}
+
+static int perf_enable(struct source *src, struct ms_error *err)
+{
+	struct perf_source *ps = src->priv;
+
+	(void)err;
+	/* A command's counters start at its exec (enable_on_exec); the rest now. */
+	for (int i = 0; i < ps->nr_groups; i++) {
+		const struct event *first = &ps->opt.events[ps->groups[i].events[0]];
+
+		if (ps->opt.target->kind != TARGET_COMMAND || is_system_wide(ps, first))
+			perf_evlist__enable(ps->groups[i].evlist);
+	}
+	return 0;
+}
+
+static int perf_disable(struct source *src)
+{
+	struct perf_source *ps = src->priv;
+
+	for (int i = 0; i < ps->nr_groups; i++)
+		perf_evlist__disable(ps->groups[i].evlist);
+	return 0;
+}
+
+/* Hot path: one read() per group and (CPU, thread); deltas into the frame. */
+static int perf_sample(struct source *src, struct frame *frame)
+{
+	struct perf_source *ps = src->priv;
+	struct sample *out = frame->samples + src->first;
+
+	for (int i = 0; i < src->count; i++) {
+		out[i].value = out[i].enabled_ns = out[i].running_ns = 0;
+		out[i].valid = true;
+	}
+	for (int s = 0; s < ps->nr_skipped; s++)
+		frame->samples[ps->skipped_series[s]].valid = false;
+
+	for (int gi = 0; gi < ps->nr_groups; gi++) {
+		struct perf_group *g = &ps->groups[gi];
+		int rows = g->per_cpu_series ? g->nr_cpus : 1;
+		struct sample *base = frame->samples + g->series_base;
+
+		for (int c = 0; c < g->nr_cpus; c++) {
+			for (int t = 0; t < g->nr_threads; t++) {
+				int slot = c * g->nr_threads + t;
+				uint64_t *prev = g->prev + (size_t)slot * (size_t)(2 + g->nr_events);
+				uint64_t *buf = ps->read_buf;
+				uint64_t ena, run;
+				int row = g->per_cpu_series ? c : 0;
+				ssize_t n = read(g->leader_fd[slot], buf, g->read_size);
+
+				if (n != (ssize_t)g->read_size || buf[0] != (uint64_t)g->nr_events) {
+					for (int e = 0; e < g->nr_events; e++)
+						base[e * rows + row].valid = false;
+					continue;
+				}
+				ena = buf[1] - prev[0];
+				run = buf[2] - prev[1];
+				prev[0] = buf[1];
+				prev[1] = buf[2];
+				for (int e = 0; e < g->nr_events; e++) {
+					struct sample *smp = &base[e * rows + row];
+					uint64_t value = buf[3 + 2 * e];
+
+					smp->value += value - prev[2 + e];
+					smp->enabled_ns += ena;
+					smp->running_ns += run;
+					prev[2 + e] = value;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+static void perf_close(struct source *src)
+{
+	struct perf_source *ps = src->priv;
+
+	if (!ps)
+		return;
+	for (int i = 0; i < ps->nr_groups; i++)
+		group_close(&ps->groups[i]);
+	for (int i = 0; i < ps->nr_skipped; i++)
+		free(ps->skipped_reason[i]);
+	free(ps->skipped_reason);
+	free(ps->skipped_series);
+	free(ps->groups);
+	free(ps->read_buf);
+	free(ps);
+	src->priv = NULL;
+}
+
+static const struct source_ops perf_source_ops = {
+	.name = "perf",
+	.open = perf_open,
+	.enable = perf_enable,
+	.disable = perf_disable,
+	.sample = perf_sample,
+	.close = perf_close,
+};
+
+static int libperf_print(enum libperf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level; (void)fmt; (void)ap;
+	return 0; /* memscope reports errors itself, with the fix */
+}
+
+int perf_source_create(struct source *src, const struct perf_source_options *opt, struct ms_error *err)
+{
+	struct perf_source *ps = calloc(1, sizeof(*ps));
+
+	if (!ps) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	libperf_init(libperf_print);
+	ps->opt = *opt;
+	memset(src, 0, sizeof(*src));
+	src->ops = &perf_source_ops;
+	src->priv = ps;
+	return 0;
+}
+
+int perf_source_nr_skipped(const struct source *src)
+{
+	const struct perf_source *ps = src->priv;
+
+	return ps ? ps->nr_skipped : 0;
+}
+
+const char *perf_source_skipped_reason(const struct source *src, int index)
+{
+	const struct perf_source *ps = src->priv;
+
+	return ps && index >= 0 && index < ps->nr_skipped ? ps->skipped_reason[index] : NULL;
+}

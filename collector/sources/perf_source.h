@@ -1,0 +1,32 @@
+/* The perf source: counters opened with libperf, one group per PMU, read with
+ * one read() per group and per (CPU, thread) through PERF_FORMAT_GROUP. */
+#ifndef MEMSCOPE_PERF_SOURCE_H
+#define MEMSCOPE_PERF_SOURCE_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "source.h"
+
+struct host;
+struct target;
+struct event;
+
+struct perf_source_options {
+	const struct host *host;
+	const struct target *target;
+	const struct event *events;
+	int nr_events;
+	/* Task targets: count per CPU too, so totals can be split by CPU, socket
+	 * or node. System-wide targets are always per CPU. */
+	bool task_per_cpu;
+};
+
+/* Sets up src; the counters are opened by src->ops->open(). */
+int perf_source_create(struct source *src, const struct perf_source_options *opt, struct ms_error *err);
+
+/* Events that could not be counted, each with the reason (valid after open). */
+int perf_source_nr_skipped(const struct source *src);
+const char *perf_source_skipped_reason(const struct source *src, int index);
+
+#endif

@@ -1,0 +1,263 @@
+#include "procfs_source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* One file read per interval (vmstat, or one node's numastat). */
+struct stat_file {
+	char path[4300];
+	int fd;
+	int node;                 /* LABEL_NONE for vmstat */
+	int socket;               /* the node's socket, LABEL_NONE when it spans several */
+};
+
+/* One series: a key of one file. */
+struct stat_series {
+	int file;
+	char key[64];
+	uint64_t last;
+	bool have_last;
+};
+
+struct procfs_source {
+	const struct host *host;
+	const struct metric_plan *plan;
+	struct stat_file *files;
+	int nr_files;
+	struct stat_series *series;
+	int nr_series;
+	char buf[65536];          /* one file's text, reused: no allocation while sampling */
+	uint64_t last_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int file_index(struct procfs_source *ps, const char *path, int node)
+{
+	struct stat_file *f;
+
+	for (int i = 0; i < ps->nr_files; i++)
+		if (strcmp(ps->files[i].path, path) == 0)
+			return i;
+	f = realloc(ps->files, sizeof(*f) * (size_t)(ps->nr_files + 1));
+	if (!f)
+		return -1;
+	ps->files = f;
+	f = &f[ps->nr_files];
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->fd = -1;
+	f->node = node;
+	f->socket = LABEL_NONE;
+	if (node != LABEL_NONE) {
+		const struct topology *topo = &ps->host->topo;
+
+		for (int c = 0; c < topo->nr_cpus; c++) {
+			if (topo->cpus[c].node != node)
+				continue;
+			if (f->socket == LABEL_NONE)
+				f->socket = topo->cpus[c].socket;
+			else if (f->socket != topo->cpus[c].socket)
+				f->socket = -2;
+		}
+		if (f->socket == -2)
+			f->socket = LABEL_NONE;
+	}
+	return ps->nr_files++;
+}
+
+static int add_series(struct procfs_source *ps, struct series_table *table, const char *name, const char *path,
+		      int node, const char *key, struct ms_error *err)
+{
+	struct series_labels labels;
+	struct stat_series *s;
+	int file = file_index(ps, path, node);
+
+	if (file < 0)
+		goto oom;
+	s = realloc(ps->series, sizeof(*s) * (size_t)(ps->nr_series + 1));
+	if (!s)
+		goto oom;
+	ps->series = s;
+	s = &s[ps->nr_series];
+	memset(s, 0, sizeof(*s));
+	s->file = file;
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	series_labels_init(&labels);
+	labels.node = node;
+	labels.socket = ps->files[file].socket;
+	snprintf(labels.instance, sizeof(labels.instance), "%s", node == LABEL_NONE ? "vmstat" : "numastat");
+	if (series_table_add(table, name, "", 1.0, SERIES_COUNTER, &labels) < 0)
+		goto oom;
+	ps->nr_series++;
+	return 0;
+oom:
+	ms_error_set(err, "procfs source: out of memory");
+	return -1;
+}
+
+static int procfs_open(struct source *src, struct series_table *table, struct ms_error *err)
+{
+	struct procfs_source *ps = src->priv;
+	const struct metric_plan *plan = ps->plan;
+
+	src->first = table->nr;
+	for (int i = 0; i < plan->nr_events; i++) {
+		const struct plan_event *pe = &plan->events[i];
+		const char *key;
+		char path[4300];
+
+		if (pe->how != EVENT_HOW_PROCFS)
+			continue;
+		key = strchr(pe->text, '/') + 1;
+		if (strncmp(pe->text, "vmstat/", 7) == 0) {
+			sysfs_join(path, sizeof(path), ps->host->roots.proc, "vmstat");
+			if (add_series(ps, table, pe->text, path, LABEL_NONE, key, err))
+				return -1;
+			continue;
+		}
+		/* numastat: one series per node that has the file; the event's instance is one node */
+		{
+			char rel[128];
+			int node = atoi(pe->instance + 4);
+
+			snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", node);
+			sysfs_join(path, sizeof(path), ps->host->roots.sys, rel);
+			if (add_series(ps, table, pe->text, path, node, key, err))
+				return -1;
+		}
+	}
+	src->count = table->nr - src->first;
+	for (int f = 0; f < ps->nr_files; f++) {
+		ps->files[f].fd = open(ps->files[f].path, O_RDONLY | O_CLOEXEC);
+		if (ps->files[f].fd < 0) {
+			ms_error_set(err, "%s: cannot open: %s", ps->files[f].path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Value of "key N" in text, or false. */
+static bool find_key(const char *text, const char *key, uint64_t *value)
+{
+	size_t len = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		if (strncmp(p, key, len) == 0 && p[len] == ' ') {
+			*value = strtoull(p + len + 1, NULL, 10);
+			return true;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+static void read_all(struct procfs_source *ps, struct frame *frame, uint64_t interval_ns, bool baseline)
+{
+	for (int f = 0; f < ps->nr_files; f++) {
+		ssize_t n = pread(ps->files[f].fd, ps->buf, sizeof(ps->buf) - 1, 0);
+
+		ps->buf[n > 0 ? n : 0] = '\0';
+		for (int i = 0; i < ps->nr_series; i++) {
+			struct stat_series *s = &ps->series[i];
+			struct sample *out = frame ? &frame->samples[i] : NULL;
+			uint64_t v;
+			bool ok;
+
+			if (s->file != f)
+				continue;
+			ok = n > 0 && find_key(ps->buf, s->key, &v);
+			if (out) {
+				out->valid = ok && s->have_last && !baseline;
+				out->value = out->valid && v >= s->last ? v - s->last : 0;
+				out->enabled_ns = out->running_ns = interval_ns;
+			}
+			if (ok) {
+				s->last = v;
+				s->have_last = true;
+			}
+		}
+	}
+}
+
+static int procfs_enable(struct source *src, struct ms_error *err)
+{
+	struct procfs_source *ps = src->priv;
+
+	read_all(ps, NULL, 0, true);
+	ps->last_ns = now_ns();
+	return 0;
+}
+
+static int procfs_disable(struct source *src)
+{
+	return 0;
+}
+
+static int procfs_sample(struct source *src, struct frame *frame)
+{
+	struct procfs_source *ps = src->priv;
+	uint64_t now = now_ns();
+	struct frame view = *frame;
+
+	view.samples = frame->samples + src->first;
+	read_all(ps, &view, now - ps->last_ns, false);
+	ps->last_ns = now;
+	return 0;
+}
+
+static void procfs_close(struct source *src)
+{
+	struct procfs_source *ps = src->priv;
+
+	if (!ps)
+		return;
+	for (int f = 0; f < ps->nr_files; f++)
+		if (ps->files[f].fd >= 0)
+			close(ps->files[f].fd);
+	free(ps->files);
+	free(ps->series);
+	free(ps);
+	src->priv = NULL;
+}
+
+static const struct source_ops procfs_ops = {
+	.name = "procfs",
+	.open = procfs_open,
+	.enable = procfs_enable,
+	.disable = procfs_disable,
+	.sample = procfs_sample,
+	.close = procfs_close,
+};
+
+int procfs_source_create(struct source *src, const struct host *host, const struct metric_plan *plan,
+			 struct ms_error *err)
+{
+	struct procfs_source *ps = calloc(1, sizeof(*ps));
+
+	memset(src, 0, sizeof(*src));
+	if (!ps) {
+		ms_error_set(err, "procfs source: out of memory");
+		return -1;
+	}
+	ps->host = host;
+	ps->plan = plan;
+	src->ops = &procfs_ops;
+	src->priv = ps;
+	return 0;
+}

@@ -1,0 +1,30 @@
+/* Reading the kernel's sysfs (and procfs) files, under a root that tests can move.
+ *
+ * MEMSCOPE_SYSFS_ROOT replaces /sys, so a fixture tree holds
+ * `bus/event_source/devices/...` and `devices/system/...` at its top.
+ * MEMSCOPE_PROCFS_ROOT replaces /proc for the few files read from there
+ * (cpuinfo). Both are read once, by sysfs_roots_from_env(). */
+#ifndef MEMSCOPE_SYSFS_H
+#define MEMSCOPE_SYSFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sysfs_roots {
+	char sys[4096];   /* "/sys" or the fixture root */
+	char proc[4096];  /* "/proc" or the fixture root */
+	bool is_fixture;  /* sys is not the live /sys: never open real counters for it */
+};
+
+void sysfs_roots_from_env(struct sysfs_roots *roots);
+
+/* Join root and a relative path ("bus/event_source/devices") into buf. */
+int sysfs_join(char *buf, size_t size, const char *root, const char *rel);
+
+/* Whole file into buf, trailing whitespace removed. -1 and errno on failure. */
+int sysfs_read_str(const char *path, char *buf, size_t size);
+int sysfs_read_int(const char *path, long long *value);
+bool sysfs_exists(const char *path);
+
+#endif

@@ -1,0 +1,96 @@
+/* threads: a multi-threaded workload for attach tests. Starts EARLY threads at
+ * once and LATE threads after DELAY ms; from START ms on, every thread touches
+ * MB megabytes (one write per page) every 100 ms until RUN ms have passed.
+ *
+ *   threads EARLY LATE DELAY_MS RUN_MS MB [START_MS]
+ *
+ * It prints "ready PID" once the early threads exist, so a test can attach
+ * before START_MS (default 300), and "pages N" at the end: the pages all
+ * threads touched, which is the number of page faults they caused. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <stdatomic.h>
+
+struct job {
+	long mb;
+	long run_ms;
+	long start_ms;
+	struct timespec start;
+	atomic_long pages;
+};
+
+static long elapsed_ms(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+static void *worker(void *arg)
+{
+	const struct job *job = arg;
+	size_t size = (size_t)job->mb << 20, page = (size_t)sysconf(_SC_PAGESIZE);
+	struct timespec tick = { 0, 100 * 1000000L };
+	struct job *shared = arg;
+
+	while (elapsed_ms(&job->start) < job->start_ms)
+		nanosleep(&(struct timespec){ 0, 5 * 1000000L }, NULL);
+	while (elapsed_ms(&job->start) < job->run_ms) {
+		volatile char *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem == MAP_FAILED)
+			return NULL;
+		for (size_t off = 0; off < size; off += page)
+			mem[off] = 1;
+		munmap((void *)mem, size);
+		atomic_fetch_add(&shared->pages, (long)(size / page));
+		nanosleep(&tick, NULL);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t tids[64];
+	int early, late, n = 0;
+	long delay_ms;
+	struct job job;
+	struct timespec delay;
+
+	if (argc != 6 && argc != 7) {
+		fprintf(stderr, "usage: threads EARLY LATE DELAY_MS RUN_MS MB [START_MS]\n");
+		return 2;
+	}
+	early = atoi(argv[1]);
+	late = atoi(argv[2]);
+	delay_ms = atol(argv[3]);
+	job.run_ms = atol(argv[4]);
+	job.mb = atol(argv[5]);
+	job.start_ms = argc == 7 ? atol(argv[6]) : 300;
+	atomic_init(&job.pages, 0);
+	if (early < 0 || late < 0 || early + late > 64)
+		return 2;
+	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+	clock_gettime(CLOCK_MONOTONIC, &job.start);
+
+	for (int i = 0; i < early; i++)
+		pthread_create(&tids[n++], NULL, worker, &job);
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	delay.tv_sec = delay_ms / 1000;
+	delay.tv_nsec = (delay_ms % 1000) * 1000000L;
+	nanosleep(&delay, NULL);
+	for (int i = 0; i < late; i++)
+		pthread_create(&tids[n++], NULL, worker, &job);
+	for (int i = 0; i < n; i++)
+		pthread_join(tids[i], NULL);
+	printf("pages %ld\n", atomic_load(&job.pages));
+	return 0;
+}

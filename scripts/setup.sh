@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Sets up a Debian 12 machine to build and test memscope, then builds it.
+# Idempotent: packages already present are not reinstalled; libperf is built once
+# from Debian's kernel source and cached (see MEMSCOPE_DEPS below).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+deps=${MEMSCOPE_DEPS:-${XDG_CACHE_HOME:-$HOME/.cache}/memscope}
+build=${MEMSCOPE_BUILD:-$top/build}
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+packages=(
+  build-essential meson ninja-build pkg-config
+  libpfm4-dev libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev
+  liblua5.4-dev libyaml-dev libjansson-dev libmicrohttpd-dev libncurses-dev libzstd-dev libcap-dev
+  linux-perf bpftrace numactl util-linux xz-utils python3 python3-pytest
+)
+
+install_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get -o DPkg::Lock::Timeout=600 update -qq
+  as_root apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# libperf (linux tools/lib/perf) is not packaged in Debian 12. Where pkg-config
+# already knows it (Fedora's libperf-devel, or an earlier run of this script) we
+# use that; otherwise build the static library from Debian's linux-source-6.1.
+provide_libperf() {
+  local prefix=$deps/libperf
+  if PKG_CONFIG_PATH=$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} pkg-config --exists libperf; then
+    return 0
+  fi
+  log "building libperf from Debian's linux-source-6.1 into $prefix"
+  local work; work=$(mktemp -d)
+  (
+    cd "$work"
+    apt-get -o DPkg::Lock::Timeout=600 download -qq linux-source-6.1
+    local src=linux-source-6.1
+    dpkg-deb --fsys-tarfile linux-source-6.1_*.deb | tar -xO ./usr/src/linux-source-6.1.tar.xz |
+      tar -xJ $src/tools/lib/perf $src/tools/lib/api $src/tools/lib/zalloc.c $src/tools/lib/str_error_r.c \
+              $src/tools/include $src/tools/build $src/tools/scripts $src/tools/arch/x86/include
+    make -s -C $src/tools/lib/perf install_lib install_headers install_pkgconfig \
+         prefix="$prefix" libdir_relative=lib >/dev/null
+    make -s -C $src/tools/lib/api >/dev/null
+    cp $src/tools/lib/api/libapi.a "$prefix/lib/"
+    # Static only: the binary then runs without LD_LIBRARY_PATH.
+    rm -f "$prefix"/lib/libperf.so*
+  )
+  rm -rf "$work"
+}
+
+build_memscope() {
+  export PKG_CONFIG_PATH=$deps/libperf/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  if [ ! -f "$build/build.ninja" ]; then
+    meson setup "$build" "$top" ${MEMSCOPE_MESON_ARGS:-} >/dev/null
+  fi
+  ninja -C "$build" >/dev/null
+  log "built $build/memscope"
+}
+
+install_packages
+provide_libperf
+build_memscope

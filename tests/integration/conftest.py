@@ -1,0 +1,52 @@
+"""Shared fixtures for memscope's integration tests: they run the built binary as a user would."""
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("MEMSCOPE_BUILD", ROOT / "build")).resolve()
+FIXTURES = ROOT / "tests" / "fixtures" / "sysfs"
+
+
+@pytest.fixture(scope="session")
+def build_dir():
+    return BUILD
+
+
+@pytest.fixture(scope="session")
+def memscope():
+    path = BUILD / "memscope"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: build first (scripts/setup.sh)")
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def touchmem():
+    return str(BUILD / "contrib" / "bench" / "touchmem")
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir():
+    return FIXTURES
+
+
+def run(cmd, **kw):
+    """Run a command, capture text output, never raise on non-zero exit."""
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    kw.setdefault("timeout", 120)
+    return subprocess.run(cmd, **kw)
+
+
+def fixture_env(machine, **extra):
+    """Environment pointing memscope at a fixture machine's sysfs/procfs tree."""
+    env = dict(os.environ)
+    env["MEMSCOPE_SYSFS_ROOT"] = str(FIXTURES / machine / "sys")
+    proc = FIXTURES / machine / "proc"
+    if proc.exists():
+        env["MEMSCOPE_PROCFS_ROOT"] = str(proc)
+    env.update(extra)
+    return env

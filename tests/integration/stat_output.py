@@ -1,0 +1,34 @@
+"""Parsing memscope stat's machine-readable outputs (CSV and JSON Lines)."""
+import csv
+import io
+import json
+
+
+def parse_csv(text, sep=","):
+    """Rows of `memscope stat -x SEP` as dicts; values as floats where counted."""
+    lines = [l for l in text.splitlines() if l.strip()]
+    assert lines, "no CSV output"
+    assert lines[0] == sep.join(["time", "scope", "event", "value", "unit", "coverage"]), lines[0]
+    rows = []
+    for rec in csv.DictReader(io.StringIO("\n".join(lines)), delimiter=sep):
+        if rec["value"].startswith("<"):
+            rec["counted"] = False
+        else:
+            rec["counted"] = True
+            rec["value"] = float(rec["value"])
+            rec["coverage"] = float(rec["coverage"])
+        rows.append(rec)
+    return rows
+
+
+def totals(rows):
+    """{(scope, event): value} of the final totals."""
+    return {(r["scope"], r["event"]): r["value"] for r in rows if r["time"] == "total"}
+
+
+def intervals(rows):
+    return [r for r in rows if r["time"] != "total"]
+
+
+def parse_json_lines(text):
+    return [json.loads(l) for l in text.splitlines() if l.strip()]

@@ -1,0 +1,97 @@
+"""Every error a user can hit in stat names the thing, the cause and the fix."""
+import shutil
+
+import pytest
+
+from conftest import fixture_env, run
+
+
+def stat(memscope, *args, **kw):
+    return run([memscope, "stat"] + list(args), **kw)
+
+
+def test_unknown_event_suggests_close_names(memscope):
+    res = stat(memscope, "-e", "page-fault", "--", "true")
+    assert res.returncode == 2
+    assert "unknown event 'page-fault'" in res.stderr
+    assert "did you mean 'page-faults'" in res.stderr
+
+
+def test_unknown_tracepoint_suggests(memscope):
+    res = stat(memscope, "-e", "sched:sched_swich", "--", "true")
+    assert res.returncode == 2
+    assert "unknown tracepoint 'sched:sched_swich'" in res.stderr
+    assert "'sched:sched_switch'" in res.stderr
+
+
+def test_unknown_pmu_and_alias(memscope):
+    res = stat(memscope, "-e", "mrs/tsc/", "--", "true")
+    assert res.returncode == 2 and "no PMU named 'mrs'" in res.stderr and "'msr'" in res.stderr
+    res = stat(memscope, "-e", "msr/tcs/", "--", "true")
+    assert res.returncode == 2 and "PMU msr has no event 'tcs'" in res.stderr
+    assert "'msr/tsc/'" in res.stderr
+
+
+@pytest.mark.parametrize("value,message", [
+    ("5", "between 10 ms"),
+    ("abc", "not a number of milliseconds"),
+    ("-100", "between 10 ms"),
+])
+def test_bad_interval(memscope, value, message):
+    res = stat(memscope, "-I", value, "-e", "page-faults", "--", "true")
+    assert res.returncode == 2
+    assert f"-I {value}" in res.stderr and message in res.stderr
+
+
+def test_no_target_is_a_usage_error(memscope):
+    res = stat(memscope, "-e", "page-faults")
+    assert res.returncode == 2
+    assert "say what to measure" in res.stderr
+
+
+def test_pid_and_command_exclude_each_other(memscope):
+    res = stat(memscope, "-p", "1", "--", "true")
+    assert res.returncode == 2 and "-p excludes" in res.stderr
+
+
+def test_bad_pid_text(memscope):
+    res = stat(memscope, "-e", "page-faults", "-p", "12x")
+    assert res.returncode == 2 and "'12x' is not a process id" in res.stderr
+
+
+def test_permission_denied_names_paranoid_and_capability(memscope, tmp_path):
+    if not shutil.which("setpriv"):
+        pytest.skip("setpriv (util-linux) is not installed")
+    paranoid = int(open("/proc/sys/kernel/perf_event_paranoid").read())
+    if paranoid < 1:
+        pytest.skip("perf_event_paranoid < 1 lets everyone count system-wide here")
+    res = run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+               "--inh-caps=-all", memscope, "stat", "-a", "-e", "page-faults", "--", "true"],
+              cwd=tmp_path)
+    assert res.returncode == 1, res.stderr
+    assert "no permission to count 'page-faults' system-wide" in res.stderr
+    assert f"perf_event_paranoid is {paranoid}" in res.stderr
+    assert "CAP_PERFMON" in res.stderr and "sysctl kernel.perf_event_paranoid=0" in res.stderr
+
+
+def test_open_file_limit(memscope):
+    events = ",".join(["page-faults", "minor-faults", "major-faults", "context-switches",
+                       "cpu-migrations", "task-clock", "cpu-clock", "alignment-faults"] * 3)
+    res = run(["prlimit", "--nofile=12", memscope, "stat", "-a", "-e", events, "--", "true"])
+    assert res.returncode == 1, res.stderr
+    assert "too many open files" in res.stderr
+    assert "open-file limit is 12" in res.stderr and "ulimit -n" in res.stderr
+
+
+def test_fixture_machine_cannot_be_counted_live(memscope):
+    env = fixture_env("westmere-ep-2s")
+    res = stat(memscope, "-e", "uncore/clockticks/", "--", "true", env=env)
+    assert res.returncode == 1
+    assert "describes another machine" in res.stderr
+
+
+def test_modifier_on_uncore_pmu(memscope):
+    env = fixture_env("westmere-ep-2s")
+    res = stat(memscope, "-e", "uncore/clockticks/u", "--", "true", env=env)
+    assert res.returncode == 2
+    assert "uncore PMU, which counts for all privilege levels" in res.stderr

@@ -1,0 +1,180 @@
+"""memscope stat on real software counters, tracepoints and the msr PMU of this machine."""
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import run
+from stat_output import intervals, parse_csv, parse_json_lines, totals
+
+PAGE = 4096
+
+
+def expected_faults(mb):
+    return mb * 1024 * 1024 // PAGE
+
+
+def perf_page_faults(cmd):
+    """perf stat's page-faults for cmd (the peer every number here is checked against)."""
+    res = run(["perf", "stat", "-x,", "-e", "page-faults", "--"] + cmd)
+    assert res.returncode == 0, res.stderr
+    for line in res.stderr.splitlines():
+        fields = line.split(",")
+        if len(fields) > 2 and fields[2] == "page-faults":
+            return int(fields[0])
+    raise AssertionError(f"no page-faults line in perf output: {res.stderr}")
+
+
+def stat_csv(memscope, args, **kw):
+    res = run([memscope, "stat", "-x,"] + args, **kw)
+    assert res.returncode == 0, f"exit {res.returncode}: {res.stderr}"
+    return parse_csv(res.stdout), res
+
+
+def test_page_faults_of_a_child_match_its_pages_and_perf(memscope, touchmem):
+    rows, _ = stat_csv(memscope, ["-e", "page-faults,context-switches,cpu-migrations",
+                                  "--", touchmem, "100"])
+    t = totals(rows)
+    faults = t[("total", "page-faults")]
+    assert abs(faults - expected_faults(100)) <= 0.02 * expected_faults(100), faults
+    peer = perf_page_faults([touchmem, "100"])
+    assert abs(faults - peer) <= 0.01 * peer, (faults, peer)
+    # Present and counted (not <not supported>), with full coverage.
+    for ev in ("context-switches", "cpu-migrations"):
+        row = [r for r in rows if r["time"] == "total" and r["event"] == ev][0]
+        assert row["counted"] and row["coverage"] == 1.0 and row["value"] >= 0
+
+
+def test_tracepoint_counts_the_same_faults(memscope, touchmem):
+    rows, _ = stat_csv(memscope, ["-e", "page-faults,exceptions:page_fault_user", "--", touchmem, "50"])
+    t = totals(rows)
+    user_faults = t[("total", "exceptions:page_fault_user")]
+    assert abs(user_faults - expected_faults(50)) <= 0.02 * expected_faults(50), user_faults
+    assert user_faults <= t[("total", "page-faults")]
+
+
+def test_msr_tsc_counts_time(memscope, touchmem):
+    rows, _ = stat_csv(memscope, ["-a", "-e", "msr/tsc/", "--", "sleep", "0.3"])
+    tsc = totals(rows)[("total", "msr/tsc/")]
+    # Per CPU, the TSC ticks at >= 1 GHz on any x86 this runs on: 2 CPUs x 0.3 s.
+    ncpu = os.cpu_count()
+    assert tsc >= 0.25 * 1e9 * ncpu, tsc
+    assert tsc <= 0.6 * 10e9 * ncpu, tsc
+
+
+def test_interval_lines_add_up_to_totals(memscope, touchmem):
+    rows, _ = stat_csv(memscope, ["-I", "100", "-e", "page-faults,minor-faults",
+                                  "--", touchmem, "30", "--repeat", "4", "--sleep-ms", "400"])
+    lines = intervals(rows)
+    times = sorted({r["time"] for r in lines})
+    assert len(times) >= 4, times
+    for ev in ("page-faults", "minor-faults"):
+        total = totals(rows)[("total", ev)]
+        assert sum(r["value"] for r in lines if r["event"] == ev) == total
+    assert totals(rows)[("total", "page-faults")] >= 4 * expected_faults(30)
+
+
+def test_text_output_repeats_its_header_like_vmstat(memscope, touchmem):
+    res = run([memscope, "stat", "-I", "10", "-e", "page-faults", "--", "sleep", "0.7"])
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    headers = [i for i, l in enumerate(lines) if l.startswith("#") and "page-faults" in l]
+    assert len(headers) >= 2, res.stdout
+    # 25 data lines between headers when stdout is not a terminal.
+    assert headers[1] - headers[0] == 26, headers
+    assert re.search(r"^\s+[\d,]+\s+page-faults$", res.stdout, re.M)
+    assert "seconds time elapsed" in res.stdout
+
+
+def test_json_lines(memscope, touchmem):
+    res = run([memscope, "stat", "--json", "-I", "50", "-e", "page-faults", "--", touchmem, "20",
+               "--sleep-ms", "200"])
+    assert res.returncode == 0, res.stderr
+    objs = parse_json_lines(res.stdout)
+    assert objs[-1]["type"] == "total"
+    assert all(o["type"] == "interval" for o in objs[:-1]) and len(objs) >= 3
+    total = objs[-1]["rows"][0]["events"]["page-faults"]
+    assert total["value"] == sum(o["rows"][0]["events"]["page-faults"]["value"] for o in objs[:-1])
+    assert total["coverage"] == 1.0 and total["unit"] == ""
+    assert abs(total["value"] - expected_faults(20)) <= 0.05 * expected_faults(20)
+
+
+def test_exit_status_of_the_command_is_returned(memscope):
+    res = run([memscope, "stat", "-e", "page-faults", "--", "sh", "-c", "exit 7"])
+    assert res.returncode == 7
+    assert "page-faults" in res.stdout
+    res = run([memscope, "stat", "-e", "page-faults", "--", "sh", "-c", "kill -9 $$"])
+    assert res.returncode == 128 + 9
+
+
+def test_command_that_cannot_run(memscope):
+    res = run([memscope, "stat", "-e", "page-faults", "--", "/nonexistent/program"])
+    assert res.returncode == 1
+    assert "cannot run '/nonexistent/program'" in res.stderr
+
+
+def test_sigint_prints_totals(memscope, touchmem):
+    proc = subprocess.Popen([memscope, "stat", "-x,", "-e", "page-faults", "--", touchmem, "40",
+                             "--sleep-ms", "5000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    t = totals(parse_csv(out))
+    assert abs(t[("total", "page-faults")] - expected_faults(40)) <= 0.05 * expected_faults(40)
+    assert proc.returncode == 128 + signal.SIGTERM  # the command was asked to end
+
+
+def test_attach_counts_threads_started_before_and_after(memscope, build_dir):
+    workload = str(build_dir / "contrib" / "bench" / "threads")
+    # 2 threads now, 2 more 800 ms later; all touch 2 MB every 100 ms from 400 ms to 2 s.
+    proc = subprocess.Popen([workload, "2", "2", "800", "2000", "2", "400"],
+                            stdout=subprocess.PIPE, text=True)
+    ready = proc.stdout.readline()
+    assert ready.startswith("ready")
+    stat = run([memscope, "stat", "-x,", "-e", "page-faults", "-p", str(proc.pid)])
+    pages = int(proc.stdout.readline().split()[1])
+    proc.wait()
+    assert stat.returncode == 0, stat.stderr
+    assert "attached process has exited" in stat.stderr
+    faults = totals(parse_csv(stat.stdout))[("total", "page-faults")]
+    # Late threads touch about a third of the pages: without them the count would be far lower.
+    assert abs(faults - pages) <= 0.03 * pages + 50, (faults, pages)
+
+
+def test_attach_to_a_process_that_does_not_exist(memscope):
+    res = run([memscope, "stat", "-e", "page-faults", "-p", "999999"])
+    assert res.returncode == 2
+    assert "no process 999999" in res.stderr
+
+
+def test_system_wide_per_cpu_rows_sum_to_the_total(memscope, touchmem):
+    rows, _ = stat_csv(memscope, ["-a", "--per-cpu", "-e", "page-faults", "--", touchmem, "50"])
+    per_cpu = {s: v for (s, e), v in totals(rows).items()}
+    assert sorted(per_cpu) == [f"cpu{i}" for i in range(os.cpu_count())]
+    rows2, _ = stat_csv(memscope, ["-a", "-e", "page-faults", "--", touchmem, "50"])
+    total = totals(rows2)[("total", "page-faults")]
+    # System-wide: the workload plus whatever else ran; both runs see it.
+    assert sum(per_cpu.values()) >= expected_faults(50)
+    assert abs(sum(per_cpu.values()) - total) <= 0.1 * total, (per_cpu, total)
+
+
+def test_per_node_and_per_socket_split_a_task(memscope, touchmem):
+    for mode, prefix in (("--per-node", "node"), ("--per-socket", "socket")):
+        rows, _ = stat_csv(memscope, [mode, "-e", "page-faults", "--", touchmem, "20"])
+        t = totals(rows)
+        assert all(scope.startswith(prefix) for scope, _ in t), t
+        assert abs(sum(t.values()) - expected_faults(20)) <= 0.05 * expected_faults(20)
+
+
+def test_hardware_event_without_pmu_is_reported_and_others_still_count(memscope, touchmem):
+    res = run([memscope, "stat", "-x,", "-e", "cycles,page-faults", "--", touchmem, "10"])
+    assert res.returncode == 0, res.stderr
+    assert "'cycles' <not supported>: this kernel has no hardware PMU" in res.stderr
+    rows = parse_csv(res.stdout)
+    cyc = [r for r in rows if r["event"] == "cycles"][0]
+    assert cyc["counted"] is False and cyc["value"] == "<not supported>"
+    assert totals([r for r in rows if r["counted"]])[("total", "page-faults")] > expected_faults(10) * 0.95
