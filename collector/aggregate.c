@@ -96,6 +96,18 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 					a->series_row[i] = r;
 		}
 	}
+	a->cell_mapped = calloc((size_t)(a->nr_rows * a->nr_columns) + 1, sizeof(bool));
+	if (!a->cell_mapped) {
+		aggregation_free(a);
+		return -1;
+	}
+	for (int i = 0; i < table->nr; i++) {
+		if (a->series_row[i] >= 0)
+			a->cell_mapped[a->series_row[i] * a->nr_columns + a->series_col[i]] = true;
+		else if (a->series_unavailable[i])
+			for (int r = 0; r < a->nr_rows; r++)
+				a->cell_mapped[r * a->nr_columns + a->series_col[i]] = true;
+	}
 	return 0;
 }
 
@@ -108,14 +120,17 @@ void aggregation_free(struct aggregation *a)
 	free(a->series_row);
 	free(a->series_col);
 	free(a->series_unavailable);
+	free(a->cell_mapped);
 	memset(a, 0, sizeof(*a));
 }
 
 void aggregation_clear(const struct aggregation *a, struct aggr_cell *cells)
 {
 	memset(cells, 0, sizeof(*cells) * (size_t)(a->nr_rows * a->nr_columns));
-	for (int i = 0; i < a->nr_rows * a->nr_columns; i++)
-		cells[i].valid = true;
+	for (int i = 0; i < a->nr_rows * a->nr_columns; i++) {
+		cells[i].valid = a->cell_mapped[i];
+		cells[i].not_applicable = !a->cell_mapped[i];
+	}
 }
 
 static void add_to_cell(struct aggr_cell *cell, const struct sample *smp)

@@ -17,6 +17,7 @@ struct aggr_cell {
 	uint64_t running_ns;
 	bool valid;             /* at least one series read, none failed */
 	bool unsupported;       /* the event could not be opened at all */
+	bool not_applicable;    /* no series of this event has this scope (e.g. not split by node) */
 };
 
 struct aggregation {
@@ -30,6 +31,7 @@ struct aggregation {
 	int *series_row;        /* per series: row, or -1 for every row (unsupported events) */
 	int *series_col;
 	bool *series_unavailable;
+	bool *cell_mapped;      /* nr_rows x nr_columns: some series lands in the cell */
 	int nr_series;
 };
 

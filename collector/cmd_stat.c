@@ -14,6 +14,7 @@
 #include "host.h"
 #include "sampler.h"
 #include "sinks/stat_output.h"
+#include "sources/bpf_source.h"
 #include "sources/perf_source.h"
 #include "target.h"
 
@@ -163,6 +164,37 @@ static int parse_options(int argc, char **argv, struct stat_options *opt)
 	return 0;
 }
 
+/* eBPF series names go to the bpf source, everything else to perf. */
+static int split_events(const struct stat_options *opt, char **perf_events, char ***bpf_names, int *nr_bpf)
+{
+	char **names;
+	int nr;
+	size_t len = 0;
+
+	if (event_list_split(opt->events, &names, &nr) < 0)
+		return -1;
+	*bpf_names = calloc((size_t)nr + 1, sizeof(char *));
+	*perf_events = calloc(strlen(opt->events) + 1, 1);
+	if (!*bpf_names || !*perf_events) {
+		event_names_free(names, nr);
+		return -1;
+	}
+	for (int i = 0; i < nr; i++) {
+		if (bpf_series_name_known(names[i])) {
+			(*bpf_names)[(*nr_bpf)++] = names[i];
+			names[i] = NULL;
+		} else {
+			len += (size_t)sprintf(*perf_events + len, "%s%s", len ? "," : "", names[i]);
+		}
+	}
+	event_names_free(names, nr);
+	if (len == 0) {
+		free(*perf_events);
+		*perf_events = NULL;
+	}
+	return 0;
+}
+
 static int on_frame(const struct frame *frame, bool last, void *ctx)
 {
 	struct stat_run *run = ctx;
@@ -212,7 +244,11 @@ int cmd_stat(int argc, char **argv)
 	struct event *events = NULL;
 	int nr_events = 0, status = 1;
 	struct ms_error err = { "" };
-	struct source source;
+	struct source sources[2];
+	int nr_sources = 0;
+	char *perf_events = NULL;
+	char **bpf_names = NULL;
+	int nr_bpf = 0;
 	struct sampler sampler;
 	struct stat_run run;
 	struct perf_source_options popt;
@@ -221,7 +257,7 @@ int cmd_stat(int argc, char **argv)
 	memset(&target, 0, sizeof(target));
 	memset(&sampler, 0, sizeof(sampler));
 	memset(&run, 0, sizeof(run));
-	memset(&source, 0, sizeof(source));
+	memset(sources, 0, sizeof(sources));
 	if (parse_options(argc, argv, &opt) < 0) {
 		free(opt.events);
 		return EXIT_USAGE;
@@ -231,7 +267,11 @@ int cmd_stat(int argc, char **argv)
 		free(opt.events);
 		return 1;
 	}
-	if (event_list_parse(&host, opt.events, &events, &nr_events, &err) < 0) {
+	if (split_events(&opt, &perf_events, &bpf_names, &nr_bpf) < 0) {
+		fprintf(stderr, "memscope stat: out of memory\n");
+		goto out;
+	}
+	if (perf_events && event_list_parse(&host, perf_events, &events, &nr_events, &err) < 0) {
 		fprintf(stderr, "memscope stat: %s\n", err.text);
 		status = EXIT_USAGE;
 		goto out;
@@ -255,18 +295,50 @@ int cmd_stat(int argc, char **argv)
 	}
 	target.system_wide = opt.system_wide;
 
-	popt.host = &host;
-	popt.target = &target;
-	popt.events = events;
-	popt.nr_events = nr_events;
-	popt.task_per_cpu = opt.aggr != AGGR_TOTAL;
-	if (perf_source_create(&source, &popt, &err) < 0 ||
-	    sampler_open(&sampler, &source, 1, &err) < 0) {
+	if (nr_events) {
+		popt.host = &host;
+		popt.target = &target;
+		popt.events = events;
+		popt.nr_events = nr_events;
+		popt.task_per_cpu = opt.aggr != AGGR_TOTAL;
+		if (perf_source_create(&sources[nr_sources], &popt, &err) < 0) {
+			fprintf(stderr, "memscope stat: %s\n", err.text);
+			goto out;
+		}
+		nr_sources++;
+	}
+	if (nr_bpf) {
+		struct bpf_source_options bopt;
+
+		memset(&bopt, 0, sizeof(bopt));
+		bopt.tgids = target.pids;
+		bopt.nr_tgids = target.nr_pids;
+		bopt.system_wide = target.system_wide;
+		if (bpf_source_create(&sources[nr_sources], &host, &bopt, (const char *const *)bpf_names,
+				      nr_bpf, &err) < 0) {
+			/* The eBPF probes are one source among others: without them,
+			 * the counters still run. */
+			fprintf(stderr, "memscope stat: %s\n", err.text);
+			if (!nr_sources)
+				goto out;
+		} else {
+			nr_sources++;
+		}
+	}
+	if (sampler_open(&sampler, sources, nr_sources, &err) < 0) {
 		fprintf(stderr, "memscope stat: %s\n", err.text);
 		goto out;
 	}
-	for (int i = 0; i < perf_source_nr_skipped(&source); i++)
-		fprintf(stderr, "memscope stat: note: %s\n", perf_source_skipped_reason(&source, i));
+	if (nr_events) {
+		const struct source *perf = &sources[0];
+
+		if (perf_source_user_only(perf))
+			fprintf(stderr, "memscope stat: note: counting user space only (perf_event_paranoid "
+				"is 2 and memscope has no CAP_PERFMON); for kernel time too: sudo sysctl "
+				"kernel.perf_event_paranoid=1\n");
+		for (int i = 0; i < perf_source_nr_skipped(perf); i++)
+			fprintf(stderr, "memscope stat: note: %s\n", perf_source_skipped_reason(perf, i));
+	}
 
 	if (aggregation_init(&run.aggr, &sampler.table, opt.aggr) < 0) {
 		fprintf(stderr, "memscope stat: out of memory\n");
@@ -300,9 +372,13 @@ int cmd_stat(int argc, char **argv)
 		fprintf(stderr, "memscope stat: the attached process%s exited\n",
 			target.nr_pids > 1 ? "es have" : " has");
 out:
-	sampler_close(&sampler);
-	if (!sampler.nr_sources && source.ops)
-		source.ops->close(&source);
+	if (sampler.nr_sources)
+		sampler_close(&sampler);
+	else
+		for (int i = 0; i < nr_sources; i++)
+			sources[i].ops->close(&sources[i]);
+	free(perf_events);
+	event_names_free(bpf_names, nr_bpf);
 	aggregation_free(&run.aggr);
 	free(run.interval_cells);
 	free(run.total_cells);

@@ -55,6 +55,10 @@ int event_list_parse(const struct host *host, const char *text, struct event **e
 struct pmu;
 int event_bind_pmu(struct event *ev, const struct pmu *pmu);
 
+/* Split a comma-separated event list into its names (commas inside /.../ stay). */
+int event_list_split(const char *text, char ***names, int *nr);
+void event_names_free(char **names, int nr);
+
 void event_free(struct event *ev);
 void event_list_free(struct event *events, int nr);
 

@@ -269,42 +269,72 @@ static const char *next_event_end(const char *p)
 	return p;
 }
 
-int event_list_parse(const struct host *host, const char *text, struct event **events, int *nr,
-		     struct ms_error *err)
+int event_list_split(const char *text, char ***names, int *nr)
 {
-	struct event *list = NULL;
+	char **list = NULL;
 	int count = 0;
-	const char *p = text;
 
-	*events = NULL;
-	*nr = 0;
-	while (*p) {
+	for (const char *p = text; *p;) {
 		const char *end = next_event_end(p);
-		size_t len = (size_t)(end - p);
-		char *one = strndup(p, len);
-		struct event *grown;
+		char **grown = realloc(list, sizeof(*list) * (size_t)(count + 1));
 
-		grown = realloc(list, sizeof(*list) * (size_t)(count + 1));
-		if (!one || !grown) {
-			free(one);
-			event_list_free(grown ? grown : list, count);
-			ms_error_set(err, "out of memory");
+		if (!grown) {
+			event_names_free(list, count);
 			return -1;
 		}
 		list = grown;
-		if (event_parse(host, one, &list[count], err) < 0) {
-			free(one);
-			event_list_free(list, count);
+		list[count] = strndup(p, (size_t)(end - p));
+		if (!list[count]) {
+			event_names_free(list, count);
 			return -1;
 		}
-		free(one);
 		count++;
 		p = *end ? end + 1 : end;
 	}
+	*names = list;
+	*nr = count;
+	return 0;
+}
+
+void event_names_free(char **names, int nr)
+{
+	for (int i = 0; i < nr; i++)
+		free(names[i]);
+	free(names);
+}
+
+int event_list_parse(const struct host *host, const char *text, struct event **events, int *nr,
+		     struct ms_error *err)
+{
+	char **names;
+	int count;
+	struct event *list;
+
+	*events = NULL;
+	*nr = 0;
+	if (event_list_split(text, &names, &count) < 0) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
 	if (count == 0) {
+		event_names_free(names, count);
 		ms_error_set(err, "empty event list; e.g. -e page-faults,context-switches");
 		return -1;
 	}
+	list = calloc((size_t)count, sizeof(*list));
+	if (!list) {
+		event_names_free(names, count);
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < count; i++) {
+		if (event_parse(host, names[i], &list[i], err) < 0) {
+			event_list_free(list, i);
+			event_names_free(names, count);
+			return -1;
+		}
+	}
+	event_names_free(names, count);
 	*events = list;
 	*nr = count;
 	return 0;

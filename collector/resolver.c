@@ -45,7 +45,7 @@ int cpu_identity_read(const struct sysfs_roots *roots, struct cpu_identity *id)
 				snprintf(id->vendor, sizeof(id->vendor), "%.31s", value);
 			else if (strncmp(line, "cpu family", 10) == 0)
 				id->family = (int)strtol(value, NULL, 0);
-			else if (strncmp(line, "model", 5) == 0 && (line[5] == '\t' || line[5] == ' '))
+			else if (strncmp(line, "model", 5) == 0 && line[5 + strspn(line + 5, " \t")] == ':')
 				id->model = (int)strtol(value, NULL, 0);
 			else if (strncmp(line, "CPU implementer", 15) == 0)
 				id->implementer = (int)strtol(value, NULL, 0);
@@ -206,27 +206,22 @@ static int find_procfs_instances(const struct host *host, const struct catalog_r
 			return -1;
 		return 0;
 	}
+	/* numastat: one instance standing for every node that has the file; the
+	 * procfs source gives each node its own series. */
 	for (int n = 0; n < host->topo.nr_nodes; n++) {
-		struct cpulist cpus = { NULL, 0 };
-		char rel[64], name[32];
-		int node = host->topo.nodes[n];
+		char rel[64];
 
-		snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", node);
+		snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", host->topo.nodes[n]);
 		sysfs_join(path, sizeof(path), host->roots.sys, rel);
-		if (!sysfs_exists(path))
-			continue;
-		cpus.cpus = malloc(sizeof(int) * (size_t)(host->topo.nr_cpus + 1));
-		if (!cpus.cpus)
-			return -1;
-		for (int c = 0; c < host->topo.nr_cpus; c++)
-			if (host->topo.cpus[c].node == node)
-				cpus.cpus[cpus.nr++] = host->topo.cpus[c].cpu;
-		snprintf(name, sizeof(name), "node%d", node);
-		if (add_instance(rr, NULL, name, &cpus))
-			return -1;
+		if (sysfs_exists(path)) {
+			struct cpulist cpus;
+
+			if (all_online_cpus(&host->topo, &cpus) || add_instance(rr, NULL, "numastat", &cpus))
+				return -1;
+			return 0;
+		}
 	}
-	if (rr->nr_inst == 0)
-		snprintf(rr->why, sizeof(rr->why), "no %.150s/devices/system/node/nodeN/numastat files", host->roots.sys);
+	snprintf(rr->why, sizeof(rr->why), "no %.150s/devices/system/node/nodeN/numastat files", host->roots.sys);
 	return 0;
 }
 
@@ -274,6 +269,12 @@ static bool event_usable(const struct host *host, const struct catalog_role *rol
 			struct perf_event_attr attr;
 			struct ms_error err = { "" };
 
+			/* Drivers such as arm-cmn hide the aliases of node types the hardware lacks. */
+			if (ev->alias && inst->pmu->nr_aliases > 0 && !pmu_alias_find(inst->pmu, ev->alias)) {
+				snprintf(why, size, "%s.%s: %s publishes no event '%s' (the driver hides events this "
+					 "hardware does not have)", role->name, ev->name, inst->name, ev->alias);
+				return false;
+			}
 			memset(&attr, 0, sizeof(attr));
 			if (pmu_encode_terms(inst->pmu, ev->text, &attr, &err) < 0) {
 				snprintf(why, size, "%s.%s: cannot encode '%s' on %s: %s", role->name, ev->name, ev->text,
@@ -288,7 +289,7 @@ static bool event_usable(const struct host *host, const struct catalog_role *rol
 			} else {
 				char rel[128];
 
-				snprintf(rel, sizeof(rel), "devices/system/node/%s/numastat", inst->name);
+				snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", host->topo.nodes[0]);
 				sysfs_join(path, sizeof(path), host->roots.sys, rel);
 			}
 			if (!stat_file_has(path, key)) {
@@ -403,11 +404,12 @@ static int check_derived_ref(struct expr *ref, void *ctx)
 		return 0;
 	resolve_metric(c->res, ref->slot, c->state);
 	dep = &c->res->metrics[ref->slot];
-	if (!dep->available) {
+	if (!dep->available && !strstr(c->rm->why, c->res->cat->metrics[ref->slot].name)) {
 		append(c->rm->why, sizeof(c->rm->why), "%sneeds %s, which is not available%s", c->rm->why[0] ? "; " : "",
 		       c->res->cat->metrics[ref->slot].name, "");
-		c->rm->available = false;
 	}
+	if (!dep->available)
+		c->rm->available = false;
 	return 0;
 }
 

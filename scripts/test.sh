@@ -23,6 +23,7 @@ fi
 ninja -C "$san" >/dev/null || { ninja -C "$san" | tail -30; echo "0 passed, 1 failed"; exit 1; }
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86
+export LSAN_OPTIONS=suppressions=$top/tests/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=87
 
 echo "== unit tests (meson test, ASan+UBSan)"

@@ -23,6 +23,8 @@ static void csv_rows(struct stat_output *o, const char *time_field, const struct
 			fprintf(o->out, "%s%s%s%s%s%s", time_field, sep, row, sep, a->columns[c], sep);
 			if (cell->unsupported)
 				fprintf(o->out, "<not supported>%s%s%s\n", sep, a->units[c], sep);
+			else if (cell->not_applicable)
+				fprintf(o->out, "n/a%s%s%s\n", sep, a->units[c], sep);
 			else if (!cell->valid)
 				fprintf(o->out, "<not counted>%s%s%s\n", sep, a->units[c], sep);
 			else

@@ -26,6 +26,9 @@ static json_t *rows_json(const struct aggregation *a, const struct aggr_cell *ce
 			if (cell->unsupported) {
 				json_object_set_new(ev, "value", json_null());
 				json_object_set_new(ev, "status", json_string("not supported"));
+			} else if (cell->not_applicable) {
+				json_object_set_new(ev, "value", json_null());
+				json_object_set_new(ev, "status", json_string("not applicable"));
 			} else if (!cell->valid) {
 				json_object_set_new(ev, "value", json_null());
 				json_object_set_new(ev, "status", json_string("not counted"));

@@ -70,6 +70,10 @@ static void format_cell(const struct aggregation *a, int col, const struct aggr_
 		snprintf(buf, size, "<not supported>");
 		return;
 	}
+	if (cell->not_applicable) {
+		snprintf(buf, size, "n/a");
+		return;
+	}
 	if (!cell->valid) {
 		snprintf(buf, size, "<not counted>");
 		return;

@@ -38,6 +38,12 @@ struct perf_group {
 	uint64_t *prev;         /* [(cpu * nr_threads + thread) * (2 + nr_events)]: ena, run, values */
 	int series_base;        /* offset of this group's first series within the source */
 	size_t read_size;
+	/* A task counted per CPU: its event on one CPU runs only while the task is
+	 * there, so running < enabled there is not multiplexing. Such groups are
+	 * scaled over all CPUs together (see perf_sample), with this scratch:
+	 * [cpu * (2 + nr_events)]: enabled, running, values deltas of one thread. */
+	bool task_per_cpu;
+	uint64_t *scratch;
 };
 
 struct perf_source {
@@ -48,6 +54,7 @@ struct perf_source {
 	int nr_skipped;
 	char **skipped_reason;
 	uint64_t *read_buf;     /* one group read, sized for the largest group */
+	bool user_only;         /* perf_event_paranoid >= 2 without privileges: exclude the kernel, as perf does */
 };
 
 static bool is_system_wide(const struct perf_source *ps, const struct event *ev)
@@ -140,6 +147,7 @@ static void group_close(struct perf_group *g)
 	free(g->leader_fd);
 	free(g->leader_id);
 	free(g->prev);
+	free(g->scratch);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -151,6 +159,8 @@ static void attr_for_member(const struct perf_source *ps, const struct event *ev
 	attr->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
 			    PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	attr->disabled = leader;
+	if (ps->user_only && !is_system_wide(ps, ev))
+		attr->exclude_kernel = attr->exclude_hv = 1;
 	if (!is_system_wide(ps, ev)) {
 		/* Threads and children the target creates later are counted too. */
 		attr->inherit = 1;
@@ -173,6 +183,7 @@ static int group_open(struct perf_source *ps, struct perf_group *g, struct ms_er
 		g->cpus = ps->opt.task_per_cpu ? online_cpu_map(&ps->opt.host->topo) : perf_cpu_map__dummy_new();
 		g->threads = target_thread_map(ps->opt.target, err);
 		g->per_cpu_series = ps->opt.task_per_cpu;
+		g->task_per_cpu = ps->opt.task_per_cpu;
 		if (!g->threads)
 			return -ESRCH;
 	}
@@ -256,7 +267,8 @@ static int group_prepare_reads(struct perf_group *g, struct ms_error *err)
 	g->leader_fd = malloc(sizeof(int) * (size_t)slots);
 	g->leader_id = calloc((size_t)slots, sizeof(uint64_t));
 	g->prev = calloc((size_t)slots * (size_t)(2 + g->nr_events), sizeof(uint64_t));
-	if (!g->leader_fd || !g->leader_id || !g->prev) {
+	g->scratch = calloc((size_t)g->nr_cpus * (size_t)(2 + g->nr_events), sizeof(uint64_t));
+	if (!g->leader_fd || !g->leader_id || !g->prev || !g->scratch) {
 		ms_error_set(err, "out of memory");
 		return -1;
 	}
@@ -375,6 +387,19 @@ static int perf_open(struct source *src, struct series_table *table, struct ms_e
 			}
 		}
 		ret = group_open(ps, g, err);
+		if ((ret == -EACCES || ret == -EPERM) && !ps->user_only &&
+		    !is_system_wide(ps, &opt->events[i]) && perf_event_paranoid() >= 2) {
+			/* Unprivileged users may count user space only: retry that way,
+			 * and say so, rather than fail. */
+			int *members = g->events, nr = g->nr_events;
+
+			g->events = NULL;
+			group_close(g);
+			g->events = members;
+			g->nr_events = nr;
+			ps->user_only = true;
+			ret = group_open(ps, g, err);
+		}
 		if (ret < 0 && g->nr_events > 1) {
 			/* Find which members the kernel refuses, and retry without them. */
 			int kept = 0;
@@ -486,6 +511,46 @@ static int perf_disable(struct source *src)
 	return 0;
 }
 
+/* One read() of a group on (cpu, thread): deltas since the last read into
+ * delta[0] = enabled, delta[1] = running, delta[2..] = values. False if the
+ * read failed (the counter is gone). */
+static bool read_group_deltas(struct perf_group *g, int c, int t, uint64_t *buf, uint64_t *delta)
+{
+	int slot = c * g->nr_threads + t;
+	uint64_t *prev = g->prev + (size_t)slot * (size_t)(2 + g->nr_events);
+	ssize_t n = read(g->leader_fd[slot], buf, g->read_size);
+
+	if (n != (ssize_t)g->read_size || buf[0] != (uint64_t)g->nr_events)
+		return false;
+	delta[0] = buf[1] - prev[0];
+	delta[1] = buf[2] - prev[1];
+	prev[0] = buf[1];
+	prev[1] = buf[2];
+	for (int e = 0; e < g->nr_events; e++) {
+		delta[2 + e] = buf[3 + 2 * e] - prev[2 + e];
+		prev[2 + e] = buf[3 + 2 * e];
+	}
+	return true;
+}
+
+static void add_deltas(struct perf_group *g, struct sample *base, int rows, int row,
+		       const uint64_t *delta, uint64_t enabled)
+{
+	for (int e = 0; e < g->nr_events; e++) {
+		struct sample *smp = &base[e * rows + row];
+
+		smp->value += delta[2 + e];
+		smp->enabled_ns += enabled;
+		smp->running_ns += delta[1];
+	}
+}
+
+static void mark_invalid(struct perf_group *g, struct sample *base, int rows, int row)
+{
+	for (int e = 0; e < g->nr_events; e++)
+		base[e * rows + row].valid = false;
+}
+
 /* Hot path: one read() per group and (CPU, thread); deltas into the frame. */
 static int perf_sample(struct source *src, struct frame *frame)
 {
@@ -503,34 +568,38 @@ static int perf_sample(struct source *src, struct frame *frame)
 		struct perf_group *g = &ps->groups[gi];
 		int rows = g->per_cpu_series ? g->nr_cpus : 1;
 		struct sample *base = frame->samples + g->series_base;
+		size_t stride = (size_t)(2 + g->nr_events);
 
-		for (int c = 0; c < g->nr_cpus; c++) {
-			for (int t = 0; t < g->nr_threads; t++) {
-				int slot = c * g->nr_threads + t;
-				uint64_t *prev = g->prev + (size_t)slot * (size_t)(2 + g->nr_events);
-				uint64_t *buf = ps->read_buf;
-				uint64_t ena, run;
-				int row = g->per_cpu_series ? c : 0;
-				ssize_t n = read(g->leader_fd[slot], buf, g->read_size);
+		for (int t = 0; t < g->nr_threads; t++) {
+			uint64_t enabled = 0, running = 0;
 
-				if (n != (ssize_t)g->read_size || buf[0] != (uint64_t)g->nr_events) {
+			for (int c = 0; c < g->nr_cpus; c++) {
+				uint64_t *delta = g->scratch + (size_t)c * stride;
+
+				if (!read_group_deltas(g, c, t, ps->read_buf, delta)) {
+					mark_invalid(g, base, rows, g->per_cpu_series ? c : 0);
+					delta[0] = delta[1] = 0;
 					for (int e = 0; e < g->nr_events; e++)
-						base[e * rows + row].valid = false;
+						delta[2 + e] = 0;
 					continue;
 				}
-				ena = buf[1] - prev[0];
-				run = buf[2] - prev[1];
-				prev[0] = buf[1];
-				prev[1] = buf[2];
-				for (int e = 0; e < g->nr_events; e++) {
-					struct sample *smp = &base[e * rows + row];
-					uint64_t value = buf[3 + 2 * e];
+				if (!g->task_per_cpu)
+					add_deltas(g, base, rows, g->per_cpu_series ? c : 0, delta, delta[0]);
+				running += delta[1];
+				if (delta[0] > enabled)
+					enabled = delta[0];
+			}
+			if (!g->task_per_cpu)
+				continue;
+			/* The thread's time on all CPUs together is its enabled time: give
+			 * each CPU a share of it in proportion to its running time, so that
+			 * only real multiplexing (sum running < enabled) scales values. */
+			for (int c = 0; c < g->nr_cpus; c++) {
+				uint64_t *delta = g->scratch + (size_t)c * stride;
+				uint64_t share = running ? (uint64_t)((double)delta[1] * (double)enabled /
+								      (double)running + 0.5) : 0;
 
-					smp->value += value - prev[2 + e];
-					smp->enabled_ns += ena;
-					smp->running_ns += run;
-					prev[2 + e] = value;
-				}
+				add_deltas(g, base, rows, c, delta, share < delta[1] ? delta[1] : share);
 			}
 		}
 	}
@@ -584,6 +653,13 @@ int perf_source_create(struct source *src, const struct perf_source_options *opt
 	src->ops = &perf_source_ops;
 	src->priv = ps;
 	return 0;
+}
+
+bool perf_source_user_only(const struct source *src)
+{
+	const struct perf_source *ps = src->priv;
+
+	return ps && ps->user_only;
 }
 
 int perf_source_nr_skipped(const struct source *src)

@@ -127,14 +127,14 @@ static int procfs_open(struct source *src, struct series_table *table, struct ms
 				return -1;
 			continue;
 		}
-		/* numastat: one series per node that has the file; the event's instance is one node */
-		{
+		/* numastat: one series per node that has the file */
+		for (int n = 0; n < ps->host->topo.nr_nodes; n++) {
 			char rel[128];
-			int node = atoi(pe->instance + 4);
+			int node = ps->host->topo.nodes[n];
 
 			snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", node);
 			sysfs_join(path, sizeof(path), ps->host->roots.sys, rel);
-			if (add_series(ps, table, pe->text, path, node, key, err))
+			if (sysfs_exists(path) && add_series(ps, table, pe->text, path, node, key, err))
 				return -1;
 		}
 	}

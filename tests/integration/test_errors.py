@@ -95,3 +95,17 @@ def test_modifier_on_uncore_pmu(memscope):
     res = stat(memscope, "-e", "uncore/clockticks/u", "--", "true", env=env)
     assert res.returncode == 2
     assert "uncore PMU, which counts for all privilege levels" in res.stderr
+
+
+def test_unprivileged_user_counts_user_space_and_says_so(memscope, touchmem, tmp_path):
+    if not shutil.which("setpriv"):
+        pytest.skip("setpriv (util-linux) is not installed")
+    if int(open("/proc/sys/kernel/perf_event_paranoid").read()) < 2:
+        pytest.skip("perf_event_paranoid < 2: unprivileged users may count the kernel here")
+    res = run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--inh-caps=-all",
+               memscope, "stat", "-x,", "-e", "page-faults", "--", touchmem, "20"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "counting user space only (perf_event_paranoid is 2" in res.stderr
+    faults = [l for l in res.stdout.splitlines() if l.startswith("total,total,page-faults,")][0]
+    # Faults are taken from user mode, so user-only counting still sees them all.
+    assert abs(float(faults.split(",")[3]) - 5120) <= 0.05 * 5120

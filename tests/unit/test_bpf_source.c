@@ -471,6 +471,41 @@ static void test_exited_pid_dropped(const struct host *host)
 	measure_close(&m);
 }
 
+/* System-wide: every process counts; the workload shows among the top ones. */
+static void test_system_wide_top(const struct host *host)
+{
+	const char *args[] = { "32", NULL };
+	const char *names[] = { "proc.faults" };
+	struct bpf_process_stats procs[5];
+	struct bpf_source_options opt = { .system_wide = true, .top_n = 5 };
+	struct workload w;
+	struct measure m;
+	struct ms_error err;
+
+	if (measure_open(&m, host, &opt, names, 1, &err) < 0) {
+		CHECK_FAIL("bpf source: %s", err.text);
+		measure_close(&m);
+		return;
+	}
+	workload_spawn(&w, "touchmem", args, -1);
+	workload_start(&w);
+	CHECK_EQ_INT(workload_wait(&w), 0);
+	CHECK_EQ_INT(measure_sample(&m), 0);
+	int n = bpf_source_processes(&m.src, procs, 5), at = -1;
+
+	for (int i = 0; i < n; i++)
+		if (procs[i].tgid == w.pid)
+			at = i;
+	fprintf(stderr, "system-wide: %d top processes, workload at %d with %llu faults, all: %llu\n", n, at,
+		at >= 0 ? (unsigned long long)procs[at].faults : 0ull,
+		(unsigned long long)value_of(&m, "proc.faults", LABEL_NONE));
+	CHECK(n >= 1 && n <= 5);
+	CHECK(at >= 0 && procs[at].faults >= 32 * 256);
+	CHECK(value_of(&m, "proc.faults", LABEL_NONE) >= 32 * 256);
+	CHECK_EQ_INT(bpf_source_nr_targets(&m.src), -1);
+	measure_close(&m);
+}
+
 /* --- degraded paths ---------------------------------------------------- */
 
 static void test_missing_btf(const struct host *host)
@@ -590,6 +625,7 @@ int main(void)
 	test_one_migration(&host);
 	test_descendants_followed(&host);
 	test_exited_pid_dropped(&host);
+	test_system_wide_top(&host);
 	host_free(&host);
 	return check_summary("bpf_source");
 }

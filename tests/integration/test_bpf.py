@@ -1,0 +1,126 @@
+"""The bpf source through `memscope stat`, on the live kernel (root): numbers checked
+against perf and against what the workloads are known to do."""
+import csv
+import io
+import os
+import shutil
+
+import pytest
+
+from conftest import run
+
+MB = 64
+PAGES = MB * 256
+
+
+@pytest.fixture(scope="module")
+def bench(build_dir):
+    path = build_dir / "contrib" / "bench"
+    for prog in ("touchmem", "cpuhop", "forktree"):
+        if not (path / prog).exists():
+            pytest.fail(f"{path / prog} is missing: build first")
+    return path
+
+
+def stat_rows(output):
+    """Rows of `memscope stat -x,` output as dicts (header: time,scope,event,value,unit,...)."""
+    lines = [line for line in output.splitlines() if line.count(",") >= 3]
+    header = next((i for i, line in enumerate(lines) if "event" in line and "value" in line), None)
+    assert header is not None, f"no CSV header in:\n{output}"
+    return list(csv.DictReader(io.StringIO("\n".join(lines[header:]))))
+
+
+def stat(memscope, events, cmd, env=None, prefix=()):
+    res = run(list(prefix) + [memscope, "stat", "-e", events, "-x,", "--"] + [str(c) for c in cmd], env=env)
+    return res
+
+
+def value(rows, event, scope=None):
+    found = [r for r in rows if r["event"] == event and (scope is None or r["scope"] == scope)]
+    assert found, f"no row for {event} {scope or ''} in {rows}"
+    return float(found[0]["value"])
+
+
+def perf_page_faults(cmd):
+    res = run(["perf", "stat", "-e", "page-faults", "-x,", "--"] + [str(c) for c in cmd])
+    assert res.returncode == 0, res.stderr
+    for line in res.stderr.splitlines():
+        fields = line.split(",")
+        if len(fields) > 2 and fields[2].startswith("page-faults"):
+            return float(fields[0])
+    pytest.fail(f"no page-faults line in perf's output:\n{res.stderr}")
+
+
+def test_faults_agree_with_perf(memscope, bench):
+    cmd = [bench / "touchmem", MB]
+    res = stat(memscope, "proc.faults", cmd)
+    assert res.returncode == 0, res.stderr
+    faults = value(stat_rows(res.stdout + res.stderr), "proc.faults")
+    perf = perf_page_faults(cmd)
+    assert faults >= PAGES
+    assert abs(faults - perf) <= 0.01 * perf, (faults, perf)
+
+
+def test_pages_on_node0_equal_pages_touched(memscope, bench):
+    res = stat(memscope, "proc.pages_alloc", [bench / "touchmem", MB])
+    assert res.returncode == 0, res.stderr
+    rows = [r for r in stat_rows(res.stdout + res.stderr) if r["event"] == "proc.pages_alloc"]
+    assert len(rows) == 1, rows  # one node on this machine
+    pages = float(rows[0]["value"])
+    # touchmem disables THP: one page per 4 KiB touched, plus page tables and start-up.
+    assert PAGES <= pages <= PAGES * 1.03, pages
+
+
+def test_offcpu_of_a_300ms_sleep(memscope, bench):
+    res = stat(memscope, "proc.offcpu_ns", [bench / "touchmem", 0, "--sleep-ms", 300])
+    assert res.returncode == 0, res.stderr
+    off_ns = value(stat_rows(res.stdout + res.stderr), "proc.offcpu_ns")
+    assert abs(off_ns - 300e6) <= 30e6, off_ns
+
+
+def test_one_migration_from_cpu0_to_cpu1(memscope, bench):
+    if (os.cpu_count() or 1) < 2:
+        pytest.fail("needs 2 CPUs")
+    # memscope and so its child start on CPU 0; the workload moves itself to CPU 1.
+    res = stat(memscope, "proc.migrations,proc.migrations_cross_node", [bench / "cpuhop", 1],
+               prefix=["taskset", "-c", "0"])
+    assert res.returncode == 0, res.stderr
+    rows = stat_rows(res.stdout + res.stderr)
+    assert value(rows, "proc.migrations") == 1
+    assert value(rows, "proc.migrations_cross_node") == 0
+
+
+def test_grandchildren_are_followed(memscope, bench):
+    # forktree 3 16: the faults happen in the great-grandchild of the command.
+    res = stat(memscope, "proc.faults", [bench / "forktree", 3, 16])
+    assert res.returncode == 0, res.stderr
+    faults = value(stat_rows(res.stdout + res.stderr), "proc.faults")
+    assert 16 * 256 <= faults <= 16 * 256 * 1.2, faults
+
+
+def test_missing_btf_names_it_and_perf_keeps_running(memscope, bench):
+    env = dict(os.environ, MEMSCOPE_BPF_BTF="/nonexistent/vmlinux")
+    res = stat(memscope, "page-faults,proc.faults", [bench / "touchmem", 8], env=env)
+    assert "no kernel BTF at /nonexistent/vmlinux" in res.stderr
+    assert "other sources (perf events, procfs) keep running" in res.stderr
+    assert value(stat_rows(res.stdout + res.stderr), "page-faults") >= 8 * 256
+
+
+def test_no_capabilities_names_them(memscope, bench):
+    if not shutil.which("setpriv"):
+        pytest.fail("setpriv (util-linux) is missing")
+    res = stat(memscope, "proc.faults", [bench / "touchmem", 8],
+               prefix=["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"])
+    assert "eBPF probes need root, or CAP_BPF and CAP_PERFMON" in res.stderr, res.stderr
+    assert "lacks CAP_BPF and CAP_PERFMON" in res.stderr
+    assert "setcap cap_bpf,cap_perfmon+ep" in res.stderr
+
+
+def test_missing_tracepoint_leaves_the_others_running(memscope, bench):
+    env = dict(os.environ, MEMSCOPE_BPF_ATTACH="page_fault_user=exceptions:no_such_tracepoint")
+    res = stat(memscope, "proc.faults_user,proc.faults_kernel,proc.offcpu_ns",
+               [bench / "touchmem", 0, "--sleep-ms", 100], env=env)
+    assert "no tracepoint exceptions:no_such_tracepoint" in res.stderr, res.stderr
+    assert "lost: user-mode page faults" in res.stderr
+    rows = stat_rows(res.stdout + res.stderr)
+    assert value(rows, "proc.offcpu_ns") >= 90e6

@@ -1,0 +1,252 @@
+/* The catalog loader: the shipped catalog loads, and every kind of mistake in
+ * a catalog file gives an error naming file:line:column and what was expected. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "catalog_expr.h"
+#include "check.h"
+#include "config.h"
+#include "fixture_tree.h"
+
+static const char *const good_metrics =
+	"metrics:\n"
+	"  - name: mem.read_bytes\n"
+	"    unit: B\n"
+	"    kind: counter\n"
+	"    description: bytes read\n"
+	"  - name: mem.read_bw\n"
+	"    unit: B/s\n"
+	"    kind: gauge\n"
+	"    description: read bandwidth\n"
+	"    formula: mem.read_bytes / seconds\n";
+
+static const char *const good_family =
+	"family: test\n"
+	"description: a test family\n"
+	"sources: [\"Linux drivers/perf/test.c\"]\n"
+	"pmus:\n"
+	"  ddrc:\n"
+	"    match: '^test_ddrc[0-9]+$'\n"
+	"    scope: channel\n"
+	"    events:\n"
+	"      flux_rd: event=0x01\n"
+	"metrics:\n"
+	"  mem.read_bytes:\n"
+	"    - formula: ddrc.flux_rd * 32\n"
+	"      source: test\n";
+
+/* Load a catalog made of the two texts; return the error text ("" on success). */
+static const char *load(const char *metrics, const char *family)
+{
+	static struct ms_error err;
+	struct catalog *cat = NULL;
+	char dir[4096];
+	int rc;
+
+	tree_new(dir, sizeof(dir));
+	tree_write(dir, "metrics.yaml", metrics);
+	tree_write(dir, "pmu/test.yaml", family);
+	memset(&err, 0, sizeof(err));
+	rc = catalog_load(&cat, dir, &err);
+	catalog_free(cat);
+	tree_remove(dir);
+	if (rc == 0)
+		return "";
+	/* strip the temporary directory so the expected text is stable */
+	{
+		char *slash = strstr(err.text, "memscope-test-");
+
+		if (slash) {
+			char *rest = strchr(slash, '/');
+			char copy[sizeof(err.text)];
+
+			snprintf(copy, sizeof(copy), "%s", rest ? rest + 1 : slash);
+			snprintf(err.text, sizeof(err.text), "%s", copy);
+		}
+	}
+	return err.text;
+}
+
+static char *replace(const char *text, const char *from, const char *to)
+{
+	static char out[8192];
+	const char *at = strstr(text, from);
+
+	if (!at) {
+		fprintf(stderr, "test bug: '%s' not in text\n", from);
+		exit(2);
+	}
+	snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+	return out;
+}
+
+static void test_shipped_catalog(void)
+{
+	struct catalog *cat = NULL;
+	struct ms_error err = { "" };
+	char dir[4096];
+
+	snprintf(dir, sizeof(dir), "%s/catalog", MEMSCOPE_SOURCE_DIR);
+	CHECK_EQ_INT(catalog_load(&cat, dir, &err), 0);
+	if (!cat) {
+		fprintf(stderr, "%s\n", err.text);
+		return;
+	}
+	/* the vocabulary the issue asks for */
+	const char *required[] = { "mem.read_bytes", "mem.write_bytes", "mem.read_bw", "mem.write_bw",
+				   "mem.local_accesses", "mem.remote_accesses", "mem.remote_ratio", "llc.accesses",
+				   "llc.misses", "llc.miss_rate", "interconnect.tx_bytes", "interconnect.rx_bytes",
+				   "coherence.snoops_sent", "queue.full_cycles", "queue.occupancy",
+				   "uncore.clockticks", "kernel.faults", "kernel.cpu_migrations",
+				   "kernel.pages_migrated", "numa.hit", "numa.miss", "numa.foreign", "numa.local",
+				   "numa.other" };
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+		CHECK(catalog_metric_index(cat, required[i]) >= 0);
+	/* every family the issue names */
+	const char *families[] = { "hisi-hip08", "hisi-hip09", "thunderx2", "amd-fam15h-nb", "amd-zen1-2",
+				   "amd-zen3", "amd-zen4-5", "intel-nehalem-westmere", "intel-skylake-sp",
+				   "arm-neoverse-cmn", "linux-kernel" };
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		bool found = false;
+
+		for (int f = 0; f < cat->nr_families; f++)
+			found |= strcmp(cat->families[f].name, families[i]) == 0;
+		if (!found)
+			CHECK_FAIL("family %s missing", families[i]);
+	}
+	/* every mapping names its source; approximate ones carry a caveat (enforced by the loader) */
+	for (int f = 0; f < cat->nr_families; f++)
+		for (int m = 0; m < cat->families[f].nr_metrics; m++)
+			for (int k = 0; k < cat->families[f].metrics[m].nr_mappings; k++)
+				CHECK(cat->families[f].metrics[m].mappings[k].source[0] != '\0');
+	catalog_free(cat);
+}
+
+static void test_good(void)
+{
+	CHECK_EQ_STR(load(good_metrics, good_family), "");
+}
+
+static void test_errors(void)
+{
+	/* unknown key, with the expected ones */
+	CHECK_EQ_STR(load(replace(good_metrics, "    unit: B\n", "    unti: B\n"), good_family),
+		     "metrics.yaml:3:5: unknown key 'unti' in a metric; expected one of: name, unit, kind, "
+		     "description, formula, vendors");
+	/* duplicate metric */
+	CHECK_EQ_STR(load(replace(good_metrics, "mem.read_bw\n", "mem.read_bytes\n"), good_family),
+		     "metrics.yaml:6:11: duplicate metric 'mem.read_bytes' (first defined at line 2)");
+	/* bad kind */
+	CHECK_EQ_STR(load(replace(good_metrics, "kind: gauge", "kind: rate"), good_family),
+		     "metrics.yaml:8:11: metric 'mem.read_bw': unknown kind 'rate'; expected counter, gauge or ratio");
+	/* derived formula over an unknown metric: column of the name */
+	CHECK_EQ_STR(load(replace(good_metrics, "mem.read_bytes / seconds", "mem.read_byte / seconds"), good_family),
+		     "metrics.yaml:10:14: formula refers to unknown metric 'mem.read_byte'; expected a metric "
+		     "defined in this file or 'seconds'");
+	/* formula syntax */
+	CHECK_EQ_STR(load(replace(good_metrics, "mem.read_bytes / seconds", "mem.read_bytes / / seconds"),
+			  good_family),
+		     "metrics.yaml:10:31: mem.read_bw: formula 'mem.read_bytes / / seconds': expected a number, a "
+		     "name or '(', found '/'");
+	/* YAML syntax */
+	CHECK_EQ_STR(load(replace(good_metrics, "    kind: counter\n", "    kind: [counter\n"), good_family),
+		     "metrics.yaml:5:16: YAML syntax error: did not find expected ',' or ']' while parsing a flow "
+		     "sequence");
+	/* unknown event in a family formula: column of the reference */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "ddrc.flux_rd * 32", "ddrc.flux_wr * 32")),
+		     "pmu/test.yaml:12:16: formula refers to unknown event 'ddrc.flux_wr'; events defined for this "
+		     "role: flux_rd");
+	/* formula over a role that does not exist */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "ddrc.flux_rd * 32", "32 * hha.rx_outer")),
+		     "pmu/test.yaml:12:21: formula refers to unknown PMU role 'hha'; roles in this family: ddrc");
+	/* a family mapping a metric the vocabulary does not have */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "  mem.read_bytes:\n", "  mem.reads:\n")),
+		     "pmu/test.yaml:11:3: unknown metric 'mem.reads'; a family may only map metrics defined in "
+		     "metrics.yaml");
+	/* a family mapping a derived metric */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "  mem.read_bytes:\n", "  mem.read_bw:\n")),
+		     "pmu/test.yaml:11:3: metric 'mem.read_bw' is derived in metrics.yaml (mem.read_bytes / "
+		     "seconds); map its inputs instead");
+	/* unknown key in a mapping */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n", "      sauce: test\n")),
+		     "pmu/test.yaml:13:7: unknown key 'sauce' in mapping of mem.read_bytes; expected one of: "
+		     "formula, source, caveat, fidelity");
+	/* a mapping without its source */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n", "")),
+		     "pmu/test.yaml:12:7: mapping of mem.read_bytes: missing required key 'source'");
+	/* approximate without a caveat */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n",
+						"      source: test\n      fidelity: approximate\n")),
+		     "pmu/test.yaml:14:17: an approximate mapping needs a 'caveat' saying what differs");
+	/* regex that does not compile */
+	CHECK_CONTAINS(load(good_metrics, replace(good_family, "'^test_ddrc[0-9]+$'", "'^test_ddrc[0-9+$'")),
+		       "pmu/test.yaml:6:12: role 'ddrc': 'match' is not a valid POSIX extended regular expression");
+	/* duplicate event within a role (YAML itself allows repeated keys) */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      flux_rd: event=0x01\n",
+						"      flux_rd: event=0x01\n      flux_rd: event=0x02\n")),
+		     "pmu/test.yaml:10:7: role 'ddrc': duplicate event 'flux_rd' (first at line 9)");
+	/* event with both config and procfs */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01",
+						"flux_rd: { config: event=0x01, perf: page-faults }")),
+		     "pmu/test.yaml:9:16: event 'flux_rd': give exactly one of 'config' (format terms), 'perf' (an "
+		     "event string) or 'procfs' (vmstat/KEY or numastat/KEY)");
+	/* unknown scope */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "scope: channel", "scope: chanel")),
+		     "pmu/test.yaml:7:12: role 'ddrc': unknown scope 'chanel'; expected one of: cpu, core, ccx, "
+		     "channel, die, sccl, node, socket, system");
+	/* a cycle between derived metrics */
+	CHECK_EQ_STR(load("metrics:\n"
+			  "  - { name: a.x, kind: counter, description: x, formula: a.y + 1 }\n"
+			  "  - { name: a.y, kind: counter, description: y, formula: a.x * 2 }\n",
+			  replace(good_family, "  mem.read_bytes:\n    - formula: ddrc.flux_rd * 32\n      source: test\n",
+				  "  {}\n")),
+		     "metrics.yaml:2:5: metric 'a.x': its formula depends on itself through other metrics");
+}
+
+static bool lookup_fixed(const struct expr *ref, void *ctx, double *value)
+{
+	(void)ctx;
+	if (strcmp(ref->name, "a") == 0) {
+		*value = 6;
+		return true;
+	}
+	return false;
+}
+
+static void test_expr(void)
+{
+	char msg[128], text[128];
+	int offset = -1;
+	bool ok = true;
+	struct expr *e = expr_parse("(a + 2) * 64 / 0x10 - -1", &offset, msg, sizeof(msg));
+
+	CHECK(e != NULL);
+	if (!e)
+		return;
+	CHECK_NEAR(expr_eval(e, lookup_fixed, NULL, &ok), 33.0, 1e-12);
+	CHECK(ok);
+	expr_format(e, text, sizeof(text));
+	CHECK_EQ_STR(text, "(a + 2) * 64 / 16 - -1");
+	expr_free(e);
+	/* division by zero is "no value", never inf */
+	e = expr_parse("a / (a - 6)", &offset, msg, sizeof(msg));
+	ok = true;
+	expr_eval(e, lookup_fixed, NULL, &ok);
+	CHECK(!ok);
+	expr_free(e);
+	CHECK(expr_parse("a +", &offset, msg, sizeof(msg)) == NULL);
+	CHECK_EQ_INT(offset, 3);
+	CHECK_EQ_STR(msg, "expected a number, a name or '(' at the end of the formula");
+	CHECK(expr_parse("2a", &offset, msg, sizeof(msg)) == NULL);
+	CHECK_EQ_INT(offset, 1);
+}
+
+int main(void)
+{
+	test_shipped_catalog();
+	test_good();
+	test_errors();
+	test_expr();
+	return check_summary("catalog");
+}

@@ -1,0 +1,490 @@
+/* The resolver, the metric plan and the metric engine end to end on fixture
+ * machines, with counter values replayed from a file through the replay
+ * source. Every expected number is worked out by hand in the comments. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "catalog.h"
+#include "check.h"
+#include "config.h"
+#include "fixture_tree.h"
+#include "host.h"
+#include "metrics.h"
+#include "resolver.h"
+#include "sources/procfs_source.h"
+#include "sources/replay_source.h"
+
+struct rig {
+	struct host host;
+	struct catalog *cat;
+	struct resolution *res;
+	struct metric_plan *plan;
+	struct source src;
+	struct series_table table;
+	struct frame frame;
+	struct metric_engine *engine;
+	char dir[4096];
+	struct ms_error err;
+};
+
+static char replay[1 << 16];
+static size_t replay_len;
+
+static void values_begin(double t)
+{
+	replay_len = (size_t)snprintf(replay, sizeof(replay),
+				      "{\"format\": \"memscope-replay\", \"version\": 1}\n{\"t\": %g, \"values\": {", t);
+}
+
+__attribute__((format(printf, 1, 2))) static void value(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (replay[replay_len - 1] != '{')
+		replay_len += (size_t)snprintf(replay + replay_len, sizeof(replay) - replay_len, ", ");
+	va_start(ap, fmt);
+	replay_len += (size_t)vsnprintf(replay + replay_len, sizeof(replay) - replay_len, fmt, ap);
+	va_end(ap);
+}
+
+static void values_end(void)
+{
+	replay_len += (size_t)snprintf(replay + replay_len, sizeof(replay) - replay_len, "}}\n");
+}
+
+static void use_machine(const char *machine)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s/sys", getenv("MEMSCOPE_TEST_FIXTURES"), machine);
+	setenv("MEMSCOPE_SYSFS_ROOT", path, 1);
+	snprintf(path, sizeof(path), "%s/%s/proc", getenv("MEMSCOPE_TEST_FIXTURES"), machine);
+	setenv("MEMSCOPE_PROCFS_ROOT", path, 1);
+}
+
+/* Resolve and plan metrics on machine, replay one frame and compute it. */
+static int rig_run(struct rig *r, const char *machine, const char *metrics)
+{
+	char catalog_dir[4096];
+
+	memset(r, 0, sizeof(*r));
+	use_machine(machine);
+	snprintf(catalog_dir, sizeof(catalog_dir), "%s/catalog", MEMSCOPE_SOURCE_DIR);
+	if (host_load(&r->host, &r->err) || catalog_load(&r->cat, catalog_dir, &r->err) ||
+	    resolve(&r->host, r->cat, &r->res, &r->err) || metric_plan_build(r->res, metrics, &r->plan, &r->err))
+		goto fail;
+	tree_new(r->dir, sizeof(r->dir));
+	tree_write(r->dir, "replay.jsonl", replay);
+	snprintf(catalog_dir, sizeof(catalog_dir), "%s/replay.jsonl", r->dir);
+	if (replay_source_create(&r->src, &r->host, r->plan, catalog_dir, &r->err) ||
+	    r->src.ops->open(&r->src, &r->table, &r->err) || frame_init(&r->frame, r->table.nr) ||
+	    metric_engine_new(r->plan, &r->host, &r->table, &r->engine, &r->err))
+		goto fail;
+	r->src.ops->sample(&r->src, &r->frame);
+	metric_engine_compute(r->engine, &r->frame);
+	return 0;
+fail:
+	CHECK_FAIL("%s: %s", machine, r->err.text);
+	return -1;
+}
+
+static void rig_free(struct rig *r)
+{
+	metric_engine_free(r->engine);
+	if (r->src.ops)
+		r->src.ops->close(&r->src);
+	frame_free(&r->frame);
+	series_table_free(&r->table);
+	metric_plan_free(r->plan);
+	resolution_free(r->res);
+	catalog_free(r->cat);
+	host_free(&r->host);
+	if (r->dir[0])
+		tree_remove(r->dir);
+}
+
+/* Value of metric in the scope whose node/socket id is id (-1: system); NAN when invalid. */
+static const struct metric_value *get(struct rig *r, const char *metric, enum metric_scope scope, int id)
+{
+	int m = metric_plan_find(r->plan, metric);
+
+	if (m < 0) {
+		CHECK_FAIL("metric %s not in plan", metric);
+		exit(1);
+	}
+	for (int i = 0; i < metric_engine_nr_scopes(r->engine, scope); i++)
+		if (scope == SCOPE_SYSTEM || metric_engine_scope_id(r->engine, scope, i) == id)
+			return metric_engine_value(r->engine, m, scope, i);
+	CHECK_FAIL("no scope %d/%d", scope, id);
+	exit(1);
+}
+
+#define CHECK_METRIC(r, metric, scope, id, expected) do { \
+	const struct metric_value *v_ = get(r, metric, scope, id); \
+	CHECK(v_->valid); \
+	CHECK_NEAR(v_->value, expected, 1e-6 * (1 + (expected))); \
+} while (0)
+
+#define CHECK_INVALID(r, metric, scope, id) CHECK(!get(r, metric, scope, id)->valid)
+
+/* Kunpeng 920, 2 sockets x 2 SCCLs (ids 1,3,5,7 -> nodes 0..3), 4 DDRC and 2 HHA per SCCL. */
+static void test_kunpeng920(void)
+{
+	static const int sccl[] = { 1, 3, 5, 7 };
+	struct rig r;
+
+	values_begin(1.0);
+	for (int s = 0; s < 4; s++)
+		for (int ch = 0; ch < 4; ch++) {
+			/* the example: 1000 + 500 flux_rd on SCCL1 in 1 s */
+			int rd = s == 0 && ch == 0 ? 1000 : s == 0 && ch == 1 ? 500 : 0;
+			int wr = s == 2 ? 250 * (ch + 1) : 0;
+
+			value("\"hisi_sccl%d_ddrc%d/flux_rd/\": %d", sccl[s], ch, rd);
+			value("\"hisi_sccl%d_ddrc%d/event=0x00/\": %d", sccl[s], ch, wr);  /* the plan's own spelling */
+		}
+	for (int s = 0; s < 4; s++)
+		for (int h = 2; h <= 3; h++) {
+			/* node 0: hha2 1000/100/150, hha3 600/50/0; node 1: hha2 400/0/100 */
+			int ops = s == 0 ? (h == 2 ? 1000 : 600) : s == 1 && h == 2 ? 400 : 0;
+			int outer = s == 0 ? (h == 2 ? 100 : 50) : 0;
+			int other_die = s == 0 && h == 2 ? 150 : s == 1 && h == 2 ? 100 : 0;
+
+			value("\"hisi_sccl%d_hha%d/rx_ops_num/\": %d", sccl[s], h, ops);
+			value("\"hisi_sccl%d_hha%d/rx_outer/\": %d", sccl[s], h, outer);
+			value("\"hisi_sccl%d_hha%d/rx_sccl/\": %d", sccl[s], h, other_die);
+		}
+	values_end();
+	if (rig_run(&r, "kunpeng920-2s", "mem.read_bw,mem.write_bytes,mem.remote_ratio") == 0) {
+		/* (1000 + 500) x 32 B / 1 s on SCCL1 = node 0 */
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_NODE, 0, 48000.0);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_NODE, 1, 0.0);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SOCKET, 0, 48000.0);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SOCKET, 1, 0.0);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SYSTEM, -1, 48000.0);
+		/* SCCL5 = node 2: (250 + 500 + 750 + 1000) x 32 = 80000 B */
+		CHECK_METRIC(&r, "mem.write_bytes", SCOPE_NODE, 2, 80000.0);
+		CHECK_METRIC(&r, "mem.write_bytes", SCOPE_SOCKET, 1, 80000.0);
+		/* node 0: local (1000-100-150)+(600-50) = 1300, remote 250+50 = 300 -> 300/1600 */
+		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_NODE, 0, 0.1875);
+		/* node 1: local 400-100 = 300, remote 100 -> 0.25 */
+		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_NODE, 1, 0.25);
+		/* socket 0 and system: 400 / 2000 */
+		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_SOCKET, 0, 0.2);
+		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_SYSTEM, -1, 0.2);
+		/* node 2 had no accesses: a ratio of nothing is not shown as 0 */
+		CHECK_INVALID(&r, "mem.remote_ratio", SCOPE_NODE, 2);
+		CHECK_EQ_INT(get(&r, "mem.read_bw", SCOPE_NODE, 0)->coverage == 1.0, 1);
+		/* 16 DDRC x 2 events + 8 HHA x 3 events, no duplicates */
+		CHECK_EQ_INT(r.plan->nr_events, 16 * 2 + 8 * 3);
+	}
+	rig_free(&r);
+}
+
+/* Westmere-EP: one `uncore` PMU counted on cpu0 (socket 0) and cpu1 (socket 1). */
+static void test_westmere(void)
+{
+	struct rig r;
+
+	values_begin(0.5);
+	value("\"uncore/gq_cycles_full_rt/@cpu0\": 12345");
+	value("\"uncore/gq_cycles_full_rt/@cpu1\": 0");
+	value("\"uncore/qhl_occupancy_local/@cpu0\": 3000");
+	value("\"uncore/qhl_occupancy_remote/@cpu0\": 1000");
+	value("\"uncore/clockticks/@cpu0\": 2000");
+	value("\"uncore/qhl_occupancy_local/@cpu1\": 0");
+	value("\"uncore/qhl_occupancy_remote/@cpu1\": 500");
+	value("\"uncore/clockticks/@cpu1\": 1000");
+	value("\"uncore/qmc_normal_reads_any/@cpu0\": 1000000");
+	value("\"uncore/qmc_normal_reads_any/@cpu1\": 250000");
+	values_end();
+	if (rig_run(&r, "westmere-ep-2s", "queue.full_cycles,queue.occupancy,mem.read_bw") == 0) {
+		CHECK_METRIC(&r, "queue.full_cycles", SCOPE_SOCKET, 0, 12345.0);
+		CHECK_METRIC(&r, "queue.full_cycles", SCOPE_SOCKET, 1, 0.0);
+		/* (3000 + 1000) / 2000 */
+		CHECK_METRIC(&r, "queue.occupancy", SCOPE_SOCKET, 0, 2.0);
+		CHECK_METRIC(&r, "queue.occupancy", SCOPE_NODE, 1, 0.5);
+		/* system: 4500 / 3000 */
+		CHECK_METRIC(&r, "queue.occupancy", SCOPE_SYSTEM, -1, 1.5);
+		/* 1e6 x 64 B / 0.5 s */
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_NODE, 0, 128e6);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_NODE, 1, 32e6);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SYSTEM, -1, 160e6);
+	}
+	rig_free(&r);
+}
+
+/* Skylake-SP: 6 IMCs per socket, counted on cpu0 (socket 0) and cpu4 (socket 1); 3 UPI links. */
+static void test_skylake(void)
+{
+	struct rig r;
+
+	values_begin(2.0);
+	for (int i = 0; i < 6; i++) {
+		value("\"uncore_imc_%d/cas_count_read/@cpu0\": %d", i, (i + 1) * 1000);   /* sum 21000 */
+		value("\"uncore_imc_%d/cas_count_read/@cpu4\": %d", i, (i + 1) * 2000);   /* sum 42000 */
+	}
+	for (int i = 0; i < 3; i++) {
+		value("\"uncore_upi_%d/txl_flits_all_data/@cpu0\": 900", i);
+		value("\"uncore_upi_%d/txl_flits_all_data/@cpu4\": 0", i);
+	}
+	values_end();
+	if (rig_run(&r, "skylake-sp-2s", "mem.read_bw,interconnect.tx_bytes") == 0) {
+		/* 21000 x 64 / 2 s */
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SOCKET, 0, 672000.0);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SOCKET, 1, 1344000.0);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_NODE, 1, 1344000.0);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SYSTEM, -1, 2016000.0);
+		/* 2700 flits x 64/9 B */
+		CHECK_METRIC(&r, "interconnect.tx_bytes", SCOPE_SOCKET, 0, 19200.0);
+		/* 6 IMC events fit 4 counters? one event per IMC instance: one group each */
+		CHECK_EQ_INT(r.plan->nr_events, 6 + 3);
+	}
+	rig_free(&r);
+}
+
+/* EPYC Zen 3: 8 DF DRAM-channel events on 4 DF counters: two groups, multiplexed. */
+static void test_zen3_multiplexing(void)
+{
+	struct rig r;
+
+	values_begin(1.0);
+	for (int ch = 0; ch < 8; ch++)
+		for (int cpu = 0; cpu <= 8; cpu += 8)
+			value("\"amd_df/dram_channel_%d/@cpu%d\": {\"value\": 1000, \"enabled_ns\": 1000000000, "
+			      "\"running_ns\": 500000000}", ch, cpu);
+	values_end();
+	if (rig_run(&r, "epyc-zen3-2s", "mem.total_bw") == 0) {
+		const struct metric_value *v = get(&r, "mem.total_bw", SCOPE_SOCKET, 0);
+
+		/* each count extrapolated 1000 x 1/0.5 = 2000; 8 x 2000 x 64 B / 1 s */
+		CHECK_METRIC(&r, "mem.total_bw", SCOPE_SOCKET, 0, 1024000.0);
+		CHECK_METRIC(&r, "mem.total_bw", SCOPE_SYSTEM, -1, 2048000.0);
+		CHECK_NEAR(v->coverage, 0.5, 1e-9);
+		CHECK(v->mixed_slices);
+		/* the first four share one group, the next four another */
+		CHECK_EQ_INT(r.plan->nr_groups, 2);
+		CHECK_EQ_INT(r.plan->events[0].group, r.plan->events[3].group);
+		CHECK(r.plan->events[0].group != r.plan->events[4].group);
+	}
+	rig_free(&r);
+}
+
+/* EPYC Zen 4: one amd_umc_N per channel, 4 per socket (cpu0 / cpu8). */
+static void test_zen4(void)
+{
+	struct rig r;
+
+	values_begin(1.0);
+	for (int u = 0; u < 8; u++)
+		value("\"amd_umc_%d/cas_rd/\": %d", u, u < 4 ? 1000 : 3000);
+	values_end();
+	if (rig_run(&r, "epyc-zen4-2s", "mem.read_bw") == 0) {
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SOCKET, 0, 4 * 1000 * 64.0);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SOCKET, 1, 4 * 3000 * 64.0);
+	}
+	rig_free(&r);
+}
+
+/* Opteron 6300, 4 sockets x 2 nodes: amd_nb counted on cpu 4k for node k. */
+static void test_opteron(void)
+{
+	struct rig r;
+
+	values_begin(1.0);
+	for (int n = 0; n < 8; n++) {
+		value("\"amd_nb/cpu_to_local_mem/@cpu%d\": %d", n * 4, 100 * (n + 1));
+		value("\"amd_nb/cpu_to_remote_mem/@cpu%d\": %d", n * 4, n == 7 ? 700 : 10 * (n + 1));
+	}
+	values_end();
+	if (rig_run(&r, "opteron6300-4s", "mem.remote_ratio") == 0) {
+		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_NODE, 0, 10.0 / 110.0);
+		/* node 7: 700 / (800 + 700) */
+		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_NODE, 7, 700.0 / 1500.0);
+		/* socket 3 = nodes 6 and 7: (70 + 700) / (700 + 70 + 800 + 700) */
+		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_SOCKET, 3, 770.0 / 2270.0);
+	}
+	rig_free(&r);
+}
+
+/* ThunderX2: uncore_dmc_<node>, one per socket. */
+static void test_thunderx2(void)
+{
+	struct rig r;
+
+	values_begin(4.0);
+	value("\"uncore_dmc_0/read_txns/\": 1000");
+	value("\"uncore_dmc_1/read_txns/\": 3000");
+	values_end();
+	if (rig_run(&r, "thunderx2-2s", "mem.read_bw") == 0) {
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_NODE, 0, 16000.0);   /* 1000 x 64 / 4 s */
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_NODE, 1, 48000.0);
+	}
+	rig_free(&r);
+}
+
+/* hip09: L3C v2 data-source filters give local/remote per SCCL. */
+static void test_hip09(void)
+{
+	static const int sccl[] = { 1, 3, 5, 7 };
+	struct rig r;
+
+	values_begin(1.0);
+	for (int s = 0; s < 4; s++) {
+		value("\"hisi_sccl%d_l3c10/dat_local_ddr/\": %d", sccl[s], 900);
+		value("\"hisi_sccl%d_l3c10/dat_cross_die_ddr/\": %d", sccl[s], s == 0 ? 60 : 0);
+		value("\"hisi_sccl%d_l3c10/dat_cross_socket_ddr/\": %d", sccl[s], s == 0 ? 40 : 100);
+	}
+	values_end();
+	if (rig_run(&r, "hip09-2s", "mem.remote_ratio") == 0) {
+		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_NODE, 0, 100.0 / 1000.0);
+		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_NODE, 3, 100.0 / 1000.0);
+		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_SYSTEM, -1, 400.0 / 4000.0);
+	}
+	rig_free(&r);
+}
+
+/* Neoverse N1 + CMN: core events on every CPU, CMN on one. */
+static void test_neoverse(void)
+{
+	struct rig r;
+
+	values_begin(1.0);
+	for (int cpu = 0; cpu < 8; cpu++) {
+		value("\"armv8_pmuv3_0/ll_cache_rd/@cpu%d\": 1000", cpu);
+		value("\"armv8_pmuv3_0/ll_cache_miss_rd/@cpu%d\": %d", cpu, cpu < 4 ? 100 : 300);
+	}
+	value("\"arm_cmn_0/hnf_snp_sent/\": 777");
+	values_end();
+	if (rig_run(&r, "neoverse-n1-cmn", "llc.miss_rate,coherence.snoops_sent") == 0) {
+		CHECK_METRIC(&r, "llc.miss_rate", SCOPE_SYSTEM, -1, 1600.0 / 8000.0);
+		CHECK_METRIC(&r, "coherence.snoops_sent", SCOPE_SOCKET, 0, 777.0);
+	}
+	rig_free(&r);
+}
+
+/* Mistakes in a replay file are errors naming file:line, never ignored. */
+static void test_replay_errors(void)
+{
+	struct rig r;
+
+	values_begin(1.0);
+	value("\"hisi_sccl1_ddrc0/flux_rx/\": 1");
+	values_end();
+	CHECK(rig_run(&r, "kunpeng920-2s", "mem.read_bw") < 0 || true);
+	check_failures -= r.err.text[0] != '\0';   /* rig_run reported the expected failure */
+	CHECK_CONTAINS(r.err.text, "replay.jsonl:2: unknown series 'hisi_sccl1_ddrc0/flux_rx/'");
+	rig_free(&r);
+
+	values_begin(1.0);
+	value("\"uncore/clockticks/\": 1");
+	values_end();
+	CHECK(rig_run(&r, "westmere-ep-2s", "uncore.clockticks") < 0 || true);
+	check_failures -= r.err.text[0] != '\0';
+	CHECK_CONTAINS(r.err.text, "series 'uncore/clockticks/' is counted on several CPUs/nodes; name one: @cpu0 @cpu1");
+	rig_free(&r);
+
+	/* a metric this machine cannot give says why */
+	values_begin(1.0);
+	values_end();
+	CHECK(rig_run(&r, "thunderx2-2s", "mem.remote_ratio") < 0 || true);
+	check_failures -= r.err.text[0] != '\0';
+	CHECK_CONTAINS(r.err.text, "metric 'mem.remote_accesses' is not available on this host: thunderx2: ThunderX2 "
+				   "has no local/remote split");
+	rig_free(&r);
+}
+
+/* A series the file does not give is "not read", not zero. */
+static void test_missing_value_is_not_zero(void)
+{
+	struct rig r;
+
+	values_begin(1.0);
+	value("\"uncore_dmc_0/read_txns/\": 1000");
+	values_end();
+	if (rig_run(&r, "thunderx2-2s", "mem.read_bw") == 0) {
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_NODE, 0, 64000.0);
+		CHECK_INVALID(&r, "mem.read_bw", SCOPE_NODE, 1);
+		CHECK_INVALID(&r, "mem.read_bw", SCOPE_SYSTEM, -1);
+		CHECK_CONTAINS(get(&r, "mem.read_bw", SCOPE_SYSTEM, -1)->why, "not read");
+	}
+	rig_free(&r);
+}
+
+/* On this host, for real: the kernel's numastat counts a workload's page allocations. */
+static void test_live_numastat(void)
+{
+	struct host host;
+	struct catalog *cat = NULL;
+	struct resolution *res = NULL;
+	struct metric_plan *plan = NULL;
+	struct metric_engine *engine = NULL;
+	struct series_table table = { 0 };
+	struct frame frame = { 0 };
+	struct source src = { 0 };
+	struct ms_error err = { "" };
+	char dir[4096];
+	size_t size = 64u << 20;
+	char *mem;
+
+	unsetenv("MEMSCOPE_SYSFS_ROOT");
+	unsetenv("MEMSCOPE_PROCFS_ROOT");
+	snprintf(dir, sizeof(dir), "%s/catalog", MEMSCOPE_SOURCE_DIR);
+	if (host_load(&host, &err) || catalog_load(&cat, dir, &err) || resolve(&host, cat, &res, &err) ||
+	    metric_plan_build(res, "numa.hit,numa.local,kernel.pages_migrated", &plan, &err) ||
+	    procfs_source_create(&src, &host, plan, &err) || src.ops->open(&src, &table, &err) ||
+	    frame_init(&frame, table.nr) || metric_engine_new(plan, &host, &table, &engine, &err) ||
+	    src.ops->enable(&src, &err)) {
+		CHECK_FAIL("live: %s", err.text);
+		goto out;
+	}
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	madvise(mem, size, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < size; i += 4096)
+		mem[i] = 1;
+	src.ops->sample(&src, &frame);
+	frame.interval_ns = 1000000000;
+	metric_engine_compute(engine, &frame);
+	{
+		const struct metric_value *hit = metric_engine_value(engine, metric_plan_find(plan, "numa.hit"), SCOPE_NODE, 0);
+		const struct metric_value *sys = metric_engine_value(engine, metric_plan_find(plan, "numa.local"),
+								     SCOPE_SYSTEM, 0);
+
+		/* 16384 pages touched, each allocated on node 0 */
+		CHECK(hit->valid);
+		CHECK(hit->value >= 16384 * 0.95);
+		CHECK(sys->valid);
+		CHECK(sys->value >= 16384 * 0.95);
+		fprintf(stderr, "live: numa.hit on node0 = %.0f pages for 16384 touched\n", hit->value);
+	}
+	munmap(mem, size);
+out:
+	metric_engine_free(engine);
+	if (src.ops)
+		src.ops->close(&src);
+	frame_free(&frame);
+	series_table_free(&table);
+	metric_plan_free(plan);
+	resolution_free(res);
+	catalog_free(cat);
+	host_free(&host);
+}
+
+int main(void)
+{
+	test_kunpeng920();
+	test_westmere();
+	test_skylake();
+	test_zen3_multiplexing();
+	test_zen4();
+	test_opteron();
+	test_thunderx2();
+	test_hip09();
+	test_neoverse();
+	test_replay_errors();
+	test_missing_value_is_not_zero();
+	test_live_numastat();
+	return check_summary("metrics");
+}
