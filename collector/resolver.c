@@ -405,8 +405,11 @@ static int check_derived_ref(struct expr *ref, void *ctx)
 	resolve_metric(c->res, ref->slot, c->state);
 	dep = &c->res->metrics[ref->slot];
 	if (!dep->available && !strstr(c->rm->why, c->res->cat->metrics[ref->slot].name)) {
+		char reason[600];
+
+		snprintf(reason, sizeof(reason), " (%.590s)", dep->why);
 		append(c->rm->why, sizeof(c->rm->why), "%sneeds %s, which is not available%s", c->rm->why[0] ? "; " : "",
-		       c->res->cat->metrics[ref->slot].name, "");
+		       c->res->cat->metrics[ref->slot].name, reason);
 	}
 	if (!dep->available)
 		c->rm->available = false;

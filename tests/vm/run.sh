@@ -6,7 +6,8 @@
 # The guest's root is the host's / shared read-only over 9p (writable tmpfs
 # overlays on /tmp, /etc, ...), so it runs the binaries in MEMSCOPE_BUILD
 # (default build/) as they were just built. Prints the suite's output and
-# exits with its status; 77 (skipped) only where QEMU cannot run at all.
+# exits with its status: pytest's own, 124 when the timeout stopped the guest,
+# 255 when the guest crashed, 77 (skipped) only where QEMU cannot run at all.
 #
 #   MEMSCOPE_BUILD         build directory to test (default: <repo>/build)
 #   MEMSCOPE_DEPS          cache root (default: ~/.cache/memscope; the VM parts go to vm/)
@@ -141,8 +142,8 @@ fi
 
 case $rc in
 0) say "suite passed; guest run took $(since "$boot_start") s, $(since "$start") s in all" ;;
-124 | 137) fail "the guest run exceeded ${timeout_s} s and was stopped (raise MEMSCOPE_VM_TIMEOUT?)" ;;
-255) fail "the guest crashed or QEMU stopped unexpectedly (exit 255); rerun with MEMSCOPE_VM_VERBOSE=1 to see its console" ;;
+124 | 137) say "error: the guest run exceeded ${timeout_s} s and was stopped (raise MEMSCOPE_VM_TIMEOUT?)" ;;
+255) say "error: the guest crashed or QEMU stopped unexpectedly (exit 255); rerun with MEMSCOPE_VM_VERBOSE=1 to see its console" ;;
 *) say "suite failed with status $rc; guest run took $(since "$boot_start") s" ;;
 esac
 exit "$rc"

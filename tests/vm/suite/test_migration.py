@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import WORKLOADS, require_event, run, stat_rows, vmstat
+from .helpers import WORKLOADS, require_event, run, stat_rows, vmstat
 
 NPAGES = 2048
 

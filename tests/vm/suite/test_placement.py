@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, node_of_scope, numastat_all, numastat_delta, require_event, run, stat_rows
+from .helpers import ROOT, numastat_all, numastat_delta, pages_by_node, require_event, run, stat_rows
 
 MB = 32
 PAGES = MB * 256
@@ -41,25 +41,16 @@ def test_numastat_shows_where_pages_land(touchmem, thp_off, memnode):
         assert d[1]["other_node"] <= NOISE, d
 
 
-def pages_by_node(memscope, cmd):
+def placement(memscope, cmd):
     res = run([memscope, "stat", "-e", "proc.pages_alloc", "-x,", "--", *cmd])
     assert res.returncode == 0, res.stderr
-    pages = {}
-    for row in stat_rows(res.stdout + res.stderr):
-        if row["time"] != "total" or not row["event"].startswith("proc.pages_alloc"):
-            continue
-        node = node_of_scope(row["scope"])
-        if node is None:
-            node = node_of_scope(row["event"])
-        assert node is not None, f"proc.pages_alloc row without a node: {row}"
-        pages[node] = pages.get(node, 0) + row["value"]
-    return pages, res
+    return pages_by_node(stat_rows(res.stdout + res.stderr)), res
 
 
 @pytest.mark.parametrize("memnode", [1, 0], ids=["remote", "local"])
 def test_bpf_page_placement(memscope, touchmem, thp_off, memnode):
     require_event(memscope, "proc.pages_alloc")
-    pages, res = pages_by_node(memscope, bound(touchmem, memnode))
+    pages, res = placement(memscope, bound(touchmem, memnode))
     total = sum(pages.values())
     assert set(pages) <= {0, 1}, pages
     assert PAGES <= total <= PAGES + STARTUP_SLACK, (pages, res.stderr)

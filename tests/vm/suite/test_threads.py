@@ -3,8 +3,8 @@ pages are local, thread 1's are remote. The kernel's numastat shows both halves;
 must report them per node and per thread."""
 import json
 
-from conftest import WORKLOADS, node_of_scope, numastat_all, numastat_delta, require_event, require_option, \
-    run, stat_rows
+from .helpers import WORKLOADS, numastat_all, numastat_delta, pages_by_node, require_event, require_option, run, \
+    stat_rows
 
 NPAGES = 4096
 STARTUP_SLACK = 2048  # python, numactl and their libraries
@@ -33,12 +33,7 @@ def test_memscope_per_node(memscope, thp_off):
     require_event(memscope, "proc.pages_alloc")
     res = run([memscope, "stat", "-e", "proc.pages_alloc", "-x,", "--", *workload()])
     assert res.returncode == 0, res.stderr
-    pages = {}
-    for row in stat_rows(res.stdout + res.stderr):
-        if row["time"] == "total" and row["event"].startswith("proc.pages_alloc"):
-            node = node_of_scope(row["scope"])
-            node = node if node is not None else node_of_scope(row["event"])
-            pages[node] = pages.get(node, 0) + row["value"]
+    pages = pages_by_node(stat_rows(res.stdout + res.stderr))
     assert 2 * NPAGES <= pages.get(0, 0) <= 2 * NPAGES + STARTUP_SLACK, pages
     assert pages.get(1, 0) <= 0.05 * pages.get(0, 0), pages
 

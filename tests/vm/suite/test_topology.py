@@ -2,7 +2,7 @@
 import pathlib
 import re
 
-from conftest import run
+from .helpers import run
 
 NODE_SYSFS = pathlib.Path("/sys/devices/system/node")
 
