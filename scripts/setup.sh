@@ -42,6 +42,7 @@ provide_libperf() {
   fi
   log "building libperf from Debian's linux-source-6.1 into $prefix"
   local work; work=$(mktemp -d)
+  chmod 755 "$work"  # apt-get download runs as _apt and must write here
   (
     cd "$work"
     apt-get -o DPkg::Lock::Timeout=600 download -qq linux-source-6.1

@@ -77,7 +77,8 @@ def main():
     for name in ("memscope", "bpftrace"):
         added = [t - a for t, a in zip(times[name], alone)]
         slowdown = [t / a for t, a in zip(times[name], alone)]
-        result[name] = (statistics.median(added), statistics.median(slowdown))
+        quartiles = statistics.quantiles(added, n=4)
+        result[name] = (statistics.median(added), statistics.median(slowdown), quartiles[0], quartiles[2])
     ratio = result["memscope"][0] / result["bpftrace"][0] if result["bpftrace"][0] > 0 else float("nan")
 
     faults = args.mb * 256 * args.rounds
@@ -87,9 +88,9 @@ def main():
         f"alone:    median {statistics.median(alone):8.1f} ns per fault",
     ]
     for name in ("memscope", "bpftrace"):
-        added, slowdown = result[name]
+        added, slowdown, q1, q3 = result[name]
         lines.append(f"{name + ':':9s} median {statistics.median(times[name]):8.1f} ns per fault, added "
-                     f"{added:+7.1f} ns ({(slowdown - 1) * 100:+.1f}%)")
+                     f"{added:+7.1f} ns ({(slowdown - 1) * 100:+.1f}%), interquartile {q1:+.0f}..{q3:+.0f} ns")
     lines.append(f"memscope added cost / bpftrace added cost: {ratio:.2f}")
     print("\n".join(lines))
 
@@ -122,6 +123,9 @@ def write_doc(args, lines):
         *lines,
         "```",
         "",
+        "\"added\" is the median over runs of (ns per fault under the tracer - ns per fault alone in the",
+        "same round); the interquartile range shows how noisy that difference is. On a virtual machine the",
+        "medians move by a few hundred ns between invocations: compare the ratio over several.",
         "memscope attaches through tp_btf (raw tracepoints: the arguments are passed as they are, no",
         "record is built) and counts in a per-CPU hash; bpftrace uses the classic tracepoints.",
         "",

@@ -60,8 +60,10 @@ def stat_rows(output):
     assert header is not None, f"no CSV header in memscope's output:\n{output}"
     rows = list(csv.DictReader(io.StringIO("\n".join(lines[header:]))))
     for row in rows:
-        if not row["value"].startswith("<"):
+        try:
             row["value"] = float(row["value"])
+        except ValueError:
+            pass  # "<not counted>", "n/a": left as text, so arithmetic on it fails loudly
     return rows
 
 
@@ -75,12 +77,10 @@ def pages_by_node(rows, event="proc.pages_alloc"):
     """{node: pages} from the final totals of a per-node event."""
     pages = {}
     for row in rows:
-        if row["time"] != "total" or not row["event"].startswith(event):
+        if row["time"] != "total" or row["event"] != event:
             continue
         node = node_of_scope(row["scope"])
-        if node is None:
-            node = node_of_scope(row["event"])
-        assert node is not None, f"{event} row without a node: {row}"
+        assert node is not None, f"{event} row without a node (--per-node?): {row}"
         pages[node] = pages.get(node, 0) + row["value"]
     return pages
 

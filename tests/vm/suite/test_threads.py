@@ -31,7 +31,7 @@ def test_numastat_shows_local_and_remote_threads(thp_off):
 
 def test_memscope_per_node(memscope, thp_off):
     require_event(memscope, "proc.pages_alloc")
-    res = run([memscope, "stat", "-e", "proc.pages_alloc", "-x,", "--", *workload()])
+    res = run([memscope, "stat", "-e", "proc.pages_alloc", "--per-node", "-x,", "--", *workload()])
     assert res.returncode == 0, res.stderr
     pages = pages_by_node(stat_rows(res.stdout + res.stderr))
     assert 2 * NPAGES <= pages.get(0, 0) <= 2 * NPAGES + STARTUP_SLACK, pages

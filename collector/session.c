@@ -1,0 +1,284 @@
+#include "session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "sources/bpf_source.h"
+#include "sources/perf_source.h"
+
+#define MIN_INTERVAL_MS 10
+#define MAX_INTERVAL_MS (24L * 3600 * 1000)
+
+const char session_options_help[] =
+	"  -e, --events LIST   events to count (default: " SESSION_DEFAULT_EVENTS ")\n"
+	"                      names: page-faults, pmu/alias/, pmu/field=val,.../,\n"
+	"                      subsys:tracepoint, pmu::EVENT:UMASK (libpfm4), proc.* (eBPF)\n"
+	"  -I, --interval MS   a frame every MS milliseconds (at least 10)\n"
+	"  -a, --all-cpus      the whole system, one counter per CPU (with CMD: while it runs)\n"
+	"  -p, --pid PIDS      attach to running processes (all their threads)\n"
+	"      --per-cpu       one row per CPU (also --per-socket, --per-node)\n";
+
+void session_options_init(struct session_options *opt, const char *command_name)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->command_name = command_name;
+	opt->aggr = AGGR_TOTAL;
+}
+
+static int append_events(struct session_options *opt, const char *more)
+{
+	size_t old = opt->events ? strlen(opt->events) : 0;
+	char *grown = realloc(opt->events, old + strlen(more) + 2);
+
+	if (!grown)
+		return -1;
+	if (old)
+		grown[old++] = ',';
+	strcpy(grown + old, more);
+	opt->events = grown;
+	return 0;
+}
+
+static int parse_interval(const struct session_options *opt, const char *text, long *ms)
+{
+	char *end;
+
+	errno = 0;
+	*ms = strtol(text, &end, 10);
+	if (errno || end == text || *end) {
+		fprintf(stderr, "memscope %s: -I %s: not a number of milliseconds (e.g. -I 500)\n",
+			opt->command_name, text);
+		return -1;
+	}
+	if (*ms < MIN_INTERVAL_MS || *ms > MAX_INTERVAL_MS) {
+		fprintf(stderr, "memscope %s: -I %s: the interval must be between %d ms and %ld ms "
+			"(shorter intervals cost more than they measure)\n", opt->command_name, text,
+			MIN_INTERVAL_MS, MAX_INTERVAL_MS);
+		return -1;
+	}
+	return 0;
+}
+
+int session_option(struct session_options *opt, int c, const char *arg)
+{
+	switch (c) {
+	case 'e':
+		if (append_events(opt, arg) < 0) {
+			fprintf(stderr, "memscope %s: out of memory\n", opt->command_name);
+			return -1;
+		}
+		return 1;
+	case 'I':
+		return parse_interval(opt, arg, &opt->interval_ms) < 0 ? -1 : 1;
+	case 'a': opt->system_wide = true; return 1;
+	case 'p': opt->pids = arg; return 1;
+	case SESSION_OPT_PER_CPU: opt->aggr = AGGR_CPU; return 1;
+	case SESSION_OPT_PER_SOCKET: opt->aggr = AGGR_SOCKET; return 1;
+	case SESSION_OPT_PER_NODE: opt->aggr = AGGR_NODE; return 1;
+	default: return 0;
+	}
+}
+
+int session_options_finish(struct session_options *opt, int argc, char **argv)
+{
+	if (optind < argc)
+		opt->command = &argv[optind];
+	if (!opt->system_wide && !opt->pids && !opt->command) {
+		fprintf(stderr, "memscope %s: say what to measure: -a (whole system), -p PID, "
+			"or a command after --\n", opt->command_name);
+		return -1;
+	}
+	if (opt->pids && (opt->system_wide || opt->command)) {
+		fprintf(stderr, "memscope %s: -p excludes -a and a command; choose one "
+			"(-a -- CMD counts the whole system while CMD runs)\n", opt->command_name);
+		return -1;
+	}
+	if (!opt->events && append_events(opt, SESSION_DEFAULT_EVENTS) < 0)
+		return -1;
+	return 0;
+}
+
+void session_options_free(struct session_options *opt)
+{
+	free(opt->events);
+	opt->events = NULL;
+}
+
+void session_describe_target(const struct session_options *opt, char *buf, size_t size)
+{
+	if (opt->command) {
+		size_t len = (size_t)snprintf(buf, size, "'");
+
+		for (int i = 0; opt->command[i] && len + 2 < size; i++)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " " : "", opt->command[i]);
+		if (len + 20 < size)
+			snprintf(buf + len, size - len, opt->system_wide ? "' (system wide)" : "'");
+	} else if (opt->pids) {
+		snprintf(buf, size, "process id '%s'", opt->pids);
+	} else {
+		snprintf(buf, size, "system wide");
+	}
+}
+
+/* eBPF series names go to the bpf source, everything else to perf. */
+static int split_events(struct session *s, const char *text, char **perf_events)
+{
+	char **names;
+	int nr;
+	size_t len = 0;
+
+	*perf_events = NULL;
+	if (event_list_split(text, &names, &nr) < 0)
+		return -1;
+	s->bpf_names = calloc((size_t)nr + 1, sizeof(char *));
+	*perf_events = calloc(strlen(text) + 1, 1);
+	if (!s->bpf_names || !*perf_events) {
+		event_names_free(names, nr);
+		return -1;
+	}
+	for (int i = 0; i < nr; i++) {
+		if (bpf_series_name_known(names[i])) {
+			s->bpf_names[s->nr_bpf++] = names[i];
+			names[i] = NULL;
+		} else {
+			len += (size_t)sprintf(*perf_events + len, "%s%s", len ? "," : "", names[i]);
+		}
+	}
+	event_names_free(names, nr);
+	return 0;
+}
+
+static int prepare_target(struct session *s, const struct session_options *opt, struct ms_error *err)
+{
+	if (opt->system_wide && !opt->command) {
+		s->target.kind = TARGET_SYSTEM;
+		s->target.system_wide = true;
+		return 0;
+	}
+	if (opt->pids)
+		return target_parse_pids(&s->target, opt->pids, err) < 0 ? EXIT_USAGE : 0;
+	if (target_prepare_command(&s->target, opt->command, err) < 0)
+		return 1;
+	s->target.system_wide = opt->system_wide;
+	return 0;
+}
+
+static int create_sources(struct session *s, const struct session_options *opt, struct ms_error *err)
+{
+	if (s->nr_events) {
+		struct perf_source_options popt = {
+			.host = &s->host,
+			.target = &s->target,
+			.events = s->events,
+			.nr_events = s->nr_events,
+			/* Split by CPU only when the output splits by CPU, socket or node. */
+			.task_per_cpu = opt->aggr != AGGR_TOTAL,
+		};
+
+		if (perf_source_create(&s->sources[s->nr_sources], &popt, err) < 0)
+			return -1;
+		s->nr_sources++;
+	}
+	if (s->nr_bpf) {
+		struct bpf_source_options bopt;
+
+		memset(&bopt, 0, sizeof(bopt));
+		bopt.tgids = s->target.pids;
+		bopt.nr_tgids = s->target.nr_pids;
+		bopt.system_wide = s->target.system_wide;
+		if (bpf_source_create(&s->sources[s->nr_sources], &s->host, &bopt,
+				      (const char *const *)s->bpf_names, s->nr_bpf, err) < 0) {
+			/* The eBPF probes are one source among others: without them the
+			 * counters still run. */
+			if (!s->nr_sources)
+				return -1;
+			fprintf(stderr, "memscope %s: %s\n", opt->command_name, err->text);
+		} else {
+			s->nr_sources++;
+		}
+	}
+	return 0;
+}
+
+static void report_notes(const struct session *s, const struct session_options *opt)
+{
+	const struct source *perf = &s->sources[0];
+
+	if (!s->nr_events)
+		return;
+	if (perf_source_user_only(perf))
+		fprintf(stderr, "memscope %s: note: counting user space only (perf_event_paranoid is 2 "
+			"and memscope has no CAP_PERFMON); for kernel time too: sudo sysctl "
+			"kernel.perf_event_paranoid=1\n", opt->command_name);
+	for (int i = 0; i < perf_source_nr_skipped(perf); i++)
+		fprintf(stderr, "memscope %s: note: %s\n", opt->command_name, perf_source_skipped_reason(perf, i));
+}
+
+int session_open(struct session *s, const struct session_options *opt, struct ms_error *err)
+{
+	char *perf_events = NULL;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	if (host_load(&s->host, err) < 0)
+		return 1;
+	s->host_loaded = true;
+	if (split_events(s, opt->events, &perf_events) < 0) {
+		ms_error_set(err, "out of memory");
+		return 1;
+	}
+	if (perf_events[0] && event_list_parse(&s->host, perf_events, &s->events, &s->nr_events, err) < 0) {
+		free(perf_events);
+		return EXIT_USAGE;
+	}
+	free(perf_events);
+	if (s->host.roots.is_fixture) {
+		ms_error_set(err, "MEMSCOPE_SYSFS_ROOT=%s describes another machine: its counters cannot "
+			     "be opened here; unset it to count on this machine", s->host.roots.sys);
+		return 1;
+	}
+	ret = prepare_target(s, opt, err);
+	if (ret)
+		return ret;
+	if (create_sources(s, opt, err) < 0)
+		return 1;
+	s->sampler_opened = true;
+	if (sampler_open(&s->sampler, s->sources, s->nr_sources, err) < 0)
+		return 1;
+	report_notes(s, opt);
+	return 0;
+}
+
+int session_run(struct session *s, const struct session_options *opt, sampler_frame_fn on_frame,
+		void *ctx, struct ms_error *err)
+{
+	return sampler_run(&s->sampler, &s->target, (uint64_t)opt->interval_ms * 1000000ull, on_frame,
+			   ctx, err);
+}
+
+int session_exit_code(const struct session *s)
+{
+	return s->target.kind == TARGET_COMMAND ? target_exit_code(&s->target) : 0;
+}
+
+void session_close(struct session *s)
+{
+	int closed = 0;
+
+	if (s->sampler_opened) {
+		closed = s->sampler.nr_sources;
+		sampler_close(&s->sampler);
+	}
+	/* Sources created but never reached by sampler_open(). */
+	for (int i = closed; i < s->nr_sources; i++)
+		s->sources[i].ops->close(&s->sources[i]);
+	target_free(&s->target);
+	event_list_free(s->events, s->nr_events);
+	event_names_free(s->bpf_names, s->nr_bpf);
+	if (s->host_loaded)
+		host_free(&s->host);
+	memset(s, 0, sizeof(*s));
+}

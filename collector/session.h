@@ -1,0 +1,91 @@
+/* A measurement session: what every measuring command (stat, record, top)
+ * shares. Options that name what to measure and how often, then the host, the
+ * events, the target, the sources and the sampler built from them. Commands
+ * add only their own options and what they do with frames. */
+#ifndef MEMSCOPE_SESSION_H
+#define MEMSCOPE_SESSION_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "aggregate.h"
+#include "error.h"
+#include "event.h"
+#include "host.h"
+#include "sampler.h"
+#include "source.h"
+#include "target.h"
+
+/* getopt codes of the shared long-only options. */
+enum {
+	SESSION_OPT_PER_CPU = 0x1000,
+	SESSION_OPT_PER_SOCKET,
+	SESSION_OPT_PER_NODE,
+};
+
+#define SESSION_SHORT_OPTIONS "e:I:ap:"
+#define SESSION_LONG_OPTIONS \
+	{ "events", required_argument, NULL, 'e' }, \
+	{ "interval", required_argument, NULL, 'I' }, \
+	{ "all-cpus", no_argument, NULL, 'a' }, \
+	{ "pid", required_argument, NULL, 'p' }, \
+	{ "per-cpu", no_argument, NULL, SESSION_OPT_PER_CPU }, \
+	{ "per-socket", no_argument, NULL, SESSION_OPT_PER_SOCKET }, \
+	{ "per-node", no_argument, NULL, SESSION_OPT_PER_NODE }
+
+/* The text for a command's usage that describes the shared options. */
+extern const char session_options_help[];
+
+#define SESSION_DEFAULT_EVENTS \
+	"page-faults,minor-faults,major-faults,context-switches,cpu-migrations,task-clock"
+
+struct session_options {
+	const char *command_name;   /* "stat", for messages */
+	char *events;               /* comma list; -e may repeat */
+	long interval_ms;           /* 0: no periodic frames */
+	bool system_wide;
+	const char *pids;
+	char **command;             /* argv of the command to run, or NULL */
+	enum aggr_mode aggr;
+};
+
+void session_options_init(struct session_options *opt, const char *command_name);
+/* Handle one getopt result. 1: it was a shared option; 0: not ours; -1: bad
+ * value (message printed). */
+int session_option(struct session_options *opt, int c, const char *arg);
+/* After getopt: take the command from argv[optind...], check the target and
+ * fill defaults. -1 (message printed) on a usage error. */
+int session_options_finish(struct session_options *opt, int argc, char **argv);
+void session_options_free(struct session_options *opt);
+/* "'cmd args'", "process id '12'", "system wide". */
+void session_describe_target(const struct session_options *opt, char *buf, size_t size);
+
+#define SESSION_MAX_SOURCES 4
+
+struct session {
+	struct host host;
+	struct target target;
+	struct event *events;       /* perf events */
+	int nr_events;
+	char **bpf_names;           /* eBPF series */
+	int nr_bpf;
+	struct source sources[SESSION_MAX_SOURCES];
+	int nr_sources;
+	struct sampler sampler;
+	bool host_loaded;
+	bool sampler_opened;
+};
+
+/* Load the host, parse events, prepare the target (a command is forked and
+ * held before exec), create and open the sources. Notes about events that
+ * cannot be counted go to stderr. Returns 0, or the exit code to end with
+ * (1 runtime, 2 usage) with err set. */
+int session_open(struct session *s, const struct session_options *opt, struct ms_error *err);
+/* Sample until the target ends or a signal arrives. */
+int session_run(struct session *s, const struct session_options *opt, sampler_frame_fn on_frame,
+		void *ctx, struct ms_error *err);
+/* The exit code after a run: the command's status, else 0. */
+int session_exit_code(const struct session *s);
+void session_close(struct session *s);
+
+#endif
