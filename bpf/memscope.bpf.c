@@ -258,6 +258,23 @@ static __always_inline s32 node_of_cpu(u32 cpu)
 	return cpu_node[cpu];
 }
 
+/* Update in place when the thread has an entry: a map update replaces the
+ * element and can fail under lock contention, which would lose a switch. */
+static __always_inline void set_switch_state(struct switch_state *sw, u32 tid, u64 now, u32 on_cpu)
+{
+	if (sw) {
+		sw->time_ns = now;
+		sw->on_cpu = on_cpu;
+		return;
+	}
+	struct switch_state fresh = { .time_ns = now, .on_cpu = on_cpu };
+
+	long rc = bpf_map_update_elem(&switches, &tid, &fresh, BPF_NOEXIST);
+
+	if (rc && rc != -17 /* EEXIST */)
+		count_drop(MS_DROP_TASK_MAP_FULL);
+}
+
 SEC("tp_btf/sched_switch")
 int on_sched_switch(u64 *ctx)
 {
@@ -283,13 +300,10 @@ int on_sched_switch(u64 *ctx)
 			if (sw && sw->on_cpu)
 				st->oncpu_ns += since(sw->time_ns, now);
 		}
-		if (BPF_CORE_READ(prev, flags) & PF_EXITING) {
+		if (BPF_CORE_READ(prev, flags) & PF_EXITING)
 			bpf_map_delete_elem(&switches, &prev_tid);
-		} else {
-			struct switch_state off = { .time_ns = now, .on_cpu = 0 };
-
-			bpf_map_update_elem(&switches, &prev_tid, &off, BPF_ANY);
-		}
+		else
+			set_switch_state(sw, prev_tid, now, 0);
 	}
 	if (next_tid && tracked(next_tgid)) {
 		struct switch_state *sw = bpf_map_lookup_elem(&switches, &next_tid);
@@ -300,9 +314,7 @@ int on_sched_switch(u64 *ctx)
 			if (st)
 				st->offcpu_ns += since(sw->time_ns, now);
 		}
-		struct switch_state on = { .time_ns = now, .on_cpu = 1 };
-
-		bpf_map_update_elem(&switches, &next_tid, &on, BPF_ANY);
+		set_switch_state(sw, next_tid, now, 1);
 	}
 	return 0;
 }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
+#include "catalog_list.h"
 #include "commands.h"
 #include "event_names.h"
 #include "host.h"
@@ -13,10 +15,12 @@
 static void list_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memscope list [--pmus | --events | --libpfm] [PMU...]\n"
+		"usage: memscope list [--pmus | --events | --libpfm | --metrics | --explain METRIC] [PMU...]\n"
 		"  --pmus     kernel PMUs: type, cpumask, format fields\n"
 		"  --events   every event name accepted by -e: generic names and PMU aliases\n"
-		"  --libpfm   libpfm4's PMUs and whether the kernel can really open them here\n");
+		"  --libpfm   libpfm4's PMUs and whether the kernel can really open them here\n"
+		"  --metrics  portable metrics: which this host has, through which counters, and why not\n"
+		"  --explain METRIC   formula, raw events per instance, scale and caveats of one metric\n");
 }
 
 static const char *word_name(enum pmu_config_word word)
@@ -119,13 +123,39 @@ static void list_libpfm(const struct host *host)
 	printf("\n%d libpfm4 PMUs claim this CPU; %d can be opened through the kernel's PMUs.\n", claimed, openable);
 }
 
+static int list_catalog(const struct host *host, const char *explain)
+{
+	struct catalog *cat = NULL;
+	struct ms_error err = { "" };
+	int status = 0;
+
+	if (catalog_load_default(&cat, &err) < 0) {
+		fprintf(stderr, "memscope list: %s\n", err.text);
+		return 1;
+	}
+	if (explain) {
+		if (cmd_list_explain(host, cat, explain, stdout, &err) != 0) {
+			fprintf(stderr, "memscope list: %s\n", err.text);
+			status = 1;
+		}
+	} else if (cmd_list_metrics(host, cat, stdout) != 0) {
+		status = 1;
+	}
+	catalog_free(cat);
+	return status;
+}
+
 int cmd_list(int argc, char **argv)
 {
-	enum { LIST_EVENTS, LIST_PMUS, LIST_LIBPFM } what = LIST_EVENTS;
+	enum { LIST_EVENTS, LIST_PMUS, LIST_LIBPFM, LIST_METRICS, LIST_EXPLAIN } what = LIST_EVENTS;
+	const char *explain = NULL;
+	int status = 0;
 	static const struct option longopts[] = {
 		{ "pmus", no_argument, NULL, 'P' },
 		{ "events", no_argument, NULL, 'E' },
 		{ "libpfm", no_argument, NULL, 'L' },
+		{ "metrics", no_argument, NULL, 'M' },
+		{ "explain", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -139,6 +169,8 @@ int cmd_list(int argc, char **argv)
 		case 'P': what = LIST_PMUS; break;
 		case 'E': what = LIST_EVENTS; break;
 		case 'L': what = LIST_LIBPFM; break;
+		case 'M': what = LIST_METRICS; break;
+		case 'X': what = LIST_EXPLAIN; explain = optarg; break;
 		case 'h': list_usage(stdout); return 0;
 		default: list_usage(stderr); return EXIT_USAGE;
 		}
@@ -150,8 +182,12 @@ int cmd_list(int argc, char **argv)
 	switch (what) {
 	case LIST_PMUS: list_pmus(&host, argv + optind, argc - optind); break;
 	case LIST_LIBPFM: list_libpfm(&host); break;
+	case LIST_METRICS:
+	case LIST_EXPLAIN:
+		status = list_catalog(&host, explain);
+		break;
 	default: list_events(&host, argv + optind, argc - optind); break;
 	}
 	host_free(&host);
-	return 0;
+	return status;
 }

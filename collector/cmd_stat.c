@@ -10,14 +10,18 @@
 #include "aggregate.h"
 #include "commands.h"
 #include "session.h"
+#include "metrics.h"
 #include "sinks/stat_output.h"
 
 enum { OPT_JSON = 0x2000 };
 
 struct stat_run {
+	struct session *session;
 	struct aggregation aggr;
 	struct aggr_cell *interval_cells;
 	struct aggr_cell *total_cells;
+	struct frame total_frame;     /* every frame summed: metrics over the whole run */
+	struct stat_table table;
 	struct stat_output output;
 	uint64_t start_ns;
 	bool print_intervals;
@@ -26,8 +30,9 @@ struct stat_run {
 static void stat_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memscope stat [-e EVENTS] [-I MS] [-a | -p PID[,PID...] | [--] CMD [ARGS...]]\n"
-		"                     [--per-cpu | --per-socket | --per-node] [-x SEP | --json]\n\n%s"
+		"usage: memscope stat [-e EVENTS] [-m METRICS] [-I MS] [-a | -p PID[,PID...] | [--] CMD [ARGS...]]\n"
+		"                     [--per-cpu | --per-socket | --per-node] [-x SEP | --json]\n"
+		"       memscope stat --replay FILE -m METRICS [--per-node | --per-socket] ...\n\n%s"
 		"  -x, --field-separator SEP   CSV output\n"
 		"      --json          one JSON object per line\n", session_options_help);
 }
@@ -74,6 +79,19 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	return session_options_finish(opt, argc, argv);
 }
 
+/* Fill the table from cells and, when metrics are shown, from the engine
+ * computed over frame. */
+static void fill_table(struct stat_run *run, const struct aggr_cell *cells, const struct frame *frame)
+{
+	struct session *s = run->session;
+
+	stat_table_set_events(&run->table, &run->aggr, cells);
+	if (s->engine) {
+		metric_engine_compute(s->engine, frame);
+		stat_table_set_metrics(&run->table, s->plan, s->engine);
+	}
+}
+
 static int on_frame(const struct frame *frame, bool last, void *ctx)
 {
 	struct stat_run *run = ctx;
@@ -82,11 +100,13 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 	aggregation_clear(&run->aggr, run->interval_cells);
 	aggregation_add(&run->aggr, frame, run->interval_cells);
 	aggregation_add(&run->aggr, frame, run->total_cells);
+	frame_accumulate(&run->total_frame, frame, &run->session->sampler.table);
 	/* The last frame is usually a partial interval; it is printed too, so the
 	 * interval lines always add up to the totals. */
-	if (run->print_intervals && (frame->interval_ns > 0 || !last))
-		stat_output_interval(&run->output, time_s, (double)frame->interval_ns / 1e9,
-				     run->interval_cells);
+	if (run->print_intervals && (frame->interval_ns > 0 || !last)) {
+		fill_table(run, run->interval_cells, frame);
+		stat_output_interval(&run->output, time_s, (double)frame->interval_ns / 1e9, &run->table);
+	}
 	return 0;
 }
 
@@ -107,7 +127,8 @@ int cmd_stat(int argc, char **argv)
 	struct ms_error err = { "" };
 	char title[512];
 	size_t cells;
-	int status;
+	char **shown = NULL;
+	int nr_shown = 0, status;
 
 	memset(&run, 0, sizeof(run));
 	memset(&session, 0, sizeof(session));
@@ -123,7 +144,21 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	status = 1;
-	if (aggregation_init(&run.aggr, &session.sampler.table, opt.aggr) < 0)
+	run.session = &session;
+	/* With -m, a metric's raw inputs stay hidden unless -e named them. */
+	if (opt.metrics && (event_list_split(opt.events ? opt.events : "", &shown, &nr_shown) < 0 ||
+			    (!shown && !(shown = calloc(1, sizeof(char *))))))
+		goto oom;
+	if (opt.aggr == AGGR_CPU && opt.metrics) {
+		fprintf(stderr, "memscope stat: -m computes metrics for the system, each node (--per-node) "
+			"or each socket (--per-socket), not per CPU\n");
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (aggregation_init(&run.aggr, &session.sampler.table, opt.aggr) < 0 ||
+	    stat_table_init(&run.table, &run.aggr, (const char *const *)shown, nr_shown, session.plan,
+			    session.engine) < 0 ||
+	    frame_init(&run.total_frame, session.sampler.table.nr) < 0)
 		goto oom;
 	cells = (size_t)(run.aggr.nr_rows * run.aggr.nr_columns);
 	run.interval_cells = calloc(cells, sizeof(struct aggr_cell));
@@ -133,19 +168,18 @@ int cmd_stat(int argc, char **argv)
 	aggregation_clear(&run.aggr, run.total_cells);
 	session_describe_target(&opt, title, sizeof(title));
 	run.output.out = stdout;
-	run.output.aggr = &run.aggr;
 	run.output.title = title;
 	run.output.header_every = terminal_rows();
 	run.print_intervals = opt.interval_ms > 0;
-	run.start_ns = monotonic_ns();
+	/* Replayed frames carry their own times, from 0. */
+	run.start_ns = opt.replay_path ? 0 : monotonic_ns();
 
 	if (session_run(&session, &opt, on_frame, &run, &err) < 0) {
 		fprintf(stderr, "memscope stat: %s\n", err.text);
 		goto out;
 	}
-	stat_output_totals(&run.output,
-			   (double)(session.sampler.frame.time_ns - session.sampler.start_ns) / 1e9,
-			   run.total_cells);
+	fill_table(&run, run.total_cells, &run.total_frame);
+	stat_output_totals(&run.output, (double)run.total_frame.interval_ns / 1e9, &run.table);
 	status = session_exit_code(&session);
 	if (session.target.kind == TARGET_PIDS && session.sampler.end == SAMPLER_END_TARGET)
 		fprintf(stderr, "memscope stat: the attached process%s exited\n",
@@ -156,8 +190,11 @@ oom:
 out:
 	session_close(&session);
 	aggregation_free(&run.aggr);
+	stat_table_free(&run.table);
+	frame_free(&run.total_frame);
 	free(run.interval_cells);
 	free(run.total_cells);
+	event_names_free(shown, nr_shown);
 	session_options_free(&opt);
 	return status;
 }

@@ -39,6 +39,7 @@ struct event {
 	uint64_t pfm_code;           /* libpfm4's raw register code, when origin is EVENT_LIBPFM uncore */
 	bool has_pfm_code;
 	struct cpulist cpus;         /* the PMU's cpumask CPUs; empty = any CPU */
+	int group_hint;              /* events with the same hint >= 0 share a perf group (a metric's events) */
 };
 
 /* Parse one event string. Unknown names give an error with the closest

@@ -82,3 +82,29 @@ double sample_coverage(const struct sample *s)
 		return 1.0;
 	return (double)s->running_ns / (double)s->enabled_ns;
 }
+
+void frame_accumulate(struct frame *total, const struct frame *frame, const struct series_table *table)
+{
+	if (total->seq == 0 && total->interval_ns == 0)
+		for (int i = 0; i < total->nr; i++)
+			total->samples[i].valid = true;
+	for (int i = 0; i < total->nr && i < frame->nr; i++) {
+		struct sample *t = &total->samples[i];
+		const struct sample *f = &frame->samples[i];
+
+		if (!f->valid) {
+			t->valid = false;
+			continue;
+		}
+		if (table->series[i].kind == SERIES_GAUGE) {
+			t->value = f->value;
+		} else {
+			t->value += f->value;
+			t->enabled_ns += f->enabled_ns;
+			t->running_ns += f->running_ns;
+		}
+	}
+	total->interval_ns += frame->interval_ns;
+	total->time_ns = frame->time_ns;
+	total->seq++;
+}

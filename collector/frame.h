@@ -64,6 +64,10 @@ struct frame {
 int frame_init(struct frame *frame, int nr);
 void frame_free(struct frame *frame);
 
+/* Add a frame into a running total: counters sum (values and times), gauges
+ * keep the latest value, the interval grows; validity is kept per sample. */
+void frame_accumulate(struct frame *total, const struct frame *frame, const struct series_table *table);
+
 /* Counter value scaled for multiplexing: value * enabled / running. */
 double sample_scaled(const struct sample *s);
 /* running / enabled in [0,1]; 1 when enabled is 0 (nothing to say). */

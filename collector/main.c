@@ -13,7 +13,8 @@ struct command {
 
 static const struct command commands[] = {
 	{ "stat", cmd_stat, "count events and metrics for a command, processes or the system" },
-	{ "list", cmd_list, "what this host can measure: PMUs, events" },
+	{ "list", cmd_list, "what this host can measure: PMUs, events, metrics" },
+	{ "doctor", cmd_doctor, "permissions, PMUs, BTF, limits: what is missing and the fix" },
 };
 
 static void usage(FILE *out)

@@ -77,6 +77,42 @@ static void stop_command(struct target *target)
 		target->child_exited = true;
 }
 
+static bool replaying(const struct sampler *s)
+{
+	for (int i = 0; i < s->nr_sources; i++)
+		if (!s->sources[i].replay)
+			return false;
+	return s->nr_sources > 0;
+}
+
+/* Sources that read frames from a file: no timer, no target; the frames keep
+ * the times they were recorded with, and the run ends at the end of the file. */
+static int replay_run(struct sampler *s, sampler_frame_fn on_frame, void *ctx, struct ms_error *err)
+{
+	bool last = false;
+
+	for (int i = 0; i < s->nr_sources; i++)
+		if (s->sources[i].ops->enable(&s->sources[i], err) < 0)
+			return -1;
+	s->start_ns = 0;
+	while (!last) {
+		for (int i = 0; i < s->nr_sources; i++) {
+			s->sources[i].ops->sample(&s->sources[i], &s->frame);
+			last |= s->sources[i].finished;
+		}
+		if (on_frame(&s->frame, last, ctx)) {
+			s->end = SAMPLER_END_SOURCE;
+			break;
+		}
+		s->frame.seq++;
+	}
+	if (last)
+		s->end = SAMPLER_END_TARGET;
+	for (int i = 0; i < s->nr_sources; i++)
+		s->sources[i].ops->disable(&s->sources[i]);
+	return 0;
+}
+
 int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 		sampler_frame_fn on_frame, void *ctx, struct ms_error *err)
 {
@@ -87,6 +123,8 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 	bool running = true;
 	struct epoll_event ev;
 
+	if (replaying(s))
+		return replay_run(s, on_frame, ctx, err);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);

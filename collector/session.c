@@ -5,7 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "commands.h"
+#include "metrics.h"
+#include "resolver.h"
+#include "sources/procfs_source.h"
+#include "sources/replay_source.h"
 #include "sources/bpf_source.h"
 #include "sources/perf_source.h"
 
@@ -13,9 +18,11 @@
 #define MAX_INTERVAL_MS (24L * 3600 * 1000)
 
 const char session_options_help[] =
-	"  -e, --events LIST   events to count (default: " SESSION_DEFAULT_EVENTS ")\n"
+	"  -e, --events LIST   events to count (default without -m: " SESSION_DEFAULT_EVENTS ")\n"
 	"                      names: page-faults, pmu/alias/, pmu/field=val,.../,\n"
 	"                      subsys:tracepoint, pmu::EVENT:UMASK (libpfm4), proc.* (eBPF)\n"
+	"  -m, --metrics LIST  portable metrics (memscope list --metrics), e.g. mem.read_bw,numa.hit\n"
+	"      --replay FILE   counter values from FILE instead of this machine (docs/replay-format.md)\n"
 	"  -I, --interval MS   a frame every MS milliseconds (at least 10)\n"
 	"  -a, --all-cpus      the whole system, one counter per CPU (with CMD: while it runs)\n"
 	"  -p, --pid PIDS      attach to running processes (all their threads)\n"
@@ -28,17 +35,17 @@ void session_options_init(struct session_options *opt, const char *command_name)
 	opt->aggr = AGGR_TOTAL;
 }
 
-static int append_events(struct session_options *opt, const char *more)
+static int append_list(char **list, const char *more)
 {
-	size_t old = opt->events ? strlen(opt->events) : 0;
-	char *grown = realloc(opt->events, old + strlen(more) + 2);
+	size_t old = *list ? strlen(*list) : 0;
+	char *grown = realloc(*list, old + strlen(more) + 2);
 
 	if (!grown)
 		return -1;
 	if (old)
 		grown[old++] = ',';
 	strcpy(grown + old, more);
-	opt->events = grown;
+	*list = grown;
 	return 0;
 }
 
@@ -66,7 +73,8 @@ int session_option(struct session_options *opt, int c, const char *arg)
 {
 	switch (c) {
 	case 'e':
-		if (append_events(opt, arg) < 0) {
+	case 'm':
+		if (append_list(c == 'e' ? &opt->events : &opt->metrics, arg) < 0) {
 			fprintf(stderr, "memscope %s: out of memory\n", opt->command_name);
 			return -1;
 		}
@@ -75,6 +83,7 @@ int session_option(struct session_options *opt, int c, const char *arg)
 		return parse_interval(opt, arg, &opt->interval_ms) < 0 ? -1 : 1;
 	case 'a': opt->system_wide = true; return 1;
 	case 'p': opt->pids = arg; return 1;
+	case SESSION_OPT_REPLAY: opt->replay_path = arg; return 1;
 	case SESSION_OPT_PER_CPU: opt->aggr = AGGR_CPU; return 1;
 	case SESSION_OPT_PER_SOCKET: opt->aggr = AGGR_SOCKET; return 1;
 	case SESSION_OPT_PER_NODE: opt->aggr = AGGR_NODE; return 1;
@@ -86,6 +95,14 @@ int session_options_finish(struct session_options *opt, int argc, char **argv)
 {
 	if (optind < argc)
 		opt->command = &argv[optind];
+	if (opt->replay_path) {
+		if (opt->system_wide || opt->pids || opt->command || opt->events || !opt->metrics) {
+			fprintf(stderr, "memscope %s: --replay FILE replays the counters of -m METRICS from "
+				"FILE: give -m, and no -e, -a, -p or command\n", opt->command_name);
+			return -1;
+		}
+		return 0;
+	}
 	if (!opt->system_wide && !opt->pids && !opt->command) {
 		fprintf(stderr, "memscope %s: say what to measure: -a (whole system), -p PID, "
 			"or a command after --\n", opt->command_name);
@@ -96,7 +113,7 @@ int session_options_finish(struct session_options *opt, int argc, char **argv)
 			"(-a -- CMD counts the whole system while CMD runs)\n", opt->command_name);
 		return -1;
 	}
-	if (!opt->events && append_events(opt, SESSION_DEFAULT_EVENTS) < 0)
+	if (!opt->events && !opt->metrics && append_list(&opt->events, SESSION_DEFAULT_EVENTS) < 0)
 		return -1;
 	return 0;
 }
@@ -104,7 +121,8 @@ int session_options_finish(struct session_options *opt, int argc, char **argv)
 void session_options_free(struct session_options *opt)
 {
 	free(opt->events);
-	opt->events = NULL;
+	free(opt->metrics);
+	opt->events = opt->metrics = NULL;
 }
 
 void session_describe_target(const struct session_options *opt, char *buf, size_t size)
@@ -116,6 +134,8 @@ void session_describe_target(const struct session_options *opt, char *buf, size_
 			len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " " : "", opt->command[i]);
 		if (len + 20 < size)
 			snprintf(buf + len, size - len, opt->system_wide ? "' (system wide)" : "'");
+	} else if (opt->replay_path) {
+		snprintf(buf, size, "replay of '%s'", opt->replay_path);
 	} else if (opt->pids) {
 		snprintf(buf, size, "process id '%s'", opt->pids);
 	} else {
@@ -131,6 +151,8 @@ static int split_events(struct session *s, const char *text, char **perf_events)
 	size_t len = 0;
 
 	*perf_events = NULL;
+	if (!text)
+		text = "";
 	if (event_list_split(text, &names, &nr) < 0)
 		return -1;
 	s->bpf_names = calloc((size_t)nr + 1, sizeof(char *));
@@ -140,6 +162,16 @@ static int split_events(struct session *s, const char *text, char **perf_events)
 		return -1;
 	}
 	for (int i = 0; i < nr; i++) {
+		/* A name given twice is one series: counting it twice would only
+		 * double its column. */
+		bool again = false;
+
+		for (int j = 0; j < i; j++)
+			again |= names[j] && !strcmp(names[j], names[i]);
+		for (int j = 0; j < s->nr_bpf; j++)
+			again |= !strcmp(s->bpf_names[j], names[i]);
+		if (again)
+			continue;
 		if (bpf_series_name_known(names[i])) {
 			s->bpf_names[s->nr_bpf++] = names[i];
 			names[i] = NULL;
@@ -207,7 +239,7 @@ static void report_notes(const struct session *s, const struct session_options *
 {
 	const struct source *perf = &s->sources[0];
 
-	if (!s->nr_events)
+	if (!s->nr_events || s->sources[0].replay)
 		return;
 	if (perf_source_user_only(perf))
 		fprintf(stderr, "memscope %s: note: counting user space only (perf_event_paranoid is 2 "
@@ -215,6 +247,72 @@ static void report_notes(const struct session *s, const struct session_options *
 			"kernel.perf_event_paranoid=1\n", opt->command_name);
 	for (int i = 0; i < perf_source_nr_skipped(perf); i++)
 		fprintf(stderr, "memscope %s: note: %s\n", opt->command_name, perf_source_skipped_reason(perf, i));
+}
+
+/* A name that is not in the catalog at all is a usage error; one the host
+ * cannot measure is not (metric_plan_build says why). */
+static int check_metric_names(const struct catalog *cat, const char *list, struct ms_error *err)
+{
+	char **names;
+	int nr, ret = 0;
+
+	if (event_list_split(list, &names, &nr) < 0)
+		return -1;
+	for (int i = 0; i < nr && !ret; i++) {
+		bool known = false;
+
+		for (int m = 0; m < cat->nr_metrics; m++)
+			known |= !strcmp(cat->metrics[m].name, names[i]);
+		if (!known) {
+			ms_error_set(err, "unknown metric '%s'; see memscope list --metrics", names[i]);
+			ret = -1;
+		}
+	}
+	event_names_free(names, nr);
+	return ret;
+}
+
+/* An event named twice (by -e and by a metric) is counted once: its series
+ * serve both. */
+static bool has_event(const struct session *s, const char *text)
+{
+	for (int i = 0; i < s->nr_events; i++)
+		if (!strcmp(s->events[i].name, text))
+			return true;
+	return false;
+}
+
+/* Plan the metrics and add their perf events (grouped as the plan says). */
+static int plan_metrics(struct session *s, const struct session_options *opt, struct ms_error *err)
+{
+	if (catalog_load_default(&s->catalog, err) < 0)
+		return 1;
+	if (check_metric_names(s->catalog, opt->metrics, err) < 0)
+		return EXIT_USAGE;
+	if (resolve(&s->host, s->catalog, &s->resolution, err) < 0 ||
+	    metric_plan_build(s->resolution, opt->metrics, &s->plan, err) < 0)
+		return 1;
+	if (opt->replay_path)
+		return 0; /* the replay source provides every planned series */
+	for (int i = 0; i < s->plan->nr_events; i++) {
+		const struct plan_event *pe = &s->plan->events[i];
+		struct event *grown;
+
+		if (pe->how == EVENT_HOW_PROCFS || has_event(s, pe->text))
+			continue;
+		grown = realloc(s->events, sizeof(*grown) * (size_t)(s->nr_events + 1));
+		if (!grown) {
+			ms_error_set(err, "out of memory");
+			return 1;
+		}
+		s->events = grown;
+		if (event_parse(&s->host, pe->text, &s->events[s->nr_events], err) < 0) {
+			ms_error_prefix(err, "catalog event for %s", pe->instance);
+			return 1;
+		}
+		s->events[s->nr_events++].group_hint = pe->group;
+	}
+	return 0;
 }
 
 int session_open(struct session *s, const struct session_options *opt, struct ms_error *err)
@@ -235,6 +333,17 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 		return EXIT_USAGE;
 	}
 	free(perf_events);
+	if (opt->metrics) {
+		ret = plan_metrics(s, opt, err);
+		if (ret)
+			return ret;
+	}
+	if (opt->replay_path) {
+		if (replay_source_create(&s->sources[0], &s->host, s->plan, opt->replay_path, err) < 0)
+			return 1;
+		s->nr_sources = 1;
+		goto open_sources;
+	}
 	if (s->host.roots.is_fixture) {
 		ms_error_set(err, "MEMSCOPE_SYSFS_ROOT=%s describes another machine: its counters cannot "
 			     "be opened here; unset it to count on this machine", s->host.roots.sys);
@@ -245,8 +354,16 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 		return ret;
 	if (create_sources(s, opt, err) < 0)
 		return 1;
+	if (s->plan && metric_plan_needs_procfs(s->plan)) {
+		if (procfs_source_create(&s->sources[s->nr_sources], &s->host, s->plan, err) < 0)
+			return 1;
+		s->nr_sources++;
+	}
+open_sources:
 	s->sampler_opened = true;
 	if (sampler_open(&s->sampler, s->sources, s->nr_sources, err) < 0)
+		return 1;
+	if (s->plan && metric_engine_new(s->plan, &s->host, &s->sampler.table, &s->engine, err) < 0)
 		return 1;
 	report_notes(s, opt);
 	return 0;
@@ -275,6 +392,10 @@ void session_close(struct session *s)
 	/* Sources created but never reached by sampler_open(). */
 	for (int i = closed; i < s->nr_sources; i++)
 		s->sources[i].ops->close(&s->sources[i]);
+	metric_engine_free(s->engine);
+	metric_plan_free(s->plan);
+	resolution_free(s->resolution);
+	catalog_free(s->catalog);
 	target_free(&s->target);
 	event_list_free(s->events, s->nr_events);
 	event_names_free(s->bpf_names, s->nr_bpf);

@@ -21,11 +21,14 @@ enum {
 	SESSION_OPT_PER_CPU = 0x1000,
 	SESSION_OPT_PER_SOCKET,
 	SESSION_OPT_PER_NODE,
+	SESSION_OPT_REPLAY,
 };
 
-#define SESSION_SHORT_OPTIONS "e:I:ap:"
+#define SESSION_SHORT_OPTIONS "e:m:I:ap:"
 #define SESSION_LONG_OPTIONS \
 	{ "events", required_argument, NULL, 'e' }, \
+	{ "metrics", required_argument, NULL, 'm' }, \
+	{ "replay", required_argument, NULL, SESSION_OPT_REPLAY }, \
 	{ "interval", required_argument, NULL, 'I' }, \
 	{ "all-cpus", no_argument, NULL, 'a' }, \
 	{ "pid", required_argument, NULL, 'p' }, \
@@ -42,6 +45,8 @@ extern const char session_options_help[];
 struct session_options {
 	const char *command_name;   /* "stat", for messages */
 	char *events;               /* comma list; -e may repeat */
+	char *metrics;              /* comma list of catalog metrics; -m may repeat */
+	const char *replay_path;    /* counter values from a replay file instead of the kernel */
 	long interval_ms;           /* 0: no periodic frames */
 	bool system_wide;
 	const char *pids;
@@ -62,6 +67,11 @@ void session_describe_target(const struct session_options *opt, char *buf, size_
 
 #define SESSION_MAX_SOURCES 4
 
+struct catalog;
+struct resolution;
+struct metric_plan;
+struct metric_engine;
+
 struct session {
 	struct host host;
 	struct target target;
@@ -72,6 +82,12 @@ struct session {
 	struct source sources[SESSION_MAX_SOURCES];
 	int nr_sources;
 	struct sampler sampler;
+	/* Metrics (-m): the catalog resolved on this host, the plan of raw events,
+	 * and the engine that computes the metrics from frames. */
+	struct catalog *catalog;
+	struct resolution *resolution;
+	struct metric_plan *plan;
+	struct metric_engine *engine;
 	bool host_loaded;
 	bool sampler_opened;
 };

@@ -32,6 +32,10 @@ struct source {
 	int first;         /* index of this source's first series in the table */
 	int count;         /* number of series it owns */
 	bool finished;     /* set by a source whose target is gone (replay at EOF) */
+	/* Frames come from a file (replay, recording): the source sets each
+	 * frame's time and interval, and the sampler reads them as fast as they
+	 * come instead of waiting for a timer. */
+	bool replay;
 };
 
 #endif

@@ -1,19 +1,18 @@
 /* What `memscope stat` prints: interval lines and final totals, as aligned
  * text (vmstat-like, header repeated), CSV (-x SEP) or JSON (one object per
- * line). All three read the same aggregated cells. */
+ * line). All three print the same stat table. */
 #ifndef MEMSCOPE_STAT_OUTPUT_H
 #define MEMSCOPE_STAT_OUTPUT_H
 
 #include <stdio.h>
 
-#include "aggregate.h"
+#include "sinks/stat_table.h"
 
 enum stat_format { STAT_TEXT, STAT_CSV, STAT_JSON };
 
 struct stat_output {
 	enum stat_format format;
 	FILE *out;
-	const struct aggregation *aggr;
 	char separator[8];        /* CSV */
 	const char *title;        /* what was measured, for the totals heading */
 	int header_every;         /* text: repeat the header every N lines */
@@ -21,20 +20,14 @@ struct stat_output {
 	int csv_header_done;
 };
 
-void stat_output_interval(struct stat_output *o, double time_s, double interval_s,
-			  const struct aggr_cell *cells);
-void stat_output_totals(struct stat_output *o, double elapsed_s, const struct aggr_cell *cells);
+void stat_output_interval(struct stat_output *o, double time_s, double interval_s, const struct stat_table *t);
+void stat_output_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t);
 
-/* Shared by the formats: the value to show for a cell (scaled count, in the
- * event's unit) and whether a coverage note is due. */
-double stat_cell_value(const struct aggregation *a, int col, const struct aggr_cell *cell);
-void stat_row_label(const struct aggregation *a, int row, char *buf, size_t size);
-
-void stat_text_interval(struct stat_output *o, double time_s, const struct aggr_cell *cells);
-void stat_text_totals(struct stat_output *o, double elapsed_s, const struct aggr_cell *cells);
-void stat_csv_interval(struct stat_output *o, double time_s, const struct aggr_cell *cells);
-void stat_csv_totals(struct stat_output *o, double elapsed_s, const struct aggr_cell *cells);
-void stat_json_interval(struct stat_output *o, double time_s, double interval_s, const struct aggr_cell *cells);
-void stat_json_totals(struct stat_output *o, double elapsed_s, const struct aggr_cell *cells);
+void stat_text_interval(struct stat_output *o, double time_s, const struct stat_table *t);
+void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t);
+void stat_csv_interval(struct stat_output *o, double time_s, const struct stat_table *t);
+void stat_csv_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t);
+void stat_json_interval(struct stat_output *o, double time_s, double interval_s, const struct stat_table *t);
+void stat_json_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t);
 
 #endif

@@ -70,6 +70,9 @@ static bool is_software_context(const struct event *ev)
 /* Events share a group when they are on the same PMU and opened on the same CPUs. */
 static bool same_group(const struct perf_source *ps, const struct event *a, const struct event *b)
 {
+	/* A metric plan groups its events so they are counted in the same time slices. */
+	if (a->group_hint != b->group_hint)
+		return false;
 	if (is_software_context(a) && is_software_context(b))
 		return is_system_wide(ps, a) == is_system_wide(ps, b);
 	if (strcmp(a->pmu_name, b->pmu_name) != 0 || a->cpus.nr != b->cpus.nr)

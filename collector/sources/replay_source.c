@@ -386,6 +386,7 @@ int replay_source_create(struct source *src, const struct host *host, const stru
 	rs->plan = plan;
 	src->ops = &replay_ops;
 	src->priv = rs;
+	src->replay = true;
 	return 0;
 }
 

@@ -47,9 +47,9 @@ def run_once(cmd):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=str(ROOT / "build"), help="build directory (default: build/)")
-    ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument("--mb", type=int, default=64)
-    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--runs", type=int, default=61)
+    ap.add_argument("--mb", type=int, default=16)
+    ap.add_argument("--rounds", type=int, default=16)
     ap.add_argument("--write-doc", action="store_true", help="update docs/performance.md")
     args = ap.parse_args()
 
@@ -91,7 +91,8 @@ def main():
         added, slowdown, q1, q3 = result[name]
         lines.append(f"{name + ':':9s} median {statistics.median(times[name]):8.1f} ns per fault, added "
                      f"{added:+7.1f} ns ({(slowdown - 1) * 100:+.1f}%), interquartile {q1:+.0f}..{q3:+.0f} ns")
-    lines.append(f"memscope added cost / bpftrace added cost: {ratio:.2f}")
+    verdict = "at most bpftrace's" if result["memscope"][0] <= result["bpftrace"][0] else "MORE than bpftrace's"
+    lines.append(f"memscope added cost / bpftrace added cost: {ratio:.2f} (memscope's added cost is {verdict})")
     print("\n".join(lines))
 
     if args.write_doc:

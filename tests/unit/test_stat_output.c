@@ -7,6 +7,7 @@
 #include "check.h"
 #include "frame.h"
 #include "sinks/stat_output.h"
+#include "sinks/stat_table.h"
 
 static int add(struct series_table *t, const char *name, int cpu, int node)
 {
@@ -32,16 +33,23 @@ static void scaling(void)
 	CHECK_NEAR(sample_scaled(&s), 1000.0, 1e-9);
 }
 
-static char *print(struct stat_output *o, const struct aggr_cell *cells, bool totals)
+static char *print(struct stat_output *o, const struct aggregation *a, const struct aggr_cell *cells,
+		   bool totals)
 {
 	char *text = NULL;
 	size_t size = 0;
+	struct stat_table table;
 
+	CHECK_EQ_INT(stat_table_init(&table, a, NULL, 0, NULL, NULL), 0);
+	CHECK_EQ_INT(table.nr_rows, a->nr_rows);
+	CHECK_EQ_INT(table.nr_columns, a->nr_columns);
+	stat_table_set_events(&table, a, cells);
 	o->out = open_memstream(&text, &size);
 	if (totals)
-		stat_output_totals(o, 1.0, cells);
+		stat_output_totals(o, 1.0, &table);
 	else
-		stat_output_interval(o, 0.5, 0.5, cells);
+		stat_output_interval(o, 0.5, 0.5, &table);
+	stat_table_free(&table);
 	fclose(o->out);
 	return text;
 }
@@ -84,21 +92,20 @@ static void per_node_with_multiplexing(void)
 	CHECK(cells[0 * 3 + 2].unsupported && cells[1 * 3 + 2].unsupported);
 
 	o.format = STAT_TEXT;
-	o.aggr = &a;
 	o.title = "'test'";
-	text = print(&o, cells, false);
+	text = print(&o, &a, cells, false);
 	CHECK_CONTAINS(text, "4,000 (25.0%)");
 	CHECK_CONTAINS(text, "n/a");
 	CHECK_CONTAINS(text, "<not supported>");
 	free(text);
-	text = print(&o, cells, true);
+	text = print(&o, &a, cells, true);
 	CHECK_CONTAINS(text, "Memory-system counter stats for 'test'");
 	CHECK_CONTAINS(text, " node1               4,000 (25.0%)  mux\n");
 	free(text);
 
 	o.format = STAT_CSV;
 	snprintf(o.separator, sizeof(o.separator), ";");
-	text = print(&o, cells, true);
+	text = print(&o, &a, cells, true);
 	CHECK_CONTAINS(text, "time;scope;event;value;unit;coverage\n");
 	CHECK_CONTAINS(text, "total;node1;mux;4000;;0.2500\n");
 	CHECK_CONTAINS(text, "total;node0;mux;n/a;;\n");
@@ -106,7 +113,7 @@ static void per_node_with_multiplexing(void)
 	free(text);
 
 	o.format = STAT_JSON;
-	text = print(&o, cells, false);
+	text = print(&o, &a, cells, false);
 	CHECK_CONTAINS(text, "\"type\":\"interval\"");
 	CHECK_CONTAINS(text, "\"mux\":{\"value\":4000.0,\"raw\":1000,\"coverage\":0.25");
 	CHECK_CONTAINS(text, "\"cycles\":{\"value\":null,\"status\":\"not supported\"");

@@ -34,7 +34,7 @@ def test_move_pages_counted_by_memscope(memscope, thp_off):
     require_event(memscope, "proc.pages_migrated")
     res = run([memscope, "stat", "-e", "proc.pages_migrated", "-x,", "--", *move_pages_cmd()])
     assert res.returncode == 0, res.stderr
-    rows = [r for r in stat_rows(res.stdout + res.stderr)
+    rows = [r for r in stat_rows(res.stderr + "\n" + res.stdout)
             if r["time"] == "total" and r["event"] == "proc.pages_migrated"]
     assert rows, res.stdout
     assert sum(r["value"] for r in rows) == NPAGES, rows
@@ -96,7 +96,7 @@ def test_migratepages_counted_by_memscope(memscope, holder):
     require_event(memscope, "proc.pages_migrated")
     pid, _ = holder
     moved, migrated, _, res = migratepages(pid, memscope)
-    rows = [r for r in stat_rows(res.stdout + res.stderr)
+    rows = [r for r in stat_rows(res.stderr + "\n" + res.stdout)
             if r["time"] == "total" and r["event"] == "proc.pages_migrated"]
     assert rows, res.stdout
     # migrate_pages(2) moves them in migratepages' own context: that is the task memscope ran.

@@ -50,6 +50,7 @@ def main():
         "vmstat": {k: stat_after[k] - stat_before[k]
                    for k in ("pgmigrate_success", "pgmigrate_fail", "numa_pages_migrated")},
     }, sys.stdout)
+    print()
 
 
 if __name__ == "__main__":

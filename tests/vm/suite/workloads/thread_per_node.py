@@ -34,6 +34,7 @@ def main():
     for t in threads:
         t.join()
     json.dump({"pid": os.getpid(), "threads": sorted(results, key=lambda r: r["cpu"])}, sys.stdout)
+    print()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,183 @@
+#include "sinks/stat_table.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "metrics.h"
+
+static enum metric_scope scope_of(enum aggr_mode mode)
+{
+	return mode == AGGR_NODE ? SCOPE_NODE : mode == AGGR_SOCKET ? SCOPE_SOCKET : SCOPE_SYSTEM;
+}
+
+static int compare_int(const void *a, const void *b)
+{
+	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+static void add_key(struct stat_table *t, int key)
+{
+	for (int r = 0; r < t->nr_rows; r++)
+		if (t->row_keys[r] == key)
+			return;
+	t->row_keys[t->nr_rows++] = key;
+}
+
+static bool wanted(const char *name, const char *const *events, int nr_events)
+{
+	if (!events)
+		return true;
+	for (int i = 0; i < nr_events; i++)
+		if (!strcmp(events[i], name))
+			return true;
+	return false;
+}
+
+int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const char *const *events,
+		    int nr_events, const struct metric_plan *plan, const struct metric_engine *engine)
+{
+	int nr_metrics = 0, nr_scopes = 0, max_rows;
+
+	memset(t, 0, sizeof(*t));
+	t->mode = aggr->mode;
+	if (plan && engine) {
+		for (int i = 0; i < plan->nr_metrics; i++)
+			nr_metrics += plan->metrics[i].requested;
+		nr_scopes = metric_engine_nr_scopes(engine, scope_of(aggr->mode));
+	}
+	for (int c = 0; aggr->nr_series && c < aggr->nr_columns; c++)
+		t->nr_event_columns += wanted(aggr->columns[c], events, nr_events);
+	t->nr_columns = t->nr_event_columns + nr_metrics;
+	max_rows = aggr->nr_rows + nr_scopes + 1;
+	t->row_keys = calloc((size_t)max_rows, sizeof(int));
+	t->names = calloc((size_t)t->nr_columns + 1, sizeof(char *));
+	t->units = calloc((size_t)t->nr_columns + 1, sizeof(char *));
+	t->event_source_column = calloc((size_t)t->nr_event_columns + 1, sizeof(int));
+	if (!t->row_keys || !t->names || !t->units || !t->event_source_column)
+		goto oom;
+	if (aggr->mode == AGGR_TOTAL) {
+		t->row_keys[t->nr_rows++] = -1;
+	} else {
+		if (t->nr_event_columns)
+			for (int r = 0; r < aggr->nr_rows; r++)
+				add_key(t, aggr->row_keys[r]);
+		for (int i = 0; i < nr_scopes; i++)
+			add_key(t, metric_engine_scope_id(engine, scope_of(aggr->mode), i));
+		if (t->nr_rows == 0)
+			t->row_keys[t->nr_rows++] = -1;
+		qsort(t->row_keys, (size_t)t->nr_rows, sizeof(int), compare_int);
+	}
+	for (int c = 0, out = 0; out < t->nr_event_columns; c++) {
+		if (!wanted(aggr->columns[c], events, nr_events))
+			continue;
+		t->event_source_column[out] = c;
+		t->names[out] = aggr->columns[c];
+		t->units[out++] = aggr->units[c];
+	}
+	for (int i = 0, c = t->nr_event_columns; plan && engine && i < plan->nr_metrics; i++) {
+		const struct catalog_metric *m;
+
+		if (!plan->metrics[i].requested)
+			continue;
+		m = &plan->cat->metrics[plan->metrics[i].metric];
+		t->names[c] = m->name;
+		t->units[c] = m->unit ? m->unit : "";
+		c++;
+	}
+	t->cells = calloc((size_t)(t->nr_rows * (t->nr_columns ? t->nr_columns : 1)), sizeof(*t->cells));
+	if (!t->cells)
+		goto oom;
+	return 0;
+oom:
+	stat_table_free(t);
+	return -1;
+}
+
+void stat_table_free(struct stat_table *t)
+{
+	free(t->row_keys);
+	free(t->names);
+	free(t->units);
+	free(t->event_source_column);
+	free(t->cells);
+	memset(t, 0, sizeof(*t));
+}
+
+void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr, const struct aggr_cell *cells)
+{
+	for (int r = 0; r < t->nr_rows; r++) {
+		int ar = -1;
+
+		for (int k = 0; k < aggr->nr_rows; k++)
+			if (aggr->row_keys[k] == t->row_keys[r])
+				ar = k;
+		for (int c = 0; c < t->nr_event_columns; c++) {
+			int ac = t->event_source_column[c];
+			struct stat_cell *out = &t->cells[r * t->nr_columns + c];
+			const struct aggr_cell *in = ar >= 0 ? &cells[ar * aggr->nr_columns + ac] : NULL;
+			double scale = aggr->scales[ac] > 0 ? aggr->scales[ac] : 1.0;
+
+			memset(out, 0, sizeof(*out));
+			if (!in || in->not_applicable) {
+				out->status = CELL_NOT_APPLICABLE;
+				continue;
+			}
+			if (in->unsupported)
+				out->status = CELL_UNSUPPORTED;
+			else if (!in->valid)
+				out->status = CELL_NOT_COUNTED;
+			out->value = in->value * scale;
+			out->raw = in->raw;
+			out->coverage = aggr_cell_coverage(in);
+			out->integer = scale == 1.0 && in->value == (double)in->raw;
+		}
+	}
+}
+
+void stat_table_set_metrics(struct stat_table *t, const struct metric_plan *plan,
+			    const struct metric_engine *engine)
+{
+	enum metric_scope scope = scope_of(t->mode);
+	int nr_scopes = metric_engine_nr_scopes(engine, scope);
+
+	for (int r = 0; r < t->nr_rows; r++) {
+		int index = -1;
+
+		for (int k = 0; k < nr_scopes; k++)
+			if (scope == SCOPE_SYSTEM || metric_engine_scope_id(engine, scope, k) == t->row_keys[r])
+				index = k;
+		for (int i = 0, c = t->nr_event_columns; i < plan->nr_metrics; i++) {
+			struct stat_cell *out;
+			const struct metric_value *v;
+
+			if (!plan->metrics[i].requested)
+				continue;
+			out = &t->cells[r * t->nr_columns + c++];
+			memset(out, 0, sizeof(*out));
+			if (index < 0 || t->mode == AGGR_CPU) {
+				out->status = CELL_NOT_APPLICABLE;
+				out->why = "metrics are computed for the system, each node or each socket";
+				continue;
+			}
+			v = metric_engine_value(engine, i, scope, index);
+			if (!v || !v->valid) {
+				out->status = CELL_NOT_COUNTED;
+				out->why = v ? v->why : NULL;
+				continue;
+			}
+			out->value = v->value;
+			out->coverage = v->coverage;
+			out->mixed_slices = v->mixed_slices;
+		}
+	}
+}
+
+void stat_table_row_label(const struct stat_table *t, int row, char *buf, size_t size)
+{
+	if (t->row_keys[row] < 0)
+		snprintf(buf, size, "total");
+	else
+		snprintf(buf, size, "%s%d", aggr_mode_name(t->mode), t->row_keys[row]);
+}

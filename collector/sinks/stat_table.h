@@ -1,0 +1,63 @@
+/* What one stat line shows: rows (the whole target, or one CPU, socket or
+ * node each) by columns (events, then metrics). Events come from the
+ * aggregation of series; metrics from the metric engine. The printers read
+ * only this table. */
+#ifndef MEMSCOPE_STAT_TABLE_H
+#define MEMSCOPE_STAT_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aggregate.h"
+
+struct metric_engine;
+struct metric_plan;
+
+enum stat_cell_status {
+	CELL_OK,
+	CELL_UNSUPPORTED,       /* the event could not be opened at all */
+	CELL_NOT_APPLICABLE,    /* no value for this row's scope */
+	CELL_NOT_COUNTED,       /* a read failed this interval, or a metric's inputs are missing */
+};
+
+struct stat_cell {
+	double value;           /* in the column's unit (scale applied) */
+	double coverage;        /* 0..1: share of the interval counted */
+	uint64_t raw;           /* raw count (events) */
+	bool integer;           /* a plain count: print without decimals */
+	bool mixed_slices;      /* a metric whose inputs were counted in different time slices */
+	enum stat_cell_status status;
+	const char *why;        /* static reason when not OK (metrics), or NULL */
+};
+
+struct stat_table {
+	enum aggr_mode mode;
+	int nr_rows;
+	int *row_keys;          /* cpu/socket/node number, -1 for the total row */
+	int nr_columns;
+	int nr_event_columns;   /* columns [0, nr_event_columns) are events, the rest metrics */
+	const char **names;
+	const char **units;
+	int *event_source_column;  /* per event column: the aggregation's column */
+	struct stat_cell *cells;   /* nr_rows x nr_columns */
+};
+
+/* Rows: the aggregation's keys, plus the engine's node/socket ids when
+ * metrics are shown; columns: the aggregation's events (only those named in
+ * events[0..nr_events) when events is not NULL: a metric's raw inputs are not
+ * shown unless asked for), then the plan's requested metrics. engine/plan may
+ * be NULL. */
+int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const char *const *events,
+		    int nr_events, const struct metric_plan *plan, const struct metric_engine *engine);
+void stat_table_free(struct stat_table *t);
+
+/* Event columns from aggregated cells (aggr rows are matched by key). */
+void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr, const struct aggr_cell *cells);
+/* Metric columns from the engine's values after its last compute. */
+void stat_table_set_metrics(struct stat_table *t, const struct metric_plan *plan,
+			    const struct metric_engine *engine);
+
+void stat_table_row_label(const struct stat_table *t, int row, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,91 @@
+"""memscope stat -m: catalog metrics computed live here, and on fixture machines through --replay."""
+import json
+
+from conftest import fixture_env, run
+from stat_output import intervals, parse_csv, totals
+
+
+def write_replay(path, frames):
+    lines = [json.dumps({"format": "memscope-replay", "version": 1})]
+    lines += [json.dumps({"t": t, "values": values}) for t, values in frames]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def kunpeng_ddrc(overrides):
+    """Every DDRC flux_rd of the 2-socket Kunpeng 920 fixture (4 SCCLs x 4 channels)."""
+    values = {f"hisi_sccl{s}_ddrc{c}/flux_rd/": 0 for s in (1, 3, 5, 7) for c in range(4)}
+    values.update(overrides)
+    return values
+
+
+def test_kunpeng_read_bandwidth_per_node_from_replayed_counters(memscope, tmp_path):
+    replay = tmp_path / "kunpeng.jsonl"
+    write_replay(replay, [
+        (1.0, kunpeng_ddrc({"hisi_sccl1_ddrc0/flux_rd/": 1000, "hisi_sccl1_ddrc1/flux_rd/": 500})),
+        (2.0, kunpeng_ddrc({"hisi_sccl1_ddrc0/flux_rd/": 2000, "hisi_sccl3_ddrc2/flux_rd/": 250})),
+    ])
+    env = fixture_env("kunpeng920-2s")
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.read_bytes",
+               "--per-node", "-I", "1000", "-x,"], env=env)
+    assert res.returncode == 0, res.stderr
+    rows = parse_csv(res.stdout)
+    per_interval = {(r["time"], r["scope"], r["event"]): r["value"] for r in intervals(rows)}
+    # DDRC v1 flux counts 32 bytes (vendor tooling); SCCL1 is node 0, SCCL3 node 1.
+    assert per_interval[("1.000000", "node0", "mem.read_bw")] == (1000 + 500) * 32
+    assert per_interval[("1.000000", "node1", "mem.read_bw")] == 0
+    assert per_interval[("2.000000", "node0", "mem.read_bw")] == 2000 * 32
+    assert per_interval[("2.000000", "node1", "mem.read_bw")] == 250 * 32
+    t = totals(rows)
+    assert t[("node0", "mem.read_bytes")] == 3500 * 32
+    assert t[("node0", "mem.read_bw")] == 3500 * 32 / 2.0
+    assert t[("node1", "mem.read_bw")] == 250 * 32 / 2.0
+    assert t[("node2", "mem.read_bw")] == 0 and t[("node3", "mem.read_bw")] == 0
+    # The raw inputs stay out of the output unless asked for with -e.
+    assert not any(r["event"].startswith("hisi_") for r in rows)
+
+
+def test_replay_with_a_missing_counter_never_shows_zero(memscope, tmp_path):
+    replay = tmp_path / "partial.jsonl"
+    write_replay(replay, [(1.0, {"hisi_sccl1_ddrc0/flux_rd/": 1000})])
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw", "-x,"],
+              env=fixture_env("kunpeng920-2s"))
+    assert res.returncode == 0, res.stderr
+    row = [r for r in parse_csv(res.stdout) if r["event"] == "mem.read_bw"][0]
+    assert row["counted"] is False and row["value"] == "<not counted>"
+
+
+def test_replay_needs_metrics_and_no_target(memscope, tmp_path):
+    res = run([memscope, "stat", "--replay", str(tmp_path / "x.jsonl"), "-a"])
+    assert res.returncode == 2
+    assert "--replay FILE replays the counters of -m METRICS" in res.stderr
+
+
+def test_unknown_metric_is_a_usage_error(memscope):
+    res = run([memscope, "stat", "-m", "mem.reed_bw", "--", "true"])
+    assert res.returncode == 2
+    assert "unknown metric 'mem.reed_bw'" in res.stderr
+
+
+def test_unavailable_metric_says_why(memscope):
+    # This machine has no uncore PMU: memory bandwidth cannot be measured here.
+    res = run([memscope, "stat", "-m", "mem.read_bw", "--", "true"])
+    assert res.returncode == 1
+    assert "mem.read_bw" in res.stderr
+
+
+def test_kernel_metrics_live_agree_with_the_workload(memscope, touchmem):
+    res = run([memscope, "stat", "-x,", "-e", "page-faults", "-m", "kernel.faults,numa.hit",
+               "--", touchmem, "64"])
+    assert res.returncode == 0, res.stderr
+    t = totals(parse_csv(res.stdout))
+    pages = 64 * 256
+    assert t[("total", "kernel.faults")] == t[("total", "page-faults")]
+    assert abs(t[("total", "kernel.faults")] - pages) <= 0.02 * pages
+    # numa_hit is system-wide: at least the workload's pages, allocated on this node.
+    assert t[("total", "numa.hit")] >= 0.98 * pages
+
+
+def test_metrics_per_cpu_is_refused(memscope):
+    res = run([memscope, "stat", "-m", "kernel.faults", "--per-cpu", "--", "true"])
+    assert res.returncode == 2
+    assert "not per CPU" in res.stderr
