@@ -9,5 +9,9 @@
 int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_ctl(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

@@ -130,8 +130,8 @@ static void limit_hook(lua_State *L, lua_Debug *ar)
 	if (!s->timed_out)
 		lua_sethook(L, limit_hook, LUA_MASKCOUNT, 1);
 	s->timed_out = true;
-	luaL_error(L, "CPU limit: %s ran longer than %u ms (set MEMSCOPE_LUA_CPU_MS to allow more)",
-		   s->phase ? s->phase : "the script", s->engine->opt.cpu_limit_ms);
+	luaL_error(L, "CPU limit: %s ran longer than %d ms (set MEMSCOPE_LUA_CPU_MS to allow more)",
+		   s->phase ? s->phase : "the script", (int)s->engine->opt.cpu_limit_ms);
 }
 
 /* ---- errors ---- */
@@ -347,7 +347,28 @@ static int split_spec(const char *spec, char *name, size_t size, char **args)
 	return 0;
 }
 
-/* memscope.args from the command line, then defaults from script.args. */
+/* memscope.args.KEY not given on the command line: the default that
+ * script.args declares, so the chunk's top level can read it too. */
+static int args_default(lua_State *L)
+{
+	const char *key = lua_tostring(L, 2);
+
+	if (!key || lua_getglobal(L, "script") != LUA_TTABLE || lua_getfield(L, -1, "args") != LUA_TTABLE)
+		return 0;
+	for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TTABLE; i++) {
+		lua_getfield(L, -1, "name");
+		if (lua_type(L, -1) == LUA_TSTRING && !strcmp(lua_tostring(L, -1), key)) {
+			lua_getfield(L, -2, "default");
+			if (lua_type(L, -1) == LUA_TNUMBER)
+				lua_tostring(L, -1);
+			return 1;
+		}
+		lua_pop(L, 2);
+	}
+	return 0;
+}
+
+/* memscope.args from the command line; defaults come from script.args. */
 static int set_args(struct lua_script *s, struct ms_error *err)
 {
 	lua_State *L = s->L;
@@ -355,6 +376,10 @@ static int set_args(struct lua_script *s, struct ms_error *err)
 
 	lua_getglobal(L, "memscope");
 	lua_newtable(L);
+	lua_createtable(L, 0, 1);
+	lua_pushcfunction(L, args_default);
+	lua_setfield(L, -2, "__index");
+	lua_setmetatable(L, -2);
 	if (s->args && s->args[0]) {
 		if (!(copy = strdup(s->args)))
 			return -1;
@@ -456,6 +481,7 @@ static int load_script(struct lua_engine *e, struct lua_script *s, const char *s
 	/* Built-ins are named by their file name, user scripts as given. */
 	snprintf(s->name, sizeof(s->name), "%s", strchr(name, '/') ? name : strrchr(s->path, '/') ?
 		 strrchr(s->path, '/') + 1 : s->path);
+	s->label = strrchr(s->name, '/') ? strrchr(s->name, '/') + 1 : s->name;
 	s->engine = e;
 	s->mem_limit = e->opt.memory_limit;
 	s->L = lua_newstate(budget_alloc, s);
@@ -491,6 +517,24 @@ static int load_script(struct lua_engine *e, struct lua_script *s, const char *s
 	return check_args(s, err);
 }
 
+static int add_unique(char **list, size_t *len, size_t *cap, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = *list; (p = strstr(p, name)); p += n)
+		if ((p == *list || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return 0;
+	if (*len + n + 2 > *cap) {
+		char *grown = realloc(*list, *cap = 2 * (*len + n + 2));
+
+		if (!grown)
+			return -1;
+		*list = grown;
+	}
+	*len += (size_t)sprintf(*list + *len, "%s%s", *len ? "," : "", name);
+	return 0;
+}
+
 /* Append each string of script.<field> to a comma list, once. */
 static int collect_wanted(struct lua_engine *e, const char *field, char **list)
 {
@@ -503,39 +547,18 @@ static int collect_wanted(struct lua_engine *e, const char *field, char **list)
 
 		if (e->scripts[i].failed)
 			continue;
-		lua_getglobal(L, "script");
-		if (lua_istable(L, -1) && lua_getfield(L, -1, field) == LUA_TTABLE) {
+		int top = lua_gettop(L);
+
+		if (lua_getglobal(L, "script") == LUA_TTABLE && lua_getfield(L, -1, field) == LUA_TTABLE) {
 			for (lua_Integer k = 1; lua_rawgeti(L, -1, k) == LUA_TSTRING; k++) {
-				const char *name = lua_tostring(L, -1);
-				size_t n = strlen(name);
-				char needle[256];
+				int added = add_unique(list, &len, &cap, lua_tostring(L, -1));
 
-				snprintf(needle, sizeof(needle), ",%s,", name);
 				lua_pop(L, 1);
-				if (len) {
-					char *padded = malloc(len + 3);
-					bool dup;
-
-					if (!padded)
-						return -1;
-					sprintf(padded, ",%s,", *list);
-					dup = strstr(padded, needle) != NULL;
-					free(padded);
-					if (dup)
-						continue;
-				}
-				if (len + n + 2 > cap) {
-					char *grown = realloc(*list, cap = 2 * (len + n + 2));
-
-					if (!grown)
-						return -1;
-					*list = grown;
-				}
-				len += (size_t)sprintf(*list + len, "%s%s", len ? "," : "", name);
+				if (added < 0)
+					return -1;
 			}
-			lua_pop(L, 1);
 		}
-		lua_pop(L, 2);
+		lua_settop(L, top);
 	}
 	return 0;
 }

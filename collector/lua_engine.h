@@ -27,6 +27,7 @@
 
 struct metric_plan;
 struct metric_engine;
+struct resolution;
 
 enum lua_output_format { LUA_OUTPUT_TEXT, LUA_OUTPUT_CSV, LUA_OUTPUT_JSON };
 
@@ -53,6 +54,7 @@ struct lua_engine_inputs {
 	const struct topology *topo;
 	const struct metric_plan *plan;       /* catalog metrics, or NULL */
 	const struct metric_engine *metrics;  /* computed by the caller before each frame, or NULL */
+	const struct resolution *res;         /* why catalog metrics are unavailable, or NULL */
 	const char *source;                   /* "live", "recording", "replay" */
 	const char *source_name;              /* the recording's path, the target, ... */
 };

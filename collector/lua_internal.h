@@ -16,6 +16,7 @@ struct lua_script {
 	struct lua_engine *engine;
 	int index;
 	char name[128];            /* as scripts and errors show it: "faults.lua" or the path given */
+	const char *label;         /* the file name in name: how CSV and JSON records name the script */
 	char path[PATH_MAX];
 	char *args;                /* "key=val,key=val" from the command line, or NULL */
 	lua_State *L;

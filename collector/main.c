@@ -14,7 +14,11 @@ struct command {
 static const struct command commands[] = {
 	{ "stat", cmd_stat, "count events and metrics for a command, processes or the system" },
 	{ "list", cmd_list, "what this host can measure: PMUs, events, metrics" },
+	{ "top", cmd_top, "live full-screen view of NUMA nodes and processes" },
+	{ "record", cmd_record, "record frames to a file, for stat --input and reports" },
+	{ "ctl", cmd_ctl, "label, pause, resume or redirect a running memscope record" },
 	{ "doctor", cmd_doctor, "permissions, PMUs, BTF, limits: what is missing and the fix" },
+	{ "report", cmd_report, "Lua reports over a recording (remote_ratio.lua, faults.lua, ...)" },
 };
 
 static void usage(FILE *out)

@@ -45,6 +45,9 @@ struct recording_writer_options {
 	/* The metric plan (documented optional "catalog" member), or NULL. The
 	 * writer takes a reference of its own. */
 	json_t *catalog;
+	/* recording_host_snapshot() of the host, so metrics can be recomputed
+	 * on another machine; NULL: none. The writer takes a reference. */
+	json_t *host_files;
 };
 
 struct recording_writer;
@@ -88,6 +91,7 @@ struct recording_header {
 	struct topology topo;       /* of the recording machine, when has_topology */
 	struct series_table table;  /* the series of every frame, in order */
 	json_t *catalog;            /* the optional metric plan, or NULL (borrowed from the reader) */
+	json_t *host_files;         /* the host's sysfs/procfs snapshot, or NULL (borrowed) */
 };
 
 enum recording_record_kind {

@@ -174,7 +174,7 @@ static json_t *series_json(const struct series_table *table)
 	return list;
 }
 
-static json_t *host_json(const struct host *host)
+static json_t *host_json(const struct host *host, json_t *files)
 {
 	const struct topology *t = &host->topo;
 	json_t *h = json_object(), *cpus = json_array(), *nodes = json_array(), *dist = json_array();
@@ -206,6 +206,8 @@ static json_t *host_json(const struct host *host)
 	json_object_set_new(h, "nodes", nodes);
 	json_object_set_new(h, "distance", dist);
 	json_object_set_new(h, "pmus", pmus);
+	if (files)
+		json_object_set(h, "files", files);
 	return h;
 }
 
@@ -229,7 +231,7 @@ static json_t *header_json(const struct recording_writer_options *opt, const str
 	json_object_set_new(h, "interval_ns", json_integer((json_int_t)opt->interval_ns));
 	json_object_set_new(h, "target", json_string(opt->target ? opt->target : ""));
 	if (opt->host)
-		json_object_set_new(h, "host", host_json(opt->host));
+		json_object_set_new(h, "host", host_json(opt->host, opt->host_files));
 	json_object_set_new(h, "series", series_json(table));
 	if (opt->catalog)
 		json_object_set(h, "catalog", opt->catalog);

@@ -25,6 +25,8 @@ uint64_t monotonic_ns(void)
 int sampler_open(struct sampler *s, struct source *sources, int nr_sources, struct ms_error *err)
 {
 	memset(&s->table, 0, sizeof(s->table));
+	s->watch.fd = -1;
+	s->timer_fd = -1;
 	s->sources = sources;
 	s->nr_sources = nr_sources;
 	for (int i = 0; i < nr_sources; i++) {
@@ -75,6 +77,27 @@ static void stop_command(struct target *target)
 	kill(pid, SIGKILL);
 	if (waitpid(pid, &target->child_status, 0) == pid)
 		target->child_exited = true;
+}
+
+/* epoll data of the watch: beyond any pidfd index (those are 2 + i). */
+#define WATCH_ID UINT64_MAX
+
+int sampler_set_interval(struct sampler *s, uint64_t interval_ns, struct ms_error *err)
+{
+	struct itimerspec its = {
+		.it_interval = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) },
+		.it_value = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) },
+	};
+
+	if (s->timer_fd < 0) {
+		ms_error_set(err, "this run has no interval timer (started without -I)");
+		return -1;
+	}
+	if (timerfd_settime(s->timer_fd, 0, &its, NULL) < 0) {
+		ms_error_set(err, "cannot change the interval timer: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static bool replaying(const struct sampler *s)
@@ -154,6 +177,11 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 		}
 		ev.data.u64 = 1;
 		epoll_ctl(epfd, EPOLL_CTL_ADD, tfd, &ev);
+		s->timer_fd = tfd;
+	}
+	if (s->watch.fd >= 0) {
+		ev.data.u64 = WATCH_ID;
+		epoll_ctl(epfd, EPOLL_CTL_ADD, s->watch.fd, &ev);
 	}
 	if (target->kind == TARGET_PIDS) {
 		pidfds = malloc(sizeof(int) * (size_t)target->nr_pids);
@@ -204,6 +232,8 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 					running = false;
 				}
 				s->frame.seq++;
+			} else if (what == WATCH_ID) {
+				s->watch.on_ready(s, s->watch.ctx);
 			} else if (what == 0) {
 				struct signalfd_siginfo si;
 
@@ -254,6 +284,7 @@ out:
 	}
 	if (tfd >= 0)
 		close(tfd);
+	s->timer_fd = -1;
 	if (epfd >= 0)
 		close(epfd);
 	if (sfd >= 0)

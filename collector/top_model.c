@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ struct top_proc_counts {
 	char comm[32];
 	uint64_t faults, oncpu_ns, offcpu_ns, migrations;
 	uint64_t pages_node[TOP_MAX_NODES];
+	uint64_t pages_alloc_sum;                    /* all nodes */
 };
 
 struct top_thread_counts {
@@ -201,7 +203,11 @@ static int open_plan(struct top_model *m, struct ms_error *err)
 
 static int create_sources(struct top_model *m, struct ms_error *err)
 {
-	static const char *const bpf_names[] = { "proc.pages_alloc" };
+	/* The probes behind the per-process numbers (faults, scheduling,
+	 * migrations, page allocations); only proc.pages_alloc is read as series. */
+	static const char *const bpf_names[] = {
+		"proc.pages_alloc", "proc.faults", "proc.oncpu_ns", "proc.offcpu_ns", "proc.migrations",
+	};
 	struct bpf_source_options bopt;
 	struct ms_error bpf_err = { "" };
 	char *notes = NULL;
@@ -232,7 +238,8 @@ static int create_sources(struct top_model *m, struct ms_error *err)
 	warnings = open_memstream(&notes, &notes_len);
 	bopt.warnings = warnings;
 	m->bpf_index = -1;
-	if (bpf_source_create(&m->sources[m->nr_sources], &m->host, &bopt, bpf_names, 1, &bpf_err) < 0) {
+	if (bpf_source_create(&m->sources[m->nr_sources], &m->host, &bopt, bpf_names,
+			      (int)(sizeof(bpf_names) / sizeof(bpf_names[0])), &bpf_err) < 0) {
 		m->bpf_why = strdup(bpf_err.text);
 		if (!m->bpf_why)
 			goto oom;
@@ -333,7 +340,7 @@ int top_model_open(struct top_model *m, const struct top_options *opt, struct ms
 		return -1;
 	find_pages_series(m);
 	for (int i = 0; i < m->nr_sources; i++)
-		len += (size_t)snprintf(m->sources + len, sizeof(m->sources) - len, "%s%s", len ? " " : "",
+		len += (size_t)snprintf(m->source_names + len, sizeof(m->source_names) - len, "%s%s", len ? " " : "",
 					m->sources[i].ops->name);
 	if (m->bpf_why) {
 		set_whole_column_why(m, TOP_NODE_PAGES_ALLOC, m->bpf_why);
@@ -520,12 +527,21 @@ static double rate(uint64_t now, uint64_t before, double seconds)
 static void fill_process(struct top_model *m, const struct bpf_process_stats *b,
 			 const struct top_proc_counts *before, struct top_proc_counts *now, double seconds)
 {
-	struct top_process_row *row = &m->procs[m->nr_procs++];
+	struct top_process_row *row = &m->procs[m->nr_procs];
 	static const struct top_proc_counts zero;
 	uint64_t d_on, d_off;
+	bool idle, alive;
 
 	if (!before)
 		before = &zero;  /* new since the last update: all its counts are recent */
+	idle = b->faults == before->faults && b->oncpu_ns == before->oncpu_ns && b->offcpu_ns == before->offcpu_ns &&
+	       b->pages_alloc == before->pages_alloc_sum;
+	/* The probes' maps keep processes that have exited; one that did nothing
+	 * since the last update and is gone has no row. kill(pid, 0) is one
+	 * system call, cheaper than opening /proc. */
+	alive = kill(b->tgid, 0) == 0 || errno == EPERM;
+	if (!(idle && !alive))
+		m->nr_procs++;
 	memset(row, 0, sizeof(*row));
 	row->pid = b->tgid;
 	row->nr_threads = b->nr_threads;
@@ -547,6 +563,7 @@ static void fill_process(struct top_model *m, const struct bpf_process_stats *b,
 	now->oncpu_ns = b->oncpu_ns;
 	now->offcpu_ns = b->offcpu_ns;
 	now->migrations = b->migrations;
+	now->pages_alloc_sum = b->pages_alloc;
 	for (int i = 0; i < m->nr_nodes && i < TOP_MAX_NODES; i++) {
 		int node = m->host.topo.nodes[i];
 		uint64_t pages = node < BPF_SOURCE_MAX_NODES ? b->pages_alloc_node[node] : 0;

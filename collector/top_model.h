@@ -103,7 +103,7 @@ struct top_model {
 	/* Header */
 	char hostname[64];
 	char cpu_model[128];
-	char sources[64];            /* "perf bpf procfs" */
+	char source_names[64];       /* "perf procfs bpf" */
 	double coverage_pct;         /* smallest running/enabled share of the perf counters */
 	bool coverage_valid;
 	double elapsed_s;            /* since sampling started */
@@ -121,7 +121,7 @@ struct top_model {
 	int nr_procs;
 	const char *proc_remote_why;
 	const char *proc_offcpu_why;
-	const char *bpf_why;         /* the eBPF probes could not start: no process table */
+	char *bpf_why;               /* the eBPF probes could not start: no process table */
 
 	/* Focused process */
 	pid_t focus_pid;

@@ -183,3 +183,20 @@ def test_hardware_event_without_pmu_is_reported_and_others_still_count(memscope,
     cyc = [r for r in rows if r["event"] == "cycles"][0]
     assert cyc["counted"] is False and cyc["value"] == "<not supported>"
     assert totals([r for r in rows if r["counted"]])[("total", "page-faults")] > expected_faults(10) * 0.95
+
+
+def test_system_wide_until_sigint(memscope, touchmem):
+    proc = subprocess.Popen([memscope, "stat", "-a", "-x,", "-I", "100", "-e", "page-faults,cpu-clock"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    assert run([touchmem, "40"]).returncode == 0
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    rows = parse_csv(out)
+    t = totals(rows)
+    assert t[("total", "page-faults")] >= expected_faults(40)
+    # cpu-clock counts every CPU's time: about elapsed x CPUs (in msec).
+    elapsed_ms = max(float(r["time"]) for r in intervals(rows)) * 1e3
+    assert abs(t[("total", "cpu-clock")] - elapsed_ms * os.cpu_count()) <= 0.1 * elapsed_ms * os.cpu_count()

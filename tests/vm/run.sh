@@ -79,8 +79,6 @@ vng_args=(
 )
 [ "${MEMSCOPE_VM_VERBOSE:-0}" = 1 ] && vng_args+=(--verbose)
 
-# The guest command goes on the kernel command line (2 KiB at most): keep it
-# to the runner script and its arguments.
 # The guest sees the host read-only: pytest's --junitxml goes to a directory
 # shared read-write, and is copied to where the caller asked afterwards.
 junit_dest=
@@ -101,16 +99,21 @@ if [ -n "$junit_dest" ]; then
 	pytest_args+=("--junitxml=$outdir/junit.xml")
 fi
 
-# The guest inherits no environment: pass on the build and the sanitizers' settings.
+# The guest command goes on the kernel command line (2 KiB in all, base64
+# encoded): keep it to the runner script, a few variables and pytest's
+# arguments. The guest inherits no environment: pass on the build and the
+# sanitizers' settings.
 guest_cmd="MEMSCOPE_BUILD=$(printf '%q' "$build")"
 for var in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
 	[ -n "${!var:-}" ] && guest_cmd+=" $var=$(printf '%q' "${!var}")"
 done
 guest_cmd+=" sh $(printf '%q' "$here/in-guest.sh")"
 for arg in ${pytest_args[@]+"${pytest_args[@]}"}; do guest_cmd+=" $(printf '%q' "$arg")"; done
+[ ${#guest_cmd} -le 900 ] ||
+	fail "the guest command is ${#guest_cmd} characters, more than the kernel command line holds: fewer pytest arguments?"
 
-# Inside a private mount namespace: the stand-in udevd over /usr/lib/systemd,
-# then virtme-ng (which execs QEMU in the same process group, so timeout's
+# Inside a private mount namespace: the stand-in udevd over /usr/lib/systemd
+# (created, empty, on a host without systemd), then virtme-ng (which execs QEMU in the same process group, so timeout's
 # signal reaches it).
 boot_script='
 set -e

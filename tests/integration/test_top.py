@@ -1,0 +1,369 @@
+"""memscope top: the full screen driven through tmux (send-keys, capture-pane) and the batch output
+parsed field by field, with workloads whose page faults are known."""
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import run
+
+PAGE = 4096
+TMUX = shutil.which("tmux")
+needs_tmux = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (scripts/setup.sh installs it)")
+
+RATE = re.compile(r"^([0-9.]+)([kMGTP]?)$")
+SCALE = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+
+
+def rate(text):
+    """'12.3k' -> 12300.0 (the screen's short form of a rate)."""
+    m = RATE.match(text)
+    assert m, f"not a rate: {text!r}"
+    return float(m.group(1)) * SCALE[m.group(2)]
+
+
+# --- batch output -------------------------------------------------------------
+
+def parse_batch(text):
+    """Blocks of `memscope top --batch`: header fields, node rows and process rows by column name."""
+    blocks = []
+    for chunk in re.split(r"\n(?=top: update=)", text.strip()):
+        lines = chunk.split("\n")
+        head = dict(re.findall(r"(\w+)=(\S+)", lines[0]))
+        block = {"update": int(head["update"]), "time_s": float(head["time_s"]),
+                 "interval_ms": int(head["interval_ms"]), "fields": {}, "na": {},
+                 "nodes": [], "procs": [], "threads": []}
+        i = 1
+        while i < len(lines) and lines[i]:
+            key, _, value = lines[i].partition(": ")
+            if key == "na":
+                column, _, why = value.partition(": ")
+                block["na"][column] = why
+            else:
+                block["fields"][key] = value
+            i += 1
+        tables = [t for t in "\n".join(lines[i:]).split("\n\n") if t.strip()]
+        for table in tables:
+            rows = table.strip("\n").split("\n")
+            if rows[0].startswith("threads:"):
+                block["threads_of"] = dict(re.findall(r"(\w+)=(\S+)", rows[0]))
+                rows = rows[1:]
+            names = rows[0].split()
+            target = {"NODE": "nodes", "PID": "procs", "TID": "threads"}[names[0]]
+            for row in rows[1:]:
+                # COMMAND is last and may hold spaces.
+                cells = row.split(None, len(names) - 1)
+                assert len(cells) == len(names), f"row {row!r} does not match {names}"
+                block[target].append(dict(zip(names, cells)))
+        blocks.append(block)
+    return blocks
+
+
+def number(cell):
+    return None if cell == "n/a" else float(cell)
+
+
+def test_batch_counts_the_faults_of_a_workload_started_while_it_runs(memscope, touchmem):
+    mb = 64
+    pages = mb * 1024 * 1024 // PAGE
+    top = subprocess.Popen([memscope, "top", "--batch", "-n", "10", "-I", "250"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        # Start the workload after the first block, so every one of its faults
+        # falls in an interval top reports.
+        first = top.stdout.readline()
+        assert first.startswith("top: update=1 "), first + top.stderr.read()
+        work = subprocess.Popen([touchmem, str(mb), "--sleep-ms", "4000"])
+        # Read on from the same buffered stream (communicate() would skip what it holds).
+        out = first + top.stdout.read()
+        top.wait(timeout=60)
+        err = top.stderr.read()
+    finally:
+        if top.poll() is None:
+            top.kill()
+    work.wait(timeout=30)
+    assert top.returncode == 0, err
+    blocks = parse_batch(out)
+    assert [b["update"] for b in blocks] == list(range(1, 11))
+
+    for b in blocks:
+        assert b["interval_ms"] == 250
+        assert b["fields"]["sources"].split()[-1] == "bpf"
+        assert "perf" in b["fields"]["sources"].split()
+        assert b["fields"]["host"] == os.uname().nodename
+        assert b["fields"]["recording"] == "off"
+        assert float(b["fields"]["coverage_pct"]) == pytest.approx(100.0, abs=0.1)
+        # This machine has no uncore PMU: bandwidth and remote ratio are n/a
+        # with the resolver's reason, never 0.
+        for column in ("READ_B/s", "WRITE_B/s", "REMOTE%"):
+            assert "not available" in b["na"][column]
+            assert all(n[column] == "n/a" for n in b["nodes"])
+        node_ids = [n["NODE"] for n in b["nodes"]]
+        assert node_ids[-1] == "all" and len(node_ids) >= 2
+        for n in b["nodes"]:
+            for column in ("FAULTS/s", "ALLOC/s", "MIGR/s", "MISS/s", "FOREIGN/s"):
+                assert number(n[column]) is not None and number(n[column]) >= 0, (column, n)
+
+    # Sum the workload's faults/s over the intervals it ran in: its page count.
+    faults = allocs = 0.0
+    node_faults = 0.0
+    seen = 0
+    previous = blocks[0]["time_s"]
+    for b in blocks[1:]:
+        seconds = b["time_s"] - previous
+        previous = b["time_s"]
+        node_faults += number(b["nodes"][-1]["FAULTS/s"]) * seconds
+        for p in b["procs"]:
+            if int(p["PID"]) == work.pid:
+                assert p["COMMAND"] == "touchmem"
+                assert int(p["THR"]) == 1
+                assert p["REMOTE%"] == "n/a"
+                faults += float(p["FAULTS/s"]) * seconds
+                allocs += float(p["ALLOC/s"]) * seconds
+                seen += 1
+    assert seen >= 1, "the workload never appeared in the process table"
+    # Interval times are printed in ms resolution: allow 2 %, plus start-up faults.
+    assert pages * 0.98 <= faults <= pages * 1.02 + 400, (faults, pages)
+    # One page allocated per fault (THP is off for touchmem).
+    assert allocs == pytest.approx(faults, rel=0.05)
+    assert node_faults >= faults * 0.98
+
+
+def test_batch_focus_shows_the_process_and_its_threads(memscope, build_dir):
+    threads = build_dir / "contrib" / "bench" / "threads"
+    # 3 workers, each touching 4 MB (1024 pages) every 100 ms for 4 s.
+    work = subprocess.Popen([str(threads), "3", "0", "0", "4000", "4", "200"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert work.stdout.readline().startswith("ready")
+        res = run([memscope, "top", "-b", "-n", "10", "-I", "250", "-p", str(work.pid)])
+    finally:
+        work.kill()
+        work.wait()
+    assert res.returncode == 0, res.stderr
+    blocks = parse_batch(res.stdout)
+    assert len(blocks) == 10
+    proc_faults = thread_faults = 0.0
+    per_thread = {}
+    previous = blocks[0]["time_s"]
+    for b in blocks[1:]:
+        seconds = b["time_s"] - previous
+        previous = b["time_s"]
+        assert [int(p["PID"]) for p in b["procs"]] == [work.pid]
+        assert b["threads_of"] == {"pid": str(work.pid), "alive": "yes"}
+        tids = {int(t["TID"]) for t in b["threads"]}
+        assert work.pid in tids and len(tids) == 4, b["threads"]
+        for t in b["threads"]:
+            assert int(t["NODE"]) >= 0 and int(t["CPU"]) >= 0 and t["S"] in "RSD"
+            per_thread[int(t["TID"])] = per_thread.get(int(t["TID"]), 0) + float(t["FAULTS/s"]) * seconds
+        proc_faults += float(b["procs"][0]["FAULTS/s"]) * seconds
+        thread_faults += sum(float(t["FAULTS/s"]) for t in b["threads"]) * seconds
+    span = blocks[-1]["time_s"] - blocks[0]["time_s"]
+    busy = sorted(per_thread.values())[1:]
+    # Three workers at ~10 240 faults/s (bursts of 1024 make each interval 2 or 3 bursts).
+    assert len(busy) == 3 and per_thread[work.pid] < 100, per_thread
+    for total in busy:
+        assert total / span == pytest.approx(10240, rel=0.25), per_thread
+    # eBPF (per process) and /proc (per thread) agree within one burst per worker.
+    assert abs(proc_faults - thread_faults) <= 3 * 1024 + 100, (proc_faults, thread_faults)
+
+
+def test_usage_errors_exit_2(memscope):
+    for args in (["-I", "5"], ["-p", "nope"], ["-p", "999999999"], ["-s", "colour"], ["-n", "0"], ["extra"]):
+        res = run([memscope, "top", "-b"] + args)
+        assert res.returncode == 2, (args, res.stdout, res.stderr)
+        assert "memscope top:" in res.stderr
+
+
+def test_not_a_terminal_falls_back_to_batch(memscope):
+    res = run([memscope, "top", "-n", "1", "-I", "100"], env=dict(os.environ, TERM="xterm-256color"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("top: update=1 ")
+    assert "not a terminal" in res.stderr
+
+
+# --- the full screen under tmux ---------------------------------------------------
+
+class Tmux:
+    def __init__(self, tmp_path, command, width=160, height=48, term="xterm-256color"):
+        self.socket = f"memscope-top-{os.getpid()}-{id(self)}"
+        self.status = tmp_path / "status"
+        shell = f"TERM={term} {command}; echo $? > {self.status}; sleep 60"
+        subprocess.run([TMUX, "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "t",
+                        "-x", str(width), "-y", str(height), shell], check=True)
+
+    def keys(self, *keys):
+        subprocess.run([TMUX, "-L", self.socket, "send-keys", "-t", "t"] + list(keys), check=True)
+
+    def screen(self):
+        res = subprocess.run([TMUX, "-L", self.socket, "capture-pane", "-p", "-t", "t"],
+                             capture_output=True, text=True, check=True)
+        return res.stdout.split("\n")
+
+    def resize(self, width, height):
+        subprocess.run([TMUX, "-L", self.socket, "resize-window", "-t", "t", "-x", str(width), "-y", str(height)],
+                       check=True)
+
+    def wait_for(self, predicate, timeout=15):
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = self.screen()
+            if predicate(lines):
+                return lines
+            if time.monotonic() > deadline:
+                raise AssertionError("screen never matched:\n" + "\n".join(lines))
+            time.sleep(0.1)
+
+    def exit_status(self, timeout=10):
+        deadline = time.monotonic() + timeout
+        while not self.status.exists() or not self.status.read_text().strip():
+            if time.monotonic() > deadline:
+                raise AssertionError("top did not exit:\n" + "\n".join(self.screen()))
+            time.sleep(0.1)
+        return int(self.status.read_text())
+
+    def close(self):
+        subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True)
+
+
+@pytest.fixture
+def tmux(tmp_path):
+    sessions = []
+
+    def start(command, **kw):
+        session = Tmux(tmp_path, command, **kw)
+        sessions.append(session)
+        return session
+
+    yield start
+    for s in sessions:
+        s.close()
+
+
+def process_rows(lines):
+    """Rows of the process table on screen: dicts by column title."""
+    for i, line in enumerate(lines):
+        if line.split()[:3] == ["PID", "THR", "FAULTS/s"]:
+            names = line.split()
+            rows = []
+            for row in lines[i + 1:]:
+                cells = row.split(None, len(names) - 1)
+                if len(cells) != len(names) or not cells[0].isdigit():
+                    break
+                rows.append(dict(zip(names, cells)))
+            return rows
+    return []
+
+
+def status_line(lines):
+    filled = [line for line in lines if line.strip()]
+    return filled[-1] if filled else ""
+
+
+@needs_tmux
+def test_screen_shows_a_workload_sorts_pauses_and_quits(memscope, touchmem, tmux):
+    work = subprocess.Popen([touchmem, "32", "--repeat", "100000"])
+    try:
+        t = tmux(f"{memscope} top -I 250")
+        # The busiest process comes first (top's own start-up may lead the first update).
+        lines = t.wait_for(lambda ls: process_rows(ls) and process_rows(ls)[0]["COMMAND"] == "touchmem"
+                           and rate(process_rows(ls)[0]["FAULTS/s"]) > 1000)
+        header = "\n".join(lines[:3])
+        assert "memscope top" in header and os.uname().nodename in header
+        assert "sources: perf procfs bpf" in header and "interval: 250 ms" in header
+        assert "recording: off" in header
+        node_title = next(line for line in lines if line.startswith("NODE"))
+        assert node_title.split()[1:4] == ["RD_B/s", "WR_B/s", "REMOTE%"]
+        node_rows = [line.split() for line in lines if re.match(r"^(\d+|all)\s", line)]
+        assert node_rows and all(r[1:4] == ["n/a", "n/a", "n/a"] for r in node_rows)
+        assert rate(node_rows[-1][4]) > 0  # faults/s of the whole system
+        assert "sort: FAULTS/s" in status_line(lines)
+        rows = process_rows(lines)
+        faults = [rate(r["FAULTS/s"]) for r in rows]
+        assert faults == sorted(faults, reverse=True)
+        assert rows[0]["COMMAND"] == "touchmem" and int(rows[0]["PID"]) == work.pid
+
+        # s: the next columns; COMMAND is 6 presses after FAULTS/s.
+        t.keys("s", "s", "s", "s", "s", "s")
+        lines = t.wait_for(lambda ls: "sort: COMMAND" in status_line(ls))
+        rows = process_rows(lines)
+        names = [r["COMMAND"] for r in rows]
+        assert names == sorted(names) and len(rows) >= 2
+        # top itself ("memscope") sorts before the workload: the order changed.
+        assert names[0] != "touchmem" and "touchmem" in names
+        t.keys("s")
+        lines = t.wait_for(lambda ls: "sort: PID" in status_line(ls))
+        pids = [int(r["PID"]) for r in process_rows(lines)]
+        assert pids == sorted(pids)
+
+        # p: the values freeze while frames go on; p again: they move.
+        t.keys("p")
+        frozen = t.wait_for(lambda ls: "PAUSED" in ls[1])
+        time.sleep(1.0)
+        assert t.screen() == frozen
+        t.keys("p")
+        t.wait_for(lambda ls: "PAUSED" not in ls[1] and ls[:-1] != frozen[:-1])
+
+        # ?: the help names why the n/a columns are n/a; any key returns.
+        t.keys("?")
+        t.wait_for(lambda ls: any("Not measured on this host" in line for line in ls) and
+                   any("not available" in line for line in ls))
+        t.keys("x")
+        t.wait_for(lambda ls: any(line.startswith("NODE") for line in ls))
+
+        # + and -: the interval steps.
+        t.keys("+")
+        t.wait_for(lambda ls: "interval: 500 ms" in ls[1])
+        t.keys("-", "-")
+        t.wait_for(lambda ls: "interval: 100 ms" in ls[1])
+
+        # f: filter by command.
+        t.keys("f", "touchm", "Enter")
+        lines = t.wait_for(lambda ls: "filter: touchm" in status_line(ls))
+        assert {r["COMMAND"] for r in process_rows(lines)} == {"touchmem"}
+
+        # l: a label, shown as a notice (no recording runs).
+        t.keys("l", "phase one", "Enter")
+        t.wait_for(lambda ls: 'label "phase one"' in status_line(ls))
+
+        # A resize redraws at the new size at once.
+        t.resize(90, 30)
+        lines = t.wait_for(lambda ls: len(ls) <= 31 and all(len(line) <= 90 for line in ls)
+                           and any(line.startswith("NODE") for line in ls))
+
+        t.keys("q")
+        assert t.exit_status() == 0
+    finally:
+        work.kill()
+        work.wait()
+
+
+@needs_tmux
+def test_screen_focus_shows_the_process_threads(memscope, build_dir, tmux):
+    threads = build_dir / "contrib" / "bench" / "threads"
+    work = subprocess.Popen([str(threads), "2", "0", "0", "20000", "2", "100"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert work.stdout.readline().startswith("ready")
+        t = tmux(f"{memscope} top -I 250 -p {work.pid}")
+        lines = t.wait_for(lambda ls: any(f"threads of {work.pid}" in line for line in ls) and
+                           len([line for line in ls if re.match(r"^\s*\d+ [A-Z] ", line)]) == 3)
+        rows = process_rows(lines)
+        assert [int(r["PID"]) for r in rows] == [work.pid]
+        thread_lines = [line.split() for line in lines if re.match(r"^\s*\d+ [A-Z] ", line)]
+        assert {int(tl[0]) for tl in thread_lines} == {int(x) for x in os.listdir(f"/proc/{work.pid}/task")}
+        t.keys("q")
+        assert t.exit_status() == 0
+    finally:
+        work.kill()
+        work.wait()
+
+
+@needs_tmux
+def test_dumb_terminal_gets_batch_output(memscope, tmux):
+    t = tmux(f"{memscope} top -n 2 -I 100", term="dumb")
+    assert t.exit_status() == 0
+    text = "\n".join(t.screen())
+    assert "batch output instead of the full screen" in text
+    assert "top: update=2 " in text

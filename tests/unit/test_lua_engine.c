@@ -1,0 +1,350 @@
+/* The Lua engine: the sandbox, errors and limits (each disables only the
+ * script at fault, with script:line and the frame), the data API's numbers
+ * and the output helpers' exact text. Scripts are written to a temporary
+ * directory and fed hand-made frames whose expected values are worked out
+ * in the comments. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+#include "fixture_tree.h"
+#include "lua_engine.h"
+#include "sampler.h"
+
+static char dir[4096];
+
+struct rig {
+	struct series_table table;
+	struct topology topo;
+	int nodes[2];
+	struct cpu_place cpus[2];
+	struct frame frame;
+	struct lua_engine *lua;
+	char *out_text, *err_text;
+	size_t out_len, err_len;
+	FILE *out, *errors;
+	struct ms_error err;
+};
+
+/* Two CPUs on two nodes; page-faults per CPU, proc.pages_alloc per node,
+ * proc.processes a gauge. */
+static void rig_table(struct rig *r)
+{
+	struct series_labels l;
+
+	memset(r, 0, sizeof(*r));
+	for (int cpu = 0; cpu < 2; cpu++) {
+		series_labels_init(&l);
+		l.cpu = cpu;
+		l.node = cpu;
+		l.socket = cpu;
+		series_table_add(&r->table, "page-faults", "", 1.0, SERIES_COUNTER, &l);
+	}
+	for (int node = 0; node < 2; node++) {
+		series_labels_init(&l);
+		l.node = node;
+		series_table_add(&r->table, "proc.pages_alloc", "", 1.0, SERIES_COUNTER, &l);
+	}
+	series_labels_init(&l);
+	series_table_add(&r->table, "proc.processes", "", 1.0, SERIES_GAUGE, &l);
+	series_labels_init(&l);
+	series_table_add(&r->table, "never-counted", "", 1.0, SERIES_COUNTER, &l);
+	r->table.series[5].unavailable = strdup("the event does not exist here");
+	frame_init(&r->frame, r->table.nr);
+	r->nodes[0] = 0;
+	r->nodes[1] = 1;
+	r->cpus[0] = (struct cpu_place){ 0, 0, 0, 0, 0 };
+	r->cpus[1] = (struct cpu_place){ 1, 0, 0, 1, 1 };
+	r->topo.cpus = r->cpus;
+	r->topo.nr_cpus = 2;
+	r->topo.max_cpu = 2;
+	r->topo.nodes = r->nodes;
+	r->topo.nr_nodes = 2;
+	r->topo.nr_sockets = 2;
+}
+
+static const char *script(const char *name, const char *text)
+{
+	static char path[8][4096];
+	static int next;
+	char *p = path[next++ % 8];
+
+	tree_write(dir, name, text);
+	snprintf(p, 4096, "%s/%s", dir, name);
+	return p;
+}
+
+static int rig_open(struct rig *r, const char *const *scripts, int n, bool unsafe, enum lua_output_format fmt,
+		    unsigned cpu_ms, size_t mem)
+{
+	struct lua_engine_options o = {
+		.scripts = scripts, .nr_scripts = n, .unsafe = unsafe, .format = fmt,
+		.cpu_limit_ms = cpu_ms, .memory_limit = mem, .history = 4, .command_name = "test",
+	};
+	struct lua_engine_inputs in = { .table = &r->table, .topo = &r->topo, .source = "test" };
+
+	r->out = open_memstream(&r->out_text, &r->out_len);
+	r->errors = open_memstream(&r->err_text, &r->err_len);
+	o.out = r->out;
+	o.errors = r->errors;
+	if (lua_engine_open(&r->lua, &o, &r->err) < 0)
+		return -1;
+	return lua_engine_start(r->lua, &in, &r->err);
+}
+
+/* Frame seq with the given page-faults per CPU, pages per node, processes. */
+static void rig_frame(struct rig *r, uint64_t seq, uint64_t f0, uint64_t f1, uint64_t p0, uint64_t p1, uint64_t procs)
+{
+	uint64_t v[5] = { f0, f1, p0, p1, procs };
+
+	r->frame.seq = seq;
+	r->frame.time_ns = 1000000000ull * (seq + 1) + 5000000000ull;
+	r->frame.interval_ns = 1000000000ull;
+	for (int i = 0; i < 5; i++)
+		r->frame.samples[i] = (struct sample){ v[i], 1000, 1000, true };
+	r->frame.samples[5] = (struct sample){ 0, 0, 0, false };
+	lua_engine_frame(r->lua, &r->frame);
+}
+
+static void rig_flush(struct rig *r)
+{
+	fflush(r->out);
+	fflush(r->errors);
+}
+
+static void rig_close(struct rig *r)
+{
+	lua_engine_free(r->lua);
+	fclose(r->out);
+	fclose(r->errors);
+	free(r->out_text);
+	free(r->err_text);
+	frame_free(&r->frame);
+	series_table_free(&r->table);
+}
+
+static void test_sandbox(void)
+{
+	struct rig r;
+	const char *s[] = { script("sandbox.lua",
+		"print('execute', os.execute == nil, 'popen', io == nil, 'loadlib', package == nil)\n"
+		"print('dofile', dofile == nil, 'loadfile', loadfile == nil, 'require', require == nil)\n"
+		"print('time', type(os.time()), 'clock', type(os.clock()), 'getenv', os.getenv == nil)\n"
+		"local f, e = load(string.dump(function() end))\n"
+		"print('bytecode', f == nil)\n"
+		"print('text', load('return 6 * 7')())\n") };
+
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, s, 1, false, LUA_OUTPUT_TEXT, 0, 0), 0);
+	rig_flush(&r);
+	CHECK_CONTAINS(r.out_text, "execute\ttrue\tpopen\ttrue\tloadlib\ttrue\n");
+	CHECK_CONTAINS(r.out_text, "dofile\ttrue\tloadfile\ttrue\trequire\ttrue\n");
+	CHECK_CONTAINS(r.out_text, "time\tnumber\tclock\tnumber\tgetenv\ttrue\n");
+	CHECK_CONTAINS(r.out_text, "bytecode\ttrue\n");
+	CHECK_CONTAINS(r.out_text, "text\t42\n");
+	CHECK_EQ_INT(lua_engine_nr_failed(r.lua), 0);
+	rig_close(&r);
+
+	/* Opted in: the full libraries. */
+	const char *u[] = { script("unsafe.lua", "print('execute', type(os.execute), 'popen', type(io.popen), "
+				   "'loadlib', type(package.loadlib))\n") };
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, u, 1, true, LUA_OUTPUT_TEXT, 0, 0), 0);
+	rig_flush(&r);
+	CHECK_CONTAINS(r.out_text, "execute\tfunction\tpopen\tfunction\tloadlib\tfunction\n");
+	rig_close(&r);
+}
+
+/* A syntax error, a runtime error, an endless loop (even one hiding behind
+ * pcall) and a huge allocation: each names script:line (and the frame), the
+ * script is disabled, and a healthy script beside them sees every frame. */
+static void test_failures(void)
+{
+	struct rig r;
+	const char *s[] = {
+		script("syntax.lua", "function on_frame(f)\n  local x = = 1\nend\n"),
+		script("runtime.lua", "function on_frame(f)\n  if f.seq == 2 then\n    local t = nil\n"
+		       "    return t.field\n  end\nend\n"),
+		script("loop.lua", "function on_frame(f)\n  if f.seq == 1 then\n    while true do\n"
+		       "      pcall(function() while true do end end)\n    end\n  end\nend\n"),
+		script("alloc.lua", "function on_frame(f)\n  local t = {}\n  for i = 1, 1e9 do\n"
+		       "    t[i] = i\n  end\nend\n"),
+		script("bigstring.lua", "function on_frame(f)\n  local s = string.rep('x', 1e9)\nend\n"),
+		script("healthy.lua", "n = 0\nfunction on_frame(f) n = n + 1 end\n"
+		       "function on_end(s) print('healthy saw', n, 'frames of', s.frames) end\n"),
+	};
+	uint64_t start, took;
+
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, s, 6, false, LUA_OUTPUT_TEXT, 200, 16u << 20), 0);
+	start = monotonic_ns();
+	for (uint64_t seq = 0; seq < 5; seq++)
+		rig_frame(&r, seq, 1, 1, 1, 1, 1);
+	took = monotonic_ns() - start;
+	lua_engine_end(r.lua);
+	rig_flush(&r);
+	CHECK_EQ_INT(lua_engine_nr_failed(r.lua), 5);
+	CHECK_CONTAINS(r.err_text, "syntax.lua:2: unexpected symbol near '='");
+	CHECK_CONTAINS(r.err_text, "syntax.lua is disabled");
+	CHECK_CONTAINS(r.err_text, "runtime.lua:4: attempt to index a nil value (local 't') (frame 2, in on_frame)");
+	CHECK_CONTAINS(r.err_text, "loop.lua:4: CPU limit: on_frame ran longer than 200 ms");
+	CHECK_CONTAINS(r.err_text, "(frame 1, in on_frame); ");
+	CHECK_CONTAINS(r.err_text, "loop.lua is disabled, the rest goes on");
+	CHECK_CONTAINS(r.err_text, "alloc.lua:4: memory limit: the script used more than 16 MiB");
+	CHECK_CONTAINS(r.err_text, "(frame 0, in on_frame); ");
+	CHECK_CONTAINS(r.err_text, "bigstring.lua:2: memory limit");
+	CHECK_CONTAINS(r.out_text, "healthy saw\t5\tframes of\t5\n");
+	/* The loop is stopped after its 200 ms; the rest is quick. */
+	CHECK(took < 1500000000ull);
+	rig_close(&r);
+}
+
+/* Values, totals, rates, labels, history and a Lua metric, on known frames:
+ *   frame 0: page-faults cpu0=100 cpu1=300, pages node0=10 node1=30, procs 2
+ *   frame 1: page-faults cpu0=50  cpu1=150, pages node0=5  node1=45, procs 3 */
+static void test_api_numbers(void)
+{
+	struct rig r;
+	const char *s[] = { script("numbers.lua",
+		"memscope.metric{name='pages.remote_share', unit='ratio', inputs={'proc.pages_alloc'},\n"
+		"  compute=function(v, scope) return v['proc.pages_alloc'] / v.interval end}\n"
+		"function on_frame(f)\n"
+		"  local pf = memscope.value('page-faults')\n"
+		"  local pf1 = memscope.value('page-faults', {node=1})\n"
+		"  local rate = memscope.rate('proc.pages_alloc', {node=1})\n"
+		"  local tot = memscope.total('page-faults', {cpu=0})\n"
+		"  local procs = memscope.value('proc.processes')\n"
+		"  local m0 = memscope.value('pages.remote_share', {node=0})\n"
+		"  local msys = memscope.value('pages.remote_share')\n"
+		"  print(string.format('f%d t=%.1f i=%.1f pf=%g pf1=%g rate=%g tot=%g procs=%g m0=%g msys=%g',\n"
+		"    f.seq, f.time, f.interval, pf, pf1, rate, tot, procs, m0, msys))\n"
+		"end\n"
+		"function on_end()\n"
+		"  local h, t = memscope.history('page-faults', {cpu=1})\n"
+		"  print('history', #h, h[1], h[2], t[1], t[2])\n"
+		"  print('total procs', memscope.total('proc.processes'))\n"
+		"  print('nodes', table.concat(memscope.labels('proc.pages_alloc', 'node'), ','))\n"
+		"  local v, why = memscope.value('never-counted')\n"
+		"  print('never', v, why)\n"
+		"  print('missing', memscope.value('no.such'))\n"
+		"  print('has', memscope.has('page-faults'), memscope.has('never-counted'), memscope.has('pages.remote_share'))\n"
+		"  local topo = memscope.topology()\n"
+		"  print('topo', #topo.nodes, topo.cpus[2].node, topo.nr_sockets)\n"
+		"  print('bad label', pcall(memscope.value, 'page-faults', {core=1}))\n"
+		"end\n") };
+
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, s, 1, false, LUA_OUTPUT_TEXT, 0, 0), 0);
+	rig_frame(&r, 0, 100, 300, 10, 30, 2);
+	rig_frame(&r, 1, 50, 150, 5, 45, 3);
+	CHECK_EQ_INT(lua_engine_find_metric(r.lua, "pages.remote_share"), 0);
+	double v = 0;
+	CHECK(lua_engine_metric_value(r.lua, 0, 1, &v));
+	CHECK_NEAR(v, 45.0, 1e-9);
+	lua_engine_end(r.lua);
+	rig_flush(&r);
+	CHECK_EQ_STR(r.err_text, "");
+	/* Times run from the start of the first interval (time_ns - interval). */
+	CHECK_CONTAINS(r.out_text, "f0 t=1.0 i=1.0 pf=400 pf1=300 rate=30 tot=100 procs=2 m0=10 msys=40\n");
+	CHECK_CONTAINS(r.out_text, "f1 t=2.0 i=1.0 pf=200 pf1=150 rate=45 tot=150 procs=3 m0=5 msys=50\n");
+	CHECK_CONTAINS(r.out_text, "history\t2\t300.0\t150.0\t1.0\t2.0\n");
+	CHECK_CONTAINS(r.out_text, "total procs\t3.0\n");
+	CHECK_CONTAINS(r.out_text, "nodes\t0,1\n");
+	CHECK_CONTAINS(r.out_text, "never\tnil\tthe event does not exist here\n");
+	CHECK_CONTAINS(r.out_text, "missing\tnil\tno series or metric of that name here");
+	CHECK_CONTAINS(r.out_text, "has\ttrue\tfalse\ttrue\n");
+	CHECK_CONTAINS(r.out_text, "topo\t2\t1\t2\n");
+	CHECK_CONTAINS(r.out_text, "bad label\tfalse\tunknown label 'core'");
+	rig_close(&r);
+}
+
+/* The helpers' exact text, and emit in the three formats. */
+static void test_output(void)
+{
+	static const char *body =
+		"print(memscope.table({{'node', 'faults', 'share'}, {0, 1500, 0.25}, {1, 20, 0.755}}))\n"
+		"print('[' .. memscope.bar(5, 10, 4) .. ']', '[' .. memscope.bar(1, 8, 1) .. ']')\n"
+		"print(memscope.sparkline({0, 1, 2, 3, 4, 5, 6, 7, 0/0}))\n"
+		"print(memscope.csv({{'a', 'b'}, {'x,y', 'say \"hi\"'}}))\n"
+		"print(memscope.json({name='n', list={1, 2.5, true}}))\n"
+		"print(memscope.fmt(1234567, 'B/s'), memscope.fmt(999), memscope.fmt(0/0))\n"
+		"memscope.emit{title='Faults', columns={'node', 'faults'}, rows={{0, 10}, {1, 2.5}}}\n";
+	struct rig r;
+	const char *s[] = { script("output.lua", body) };
+
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, s, 1, false, LUA_OUTPUT_TEXT, 0, 0), 0);
+	rig_flush(&r);
+	CHECK_CONTAINS(r.out_text, "node  faults  share\n   0    1500   0.25\n   1      20   0.76\n");
+	CHECK_CONTAINS(r.out_text, "[██]\t[▏]\n");
+	CHECK_CONTAINS(r.out_text, "▁▂▃▄▅▆▇█ \n");
+	CHECK_CONTAINS(r.out_text, "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n");
+	CHECK_CONTAINS(r.out_text, "\"list\":[1,2.5,true]");
+	CHECK_CONTAINS(r.out_text, "1.23 MB/s\t999\tn/a\n");
+	CHECK_CONTAINS(r.out_text, "Faults\n  node  faults\n     0      10\n     1    2.50\n");
+	rig_close(&r);
+
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, s, 1, false, LUA_OUTPUT_CSV, 0, 0), 0);
+	rig_flush(&r);
+	CHECK_CONTAINS(r.out_text, "# output.lua: Faults\nnode,faults\n0,10\n1,2.50\n");
+	rig_close(&r);
+
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, s, 1, false, LUA_OUTPUT_JSON, 0, 0), 0);
+	rig_flush(&r);
+	CHECK_CONTAINS(r.out_text, "{\"script\":\"output.lua\",\"title\":\"Faults\",\"columns\":[\"node\",\"faults\"],"
+		       "\"rows\":[{\"node\":0,\"faults\":10},{\"node\":1,\"faults\":2.5}]}\n");
+	CHECK_CONTAINS(r.out_text, "{\"script\":\"output.lua\",\"note\":\"1.23 MB/s\\t999\\tn/a\"}\n");
+	rig_close(&r);
+}
+
+/* Script metadata: arguments with defaults, unknown arguments refused, and
+ * what the scripts ask to be measured. */
+static void test_metadata(void)
+{
+	struct rig r;
+	char spec[4200];
+	const char *meta = script("meta.lua",
+		"script = {description='d', args={{name='top', default='10'}, {name='sort', default='faults'}},\n"
+		"  events={'proc.faults', 'page-faults'}, metrics={'mem.read_bw'}}\n"
+		"print('args', memscope.args.top, memscope.args.sort)\n");
+	const char *other = script("other.lua", "script = {events={'page-faults', 'proc.pages_alloc'}}\n");
+	const char *s[] = { spec, other };
+
+	snprintf(spec, sizeof(spec), "%s:top=3", meta);
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, s, 2, false, LUA_OUTPUT_TEXT, 0, 0), 0);
+	rig_flush(&r);
+	CHECK_CONTAINS(r.out_text, "args\t3\tfaults\n");
+	CHECK_EQ_STR(lua_engine_wanted_events(r.lua), "proc.faults,page-faults,proc.pages_alloc");
+	CHECK_EQ_STR(lua_engine_wanted_metrics(r.lua), "mem.read_bw");
+	rig_close(&r);
+
+	snprintf(spec, sizeof(spec), "%s:depth=3", meta);
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, s, 1, false, LUA_OUTPUT_TEXT, 0, 0), -1);
+	CHECK_CONTAINS(r.err.text, "the script takes no argument 'depth'; it takes: top, sort");
+	rig_close(&r);
+
+	/* Not found: the message lists the built-in scripts. */
+	const char *missing[] = { "no_such_script.lua" };
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, missing, 1, false, LUA_OUTPUT_TEXT, 0, 0), -1);
+	CHECK_CONTAINS(r.err.text, "Lua script 'no_such_script.lua' not found");
+	rig_close(&r);
+}
+
+int main(void)
+{
+	tree_new(dir, sizeof(dir));
+	test_sandbox();
+	test_failures();
+	test_api_numbers();
+	test_output();
+	test_metadata();
+	tree_remove(dir);
+	return check_summary("lua_engine");
+}
