@@ -9,6 +9,7 @@ const char *aggr_mode_name(enum aggr_mode mode)
 	case AGGR_CPU: return "cpu";
 	case AGGR_SOCKET: return "socket";
 	case AGGR_NODE: return "node";
+	case AGGR_THREAD: return "tid";
 	default: return "total";
 	}
 }

@@ -8,7 +8,9 @@
 
 #include "frame.h"
 
-enum aggr_mode { AGGR_TOTAL, AGGR_CPU, AGGR_SOCKET, AGGR_NODE };
+/* AGGR_THREAD rows come from the eBPF source's per-thread maps (stat_threads.h),
+ * not from series labels. */
+enum aggr_mode { AGGR_TOTAL, AGGR_CPU, AGGR_SOCKET, AGGR_NODE, AGGR_THREAD };
 
 struct aggr_cell {
 	double value;           /* sum of multiplexing-scaled counts, in counts (not scaled units) */

@@ -10,6 +10,7 @@
 
 #include "catalog_yaml.h"
 #include "config.h"
+#include "sources/bpf_source.h"
 
 static const char *const metric_keys[] = { "name", "unit", "kind", "description", "formula", "vendors", NULL };
 static const char *const family_keys[] = { "family", "description", "priority", "sources", "detect", "pmus",
@@ -18,7 +19,7 @@ static const char *const detect_keys[] = { "cpu", NULL };
 static const char *const cpu_keys[] = { "vendor", "family", "model", "implementer", "part", NULL };
 static const char *const role_keys[] = { "match", "source", "requires_formats", "rejects_formats", "scope",
 					 "counters", "width", "description", "events", NULL };
-static const char *const event_keys[] = { "config", "perf", "procfs", "alias", "pfm", "description", NULL };
+static const char *const event_keys[] = { "config", "perf", "procfs", "bpf", "alias", "pfm", "description", NULL };
 static const char *const mapping_keys[] = { "formula", "source", "caveat", "fidelity", NULL };
 static const char *const scopes[] = { "cpu", "core", "ccx", "channel", "die", "sccl", "node", "socket", "system",
 				      NULL };
@@ -511,11 +512,32 @@ static int parse_unavailable(struct catalog *cat, struct yaml_file *yf, yaml_nod
 	return 0;
 }
 
+static const char *role_source_name(enum catalog_role_source source)
+{
+	return source == ROLE_PROCFS ? "procfs" : source == ROLE_BPF ? "bpf" : "perf";
+}
+
+/* A bpf event must name a series the eBPF source provides: a typo would
+ * otherwise only show up as a metric that is never counted. */
+static int check_bpf_series(struct yaml_file *yf, yaml_node_t *node, const char *name, const char *series)
+{
+	char known[1024];
+	size_t len = 0;
+
+	if (bpf_series_name_known(series))
+		return 0;
+	known[0] = '\0';
+	for (const char *const *n = bpf_series_names(); *n; n++)
+		len += (size_t)snprintf(known + len, len < sizeof(known) ? sizeof(known) - len : 0, "%s%s",
+					len ? ", " : "", *n);
+	return yaml_fail(yf, node, "event '%s': unknown eBPF series '%s'; expected one of: %s", name, series, known);
+}
+
 static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val, struct catalog_role *role)
 {
 	struct catalog_event *ev = &role->events[role->nr_events];
 	const char *name = (const char *)key->data.scalar.value;
-	char *config = NULL, *perf = NULL, *procfs = NULL;
+	char *config = NULL, *perf = NULL, *procfs = NULL, *bpf = NULL;
 	int given;
 
 	memset(ev, 0, sizeof(*ev));
@@ -528,39 +550,50 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 			return yaml_fail(yf, key, "event name '%s' must not contain '.' or spaces", name);
 	if (yaml_is_scalar(val)) {
 		/* shorthand: name: "event=0x01" */
-		ev->how = role->source == ROLE_PROCFS ? EVENT_HOW_PROCFS : EVENT_HOW_CONFIG;
+		ev->how = role->source == ROLE_PROCFS ? EVENT_HOW_PROCFS
+			  : role->source == ROLE_BPF  ? EVENT_HOW_BPF
+						      : EVENT_HOW_CONFIG;
 		if (!(ev->text = strdup((const char *)val->data.scalar.value)))
 			return yaml_fail(yf, val, "out of memory");
 		if (!*ev->text)
 			return yaml_fail(yf, val, "event '%s': empty definition", name);
-		return 0;
+		return ev->how == EVENT_HOW_BPF ? check_bpf_series(yf, val, name, ev->text) : 0;
 	}
 	if (val->type != YAML_MAPPING_NODE)
-		return yaml_fail(yf, val, "event '%s' must be a mapping (config/perf/procfs, alias, pfm, description) "
+		return yaml_fail(yf, val, "event '%s' must be a mapping (config/perf/procfs/bpf, alias, pfm, description) "
 				 "or a scalar of format terms, found %s", name, yaml_node_kind(val));
 	if (yaml_check_keys(yf, val, "an event", event_keys))
 		return -1;
 	if (yaml_get_str(yf, val, "config", false, &config, name) ||
 	    yaml_get_str(yf, val, "perf", false, &perf, name) ||
 	    yaml_get_str(yf, val, "procfs", false, &procfs, name) ||
+	    yaml_get_str(yf, val, "bpf", false, &bpf, name) ||
 	    yaml_get_str(yf, val, "alias", false, &ev->alias, name) ||
 	    yaml_get_str(yf, val, "pfm", false, &ev->pfm, name) ||
 	    yaml_get_str(yf, val, "description", false, &ev->description, name)) {
-		free(config), free(perf), free(procfs);
+		free(config), free(perf), free(procfs), free(bpf);
 		return -1;
 	}
-	given = !!config + !!perf + !!procfs;
+	given = !!config + !!perf + !!procfs + !!bpf;
 	if (given != 1) {
-		free(config), free(perf), free(procfs);
+		free(config), free(perf), free(procfs), free(bpf);
 		return yaml_fail(yf, val, "event '%s': give exactly one of 'config' (format terms), 'perf' (an event "
-				 "string) or 'procfs' (vmstat/KEY or numastat/KEY)", name);
+				 "string), 'procfs' (vmstat/KEY or numastat/KEY) or 'bpf' (an eBPF series)", name);
 	}
-	ev->how = config ? EVENT_HOW_CONFIG : perf ? EVENT_HOW_PERF : EVENT_HOW_PROCFS;
-	ev->text = config ? config : perf ? perf : procfs;
-	if ((ev->how == EVENT_HOW_PROCFS) != (role->source == ROLE_PROCFS))
-		return yaml_fail(yf, val, "event '%s': %s", name,
-				 role->source == ROLE_PROCFS ? "a 'source: procfs' role takes only 'procfs' events"
-							     : "'procfs' events belong in a role with 'source: procfs'");
+	ev->how = config ? EVENT_HOW_CONFIG : perf ? EVENT_HOW_PERF : procfs ? EVENT_HOW_PROCFS : EVENT_HOW_BPF;
+	ev->text = config ? config : perf ? perf : procfs ? procfs : bpf;
+	if ((ev->how == EVENT_HOW_PROCFS) != (role->source == ROLE_PROCFS) ||
+	    (ev->how == EVENT_HOW_BPF) != (role->source == ROLE_BPF)) {
+		const char *kind = ev->how == EVENT_HOW_PROCFS ? "procfs" : ev->how == EVENT_HOW_BPF ? "bpf" : NULL;
+
+		if (role->source != ROLE_PERF)
+			return yaml_fail(yf, val, "event '%s': a 'source: %s' role takes only '%s' events", name,
+					 role_source_name(role->source), role_source_name(role->source));
+		return yaml_fail(yf, val, "event '%s': '%s' events belong in a role with 'source: %s'", name, kind,
+				 kind);
+	}
+	if (ev->how == EVENT_HOW_BPF)
+		return check_bpf_series(yf, yaml_get(yf, val, "bpf"), name, ev->text);
 	if (ev->how == EVENT_HOW_PROCFS && strncmp(ev->text, "vmstat/", 7) != 0 &&
 	    strncmp(ev->text, "numastat/", 9) != 0)
 		return yaml_fail(yf, yaml_get(yf, val, "procfs"),
@@ -589,12 +622,14 @@ static int parse_role(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val, 
 		return -1;
 	if (yaml_get_str(yf, val, "source", false, &source, name))
 		return -1;
-	if (source && strcmp(source, "procfs") != 0 && strcmp(source, "perf") != 0) {
+	if (source && strcmp(source, "procfs") != 0 && strcmp(source, "perf") != 0 && strcmp(source, "bpf") != 0) {
 		free(source);
-		return yaml_fail(yf, yaml_get(yf, val, "source"), "role '%s': unknown source; expected perf or procfs",
-				 name);
+		return yaml_fail(yf, yaml_get(yf, val, "source"), "role '%s': unknown source; expected perf, procfs "
+				 "or bpf", name);
 	}
-	role->source = source && strcmp(source, "procfs") == 0 ? ROLE_PROCFS : ROLE_PERF;
+	role->source = !source ? ROLE_PERF : !strcmp(source, "procfs") ? ROLE_PROCFS
+				 : !strcmp(source, "bpf")      ? ROLE_BPF
+							       : ROLE_PERF;
 	free(source);
 	if (yaml_get_str(yf, val, "match", role->source == ROLE_PERF, &role->match, name) ||
 	    yaml_get_str(yf, val, "scope", true, &role->scope, name) ||

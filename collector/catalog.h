@@ -46,19 +46,20 @@ enum catalog_event_how {
 	EVENT_HOW_CONFIG,   /* PMU format terms, opened on every instance: "<pmu>/<terms>/" */
 	EVENT_HOW_PERF,     /* a complete perf event string (generic software name) */
 	EVENT_HOW_PROCFS,   /* a kernel statistic: "vmstat/<key>" or "numastat/<key>" */
+	EVENT_HOW_BPF,      /* a series of memscope's eBPF probes: "proc.<name>" (sources/bpf_source.h) */
 };
 
 struct catalog_event {
 	char *name;               /* "flux_rd" */
 	enum catalog_event_how how;
-	char *text;               /* terms, perf string or procfs key */
+	char *text;               /* terms, perf string, procfs key or eBPF series name */
 	char *alias;              /* sysfs alias of the same event, optional */
 	char *pfm;                /* libpfm4 name of the same event, optional */
 	char *description;
 	struct catalog_pos pos;
 };
 
-enum catalog_role_source { ROLE_PERF, ROLE_PROCFS };
+enum catalog_role_source { ROLE_PERF, ROLE_PROCFS, ROLE_BPF };
 
 /* One kind of PMU within a family, e.g. HiSilicon DDRC v1. */
 struct catalog_role {

@@ -12,8 +12,9 @@
 #include "session.h"
 #include "metrics.h"
 #include "sinks/stat_output.h"
+#include "stat_threads.h"
 
-enum { OPT_JSON = 0x2000 };
+enum { OPT_JSON = 0x2000, OPT_PER_THREAD };
 
 struct stat_run {
 	struct session *session;
@@ -22,6 +23,7 @@ struct stat_run {
 	struct aggr_cell *total_cells;
 	struct frame total_frame;     /* every frame summed: metrics over the whole run */
 	struct stat_table table;
+	struct stat_threads *threads;  /* --per-thread: rows from the eBPF per-thread maps */
 	struct stat_output output;
 	uint64_t start_ns;
 	bool print_intervals;
@@ -34,15 +36,19 @@ static void stat_usage(FILE *out)
 		"                     [--per-cpu | --per-socket | --per-node] [-x SEP | --json]\n"
 		"       memscope stat --replay FILE -m METRICS [--per-node | --per-socket] ...\n\n%s"
 		"  -x, --field-separator SEP   CSV output\n"
-		"      --json          one JSON object per line\n", session_options_help);
+		"      --json          one JSON object per line\n"
+		"      --per-thread    one row per thread of the measured processes (proc.* events)\n",
+		session_options_help);
 }
 
-static int parse_options(int argc, char **argv, struct session_options *opt, struct stat_output *output)
+static int parse_options(int argc, char **argv, struct session_options *opt, struct stat_output *output,
+			 bool *per_thread)
 {
 	static const struct option longopts[] = {
 		SESSION_LONG_OPTIONS,
 		{ "field-separator", required_argument, NULL, 'x' },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -68,6 +74,9 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		case OPT_JSON:
 			output->format = STAT_JSON;
 			break;
+		case OPT_PER_THREAD:
+			*per_thread = true;
+			break;
 		case 'h':
 			stat_usage(stdout);
 			exit(0);
@@ -76,7 +85,14 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			return -1;
 		}
 	}
-	return session_options_finish(opt, argc, argv);
+	if (session_options_finish(opt, argc, argv) < 0)
+		return -1;
+	if (*per_thread && (opt->aggr != AGGR_TOTAL || opt->metrics || opt->system_wide || opt->replay_path)) {
+		fprintf(stderr, "memscope stat: --per-thread splits the proc.* events of -p PID or a command by "
+			"thread; it excludes -a, -m, --replay and --per-cpu/socket/node\n");
+		return -1;
+	}
+	return 0;
 }
 
 /* Fill the table from cells and, when metrics are shown, from the engine
@@ -104,6 +120,12 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 	/* The last frame is usually a partial interval; it is printed too, so the
 	 * interval lines always add up to the totals. */
 	if (run->print_intervals && (frame->interval_ns > 0 || !last)) {
+		if (run->threads) {
+			if (stat_threads_fill(run->threads, false) == 0)
+				stat_output_interval(&run->output, time_s, (double)frame->interval_ns / 1e9,
+						     &run->threads->table);
+			return 0;
+		}
 		fill_table(run, run->interval_cells, frame);
 		stat_output_interval(&run->output, time_s, (double)frame->interval_ns / 1e9, &run->table);
 	}
@@ -129,12 +151,15 @@ int cmd_stat(int argc, char **argv)
 	size_t cells;
 	char **shown = NULL;
 	int nr_shown = 0, status;
+	bool per_thread = false;
+	struct stat_threads threads;
 
 	memset(&run, 0, sizeof(run));
 	memset(&session, 0, sizeof(session));
 	session_options_init(&opt, "stat");
 	run.output.format = STAT_TEXT;
-	if (parse_options(argc, argv, &opt, &run.output) < 0) {
+	memset(&threads, 0, sizeof(threads));
+	if (parse_options(argc, argv, &opt, &run.output, &per_thread) < 0) {
 		session_options_free(&opt);
 		return EXIT_USAGE;
 	}
@@ -154,6 +179,21 @@ int cmd_stat(int argc, char **argv)
 			"or each socket (--per-socket), not per CPU\n");
 		status = EXIT_USAGE;
 		goto out;
+	}
+	if (per_thread) {
+		struct source *bpf = session_bpf_source(&session);
+
+		if (!bpf) {
+			fprintf(stderr, "memscope stat: --per-thread needs eBPF series (-e proc.faults,...): "
+				"perf counts of a process are not kept per thread\n");
+			status = EXIT_USAGE;
+			goto out;
+		}
+		if (stat_threads_init(&threads, bpf, &session.sampler.table, &err) < 0) {
+			fprintf(stderr, "memscope stat: %s\n", err.text);
+			goto out;
+		}
+		run.threads = &threads;
 	}
 	if (aggregation_init(&run.aggr, &session.sampler.table, opt.aggr) < 0 ||
 	    stat_table_init(&run.table, &run.aggr, (const char *const *)shown, nr_shown, session.plan,
@@ -178,8 +218,16 @@ int cmd_stat(int argc, char **argv)
 		fprintf(stderr, "memscope stat: %s\n", err.text);
 		goto out;
 	}
-	fill_table(&run, run.total_cells, &run.total_frame);
-	stat_output_totals(&run.output, (double)run.total_frame.interval_ns / 1e9, &run.table);
+	if (run.threads) {
+		if (stat_threads_fill(run.threads, true) < 0) {
+			fprintf(stderr, "memscope stat: cannot read the per-thread eBPF maps\n");
+			goto out;
+		}
+		stat_output_totals(&run.output, (double)run.total_frame.interval_ns / 1e9, &run.threads->table);
+	} else {
+		fill_table(&run, run.total_cells, &run.total_frame);
+		stat_output_totals(&run.output, (double)run.total_frame.interval_ns / 1e9, &run.table);
+	}
 	status = session_exit_code(&session);
 	if (session.target.kind == TARGET_PIDS && session.sampler.end == SAMPLER_END_TARGET)
 		fprintf(stderr, "memscope stat: the attached process%s exited\n",
@@ -195,6 +243,7 @@ out:
 	free(run.interval_cells);
 	free(run.total_cells);
 	event_names_free(shown, nr_shown);
+	stat_threads_free(&threads);
 	session_options_free(&opt);
 	return status;
 }

@@ -142,19 +142,25 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	return 0;
 }
 
-static void change_interval(struct top_run *run, bool longer)
+/* Move steps along interval_steps_ms (+ longer, - shorter). */
+static void change_interval(struct top_run *run, int steps)
 {
-	long now = (long)run->display.interval_ms, next = now;
+	long now = (long)run->display.interval_ms, next;
 	struct ms_error err = { "" };
+	int at = 0;
 
-	for (int i = 0; i < NR_STEPS; i++) {
-		if (longer && interval_steps_ms[i] > now) {
-			next = interval_steps_ms[i];
-			break;
-		}
-		if (!longer && interval_steps_ms[i] < now)
-			next = interval_steps_ms[i];
-	}
+	/* The step nearest the current interval (which -I may have set anywhere). */
+	for (int i = 0; i < NR_STEPS; i++)
+		if (labs(interval_steps_ms[i] - now) < labs(interval_steps_ms[at] - now))
+			at = i;
+	/* Off the ladder: reaching the nearest step is the first step. */
+	if (steps > 0 && interval_steps_ms[at] > now)
+		steps--;
+	if (steps < 0 && interval_steps_ms[at] < now)
+		steps++;
+	at += steps;
+	at = at < 0 ? 0 : at >= NR_STEPS ? NR_STEPS - 1 : at;
+	next = interval_steps_ms[at];
 	if (next == now) {
 		snprintf(run->display.notice, sizeof(run->display.notice), "interval stays %ld ms (range %ld-%ld ms)",
 			 now, interval_steps_ms[0], interval_steps_ms[NR_STEPS - 1]);
@@ -176,7 +182,7 @@ static void add_label(struct top_run *run, const char *text)
 		 "label \"%s\" at %.1f s (not stored: no recording is running)", text, run->model.elapsed_s);
 }
 
-static void handle_requests(struct top_run *run, int requests)
+static void handle_requests(struct top_run *run, int requests, int interval_steps)
 {
 	if (requests & TOP_REQ_QUIT) {
 		run->quit = true;
@@ -184,8 +190,8 @@ static void handle_requests(struct top_run *run, int requests)
 		sampler_set_interval(&run->model.sampler, 1000, &(struct ms_error){ "" });
 		return;
 	}
-	if (requests & (TOP_REQ_FASTER | TOP_REQ_SLOWER))
-		change_interval(run, requests & TOP_REQ_SLOWER);
+	if (requests & TOP_REQ_INTERVAL)
+		change_interval(run, interval_steps);
 	if (requests & TOP_REQ_LABEL)
 		add_label(run, top_view_label(run->view));
 	if (requests != TOP_REQ_NONE)
@@ -195,8 +201,9 @@ static void handle_requests(struct top_run *run, int requests)
 static void on_terminal(struct sampler *s, void *ctx)
 {
 	struct top_run *run = ctx;
+	int steps, requests = top_view_input(run->view, &run->model, &run->display, &steps);
 
-	handle_requests(run, top_view_input(run->view, &run->model, &run->display));
+	handle_requests(run, requests, steps);
 }
 
 static int on_frame(const struct frame *frame, bool last, void *ctx)

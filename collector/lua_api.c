@@ -371,6 +371,21 @@ static int api_has(lua_State *L)
 	return 1;
 }
 
+/* pick(name, ...) -> the first name that has values here, or nil: for
+ * scripts that take a number from whichever source the host has. */
+static int api_pick(lua_State *L)
+{
+	struct lua_engine *e = engine_of(L);
+
+	for (int i = 1; i <= lua_gettop(L); i++)
+		if (name_known(e, luaL_checkstring(L, i))) {
+			lua_pushvalue(L, i);
+			return 1;
+		}
+	lua_pushnil(L);
+	return 1;
+}
+
 /* why(name) -> why a name has nothing to show here, or nil. */
 static int api_why(lua_State *L)
 {
@@ -486,7 +501,7 @@ void lua_api_open(lua_State *L, struct lua_script *s)
 {
 	static const luaL_Reg api[] = {
 		{ "value", api_value }, { "rate", api_rate }, { "total", api_total }, { "history", api_history },
-		{ "series", api_series }, { "labels", api_labels }, { "has", api_has }, { "why", api_why },
+		{ "series", api_series }, { "labels", api_labels }, { "has", api_has }, { "why", api_why }, { "pick", api_pick },
 		{ "metrics", api_metrics }, { "topology", api_topology }, { "frame", api_frame },
 		{ "metric", lua_metrics_define },
 		{ NULL, NULL },

@@ -41,6 +41,7 @@ struct recording_reader {
 	uint64_t last_t;
 	bool ended;                  /* the end record was read */
 	bool partial_tail;           /* the file ends inside a line */
+	bool tail_is_frame;          /* ... and that line began as a frame */
 	json_t *header_json;
 	struct recording_header header;
 };
@@ -139,6 +140,8 @@ static int next_line(struct recording_reader *r, char **line, size_t *length, st
 		scanned = r->len - r->start;
 		if (r->input_done) {
 			r->partial_tail = r->len > r->start;
+			/* Frames are the lines that start with their time. */
+			r->tail_is_frame = r->len - r->start >= 5 && !memcmp(r->buf + r->start, "{\"t\":", 5);
 			return 0;
 		}
 		if (scanned >= MAX_LINE) {
@@ -465,7 +468,7 @@ static int read_header(struct recording_reader *r, struct ms_error *err)
 	}
 	r->header_json = parse_line(r, line, length, err);
 	if (!r->header_json) {
-		ms_error_prefix(err, "not a memscope recording");
+		ms_error_append(err, ": this is not a memscope recording");
 		return -1;
 	}
 	format = json_object_get(r->header_json, "format");
@@ -766,10 +769,14 @@ bool recording_reader_cut(const struct recording_reader *r, char *message, size_
 
 	if (r->ended && !r->partial_tail && !stream_open)
 		return false;
-	if (r->partial_tail)
+	if (r->partial_tail && r->tail_is_frame)
 		snprintf(message, size, "%s: the recording ends in the middle of frame %" PRIu64 " (line %d): it "
 			 "was cut (memscope killed or disk full); %" PRIu64 " frames read", r->path,
 			 r->frames + 1, r->line + 1, r->frames);
+	else if (r->partial_tail)
+		snprintf(message, size, "%s: the recording ends in the middle of line %d, after frame %" PRIu64
+			 ": it was cut (memscope killed or disk full); %" PRIu64 " frames read", r->path,
+			 r->line + 1, r->frames, r->frames);
 	else
 		snprintf(message, size, "%s: the recording ends after frame %" PRIu64 " (line %d) without its "
 			 "end record: it was cut (memscope killed or disk full); %" PRIu64 " frames read",

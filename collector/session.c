@@ -376,6 +376,14 @@ int session_run(struct session *s, const struct session_options *opt, sampler_fr
 			   ctx, err);
 }
 
+struct source *session_bpf_source(struct session *s)
+{
+	for (int i = 0; i < s->nr_sources; i++)
+		if (!strcmp(s->sources[i].ops->name, "bpf"))
+			return &s->sources[i];
+	return NULL;
+}
+
 int session_exit_code(const struct session *s)
 {
 	return s->target.kind == TARGET_COMMAND ? target_exit_code(&s->target) : 0;

@@ -100,6 +100,8 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 /* Sample until the target ends or a signal arrives. */
 int session_run(struct session *s, const struct session_options *opt, sampler_frame_fn on_frame,
 		void *ctx, struct ms_error *err);
+/* The session's eBPF source, or NULL when no proc.* series was asked for. */
+struct source *session_bpf_source(struct session *s);
 /* The exit code after a run: the command's status, else 0. */
 int session_exit_code(const struct session *s);
 void session_close(struct session *s);

@@ -490,11 +490,12 @@ static void start_prompt(struct top_view *v, enum prompt_kind kind, const char *
 	v->input_len = strlen(v->input);
 }
 
-int top_view_input(struct top_view *v, struct top_model *m, struct top_display *d)
+int top_view_input(struct top_view *v, struct top_model *m, struct top_display *d, int *interval_steps)
 {
 	int requests = TOP_REQ_NONE, key;
 	bool redraw = take_resize(v);
 
+	*interval_steps = 0;
 	while ((key = getch()) != ERR) {
 		redraw = true;
 		if (key == KEY_RESIZE)
@@ -513,8 +514,8 @@ int top_view_input(struct top_view *v, struct top_model *m, struct top_display *
 		case 's': d->sort = (enum top_proc_col)((d->sort + 1) % TOP_PROC_NR_COLS); break;
 		case 'S': d->sort = (enum top_proc_col)((d->sort + TOP_PROC_NR_COLS - 1) % TOP_PROC_NR_COLS); break;
 		case 'p': case ' ': d->paused = !d->paused; break;
-		case '+': case '=': requests |= TOP_REQ_SLOWER; break;
-		case '-': case '_': requests |= TOP_REQ_FASTER; break;
+		case '+': case '=': requests |= TOP_REQ_INTERVAL; ++*interval_steps; break;
+		case '-': case '_': requests |= TOP_REQ_INTERVAL; --*interval_steps; break;
 		case 'l': start_prompt(v, PROMPT_LABEL, ""); break;
 		case 'f': start_prompt(v, PROMPT_FILTER, d->filter); break;
 		case '?': case 'h': v->show_help = true; break;

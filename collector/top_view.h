@@ -31,9 +31,8 @@ void top_batch_print(FILE *out, struct top_model *m, const struct top_display *d
 enum top_request {
 	TOP_REQ_NONE = 0,
 	TOP_REQ_QUIT = 1,
-	TOP_REQ_FASTER = 2,          /* '-': shorter interval */
-	TOP_REQ_SLOWER = 4,          /* '+': longer interval */
-	TOP_REQ_LABEL = 8,           /* a label was typed: top_view_label() */
+	TOP_REQ_INTERVAL = 2,        /* '+' / '-': *interval_steps longer (> 0) or shorter (< 0) */
+	TOP_REQ_LABEL = 4,           /* a label was typed: top_view_label() */
 };
 
 struct top_view;
@@ -43,9 +42,10 @@ struct top_view;
 struct top_view *top_view_open(char *why, size_t size);
 /* The terminal's input fd, to wait on with the sampler. */
 int top_view_input_fd(const struct top_view *v);
-/* Read every pending key; returns TOP_REQ_* bits. Redraws when a key
- * changed what is shown (sort, help, a resize). */
-int top_view_input(struct top_view *v, struct top_model *m, struct top_display *d);
+/* Read every pending key; returns TOP_REQ_* bits. Keys read together add
+ * up (two '-' are two steps). Redraws when a key changed what is shown
+ * (sort, help, a resize). */
+int top_view_input(struct top_view *v, struct top_model *m, struct top_display *d, int *interval_steps);
 const char *top_view_label(const struct top_view *v);
 void top_view_draw(struct top_view *v, struct top_model *m, const struct top_display *d);
 void top_view_close(struct top_view *v);

@@ -125,6 +125,7 @@ struct bpf_source {
 	struct ring_buffer *ring;
 	void (*on_event)(const struct ms_event *event, void *arg);
 	void *event_arg;
+	void *visit_ctx;                     /* for visitors that fill a caller's buffer */
 };
 
 static uint64_t now_ns(void)
@@ -639,4 +640,66 @@ int bpf_source_nr_targets(struct source *src)
 		     sizeof(__u8), visit_target) < 0)
 		return -1;
 	return (int)s->cur.value[V_PROCESSES];
+}
+
+/* Per-thread values, for stat --per-thread. */
+
+int bpf_thread_value_index(const char *series)
+{
+	const struct series_desc *d = find_desc(series);
+
+	_Static_assert(V_NR <= BPF_THREAD_VALUES, "bpf_thread_values.value is too small");
+	if (!d || d->value == V_PAGES_ALLOC || d->value == V_PAGES_ALLOC_UNPLACED ||
+	    d->value == V_PROCESSES || d->value == V_DROPS)
+		return -1;
+	return (int)d->value;
+}
+
+struct thread_walk {
+	struct bpf_thread_values *out;
+	int max;
+	int nr;
+};
+
+static void visit_task_thread(struct bpf_source *s, const void *key, const void *values)
+{
+	const struct ms_task_stats *per_cpu = values;
+	struct thread_walk *walk = s->visit_ctx;
+	struct bpf_thread_values *t;
+
+	if (walk->nr >= walk->max)
+		return;
+	t = &walk->out[walk->nr++];
+	memset(t, 0, sizeof(*t));
+	t->tid = (pid_t)*(const __u32 *)key;
+	for (int c = 0; c < s->ncpus; c++) {
+		sum_task_into(t->value, &per_cpu[c]);
+		if (per_cpu[c].tgid)
+			t->tgid = (pid_t)per_cpu[c].tgid;
+	}
+	t->value[V_FAULTS] = t->value[V_FAULTS_USER] + t->value[V_FAULTS_KERNEL];
+	t->value[V_SWITCHES] = t->value[V_SWITCHES_VOLUNTARY] + t->value[V_SWITCHES_INVOLUNTARY];
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	const struct bpf_thread_values *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+int bpf_source_threads(struct source *src, struct bpf_thread_values *out, int max)
+{
+	struct bpf_source *s = src->priv;
+	struct thread_walk walk = { out, max, 0 };
+	int rc;
+
+	s->visit_ctx = &walk;
+	rc = read_map(s, bpf_probes_task_stats_fd(&s->probes), s->task_keys, sizeof(__u32), s->task_values,
+		      (size_t)s->ncpus * sizeof(struct ms_task_stats), visit_task_thread);
+	s->visit_ctx = NULL;
+	if (rc < 0)
+		return -1;
+	qsort(out, (size_t)walk.nr, sizeof(*out), by_tid);
+	return walk.nr;
 }

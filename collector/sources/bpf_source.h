@@ -67,6 +67,22 @@ int bpf_source_create(struct source *src, const struct host *host, const struct 
  * returns how many were written to out (at most max). */
 int bpf_source_processes(struct source *src, struct bpf_process_stats *out, int max);
 
+/* One thread of the measured processes, cumulative since the probes started:
+ * value[bpf_thread_value_index(series)] for each per-thread series. */
+#define BPF_THREAD_VALUES 32
+struct bpf_thread_values {
+	pid_t tid;
+	pid_t tgid;
+	uint64_t value[BPF_THREAD_VALUES];
+};
+
+/* Where a series lives in bpf_thread_values.value, or -1 when it is not kept
+ * per thread (page allocations are kept per process and node). */
+int bpf_thread_value_index(const char *series);
+/* Every thread seen (exited ones included), by tid; returns how many were
+ * written to out (at most max), or -1. Not for the hot path: reads the map. */
+int bpf_source_threads(struct source *src, struct bpf_thread_values *out, int max);
+
 /* Processes in the in-kernel target set now (filtering mode), else -1. */
 int bpf_source_nr_targets(struct source *src);
 

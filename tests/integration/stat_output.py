@@ -11,7 +11,7 @@ def parse_csv(text, sep=","):
     assert lines[0] == sep.join(["time", "scope", "event", "value", "unit", "coverage"]), lines[0]
     rows = []
     for rec in csv.DictReader(io.StringIO("\n".join(lines)), delimiter=sep):
-        if rec["value"].startswith("<"):
+        if rec["value"].startswith("<") or rec["value"] == "n/a":
             rec["counted"] = False
         else:
             rec["counted"] = True

@@ -200,3 +200,27 @@ def test_system_wide_until_sigint(memscope, touchmem):
     # cpu-clock counts every CPU's time: about elapsed x CPUs (in msec).
     elapsed_ms = max(float(r["time"]) for r in intervals(rows)) * 1e3
     assert abs(t[("total", "cpu-clock")] - elapsed_ms * os.cpu_count()) <= 0.1 * elapsed_ms * os.cpu_count()
+
+
+def test_per_thread_rows_from_ebpf(memscope, build_dir):
+    workload = str(build_dir / "contrib" / "bench" / "threads")
+    # 2 threads now and 1 more after 200 ms, each touching 4 MB every 100 ms until 800 ms.
+    res = run([memscope, "stat", "-x,", "-e", "proc.faults,page-faults", "--per-thread", "--",
+               workload, "2", "1", "200", "800", "4", "100"])
+    assert res.returncode == 0, res.stderr
+    pages = int([l for l in res.stdout.splitlines() if l.startswith("pages ")][0].split()[1])
+    rows = parse_csv("\n".join(l for l in res.stdout.splitlines() if not l.startswith(("ready", "pages"))))
+    faults = {r["scope"]: r["value"] for r in rows if r["time"] == "total" and r["event"] == "proc.faults"}
+    workers = {scope: v for scope, v in faults.items() if v >= 1024}
+    assert len(workers) == 3, faults
+    assert all(scope.startswith("tid") for scope in faults)
+    assert abs(sum(workers.values()) - pages) <= 0.02 * pages, (workers, pages)
+    # perf's counts are not kept per thread: said, not shown as zero.
+    pf = [r for r in rows if r["time"] == "total" and r["event"] == "page-faults"]
+    assert pf and all(r["value"] == "n/a" for r in pf)
+
+
+def test_per_thread_needs_ebpf_series(memscope):
+    res = run([memscope, "stat", "-e", "page-faults", "--per-thread", "--", "true"])
+    assert res.returncode == 2
+    assert "--per-thread needs eBPF series" in res.stderr

@@ -1,0 +1,77 @@
+-- numa_balance.lua: page migrations and automatic NUMA balancing activity:
+-- NUMA hinting faults (and how many were local), pages the balancer migrated,
+-- all page migrations and their failures (kernel counters, whole system), and
+-- for the target's processes the balancer's task moves and swaps and the
+-- cross-node CPU migrations (eBPF probes).
+
+script = {
+  description = "page migrations and NUMA balancing activity",
+  args = {},
+  events = { "proc.numa_task_moves", "proc.numa_task_swaps", "proc.pages_migrated",
+             "proc.migrations", "proc.migrations_cross_node" },
+  metrics = { "numa.hint_faults", "numa.hint_faults_local", "numa.pages_migrated",
+              "kernel.pages_migrated", "kernel.page_migrate_failures" },
+}
+
+-- Each row: label, then candidate names in order of preference, with where each comes from.
+local ROWS = {
+  { "NUMA hinting faults", { "numa.hint_faults", "kernel numastat/vmstat numa_hint_faults (system)" },
+                           { "vmstat/numa_hint_faults", "/proc/vmstat numa_hint_faults (system)" } },
+  { "  of which local", { "numa.hint_faults_local", "kernel vmstat numa_hint_faults_local (system)" },
+                        { "vmstat/numa_hint_faults_local", "/proc/vmstat numa_hint_faults_local (system)" } },
+  { "pages migrated by NUMA balancing", { "numa.pages_migrated", "kernel vmstat numa_pages_migrated (system)" },
+                                        { "vmstat/numa_pages_migrated", "/proc/vmstat numa_pages_migrated (system)" } },
+  { "pages migrated (all causes)", { "kernel.pages_migrated", "kernel vmstat pgmigrate_success (system)" },
+                                   { "vmstat/pgmigrate_success", "/proc/vmstat pgmigrate_success (system)" },
+                                   { "proc.pages_migrated", "eBPF migrate:mm_migrate_pages (target)" } },
+  { "page migrations failed", { "kernel.page_migrate_failures", "kernel vmstat pgmigrate_fail (system)" },
+                              { "vmstat/pgmigrate_fail", "/proc/vmstat pgmigrate_fail (system)" } },
+  { "task moves by the balancer", { "proc.numa_task_moves", "eBPF sched:sched_move_numa (target)" } },
+  { "task swaps by the balancer", { "proc.numa_task_swaps", "eBPF sched:sched_swap_numa (target)" } },
+  { "CPU migrations", { "proc.migrations", "eBPF sched:sched_migrate_task (target)" },
+                      { "cpu-migrations", "perf software event cpu-migrations (target)" } },
+  { "  across nodes", { "proc.migrations_cross_node", "eBPF sched:sched_migrate_task (target)" } },
+}
+
+local sums = {}
+
+function on_frame(f)
+  for _, row in ipairs(ROWS) do
+    for i = 2, #row do
+      local v = memscope.value(row[i][1])
+      if v then sums[row[i][1]] = (sums[row[i][1]] or 0) + v end
+    end
+  end
+end
+
+function on_end(run)
+  print(string.format("numa_balance.lua: migrations and NUMA balancing (%s %s, %d frames, %.2f s)",
+    memscope.source, memscope.source_name, run.frames, run.duration))
+  local rows, missing = {}, {}
+  for _, row in ipairs(ROWS) do
+    local found
+    for i = 2, #row do
+      if sums[row[i][1]] then found = row[i]; break end
+    end
+    if found then
+      local total = sums[found[1]]
+      rows[#rows + 1] = { row[1], math.floor(total + 0.5), run.duration > 0 and total / run.duration or 0 / 0, found[2] }
+    else
+      rows[#rows + 1] = { row[1], "n/a", "n/a", "not measured" }
+      missing[#missing + 1] = string.format("  %s: %s", row[2][1], memscope.why(row[2][1]) or "not counted in this run")
+    end
+  end
+  memscope.emit { title = "Migrations and NUMA balancing", columns = { "activity", "total", "per second", "source" },
+    rows = rows, precision = 2 }
+  local hf, hl = sums["numa.hint_faults"] or sums["vmstat/numa_hint_faults"],
+                 sums["numa.hint_faults_local"] or sums["vmstat/numa_hint_faults_local"]
+  if hf and hl and hf > 0 then
+    print(string.format("  %.1f%% of NUMA hinting faults were local", 100 * hl / hf))
+  elseif hf == 0 then
+    print("  no NUMA hinting faults: automatic NUMA balancing was idle or is off (kernel.numa_balancing)")
+  end
+  if #missing > 0 then
+    print("  not measured:")
+    for _, m in ipairs(missing) do print(m) end
+  end
+end

@@ -1,0 +1,110 @@
+-- remote_ratio.lua: local versus remote memory accesses per NUMA node (and per
+-- process when the run has per-process series), from whatever this host has,
+-- saying where each number comes from:
+--   1. memory-access counters (mem.local_accesses / mem.remote_accesses: uncore
+--      or core PMU events mapped by the catalog) - accesses by CPUs of a node
+--      served by their own node's memory, or by another node's;
+--   2. eBPF page-allocation probes (proc.pages_alloc): where the target's new
+--      pages were placed;
+--   3. the kernel's numastat (numa.local / numa.other): pages allocated for a
+--      process running on the node vs on another node (whole system).
+-- Each is a different question: accesses weigh every load and store, the
+-- other two count pages once, when they are allocated.
+
+script = {
+  description = "local vs remote memory accesses per node and process, with their sources",
+  args = {},
+  events = { "proc.pages_alloc" },
+  metrics = { "mem.local_accesses", "mem.remote_accesses", "numa.local", "numa.other" },
+}
+
+local sums = {}   -- key "name|node" -> sum over frames
+
+local function add(name, node)
+  local labels = node and { node = node } or nil
+  local v = memscope.value(name, labels)
+  if v then
+    local k = name .. "|" .. tostring(node)
+    sums[k] = (sums[k] or 0) + v
+  end
+end
+
+local function sum(name, node) return sums[name .. "|" .. tostring(node)] end
+
+local function nodes()
+  return memscope.topology().nodes or {}
+end
+
+function on_frame(f)
+  for _, name in ipairs({ "mem.local_accesses", "mem.remote_accesses", "numa.local", "numa.other",
+                          "vmstat/numa_local", "vmstat/numa_other" }) do
+    add(name, nil)
+    for _, n in ipairs(nodes()) do add(name, n) end
+  end
+  for _, n in ipairs(memscope.labels("proc.pages_alloc", "node")) do add("proc.pages_alloc", n) end
+  add("proc.pages_alloc", nil)
+end
+
+local function ratio(remote, loc)
+  if not remote or not loc or remote + loc == 0 then return 0 / 0 end
+  return remote / (remote + loc)
+end
+
+local function section(title, source, local_name, remote_name, unit)
+  local rows = {}
+  for _, n in ipairs(nodes()) do
+    local l, r = sum(local_name, n), sum(remote_name, n)
+    if l or r then rows[#rows + 1] = { tostring(n), l or 0 / 0, r or 0 / 0, ratio(r, l) } end
+  end
+  local l, r = sum(local_name, nil), sum(remote_name, nil)
+  if l or r then rows[#rows + 1] = { "all", l or 0 / 0, r or 0 / 0, ratio(r, l) } end
+  if #rows == 0 then return false end
+  memscope.emit { title = title .. " (" .. source .. ")",
+    columns = { "node", "local " .. unit, "remote " .. unit, "remote share" }, rows = rows, precision = 4 }
+  return true
+end
+
+function on_end(run)
+  print(string.format("remote_ratio.lua: local vs remote memory (%s %s, %d frames, %.2f s)",
+    memscope.source, memscope.source_name, run.frames, run.duration))
+  local shown = 0
+  if section("Memory accesses", "PMU counters through the catalog: mem.local_accesses, mem.remote_accesses",
+             "mem.local_accesses", "mem.remote_accesses", "accesses") then
+    shown = shown + 1
+  else
+    print("  memory accesses: not measured: " .. memscope.why("mem.remote_accesses"))
+  end
+
+  -- Where the target's pages went: remote for a process is a node it does not run on,
+  -- which the probe does not know, so the table shows the placement itself.
+  local total = sum("proc.pages_alloc", nil)
+  local placed = memscope.labels("proc.pages_alloc", "node")
+  if total and #placed > 0 then
+    local rows = {}
+    for _, n in ipairs(placed) do
+      local p = sum("proc.pages_alloc", n) or 0
+      rows[#rows + 1] = { n, p, total > 0 and p / total or 0 / 0, memscope.bar(p, total, 20) }
+    end
+    memscope.emit { title = "Pages of the target by node (eBPF page-allocation probe: proc.pages_alloc)",
+      columns = { "node", "pages", "share", "" }, rows = rows }
+    shown = shown + 1
+  else
+    print("  page placement of the target: not measured: " .. memscope.why("proc.pages_alloc"))
+  end
+
+  local lname = memscope.pick("numa.local", "vmstat/numa_local")
+  if lname and section("Page allocations", "kernel numastat: numa.local, numa.other (whole system)",
+                       "numa.local", "numa.other", "pages") then
+    shown = shown + 1
+  elseif lname == "vmstat/numa_local" and section("Page allocations",
+      "kernel /proc/vmstat numa_local, numa_other (whole system)", "vmstat/numa_local", "vmstat/numa_other", "pages") then
+    shown = shown + 1
+  else
+    print("  numastat page allocations: not measured: " .. memscope.why("numa.local"))
+  end
+  print("  per process: " .. (#memscope.labels("proc.pages_alloc", "pid") > 0 and "see the pid rows above"
+    or "this run has no per-process series; record with -p PID to attribute"))
+  if shown == 0 then
+    print("  nothing to report: this run counted none of the inputs above (see why on each line)")
+  end
+end
