@@ -50,14 +50,17 @@ local function ratio(remote, loc)
   return remote / (remote + loc)
 end
 
+-- Counts are whole numbers: shown without decimals (NaN when missing).
+local function int(x) return x and math.floor(x + 0.5) or 0 / 0 end
+
 local function section(title, source, local_name, remote_name, unit)
   local rows = {}
   for _, n in ipairs(nodes()) do
     local l, r = sum(local_name, n), sum(remote_name, n)
-    if l or r then rows[#rows + 1] = { tostring(n), l or 0 / 0, r or 0 / 0, ratio(r, l) } end
+    if l or r then rows[#rows + 1] = { tostring(n), int(l), int(r), ratio(r, l) } end
   end
   local l, r = sum(local_name, nil), sum(remote_name, nil)
-  if l or r then rows[#rows + 1] = { "all", l or 0 / 0, r or 0 / 0, ratio(r, l) } end
+  if l or r then rows[#rows + 1] = { "all", int(l), int(r), ratio(r, l) } end
   if #rows == 0 then return false end
   memscope.emit { title = title .. " (" .. source .. ")",
     columns = { "node", "local " .. unit, "remote " .. unit, "remote share" }, rows = rows, precision = 4 }
@@ -83,7 +86,7 @@ function on_end(run)
     local rows = {}
     for _, n in ipairs(placed) do
       local p = sum("proc.pages_alloc", n) or 0
-      rows[#rows + 1] = { n, p, total > 0 and p / total or 0 / 0, memscope.bar(p, total, 20) }
+      rows[#rows + 1] = { n, int(p), total > 0 and p / total or 0 / 0, memscope.bar(p, total, 20) }
     end
     memscope.emit { title = "Pages of the target by node (eBPF page-allocation probe: proc.pages_alloc)",
       columns = { "node", "pages", "share", "" }, rows = rows }

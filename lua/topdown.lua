@@ -44,8 +44,8 @@ end
 local function measured(depth, name, inputs, compute, from)
   for _, input in ipairs(inputs) do
     if not sums[input] then
-      local why = memscope.why(input) or "not counted in this run"
-      branch(depth, name, "not measurable", input .. ": " .. why)
+      local why = memscope.why(input) or (input .. ": no value in this run")
+      branch(depth, name, "not measurable", why)
       return false
     end
   end
@@ -81,7 +81,7 @@ function on_end(run)
   if occ_frames > 0 then
     branch(3, "queue occupancy", string.format("%.2f entries", occupancy / occ_frames), "queue.occupancy (mean of frames)")
   else
-    branch(3, "queue occupancy", "not measurable", "queue.occupancy: " .. (memscope.why("queue.occupancy") or "not counted"))
+    branch(3, "queue occupancy", "not measurable", memscope.why("queue.occupancy") or "queue.occupancy: no value in this run")
   end
   measured(1, "last-level cache", { "llc.accesses", "llc.misses" }, function()
     local a = sums["llc.accesses"]
