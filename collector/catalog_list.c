@@ -152,7 +152,8 @@ static int explain_ref(struct expr *ref, void *ctx)
 	if (ev->how == EVENT_HOW_CONFIG)
 		fprintf(c->out, "%s", ev->text);
 	else
-		fprintf(c->out, "%s %s", ev->how == EVENT_HOW_PERF ? "perf event" : "kernel statistic", ev->text);
+		fprintf(c->out, "%s %s", ev->how == EVENT_HOW_PERF ? "perf event" : ev->how == EVENT_HOW_BPF ? "eBPF series"
+					 : "kernel statistic", ev->text);
 	if (ev->alias)
 		fprintf(c->out, " (sysfs alias %s)", ev->alias);
 	if (ev->pfm)
@@ -194,6 +195,10 @@ static int explain_ref(struct expr *ref, void *ctx)
 			fprintf(c->out, "each node (one series per node)");
 		else if (ev->how == EVENT_HOW_PROCFS)
 			fprintf(c->out, "the whole system (no node split)");
+		else if (ev->how == EVENT_HOW_BPF && strcmp(role->scope, "node") == 0)
+			fprintf(c->out, "the measured processes (-a: every process), one series per node (its node label)");
+		else if (ev->how == EVENT_HOW_BPF)
+			fprintf(c->out, "the measured processes (-a: every process), no node split");
 		else
 			fprintf(c->out, "every CPU (%d), each counted toward its node and socket", inst->cpus.nr);
 		fprintf(c->out, "\n");

@@ -96,6 +96,11 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	}
 	if (session_options_finish(opt, argc, argv) < 0)
 		return -1;
+	if (opt->input_path) {
+		fprintf(stderr, "memscope record: --input replays a recording; it is one already (to compress "
+			"it: zstd FILE; memscope reads FILE.zst as it is)\n");
+		return -1;
+	}
 	if (opt->aggr != AGGR_TOTAL) {
 		fprintf(stderr, "memscope record: --per-* chooses how stat shows totals; a recording keeps "
 			"every series as counted (report it with memscope stat --input FILE --per-node)\n");
@@ -420,7 +425,9 @@ int cmd_record(int argc, char **argv)
 	}
 	if (finish(&run, &session) < 0)
 		goto out;
-	status = session_exit_code(&session);
+	/* Stopped by SIGINT/SIGTERM: the recording is complete, which is what was
+	 * asked for; the command's status (killed by memscope) says nothing. */
+	status = session.sampler.end == SAMPLER_END_SIGNAL ? 0 : session_exit_code(&session);
 out:
 	ctl_server_close(&run.ctl);
 	recording_writer_abandon(run.writer);

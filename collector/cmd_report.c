@@ -11,22 +11,21 @@
 #include "commands.h"
 #include "host.h"
 #include "lua_engine.h"
+#include "lua_session.h"
 #include "metrics.h"
 #include "recording.h"
 #include "resolver.h"
-#include "sources/replay_source.h"
+#include "session.h"
+#include "session_recording.h"
+#include "sources/recording_source.h"
 
-#define MAX_SCRIPTS 32
-
-enum { OPT_FORMAT = 0x3000, OPT_LUA_UNSAFE, OPT_REPLAY };
+enum { OPT_FORMAT = 0x3000, OPT_REPLAY };
 
 struct report_options {
-	const char *scripts[MAX_SCRIPTS];
-	int nr_scripts;
+	struct lua_cli lua;        /* --lua, --lua-unsafe: as stat takes them */
 	enum lua_output_format format;
-	bool unsafe;
 	const char *replay;        /* counter values for a (fixture) machine, instead of a recording */
-	char *metrics;             /* -m: catalog metrics to compute (replay) */
+	char *metrics;             /* -m: catalog metrics to compute */
 	const char *file;
 };
 
@@ -43,7 +42,9 @@ static void report_usage(FILE *out)
 		"  --lua-unsafe         give scripts io, os and package (off: sandboxed)\n"
 		"  --replay FILE        counter values per interval (docs/replay-format.md) on the machine\n"
 		"                       MEMSCOPE_SYSFS_ROOT describes; catalog metrics are computed from them\n"
-		"  -m, --metrics LIST   catalog metrics to compute with --replay (scripts add the ones they use)\n");
+		"  -m, --metrics LIST   catalog metrics to compute (a recording: from its raw series, on the\n"
+		"                       recorded machine; default: the ones it was recorded with; --replay:\n"
+		"                       scripts add the ones they use that the machine has)\n");
 }
 
 static int append_list(char **list, const char *more)
@@ -62,37 +63,41 @@ static int append_list(char **list, const char *more)
 	return 0;
 }
 
+static int append_unique(char **list, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = *list; p && (p = strstr(p, name)); p += len)
+		if ((p == *list || p[-1] == ',') && (p[len] == ',' || !p[len]))
+			return 0;
+	return append_list(list, name);
+}
+
 static int parse_options(int argc, char **argv, struct report_options *o)
 {
 	static const struct option longopts[] = {
-		{ "lua", required_argument, NULL, 'l' },
+		LUA_CLI_LONG_OPTIONS,
 		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "lua-unsafe", no_argument, NULL, OPT_LUA_UNSAFE },
 		{ "replay", required_argument, NULL, OPT_REPLAY },
 		{ "metrics", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, taken;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "l:m:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:h", longopts, NULL)) != -1) {
+		taken = lua_cli_option(&o->lua, c, optarg);
+		if (taken < 0)
+			return -1;
+		if (taken)
+			continue;
 		switch (c) {
-		case 'l':
-			if (o->nr_scripts == MAX_SCRIPTS) {
-				fprintf(stderr, "memscope report: at most %d --lua scripts\n", MAX_SCRIPTS);
-				return -1;
-			}
-			o->scripts[o->nr_scripts++] = optarg;
-			break;
 		case OPT_FORMAT:
 			if (lua_output_format_parse(optarg, &o->format) < 0) {
 				fprintf(stderr, "memscope report: --format %s: expected text, csv or json\n", optarg);
 				return -1;
 			}
-			break;
-		case OPT_LUA_UNSAFE:
-			o->unsafe = true;
 			break;
 		case OPT_REPLAY:
 			o->replay = optarg;
@@ -119,149 +124,131 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		fprintf(stderr, "memscope report: --replay and a recording exclude each other; give one\n");
 		return -1;
 	}
-	if (o->metrics && !o->replay) {
-		fprintf(stderr, "memscope report: -m goes with --replay (a recording's metrics come from its series)\n");
-		return -1;
-	}
-	if (!o->nr_scripts)
-		o->scripts[o->nr_scripts++] = "summary.lua";
+	if (!o->lua.nr_scripts)
+		o->lua.scripts[o->lua.nr_scripts++] = "summary.lua";
 	if (!o->file)
 		o->file = RECORDING_DEFAULT_FILE;
 	return 0;
 }
 
-static int report_recording(const struct report_options *o, struct lua_engine *lua, struct ms_error *err)
+static void on_record(const struct recording_record *rec, void *ctx)
 {
-	struct recording_reader *reader = NULL;
-	const struct recording_header *h;
-	struct recording_record rec;
-	struct frame frame = { 0 };
-	char cut[512];
-	int status = 1;
-
-	if (recording_reader_open(&reader, o->file, err) < 0)
-		return 1;
-	h = recording_reader_header(reader);
-	if (frame_init(&frame, h->table.nr) < 0) {
-		ms_error_set(err, "out of memory for a frame of %d series", h->table.nr);
-		goto out;
-	}
-	struct lua_engine_inputs in = {
-		.table = &h->table,
-		.topo = h->has_topology ? &h->topo : NULL,
-		.source = "recording",
-		.source_name = o->file,
-	};
-	if (lua_engine_start(lua, &in, err) < 0)
-		goto out;
-	for (;;) {
-		if (recording_reader_next(reader, &rec, &frame, err) < 0)
-			goto out;
-		if (rec.kind == RECORD_FRAME)
-			lua_engine_frame(lua, &frame);
-		else if (rec.kind == RECORD_LABEL)
-			lua_engine_label(lua, (double)rec.t_ns / 1e9, rec.text);
-		else if (rec.kind == RECORD_EOF || rec.kind == RECORD_END)
-			break;
-	}
-	if (recording_reader_cut(reader, cut, sizeof(cut)))
-		fprintf(stderr, "memscope report: %s\n", cut);
-	lua_engine_end(lua);
-	status = 0;
-out:
-	frame_free(&frame);
-	recording_reader_close(reader);
-	return status;
+	if (rec->kind == RECORD_LABEL)
+		lua_engine_label(ctx, (double)rec->t_ns / 1e9, rec->text);
 }
 
-/* -m plus the metrics the scripts ask for that this machine has (the
- * others are left to the scripts to explain, through memscope.why). */
-static char *replay_metrics(const struct report_options *o, const struct lua_engine *lua,
-			    const struct resolution *res)
+struct report_run {
+	struct session *session;
+	struct lua_engine *lua;
+};
+
+static int on_frame(const struct frame *frame, bool last, void *ctx)
 {
-	char *list = NULL, *copy, *save = NULL;
+	struct report_run *run = ctx;
 
-	if (o->metrics && append_list(&list, o->metrics) < 0)
-		return NULL;
-	copy = strdup(lua_engine_wanted_metrics(lua));
-	if (!copy)
-		return NULL;
-	for (char *m = strtok_r(copy, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
-		int i = catalog_metric_index(res->cat, m);
-
-		if (i >= 0 && res->metrics[i].available && (!list || !strstr(list, m)))
-			append_list(&list, m);
-	}
-	free(copy);
-	return list ? list : strdup("");
+	(void)last;
+	if (run->session->engine)
+		metric_engine_compute(run->session->engine, frame);
+	lua_engine_frame(run->lua, frame);
+	return 0;
 }
 
-static int report_replay(const struct report_options *o, struct lua_engine *lua, struct ms_error *err)
+/* -m plus the metrics the scripts ask for that the replayed machine has
+ * (the others are for the scripts to explain, through memscope.why). */
+static int replay_metrics(const struct report_options *o, const struct lua_engine *lua, char **out,
+			  struct ms_error *err)
 {
 	struct host host;
 	struct catalog *cat = NULL;
 	struct resolution *res = NULL;
-	struct metric_plan *plan = NULL;
-	struct metric_engine *engine = NULL;
-	struct source src = { 0 };
-	struct series_table table = { 0 };
-	struct frame frame = { 0 };
-	char *metrics = NULL;
-	bool host_ok = false;
-	int status = 1;
+	char *copy = NULL, *save = NULL;
+	int status = -1;
 
+	*out = NULL;
+	if (o->metrics && append_list(out, o->metrics) < 0)
+		goto oom;
 	if (host_load(&host, err) < 0)
-		return 1;
-	host_ok = true;
+		return -1;
 	if (catalog_load_default(&cat, err) < 0 || resolve(&host, cat, &res, err) < 0)
 		goto out;
-	if (!(metrics = replay_metrics(o, lua, res))) {
-		ms_error_set(err, "out of memory");
-		goto out;
+	if (!(copy = strdup(lua_engine_wanted_metrics(lua))))
+		goto oom;
+	for (char *m = strtok_r(copy, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+		int i = catalog_metric_index(cat, m);
+
+		if (i >= 0 && res->metrics[i].available && append_unique(out, m) < 0)
+			goto oom;
 	}
-	if (!metrics[0]) {
+	status = 0;
+	goto out;
+oom:
+	ms_error_set(err, "out of memory");
+out:
+	free(copy);
+	resolution_free(res);
+	catalog_free(cat);
+	host_free(&host);
+	return status;
+}
+
+static int open_session(const struct report_options *o, struct lua_engine *lua, struct session *s,
+			struct session_options *opt, struct ms_error *err)
+{
+	char *metrics = NULL;
+	int status;
+
+	if (!o->replay) {
+		if (o->metrics)
+			opt->metrics = strdup(o->metrics);
+		return session_open_recording(s, opt, o->file, err);
+	}
+	if (replay_metrics(o, lua, &metrics, err) < 0)
+		return 1;
+	if (!metrics || !metrics[0]) {
+		free(metrics);
 		ms_error_set(err, "--replay: no metric to compute: the scripts ask for none this machine has, and "
 			     "no -m was given (e.g. -m mem.read_bw)");
-		goto out;
+		return EXIT_USAGE;
 	}
-	if (metric_plan_build(res, metrics, &plan, err) < 0 ||
-	    replay_source_create(&src, &host, plan, o->replay, err) < 0)
+	opt->metrics = metrics;
+	opt->replay_path = o->replay;
+	status = session_open(s, opt, err);
+	return status;
+}
+
+static int report(const struct report_options *o, struct lua_engine *lua, struct ms_error *err)
+{
+	struct session_options opt;
+	struct session session;
+	struct report_run run = { &session, lua };
+	int status;
+
+	memset(&session, 0, sizeof(session));
+	session_options_init(&opt, "report");
+	status = open_session(o, lua, &session, &opt, err);
+	if (status)
 		goto out;
-	if (src.ops->open(&src, &table, err) < 0)
-		goto out;
-	if (frame_init(&frame, table.nr) < 0 || metric_engine_new(plan, &host, &table, &engine, err) < 0)
-		goto out;
+	if (!o->replay)
+		recording_source_on_record(&session.sources[0], on_record, lua);
 	struct lua_engine_inputs in = {
-		.table = &table,
-		.topo = &host.topo,
-		.plan = plan,
-		.metrics = engine,
-		.res = res,
-		.source = "replay",
-		.source_name = o->replay,
+		.table = &session.sampler.table,
+		.topo = session.host_loaded || o->replay ? &session.host.topo : NULL,
+		.plan = session.plan,
+		.metrics = session.engine,
+		.res = session.resolution,
+		.source = o->replay ? "replay" : "recording",
+		.source_name = o->replay ? o->replay : o->file,
 	};
-	if (lua_engine_start(lua, &in, err) < 0)
+	if (!o->replay && session_recording_header(&session)->has_topology)
+		in.topo = &session_recording_header(&session)->topo;
+	status = 1;
+	if (lua_engine_start(lua, &in, err) < 0 || session_run(&session, &opt, on_frame, &run, err) < 0)
 		goto out;
-	for (uint64_t seq = 0; !src.finished; seq++) {
-		frame.seq = seq;
-		src.ops->sample(&src, &frame);
-		metric_engine_compute(engine, &frame);
-		lua_engine_frame(lua, &frame);
-	}
 	lua_engine_end(lua);
 	status = 0;
 out:
-	metric_engine_free(engine);
-	frame_free(&frame);
-	if (src.ops)
-		src.ops->close(&src);
-	series_table_free(&table);
-	metric_plan_free(plan);
-	resolution_free(res);
-	catalog_free(cat);
-	free(metrics);
-	if (host_ok)
-		host_free(&host);
+	session_close(&session);
+	session_options_free(&opt);
 	return status;
 }
 
@@ -277,9 +264,9 @@ int cmd_report(int argc, char **argv)
 		free(o.metrics);
 		return EXIT_USAGE;
 	}
-	lopt.scripts = o.scripts;
-	lopt.nr_scripts = o.nr_scripts;
-	lopt.unsafe = o.unsafe;
+	lopt.scripts = o.lua.scripts;
+	lopt.nr_scripts = o.lua.nr_scripts;
+	lopt.unsafe = o.lua.unsafe;
 	lopt.format = o.format;
 	lopt.command_name = "report";
 	if (lua_engine_open(&lua, &lopt, &err) < 0) {
@@ -287,7 +274,7 @@ int cmd_report(int argc, char **argv)
 		free(o.metrics);
 		return EXIT_USAGE;
 	}
-	status = o.replay ? report_replay(&o, lua, &err) : report_recording(&o, lua, &err);
+	status = report(&o, lua, &err);
 	if (status)
 		fprintf(stderr, "memscope report: %s\n", err.text);
 	else if (lua_engine_nr_failed(lua))

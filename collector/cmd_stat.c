@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "session.h"
 #include "metrics.h"
+#include "lua_session.h"
 #include "sinks/stat_output.h"
 #include "stat_threads.h"
 
@@ -24,6 +25,7 @@ struct stat_run {
 	struct frame total_frame;     /* every frame summed: metrics over the whole run */
 	struct stat_table table;
 	struct stat_threads *threads;  /* --per-thread: rows from the eBPF per-thread maps */
+	struct lua_engine *lua;        /* --lua scripts, or NULL */
 	struct stat_output output;
 	uint64_t start_ns;
 	bool print_intervals;
@@ -37,18 +39,19 @@ static void stat_usage(FILE *out)
 		"       memscope stat --replay FILE -m METRICS [--per-node | --per-socket] ...\n\n%s"
 		"  -x, --field-separator SEP   CSV output\n"
 		"      --json          one JSON object per line\n"
-		"      --per-thread    one row per thread of the measured processes (proc.* events)\n",
-		session_options_help);
+		"      --per-thread    one row per thread of the measured processes (proc.* events)\n%s",
+		session_options_help, lua_cli_help);
 }
 
 static int parse_options(int argc, char **argv, struct session_options *opt, struct stat_output *output,
-			 bool *per_thread)
+			 bool *per_thread, struct lua_cli *lua)
 {
 	static const struct option longopts[] = {
 		SESSION_LONG_OPTIONS,
 		{ "field-separator", required_argument, NULL, 'x' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+		LUA_CLI_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -58,6 +61,8 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	/* '+': options end at the command's name, as with perf stat. */
 	while ((c = getopt_long(argc, argv, "+" SESSION_SHORT_OPTIONS "x:h", longopts, NULL)) != -1) {
 		shared = session_option(opt, c, optarg);
+		if (!shared)
+			shared = lua_cli_option(lua, c, optarg);
 		if (shared < 0)
 			return -1;
 		if (shared)
@@ -113,6 +118,8 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 	struct stat_run *run = ctx;
 	double time_s = (double)(frame->time_ns - run->start_ns) / 1e9;
 
+	lua_cli_frame(run->lua, run->session, frame);
+
 	aggregation_clear(&run->aggr, run->interval_cells);
 	aggregation_add(&run->aggr, frame, run->interval_cells);
 	aggregation_add(&run->aggr, frame, run->total_cells);
@@ -153,15 +160,22 @@ int cmd_stat(int argc, char **argv)
 	int nr_shown = 0, status;
 	bool per_thread = false;
 	struct stat_threads threads;
+	struct lua_cli lua_cli = { .nr_scripts = 0 };
 
 	memset(&run, 0, sizeof(run));
 	memset(&session, 0, sizeof(session));
 	session_options_init(&opt, "stat");
 	run.output.format = STAT_TEXT;
 	memset(&threads, 0, sizeof(threads));
-	if (parse_options(argc, argv, &opt, &run.output, &per_thread) < 0) {
+	if (parse_options(argc, argv, &opt, &run.output, &per_thread, &lua_cli) < 0) {
 		session_options_free(&opt);
 		return EXIT_USAGE;
+	}
+	status = lua_cli_open(&lua_cli, &opt, run.output.format == STAT_CSV ? LUA_OUTPUT_CSV :
+			      run.output.format == STAT_JSON ? LUA_OUTPUT_JSON : LUA_OUTPUT_TEXT, &run.lua, &err);
+	if (status) {
+		fprintf(stderr, "memscope stat: %s\n", err.text);
+		goto out;
 	}
 	status = session_open(&session, &opt, &err);
 	if (status) {
@@ -212,7 +226,11 @@ int cmd_stat(int argc, char **argv)
 	run.output.header_every = terminal_rows();
 	run.print_intervals = opt.interval_ms > 0;
 	/* Replayed frames carry their own times, from 0. */
-	run.start_ns = opt.replay_path ? 0 : monotonic_ns();
+	run.start_ns = opt.replay_path || opt.input_path ? 0 : monotonic_ns();
+	if (lua_cli_start(run.lua, &session, &opt, title, &err) < 0) {
+		fprintf(stderr, "memscope stat: %s\n", err.text);
+		goto out;
+	}
 
 	if (session_run(&session, &opt, on_frame, &run, &err) < 0) {
 		fprintf(stderr, "memscope stat: %s\n", err.text);
@@ -228,6 +246,8 @@ int cmd_stat(int argc, char **argv)
 		fill_table(&run, run.total_cells, &run.total_frame);
 		stat_output_totals(&run.output, (double)run.total_frame.interval_ns / 1e9, &run.table);
 	}
+	/* The scripts' reports come after the totals. */
+	lua_engine_end(run.lua);
 	status = session_exit_code(&session);
 	if (session.target.kind == TARGET_PIDS && session.sampler.end == SAMPLER_END_TARGET)
 		fprintf(stderr, "memscope stat: the attached process%s exited\n",
@@ -244,6 +264,7 @@ out:
 	free(run.total_cells);
 	event_names_free(shown, nr_shown);
 	stat_threads_free(&threads);
+	lua_engine_free(run.lua);
 	session_options_free(&opt);
 	return status;
 }

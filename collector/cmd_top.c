@@ -10,11 +10,14 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "ctl.h"
 #include "session.h"
 #include "top_model.h"
 #include "top_view.h"
 
 #define TOP_DEFAULT_INTERVAL_MS 1000
+/* How often top asks whether a `memscope record` is running. */
+#define RECORDING_CHECK_NS (2ull * 1000000000ull)
 
 /* The intervals + and - step through. */
 static const long interval_steps_ms[] = { 100, 250, 500, 1000, 2000, 5000, 10000 };
@@ -27,6 +30,8 @@ struct top_run {
 	long max_updates;            /* -n; 0: until q or a signal */
 	long updates;
 	bool quit;
+	uint64_t recording_checked_ns;
+	char recording_socket[108];  /* control socket of the running recording, "" when none */
 };
 
 static void top_usage(FILE *out)
@@ -174,12 +179,51 @@ static void change_interval(struct top_run *run, int steps)
 	snprintf(run->display.notice, sizeof(run->display.notice), "interval %ld ms", next);
 }
 
+/* Is a `memscope record` running for this user? Its control socket says
+ * where it records ("ok: recording TARGET to PATH: N frames, ..., pid P"). */
+static void check_recording(struct top_run *run)
+{
+	char reply[CTL_MAX_MESSAGE], path[512] = "";
+	struct ms_error err = { "" };
+	const char *to, *pid;
+	int pid_value = 0;
+
+	run->recording_checked_ns = monotonic_ns();
+	run->recording_socket[0] = '\0';
+	snprintf(run->display.recording, sizeof(run->display.recording), "off");
+	if (ctl_find_socket(0, run->recording_socket, sizeof(run->recording_socket), &err) < 0 ||
+	    ctl_request(run->recording_socket, "status", reply, sizeof(reply), &err) < 0 ||
+	    strncmp(reply, "ok: recording ", 14) != 0) {
+		run->recording_socket[0] = '\0';
+		return;
+	}
+	to = strstr(reply, " to ");
+	pid = strstr(reply, "pid ");
+	if (to)
+		snprintf(path, sizeof(path), "%.*s", (int)strcspn(to + 4, ":"), to + 4);
+	if (pid)
+		pid_value = atoi(pid + 4);
+	snprintf(run->display.recording, sizeof(run->display.recording), "on file=%s pid=%d",
+		 path[0] ? path : "?", pid_value);
+}
+
 static void add_label(struct top_run *run, const char *text)
 {
-	/* No recording runs inside top; a label is shown with its time so it
-	 * can be matched with what was on screen. */
-	snprintf(run->display.notice, sizeof(run->display.notice),
-		 "label \"%s\" at %.1f s (not stored: no recording is running)", text, run->model.elapsed_s);
+	char request[CTL_MAX_MESSAGE], reply[CTL_MAX_MESSAGE];
+	struct ms_error err = { "" };
+
+	check_recording(run);
+	if (!run->recording_socket[0]) {
+		/* Shown with its time, so it can be matched with what was on screen. */
+		snprintf(run->display.notice, sizeof(run->display.notice),
+			 "label \"%s\" at %.1f s (not stored: no recording is running)", text, run->model.elapsed_s);
+		return;
+	}
+	snprintf(request, sizeof(request), "label %s", text);
+	if (ctl_request(run->recording_socket, request, reply, sizeof(reply), &err) < 0)
+		snprintf(run->display.notice, sizeof(run->display.notice), "label not stored: %s", err.text);
+	else
+		snprintf(run->display.notice, sizeof(run->display.notice), "%s", reply);
 }
 
 static void handle_requests(struct top_run *run, int requests, int interval_steps)
@@ -213,6 +257,8 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 	/* The final frame only closes the run; it is usually a partial interval. */
 	if (last || run->quit)
 		return 1;
+	if (frame->time_ns - run->recording_checked_ns >= RECORDING_CHECK_NS)
+		check_recording(run);
 	if (run->view) {
 		/* Paused: the screen keeps the values it shows; frames go on. */
 		if (!run->display.paused) {
@@ -246,7 +292,7 @@ int cmd_top(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	run.display.interval_ms = (uint64_t)opt.interval_ms;
-	snprintf(run.display.recording, sizeof(run.display.recording), "off");
+	check_recording(&run);
 	if (top_model_open(&run.model, &topt, &err) < 0) {
 		fprintf(stderr, "memscope top: %s\n", err.text);
 		goto out;

@@ -137,7 +137,10 @@ void ctl_server_serve(struct ctl_server *srv, ctl_handler_fn handler, void *ctx)
 		return;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+	n = recv(fd, request, CTL_MAX_MESSAGE, 0);
 	if (!peer_allowed(fd, &uid)) {
+		/* The request was read (closing on unread data would reset the
+		 * connection before the refusal arrives) but is not looked at. */
 		srv->refused++;
 		snprintf(reply, sizeof(reply), "error: refused: uid %d is neither the user running this "
 			 "memscope (uid %u) nor root", (int)uid, (unsigned)geteuid());
@@ -145,7 +148,6 @@ void ctl_server_serve(struct ctl_server *srv, ctl_handler_fn handler, void *ctx)
 		close(fd);
 		return;
 	}
-	n = recv(fd, request, CTL_MAX_MESSAGE, 0);
 	if (n <= 0) {
 		close(fd);
 		return;

@@ -135,6 +135,21 @@ bool lua_api_value(struct lua_engine *e, const char *name, const struct label_fi
 	return false;
 }
 
+/* The reason strings are long (not interned by Lua) and asked for at every
+ * frame: each is made once per state and kept in the registry, keyed by the
+ * C string's address (they are static or live as long as the series table). */
+static void push_why(lua_State *L, const char *why)
+{
+	if (!why)
+		why = "no value";
+	if (lua_rawgetp(L, LUA_REGISTRYINDEX, why) == LUA_TSTRING)
+		return;
+	lua_pop(L, 1);
+	lua_pushstring(L, why);
+	lua_pushvalue(L, -1);
+	lua_rawsetp(L, LUA_REGISTRYINDEX, why);
+}
+
 static int push_value(lua_State *L, bool ok, double value, const char *why)
 {
 	if (ok) {
@@ -142,7 +157,7 @@ static int push_value(lua_State *L, bool ok, double value, const char *why)
 		return 1;
 	}
 	lua_pushnil(L);
-	lua_pushstring(L, why ? why : "no value");
+	push_why(L, why);
 	return 2;
 }
 
@@ -398,7 +413,7 @@ static int api_why(lua_State *L)
 		return 1;
 	}
 	if (e->data_ready && (n = lua_data_find(&e->data, name)) >= 0)
-		lua_pushstring(L, series_why(&e->data, n));
+		lua_pushfstring(L, "%s: %s", name, series_why(&e->data, n));
 	else if (e->in.res && (n = catalog_metric_index(e->in.res->cat, name)) >= 0 && !e->in.res->metrics[n].available)
 		lua_pushfstring(L, "%s: %s", name, e->in.res->metrics[n].why);
 	else if (!strncmp(name, "proc.", 5))
@@ -406,8 +421,9 @@ static int api_why(lua_State *L)
 				"CAP_BPF+CAP_PERFMON; reports: record with -e %s)", name,
 				e->in.source ? e->in.source : "run", name);
 	else
-		lua_pushfstring(L, "%s is neither counted in this %s nor a metric of its plan", name,
-				e->in.source ? e->in.source : "run");
+		lua_pushfstring(L, "%s is neither counted in this %s nor a metric of its plan (measure with "
+				"-m %s on a host that has the counters: memscope list --metrics)", name,
+				e->in.source ? e->in.source : "run", name);
 	return 1;
 }
 
@@ -430,13 +446,20 @@ static int api_metrics(lua_State *L)
 	return 1;
 }
 
+/* topology(): built once per script and then the same table (treat it as
+ * read-only): scripts ask for it at every frame. */
 static int api_topology(lua_State *L)
 {
 	const struct topology *t = engine_of(L)->in.topo;
 
+	if (lua_getfield(L, LUA_REGISTRYINDEX, "memscope.topology") == LUA_TTABLE)
+		return 1;
+	lua_pop(L, 1);
 	lua_newtable(L);
 	if (!t)
 		return 1;
+	lua_pushvalue(L, -1);
+	lua_setfield(L, LUA_REGISTRYINDEX, "memscope.topology");
 	lua_createtable(L, t->nr_nodes, 0);
 	for (int i = 0; i < t->nr_nodes; i++) {
 		lua_pushinteger(L, t->nodes[i]);

@@ -204,6 +204,7 @@ int lua_script_call(struct lua_script *s, int nargs, int nresults, const char *p
 	unsigned limit = s->engine->opt.cpu_limit_ms;
 	char message[1024];
 	int status, nres = 0;
+	uint64_t start;
 
 	if (s->failed || s->in_callback) {
 		lua_pop(s->L, nargs + 1);
@@ -215,9 +216,12 @@ int lua_script_call(struct lua_script *s, int nargs, int nresults, const char *p
 	s->mem_exceeded = false;
 	lua_xmove(s->L, co, nargs + 1);
 	lua_sethook(co, limit_hook, LUA_MASKCOUNT, HOOK_COUNT);
-	s->deadline_ns = lua_now_ns() + (uint64_t)limit * 1000000ull;
+	start = lua_now_ns();
+	s->deadline_ns = start + (uint64_t)limit * 1000000ull;
 	status = lua_resume(co, s->L, nargs, &nres);
 	s->deadline_ns = 0;
+	s->calls++;
+	s->busy_ns += lua_now_ns() - start;
 	s->in_callback = false;
 	if (status == LUA_OK) {
 		if (nresults >= 0) {
@@ -267,6 +271,20 @@ static int safe_load(lua_State *L)
 	return 1;
 }
 
+/* setmetatable() without finalizers: a __gc runs whenever the collector
+ * gets to it, also outside callbacks where no time limit applies. */
+static int safe_setmetatable(lua_State *L)
+{
+	if (lua_istable(L, 2) && lua_getfield(L, 2, "__gc") != LUA_TNIL)
+		return luaL_error(L, "setmetatable: __gc finalizers are not allowed in sandboxed scripts "
+				  "(--lua-unsafe allows them)");
+	lua_settop(L, 2);
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_call(L, 2, 1);
+	return 1;
+}
+
 static void open_safe_libs(lua_State *L)
 {
 	static const luaL_Reg libs[] = {
@@ -288,6 +306,9 @@ static void open_safe_libs(lua_State *L)
 	lua_setglobal(L, "loadfile");
 	lua_pushcfunction(L, safe_load);
 	lua_setglobal(L, "load");
+	lua_getglobal(L, "setmetatable");
+	lua_pushcclosure(L, safe_setmetatable, 1);
+	lua_setglobal(L, "setmetatable");
 	/* os: only the clock. */
 	luaL_requiref(L, LUA_OSLIBNAME, luaopen_os, 0);
 	lua_newtable(L);
@@ -749,6 +770,12 @@ void lua_engine_end(struct lua_engine *engine)
 		return;
 	call_each(engine, "on_end", fill_end, engine);
 	fflush(engine->out);
+	/* How much of a run the scripts cost, for measuring (docs/performance.md). */
+	if (getenv("MEMSCOPE_LUA_STATS"))
+		for (int i = 0; i < engine->nr_scripts; i++)
+			fprintf(engine->errors, "memscope %s: lua stats: %s: %llu callbacks, %.3f s\n",
+				engine->opt.command_name ? engine->opt.command_name : "lua", engine->scripts[i].name,
+				(unsigned long long)engine->scripts[i].calls, (double)engine->scripts[i].busy_ns / 1e9);
 }
 
 int lua_engine_nr_scripts(const struct lua_engine *engine)

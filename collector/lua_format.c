@@ -121,6 +121,16 @@ static void add_padded(luaL_Buffer *b, const char *s, size_t width, bool right)
 			luaL_addchar(b, ' ');
 }
 
+static bool cell_empty(lua_State *L, int texts_idx, int i)
+{
+	bool empty;
+
+	lua_rawgeti(L, texts_idx, i);
+	empty = !*lua_tostring(L, -1);
+	lua_pop(L, 1);
+	return empty;
+}
+
 /* The aligned text of a rendered table (texts at texts_idx); pushes it. */
 static void push_aligned(lua_State *L, int texts_idx, const struct table_shape *t, const char *indent)
 {
@@ -128,17 +138,21 @@ static void push_aligned(lua_State *L, int texts_idx, const struct table_shape *
 	int k = 0;
 
 	luaL_buffinit(L, &b);
-	for (int r = 0; r <= t->nr_rows; r++) {
+	for (int r = 0; r <= t->nr_rows; r++, k += t->nr_cols) {
+		int last = t->nr_cols - 1;
+
+		/* No trailing blanks: the line ends at its last non-empty text cell. */
+		while (last > 0 && !t->numeric[last] && cell_empty(L, texts_idx, k + last + 1))
+			last--;
 		luaL_addstring(&b, indent);
-		for (int c = 0; c < t->nr_cols; c++) {
-			lua_rawgeti(L, texts_idx, ++k);
+		for (int c = 0; c <= last; c++) {
+			lua_rawgeti(L, texts_idx, k + c + 1);
 			const char *s = lua_tostring(L, -1);
 
 			lua_pop(L, 1);
 			if (c)
 				luaL_addstring(&b, "  ");
-			/* The last text column is not padded: no trailing blanks. */
-			if (c == t->nr_cols - 1 && !t->numeric[c])
+			if (c == last && !t->numeric[c])
 				luaL_addstring(&b, s);
 			else
 				add_padded(&b, s, t->width[c], t->numeric[c]);

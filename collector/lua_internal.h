@@ -29,6 +29,7 @@ struct lua_script {
 	bool failed;
 	bool in_callback;
 	const char *phase;         /* "on_frame", ... for errors */
+	uint64_t calls, busy_ns;   /* callbacks run and time spent in them (MEMSCOPE_LUA_STATS) */
 };
 
 struct lua_metric {

@@ -148,7 +148,7 @@ static int assign_groups(struct plan_builder *b, const struct plan_metric *pm)
 			int counters = pe->role->counters;
 			struct group_state *g;
 
-			if (pe->group >= 0 || pe->how == EVENT_HOW_PROCFS)
+			if (pe->group >= 0 || !plan_event_is_perf(pe))
 				continue;
 			g = group_for(b, pe->instance);
 			if (!g)
@@ -337,6 +337,11 @@ void metric_plan_free(struct metric_plan *plan)
 	}
 	free(plan->metrics);
 	free(plan);
+}
+
+bool plan_event_is_perf(const struct plan_event *pe)
+{
+	return pe->how == EVENT_HOW_CONFIG || pe->how == EVENT_HOW_PERF;
 }
 
 bool metric_plan_needs_procfs(const struct metric_plan *plan)

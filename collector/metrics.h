@@ -26,12 +26,13 @@ enum metric_scope { SCOPE_SYSTEM, SCOPE_NODE, SCOPE_SOCKET };
 
 /* One raw event to count. text is what to open (event_parse syntax) and the
  * name of the series it yields; procfs events ("vmstat/KEY", "numastat/KEY")
- * are read by the procfs source instead of perf. */
+ * are read by the procfs source and eBPF series ("proc.faults") by the bpf
+ * source instead of perf. */
 struct plan_event {
 	char *text;
-	char instance[64];        /* PMU instance ("hisi_sccl1_ddrc0"), "vmstat" or "nodeN" */
+	char instance[64];        /* PMU instance ("hisi_sccl1_ddrc0"), "vmstat", "numastat" or "bpf" */
 	enum catalog_event_how how;
-	int group;                /* perf group id: same id = open as one group; -1 for procfs */
+	int group;                /* perf group id: same id = open as one group; -1 for procfs and bpf */
 	const struct cpulist *cpus; /* CPUs to count on (owned by the resolution) */
 	const struct catalog_role *role;
 	const struct catalog_event *event;
@@ -73,6 +74,8 @@ void metric_plan_free(struct metric_plan *plan);
 
 /* Does the plan need the procfs source (vmstat / numastat)? */
 bool metric_plan_needs_procfs(const struct metric_plan *plan);
+/* Is this event opened by the perf source (not procfs, not eBPF)? */
+bool plan_event_is_perf(const struct plan_event *pe);
 
 struct metric_value {
 	double value;

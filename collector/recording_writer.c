@@ -182,9 +182,12 @@ static json_t *host_json(const struct host *host, json_t *files)
 	struct utsname u;
 	char name[256] = "";
 
-	if (gethostname(name, sizeof(name) - 1) == 0)
+	/* A fixture tree describes another machine: this one's names would lie. */
+	if (host->roots.is_fixture)
+		json_object_set_new(h, "fixture", json_true());
+	else if (gethostname(name, sizeof(name) - 1) == 0)
 		json_object_set_new(h, "hostname", json_string(name));
-	if (uname(&u) == 0) {
+	if (!host->roots.is_fixture && uname(&u) == 0) {
 		json_object_set_new(h, "kernel", json_string(u.release));
 		json_object_set_new(h, "arch", json_string(u.machine));
 	}

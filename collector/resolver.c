@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 
 #include "sysfs.h"
 
@@ -225,6 +226,60 @@ static int find_procfs_instances(const struct host *host, const struct catalog_r
 	return 0;
 }
 
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38 /* include/uapi/linux/capability.h, for older libcap headers */
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static bool has_effective_cap(cap_t caps, cap_value_t cap)
+{
+	cap_flag_value_t value = CAP_CLEAR;
+
+	return cap_get_flag(caps, cap, CAP_EFFECTIVE, &value) == 0 && value == CAP_SET;
+}
+
+/* The eBPF probes load when the kernel has BTF (CO-RE relocations) and this
+ * process may load tracing programs. One instance: the probes count for the
+ * measured processes, not per PMU. */
+static int find_bpf_instances(const struct host *host, struct resolved_role *rr)
+{
+	const char *btf = getenv("MEMSCOPE_BPF_BTF");
+	char path[4300];
+	struct cpulist cpus;
+
+	if (btf && *btf)
+		snprintf(path, sizeof(path), "%s", btf);
+	else
+		sysfs_join(path, sizeof(path), host->roots.sys, "kernel/btf/vmlinux");
+	if (!sysfs_exists(path)) {
+		snprintf(rr->why, sizeof(rr->why), "no kernel BTF at %.200s (a kernel built with "
+			 "CONFIG_DEBUG_INFO_BTF=y has it): the eBPF probes cannot load", path);
+		return 0;
+	}
+	/* A fixture describes another machine: this process's rights say nothing about it. */
+	if (!host->roots.is_fixture) {
+		cap_t caps = cap_get_proc();
+		bool admin = false, bpf = false, perfmon = false;
+
+		if (caps) {
+			admin = has_effective_cap(caps, CAP_SYS_ADMIN);
+			bpf = has_effective_cap(caps, CAP_BPF);
+			perfmon = has_effective_cap(caps, CAP_PERFMON);
+			cap_free(caps);
+		}
+		if (!admin && !(bpf && perfmon)) {
+			snprintf(rr->why, sizeof(rr->why), "the eBPF probes need root, or CAP_BPF and CAP_PERFMON "
+				 "(setcap cap_bpf,cap_perfmon+ep on the memscope binary)");
+			return 0;
+		}
+	}
+	if (all_online_cpus(&host->topo, &cpus) || add_instance(rr, NULL, "bpf", &cpus))
+		return -1;
+	return 0;
+}
+
 /* ---- event checks ---- */
 
 void resolved_event_text(const struct catalog_role *role, const struct catalog_event *ev,
@@ -354,7 +409,9 @@ static void resolve_base(struct resolution *res, struct resolved_metric *rm)
 				       family->unavailable[i].reason);
 		if (!fm)
 			continue;
-		if (!rf->active) {
+		/* A family for any CPU is inactive only for want of its sources (no
+		 * PMU, no kernel BTF...): its mappings below say which. */
+		if (!rf->active && family->nr_cpus > 0) {
 			append(mapped_by, sizeof(mapped_by), "%s%s%s", mapped_by[0] ? ", " : "", family->name, "");
 			continue;
 		}
@@ -468,6 +525,7 @@ int resolve(const struct host *host, const struct catalog *cat, struct resolutio
 		for (int r = 0; r < family->nr_roles; r++) {
 			const struct catalog_role *role = &family->roles[r];
 			int rc = role->source == ROLE_PROCFS ? find_procfs_instances(host, role, &rf->roles[r])
+				 : role->source == ROLE_BPF  ? find_bpf_instances(host, &rf->roles[r])
 							     : find_perf_instances(host, role, &rf->roles[r]);
 
 			if (rc)

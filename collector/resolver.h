@@ -30,8 +30,8 @@ int cpu_identity_read(const struct sysfs_roots *roots, struct cpu_identity *id);
 bool catalog_cpu_matches(const struct catalog_family *family, const struct cpu_identity *id);
 
 struct resolved_instance {
-	const struct pmu *pmu;     /* NULL for procfs roles */
-	char name[64];             /* PMU name, or "vmstat" / "nodeN" for procfs */
+	const struct pmu *pmu;     /* NULL for procfs and bpf roles */
+	char name[64];             /* PMU name, "vmstat" / "numastat" for procfs, "bpf" for the eBPF probes */
 	struct cpulist cpus;       /* CPUs counted on (cpumask; every online CPU for core PMUs) */
 };
 
@@ -71,7 +71,7 @@ int resolve(const struct host *host, const struct catalog *cat, struct resolutio
 void resolution_free(struct resolution *res);
 
 /* Event string for an event of a role on an instance ("pmu/terms/", a perf
- * name, or "vmstat/KEY" / "numastat/KEY"). */
+ * name, "vmstat/KEY" / "numastat/KEY", or an eBPF series "proc.NAME"). */
 void resolved_event_text(const struct catalog_role *role, const struct catalog_event *ev,
 			 const struct resolved_instance *inst, char *buf, size_t size);
 

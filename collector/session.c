@@ -7,6 +7,7 @@
 
 #include "catalog.h"
 #include "commands.h"
+#include "session_recording.h"
 #include "metrics.h"
 #include "resolver.h"
 #include "sources/procfs_source.h"
@@ -23,6 +24,7 @@ const char session_options_help[] =
 	"                      subsys:tracepoint, pmu::EVENT:UMASK (libpfm4), proc.* (eBPF)\n"
 	"  -m, --metrics LIST  portable metrics (memscope list --metrics), e.g. mem.read_bw,numa.hit\n"
 	"      --replay FILE   counter values from FILE instead of this machine (docs/replay-format.md)\n"
+	"      --input FILE    the frames of a recording (memscope record) instead of this machine\n"
 	"  -I, --interval MS   a frame every MS milliseconds (at least 10)\n"
 	"  -a, --all-cpus      the whole system, one counter per CPU (with CMD: while it runs)\n"
 	"  -p, --pid PIDS      attach to running processes (all their threads)\n"
@@ -84,6 +86,7 @@ int session_option(struct session_options *opt, int c, const char *arg)
 	case 'a': opt->system_wide = true; return 1;
 	case 'p': opt->pids = arg; return 1;
 	case SESSION_OPT_REPLAY: opt->replay_path = arg; return 1;
+	case SESSION_OPT_INPUT: opt->input_path = arg; return 1;
 	case SESSION_OPT_PER_CPU: opt->aggr = AGGR_CPU; return 1;
 	case SESSION_OPT_PER_SOCKET: opt->aggr = AGGR_SOCKET; return 1;
 	case SESSION_OPT_PER_NODE: opt->aggr = AGGR_NODE; return 1;
@@ -95,6 +98,8 @@ int session_options_finish(struct session_options *opt, int argc, char **argv)
 {
 	if (optind < argc)
 		opt->command = &argv[optind];
+	if (opt->input_path)
+		return session_input_check(opt);
 	if (opt->replay_path) {
 		if (opt->system_wide || opt->pids || opt->command || opt->events || !opt->metrics) {
 			fprintf(stderr, "memscope %s: --replay FILE replays the counters of -m METRICS from "
@@ -134,6 +139,8 @@ void session_describe_target(const struct session_options *opt, char *buf, size_
 			len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " " : "", opt->command[i]);
 		if (len + 20 < size)
 			snprintf(buf + len, size - len, opt->system_wide ? "' (system wide)" : "'");
+	} else if (opt->input_path) {
+		snprintf(buf, size, "recording '%s'", opt->input_path);
 	} else if (opt->replay_path) {
 		snprintf(buf, size, "replay of '%s'", opt->replay_path);
 	} else if (opt->pids) {
@@ -273,16 +280,20 @@ static int check_metric_names(const struct catalog *cat, const char *list, struc
 }
 
 /* An event named twice (by -e and by a metric) is counted once: its series
- * serve both. */
-static bool has_event(const struct session *s, const char *text)
+ * serve both. eBPF series are looked up among the bpf source's names. */
+static bool has_event(const struct session *s, const char *text, bool bpf)
 {
-	for (int i = 0; i < s->nr_events; i++)
+	for (int i = 0; !bpf && i < s->nr_events; i++)
 		if (!strcmp(s->events[i].name, text))
+			return true;
+	for (int i = 0; bpf && i < s->nr_bpf; i++)
+		if (!strcmp(s->bpf_names[i], text))
 			return true;
 	return false;
 }
 
-/* Plan the metrics and add their perf events (grouped as the plan says). */
+/* Plan the metrics and add their perf events (grouped as the plan says) and
+ * their eBPF series (to the bpf source's names). */
 static int plan_metrics(struct session *s, const struct session_options *opt, struct ms_error *err)
 {
 	if (catalog_load_default(&s->catalog, err) < 0)
@@ -296,10 +307,24 @@ static int plan_metrics(struct session *s, const struct session_options *opt, st
 		return 0; /* the replay source provides every planned series */
 	for (int i = 0; i < s->plan->nr_events; i++) {
 		const struct plan_event *pe = &s->plan->events[i];
+		bool bpf = pe->how == EVENT_HOW_BPF;
 		struct event *grown;
 
-		if (pe->how == EVENT_HOW_PROCFS || has_event(s, pe->text))
+		if (pe->how == EVENT_HOW_PROCFS || has_event(s, pe->text, bpf))
 			continue;
+		if (bpf) {
+			/* bpf_names stays NULL-terminated; it owns its strings. */
+			char **names = realloc(s->bpf_names, sizeof(char *) * (size_t)(s->nr_bpf + 2));
+
+			if (names)
+				s->bpf_names = names;
+			if (!names || !(names[s->nr_bpf] = strdup(pe->text))) {
+				ms_error_set(err, "out of memory");
+				return 1;
+			}
+			names[++s->nr_bpf] = NULL;
+			continue;
+		}
 		grown = realloc(s->events, sizeof(*grown) * (size_t)(s->nr_events + 1));
 		if (!grown) {
 			ms_error_set(err, "out of memory");
@@ -320,6 +345,8 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 	char *perf_events = NULL;
 	int ret;
 
+	if (opt->input_path)
+		return session_open_recording(s, opt, opt->input_path, err);
 	memset(s, 0, sizeof(*s));
 	if (host_load(&s->host, err) < 0)
 		return 1;

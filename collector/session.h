@@ -22,6 +22,7 @@ enum {
 	SESSION_OPT_PER_SOCKET,
 	SESSION_OPT_PER_NODE,
 	SESSION_OPT_REPLAY,
+	SESSION_OPT_INPUT,
 };
 
 #define SESSION_SHORT_OPTIONS "e:m:I:ap:"
@@ -29,6 +30,7 @@ enum {
 	{ "events", required_argument, NULL, 'e' }, \
 	{ "metrics", required_argument, NULL, 'm' }, \
 	{ "replay", required_argument, NULL, SESSION_OPT_REPLAY }, \
+	{ "input", required_argument, NULL, SESSION_OPT_INPUT }, \
 	{ "interval", required_argument, NULL, 'I' }, \
 	{ "all-cpus", no_argument, NULL, 'a' }, \
 	{ "pid", required_argument, NULL, 'p' }, \
@@ -46,6 +48,7 @@ struct session_options {
 	const char *command_name;   /* "stat", for messages */
 	char *events;               /* comma list; -e may repeat */
 	char *metrics;              /* comma list of catalog metrics; -m may repeat */
+	const char *input_path;     /* frames from a recording (memscope record) */
 	const char *replay_path;    /* counter values from a replay file instead of the kernel */
 	long interval_ms;           /* 0: no periodic frames */
 	bool system_wide;

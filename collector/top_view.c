@@ -136,6 +136,10 @@ struct top_view *top_view_open(char *why, size_t size)
 		free(v);
 		return NULL;
 	}
+	/* The terminal's own size, not LINES/COLUMNS a parent left in the
+	 * environment: those would not follow a resize. */
+	use_env(FALSE);
+	use_tioctl(TRUE);
 	/* newterm, unlike initscr, returns NULL instead of exiting on an unknown TERM. */
 	v->screen = newterm(NULL, stdout, stdin);
 	if (!v->screen) {
@@ -387,12 +391,6 @@ static void draw_help(const struct top_model *m)
 		put(y++, 2, keys[i]);
 	y++;
 	attron(A_BOLD);
-	put(y++, 0, "Node columns");
-	attroff(A_BOLD);
-	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
-		put(y++, 2, node_help[c]);
-	y++;
-	attron(A_BOLD);
 	put(y++, 0, "Not measured on this host (shown as n/a)");
 	attroff(A_BOLD);
 	for (int c = 0; c < TOP_NODE_NR_COLS && y < getmaxy(stdscr) - 1; c++) {
@@ -405,13 +403,23 @@ static void draw_help(const struct top_model *m)
 		y = put_wrapped(y, 12, m->node_col_why[c]);
 	}
 	if (m->proc_remote_why && y < getmaxy(stdscr) - 1) {
-		put(y, 2, "REMOTE% (processes):");
-		y = put_wrapped(y + 1, 12, m->proc_remote_why);
+		put(y, 2, "REMOTE% of processes:");
+		if (m->proc_remote_why == m->node_col_why[TOP_NODE_REMOTE_PCT])
+			put(y++, 24, "as for the nodes");
+		else
+			y = put_wrapped(y + 1, 12, m->proc_remote_why);
 	}
 	if (m->notes && y < getmaxy(stdscr) - 1) {
 		put(y, 2, "notes:");
-		put_wrapped(y, 12, m->notes);
+		y = put_wrapped(y, 12, m->notes);
 	}
+	y++;
+	attron(A_BOLD);
+	put(y++, 0, "Node columns");
+	attroff(A_BOLD);
+	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
+		if (y < getmaxy(stdscr) - 1)
+			put(y++, 2, node_help[c]);
 }
 
 static void draw_status(const struct top_view *v, const struct top_display *d)

@@ -17,6 +17,12 @@ script = {
   metrics = { "kernel.faults", "numa.local", "numa.other" },
 }
 
+-- Why a name has nothing to show: memscope.why, or "counted, no value" when the run
+-- counted it but never read a value (a replay that leaves it out, a cut recording).
+local function why(name)
+  return memscope.why(name) or (name .. ": counted, but no value was read in this run")
+end
+
 local FAULT_SOURCES = {
   { "proc.faults", "eBPF fault probes (the target's processes)" },
   { "page-faults", "perf software event page-faults" },
@@ -45,7 +51,17 @@ local function fault_source()
   end
 end
 
+-- Label tables and label lists, made at the first frame: on_frame runs at every frame.
+local alloc_nodes, topo_nodes, pids, by_node, by_pid
+
 function on_frame(f)
+  if not alloc_nodes then
+    alloc_nodes, pids = memscope.labels("proc.pages_alloc", "node"), memscope.labels("proc.faults", "pid")
+    topo_nodes, by_node, by_pid = memscope.topology().nodes or {}, {}, {}
+    for _, n in ipairs(alloc_nodes) do by_node[n] = { node = n } end
+    for _, n in ipairs(topo_nodes) do by_node[n] = { node = n } end
+    for _, p in ipairs(pids) do by_pid[p] = { pid = p } end
+  end
   for _, s in ipairs(FAULT_SOURCES) do add(s[1], (memscope.value(s[1]))) end
   for _, s in ipairs(SPLITS) do add(s[2], (memscope.value(s[2]))) end
   local name = fault_source()
@@ -54,18 +70,18 @@ function on_frame(f)
     timeline[#timeline + 1] = v / f.interval
     if v / f.interval > peak then peak = v / f.interval end
   end
-  for _, node in ipairs(memscope.labels("proc.pages_alloc", "node")) do
-    local p = memscope.value("proc.pages_alloc", { node = node })
+  for _, node in ipairs(alloc_nodes) do
+    local p = memscope.value("proc.pages_alloc", by_node[node])
     if p then node_pages[node] = (node_pages[node] or 0) + p end
   end
-  if not memscope.has("proc.pages_alloc") then
-    for _, node in ipairs(memscope.topology().nodes or {}) do
-      local p = memscope.value("numa.local", { node = node })
+  if #alloc_nodes == 0 then
+    for _, node in ipairs(topo_nodes) do
+      local p = memscope.value("numa.local", by_node[node])
       if p then node_pages[node] = (node_pages[node] or 0) + p end
     end
   end
-  for _, pid in ipairs(memscope.labels("proc.faults", "pid")) do
-    local p = memscope.value("proc.faults", { pid = pid })
+  for _, pid in ipairs(pids) do
+    local p = memscope.value("proc.faults", by_pid[pid])
     if p then pid_faults[pid] = (pid_faults[pid] or 0) + p end
   end
 end
@@ -90,7 +106,7 @@ function on_end(run)
   print(string.format("faults.lua: page faults and page placement (%s %s, %d frames, %.2f s)",
     memscope.source, memscope.source_name, run.frames, run.duration))
   if not name then
-    print("  no fault counts: " .. memscope.why("proc.faults") .. "; page-faults: " .. memscope.why("page-faults"))
+    print("  no fault counts: " .. why("proc.faults") .. "; page-faults: " .. why("page-faults"))
     print("  fix: run as root for the eBPF probes, or count -e page-faults")
     return
   end
@@ -122,7 +138,7 @@ function on_end(run)
     memscope.emit { title = "Pages allocated per node (" .. psource .. ")",
       columns = { "node", "pages", "MiB", "share", "" }, rows = rows }
   else
-    print("  page placement: no per-node counts (" .. memscope.why("proc.pages_alloc") .. ")")
+    print("  page placement: no per-node counts (" .. why("proc.pages_alloc") .. ")")
   end
 
   local pids = {}

@@ -13,6 +13,12 @@ script = {
               "kernel.pages_migrated", "kernel.page_migrate_failures" },
 }
 
+-- Why a name has nothing to show: memscope.why, or "counted, no value" when the run
+-- counted it but never read a value (a replay that leaves it out, a cut recording).
+local function why(name)
+  return memscope.why(name) or (name .. ": counted, but no value was read in this run")
+end
+
 -- Each row: label, then candidate names in order of preference, with where each comes from.
 local ROWS = {
   { "NUMA hinting faults", { "numa.hint_faults", "kernel numastat/vmstat numa_hint_faults (system)" },
@@ -35,12 +41,20 @@ local ROWS = {
 
 local sums = {}
 
+local present = nil    -- the names this run has, looked up once
+
 function on_frame(f)
-  for _, row in ipairs(ROWS) do
-    for i = 2, #row do
-      local v = memscope.value(row[i][1])
-      if v then sums[row[i][1]] = (sums[row[i][1]] or 0) + v end
+  if not present then
+    present = {}
+    for _, row in ipairs(ROWS) do
+      for i = 2, #row do
+        if memscope.has(row[i][1]) then present[#present + 1] = row[i][1] end
+      end
     end
+  end
+  for _, name in ipairs(present) do
+    local v = memscope.value(name)
+    if v then sums[name] = (sums[name] or 0) + v end
   end
 end
 
@@ -58,7 +72,7 @@ function on_end(run)
       rows[#rows + 1] = { row[1], math.floor(total + 0.5), run.duration > 0 and total / run.duration or 0 / 0, found[2] }
     else
       rows[#rows + 1] = { row[1], "n/a", "n/a", "not measured" }
-      missing[#missing + 1] = string.format("  %s: %s", row[2][1], memscope.why(row[2][1]) or "not counted in this run")
+      missing[#missing + 1] = "  " .. (why(row[2][1]))
     end
   end
   memscope.emit { title = "Migrations and NUMA balancing", columns = { "activity", "total", "per second", "source" },

@@ -18,11 +18,17 @@ script = {
   metrics = { "mem.local_accesses", "mem.remote_accesses", "numa.local", "numa.other" },
 }
 
+-- Why a name has nothing to show: memscope.why, or "counted, no value" when the run
+-- counted it but never read a value (a replay that leaves it out, a cut recording).
+local function why(name)
+  return memscope.why(name) or (name .. ": counted, but no value was read in this run")
+end
+
 local sums = {}   -- key "name|node" -> sum over frames
+local node_labels = {}   -- node -> {node = N}, made once
 
 local function add(name, node)
-  local labels = node and { node = node } or nil
-  local v = memscope.value(name, labels)
+  local v = memscope.value(name, node and node_labels[node] or nil)
   if v then
     local k = name .. "|" .. tostring(node)
     sums[k] = (sums[k] or 0) + v
@@ -35,13 +41,23 @@ local function nodes()
   return memscope.topology().nodes or {}
 end
 
+local NAMES = { "mem.local_accesses", "mem.remote_accesses", "numa.local", "numa.other",
+                "vmstat/numa_local", "vmstat/numa_other" }
+local present, placed = nil, nil
+
 function on_frame(f)
-  for _, name in ipairs({ "mem.local_accesses", "mem.remote_accesses", "numa.local", "numa.other",
-                          "vmstat/numa_local", "vmstat/numa_other" }) do
+  if not present then
+    -- What this run has does not change: look it up once.
+    present, placed = {}, memscope.labels("proc.pages_alloc", "node")
+    for _, name in ipairs(NAMES) do if memscope.has(name) then present[#present + 1] = name end end
+    for _, n in ipairs(nodes()) do node_labels[n] = { node = n } end
+    for _, n in ipairs(placed) do node_labels[n] = { node = n } end
+  end
+  for _, name in ipairs(present) do
     add(name, nil)
     for _, n in ipairs(nodes()) do add(name, n) end
   end
-  for _, n in ipairs(memscope.labels("proc.pages_alloc", "node")) do add("proc.pages_alloc", n) end
+  for _, n in ipairs(placed) do add("proc.pages_alloc", n) end
   add("proc.pages_alloc", nil)
 end
 
@@ -75,7 +91,7 @@ function on_end(run)
              "mem.local_accesses", "mem.remote_accesses", "accesses") then
     shown = shown + 1
   else
-    print("  memory accesses: not measured: " .. memscope.why("mem.remote_accesses"))
+    print("  memory accesses: not measured: " .. why("mem.remote_accesses"))
   end
 
   -- Where the target's pages went: remote for a process is a node it does not run on,
@@ -92,7 +108,7 @@ function on_end(run)
       columns = { "node", "pages", "share", "" }, rows = rows }
     shown = shown + 1
   else
-    print("  page placement of the target: not measured: " .. memscope.why("proc.pages_alloc"))
+    print("  page placement of the target: not measured: " .. why("proc.pages_alloc"))
   end
 
   local lname = memscope.pick("numa.local", "vmstat/numa_local")
@@ -103,7 +119,7 @@ function on_end(run)
       "kernel /proc/vmstat numa_local, numa_other (whole system)", "vmstat/numa_local", "vmstat/numa_other", "pages") then
     shown = shown + 1
   else
-    print("  numastat page allocations: not measured: " .. memscope.why("numa.local"))
+    print("  numastat page allocations: not measured: " .. why("numa.local"))
   end
   print("  per process: " .. (#memscope.labels("proc.pages_alloc", "pid") > 0 and "see the pid rows above"
     or "this run has no per-process series; record with -p PID to attribute"))

@@ -13,6 +13,8 @@ function on_end(run)
       if s.labels[k] ~= nil then labels[#labels + 1] = k .. "=" .. tostring(s.labels[k]) end
     end
     local total = memscope.total(s.name, s.labels)
+    -- counts are whole numbers: shown without decimals
+    if total and s.kind == "counter" and total == math.floor(total) then total = math.floor(total) end
     rows[#rows + 1] = { s.name, table.concat(labels, ","), s.kind, total or 0 / 0, s.unit,
       s.unavailable and ("not counted: " .. s.unavailable) or "" }
   end

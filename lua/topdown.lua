@@ -19,13 +19,25 @@ script = {
               "queue.occupancy", "llc.accesses", "llc.misses", "coherence.snoops_sent" },
 }
 
+-- Why a name has nothing to show: memscope.why, or "counted, no value" when the run
+-- counted it but never read a value (a replay that leaves it out, a cut recording).
+local function why(name)
+  return memscope.why(name) or (name .. ": counted, but no value was read in this run")
+end
+
 local COUNTERS = { "mem.read_bytes", "mem.write_bytes", "mem.local_accesses", "mem.remote_accesses",
                    "interconnect.tx_bytes", "interconnect.rx_bytes", "queue.full_cycles", "uncore.clockticks",
                    "llc.accesses", "llc.misses", "coherence.snoops_sent" }
 local sums, occupancy, occ_frames = {}, 0, 0
 
+local present = nil    -- the counters this run has, looked up once
+
 function on_frame(f)
-  for _, name in ipairs(COUNTERS) do
+  if not present then
+    present = {}
+    for _, name in ipairs(COUNTERS) do if memscope.has(name) then present[#present + 1] = name end end
+  end
+  for _, name in ipairs(present) do
     local v = memscope.value(name)
     if v then sums[name] = (sums[name] or 0) + v end
   end
@@ -44,8 +56,8 @@ end
 local function measured(depth, name, inputs, compute, from)
   for _, input in ipairs(inputs) do
     if not sums[input] then
-      local why = memscope.why(input) or (input .. ": no value in this run")
-      branch(depth, name, "not measurable", why)
+      local reason = why(input)
+      branch(depth, name, "not measurable", reason)
       return false
     end
   end
@@ -81,7 +93,7 @@ function on_end(run)
   if occ_frames > 0 then
     branch(3, "queue occupancy", string.format("%.2f entries", occupancy / occ_frames), "queue.occupancy (mean of frames)")
   else
-    branch(3, "queue occupancy", "not measurable", memscope.why("queue.occupancy") or "queue.occupancy: no value in this run")
+    branch(3, "queue occupancy", "not measurable", why("queue.occupancy"))
   end
   measured(1, "last-level cache", { "llc.accesses", "llc.misses" }, function()
     local a = sums["llc.accesses"]

@@ -16,8 +16,8 @@ packages=(
   build-essential meson ninja-build pkg-config
   libpfm4-dev libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev
   liblua5.4-dev libyaml-dev libjansson-dev libmicrohttpd-dev libncurses-dev libzstd-dev libcap-dev
-  linux-perf bpftrace numactl util-linux xz-utils python3 python3-pytest
-  qemu-system-x86 python3-venv kmod busybox-static
+  linux-perf bpftrace numactl util-linux xz-utils zstd python3 python3-pytest
+  qemu-system-x86 python3-venv kmod busybox-static tmux
 )
 
 install_packages() {

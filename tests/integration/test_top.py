@@ -14,6 +14,10 @@ PAGE = 4096
 TMUX = shutil.which("tmux")
 needs_tmux = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (scripts/setup.sh installs it)")
 
+# A control socket that does not exist: top sees no `memscope record`, even if
+# another test runs one at the same time.
+NO_RECORDING = dict(os.environ, MEMSCOPE_CTL_SOCKET="/nonexistent/memscope.sock")
+
 RATE = re.compile(r"^([0-9.]+)([kMGTP]?)$")
 SCALE = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 
@@ -70,7 +74,7 @@ def test_batch_counts_the_faults_of_a_workload_started_while_it_runs(memscope, t
     mb = 64
     pages = mb * 1024 * 1024 // PAGE
     top = subprocess.Popen([memscope, "top", "--batch", "-n", "10", "-I", "250"], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+                           stderr=subprocess.PIPE, text=True, env=NO_RECORDING)
     try:
         # Start the workload after the first block, so every one of its faults
         # falls in an interval top reports.
@@ -166,8 +170,9 @@ def test_batch_focus_shows_the_process_and_its_threads(memscope, build_dir):
     assert len(busy) == 3 and per_thread[work.pid] < 100, per_thread
     for total in busy:
         assert total / span == pytest.approx(10240, rel=0.25), per_thread
-    # eBPF (per process) and /proc (per thread) agree within one burst per worker.
-    assert abs(proc_faults - thread_faults) <= 3 * 1024 + 100, (proc_faults, thread_faults)
+    # eBPF (per process) and /proc (per thread) are read a moment apart: the sums over
+    # the run can differ by a burst per worker at its start and at its end, no more.
+    assert abs(proc_faults - thread_faults) <= 2 * 3 * 1024 + 100, (proc_faults, thread_faults)
 
 
 def test_usage_errors_exit_2(memscope):
@@ -187,10 +192,11 @@ def test_not_a_terminal_falls_back_to_batch(memscope):
 # --- the full screen under tmux ---------------------------------------------------
 
 class Tmux:
-    def __init__(self, tmp_path, command, width=160, height=48, term="xterm-256color"):
+    def __init__(self, tmp_path, command, width=160, height=48, term="xterm-256color", env_socket=None):
         self.socket = f"memscope-top-{os.getpid()}-{id(self)}"
         self.status = tmp_path / "status"
-        shell = f"TERM={term} {command}; echo $? > {self.status}; sleep 60"
+        socket = env_socket or "/nonexistent/memscope.sock"
+        shell = f"TERM={term} MEMSCOPE_CTL_SOCKET={socket} {command}; echo $? > {self.status}; sleep 60"
         subprocess.run([TMUX, "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "t",
                         "-x", str(width), "-y", str(height), shell], check=True)
 
@@ -334,10 +340,20 @@ def test_screen_shows_a_workload_sorts_pauses_and_quits(memscope, touchmem, tmux
         t.keys("l", "phase one", "Enter")
         t.wait_for(lambda ls: 'label "phase one"' in status_line(ls))
 
-        # A resize redraws at the new size at once.
-        t.resize(90, 30)
-        lines = t.wait_for(lambda ls: len(ls) <= 31 and all(len(line) <= 90 for line in ls)
-                           and any(line.startswith("NODE") for line in ls))
+        # A resize redraws at the new size at once: lines cut at the new width,
+        # the status bar on the new last row.
+        node_line = next(line for line in t.screen() if line.startswith("NODE"))
+        assert len(node_line) == 86
+        t.resize(70, 20)
+        def last_row(ls):
+            return max(i for i, line in enumerate(ls) if line.strip())
+
+        lines = t.wait_for(lambda ls: any(line.startswith("NODE") and "FRGN/s" not in line for line in ls)
+                           and last_row(ls) == 19)
+        assert all(len(line) <= 70 for line in lines)
+        t.resize(120, 40)
+        t.wait_for(lambda ls: any(line.startswith("NODE") and len(line) == 86 for line in ls)
+                   and last_row(ls) == 39)
 
         t.keys("q")
         assert t.exit_status() == 0
@@ -373,3 +389,28 @@ def test_dumb_terminal_gets_batch_output(memscope, tmux):
     text = t.history()
     assert "memscope top: TERM is dumb: batch output instead of the full screen" in text
     assert "top: update=1 " in text and "top: update=2 " in text
+
+
+@needs_tmux
+def test_label_goes_into_a_running_recording(memscope, tmux, tmp_path):
+    recording = tmp_path / "rec.ms"
+    rec = subprocess.Popen([memscope, "record", "-o", str(recording), "-a", "-I", "100", "--", "sleep", "30"],
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        base = os.environ.get("XDG_RUNTIME_DIR") if os.geteuid() else None
+        socket = f"{base}/memscope/{rec.pid}.sock" if base else f"/run/memscope/{rec.pid}.sock"
+        deadline = time.monotonic() + 10
+        while not os.path.exists(socket):
+            assert time.monotonic() < deadline and rec.poll() is None, rec.stderr.read() if rec.poll() else socket
+            time.sleep(0.05)
+        t = tmux(f"{memscope} top -I 250", env_socket=socket)
+        t.wait_for(lambda ls: f"recording: on file={recording} pid={rec.pid}" in ls[1])
+        t.keys("l", "warm phase", "Enter")
+        t.wait_for(lambda ls: "ok: label 'warm phase'" in status_line(ls))
+        t.keys("q")
+        assert t.exit_status() == 0
+    finally:
+        rec.send_signal(2)
+        rec.wait(timeout=20)
+    labels = [line for line in recording.read_text().splitlines() if '"label"' in line]
+    assert len(labels) == 1 and '"label":"warm phase"' in labels[0], labels

@@ -8,6 +8,7 @@
 #include "check.h"
 #include "config.h"
 #include "fixture_tree.h"
+#include "sources/bpf_source.h"
 
 static const char *const good_metrics =
 	"metrics:\n"
@@ -100,13 +101,14 @@ static void test_shipped_catalog(void)
 				   "coherence.snoops_sent", "queue.full_cycles", "queue.occupancy",
 				   "uncore.clockticks", "kernel.faults", "kernel.cpu_migrations",
 				   "kernel.pages_migrated", "numa.hit", "numa.miss", "numa.foreign", "numa.local",
-				   "numa.other" };
+				   "numa.other", "proc.faults", "proc.pages_placed", "proc.offcpu_ratio",
+				   "proc.migrations", "proc.migrations_cross_node" };
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
 		CHECK(catalog_metric_index(cat, required[i]) >= 0);
 	/* every family the issue names */
 	const char *families[] = { "hisi-hip08", "hisi-hip09", "thunderx2", "amd-fam15h-nb", "amd-zen1-2",
 				   "amd-zen3", "amd-zen4-5", "intel-nehalem-westmere", "intel-skylake-sp",
-				   "arm-neoverse-cmn", "linux-kernel" };
+				   "arm-neoverse-cmn", "linux-kernel", "linux-ebpf" };
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		bool found = false;
 
@@ -190,7 +192,7 @@ static void test_errors(void)
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01",
 						"flux_rd: { config: event=0x01, perf: page-faults }")),
 		     "pmu/test.yaml:9:16: event 'flux_rd': give exactly one of 'config' (format terms), 'perf' (an "
-		     "event string) or 'procfs' (vmstat/KEY or numastat/KEY)");
+		     "event string), 'procfs' (vmstat/KEY or numastat/KEY) or 'bpf' (an eBPF series)");
 	/* unknown scope */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "scope: channel", "scope: chanel")),
 		     "pmu/test.yaml:7:12: role 'ddrc': unknown scope 'chanel'; expected one of: cpu, core, ccx, "
@@ -202,6 +204,84 @@ static void test_errors(void)
 			  replace(good_family, "  mem.read_bytes:\n    - formula: ddrc.flux_rd * 32\n      source: test\n",
 				  "  {}\n")),
 		     "metrics.yaml:2:5: metric 'a.x': its formula depends on itself through other metrics");
+}
+
+/* A family over the eBPF series: one role with the long form, one with the shorthand. */
+static const char *const bpf_family =
+	"family: test\n"
+	"description: a test family\n"
+	"sources: [\"Linux include/trace/events/kmem.h\"]\n"
+	"pmus:\n"
+	"  proc:\n"
+	"    source: bpf\n"
+	"    scope: system\n"
+	"    events:\n"
+	"      faults: { bpf: proc.faults }\n"
+	"  pages:\n"
+	"    source: bpf\n"
+	"    scope: node\n"
+	"    events:\n"
+	"      alloc: proc.pages_alloc\n"
+	"metrics:\n"
+	"  mem.read_bytes:\n"
+	"    - formula: proc.faults + pages.alloc\n"
+	"      source: test\n";
+
+static void test_bpf_events(void)
+{
+	struct catalog *cat = NULL;
+	struct ms_error err = { "" };
+	char dir[4096], known[1024] = "", expected[1400];
+	size_t len = 0;
+
+	/* the series names the catalog accepts are exactly the bpf source's */
+	for (const char *const *n = bpf_series_names(); *n; n++)
+		len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s", len ? ", " : "", *n);
+	CHECK_CONTAINS(known, "proc.faults, proc.faults_user");
+	CHECK_CONTAINS(known, "proc.pages_alloc");
+
+	CHECK_EQ_STR(load(good_metrics, bpf_family), "");
+	/* a misspelt series, long form: the column of the name */
+	snprintf(expected, sizeof(expected), "pmu/test.yaml:9:22: event 'faults': unknown eBPF series 'proc.fault'; "
+		 "expected one of: %s", known);
+	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "{ bpf: proc.faults }", "{ bpf: proc.fault }")), expected);
+	/* ... and shorthand */
+	snprintf(expected, sizeof(expected), "pmu/test.yaml:14:14: event 'alloc': unknown eBPF series "
+		 "'pages_alloc'; expected one of: %s", known);
+	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "alloc: proc.pages_alloc", "alloc: pages_alloc")),
+		     expected);
+	/* a bpf event in a perf role, and a perf event in a bpf role */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01", "flux_rd: { bpf: proc.faults }")),
+		     "pmu/test.yaml:9:16: event 'flux_rd': 'bpf' events belong in a role with 'source: bpf'");
+	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "{ bpf: proc.faults }", "{ perf: page-faults }")),
+		     "pmu/test.yaml:9:15: event 'faults': a 'source: bpf' role takes only 'bpf' events");
+	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "    source: bpf\n    scope: system",
+						"    source: ebpf\n    scope: system")),
+		     "pmu/test.yaml:6:13: role 'proc': unknown source; expected perf, procfs or bpf");
+
+	/* the shipped family: every proc.* metric is built on eBPF series */
+	snprintf(dir, sizeof(dir), "%s/catalog", MEMSCOPE_SOURCE_DIR);
+	if (catalog_load(&cat, dir, &err) != 0) {
+		CHECK_FAIL("%s", err.text);
+		return;
+	}
+	for (int f = 0; f < cat->nr_families; f++) {
+		const struct catalog_family *fam = &cat->families[f];
+
+		if (strcmp(fam->name, "linux-ebpf") != 0)
+			continue;
+		CHECK(fam->nr_metrics >= 8);
+		for (int r = 0; r < fam->nr_roles; r++) {
+			CHECK_EQ_INT(fam->roles[r].source, ROLE_BPF);
+			for (int e = 0; e < fam->roles[r].nr_events; e++) {
+				CHECK_EQ_INT(fam->roles[r].events[e].how, EVENT_HOW_BPF);
+				CHECK(bpf_series_name_known(fam->roles[r].events[e].text));
+			}
+		}
+		for (int m = 0; m < fam->nr_metrics; m++)
+			CHECK_EQ_INT(strncmp(cat->metrics[fam->metrics[m].metric].name, "proc.", 5), 0);
+	}
+	catalog_free(cat);
 }
 
 static bool lookup_fixed(const struct expr *ref, void *ctx, double *value)
@@ -247,6 +327,7 @@ int main(void)
 	test_shipped_catalog();
 	test_good();
 	test_errors();
+	test_bpf_events();
 	test_expr();
 	return check_summary("catalog");
 }

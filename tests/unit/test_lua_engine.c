@@ -134,7 +134,9 @@ static void test_sandbox(void)
 		"print('time', type(os.time()), 'clock', type(os.clock()), 'getenv', os.getenv == nil)\n"
 		"local f, e = load(string.dump(function() end))\n"
 		"print('bytecode', f == nil)\n"
-		"print('text', load('return 6 * 7')())\n") };
+		"print('text', load('return 6 * 7')())\n"
+		"print('gc', pcall(setmetatable, {}, {__gc = function() while true do end end}))\n"
+		"print('meta', getmetatable(setmetatable({}, {__index = {x = 5}})).__index.x)\n") };
 
 	rig_table(&r);
 	CHECK_EQ_INT(rig_open(&r, s, 1, false, LUA_OUTPUT_TEXT, 0, 0), 0);
@@ -144,6 +146,8 @@ static void test_sandbox(void)
 	CHECK_CONTAINS(r.out_text, "time\tnumber\tclock\tnumber\tgetenv\ttrue\n");
 	CHECK_CONTAINS(r.out_text, "bytecode\ttrue\n");
 	CHECK_CONTAINS(r.out_text, "text\t42\n");
+	CHECK_CONTAINS(r.out_text, "gc\tfalse\tsetmetatable: __gc finalizers are not allowed");
+	CHECK_CONTAINS(r.out_text, "meta\t5\n");
 	CHECK_EQ_INT(lua_engine_nr_failed(r.lua), 0);
 	rig_close(&r);
 
@@ -257,6 +261,24 @@ static void test_api_numbers(void)
 	CHECK_CONTAINS(r.out_text, "has\ttrue\tfalse\ttrue\n");
 	CHECK_CONTAINS(r.out_text, "topo\t2\t1\t2\n");
 	CHECK_CONTAINS(r.out_text, "bad label\tfalse\tunknown label 'core'");
+	rig_close(&r);
+
+	/* The history ring keeps the last 4 frames (the rig's size): after 6 frames
+	 * of 10, 20, ... 60 faults on cpu0, a window of 10 holds 30..60. */
+	const char *h[] = { script("ring.lua",
+		"function on_end()\n"
+		"  local v, t = memscope.history('page-faults', {cpu=0}, 10)\n"
+		"  print('ring', #v, table.concat(v, ','), t[1], t[4])\n"
+		"  print('window', table.concat(memscope.history('page-faults', {cpu=0}, 2), ','))\n"
+		"end\n") };
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, h, 1, false, LUA_OUTPUT_TEXT, 0, 0), 0);
+	for (uint64_t seq = 0; seq < 6; seq++)
+		rig_frame(&r, seq, 10 * (seq + 1), 0, 0, 0, 1);
+	lua_engine_end(r.lua);
+	rig_flush(&r);
+	CHECK_CONTAINS(r.out_text, "ring\t4\t30.0,40.0,50.0,60.0\t3.0\t6.0\n");
+	CHECK_CONTAINS(r.out_text, "window\t50.0,60.0\n");
 	rig_close(&r);
 }
 

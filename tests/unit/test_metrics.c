@@ -13,6 +13,7 @@
 #include "host.h"
 #include "metrics.h"
 #include "resolver.h"
+#include "sources/bpf_source.h"
 #include "sources/procfs_source.h"
 #include "sources/replay_source.h"
 
@@ -399,6 +400,125 @@ static void test_replay_errors(void)
 	rig_free(&r);
 }
 
+static const struct resolved_metric *resolved(const struct resolution *res, const char *metric)
+{
+	int idx = catalog_metric_index(res->cat, metric);
+
+	if (idx < 0) {
+		CHECK_FAIL("metric %s not in the catalog", metric);
+		exit(1);
+	}
+	return &res->metrics[idx];
+}
+
+/* The eBPF metrics on this host: the kernel has BTF and the tests run as
+ * root, so they resolve through the linux-ebpf family. */
+static void test_bpf_resolution_live(void)
+{
+	struct host host;
+	struct catalog *cat = NULL;
+	struct resolution *res = NULL;
+	struct metric_plan *plan = NULL;
+	struct ms_error err = { "" };
+	char dir[4096];
+
+	unsetenv("MEMSCOPE_SYSFS_ROOT");
+	unsetenv("MEMSCOPE_PROCFS_ROOT");
+	snprintf(dir, sizeof(dir), "%s/catalog", MEMSCOPE_SOURCE_DIR);
+	if (host_load(&host, &err) || catalog_load(&cat, dir, &err) || resolve(&host, cat, &res, &err)) {
+		CHECK_FAIL("live: %s", err.text);
+		goto out;
+	}
+	if (geteuid() != 0) {
+		CHECK_CONTAINS(resolved(res, "proc.faults")->why, "need root, or CAP_BPF and CAP_PERFMON");
+		goto out;
+	}
+	CHECK(resolved(res, "proc.faults")->available);
+	CHECK(resolved(res, "proc.pages_placed")->available);
+	CHECK(resolved(res, "proc.offcpu_ratio")->available);
+	CHECK_EQ_STR(res->families[resolved(res, "proc.faults")->family].family->name, "linux-ebpf");
+	if (metric_plan_build(res, "proc.faults,proc.pages_placed,proc.offcpu_ratio,proc.oncpu_ns", &plan, &err)) {
+		CHECK_FAIL("live plan: %s", err.text);
+		goto out;
+	}
+	/* eBPF series, once each (oncpu_ns serves the ratio and itself), never in a perf group */
+	CHECK_EQ_INT(plan->nr_events, 4);
+	CHECK_EQ_INT(plan->nr_groups, 0);
+	for (int i = 0; i < plan->nr_events; i++) {
+		CHECK_EQ_INT(plan->events[i].how, EVENT_HOW_BPF);
+		CHECK_EQ_INT(plan->events[i].group, -1);
+		CHECK(!plan_event_is_perf(&plan->events[i]));
+		CHECK(bpf_series_name_known(plan->events[i].text));
+	}
+	CHECK(!metric_plan_needs_procfs(plan));
+out:
+	metric_plan_free(plan);
+	resolution_free(res);
+	catalog_free(cat);
+	host_free(&host);
+}
+
+/* A fixture machine has no BTF file: the eBPF metrics are unavailable and say why. */
+static void test_bpf_unavailable_without_btf(void)
+{
+	struct rig r;
+
+	unsetenv("MEMSCOPE_BPF_BTF");
+	values_begin(1.0);
+	values_end();
+	CHECK(rig_run_quiet(&r, "kunpeng920-2s", "proc.pages_placed", true) < 0);
+	CHECK_CONTAINS(r.err.text, "metric 'proc.pages_placed' is not available on this host: linux-ebpf mapping 1 "
+				   "(pages.alloc): pages.alloc: no kernel BTF at ");
+	CHECK_CONTAINS(r.err.text, "kunpeng920-2s/sys/kernel/btf/vmlinux (a kernel built with "
+				   "CONFIG_DEBUG_INFO_BTF=y has it): the eBPF probes cannot load");
+	CHECK(!resolved(r.res, "proc.faults")->available);
+	CHECK_CONTAINS(resolved(r.res, "proc.offcpu_ratio")->why, "needs proc.offcpu_ns, which is not available (");
+	rig_free(&r);
+}
+
+/* eBPF series replayed on a 4-node machine (a BTF stand-in lets the family
+ * resolve there: only its presence is checked before loading): pages by node
+ * land in their node's scope, series without a node only in the system's. */
+static void test_bpf_replay_per_node(void)
+{
+	struct rig r;
+	char btf_dir[4096], btf[4200];
+
+	tree_new(btf_dir, sizeof(btf_dir));
+	tree_write(btf_dir, "vmlinux", "stand-in");
+	snprintf(btf, sizeof(btf), "%s/vmlinux", btf_dir);
+	setenv("MEMSCOPE_BPF_BTF", btf, 1);
+	values_begin(2.0);
+	value("\"proc.pages_alloc@node0\": 1000");
+	value("\"proc.pages_alloc@node1\": 3000");
+	value("\"proc.pages_alloc@node2\": 0");
+	value("\"proc.pages_alloc@node3\": 0");
+	value("\"proc.faults\": 4100");
+	value("\"proc.oncpu_ns\": 750000");
+	value("\"proc.offcpu_ns\": 250000");
+	value("\"proc.migrations_cross_node\": 7");
+	values_end();
+	if (rig_run(&r, "kunpeng920-2s",
+		    "proc.pages_placed,proc.faults,proc.offcpu_ratio,proc.migrations_cross_node") == 0) {
+		CHECK_METRIC(&r, "proc.pages_placed", SCOPE_NODE, 0, 1000.0);
+		CHECK_METRIC(&r, "proc.pages_placed", SCOPE_NODE, 1, 3000.0);
+		CHECK_METRIC(&r, "proc.pages_placed", SCOPE_NODE, 2, 0.0);
+		/* nodes 0 and 1 are socket 0 */
+		CHECK_METRIC(&r, "proc.pages_placed", SCOPE_SOCKET, 0, 4000.0);
+		CHECK_METRIC(&r, "proc.pages_placed", SCOPE_SYSTEM, -1, 4000.0);
+		CHECK_METRIC(&r, "proc.faults", SCOPE_SYSTEM, -1, 4100.0);
+		/* a fault count has no node: shown as not counted there, never as 0 */
+		CHECK_INVALID(&r, "proc.faults", SCOPE_NODE, 0);
+		CHECK_CONTAINS(get(&r, "proc.faults", SCOPE_NODE, 0)->why, "no counter of this metric belongs");
+		/* 250000 / (750000 + 250000) */
+		CHECK_METRIC(&r, "proc.offcpu_ratio", SCOPE_SYSTEM, -1, 0.25);
+		CHECK_METRIC(&r, "proc.migrations_cross_node", SCOPE_SYSTEM, -1, 7.0);
+	}
+	rig_free(&r);
+	unsetenv("MEMSCOPE_BPF_BTF");
+	tree_remove(btf_dir);
+}
+
 /* A series the file does not give is "not read", not zero. */
 static void test_missing_value_is_not_zero(void)
 {
@@ -489,5 +609,8 @@ int main(void)
 	test_replay_errors();
 	test_missing_value_is_not_zero();
 	test_live_numastat();
+	test_bpf_resolution_live();
+	test_bpf_unavailable_without_btf();
+	test_bpf_replay_per_node();
 	return check_summary("metrics");
 }

@@ -1,0 +1,372 @@
+"""memscope record, replay (stat --input), the control socket and markers, run as a user would."""
+import json
+import os
+import pathlib
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import BUILD, fixture_env, run
+from stat_output import intervals, parse_csv, totals
+
+PAGE = 4096
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def read_recording(path):
+    """(header, frames, other records) of a plain recording, parsed here independently of memscope."""
+    lines = pathlib.Path(path).read_text().splitlines()
+    header = json.loads(lines[0])
+    frames, others = [], []
+    for line in lines[1:]:
+        rec = json.loads(line)
+        (frames if "v" in rec else others).append(rec)
+    return header, frames, others
+
+
+def sums(header, frames):
+    """Total of each series over the frames, by series name."""
+    out = {}
+    for i, s in enumerate(header["series"]):
+        out[s["name"]] = sum(f["v"][i] for f in frames if f["v"][i] is not None)
+    return out
+
+
+def stat_input(memscope, path, *args, env=None):
+    res = run([memscope, "stat", "-x,", "--input", str(path)] + list(args), env=env)
+    assert res.returncode == 0, f"exit {res.returncode}: {res.stderr}"
+    return parse_csv(res.stdout), res
+
+
+def record(memscope, path, args, **kw):
+    res = run([memscope, "record", "-o", str(path)] + args, **kw)
+    assert res.returncode == 0, f"exit {res.returncode}: {res.stderr}"
+    return res
+
+
+def test_record_a_command_then_replay_gives_the_recorded_totals(memscope, touchmem, tmp_path):
+    rec = tmp_path / "touch.rec"
+    res = record(memscope, rec, ["-I", "20", "--", touchmem, "200"])
+    header, frames, others = read_recording(rec)
+    assert header["format"] == "memscope-recording" and header["version"] == 1
+    assert header["interval_ns"] == 20_000_000
+    assert f"wrote {len(frames)} frames" in res.stderr
+    assert others[-1]["end"] == "the command exited" and others[-1]["frames"] == len(frames)
+    assert len(frames) >= 2, "touchmem 200 takes longer than two 20 ms frames"
+    recorded = sums(header, frames)
+    # 200 MiB touched page by page: one fault per page, within 2%.
+    assert abs(recorded["page-faults"] - 200 * 1024 * 1024 // PAGE) <= 0.02 * 200 * 1024 * 1024 // PAGE
+    # Times increase and each frame's interval is what elapsed since the one before.
+    for prev, cur in zip(frames, frames[1:]):
+        assert cur["t"] > prev["t"] and abs(cur["d"] - (cur["t"] - prev["t"])) < 1_000_000
+
+    rows, _ = stat_input(memscope, rec)
+    t = totals(rows)
+    for name, value in recorded.items():
+        scale = next(s.get("scale", 1.0) for s in header["series"] if s["name"] == name)
+        assert t[("total", name)] == pytest.approx(value * scale, rel=1e-12), name
+    # Interval lines replay frame by frame, with their recorded times.
+    rows, _ = stat_input(memscope, rec, "-I", "20")
+    faults = [r["value"] for r in intervals(rows) if r["event"] == "page-faults"]
+    assert faults == [f["v"][0] for f in frames]
+    times = sorted({float(r["time"]) for r in intervals(rows)})
+    assert times == pytest.approx([f["t"] / 1e9 for f in frames], abs=1e-6)
+
+
+def test_default_file_in_the_current_directory_and_a_backup_of_the_old_one(memscope, tmp_path):
+    first = run([memscope, "record", "--", "true"], cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    start1 = json.loads((tmp_path / "memscope.rec").read_text().splitlines()[0])["start"]["unix_ns"]
+    second = run([memscope, "record", "--", "true"], cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    start2 = json.loads((tmp_path / "memscope.rec").read_text().splitlines()[0])["start"]["unix_ns"]
+    old = json.loads((tmp_path / "memscope.rec.old").read_text().splitlines()[0])["start"]["unix_ns"]
+    assert old == start1 and start2 > start1
+    assert stat.S_IMODE((tmp_path / "memscope.rec").stat().st_mode) == 0o600
+
+
+def test_compressed_by_name_or_flag_replays_the_same(memscope, touchmem, tmp_path):
+    record(memscope, tmp_path / "c.rec.zst", ["-I", "20", "--", touchmem, "64"])
+    record(memscope, tmp_path / "flag.rec", ["-z", "-I", "20", "--", touchmem, "64"])
+    for name in ("c.rec.zst", "flag.rec"):
+        data = (tmp_path / name).read_bytes()
+        assert data[:4] == ZSTD_MAGIC, name
+        plain = subprocess.run(["zstd", "-dc"], input=data, capture_output=True, check=True).stdout
+        header, frames, _ = read_recording_text(plain.decode())
+        rows, _ = stat_input(memscope, tmp_path / name)
+        assert totals(rows)[("total", "page-faults")] == sums(header, frames)["page-faults"]
+        assert abs(sums(header, frames)["page-faults"] - 64 * 256) <= 0.03 * 64 * 256
+
+
+def read_recording_text(text):
+    path = tempfile.NamedTemporaryFile("w", delete=False, suffix=".rec")
+    path.write(text)
+    path.close()
+    try:
+        return read_recording(path.name)
+    finally:
+        os.unlink(path.name)
+
+
+def kunpeng_replay(path):
+    def ddrc(overrides):
+        values = {f"hisi_sccl{s}_ddrc{c}/flux_rd/": 0 for s in (1, 3, 5, 7) for c in range(4)}
+        values.update(overrides)
+        return values
+    lines = [json.dumps({"format": "memscope-replay", "version": 1})]
+    lines.append(json.dumps({"t": 1.0, "values": ddrc({"hisi_sccl1_ddrc0/flux_rd/": 1000,
+                                                         "hisi_sccl5_ddrc1/flux_rd/": 500})}))
+    lines.append(json.dumps({"t": 2.0, "values": ddrc({"hisi_sccl1_ddrc0/flux_rd/": 2000,
+                                                         "hisi_sccl3_ddrc2/flux_rd/": 250})}))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_fixture_recording_reports_identically_on_this_machine(memscope, tmp_path):
+    """Recorded 'on' a Kunpeng 920 (its sysfs fixture and replayed counters), reported here without them."""
+    replay, rec = tmp_path / "k.jsonl", tmp_path / "kunpeng.rec"
+    kunpeng_replay(replay)
+    env = fixture_env("kunpeng920-2s")
+    metrics = ["-m", "mem.read_bw,mem.read_bytes", "--per-node", "-I", "1000"]
+    there = run([memscope, "stat", "-x,", "--replay", str(replay)] + metrics, env=env)
+    assert there.returncode == 0, there.stderr
+    record(memscope, rec, ["--replay", str(replay), "-m", "mem.read_bw,mem.read_bytes"], env=env)
+    header, frames, _ = read_recording(rec)
+    assert header["host"]["fixture"] is True and "hostname" not in header["host"]
+    assert {m["name"] for m in header["catalog"]["metrics"] if m["requested"]} == {"mem.read_bw", "mem.read_bytes"}
+    assert len(header["host"]["cpus"]) == 32 and header["host"]["nodes"] == [0, 1, 2, 3]
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMSCOPE_")}
+    here, _ = stat_input(memscope, rec, *metrics, env=clean)
+    assert parse_csv(there.stdout) == here
+    t = totals(here)
+    assert t[("node0", "mem.read_bytes")] == 3000 * 32
+    assert t[("node2", "mem.read_bytes")] == 500 * 32       # SCCL5 is node 2
+    assert t[("node1", "mem.read_bw")] == 250 * 32 / 2.0
+    # Without -m, the metrics the recording was made for.
+    rows, _ = stat_input(memscope, rec, "--per-node", env=clean)
+    assert totals(rows)[("node0", "mem.read_bytes")] == 3000 * 32
+
+
+def start_recording(memscope, path, args, env=None):
+    return subprocess.Popen([memscope, "record", "-o", str(path)] + args, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+
+
+def wait_for_frames(path, n, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if path.exists() and path.read_text().count('{"t":') >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path}: fewer than {n} frames after {timeout} s")
+
+
+def test_sigkill_leaves_a_file_readable_up_to_its_last_frame(memscope, tmp_path):
+    rec = tmp_path / "killed.rec"
+    proc = start_recording(memscope, rec, ["-I", "10", "-a", "--", "sleep", "30"])
+    wait_for_frames(rec, 30)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    rows, res = stat_input(memscope, rec)
+    assert "it was cut (memscope killed or disk full)" in res.stderr
+    n = int(res.stderr.split(" frames read")[0].split()[-1])
+    assert n >= 30
+    assert totals(rows)[("total", "task-clock")] > 0
+
+
+def test_sigint_and_sigterm_finish_the_file(memscope, tmp_path):
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        rec = tmp_path / f"{sig.name}.rec"
+        proc = start_recording(memscope, rec, ["-I", "10", "--", "sleep", "30"])
+        wait_for_frames(rec, 10)
+        proc.send_signal(sig)
+        proc.wait(timeout=10)
+        assert proc.returncode == 0, proc.stderr.read()
+        header, frames, others = read_recording(rec)
+        assert others[-1] == {"end": sig.name, "frames": len(frames)}
+        _, res = stat_input(memscope, rec)
+        assert "cut" not in res.stderr
+
+
+@pytest.fixture
+def small_tmpfs():
+    mnt = tempfile.mkdtemp(prefix="memscope-full-")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt]).returncode != 0:
+        os.rmdir(mnt)
+        pytest.skip("cannot mount a tmpfs (needs root)")
+    yield pathlib.Path(mnt)
+    subprocess.run(["umount", mnt])
+    os.rmdir(mnt)
+
+
+def test_a_full_disk_leaves_a_readable_file_and_says_so(memscope, tmp_path, small_tmpfs):
+    # Leave about 24 KiB free, so the recording fills it within a second.
+    filler = small_tmpfs / "filler"
+    with open(filler, "wb") as f:
+        f.write(b"\0" * (1024 * 1024 - 24 * 1024))
+    rec = small_tmpfs / "full.rec"
+    res = run([memscope, "record", "-I", "10", "-a", "-o", str(rec), "--", "sleep", "60"], timeout=60)
+    assert res.returncode == 1
+    assert f"{rec}: the disk is full" in res.stderr
+    assert "record to another file system (-o)" in res.stderr
+    rows, rep = stat_input(memscope, rec)
+    assert "it was cut (memscope killed or disk full)" in rep.stderr
+    assert int(rep.stderr.split(" frames read")[0].split()[-1]) > 10
+    assert totals(rows)[("total", "task-clock")] > 0
+
+
+@pytest.fixture
+def runtime_dir():
+    """A runtime directory others may traverse (pytest's tmp_path is private to root)."""
+    d = tempfile.mkdtemp(prefix="memscope-run-")
+    os.chmod(d, 0o755)
+    yield pathlib.Path(d)
+    subprocess.run(["rm", "-rf", d])
+
+
+def ctl(memscope, args, env, user=None):
+    cmd = [memscope, "ctl"] + args
+    if user:
+        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] + cmd
+    return run(cmd, env=env, timeout=20)
+
+
+def wait_for_socket(rundir, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        socks = list((rundir / "memscope").glob("*.sock")) if (rundir / "memscope").exists() else []
+        if socks:
+            return socks[0]
+        time.sleep(0.02)
+    raise AssertionError("no control socket appeared")
+
+
+def test_ctl_pause_resume_interval_and_label_show_in_the_file(memscope, tmp_path, runtime_dir):
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_dir))
+    rec = tmp_path / "ctl.rec"
+    proc = start_recording(memscope, rec, ["-I", "20", "--", "sleep", "2.5"], env=env)
+    sock = wait_for_socket(runtime_dir)
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+    assert stat.S_IMODE((runtime_dir / "memscope").stat().st_mode) == 0o700
+    wait_for_frames(rec, 5)
+
+    res = ctl(memscope, ["label", "warm", "up", "done"], env)
+    assert res.returncode == 0 and res.stdout.startswith("ok: label 'warm up done' at "), res
+    res = ctl(memscope, ["pause"], env)
+    assert res.returncode == 0 and res.stdout.startswith("ok: paused at "), res
+    time.sleep(0.5)
+    res = ctl(memscope, ["status"], env)
+    assert res.returncode == 0 and ", paused, " in res.stdout and str(rec) in res.stdout, res
+    res = ctl(memscope, ["resume"], env)
+    assert res.returncode == 0 and res.stdout.startswith("ok: resumed at "), res
+    res = ctl(memscope, ["interval", "200"], env)
+    assert res.returncode == 0 and res.stdout.startswith("ok: interval 200 ms from "), res
+    res = ctl(memscope, ["interval", "5"], env)
+    assert res.returncode == 1 and "between 10 and" in res.stderr, res
+    res = ctl(memscope, ["explode"], env)
+    assert res.returncode == 1 and "unknown command 'explode'" in res.stderr, res
+    proc.wait(timeout=20)
+    assert proc.returncode == 0, proc.stderr.read()
+
+    header, frames, others = read_recording(rec)
+    label = next(o for o in others if "label" in o)
+    pause = next(o for o in others if o.get("control") == "pause")
+    resume = next(o for o in others if o.get("control") == "resume")
+    change = next(o for o in others if o.get("control") == "interval")
+    assert label["label"] == "warm up done" and label["t"] < pause["t"]
+    assert change["interval_ns"] == 200_000_000
+    # Paused: no frame was written; the gap is visible.
+    assert not [f for f in frames if pause["t"] < f["t"] < resume["t"]]
+    before = [f for f in frames if f["t"] < pause["t"]]
+    after = [f for f in frames if f["t"] > resume["t"]]
+    assert after[0]["t"] - before[-1]["t"] >= 450_000_000
+    # The interval: 20 ms before the change, 200 ms after it (the last frame is partial).
+    assert all(abs(f["d"] - 20_000_000) < 5_000_000 for f in before[1:])
+    late = [f for f in frames if f["t"] > change["t"]][1:-1]
+    assert late and all(abs(f["d"] - 200_000_000) < 20_000_000 for f in late)
+    # The socket is gone with the recorder.
+    assert not list((runtime_dir / "memscope").glob("*.sock"))
+
+
+def test_ctl_from_another_user_is_refused(memscope, tmp_path, runtime_dir):
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_dir))
+    rec = tmp_path / "private.rec"
+    proc = start_recording(memscope, rec, ["-I", "20", "--", "sleep", "2"], env=env)
+    sock = wait_for_socket(runtime_dir)
+    # The file system refuses first: the directory is 0700, the socket 0600.
+    res = ctl(memscope, ["--socket", str(sock), "label", "intruder"], env, user=65534)
+    assert res.returncode == 1 and "permission denied" in res.stderr, res
+    # With the permissions opened up, the peer credential check still refuses.
+    os.chmod(runtime_dir / "memscope", 0o755)
+    os.chmod(sock, 0o666)
+    res = ctl(memscope, ["--socket", str(sock), "label", "intruder"], env, user=65534)
+    assert res.returncode == 1, res
+    assert "refused: uid 65534 is neither the user running this memscope (uid 0) nor root" in res.stderr
+    # The same user is served.
+    res = ctl(memscope, ["--socket", str(sock), "label", "owner"], env)
+    assert res.returncode == 0, res
+    proc.wait(timeout=20)
+    _, _, others = read_recording(rec)
+    assert [o["label"] for o in others if "label" in o] == ["owner"]
+
+
+def test_ctl_record_continues_in_a_new_file(memscope, tmp_path, runtime_dir):
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_dir))
+    first, second = tmp_path / "one.rec", tmp_path / "two.rec"
+    proc = start_recording(memscope, first, ["-I", "20", "--", "sleep", "1.5"], env=env)
+    wait_for_socket(runtime_dir)
+    wait_for_frames(first, 10)
+    res = run([memscope, "ctl", "record", "two.rec"], env=env, cwd=tmp_path)
+    assert res.returncode == 0 and res.stdout.startswith(f"ok: recording to {second}; {first} closed with "), res
+    proc.wait(timeout=20)
+    h1, f1, o1 = read_recording(first)
+    h2, f2, o2 = read_recording(second)
+    assert o1[-1]["end"] == "continued in another file" and o2[-1]["end"] == "the command exited"
+    assert len(f1) >= 10 and len(f2) >= 10
+    assert h1["series"] == h2["series"]
+
+
+def test_markers_from_the_program_and_from_the_shell(memscope, tmp_path, runtime_dir):
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_dir))
+    rec = tmp_path / "phases.rec"
+    phases = str(BUILD / "contrib" / "marker" / "phases")
+    record(memscope, rec, ["-I", "50", "--", phases, "64"], env=env)
+    _, _, others = read_recording(rec)
+    labels = [(o["label"], o.get("phase")) for o in others if "label" in o]
+    assert labels == [("fill", "begin"), ("fill", "end"), ("scan", "begin"), ("scan", "end"), ("done", None)]
+    # The documented shell one-liner, from a script memscope runs.
+    script = f'sleep 0.2; {memscope} ctl label "from the shell"; sleep 0.2'
+    rec2 = tmp_path / "shell.rec"
+    record(memscope, rec2, ["-I", "50", "--", "sh", "-c", script], env=env)
+    _, frames, others = read_recording(rec2)
+    label = next(o for o in others if "label" in o)
+    assert label["label"] == "from the shell" and 0.15e9 < label["t"] < 0.4e9
+    # Without memscope the program runs unchanged.
+    res = run([phases, "8"], env={k: v for k, v in env.items() if k != "MEMSCOPE_CTL_SOCKET"})
+    assert res.returncode == 0 and res.stderr == ""
+
+
+def test_bad_recordings_are_precise_errors(memscope, tmp_path):
+    good = tmp_path / "good.rec"
+    record(memscope, good, ["--", "true"])
+    lines = good.read_text().splitlines()
+    cases = {
+        "garbage.rec": (lines[0] + "\n" + "not json at all\n", "garbage.rec:2:"),
+        "version.rec": (lines[0].replace('"version":1', '"version":7') + "\n", "format version 7 is newer"),
+        "type.rec": (lines[0] + "\n" + '{"t":1,"d":1,"v":"lots"}\n', 'type.rec:2: "v" is a string'),
+        "notrec.rec": ("hello world\n", "notrec.rec:1:"),
+        "empty.rec": ("", "the file is empty"),
+    }
+    for name, (content, needle) in cases.items():
+        (tmp_path / name).write_text(content)
+        res = run([memscope, "stat", "--input", str(tmp_path / name)])
+        assert res.returncode == 1 and needle in res.stderr, (name, res.stderr)
+        assert "Sanitizer" not in res.stderr
+    res = run([memscope, "stat", "--input", str(tmp_path / "missing.rec")])
+    assert res.returncode == 1 and "cannot open" in res.stderr and "memscope record" in res.stderr
+    res = run([memscope, "stat", "--input", str(good), "-a"])
+    assert res.returncode == 2 and "--input FILE replays a recording" in res.stderr
