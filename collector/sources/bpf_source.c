@@ -122,6 +122,11 @@ struct bpf_source {
 	/* Per-process table for bpf_source_processes(): open addressing. */
 	struct bpf_process_stats *procs;
 	int procs_capacity;                  /* a power of two */
+	/* Slots of procs in use since the last bpf_source_processes(): only these
+	 * are cleared and sorted, not the whole (large, mostly empty) table. */
+	int *procs_used;
+	int nr_procs_used;
+	struct bpf_process_stats *procs_sorted;
 	struct ring_buffer *ring;
 	void (*on_event)(const struct ms_event *event, void *arg);
 	void *event_arg;
@@ -345,6 +350,8 @@ static void bpf_close(struct source *src)
 	free(s->target_values);
 	free(s->drop_values);
 	free(s->procs);
+	free(s->procs_used);
+	free(s->procs_sorted);
 	free(s);
 	src->priv = NULL;
 }
@@ -413,8 +420,10 @@ static int alloc_buffers(struct bpf_source *s, struct ms_error *err)
 	s->target_values = calloc(n, sizeof(__u64));
 	s->drop_values = calloc(cpus, sizeof(__u64));
 	s->procs = calloc((size_t)s->procs_capacity, sizeof(*s->procs));
+	s->procs_used = calloc((size_t)s->procs_capacity, sizeof(int));
+	s->procs_sorted = calloc((size_t)s->procs_capacity, sizeof(*s->procs_sorted));
 	if (!s->task_keys || !s->task_values || !s->node_keys || !s->node_values || !s->target_keys ||
-	    !s->target_values || !s->drop_values || !s->procs) {
+	    !s->target_values || !s->drop_values || !s->procs || !s->procs_used || !s->procs_sorted) {
 		ms_error_set(err, "bpf source: out of memory for the map read buffers");
 		return -1;
 	}
@@ -546,6 +555,7 @@ static struct bpf_process_stats *proc_slot(struct bpf_source *s, __u32 tgid)
 			return p;
 		if (p->tgid == 0) {
 			p->tgid = (pid_t)tgid;
+			s->procs_used[s->nr_procs_used++] = (int)i;
 			return p;
 		}
 	}
@@ -612,20 +622,27 @@ int bpf_source_processes(struct source *src, struct bpf_process_stats *out, int 
 	struct bpf_source *s = src->priv;
 	int n = 0, keep;
 
-	memset(s->procs, 0, (size_t)s->procs_capacity * sizeof(*s->procs));
+	int rc = 0;
+
 	if (read_map(s, bpf_probes_task_stats_fd(&s->probes), s->task_keys, sizeof(__u32), s->task_values,
 		     (size_t)s->ncpus * sizeof(struct ms_task_stats), visit_task_process) < 0 ||
 	    read_map(s, bpf_probes_node_pages_fd(&s->probes), s->node_keys, sizeof(struct ms_node_key),
 		     s->node_values, (size_t)s->ncpus * sizeof(__u64), visit_node_process) < 0)
+		rc = -1;
+	for (int i = 0; i < s->nr_procs_used; i++) {
+		struct bpf_process_stats *p = &s->procs[s->procs_used[i]];
+
+		s->procs_sorted[n++] = *p;
+		memset(p, 0, sizeof(*p)); /* ready for the next call */
+	}
+	s->nr_procs_used = 0;
+	if (rc < 0)
 		return -1;
-	for (int i = 0; i < s->procs_capacity; i++)
-		if (s->procs[i].tgid)
-			s->procs[n++] = s->procs[i];
-	qsort(s->procs, (size_t)n, sizeof(*s->procs), by_faults_desc);
+	qsort(s->procs_sorted, (size_t)n, sizeof(*s->procs_sorted), by_faults_desc);
 	keep = n < max ? n : max;
 	if (keep > s->top_n)
 		keep = s->top_n;
-	memcpy(out, s->procs, (size_t)keep * sizeof(*out));
+	memcpy(out, s->procs_sorted, (size_t)keep * sizeof(*out));
 	return keep;
 }
 
