@@ -304,11 +304,12 @@ static void ctl_handle(const char *command, const char *arg, char *reply, size_t
 	}
 }
 
-static void on_ctl_ready(struct sampler *s, void *ctx)
+static int on_ctl_ready(struct sampler *s, void *ctx)
 {
 	struct record_run *run = ctx;
 
 	ctl_server_serve(&run->ctl, ctl_handle, run);
+	return 0;
 }
 
 /* ---- The command ---- */

@@ -230,8 +230,6 @@ static void handle_requests(struct top_run *run, int requests, int interval_step
 {
 	if (requests & TOP_REQ_QUIT) {
 		run->quit = true;
-		/* Ask for a frame at once: on_frame then ends the run. */
-		sampler_set_interval(&run->model.sampler, 1000, &(struct ms_error){ "" });
 		return;
 	}
 	if (requests & TOP_REQ_INTERVAL)
@@ -242,12 +240,13 @@ static void handle_requests(struct top_run *run, int requests, int interval_step
 		top_view_draw(run->view, &run->model, &run->display);
 }
 
-static void on_terminal(struct sampler *s, void *ctx)
+static int on_terminal(struct sampler *s, void *ctx)
 {
 	struct top_run *run = ctx;
 	int steps, requests = top_view_input(run->view, &run->model, &run->display, &steps);
 
 	handle_requests(run, requests, steps);
+	return run->quit; /* q ends the run now */
 }
 
 static int on_frame(const struct frame *frame, bool last, void *ctx)

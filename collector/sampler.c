@@ -233,7 +233,10 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 				}
 				s->frame.seq++;
 			} else if (what == WATCH_ID) {
-				s->watch.on_ready(s, s->watch.ctx);
+				if (s->watch.on_ready(s, s->watch.ctx)) {
+					s->end = SAMPLER_END_SOURCE;
+					running = false;
+				}
 			} else if (what == 0) {
 				struct signalfd_siginfo si;
 

@@ -23,11 +23,12 @@ enum sampler_end { SAMPLER_END_TARGET, SAMPLER_END_SIGNAL, SAMPLER_END_SOURCE };
 typedef int (*sampler_frame_fn)(const struct frame *frame, bool last, void *ctx);
 
 /* An extra descriptor the run also waits on (memscope record's control
- * socket): when it is readable, on_ready runs between two frames. Set it
- * after sampler_open(); fd -1 (what sampler_open() sets) means none. */
+ * socket, top's terminal): when it is readable, on_ready runs between two
+ * frames; a non-zero return ends the run (with its final frame). Set it after
+ * sampler_open(); fd -1 (what sampler_open() sets) means none. */
 struct sampler_watch {
 	int fd;
-	void (*on_ready)(struct sampler *s, void *ctx);
+	int (*on_ready)(struct sampler *s, void *ctx);
 	void *ctx;
 };
 
