@@ -80,16 +80,21 @@ local function section(title, source, local_name, remote_name, unit)
   if #rows == 0 then return false end
   memscope.emit { title = title .. " (" .. source .. ")",
     columns = { "node", "local " .. unit, "remote " .. unit, "remote share" }, rows = rows, precision = 4 }
-  return true
+  return true, ratio(r, l)
 end
 
 function on_end(run)
   print(string.format("remote_ratio.lua: local vs remote memory (%s %s, %d frames, %.2f s)",
     memscope.source, memscope.source_name, run.frames, run.duration))
   local shown = 0
-  if section("Memory accesses", "PMU counters through the catalog: mem.local_accesses, mem.remote_accesses",
-             "mem.local_accesses", "mem.remote_accesses", "accesses") then
+  -- The one-line answer: the best source this run has (accesses counted by the
+  -- PMU beat page allocations counted by the kernel).
+  local best, best_source
+  local ok, share = section("Memory accesses", "PMU counters through the catalog: mem.local_accesses, mem.remote_accesses",
+             "mem.local_accesses", "mem.remote_accesses", "accesses")
+  if ok then
     shown = shown + 1
+    best, best_source = share, "memory accesses, PMU counters"
   else
     print("  memory accesses: not measured: " .. why("mem.remote_accesses"))
   end
@@ -112,12 +117,17 @@ function on_end(run)
   end
 
   local lname = memscope.pick("numa.local", "vmstat/numa_local")
-  if lname and section("Page allocations", "kernel numastat: numa.local, numa.other (whole system)",
-                       "numa.local", "numa.other", "pages") then
+  local numa_ok, numa_share = false, nil
+  if lname == "numa.local" then
+    numa_ok, numa_share = section("Page allocations", "kernel numastat: numa.local, numa.other (whole system)",
+                                  "numa.local", "numa.other", "pages")
+  elseif lname == "vmstat/numa_local" then
+    numa_ok, numa_share = section("Page allocations", "kernel /proc/vmstat numa_local, numa_other (whole system)",
+                                  "vmstat/numa_local", "vmstat/numa_other", "pages")
+  end
+  if numa_ok then
     shown = shown + 1
-  elseif lname == "vmstat/numa_local" and section("Page allocations",
-      "kernel /proc/vmstat numa_local, numa_other (whole system)", "vmstat/numa_local", "vmstat/numa_other", "pages") then
-    shown = shown + 1
+    if not best then best, best_source = numa_share, "page allocations, kernel numastat, whole system" end
   else
     print("  numastat page allocations: not measured: " .. why("numa.local"))
   end
@@ -125,5 +135,9 @@ function on_end(run)
     or "this run has no per-process series; record with -p PID to attribute"))
   if shown == 0 then
     print("  nothing to report: this run counted none of the inputs above (see why on each line)")
+  elseif best and best == best then
+    print(string.format("remote share: %.4f (%s)", best, best_source))
+  else
+    print("remote share: not measured (no local/remote split in this run: see above)")
   end
 end
