@@ -17,6 +17,7 @@
 #include "metrics.h"
 #include "recording.h"
 #include "recording_host.h"
+#include "lua_session.h"
 #include "session.h"
 
 enum { OPT_COMPRESS = 0x2000, OPT_NO_CTL };
@@ -36,6 +37,7 @@ struct record_run {
 	bool paused;
 	bool failed;                 /* a write failed: the run stops */
 	struct ms_error err;
+	struct lua_engine *lua;      /* --lua scripts on the frames as they are recorded, or NULL */
 };
 
 static void record_usage(FILE *out)
@@ -47,16 +49,18 @@ static void record_usage(FILE *out)
 		"                      as FILE.old); a name ending in .zst is compressed\n"
 		"  -z, --compress      compress with zstd whatever the name\n"
 		"      --no-ctl        no control socket (memscope ctl cannot reach this run)\n"
+		"%s"
 		"Frames come every -I MS (default %d ms). While it runs, 'memscope ctl' adds labels,\n"
 		"pauses, resumes, changes the interval or starts a new file.\n",
-		session_options_help, DEFAULT_INTERVAL_MS);
+		session_options_help, lua_cli_help, DEFAULT_INTERVAL_MS);
 }
 
 static int parse_options(int argc, char **argv, struct session_options *opt, struct record_run *run,
-			 bool *use_ctl)
+			 bool *use_ctl, struct lua_cli *lua)
 {
 	static const struct option longopts[] = {
 		SESSION_LONG_OPTIONS,
+		LUA_CLI_LONG_OPTIONS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "compress", no_argument, NULL, 'z' },
 		{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
@@ -68,6 +72,8 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+" SESSION_SHORT_OPTIONS "o:zh", longopts, NULL)) != -1) {
 		shared = session_option(opt, c, optarg);
+		if (!shared)
+			shared = lua_cli_option(lua, c, optarg);
 		if (shared < 0)
 			return -1;
 		if (shared)
@@ -152,6 +158,7 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 		return 0;
 	if (last && frame->interval_ns == 0)
 		return 0;
+	lua_cli_frame(run->lua, run->session, frame);
 	if (recording_writer_frame(run->writer, frame, &run->err) < 0) {
 		run->failed = true;
 		return 1;
@@ -370,6 +377,7 @@ int cmd_record(int argc, char **argv)
 	struct record_run run;
 	struct ms_error err = { "" };
 	bool use_ctl = true;
+	struct lua_cli lua_cli = { .nr_scripts = 0 };
 	int status;
 
 	memset(&run, 0, sizeof(run));
@@ -378,9 +386,15 @@ int cmd_record(int argc, char **argv)
 	run.session = &session;
 	snprintf(run.path, sizeof(run.path), "%s", RECORDING_DEFAULT_FILE);
 	session_options_init(&opt, "record");
-	if (parse_options(argc, argv, &opt, &run, &use_ctl) < 0) {
+	if (parse_options(argc, argv, &opt, &run, &use_ctl, &lua_cli) < 0) {
 		session_options_free(&opt);
 		return EXIT_USAGE;
+	}
+	status = lua_cli_open(&lua_cli, &opt, LUA_OUTPUT_TEXT, &run.lua, &err);
+	if (status) {
+		fprintf(stderr, "memscope record: %s\n", err.text);
+		session_options_free(&opt);
+		return status;
 	}
 	if (!opt.interval_ms)
 		opt.interval_ms = DEFAULT_INTERVAL_MS;
@@ -407,6 +421,10 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "memscope record: %s\n", err.text);
 		goto out;
 	}
+	if (lua_cli_start(run.lua, &session, &opt, run.target, &err) < 0) {
+		fprintf(stderr, "memscope record: %s\n", err.text);
+		goto out;
+	}
 	if (run.ctl.fd >= 0) {
 		session.sampler.watch.fd = run.ctl.fd;
 		session.sampler.watch.on_ready = on_ctl_ready;
@@ -429,9 +447,11 @@ int cmd_record(int argc, char **argv)
 	/* Stopped by SIGINT/SIGTERM: the recording is complete, which is what was
 	 * asked for; the command's status (killed by memscope) says nothing. */
 	status = session.sampler.end == SAMPLER_END_SIGNAL ? 0 : session_exit_code(&session);
+	lua_engine_end(run.lua);
 out:
 	ctl_server_close(&run.ctl);
 	recording_writer_abandon(run.writer);
+	lua_engine_free(run.lua);
 	session_close(&session);
 	json_decref(run.wopt.catalog);
 	json_decref(run.wopt.host_files);

@@ -120,6 +120,23 @@ def test_faults_live_with_stat(memscope, touchmem):
     assert PAGES <= stat_faults <= PAGES * 1.02
 
 
+def test_faults_live_with_record(memscope, touchmem, tmp_path):
+    """record --lua: the script runs on the frames being recorded, and the file
+    reports the same numbers afterwards."""
+    rec = tmp_path / "live.rec"
+    res = run([memscope, "record", "-o", str(rec), "-e", "proc.faults", "--lua", "faults.lua", "--",
+               touchmem, str(MB)])
+    assert res.returncode == 0, res.stderr
+    live = [l for l in res.stdout.splitlines() if l.strip().startswith("all faults")]
+    assert live, res.stdout
+    live_faults = int(live[0].split()[2])
+    assert PAGES <= live_faults <= PAGES * 1.02
+    later = run([memscope, "report", "--lua", "faults.lua", str(rec)])
+    assert later.returncode == 0, later.stderr
+    again = [l for l in later.stdout.splitlines() if l.strip().startswith("all faults")]
+    assert int(again[0].split()[2]) == live_faults
+
+
 def test_numa_balance_on_a_recording_made_here(memscope, touchmem, tmp_path):
     rec = record(memscope, tmp_path / "numa.rec", "proc.migrations,proc.numa_task_moves", [touchmem, 8],
                  extra=["-m", "numa.hint_faults,numa.hint_faults_local,kernel.pages_migrated"])
