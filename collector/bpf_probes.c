@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <unistd.h>
 
 #include "bpf/memscope_bpf.h"
@@ -17,15 +16,10 @@
 #pragma GCC diagnostic ignored "-Woverlength-strings"
 #include "bpf/memscope.skel.h"
 #pragma GCC diagnostic pop
+#include "privileges.h"
 #include "sysfs.h"
 #include "tracefs.h"
 
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38 /* include/uapi/linux/capability.h, for older libcap headers */
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
 
 #define KERNEL_BTF "/sys/kernel/btf/vmlinux"
 
@@ -144,32 +138,26 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
-static bool has_cap(cap_t caps, cap_value_t cap)
-{
-	cap_flag_value_t value = CAP_CLEAR;
-
-	return cap_get_flag(caps, cap, CAP_EFFECTIVE, &value) == 0 && value == CAP_SET;
-}
 
 static const char still_works[] =
 	"the proc.* series are unavailable; the other sources (perf events, procfs) keep running";
 
 static int check_permissions(struct ms_error *err)
 {
-	cap_t caps = cap_get_proc();
+	struct privileges priv;
+	bool bpf, perfmon;
 	char missing[64] = "";
 
-	if (!caps) {
+	privileges_read(&priv);
+	if (!priv.known) {
 		ms_error_set(err, "eBPF probes: cannot read this process's capabilities (%s); %s", strerror(errno),
 			     still_works);
 		return -1;
 	}
-	bool admin = has_cap(caps, CAP_SYS_ADMIN);
-	bool bpf = has_cap(caps, CAP_BPF), perfmon = has_cap(caps, CAP_PERFMON);
-
-	cap_free(caps);
-	if (admin || (bpf && perfmon))
+	if (privileges_allow_bpf(&priv))
 		return 0;
+	bpf = priv.bpf;
+	perfmon = priv.perfmon;
 	snprintf(missing, sizeof(missing), "%s%s%s", bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and " : "",
 		 perfmon ? "" : "CAP_PERFMON");
 	ms_error_set(err, "eBPF probes need root, or CAP_BPF and CAP_PERFMON: this process lacks %s; %s. "

@@ -6,13 +6,13 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "catalog.h"
 #include "commands.h"
 #include "host.h"
+#include "privileges.h"
 #include "resolver.h"
 #include "sysfs.h"
 
@@ -37,32 +37,18 @@ static void finding(struct doctor *d, bool problem, const char *what, const char
 		d->warnings++;
 }
 
-static bool has_cap(cap_t caps, cap_value_t cap)
-{
-	cap_flag_value_t v = CAP_CLEAR;
-
-	return caps && cap_get_flag(caps, cap, CAP_EFFECTIVE, &v) == 0 && v == CAP_SET;
-}
 
 static void check_permissions(struct doctor *d, const struct host *host)
 {
 	char path[4200], text[64];
 	long long paranoid = 2;
-	cap_t caps = cap_get_proc();
+	struct privileges priv;
 	bool perfmon, admin, bpf;
 
-#ifdef CAP_PERFMON
-	perfmon = has_cap(caps, CAP_PERFMON);
-#else
-	perfmon = false;
-#endif
-#ifdef CAP_BPF
-	bpf = has_cap(caps, CAP_BPF);
-#else
-	bpf = false;
-#endif
-	admin = has_cap(caps, CAP_SYS_ADMIN);
-	cap_free(caps);
+	privileges_read(&priv);
+	perfmon = priv.perfmon;
+	bpf = priv.bpf;
+	admin = priv.sys_admin;
 	/* Permissions are about the running kernel, even when PMUs come from a fixture. */
 	snprintf(path, sizeof(path), "/proc/sys/kernel/perf_event_paranoid");
 	if (sysfs_read_int(path, &paranoid) == 0) {

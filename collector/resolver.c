@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
 
+#include "privileges.h"
 #include "sysfs.h"
 
 /* ---- CPU identity ---- */
@@ -226,20 +226,6 @@ static int find_procfs_instances(const struct host *host, const struct catalog_r
 	return 0;
 }
 
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38 /* include/uapi/linux/capability.h, for older libcap headers */
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
-
-static bool has_effective_cap(cap_t caps, cap_value_t cap)
-{
-	cap_flag_value_t value = CAP_CLEAR;
-
-	return cap_get_flag(caps, cap, CAP_EFFECTIVE, &value) == 0 && value == CAP_SET;
-}
-
 /* The eBPF probes load when the kernel has BTF (CO-RE relocations) and this
  * process may load tracing programs. One instance: the probes count for the
  * measured processes, not per PMU. */
@@ -260,16 +246,10 @@ static int find_bpf_instances(const struct host *host, struct resolved_role *rr)
 	}
 	/* A fixture describes another machine: this process's rights say nothing about it. */
 	if (!host->roots.is_fixture) {
-		cap_t caps = cap_get_proc();
-		bool admin = false, bpf = false, perfmon = false;
+		struct privileges priv;
 
-		if (caps) {
-			admin = has_effective_cap(caps, CAP_SYS_ADMIN);
-			bpf = has_effective_cap(caps, CAP_BPF);
-			perfmon = has_effective_cap(caps, CAP_PERFMON);
-			cap_free(caps);
-		}
-		if (!admin && !(bpf && perfmon)) {
+		privileges_read(&priv);
+		if (!privileges_allow_bpf(&priv)) {
 			snprintf(rr->why, sizeof(rr->why), "the eBPF probes need root, or CAP_BPF and CAP_PERFMON "
 				 "(setcap cap_bpf,cap_perfmon+ep on the memscope binary)");
 			return 0;
