@@ -171,7 +171,7 @@ static void change_interval(struct top_run *run, int steps)
 			 now, interval_steps_ms[0], interval_steps_ms[NR_STEPS - 1]);
 		return;
 	}
-	if (sampler_set_interval(&run->model.sampler, (uint64_t)next * 1000000ull, &err) < 0) {
+	if (sampler_set_interval(&run->model.session.sampler, (uint64_t)next * 1000000ull, &err) < 0) {
 		snprintf(run->display.notice, sizeof(run->display.notice), "%s", err.text);
 		return;
 	}
@@ -302,12 +302,12 @@ int cmd_top(int argc, char **argv)
 			fprintf(stderr, "memscope top: %s: batch output instead of the full screen\n", why);
 	}
 	if (run.view) {
-		run.model.sampler.watch.fd = top_view_input_fd(run.view);
-		run.model.sampler.watch.on_ready = on_terminal;
-		run.model.sampler.watch.ctx = &run;
+		run.model.session.sampler.watch.fd = top_view_input_fd(run.view);
+		run.model.session.sampler.watch.on_ready = on_terminal;
+		run.model.session.sampler.watch.ctx = &run;
 		top_view_draw(run.view, &run.model, &run.display);
 	}
-	if (sampler_run(&run.model.sampler, &run.model.target, topt.interval_ns, on_frame, &run, &err) < 0) {
+	if (sampler_run(&run.model.session.sampler, &run.model.session.target, topt.interval_ns, on_frame, &run, &err) < 0) {
 		top_view_close(run.view);
 		run.view = NULL;
 		fprintf(stderr, "memscope top: %s\n", err.text);

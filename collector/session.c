@@ -228,14 +228,20 @@ static int create_sources(struct session *s, const struct session_options *opt, 
 		bopt.tgids = s->target.pids;
 		bopt.nr_tgids = s->target.nr_pids;
 		bopt.system_wide = s->target.system_wide;
+		bopt.top_n = opt->bpf_top_n;
+		bopt.warnings = opt->notes;
 		if (bpf_source_create(&s->sources[s->nr_sources], &s->host, &bopt,
-				      (const char *const *)s->bpf_names, s->nr_bpf, err) < 0) {
+				      (const char *const *)s->bpf_names, s->nr_bpf, &s->bpf_unavailable) < 0) {
 			/* The eBPF probes are one source among others: without them the
 			 * counters still run. */
-			if (!s->nr_sources)
+			if (!s->nr_sources && !opt->bpf_optional) {
+				*err = s->bpf_unavailable;
 				return -1;
-			fprintf(stderr, "memscope %s: %s\n", opt->command_name, err->text);
+			}
+			if (!opt->bpf_optional)
+				fprintf(stderr, "memscope %s: %s\n", opt->command_name, s->bpf_unavailable.text);
 		} else {
+			s->bpf_unavailable.text[0] = '\0';
 			s->nr_sources++;
 		}
 	}
@@ -245,15 +251,16 @@ static int create_sources(struct session *s, const struct session_options *opt, 
 static void report_notes(const struct session *s, const struct session_options *opt)
 {
 	const struct source *perf = &s->sources[0];
+	FILE *out = opt->notes ? opt->notes : stderr;
 
 	if (!s->nr_events || s->sources[0].replay)
 		return;
 	if (perf_source_user_only(perf))
-		fprintf(stderr, "memscope %s: note: counting user space only (perf_event_paranoid is 2 "
+		fprintf(out, "memscope %s: note: counting user space only (perf_event_paranoid is 2 "
 			"and memscope has no CAP_PERFMON); for kernel time too: sudo sysctl "
 			"kernel.perf_event_paranoid=1\n", opt->command_name);
 	for (int i = 0; i < perf_source_nr_skipped(perf); i++)
-		fprintf(stderr, "memscope %s: note: %s\n", opt->command_name, perf_source_skipped_reason(perf, i));
+		fprintf(out, "memscope %s: note: %s\n", opt->command_name, perf_source_skipped_reason(perf, i));
 }
 
 /* A name that is not in the catalog at all is a usage error; one the host
@@ -279,6 +286,58 @@ static int check_metric_names(const struct catalog *cat, const char *list, struc
 	return ret;
 }
 
+static int add_unmeasured(struct session *s, const char *metric, const char *why)
+{
+	size_t size = strlen(metric) + strlen(why) + 3;
+	char **grown = realloc(s->unmeasured, sizeof(char *) * (size_t)(s->nr_unmeasured + 1));
+	char *text = malloc(size);
+
+	if (grown)
+		s->unmeasured = grown;
+	if (!grown || !text) {
+		free(text);
+		return -1;
+	}
+	snprintf(text, size, "%s: %s", metric, why);
+	s->unmeasured[s->nr_unmeasured++] = text;
+	return 0;
+}
+
+/* metrics_if_available: the comma list of the metrics in list this host can
+ * measure; each of the others is kept with the resolver's reason. */
+static int keep_measurable_metrics(struct session *s, const char *list, char **measurable)
+{
+	char **names;
+	int nr, ret = 0;
+	size_t len = 0;
+
+	if (event_list_split(list, &names, &nr) < 0)
+		return -1;
+	*measurable = calloc(strlen(list) + 1, 1);
+	for (int i = 0; i < nr && *measurable && !ret; i++) {
+		int idx = catalog_metric_index(s->catalog, names[i]);
+
+		if (idx < 0)
+			ret = add_unmeasured(s, names[i], "not in the catalog");
+		else if (!s->resolution->metrics[idx].available)
+			ret = add_unmeasured(s, names[i], s->resolution->metrics[idx].why);
+		else
+			len += (size_t)sprintf(*measurable + len, "%s%s", len ? "," : "", names[i]);
+	}
+	event_names_free(names, nr);
+	return *measurable && !ret ? 0 : -1;
+}
+
+const char *session_metric_why(const struct session *s, const char *metric)
+{
+	size_t len = strlen(metric);
+
+	for (int i = 0; i < s->nr_unmeasured; i++)
+		if (!strncmp(s->unmeasured[i], metric, len) && s->unmeasured[i][len] == ':')
+			return s->unmeasured[i];
+	return NULL;
+}
+
 /* An event named twice (by -e and by a metric) is counted once: its series
  * serve both. eBPF series are looked up among the bpf source's names. */
 static bool has_event(const struct session *s, const char *text, bool bpf)
@@ -296,12 +355,27 @@ static bool has_event(const struct session *s, const char *text, bool bpf)
  * their eBPF series (to the bpf source's names). */
 static int plan_metrics(struct session *s, const struct session_options *opt, struct ms_error *err)
 {
+	char *measurable = NULL;
+	int failed;
+
 	if (catalog_load_default(&s->catalog, err) < 0)
 		return 1;
-	if (check_metric_names(s->catalog, opt->metrics, err) < 0)
+	if (!opt->metrics_if_available && check_metric_names(s->catalog, opt->metrics, err) < 0)
 		return EXIT_USAGE;
-	if (resolve(&s->host, s->catalog, &s->resolution, err) < 0 ||
-	    metric_plan_build(s->resolution, opt->metrics, &s->plan, err) < 0)
+	if (resolve(&s->host, s->catalog, &s->resolution, err) < 0)
+		return 1;
+	if (opt->metrics_if_available && keep_measurable_metrics(s, opt->metrics, &measurable) < 0) {
+		free(measurable);
+		ms_error_set(err, "out of memory");
+		return 1;
+	}
+	if (measurable && !measurable[0]) {
+		free(measurable);
+		return 0; /* none of them: no plan, every one has its reason */
+	}
+	failed = metric_plan_build(s->resolution, measurable ? measurable : opt->metrics, &s->plan, err) < 0;
+	free(measurable);
+	if (failed)
 		return 1;
 	if (opt->replay_path)
 		return 0; /* the replay source provides every planned series */
@@ -429,6 +503,9 @@ void session_close(struct session *s)
 		s->sources[i].ops->close(&s->sources[i]);
 	metric_engine_free(s->engine);
 	metric_plan_free(s->plan);
+	for (int i = 0; i < s->nr_unmeasured; i++)
+		free(s->unmeasured[i]);
+	free(s->unmeasured);
 	resolution_free(s->resolution);
 	catalog_free(s->catalog);
 	target_free(&s->target);

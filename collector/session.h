@@ -7,6 +7,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "aggregate.h"
 #include "error.h"
@@ -55,6 +56,14 @@ struct session_options {
 	const char *pids;
 	char **command;             /* argv of the command to run, or NULL */
 	enum aggr_mode aggr;
+	/* For commands that show what they can and say why not for the rest
+	 * (top): plan only the metrics this host can measure (the others:
+	 * session_metric_why), and go on without the eBPF probes when they do
+	 * not load (the reason: session.bpf_unavailable). */
+	bool metrics_if_available;
+	bool bpf_optional;
+	int bpf_top_n;              /* processes the eBPF source keeps; 0: its default */
+	FILE *notes;                /* where notes go (left-out probes, events not counted); NULL: stderr */
 };
 
 void session_options_init(struct session_options *opt, const char *command_name);
@@ -91,6 +100,9 @@ struct session {
 	struct resolution *resolution;
 	struct metric_plan *plan;
 	struct metric_engine *engine;
+	char **unmeasured;          /* metrics_if_available: "METRIC: why not", one per left-out metric */
+	int nr_unmeasured;
+	struct ms_error bpf_unavailable; /* why the eBPF probes did not load; "" when they did */
 	bool host_loaded;
 	bool sampler_opened;
 };
@@ -105,6 +117,9 @@ int session_run(struct session *s, const struct session_options *opt, sampler_fr
 		void *ctx, struct ms_error *err);
 /* The session's eBPF source, or NULL when no proc.* series was asked for. */
 struct source *session_bpf_source(struct session *s);
+/* Why a metric asked for is not measured ("METRIC: reason"), or NULL when it
+ * is (or was not asked for). */
+const char *session_metric_why(const struct session *s, const char *metric);
 /* The exit code after a run: the command's status, else 0. */
 int session_exit_code(const struct session *s);
 void session_close(struct session *s);

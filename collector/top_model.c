@@ -9,12 +9,9 @@
 #include <unistd.h>
 
 #include "catalog.h"
-#include "event.h"
 #include "metrics.h"
 #include "resolver.h"
 #include "sources/bpf_source.h"
-#include "sources/perf_source.h"
-#include "sources/procfs_source.h"
 
 /* Counters of one process or thread at the previous update: rates are the
  * difference over the time between updates. */
@@ -73,7 +70,7 @@ const char *top_proc_col_name(enum top_proc_col col)
 
 int top_model_node_index(const struct top_model *m, int node)
 {
-	int i = topology_node_index(&m->host.topo, node);
+	int i = topology_node_index(&m->session.host.topo, node);
 
 	return i >= 0 && i < TOP_MAX_NODES ? i : -1;
 }
@@ -85,7 +82,7 @@ static void read_cpu_model(struct top_model *m)
 	char path[4200], line[512];
 	FILE *f;
 
-	sysfs_join(path, sizeof(path), m->host.roots.proc, "cpuinfo");
+	sysfs_join(path, sizeof(path), m->session.host.roots.proc, "cpuinfo");
 	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f)) {
 		char *colon = strchr(line, ':');
@@ -101,172 +98,58 @@ static void read_cpu_model(struct top_model *m)
 	}
 	if (f)
 		fclose(f);
-	if (!m->cpu_model[0] && m->res && m->res->cpu.known)
-		snprintf(m->cpu_model, sizeof(m->cpu_model), "%s", m->res->cpu.text);
+	if (!m->cpu_model[0] && m->session.resolution && m->session.resolution->cpu.known)
+		snprintf(m->cpu_model, sizeof(m->cpu_model), "%s", m->session.resolution->cpu.text);
 	if (!m->cpu_model[0])
 		snprintf(m->cpu_model, sizeof(m->cpu_model), "unknown CPU");
 }
 
-static char *dup_printf(const char *fmt, const char *a, const char *b)
-{
-	size_t size = strlen(fmt) + strlen(a) + strlen(b) + 1;
-	char *text = malloc(size);
-
-	if (text)
-		snprintf(text, size, fmt, a, b);
-	return text;
-}
-
-/* Every node column's metric that resolves here goes into the plan; the
- * others keep the resolver's reason. Returns the comma list of plan names. */
-static int choose_metrics(struct top_model *m, char *names, size_t size)
+/* The node columns' metrics, one comma list: the session plans those this
+ * host can measure and keeps the reason for the others. */
+static void node_metric_list(char *names, size_t size)
 {
 	size_t len = 0;
 
 	names[0] = '\0';
-	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
-		const char *name = node_metric[c];
-		int idx;
-
-		m->plan_metric[c] = -1;
-		if (!name)
-			continue;
-		idx = catalog_metric_index(m->cat, name);
-		if (idx < 0) {
-			m->reasons[c] = dup_printf("%s: not in the catalog%s", name, "");
-		} else if (!m->res->metrics[idx].available) {
-			m->reasons[c] = dup_printf("%s: %s", name, m->res->metrics[idx].why);
-		} else {
-			len += (size_t)snprintf(names + len, size - len, "%s%s", len ? "," : "", name);
-			continue;
-		}
-		if (!m->reasons[c])
-			return -1;
-		m->node_col_why[c] = m->reasons[c];
-	}
-	return 0;
-}
-
-/* The plan's perf events (software events per CPU), one comma list. */
-static int plan_perf_events(const struct metric_plan *plan, char *text, size_t size)
-{
-	size_t len = 0;
-
-	text[0] = '\0';
-	for (int i = 0; i < plan->nr_events; i++) {
-		const struct plan_event *pe = &plan->events[i];
-		bool seen = false;
-
-		if (pe->how == EVENT_HOW_PROCFS)
-			continue;
-		for (int j = 0; j < i && !seen; j++)
-			seen = plan->events[j].how != EVENT_HOW_PROCFS && strcmp(plan->events[j].text, pe->text) == 0;
-		if (seen)
-			continue;
-		if (len + strlen(pe->text) + 2 > size)
-			return -1;
-		len += (size_t)snprintf(text + len, size - len, "%s%s", len ? "," : "", pe->text);
-	}
-	return 0;
-}
-
-static void set_whole_column_why(struct top_model *m, int col, const char *why)
-{
-	m->node_col_why[col] = why;
-}
-
-static int open_plan(struct top_model *m, struct ms_error *err)
-{
-	char names[512], perf_events[1024];
-
-	if (catalog_load_default(&m->cat, err) < 0 || resolve(&m->host, m->cat, &m->res, err) < 0)
-		return -1;
-	if (choose_metrics(m, names, sizeof(names)) < 0) {
-		ms_error_set(err, "out of memory");
-		return -1;
-	}
-	if (!names[0])
-		return 0;
-	if (metric_plan_build(m->res, names, &m->plan, err) < 0)
-		return -1;
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
-		if (node_metric[c] && !m->node_col_why[c])
-			m->plan_metric[c] = metric_plan_find(m->plan, node_metric[c]);
-	if (plan_perf_events(m->plan, perf_events, sizeof(perf_events)) < 0) {
-		ms_error_set(err, "too many perf events in the plan for top");
-		return -1;
-	}
-	if (perf_events[0] && event_list_parse(&m->host, perf_events, &m->events, &m->nr_events, err) < 0)
-		return -1;
-	return 0;
+		if (node_metric[c])
+			len += (size_t)snprintf(names + len, size - len, "%s%s", len ? "," : "", node_metric[c]);
 }
 
-static int create_sources(struct top_model *m, struct ms_error *err)
+/* Start the session: system-wide, left-out probes and events noted for the
+ * help screen instead of printed under the display. */
+static int open_session(struct top_model *m, struct ms_error *err)
 {
 	/* The probes behind the per-process numbers (faults, scheduling,
 	 * migrations, page allocations); only proc.pages_alloc is read as series. */
-	static const char *const bpf_names[] = {
-		"proc.pages_alloc", "proc.faults", "proc.oncpu_ns", "proc.offcpu_ns", "proc.migrations",
-	};
-	struct bpf_source_options bopt;
-	struct ms_error bpf_err = { "" };
-	char *notes = NULL;
+	char events[] = "proc.pages_alloc,proc.faults,proc.oncpu_ns,proc.offcpu_ns,proc.migrations";
+	char metrics[512];
+	struct session_options opt;
 	size_t notes_len = 0;
-	FILE *warnings;
+	int ret;
 
-	if (m->nr_events) {
-		struct perf_source_options popt = {
-			.host = &m->host,
-			.target = &m->target,
-			.events = m->events,
-			.nr_events = m->nr_events,
-		};
-
-		if (perf_source_create(&m->sources[m->nr_sources], &popt, err) < 0)
-			return -1;
-		m->nr_sources++;
+	node_metric_list(metrics, sizeof(metrics));
+	session_options_init(&opt, "top");
+	opt.events = events;
+	opt.metrics = metrics;
+	opt.system_wide = true;
+	opt.metrics_if_available = true;
+	opt.bpf_optional = true;
+	opt.bpf_top_n = TOP_MAX_PROCESSES;
+	opt.notes = open_memstream(&m->notes, &notes_len);
+	ret = session_open(&m->session, &opt, err);
+	if (opt.notes)
+		fclose(opt.notes);
+	if (m->notes && !m->notes[0]) {
+		free(m->notes);
+		m->notes = NULL;
 	}
-	if (m->plan && metric_plan_needs_procfs(m->plan)) {
-		if (procfs_source_create(&m->sources[m->nr_sources], &m->host, m->plan, err) < 0)
-			return -1;
-		m->nr_sources++;
-	}
-	memset(&bopt, 0, sizeof(bopt));
-	bopt.system_wide = true;
-	bopt.top_n = TOP_MAX_PROCESSES;
-	/* Left-out probes are noted for the help screen, not printed under the display. */
-	warnings = open_memstream(&notes, &notes_len);
-	bopt.warnings = warnings;
-	m->bpf_index = -1;
-	if (bpf_source_create(&m->sources[m->nr_sources], &m->host, &bopt, bpf_names,
-			      (int)(sizeof(bpf_names) / sizeof(bpf_names[0])), &bpf_err) < 0) {
-		m->bpf_why = strdup(bpf_err.text);
-		if (!m->bpf_why)
-			goto oom;
-	} else {
-		m->bpf_index = m->nr_sources++;
-	}
-	m->baseline_ns = monotonic_ns();
-	if (warnings) {
-		fclose(warnings);
-		if (notes && notes[0])
-			m->notes = notes;
-		else
-			free(notes);
-	}
-	return 0;
-oom:
-	if (warnings) {
-		fclose(warnings);
-		free(notes);
-	}
-	ms_error_set(err, "out of memory");
-	return -1;
+	return ret ? -1 : 0;
 }
 
 static void find_pages_series(struct top_model *m)
 {
-	const struct series_table *t = &m->sampler.table;
+	const struct series_table *t = &m->session.sampler.table;
 
 	for (int i = 0; i < TOP_MAX_NODES; i++)
 		m->pages_series[i] = -1;
@@ -286,7 +169,7 @@ static int alloc_tables(struct top_model *m)
 	struct top_cumulative *p = calloc(1, sizeof(*p));
 
 	m->prev = p;
-	m->nr_nodes = m->host.topo.nr_nodes;
+	m->nr_nodes = m->session.host.topo.nr_nodes;
 	m->nodes = calloc((size_t)m->nr_nodes + 1, sizeof(*m->nodes));
 	m->procs = calloc(TOP_MAX_PROCESSES + 1, sizeof(*m->procs));
 	m->threads = calloc(TOP_MAX_THREADS, sizeof(*m->threads));
@@ -300,50 +183,53 @@ static int alloc_tables(struct top_model *m)
 	if (!p->procs || !p->next_procs || !p->bpf || !p->threads || !p->next_threads)
 		return -1;
 	for (int i = 0; i < m->nr_nodes; i++)
-		m->nodes[i].node = m->host.topo.nodes[i];
+		m->nodes[i].node = m->session.host.topo.nodes[i];
 	m->total.node = -1;
 	return 0;
 }
 
+/* "perf procfs bpf": the kinds of sources in a fixed order, whatever order
+ * the session created them in. */
+static void name_sources(struct top_model *m)
+{
+	static const char *const kinds[] = { "perf", "procfs", "bpf" };
+	const struct session *s = &m->session;
+	size_t len = 0;
+
+	for (int k = 0; k < (int)(sizeof(kinds) / sizeof(kinds[0])); k++)
+		for (int i = 0; i < s->nr_sources; i++)
+			if (!strcmp(s->sources[i].ops->name, kinds[k]))
+				len += (size_t)snprintf(m->source_names + len, sizeof(m->source_names) - len, "%s%s",
+							len ? " " : "", kinds[k]);
+}
+
 int top_model_open(struct top_model *m, const struct top_options *opt, struct ms_error *err)
 {
-	size_t len = 0;
+	const struct session *s = &m->session;
 
 	memset(m, 0, sizeof(*m));
 	m->focus_pid = opt->focus_pid;
 	m->interval_s = (double)opt->interval_ns / 1e9;
-	if (host_load(&m->host, err) < 0)
-		return -1;
-	m->host_loaded = true;
-	if (m->host.roots.is_fixture) {
-		ms_error_set(err, "MEMSCOPE_SYSFS_ROOT=%s describes another machine: top watches this one; "
-			     "unset it", m->host.roots.sys);
-		return -1;
-	}
 	if (gethostname(m->hostname, sizeof(m->hostname) - 1) < 0)
 		snprintf(m->hostname, sizeof(m->hostname), "unknown host");
-	m->target.kind = TARGET_SYSTEM;
-	m->target.system_wide = true;
+	if (open_session(m, err) < 0)
+		return -1;
+	m->baseline_ns = monotonic_ns();
 	if (alloc_tables(m) < 0) {
 		ms_error_set(err, "out of memory");
 		return -1;
 	}
-	if (open_plan(m, err) < 0)
-		return -1;
 	read_cpu_model(m);
-	if (create_sources(m, err) < 0)
-		return -1;
-	m->sampler_opened = true;
-	if (sampler_open(&m->sampler, m->sources, m->nr_sources, err) < 0)
-		return -1;
-	if (m->plan && metric_engine_new(m->plan, &m->host, &m->sampler.table, &m->engine, err) < 0)
-		return -1;
+	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
+		m->plan_metric[c] = node_metric[c] && s->plan ? metric_plan_find(s->plan, node_metric[c]) : -1;
+		m->node_col_why[c] = node_metric[c] ? session_metric_why(s, node_metric[c]) : NULL;
+	}
+	m->bpf = session_bpf_source(&m->session);
 	find_pages_series(m);
-	for (int i = 0; i < m->nr_sources; i++)
-		len += (size_t)snprintf(m->source_names + len, sizeof(m->source_names) - len, "%s%s", len ? " " : "",
-					m->sources[i].ops->name);
-	if (m->bpf_why) {
-		set_whole_column_why(m, TOP_NODE_PAGES_ALLOC, m->bpf_why);
+	name_sources(m);
+	if (s->bpf_unavailable.text[0]) {
+		m->bpf_why = s->bpf_unavailable.text;
+		m->node_col_why[TOP_NODE_PAGES_ALLOC] = m->bpf_why;
 		m->proc_offcpu_why = m->bpf_why;
 	}
 	/* Remote accesses of one process need core PMU events that tell local from
@@ -357,24 +243,7 @@ int top_model_open(struct top_model *m, const struct top_options *opt, struct ms
 
 void top_model_close(struct top_model *m)
 {
-	int closed = 0;
-
-	if (m->sampler_opened) {
-		closed = m->sampler.nr_sources;
-		sampler_close(&m->sampler);
-	}
-	for (int i = closed; i < m->nr_sources; i++)
-		m->sources[i].ops->close(&m->sources[i]);
-	metric_engine_free(m->engine);
-	metric_plan_free(m->plan);
-	if (m->res)
-		resolution_free(m->res);
-	if (m->cat)
-		catalog_free(m->cat);
-	event_list_free(m->events, m->nr_events);
-	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
-		free(m->reasons[c]);
-	free(m->bpf_why);
+	session_close(&m->session);
 	free(m->notes);
 	if (m->prev) {
 		free(m->prev->procs);
@@ -387,8 +256,6 @@ void top_model_close(struct top_model *m)
 	free(m->nodes);
 	free(m->procs);
 	free(m->threads);
-	if (m->host_loaded)
-		host_free(&m->host);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -399,8 +266,8 @@ static void update_coverage(struct top_model *m, const struct frame *frame)
 	double lowest = 1.0;
 	bool any = false;
 
-	for (int i = 0; i < m->nr_sources; i++) {
-		const struct source *src = &m->sources[i];
+	for (int i = 0; i < m->session.nr_sources; i++) {
+		const struct source *src = &m->session.sources[i];
 
 		if (strcmp(src->ops->name, "perf") != 0)
 			continue;
@@ -425,18 +292,18 @@ static void metric_cell(struct top_model *m, int col, enum metric_scope scope, i
 	const struct metric_value *v;
 	const struct catalog_metric *cm;
 
-	if (p < 0 || !m->engine) {
+	if (p < 0 || !m->session.engine) {
 		out->valid = false;
 		out->why = m->node_col_why[col] ? m->node_col_why[col] : "not measured";
 		return;
 	}
-	v = metric_engine_value(m->engine, p, scope, index);
+	v = metric_engine_value(m->session.engine, p, scope, index);
 	if (!v || !v->valid) {
 		out->valid = false;
 		out->why = v && v->why ? v->why : "not measured in this scope";
 		return;
 	}
-	cm = &m->cat->metrics[m->plan->metrics[p].metric];
+	cm = &m->session.catalog->metrics[m->session.plan->metrics[p].metric];
 	out->valid = true;
 	out->why = NULL;
 	out->value = v->value;
@@ -451,8 +318,8 @@ static void update_nodes(struct top_model *m, const struct frame *frame)
 	double pages_total = 0;
 	bool pages_any = false;
 
-	if (m->engine)
-		metric_engine_compute(m->engine, frame);
+	if (m->session.engine)
+		metric_engine_compute(m->session.engine, frame);
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
 		if (c == TOP_NODE_PAGES_ALLOC)
 			continue;
@@ -460,8 +327,8 @@ static void update_nodes(struct top_model *m, const struct frame *frame)
 		for (int i = 0; i < m->nr_nodes; i++) {
 			int scope = -1;
 
-			for (int k = 0; m->engine && k < metric_engine_nr_scopes(m->engine, SCOPE_NODE); k++)
-				if (metric_engine_scope_id(m->engine, SCOPE_NODE, k) == m->nodes[i].node)
+			for (int k = 0; m->session.engine && k < metric_engine_nr_scopes(m->session.engine, SCOPE_NODE); k++)
+				if (metric_engine_scope_id(m->session.engine, SCOPE_NODE, k) == m->nodes[i].node)
 					scope = k;
 			if (scope < 0 && m->plan_metric[c] >= 0) {
 				m->nodes[i].col[c].valid = false;
@@ -515,7 +382,7 @@ static bool read_comm(const struct top_model *m, pid_t pid, pid_t tid, char *com
 		snprintf(rel, sizeof(rel), "%d/task/%d/comm", (int)pid, (int)tid);
 	else
 		snprintf(rel, sizeof(rel), "%d/comm", (int)pid);
-	sysfs_join(path, sizeof(path), m->host.roots.proc, rel);
+	sysfs_join(path, sizeof(path), m->session.host.roots.proc, rel);
 	return sysfs_read_str(path, comm, size) == 0;
 }
 
@@ -565,7 +432,7 @@ static void fill_process(struct top_model *m, const struct bpf_process_stats *b,
 	now->migrations = b->migrations;
 	now->pages_alloc_sum = b->pages_alloc;
 	for (int i = 0; i < m->nr_nodes && i < TOP_MAX_NODES; i++) {
-		int node = m->host.topo.nodes[i];
+		int node = m->session.host.topo.nodes[i];
 		uint64_t pages = node < BPF_SOURCE_MAX_NODES ? b->pages_alloc_node[node] : 0;
 
 		now->pages_node[i] = pages;
@@ -592,9 +459,9 @@ static void update_processes(struct top_model *m, double seconds)
 	bool focus_seen = false;
 
 	m->nr_procs = 0;
-	if (m->bpf_index < 0)
+	if (!m->bpf)
 		return;
-	n = bpf_source_processes(&m->sources[m->bpf_index], c->bpf, TOP_MAX_PROCESSES);
+	n = bpf_source_processes(m->bpf, c->bpf, TOP_MAX_PROCESSES);
 	for (int i = 0; i < n; i++) {
 		fill_process(m, &c->bpf[i], find_prev(c, c->bpf[i].tgid), &c->next_procs[i], seconds);
 		focus_seen |= c->bpf[i].tgid == m->focus_pid;
@@ -627,7 +494,7 @@ static bool read_thread_stat(const struct top_model *m, pid_t pid, pid_t tid, st
 	int field = 3;
 
 	snprintf(rel, sizeof(rel), "%d/task/%d/stat", (int)pid, (int)tid);
-	sysfs_join(path, sizeof(path), m->host.roots.proc, rel);
+	sysfs_join(path, sizeof(path), m->session.host.roots.proc, rel);
 	if (sysfs_read_str(path, text, sizeof(text)) < 0)
 		return false;
 	p = strrchr(text, ')');
@@ -676,7 +543,7 @@ static void update_threads(struct top_model *m, double seconds)
 
 	m->nr_threads = 0;
 	snprintf(rel, sizeof(rel), "%d/task", (int)m->focus_pid);
-	sysfs_join(path, sizeof(path), m->host.roots.proc, rel);
+	sysfs_join(path, sizeof(path), m->session.host.roots.proc, rel);
 	dir = opendir(path);
 	m->focus_alive = dir != NULL;
 	if (!dir)
@@ -707,7 +574,7 @@ static void update_threads(struct top_model *m, double seconds)
 			row->faults = 0;
 			row->cpu_pct = 0;
 		}
-		place = row->cpu >= 0 ? topology_cpu(&m->host.topo, row->cpu) : NULL;
+		place = row->cpu >= 0 ? topology_cpu(&m->session.host.topo, row->cpu) : NULL;
 		row->node = place ? place->node : -1;
 		c->next_threads[n++] = key;
 	}
@@ -727,7 +594,7 @@ void top_model_update(struct top_model *m, const struct frame *frame)
 	double seconds = now > m->last_ns ? (double)(now - m->last_ns) / 1e9 : 0;
 
 	m->interval_s = (double)frame->interval_ns / 1e9;
-	m->elapsed_s = now > m->sampler.start_ns ? (double)(now - m->sampler.start_ns) / 1e9 : 0;
+	m->elapsed_s = now > m->session.sampler.start_ns ? (double)(now - m->session.sampler.start_ns) / 1e9 : 0;
 	update_coverage(m, frame);
 	update_nodes(m, frame);
 	if (m->focus_pid)

@@ -1,9 +1,9 @@
 /* What `memscope top` shows, as numbers: a header, one row per NUMA node,
  * one row per process and, when one process is in focus, one row per thread.
  *
- * The model owns the measuring setup (perf software events per CPU, the eBPF
- * probes system-wide, the procfs statistics of the catalog's kernel metrics)
- * and turns each frame into per-second rates. A value this host cannot
+ * The model measures through a system-wide session (session.h: the catalog's
+ * metrics this host can measure, the eBPF probes) and turns each frame into
+ * per-second rates. A value this host cannot
  * measure is invalid and carries the reason; it is never shown as 0. The
  * drawing (top_view.c) and the batch output (top_batch.c) only read it. */
 #ifndef MEMSCOPE_TOP_MODEL_H
@@ -15,10 +15,8 @@
 
 #include "error.h"
 #include "frame.h"
-#include "host.h"
-#include "sampler.h"
+#include "session.h"
 #include "source.h"
-#include "target.h"
 
 #define TOP_MAX_NODES 8          /* node columns shown per process */
 #define TOP_MAX_PROCESSES 1024   /* processes read from the eBPF maps each interval */
@@ -94,10 +92,6 @@ struct top_options {
 };
 
 struct top_cumulative;           /* counters at the previous update (top_model.c) */
-struct metric_engine;
-struct metric_plan;
-struct resolution;
-struct catalog;
 
 struct top_model {
 	/* Header */
@@ -121,7 +115,7 @@ struct top_model {
 	int nr_procs;
 	const char *proc_remote_why;
 	const char *proc_offcpu_why;
-	char *bpf_why;               /* the eBPF probes could not start: no process table */
+	const char *bpf_why;         /* the eBPF probes could not start: no process table */
 
 	/* Focused process */
 	pid_t focus_pid;
@@ -129,31 +123,20 @@ struct top_model {
 	struct top_thread_row *threads;
 	int nr_threads;
 
-	/* The measuring setup */
-	struct host host;
-	struct catalog *cat;
-	struct resolution *res;
-	struct metric_plan *plan;
-	struct metric_engine *engine;
-	struct source sources[3];
-	int nr_sources;
-	int bpf_index;               /* index in sources, or -1 */
-	struct sampler sampler;
-	struct target target;        /* the whole system */
-	struct event *events;        /* perf events of the plan */
-	int nr_events;
+	/* The measuring setup: the session (perf events of the plan counted on
+	 * every CPU, the eBPF probes system-wide, the procfs statistics) */
+	struct session session;
+	struct source *bpf;          /* the session's eBPF source, or NULL */
 	char *notes;                 /* what the sources reported while starting (left-out probes) */
 	uint64_t baseline_ns;        /* when the eBPF counts started */
 	uint64_t last_ns;            /* time of the previous update */
 	struct top_cumulative *prev;
 	int pages_series[TOP_MAX_NODES]; /* series index of proc.pages_alloc per node, or -1 */
 	int plan_metric[TOP_NODE_NR_COLS]; /* plan index of each node column's metric, or -1 */
-	char *reasons[TOP_NODE_NR_COLS]; /* owned reason texts */
-	bool host_loaded, sampler_opened;
 };
 
-/* Load the host and catalog, start the sources and open the sampler. Notes
- * about what cannot be measured go into the model (n/a reasons), not stderr. */
+/* Open the session (host, catalog, sources, sampler). Notes about what
+ * cannot be measured go into the model (n/a reasons), not stderr. */
 int top_model_open(struct top_model *m, const struct top_options *opt, struct ms_error *err);
 /* Take a frame into the model: node rates, processes, threads. */
 void top_model_update(struct top_model *m, const struct frame *frame);

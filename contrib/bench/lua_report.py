@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 
+import perfdoc  # beside this script
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPTS = ["summary.lua", "faults.lua", "remote_ratio.lua", "bandwidth.lua", "topdown.lua", "numa_balance.lua"]
 START, END = "<!-- lua_report.py begin -->", "<!-- lua_report.py end -->"
@@ -116,13 +118,7 @@ def main():
     ])
     print(text)
     if args.write:
-        path = pathlib.Path(args.write)
-        doc = path.read_text() if path.exists() else "# Performance\n"
-        if START in doc:
-            doc = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: text, doc, flags=re.S)
-        else:
-            doc = doc.rstrip() + "\n\n## Lua reports\n\n" + text + "\n"
-        path.write_text(doc)
+        perfdoc.write_section(args.write, "Lua reports", START, END, text)
 
 
 if __name__ == "__main__":

@@ -15,11 +15,11 @@ import argparse
 import json
 import os
 import pathlib
-import re
 import subprocess
 import sys
 import tempfile
-import time
+
+import perfdoc  # beside this script
 
 EVENTS = ("page-faults,minor-faults,major-faults,context-switches,cpu-migrations,task-clock,"
           "cpu-clock,alignment-faults,emulation-faults,exceptions:page_fault_user")
@@ -70,12 +70,7 @@ def main():
     text = "\n".join(lines)
     print(text)
     if args.write:
-        doc = pathlib.Path(args.write).read_text()
-        if START in doc:
-            doc = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: text, doc, flags=re.S)
-        else:
-            doc += "\n## Recording size\n\n" + text + "\n"
-        pathlib.Path(args.write).write_text(doc)
+        perfdoc.write_section(args.write, "Recording size", START, END, text)
     subprocess.run(["rm", "-rf", str(tmp)])
 
 

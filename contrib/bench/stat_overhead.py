@@ -10,12 +10,13 @@ Usage: stat_overhead.py [--build DIR] [--repeat N] [--write docs/performance.md]
 """
 import argparse
 import pathlib
-import re
 import resource
 import statistics
 import subprocess
 import sys
 import time
+
+import perfdoc  # beside this script
 
 EVENTS = "page-faults,minor-faults,major-faults,context-switches,cpu-migrations,task-clock"
 START, END = "<!-- stat-overhead:start -->", "<!-- stat-overhead:end -->"
@@ -97,13 +98,7 @@ def main():
     text = "\n".join(lines)
     print(text)
     if args.write:
-        path = pathlib.Path(args.write)
-        doc = path.read_text() if path.exists() else "# Performance\n"
-        if START in doc:
-            doc = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: text, doc, flags=re.S)
-        else:
-            doc = doc.rstrip() + "\n\n## memscope stat: counting overhead\n\n" + text + "\n"
-        path.write_text(doc)
+        perfdoc.write_section(args.write, "memscope stat: counting overhead", START, END, text)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ import fcntl
 import os
 import pathlib
 import pty
-import re
 import select
 import shutil
 import statistics
@@ -21,6 +20,8 @@ import struct
 import subprocess
 import termios
 import time
+
+import perfdoc  # beside this script
 
 START, END = "<!-- top-cpu:start -->", "<!-- top-cpu:end -->"
 
@@ -106,13 +107,7 @@ def main():
     text = "\n".join(lines)
     print(text)
     if args.write:
-        path = pathlib.Path(args.write)
-        doc = path.read_text() if path.exists() else "# Performance\n"
-        if START in doc:
-            doc = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: text, doc, flags=re.S)
-        else:
-            doc = doc.rstrip() + "\n\n## memscope top CPU use\n\n" + text + "\n"
-        path.write_text(doc)
+        perfdoc.write_section(args.write, "memscope top CPU use", START, END, text)
 
 
 if __name__ == "__main__":

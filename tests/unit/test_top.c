@@ -113,8 +113,8 @@ static void test_batch_text(void)
 	m.coverage_pct = 62.5;
 	m.elapsed_s = 2.5;
 	m.updates = 3;
-	m.host.topo.nodes = nodes;
-	m.host.topo.nr_nodes = 2;
+	m.session.host.topo.nodes = nodes;
+	m.session.host.topo.nr_nodes = 2;
 	m.nr_nodes = 2;
 	m.nodes = node_rows;
 	for (int i = 0; i < 2; i++) {
