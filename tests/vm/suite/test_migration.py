@@ -101,4 +101,7 @@ def test_migratepages_counted_by_memscope(memscope, holder):
     assert rows, res.stdout
     # migrate_pages(2) moves them in migratepages' own context: that is the task memscope ran.
     assert moved >= NPAGES, moved
-    assert sum(r["value"] for r in rows) == migrated == moved, (rows, migrated, moved)
+    # memscope counts the pages migratepages moved (what numa_maps shows moved); the
+    # kernel's pgmigrate_success is system-wide and may add other tasks' migrations.
+    assert sum(r["value"] for r in rows) == moved, (rows, migrated, moved)
+    assert moved <= migrated <= moved + 64, (migrated, moved)
