@@ -11,7 +11,9 @@
 #include "commands.h"
 #include "session.h"
 #include "metrics.h"
+#include "event_names.h"
 #include "lua_session.h"
+#include "sources/bpf_source.h"
 #include "sinks/stat_output.h"
 #include "stat_threads.h"
 
@@ -26,6 +28,9 @@ struct stat_run {
 	struct stat_table table;
 	struct stat_threads *threads;  /* --per-thread: rows from the eBPF per-thread maps */
 	struct lua_engine *lua;        /* --lua scripts, or NULL */
+	int *lua_metrics;              /* -m names that the scripts define: their engine indices */
+	int nr_lua_metrics;
+	int frames;                    /* frames seen: Lua metrics cover the run only when it is 1 */
 	struct stat_output output;
 	uint64_t start_ns;
 	bool print_intervals;
@@ -111,6 +116,89 @@ static void fill_table(struct stat_run *run, const struct aggr_cell *cells, cons
 		metric_engine_compute(s->engine, frame);
 		stat_table_set_metrics(&run->table, s->plan, s->engine);
 	}
+	/* Lua metrics were computed on the latest frame: they are the whole
+	 * run's when that frame was the only one. */
+	if (run->nr_lua_metrics)
+		stat_table_set_lua_metrics(&run->table, run->lua, frame != &run->total_frame || run->frames == 1);
+}
+
+/* What a Lua metric computes from must be measured: series go to the events,
+ * anything else is taken as a catalog metric. */
+static int add_input(struct session_options *opt, const char *input)
+{
+	char **list;
+	const char *sep;
+	size_t len;
+
+	if (bpf_series_name_known(input) || strpbrk(input, "/:") || generic_event_find(input))
+		list = &opt->events;
+	else
+		list = &opt->metrics;
+	if (*list) {
+		char **names;
+		int nr;
+		bool have = false;
+
+		if (event_list_split(*list, &names, &nr) < 0)
+			return -1;
+		for (int i = 0; i < nr; i++)
+			have |= !strcmp(names[i], input);
+		event_names_free(names, nr);
+		if (have)
+			return 0;
+	}
+	len = *list ? strlen(*list) : 0;
+	sep = len ? "," : "";
+	*list = realloc(*list, len + strlen(sep) + strlen(input) + 1);
+	if (!*list)
+		return -1;
+	sprintf(*list + len, "%s%s", sep, input);
+	return 0;
+}
+
+/* -m names that a --lua script defines are computed by the script, not the
+ * catalog: take them out of the catalog's list and measure their inputs. */
+static int take_lua_metrics(struct stat_run *run, struct session_options *opt)
+{
+	char **names;
+	int nr;
+	char *rest = NULL;
+	size_t len = 0;
+
+	if (!run->lua || !opt->metrics)
+		return 0;
+	if (event_list_split(opt->metrics, &names, &nr) < 0)
+		return -1;
+	run->lua_metrics = calloc((size_t)nr + 1, sizeof(int));
+	rest = calloc(strlen(opt->metrics) + 1, 1);
+	if (!run->lua_metrics || !rest) {
+		event_names_free(names, nr);
+		free(rest);
+		return -1;
+	}
+	for (int i = 0; i < nr; i++) {
+		int index = lua_engine_find_metric(run->lua, names[i]);
+
+		if (index < 0) {
+			len += (size_t)sprintf(rest + len, "%s%s", len ? "," : "", names[i]);
+			continue;
+		}
+		run->lua_metrics[run->nr_lua_metrics++] = index;
+	}
+	event_names_free(names, nr);
+	free(opt->metrics);
+	opt->metrics = len ? rest : NULL;
+	if (!len)
+		free(rest);
+	for (int i = 0; i < run->nr_lua_metrics; i++) {
+		const char *const *inputs;
+		int n = lua_engine_metric_inputs(run->lua, run->lua_metrics[i], &inputs);
+
+		for (int k = 0; k < n; k++)
+			if (lua_engine_find_metric(run->lua, inputs[k]) < 0 && add_input(opt, inputs[k]) < 0)
+				return -1;
+	}
+	return 0;
 }
 
 static int on_frame(const struct frame *frame, bool last, void *ctx)
@@ -119,6 +207,7 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 	double time_s = (double)(frame->time_ns - run->start_ns) / 1e9;
 
 	lua_cli_frame(run->lua, run->session, frame);
+	run->frames++;
 
 	aggregation_clear(&run->aggr, run->interval_cells);
 	aggregation_add(&run->aggr, frame, run->interval_cells);
@@ -157,7 +246,7 @@ int cmd_stat(int argc, char **argv)
 	char title[512];
 	size_t cells;
 	char **shown = NULL;
-	int nr_shown = 0, status;
+	int nr_shown = 0, status = 1;
 	bool per_thread = false;
 	struct stat_threads threads;
 	struct lua_cli lua_cli = { .nr_scripts = 0 };
@@ -171,12 +260,19 @@ int cmd_stat(int argc, char **argv)
 		session_options_free(&opt);
 		return EXIT_USAGE;
 	}
+	/* What -e named: with metrics, only these events are shown. */
+	if (event_list_split(opt.events ? opt.events : "", &shown, &nr_shown) < 0 ||
+	    (!shown && !(shown = calloc(1, sizeof(char *)))))
+		goto oom;
 	status = lua_cli_open(&lua_cli, &opt, run.output.format == STAT_CSV ? LUA_OUTPUT_CSV :
 			      run.output.format == STAT_JSON ? LUA_OUTPUT_JSON : LUA_OUTPUT_TEXT, &run.lua, &err);
 	if (status) {
 		fprintf(stderr, "memscope stat: %s\n", err.text);
 		goto out;
 	}
+	status = 1;
+	if (take_lua_metrics(&run, &opt) < 0)
+		goto oom;
 	status = session_open(&session, &opt, &err);
 	if (status) {
 		fprintf(stderr, "memscope stat: %s\n", err.text);
@@ -184,11 +280,7 @@ int cmd_stat(int argc, char **argv)
 	}
 	status = 1;
 	run.session = &session;
-	/* With -m, a metric's raw inputs stay hidden unless -e named them. */
-	if (opt.metrics && (event_list_split(opt.events ? opt.events : "", &shown, &nr_shown) < 0 ||
-			    (!shown && !(shown = calloc(1, sizeof(char *))))))
-		goto oom;
-	if (opt.aggr == AGGR_CPU && opt.metrics) {
+	if (opt.aggr == AGGR_CPU && (opt.metrics || run.nr_lua_metrics)) {
 		fprintf(stderr, "memscope stat: -m computes metrics for the system, each node (--per-node) "
 			"or each socket (--per-socket), not per CPU\n");
 		status = EXIT_USAGE;
@@ -210,8 +302,10 @@ int cmd_stat(int argc, char **argv)
 		run.threads = &threads;
 	}
 	if (aggregation_init(&run.aggr, &session.sampler.table, opt.aggr) < 0 ||
-	    stat_table_init(&run.table, &run.aggr, (const char *const *)shown, nr_shown, session.plan,
-			    session.engine) < 0 ||
+	    /* With -m, a metric's raw inputs stay hidden unless -e named them. */
+	    stat_table_init(&run.table, &run.aggr,
+			    opt.metrics || run.nr_lua_metrics ? (const char *const *)shown : NULL, nr_shown,
+			    session.plan, session.engine, run.lua, run.lua_metrics, run.nr_lua_metrics) < 0 ||
 	    frame_init(&run.total_frame, session.sampler.table.nr) < 0)
 		goto oom;
 	cells = (size_t)(run.aggr.nr_rows * run.aggr.nr_columns);
@@ -265,6 +359,7 @@ out:
 	event_names_free(shown, nr_shown);
 	stat_threads_free(&threads);
 	lua_engine_free(run.lua);
+	free(run.lua_metrics);
 	session_options_free(&opt);
 	return status;
 }

@@ -89,6 +89,8 @@ int lua_engine_nr_metrics(const struct lua_engine *engine);
 const char *lua_engine_metric_name(const struct lua_engine *engine, int index);
 const char *lua_engine_metric_unit(const struct lua_engine *engine, int index);
 int lua_engine_find_metric(const struct lua_engine *engine, const char *name);
+/* The names a metric computes from (series or metrics); returns how many. */
+int lua_engine_metric_inputs(const struct lua_engine *engine, int index, const char *const **inputs);
 bool lua_engine_metric_value(const struct lua_engine *engine, int index, int node, double *value);
 
 void lua_engine_free(struct lua_engine *engine);

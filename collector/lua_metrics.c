@@ -18,6 +18,16 @@ int lua_engine_find_metric(const struct lua_engine *engine, const char *name)
 	return -1;
 }
 
+int lua_engine_metric_inputs(const struct lua_engine *engine, int index, const char *const **inputs)
+{
+	if (index < 0 || index >= engine->nr_metrics) {
+		*inputs = NULL;
+		return 0;
+	}
+	*inputs = (const char *const *)engine->metrics[index].inputs;
+	return engine->metrics[index].nr_inputs;
+}
+
 int lua_engine_nr_metrics(const struct lua_engine *engine)
 {
 	return engine->nr_metrics;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "lua_engine.h"
 #include "metrics.h"
 
 static enum metric_scope scope_of(enum aggr_mode mode)
@@ -36,7 +37,8 @@ static bool wanted(const char *name, const char *const *events, int nr_events)
 }
 
 int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const char *const *events,
-		    int nr_events, const struct metric_plan *plan, const struct metric_engine *engine)
+		    int nr_events, const struct metric_plan *plan, const struct metric_engine *engine,
+		    const struct lua_engine *lua, const int *lua_metrics, int nr_lua_metrics)
 {
 	int nr_metrics = 0, nr_scopes = 0, max_rows;
 
@@ -49,7 +51,9 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 	}
 	for (int c = 0; aggr->nr_series && c < aggr->nr_columns; c++)
 		t->nr_event_columns += wanted(aggr->columns[c], events, nr_events);
-	t->nr_columns = t->nr_event_columns + nr_metrics;
+	t->nr_lua_columns = lua ? nr_lua_metrics : 0;
+	t->lua_metrics = lua_metrics;
+	t->nr_columns = t->nr_event_columns + nr_metrics + t->nr_lua_columns;
 	max_rows = aggr->nr_rows + nr_scopes + 1;
 	t->row_keys = calloc((size_t)max_rows, sizeof(int));
 	t->names = calloc((size_t)t->nr_columns + 1, sizeof(char *));
@@ -60,9 +64,11 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 	if (aggr->mode == AGGR_TOTAL) {
 		t->row_keys[t->nr_rows++] = -1;
 	} else {
-		if (t->nr_event_columns)
+		/* Lua metrics are computed for the scopes the series have. */
+		if (t->nr_event_columns || (lua && nr_lua_metrics))
 			for (int r = 0; r < aggr->nr_rows; r++)
-				add_key(t, aggr->row_keys[r]);
+				if (aggr->row_keys[r] >= 0)
+					add_key(t, aggr->row_keys[r]);
 		for (int i = 0; i < nr_scopes; i++)
 			add_key(t, metric_engine_scope_id(engine, scope_of(aggr->mode), i));
 		if (t->nr_rows == 0)
@@ -85,6 +91,12 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 		t->names[c] = m->name;
 		t->units[c] = m->unit ? m->unit : "";
 		c++;
+	}
+	for (int i = 0, c = t->nr_columns - t->nr_lua_columns; i < t->nr_lua_columns; i++, c++) {
+		t->names[c] = lua_engine_metric_name(lua, lua_metrics[i]);
+		t->units[c] = lua_engine_metric_unit(lua, lua_metrics[i]);
+		if (!t->units[c])
+			t->units[c] = "";
 	}
 	t->cells = calloc((size_t)(t->nr_rows * (t->nr_columns ? t->nr_columns : 1)), sizeof(*t->cells));
 	if (!t->cells)
@@ -170,6 +182,31 @@ void stat_table_set_metrics(struct stat_table *t, const struct metric_plan *plan
 			out->value = v->value;
 			out->coverage = v->coverage;
 			out->mixed_slices = v->mixed_slices;
+		}
+	}
+}
+
+void stat_table_set_lua_metrics(struct stat_table *t, const struct lua_engine *lua, bool whole_run)
+{
+	for (int r = 0; r < t->nr_rows; r++) {
+		for (int i = 0; i < t->nr_lua_columns; i++) {
+			struct stat_cell *out = &t->cells[r * t->nr_columns + t->nr_columns - t->nr_lua_columns + i];
+			double value;
+
+			memset(out, 0, sizeof(*out));
+			if (t->mode != AGGR_TOTAL && t->mode != AGGR_NODE) {
+				out->status = CELL_NOT_APPLICABLE;
+				out->why = "Lua metrics are computed for the system and each node";
+			} else if (!whole_run) {
+				out->status = CELL_NOT_APPLICABLE;
+				out->why = "a Lua metric is computed per frame: see the -I lines";
+			} else if (!lua_engine_metric_value(lua, t->lua_metrics[i], t->row_keys[r], &value)) {
+				out->status = CELL_NOT_COUNTED;
+				out->why = "the script's compute gave no value (an input was not read)";
+			} else {
+				out->value = value;
+				out->coverage = 1.0;
+			}
 		}
 	}
 }

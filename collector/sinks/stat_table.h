@@ -11,6 +11,7 @@
 
 #include "aggregate.h"
 
+struct lua_engine;
 struct metric_engine;
 struct metric_plan;
 
@@ -37,6 +38,8 @@ struct stat_table {
 	int *row_keys;          /* cpu/socket/node number, -1 for the total row */
 	int nr_columns;
 	int nr_event_columns;   /* columns [0, nr_event_columns) are events, the rest metrics */
+	int nr_lua_columns;     /* the last nr_lua_columns are metrics defined by Lua scripts */
+	const int *lua_metrics; /* their lua_engine metric indices */
 	const char **names;
 	const char **units;
 	int *event_source_column;  /* per event column: the aggregation's column */
@@ -46,10 +49,11 @@ struct stat_table {
 /* Rows: the aggregation's keys, plus the engine's node/socket ids when
  * metrics are shown; columns: the aggregation's events (only those named in
  * events[0..nr_events) when events is not NULL: a metric's raw inputs are not
- * shown unless asked for), then the plan's requested metrics. engine/plan may
- * be NULL. */
+ * shown unless asked for), then the plan's requested metrics, then the Lua
+ * metrics named by index in lua_metrics. engine/plan/lua may be NULL. */
 int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const char *const *events,
-		    int nr_events, const struct metric_plan *plan, const struct metric_engine *engine);
+		    int nr_events, const struct metric_plan *plan, const struct metric_engine *engine,
+		    const struct lua_engine *lua, const int *lua_metrics, int nr_lua_metrics);
 void stat_table_free(struct stat_table *t);
 
 /* Event columns from aggregated cells (aggr rows are matched by key). */
@@ -57,6 +61,11 @@ void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr,
 /* Metric columns from the engine's values after its last compute. */
 void stat_table_set_metrics(struct stat_table *t, const struct metric_plan *plan,
 			    const struct metric_engine *engine);
+
+/* Lua metric columns from the engine's last frame. `whole_run` is false when
+ * the values cover only the last of several frames: they are then not shown
+ * as the run's totals. */
+void stat_table_set_lua_metrics(struct stat_table *t, const struct lua_engine *lua, bool whole_run);
 
 void stat_table_row_label(const struct stat_table *t, int row, char *buf, size_t size);
 

@@ -137,6 +137,49 @@ def test_faults_live_with_record(memscope, touchmem, tmp_path):
     assert int(again[0].split()[2]) == live_faults
 
 
+PER_PAGE = """
+script = { description = "faults per allocated page" }
+memscope.metric {
+  name = "faults.per_page", unit = "faults/page",
+  inputs = { "proc.faults", "proc.pages_alloc" },
+  compute = function(v, scope)
+    local p = v["proc.pages_alloc"]
+    if p and p > 0 and v["proc.faults"] then return v["proc.faults"] / p end
+  end,
+}
+"""
+
+
+def test_lua_metric_is_a_stat_metric(memscope, touchmem, tmp_path):
+    """A metric a script defines is asked for with -m like a catalog one; its inputs
+    (eBPF series here) are measured without being named."""
+    script = tmp_path / "per_page.lua"
+    script.write_text(PER_PAGE)
+    res = run([memscope, "stat", "-x,", "-m", "faults.per_page,kernel.faults", "--lua", str(script),
+               "--", touchmem, str(MB)])
+    assert res.returncode == 0, res.stderr
+    rows = {(f[1], f[2]): f[3] for f in (l.split(",") for l in res.stdout.splitlines()) if f[0] == "total"}
+    # One fault per page touched, each page one allocation: about 1.
+    assert abs(float(rows[("total", "faults.per_page")]) - 1.0) <= 0.03, rows
+    assert PAGES <= float(rows[("total", "kernel.faults")]) <= PAGES * 1.02
+    # Inputs are measured, not shown.
+    assert not any(event.startswith("proc.") for _, event in rows)
+    # Per node: the eBPF faults are not split by node, so the script has no value there.
+    res = run([memscope, "stat", "-x,", "-m", "faults.per_page", "--lua", str(script), "--per-node",
+               "--", touchmem, "16"])
+    assert res.returncode == 0, res.stderr
+    assert "total,node0,faults.per_page,<not counted>,faults/page," in res.stdout.splitlines()
+    # With -I the totals line has no single frame to compute a Lua metric from: n/a, not a number.
+    res = run([memscope, "stat", "-x,", "-I", "50", "-m", "faults.per_page", "--lua", str(script), "--",
+               touchmem, "16", "--sleep-ms", "120"])
+    assert res.returncode == 0, res.stderr
+    total = [l for l in res.stdout.splitlines() if l.startswith("total,total,faults.per_page,")]
+    assert total == ["total,total,faults.per_page,n/a,faults/page,"], total
+    per_frame = [float(l.split(",")[3]) for l in res.stdout.splitlines()
+                 if ",faults.per_page," in l and not l.startswith("total") and "<" not in l]
+    assert per_frame and abs(per_frame[0] - 1.0) <= 0.05, per_frame
+
+
 def test_numa_balance_on_a_recording_made_here(memscope, touchmem, tmp_path):
     rec = record(memscope, tmp_path / "numa.rec", "proc.migrations,proc.numa_task_moves", [touchmem, 8],
                  extra=["-m", "numa.hint_faults,numa.hint_faults_local,kernel.pages_migrated"])

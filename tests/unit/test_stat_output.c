@@ -40,7 +40,7 @@ static char *print(struct stat_output *o, const struct aggregation *a, const str
 	size_t size = 0;
 	struct stat_table table;
 
-	CHECK_EQ_INT(stat_table_init(&table, a, NULL, 0, NULL, NULL), 0);
+	CHECK_EQ_INT(stat_table_init(&table, a, NULL, 0, NULL, NULL, NULL, NULL, 0), 0);
 	CHECK_EQ_INT(table.nr_rows, a->nr_rows);
 	CHECK_EQ_INT(table.nr_columns, a->nr_columns);
 	stat_table_set_events(&table, a, cells);
