@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "ctl.h"
+#include "lua_session.h"
 #include "session.h"
 #include "top_model.h"
 #include "top_view.h"
@@ -37,16 +38,18 @@ struct top_run {
 static void top_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memscope top [-I MS] [-p PID] [-b] [-n COUNT] [-s COLUMN]\n\n"
+		"usage: memscope top [-I MS] [-p PID] [-b] [-n COUNT] [-s COLUMN] [--lua SCRIPT]...\n\n"
 		"  -I, --interval MS   refresh every MS milliseconds (default %d, at least 10)\n"
 		"  -p, --pid PID       focus one process: its row and its threads\n"
 		"  -b, --batch         plain text blocks for scripts instead of the full screen\n"
 		"                      (also when stdout is not a terminal or TERM is dumb)\n"
 		"  -n, --iterations N  stop after N updates\n"
 		"  -s, --sort COLUMN   sort processes by PID, THR, FAULTS/s, ALLOC/s, REMOTE%%, CPU%%,\n"
-		"                      OFFCPU%%, MIGR/s or COMMAND (default FAULTS/s)\n\n"
+		"                      OFFCPU%%, MIGR/s or COMMAND (default FAULTS/s)\n"
+		"%s"
+		"                      (their reports are printed when top ends)\n\n"
 		"keys: s sort, p pause, + and - interval, l label, f filter, ? help, q quit\n",
-		TOP_DEFAULT_INTERVAL_MS);
+		TOP_DEFAULT_INTERVAL_MS, lua_cli_help);
 }
 
 static int parse_sort(const char *text, enum top_proc_col *col)
@@ -87,9 +90,10 @@ static int parse_pid(const char *text, pid_t *pid)
 }
 
 static int parse_options(int argc, char **argv, struct session_options *opt, struct top_run *run,
-			 struct top_options *topt, bool *batch)
+			 struct top_options *topt, bool *batch, struct lua_cli *lua)
 {
 	static const struct option longopts[] = {
+		LUA_CLI_LONG_OPTIONS,
 		{ "interval", required_argument, NULL, 'I' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "batch", no_argument, NULL, 'b' },
@@ -103,6 +107,12 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "I:p:bn:s:h", longopts, NULL)) != -1) {
+		int taken = lua_cli_option(lua, c, optarg);
+
+		if (taken < 0)
+			return -1;
+		if (taken)
+			continue;
 		switch (c) {
 		case 'I':
 			/* The shared parser checks the range. */
@@ -258,6 +268,7 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 		return 1;
 	if (frame->time_ns - run->recording_checked_ns >= RECORDING_CHECK_NS)
 		check_recording(run);
+	lua_cli_frame(run->model.lua, &run->model.session, frame);
 	if (run->view) {
 		/* Paused: the screen keeps the values it shows; frames go on. */
 		if (!run->display.paused) {
@@ -282,13 +293,27 @@ int cmd_top(int argc, char **argv)
 	char why[256];
 	bool batch = false;
 	int status = 1;
+	struct lua_cli lua = { .nr_scripts = 0 };
+	char *lua_report = NULL;
+	size_t lua_report_len = 0;
 
 	memset(&run, 0, sizeof(run));
 	session_options_init(&opt, "top");
 	run.display.sort = TOP_PROC_FAULTS;
-	if (parse_options(argc, argv, &opt, &run, &topt, &batch) < 0) {
+	if (parse_options(argc, argv, &opt, &run, &topt, &batch, &lua) < 0) {
 		session_options_free(&opt);
 		return EXIT_USAGE;
+	}
+	if (lua.nr_scripts) {
+		/* Script output would tear the full screen: it is kept and printed
+		 * when top ends. */
+		lua.out = open_memstream(&lua_report, &lua_report_len);
+		if (!lua.out) {
+			fprintf(stderr, "memscope top: out of memory\n");
+			session_options_free(&opt);
+			return 1;
+		}
+		topt.lua = &lua;
 	}
 	run.display.interval_ms = (uint64_t)opt.interval_ms;
 	check_recording(&run);
@@ -313,10 +338,17 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "memscope top: %s\n", err.text);
 		goto out;
 	}
+	lua_engine_end(run.model.lua);
 	status = 0;
 out:
 	top_view_close(run.view);
 	top_model_close(&run.model);
+	if (lua.out) {
+		fclose(lua.out);
+		if (lua_report)
+			fputs(lua_report, stdout);
+		free(lua_report);
+	}
 	session_options_free(&opt);
 	return status;
 }

@@ -65,6 +65,7 @@ int lua_cli_open(const struct lua_cli *cli, struct session_options *opt, enum lu
 		.unsafe = cli->unsafe,
 		.format = format,
 		.command_name = opt->command_name,
+		.out = cli->out,
 	};
 	const char *events;
 

@@ -13,6 +13,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "lua_engine.h"
@@ -31,6 +32,7 @@ struct lua_cli {
 	const char *scripts[LUA_CLI_MAX_SCRIPTS];
 	int nr_scripts;
 	bool unsafe;
+	FILE *out;              /* the scripts' reports; NULL: stdout */
 };
 
 /* 1: a --lua option (taken), 0: not ours, -1: bad (message printed). */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "lua_session.h"
 #include "metrics.h"
 #include "resolver.h"
 #include "sources/bpf_source.h"
@@ -118,7 +119,7 @@ static void node_metric_list(char *names, size_t size)
 
 /* Start the session: system-wide, left-out probes and events noted for the
  * help screen instead of printed under the display. */
-static int open_session(struct top_model *m, struct ms_error *err)
+static int open_session(struct top_model *m, const struct top_options *topt, struct ms_error *err)
 {
 	/* The probes behind the per-process numbers (faults, scheduling,
 	 * migrations, page allocations); only proc.pages_alloc is read as series. */
@@ -130,14 +131,26 @@ static int open_session(struct top_model *m, struct ms_error *err)
 
 	node_metric_list(metrics, sizeof(metrics));
 	session_options_init(&opt, "top");
-	opt.events = events;
+	/* Heap copy: --lua scripts may add the events they read. */
+	opt.events = strdup(events);
 	opt.metrics = metrics;
+	if (!opt.events) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	if (topt->lua && lua_cli_open(topt->lua, &opt, LUA_OUTPUT_TEXT, &m->lua, err)) {
+		free(opt.events);
+		return -1;
+	}
 	opt.system_wide = true;
 	opt.metrics_if_available = true;
 	opt.bpf_optional = true;
 	opt.bpf_top_n = TOP_MAX_PROCESSES;
 	opt.notes = open_memstream(&m->notes, &notes_len);
 	ret = session_open(&m->session, &opt, err);
+	if (!ret)
+		ret = lua_cli_start(m->lua, &m->session, &opt, "system wide", err);
+	free(opt.events);
 	if (opt.notes)
 		fclose(opt.notes);
 	if (m->notes && !m->notes[0]) {
@@ -212,7 +225,7 @@ int top_model_open(struct top_model *m, const struct top_options *opt, struct ms
 	m->interval_s = (double)opt->interval_ns / 1e9;
 	if (gethostname(m->hostname, sizeof(m->hostname) - 1) < 0)
 		snprintf(m->hostname, sizeof(m->hostname), "unknown host");
-	if (open_session(m, err) < 0)
+	if (open_session(m, opt, err) < 0)
 		return -1;
 	m->baseline_ns = monotonic_ns();
 	if (alloc_tables(m) < 0) {
@@ -243,6 +256,7 @@ int top_model_open(struct top_model *m, const struct top_options *opt, struct ms
 
 void top_model_close(struct top_model *m)
 {
+	lua_engine_free(m->lua);
 	session_close(&m->session);
 	free(m->notes);
 	if (m->prev) {

@@ -86,14 +86,19 @@ struct top_thread_row {
 	int node;                    /* that CPU's node */
 };
 
+struct lua_cli;
+struct lua_engine;
+
 struct top_options {
 	uint64_t interval_ns;
 	pid_t focus_pid;             /* 0: none */
+	const struct lua_cli *lua;   /* --lua scripts to run on the frames, or NULL */
 };
 
 struct top_cumulative;           /* counters at the previous update (top_model.c) */
 
 struct top_model {
+	struct lua_engine *lua;      /* --lua scripts, or NULL */
 	/* Header */
 	char hostname[64];
 	char cpu_model[128];

@@ -175,6 +175,21 @@ def test_batch_focus_shows_the_process_and_its_threads(memscope, build_dir):
     assert abs(proc_faults - thread_faults) <= 2 * 3 * 1024 + 100, (proc_faults, thread_faults)
 
 
+def test_lua_scripts_run_on_top_frames_and_report_at_the_end(memscope, touchmem):
+    """top --lua: the script sees top's system-wide frames; its report comes after top's output."""
+    top = subprocess.Popen([memscope, "top", "-b", "-I", "250", "-n", "8", "--lua", "faults.lua"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.6)
+    assert run([touchmem, "100"]).returncode == 0
+    out, err = top.communicate(timeout=60)
+    assert top.returncode == 0, err
+    report = out[out.index("faults.lua: page faults"):]
+    all_faults = int(re.search(r"^\s+all faults\s+(\d+)", report, re.M).group(1))
+    # System wide: at least the workload's 25,600 faults.
+    assert all_faults >= 100 * 256, report
+    assert "live system wide" in report
+
+
 def test_usage_errors_exit_2(memscope):
     for args in (["-I", "5"], ["-p", "nope"], ["-p", "999999999"], ["-s", "colour"], ["-n", "0"], ["extra"]):
         res = run([memscope, "top", "-b"] + args)
