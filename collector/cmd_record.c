@@ -38,6 +38,8 @@ struct record_run {
 	bool failed;                 /* a write failed: the run stops */
 	struct ms_error err;
 	struct lua_engine *lua;      /* --lua scripts on the frames as they are recorded, or NULL */
+	int *lua_metrics;            /* -m names the scripts define: their inputs are recorded */
+	int nr_lua_metrics;
 };
 
 static void record_usage(FILE *out)
@@ -396,6 +398,14 @@ int cmd_record(int argc, char **argv)
 		session_options_free(&opt);
 		return status;
 	}
+	/* A metric a script defines is recorded as its inputs; a report with the
+	 * same script computes it again. */
+	if (lua_cli_take_metrics(run.lua, &opt, &run.lua_metrics, &run.nr_lua_metrics) < 0) {
+		fprintf(stderr, "memscope record: out of memory\n");
+		lua_engine_free(run.lua);
+		session_options_free(&opt);
+		return 1;
+	}
 	if (!opt.interval_ms)
 		opt.interval_ms = DEFAULT_INTERVAL_MS;
 	if (use_ctl && !opt.replay_path)
@@ -452,6 +462,7 @@ out:
 	ctl_server_close(&run.ctl);
 	recording_writer_abandon(run.writer);
 	lua_engine_free(run.lua);
+	free(run.lua_metrics);
 	session_close(&session);
 	json_decref(run.wopt.catalog);
 	json_decref(run.wopt.host_files);

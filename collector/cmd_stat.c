@@ -11,9 +11,7 @@
 #include "commands.h"
 #include "session.h"
 #include "metrics.h"
-#include "event_names.h"
 #include "lua_session.h"
-#include "sources/bpf_source.h"
 #include "sinks/stat_output.h"
 #include "stat_threads.h"
 
@@ -122,85 +120,6 @@ static void fill_table(struct stat_run *run, const struct aggr_cell *cells, cons
 		stat_table_set_lua_metrics(&run->table, run->lua, frame != &run->total_frame || run->frames == 1);
 }
 
-/* What a Lua metric computes from must be measured: series go to the events,
- * anything else is taken as a catalog metric. */
-static int add_input(struct session_options *opt, const char *input)
-{
-	char **list;
-	const char *sep;
-	size_t len;
-
-	if (bpf_series_name_known(input) || strpbrk(input, "/:") || generic_event_find(input))
-		list = &opt->events;
-	else
-		list = &opt->metrics;
-	if (*list) {
-		char **names;
-		int nr;
-		bool have = false;
-
-		if (event_list_split(*list, &names, &nr) < 0)
-			return -1;
-		for (int i = 0; i < nr; i++)
-			have |= !strcmp(names[i], input);
-		event_names_free(names, nr);
-		if (have)
-			return 0;
-	}
-	len = *list ? strlen(*list) : 0;
-	sep = len ? "," : "";
-	*list = realloc(*list, len + strlen(sep) + strlen(input) + 1);
-	if (!*list)
-		return -1;
-	sprintf(*list + len, "%s%s", sep, input);
-	return 0;
-}
-
-/* -m names that a --lua script defines are computed by the script, not the
- * catalog: take them out of the catalog's list and measure their inputs. */
-static int take_lua_metrics(struct stat_run *run, struct session_options *opt)
-{
-	char **names;
-	int nr;
-	char *rest = NULL;
-	size_t len = 0;
-
-	if (!run->lua || !opt->metrics)
-		return 0;
-	if (event_list_split(opt->metrics, &names, &nr) < 0)
-		return -1;
-	run->lua_metrics = calloc((size_t)nr + 1, sizeof(int));
-	rest = calloc(strlen(opt->metrics) + 1, 1);
-	if (!run->lua_metrics || !rest) {
-		event_names_free(names, nr);
-		free(rest);
-		return -1;
-	}
-	for (int i = 0; i < nr; i++) {
-		int index = lua_engine_find_metric(run->lua, names[i]);
-
-		if (index < 0) {
-			len += (size_t)sprintf(rest + len, "%s%s", len ? "," : "", names[i]);
-			continue;
-		}
-		run->lua_metrics[run->nr_lua_metrics++] = index;
-	}
-	event_names_free(names, nr);
-	free(opt->metrics);
-	opt->metrics = len ? rest : NULL;
-	if (!len)
-		free(rest);
-	for (int i = 0; i < run->nr_lua_metrics; i++) {
-		const char *const *inputs;
-		int n = lua_engine_metric_inputs(run->lua, run->lua_metrics[i], &inputs);
-
-		for (int k = 0; k < n; k++)
-			if (lua_engine_find_metric(run->lua, inputs[k]) < 0 && add_input(opt, inputs[k]) < 0)
-				return -1;
-	}
-	return 0;
-}
-
 static int on_frame(const struct frame *frame, bool last, void *ctx)
 {
 	struct stat_run *run = ctx;
@@ -271,7 +190,7 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	status = 1;
-	if (take_lua_metrics(&run, &opt) < 0)
+	if (lua_cli_take_metrics(run.lua, &opt, &run.lua_metrics, &run.nr_lua_metrics) < 0)
 		goto oom;
 	status = session_open(&session, &opt, &err);
 	if (status) {

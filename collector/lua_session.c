@@ -1,10 +1,13 @@
 #include "lua_session.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "event_names.h"
 #include "metrics.h"
+#include "sources/bpf_source.h"
 
 const char lua_cli_help[] =
 	"      --lua SCRIPT[:KEY=VAL,...]  run a Lua script on the frames (built-in name or path;\n"
@@ -109,4 +112,85 @@ void lua_cli_frame(struct lua_engine *lua, const struct session *s, const struct
 	if (s->engine)
 		metric_engine_compute(s->engine, frame);
 	lua_engine_frame(lua, frame);
+}
+
+/* What a Lua metric computes from must be measured: series go to the events,
+ * anything else is taken as a catalog metric. */
+static int add_input(struct session_options *opt, const char *input)
+{
+	char **list;
+	const char *sep;
+	size_t len;
+
+	if (bpf_series_name_known(input) || strpbrk(input, "/:") || generic_event_find(input))
+		list = &opt->events;
+	else
+		list = &opt->metrics;
+	if (*list) {
+		char **names;
+		int nr;
+		bool have = false;
+
+		if (event_list_split(*list, &names, &nr) < 0)
+			return -1;
+		for (int i = 0; i < nr; i++)
+			have |= !strcmp(names[i], input);
+		event_names_free(names, nr);
+		if (have)
+			return 0;
+	}
+	len = *list ? strlen(*list) : 0;
+	sep = len ? "," : "";
+	*list = realloc(*list, len + strlen(sep) + strlen(input) + 1);
+	if (!*list)
+		return -1;
+	sprintf(*list + len, "%s%s", sep, input);
+	return 0;
+}
+
+/* -m names that a --lua script defines are computed by the script, not the
+ * catalog: take them out of the catalog's list and measure their inputs. */
+int lua_cli_take_metrics(struct lua_engine *lua, struct session_options *opt, int **indices, int *nr_indices)
+{
+	char **names;
+	int nr;
+	char *rest = NULL;
+	size_t len = 0;
+
+	*indices = NULL;
+	*nr_indices = 0;
+	if (!lua || !opt->metrics)
+		return 0;
+	if (event_list_split(opt->metrics, &names, &nr) < 0)
+		return -1;
+	(*indices) = calloc((size_t)nr + 1, sizeof(int));
+	rest = calloc(strlen(opt->metrics) + 1, 1);
+	if (!(*indices) || !rest) {
+		event_names_free(names, nr);
+		free(rest);
+		return -1;
+	}
+	for (int i = 0; i < nr; i++) {
+		int index = lua_engine_find_metric(lua, names[i]);
+
+		if (index < 0) {
+			len += (size_t)sprintf(rest + len, "%s%s", len ? "," : "", names[i]);
+			continue;
+		}
+		(*indices)[(*nr_indices)++] = index;
+	}
+	event_names_free(names, nr);
+	free(opt->metrics);
+	opt->metrics = len ? rest : NULL;
+	if (!len)
+		free(rest);
+	for (int i = 0; i < (*nr_indices); i++) {
+		const char *const *inputs;
+		int n = lua_engine_metric_inputs(lua, (*indices)[i], &inputs);
+
+		for (int k = 0; k < n; k++)
+			if (lua_engine_find_metric(lua, inputs[k]) < 0 && add_input(opt, inputs[k]) < 0)
+				return -1;
+	}
+	return 0;
 }

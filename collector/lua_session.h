@@ -42,6 +42,12 @@ int lua_cli_option(struct lua_cli *cli, int c, const char *arg);
  * Returns 0, or the exit code (2: a script cannot be found or loaded). */
 int lua_cli_open(const struct lua_cli *cli, struct session_options *opt, enum lua_output_format format,
 		 struct lua_engine **out, struct ms_error *err);
+/* -m names that the scripts define (memscope.metric{}) are computed by the
+ * scripts, not the catalog: take them out of opt->metrics, add what they
+ * compute from (series to the events, other names to the catalog metrics),
+ * and give their engine indices (*indices: caller frees). */
+int lua_cli_take_metrics(struct lua_engine *lua, struct session_options *opt, int **indices, int *nr_indices);
+
 /* Bind to the opened session (series, topology, metric plan) and run on_start. */
 int lua_cli_start(struct lua_engine *lua, const struct session *s, const struct session_options *opt,
 		  const char *title, struct ms_error *err);

@@ -180,6 +180,25 @@ def test_lua_metric_is_a_stat_metric(memscope, touchmem, tmp_path):
     assert per_frame and abs(per_frame[0] - 1.0) <= 0.05, per_frame
 
 
+def test_lua_metric_through_record_and_report(memscope, touchmem, tmp_path):
+    """record -m with a script's metric records its inputs; a report with the same
+    script computes it again from the file."""
+    script = tmp_path / "per_page.lua"
+    script.write_text(PER_PAGE)
+    reader = tmp_path / "print_per_page.lua"
+    reader.write_text('local last\n'
+                      'function on_frame(f) local v = memscope.value("faults.per_page") if v then last = v end end\n'
+                      'function on_end(run) print(string.format("faults.per_page %.4f", last or -1)) end\n')
+    rec = tmp_path / "per_page.rec"
+    res = run([memscope, "record", "-o", str(rec), "-m", "faults.per_page", "--lua", str(script), "--",
+               touchmem, str(MB)])
+    assert res.returncode == 0, res.stderr
+    res = run([memscope, "report", "--lua", str(script), "--lua", str(reader), str(rec)])
+    assert res.returncode == 0, res.stderr
+    value = float(res.stdout.split("faults.per_page ")[1].split()[0])
+    assert abs(value - 1.0) <= 0.03, res.stdout
+
+
 def test_numa_balance_on_a_recording_made_here(memscope, touchmem, tmp_path):
     rec = record(memscope, tmp_path / "numa.rec", "proc.migrations,proc.numa_task_moves", [touchmem, 8],
                  extra=["-m", "numa.hint_faults,numa.hint_faults_local,kernel.pages_migrated"])
