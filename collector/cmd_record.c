@@ -22,8 +22,6 @@
 
 enum { OPT_COMPRESS = 0x2000, OPT_NO_CTL };
 
-#define MIN_INTERVAL_MS 10
-#define MAX_INTERVAL_MS (24L * 3600 * 1000)
 /* perf record samples until stopped; memscope record's frames come every second by default. */
 #define DEFAULT_INTERVAL_MS 1000
 
@@ -73,9 +71,7 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+" SESSION_SHORT_OPTIONS "o:zh", longopts, NULL)) != -1) {
-		shared = session_option(opt, c, optarg);
-		if (!shared)
-			shared = lua_cli_option(lua, c, optarg);
+		shared = measure_option(opt, lua, c, optarg);
 		if (shared < 0)
 			return -1;
 		if (shared)
@@ -228,9 +224,9 @@ static void ctl_interval(struct record_run *run, const char *arg, char *reply, s
 
 	errno = 0;
 	ms = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || ms < MIN_INTERVAL_MS || ms > MAX_INTERVAL_MS) {
+	if (errno || end == arg || *end || ms < SESSION_MIN_INTERVAL_MS || ms > SESSION_MAX_INTERVAL_MS) {
 		snprintf(reply, size, "error: interval '%s': give milliseconds between %d and %ld", arg,
-			 MIN_INTERVAL_MS, MAX_INTERVAL_MS);
+			 SESSION_MIN_INTERVAL_MS, SESSION_MAX_INTERVAL_MS);
 		return;
 	}
 	if (sampler_set_interval(&run->session->sampler, (uint64_t)ms * 1000000ull, &err) < 0 ||

@@ -63,9 +63,7 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	optind = 1;
 	/* '+': options end at the command's name, as with perf stat. */
 	while ((c = getopt_long(argc, argv, "+" SESSION_SHORT_OPTIONS "x:h", longopts, NULL)) != -1) {
-		shared = session_option(opt, c, optarg);
-		if (!shared)
-			shared = lua_cli_option(lua, c, optarg);
+		shared = measure_option(opt, lua, c, optarg);
 		if (shared < 0)
 			return -1;
 		if (shared)

@@ -59,6 +59,13 @@ static int add_missing_events(struct session_options *opt, const char *events)
 	return 0;
 }
 
+int measure_option(struct session_options *opt, struct lua_cli *cli, int c, const char *arg)
+{
+	int taken = session_option(opt, c, arg);
+
+	return taken ? taken : lua_cli_option(cli, c, arg);
+}
+
 int lua_cli_open(const struct lua_cli *cli, struct session_options *opt, enum lua_output_format format,
 		 struct lua_engine **out, struct ms_error *err)
 {

@@ -37,6 +37,8 @@ struct lua_cli {
 
 /* 1: a --lua option (taken), 0: not ours, -1: bad (message printed). */
 int lua_cli_option(struct lua_cli *cli, int c, const char *arg);
+/* The options stat and record share: session's, then --lua; same returns. */
+int measure_option(struct session_options *opt, struct lua_cli *cli, int c, const char *arg);
 /* Load the scripts (none: *out = NULL, returns 0) and add the events they
  * ask for to opt (not with --replay, whose series come from the file).
  * Returns 0, or the exit code (2: a script cannot be found or loaded). */

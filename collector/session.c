@@ -15,8 +15,6 @@
 #include "sources/bpf_source.h"
 #include "sources/perf_source.h"
 
-#define MIN_INTERVAL_MS 10
-#define MAX_INTERVAL_MS (24L * 3600 * 1000)
 
 const char session_options_help[] =
 	"  -e, --events LIST   events to count (default without -m: " SESSION_DEFAULT_EVENTS ")\n"
@@ -62,10 +60,10 @@ static int parse_interval(const struct session_options *opt, const char *text, l
 			opt->command_name, text);
 		return -1;
 	}
-	if (*ms < MIN_INTERVAL_MS || *ms > MAX_INTERVAL_MS) {
+	if (*ms < SESSION_MIN_INTERVAL_MS || *ms > SESSION_MAX_INTERVAL_MS) {
 		fprintf(stderr, "memscope %s: -I %s: the interval must be between %d ms and %ld ms "
 			"(shorter intervals cost more than they measure)\n", opt->command_name, text,
-			MIN_INTERVAL_MS, MAX_INTERVAL_MS);
+			SESSION_MIN_INTERVAL_MS, SESSION_MAX_INTERVAL_MS);
 		return -1;
 	}
 	return 0;

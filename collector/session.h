@@ -42,6 +42,10 @@ enum {
 /* The text for a command's usage that describes the shared options. */
 extern const char session_options_help[];
 
+/* -I limits: shorter intervals cost more than they measure. */
+#define SESSION_MIN_INTERVAL_MS 10
+#define SESSION_MAX_INTERVAL_MS (24L * 3600 * 1000)
+
 #define SESSION_DEFAULT_EVENTS \
 	"page-faults,minor-faults,major-faults,context-switches,cpu-migrations,task-clock"
 
