@@ -471,8 +471,10 @@ open_sources:
 int session_run(struct session *s, const struct session_options *opt, sampler_frame_fn on_frame,
 		void *ctx, struct ms_error *err)
 {
-	return sampler_run(&s->sampler, &s->target, (uint64_t)opt->interval_ms * 1000000ull, on_frame,
-			   ctx, err);
+	if (sampler_run(&s->sampler, &s->target, (uint64_t)opt->interval_ms * 1000000ull, on_frame, ctx,
+			err) < 0)
+		return -1;
+	return session_recording_end(s, opt->command_name, err);
 }
 
 struct source *session_bpf_source(struct session *s)

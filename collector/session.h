@@ -109,6 +109,7 @@ struct session {
 	struct ms_error bpf_unavailable; /* why the eBPF probes did not load; "" when they did */
 	bool host_loaded;
 	bool sampler_opened;
+	bool recording;             /* sources[0] replays a recording (session_recording.h) */
 };
 
 /* Load the host, parse events, prepare the target (a command is forked and
@@ -116,7 +117,8 @@ struct session {
  * cannot be counted go to stderr. Returns 0, or the exit code to end with
  * (1 runtime, 2 usage) with err set. */
 int session_open(struct session *s, const struct session_options *opt, struct ms_error *err);
-/* Sample until the target ends or a signal arrives. */
+/* Sample until the target ends or a signal arrives (or a replayed recording
+ * ends: then -1 with err when a broken record ended it early). */
 int session_run(struct session *s, const struct session_options *opt, sampler_frame_fn on_frame,
 		void *ctx, struct ms_error *err);
 /* The session's eBPF source, or NULL when no proc.* series was asked for. */

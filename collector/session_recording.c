@@ -84,18 +84,17 @@ out:
 int session_open_recording(struct session *s, const struct session_options *opt, const char *path,
 			   struct ms_error *err)
 {
-	char cut[600], *metrics = NULL;
+	char *metrics = NULL;
 	int ret = 0;
 
 	memset(s, 0, sizeof(*s));
 	if (recording_source_create(&s->sources[0], path, err) < 0)
 		return 1;
 	s->nr_sources = 1;
+	s->recording = true;
 	s->sampler_opened = true;
 	if (sampler_open(&s->sampler, s->sources, s->nr_sources, err) < 0)
 		return 1;
-	if (recording_source_cut(&s->sources[0], cut, sizeof(cut)))
-		fprintf(stderr, "memscope %s: warning: %s\n", opt->command_name, cut);
 	if (!opt->metrics && session_recording_header(s)->catalog) {
 		metrics = recorded_metrics(session_recording_header(s));
 		if (!metrics && json_array_size(json_object_get(session_recording_header(s)->catalog, "metrics"))) {
@@ -107,6 +106,24 @@ int session_open_recording(struct session *s, const struct session_options *opt,
 		ret = plan_recorded_metrics(s, path, opt->metrics ? opt->metrics : metrics, err);
 	free(metrics);
 	return ret;
+}
+
+int session_recording_end(const struct session *s, const char *command_name, struct ms_error *err)
+{
+	const char *broken;
+	char cut[600];
+
+	if (!s->recording)
+		return 0;
+	broken = recording_source_error(&s->sources[0]);
+	if (broken) {
+		ms_error_set(err, "%s", broken);
+		return -1;
+	}
+	/* Only a replay that reached the end of the file knows whether it was cut. */
+	if (s->sources[0].finished && recording_source_cut(&s->sources[0], cut, sizeof(cut)))
+		fprintf(stderr, "memscope %s: warning: %s\n", command_name, cut);
+	return 0;
 }
 
 const struct recording_header *session_recording_header(const struct session *s)

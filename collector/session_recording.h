@@ -18,11 +18,15 @@
 /* Usage check for --input: no target, no -e, no --replay. -1 (message
  * printed) on a usage error. */
 int session_input_check(const struct session_options *opt);
-/* Open the recording at path (a cut one is read up to its last complete
- * frame, with a warning on stderr); metrics: -m's list, or NULL for those the
+/* Open the recording at path and check its header; metrics: -m's list, or NULL for those the
  * recording was made for. Returns 0, or the exit code with err set. */
 int session_open_recording(struct session *s, const struct session_options *opt, const char *path,
 			   struct ms_error *err);
+/* After session_run() over a recording: -1 with err (FILE:LINE: what is
+ * wrong) when a broken record ended the replay early; a warning on stderr
+ * when the file was cut (read up to its last complete frame). 0 otherwise,
+ * and for sessions that do not replay a recording. */
+int session_recording_end(const struct session *s, const char *command_name, struct ms_error *err);
 /* The recording's header (valid while the session is open). */
 const struct recording_header *session_recording_header(const struct session *s);
 /* What was measured, as the recording says ("'touchmem 50' (recorded on vm at ...)"). */

@@ -6,11 +6,8 @@
 
 struct recording_source {
 	char *path;
-	struct recording_reader *reader;   /* replay pass */
-	unsigned long long nr_frames;      /* counted by the check pass */
+	struct recording_reader *reader;
 	unsigned long long delivered;
-	bool cut;
-	char cut_message[512];
 	struct frame next;                 /* read ahead, so the last frame is known as last */
 	bool have_next;
 	recording_record_fn on_record;
@@ -19,43 +16,14 @@ struct recording_source {
 	bool failed;
 };
 
-/* Read every record once: any damage is reported now, with FILE:LINE. */
-static int check_pass(struct recording_source *rs, struct ms_error *err)
-{
-	struct recording_reader *r;
-	struct recording_record rec;
-	struct frame frame;
-	int ret = 0;
-
-	if (recording_reader_open(&r, rs->path, err) < 0)
-		return -1;
-	if (frame_init(&frame, recording_reader_header(r)->table.nr) < 0) {
-		recording_reader_close(r);
-		ms_error_set(err, "out of memory");
-		return -1;
-	}
-	do {
-		if (recording_reader_next(r, &rec, &frame, err) < 0) {
-			ret = -1;
-			break;
-		}
-	} while (rec.kind != RECORD_EOF);
-	if (ret == 0) {
-		rs->nr_frames = recording_reader_frames(r);
-		rs->cut = recording_reader_cut(r, rs->cut_message, sizeof(rs->cut_message));
-	}
-	frame_free(&frame);
-	recording_reader_close(r);
-	return ret;
-}
-
-/* The next frame into rs->next, passing labels and control events on. */
+/* The next frame into rs->next, passing labels and control events on. A
+ * broken record ends the replay; recording_source_error() then says where. */
 static void read_ahead(struct recording_source *rs)
 {
 	struct recording_record rec;
 
 	rs->have_next = false;
-	if (rs->failed || rs->delivered + 1 > rs->nr_frames)
+	if (rs->failed)
 		return;
 	for (;;) {
 		if (recording_reader_next(rs->reader, &rec, &rs->next, &rs->error) < 0) {
@@ -66,8 +34,11 @@ static void read_ahead(struct recording_source *rs)
 			rs->have_next = true;
 			return;
 		}
-		if (rec.kind == RECORD_EOF || rec.kind == RECORD_END)
+		/* Past the end record too: anything after it is damage. */
+		if (rec.kind == RECORD_EOF)
 			return;
+		if (rec.kind == RECORD_END)
+			continue;
 		if (rs->on_record)
 			rs->on_record(&rec, rs->on_record_ctx);
 	}
@@ -89,8 +60,6 @@ static int rec_open(struct source *src, struct series_table *table, struct ms_er
 			return -1;
 		}
 	}
-	if (check_pass(rs, err) < 0)
-		return -1;
 	if (frame_init(&rs->next, recorded->nr) < 0) {
 		ms_error_set(err, "out of memory");
 		return -1;
@@ -193,16 +162,14 @@ bool recording_source_cut(const struct source *src, char *message, size_t size)
 {
 	const struct recording_source *rs = src->priv;
 
-	if (rs->cut)
-		snprintf(message, size, "%s", rs->cut_message);
-	return rs->cut;
+	return !rs->failed && recording_reader_cut(rs->reader, message, size);
 }
 
-unsigned long long recording_source_nr_frames(const struct source *src)
+unsigned long long recording_source_frames(const struct source *src)
 {
 	const struct recording_source *rs = src->priv;
 
-	return rs->nr_frames;
+	return rs->delivered;
 }
 
 const char *recording_source_error(const struct source *src)

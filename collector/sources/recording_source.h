@@ -4,9 +4,12 @@
  * each sample() delivers the next recorded frame with its recorded time and
  * interval (relative to the start of the recording).
  *
- * open() reads the whole file once to check it, so a damaged recording is an
- * error before the first frame, and a cut one is known (see
- * recording_source_cut); the frames are then streamed, never all in memory. */
+ * The file is read once, as the frames are replayed, and never held in
+ * memory: the header is checked when the source is created, a damaged record
+ * ends the replay at that record (recording_source_error names FILE:LINE),
+ * and whether the file was cut is known at its end (recording_source_cut).
+ * Reading it twice - once to check, once to replay - doubled the cost of
+ * every report, which is mostly JSON parsing. */
 #ifndef MEMSCOPE_RECORDING_SOURCE_H
 #define MEMSCOPE_RECORDING_SOURCE_H
 
@@ -24,11 +27,11 @@ typedef void (*recording_record_fn)(const struct recording_record *rec, void *ct
 int recording_source_create(struct source *src, const char *path, struct ms_error *err);
 const struct recording_header *recording_source_header(const struct source *src);
 void recording_source_on_record(struct source *src, recording_record_fn fn, void *ctx);
-/* After open: the file ends without its end record (message: where, how many frames). */
+/* After the replay: the file ends without its end record (message: where, how many frames). */
 bool recording_source_cut(const struct source *src, char *message, size_t size);
-/* After open: frames the replay will deliver. */
-unsigned long long recording_source_nr_frames(const struct source *src);
-/* A read error met while replaying (the file changed after it was checked), or NULL. */
+/* Frames delivered so far. */
+unsigned long long recording_source_frames(const struct source *src);
+/* The broken record that ended the replay (FILE:LINE: what is wrong), or NULL. */
 const char *recording_source_error(const struct source *src);
 
 #endif

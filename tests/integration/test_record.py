@@ -366,6 +366,33 @@ def test_bad_recordings_are_precise_errors(memscope, tmp_path):
         res = run([memscope, "stat", "--input", str(tmp_path / name)])
         assert res.returncode == 1 and needle in res.stderr, (name, res.stderr)
         assert "Sanitizer" not in res.stderr
+
+
+def test_damage_after_good_frames_ends_the_replay_there(memscope, tmp_path):
+    """The file is read once, as it is replayed: damage deep in it is found when the replay gets
+    there, named by line, and the command fails - a report prints nothing, stat -I has printed
+    the intervals before it."""
+    good = tmp_path / "good.rec"
+    record(memscope, good, ["-I", "10", "--", "sleep", "0.3"])
+    lines = good.read_text().splitlines()
+    frames = [i for i, line in enumerate(lines) if line.startswith('{"t":')]
+    assert len(frames) >= 10, lines
+    bad_at = frames[5]    # 0-based: five whole frames come before it
+    damaged = tmp_path / "damaged.rec"
+    damaged.write_text("\n".join(lines[:bad_at] + ['{"t":1,"d":'] + lines[bad_at + 1:]) + "\n")
+    res = run([memscope, "stat", "--input", str(damaged), "-I", "10", "-x,"])
+    assert res.returncode == 1, res.stderr
+    assert f"damaged.rec:{bad_at + 1}:" in res.stderr and "after 5 frames" in res.stderr, res.stderr
+    times = {r["time"] for r in intervals(parse_csv(res.stdout))}
+    assert len(times) == 5, res.stdout
+    res = run([memscope, "report", "--lua", "summary.lua", str(damaged)])
+    assert res.returncode == 1 and f"damaged.rec:{bad_at + 1}:" in res.stderr, res.stderr
+    assert res.stdout == "", res.stdout
+    appended = tmp_path / "appended.rec"
+    appended.write_text("\n".join(lines + [lines[frames[0]]]) + "\n")
+    res = run([memscope, "report", "--lua", "summary.lua", str(appended)])
+    assert res.returncode == 1, res.stderr
+    assert f"appended.rec:{len(lines) + 1}: a record after the end record" in res.stderr, res.stderr
     res = run([memscope, "stat", "--input", str(tmp_path / "missing.rec")])
     assert res.returncode == 1 and "cannot open" in res.stderr and "memscope record" in res.stderr
     res = run([memscope, "stat", "--input", str(good), "-a"])

@@ -55,3 +55,21 @@ def thp_off():
     if "[never]" not in path.read_text():
         path.write_text("never")
     assert "[never]" in path.read_text()
+
+
+@pytest.fixture(scope="session")
+def no_background_migration():
+    """pgmigrate_success is system-wide. NUMA balancing (on by default on multi-node
+    kernels) and proactive compaction migrate other tasks' pages at any moment, so
+    exact migration counts need both off while they are measured."""
+    settings = {"/proc/sys/kernel/numa_balancing": "0", "/proc/sys/vm/compaction_proactiveness": "0"}
+    saved = {}
+    for name, value in settings.items():
+        path = pathlib.Path(name)
+        if path.exists():
+            saved[path] = path.read_text()
+            path.write_text(value)
+            assert path.read_text().strip() == value, name
+    yield
+    for path, value in saved.items():
+        path.write_text(value)
