@@ -131,7 +131,11 @@ bool lua_api_value(struct lua_engine *e, const char *name, const struct label_fi
 	}
 	if (e->in.plan && e->in.metrics && (m = metric_plan_find(e->in.plan, name)) >= 0)
 		return catalog_value(e, m, f, value, why);
-	*why = "no series or metric of that name here (memscope.series() and memscope.metrics() list them)";
+	/* A catalog metric this host cannot compute: the catalog says why. */
+	if (e->in.res && (m = catalog_metric_index(e->in.res->cat, name)) >= 0 && !e->in.res->metrics[m].available)
+		*why = e->in.res->metrics[m].why;
+	else
+		*why = "no series or metric of that name here (memscope.series() and memscope.metrics() list them)";
 	return false;
 }
 

@@ -154,21 +154,43 @@ void lua_script_fail(struct lua_script *s, const char *message)
 	fflush(e->errors);
 }
 
+/* Lua cuts a long script path to "...tail" (LUA_IDSIZE) in the position
+ * it puts in front of an error: give the whole path back. True when msg
+ * started with such a cut name (buf then holds the message with the path). */
+static bool whole_name(const struct lua_script *s, const char *msg, char *buf, size_t size)
+{
+	size_t name_len = strlen(s->name);
+
+	if (strncmp(msg, "...", 3) != 0)
+		return false;
+	for (const char *colon = strchr(msg + 3, ':'); colon; colon = strchr(colon + 1, ':')) {
+		size_t n = (size_t)(colon - (msg + 3));
+
+		if (n <= name_len && !strncmp(s->name + name_len - n, msg + 3, n)) {
+			snprintf(buf, size, "%s%s", s->name, colon);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The error's text with script:line in front when it has none (memory and
  * CPU limit errors, errors raised from C). The runner's stack still holds
  * the failed call, so the line is where the script was. */
 static void describe_error(struct lua_script *s, lua_State *co, int status, char *buf, size_t size)
 {
 	const char *msg = lua_type(co, -1) == LUA_TSTRING ? lua_tostring(co, -1) : NULL;
-	char where[256] = "";
-	char prefix[200];
+	char where[PATH_MAX + 32] = "";
+	char prefix[PATH_MAX + 2];
 	lua_Debug ar;
 
 	if (status == LUA_ERRMEM || s->mem_exceeded)
 		msg = NULL;
 	for (int level = 0; lua_getstack(co, level, &ar); level++) {
 		if (lua_getinfo(co, "Sl", &ar) && ar.currentline > 0) {
-			snprintf(where, sizeof(where), "%s:%d: ", ar.short_src, ar.currentline);
+			/* ar.source is the whole name; short_src is cut to LUA_IDSIZE. */
+			snprintf(where, sizeof(where), "%s:%d: ", ar.source[0] == '@' ? ar.source + 1 : ar.short_src,
+				 ar.currentline);
 			break;
 		}
 	}
@@ -184,6 +206,8 @@ static void describe_error(struct lua_script *s, lua_State *co, int status, char
 	snprintf(prefix, sizeof(prefix), "%s:", s->name);
 	if (!strncmp(msg, prefix, strlen(prefix)) || !where[0])
 		snprintf(buf, size, "%s", msg);
+	else if (whole_name(s, msg, buf, size))
+		;
 	else
 		snprintf(buf, size, "%s%s", where, msg);
 }
@@ -528,7 +552,11 @@ static int load_script(struct lua_engine *e, struct lua_script *s, const char *s
 	/* A broken script is reported and disabled like one failing later: the
 	 * other scripts still run. */
 	if (status != LUA_OK) {
-		lua_script_fail(s, lua_tostring(s->L, -1));
+		char message[PATH_MAX + 512];
+
+		if (!whole_name(s, lua_tostring(s->L, -1), message, sizeof(message)))
+			snprintf(message, sizeof(message), "%s", lua_tostring(s->L, -1));
+		lua_script_fail(s, message);
 		lua_pop(s->L, 1);
 		return 0;
 	}

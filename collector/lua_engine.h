@@ -92,6 +92,12 @@ int lua_engine_find_metric(const struct lua_engine *engine, const char *name);
 /* The names a metric computes from (series or metrics); returns how many. */
 int lua_engine_metric_inputs(const struct lua_engine *engine, int index, const char *const **inputs);
 bool lua_engine_metric_value(const struct lua_engine *engine, int index, int node, double *value);
+/* Its description (memscope.metric{description=}), or "". */
+const char *lua_engine_metric_description(const struct lua_engine *engine, int index);
+/* Why lua_engine_metric_value() has no value for this scope in the current
+ * frame: the script failed, no input had a value (which, and why), or
+ * compute() returned no number. */
+void lua_engine_metric_why(struct lua_engine *engine, int index, int node, char *buf, size_t size);
 
 void lua_engine_free(struct lua_engine *engine);
 

@@ -69,6 +69,65 @@ bool lua_engine_metric_value(const struct lua_engine *engine, int index, int nod
 	return true;
 }
 
+const char *lua_engine_metric_description(const struct lua_engine *engine, int index)
+{
+	if (index < 0 || index >= engine->nr_metrics || !engine->metrics[index].description)
+		return "";
+	return engine->metrics[index].description;
+}
+
+void lua_engine_metric_why(struct lua_engine *engine, int index, int node, char *buf, size_t size)
+{
+	const struct lua_metric *m;
+	struct label_filter f;
+	char missing[1024];
+	size_t len = 0;
+	int have = 0;
+
+	if (index < 0 || index >= engine->nr_metrics) {
+		snprintf(buf, size, "no such metric");
+		return;
+	}
+	m = &engine->metrics[index];
+	if (m->failed || engine->scripts[m->script].failed) {
+		snprintf(buf, size, "%s failed (its error is on stderr); the metric is off",
+			 engine->scripts[m->script].name);
+		return;
+	}
+	if (node_slot(engine, node) < 0) {
+		snprintf(buf, size, "node %d is not in the topology", node);
+		return;
+	}
+	if (!engine->data_ready || !m->values) {
+		snprintf(buf, size, "no frame yet");
+		return;
+	}
+	label_filter_init(&f);
+	if (node >= 0)
+		f.node = node;
+	for (int i = 0; i < m->nr_inputs; i++) {
+		const char *why = NULL;
+		double v;
+
+		if (lua_api_value(engine, m->inputs[i], &f, &v, &why)) {
+			have++;
+			continue;
+		}
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s: %s", len ? "; " : "", m->inputs[i],
+						why ? why : "not read");
+	}
+	/* Say which inputs were missing; with some present, compute() itself chose no value. */
+	if (len && have)
+		snprintf(missing, sizeof(missing), "compute() returned no number without %s", buf);
+	else if (len)
+		snprintf(missing, sizeof(missing), "no input has a value: %s", buf);
+	else
+		snprintf(missing, sizeof(missing), "compute() returned no number from its inputs (%s decides when)",
+			 engine->scripts[m->script].name);
+	snprintf(buf, size, "%s", missing);
+}
+
 static char *field_string(lua_State *L, int idx, const char *key, bool required)
 {
 	const char *v;

@@ -7,9 +7,12 @@
  *   sources: perf procfs bpf
  *   coverage_pct: P            (or n/a)
  *   recording: off
- *   na: COLUMN: REASON         one line per column this host cannot measure
+ *   na: COLUMN: REASON         one line per column this host cannot measure (for
+ *                              a Lua column: why its value is missing this time)
  *   <blank>
- *   NODE READ_B/s ...          node table: one row per node, then "all"
+ *   NODE READ_B/s ...          node table: one row per node, then "all"; the
+ *                              metrics --lua scripts define are its last columns
+ *                              (by name, %.6g: a script's value keeps its digits)
  *   <blank>
  *   PID THR FAULTS/s ...       process table; COMMAND last (it may hold spaces)
  *   <blank>
@@ -19,6 +22,7 @@
  * cannot measure is "n/a", never 0. */
 #include <string.h>
 
+#include "lua_engine.h"
 #include "top_view.h"
 
 bool top_display_shows(const struct top_display *d, const struct top_process_row *row)
@@ -58,6 +62,12 @@ static void print_header(FILE *out, const struct top_model *m, const struct top_
 		fprintf(out, "na: process %s: %s\n", top_proc_col_name(TOP_PROC_REMOTE_PCT), m->proc_remote_why);
 	if (m->proc_offcpu_why)
 		fprintf(out, "na: process %s: %s\n", top_proc_col_name(TOP_PROC_OFFCPU_PCT), m->proc_offcpu_why);
+	for (int c = 0; c < m->nr_lua_cols; c++) {
+		const char *why = m->updates ? top_lua_column_why(m, c) : NULL;
+
+		if (why)
+			fprintf(out, "na: %s: %s\n", lua_engine_metric_name(m->lua, m->lua_metric[c]), why);
+	}
 }
 
 static void print_nodes(FILE *out, const struct top_model *m)
@@ -65,6 +75,8 @@ static void print_nodes(FILE *out, const struct top_model *m)
 	fprintf(out, "\nNODE");
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
 		fprintf(out, " %s", top_node_col_name(c));
+	for (int c = 0; c < m->nr_lua_cols; c++)
+		fprintf(out, " %s", lua_engine_metric_name(m->lua, m->lua_metric[c]));
 	fprintf(out, "\n");
 	for (int i = 0; i <= m->nr_nodes; i++) {
 		const struct top_node_row *row = i < m->nr_nodes ? &m->nodes[i] : &m->total;
@@ -75,6 +87,12 @@ static void print_nodes(FILE *out, const struct top_model *m)
 			fprintf(out, "all");
 		for (int c = 0; c < TOP_NODE_NR_COLS; c++)
 			print_value(out, &row->col[c]);
+		/* A script's metric keeps its digits: ratios are not rounded to 0.0. */
+		for (int c = 0; c < m->nr_lua_cols; c++)
+			if (row->lua[c].valid)
+				fprintf(out, " %.6g", row->lua[c].value);
+			else
+				fprintf(out, " n/a");
 		fprintf(out, "\n");
 	}
 }

@@ -117,6 +117,26 @@ static void node_metric_list(char *names, size_t size)
 			len += (size_t)snprintf(names + len, size - len, "%s%s", len ? "," : "", node_metric[c]);
 }
 
+/* Every metric the --lua scripts define is a column of the node panel: ask
+ * for them all, so that lua_cli_take_metrics() measures their inputs (series
+ * as events, other names as catalog metrics, kept only where this host has
+ * them) and hands back their engine indices. */
+static int take_lua_metrics(struct top_model *m, struct session_options *opt)
+{
+	int nr = m->lua ? lua_engine_nr_metrics(m->lua) : 0, *indices, nr_indices;
+
+	for (int i = 0; i < nr; i++)
+		if (session_option(opt, 'm', lua_engine_metric_name(m->lua, i)) < 0)
+			return -1;
+	if (lua_cli_take_metrics(m->lua, opt, &indices, &nr_indices) < 0)
+		return -1;
+	m->nr_lua_cols = nr_indices < TOP_MAX_LUA_COLS ? nr_indices : TOP_MAX_LUA_COLS;
+	m->lua_left_out = nr_indices - m->nr_lua_cols;
+	memcpy(m->lua_metric, indices, sizeof(int) * (size_t)m->nr_lua_cols);
+	free(indices);
+	return 0;
+}
+
 /* Start the session: system-wide, left-out probes and events noted for the
  * help screen instead of printed under the display. */
 static int open_session(struct top_model *m, const struct top_options *topt, struct ms_error *err)
@@ -131,16 +151,18 @@ static int open_session(struct top_model *m, const struct top_options *topt, str
 
 	node_metric_list(metrics, sizeof(metrics));
 	session_options_init(&opt, "top");
-	/* Heap copy: --lua scripts may add the events they read. */
+	/* Heap copies: --lua scripts may add the events and metrics they read. */
 	opt.events = strdup(events);
-	opt.metrics = metrics;
-	if (!opt.events) {
+	opt.metrics = strdup(metrics);
+	if (!opt.events || !opt.metrics) {
 		ms_error_set(err, "out of memory");
-		return -1;
+		goto fail;
 	}
-	if (topt->lua && lua_cli_open(topt->lua, &opt, LUA_OUTPUT_TEXT, &m->lua, err)) {
-		free(opt.events);
-		return -1;
+	if (topt->lua && lua_cli_open(topt->lua, &opt, LUA_OUTPUT_TEXT, &m->lua, err))
+		goto fail;
+	if (take_lua_metrics(m, &opt) < 0) {
+		ms_error_set(err, "out of memory");
+		goto fail;
 	}
 	opt.system_wide = true;
 	opt.metrics_if_available = true;
@@ -151,6 +173,7 @@ static int open_session(struct top_model *m, const struct top_options *topt, str
 	if (!ret)
 		ret = lua_cli_start(m->lua, &m->session, &opt, "system wide", err);
 	free(opt.events);
+	free(opt.metrics);
 	if (opt.notes)
 		fclose(opt.notes);
 	if (m->notes && !m->notes[0]) {
@@ -158,6 +181,10 @@ static int open_session(struct top_model *m, const struct top_options *topt, str
 		m->notes = NULL;
 	}
 	return ret ? -1 : 0;
+fail:
+	free(opt.events);
+	free(opt.metrics);
+	return -1;
 }
 
 static void find_pages_series(struct top_model *m)
@@ -186,7 +213,8 @@ static int alloc_tables(struct top_model *m)
 	m->nodes = calloc((size_t)m->nr_nodes + 1, sizeof(*m->nodes));
 	m->procs = calloc(TOP_MAX_PROCESSES + 1, sizeof(*m->procs));
 	m->threads = calloc(TOP_MAX_THREADS, sizeof(*m->threads));
-	if (!p || !m->nodes || !m->procs || !m->threads)
+	m->lua_why = calloc(((size_t)m->nr_nodes + 1) * TOP_MAX_LUA_COLS, sizeof(*m->lua_why));
+	if (!p || !m->nodes || !m->procs || !m->threads || !m->lua_why)
 		return -1;
 	p->procs = calloc(TOP_MAX_PROCESSES + 1, sizeof(*p->procs));
 	p->next_procs = calloc(TOP_MAX_PROCESSES + 1, sizeof(*p->next_procs));
@@ -268,6 +296,7 @@ void top_model_close(struct top_model *m)
 		free(m->prev);
 	}
 	free(m->nodes);
+	free(m->lua_why);
 	free(m->procs);
 	free(m->threads);
 	memset(m, 0, sizeof(*m));
@@ -332,7 +361,8 @@ static void update_nodes(struct top_model *m, const struct frame *frame)
 	double pages_total = 0;
 	bool pages_any = false;
 
-	if (m->session.engine)
+	/* With --lua, lua_cli_frame() has computed this frame's metrics already. */
+	if (m->session.engine && !m->lua)
 		metric_engine_compute(m->session.engine, frame);
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
 		if (c == TOP_NODE_PAGES_ALLOC)
@@ -602,6 +632,37 @@ static void update_threads(struct top_model *m, double seconds)
 	c->nr_threads = n;
 }
 
+/* The Lua columns, as the scripts computed them for this frame: values
+ * as they are (a script's metric says its own unit), n/a with the reason. */
+static void update_lua_columns(struct top_model *m)
+{
+	for (int i = 0; i <= m->nr_nodes; i++) {
+		struct top_node_row *row = i < m->nr_nodes ? &m->nodes[i] : &m->total;
+
+		for (int c = 0; c < m->nr_lua_cols; c++) {
+			struct top_value *v = &row->lua[c];
+			char *why = m->lua_why[i * TOP_MAX_LUA_COLS + c];
+
+			v->valid = lua_engine_metric_value(m->lua, m->lua_metric[c], row->node, &v->value);
+			v->why = NULL;
+			if (!v->valid) {
+				lua_engine_metric_why(m->lua, m->lua_metric[c], row->node, why, sizeof(m->lua_why[0]));
+				v->why = why;
+			}
+		}
+	}
+}
+
+const char *top_lua_column_why(const struct top_model *m, int col)
+{
+	if (!m->total.lua[col].valid)
+		return m->total.lua[col].why ? m->total.lua[col].why : "no frame yet";
+	for (int i = 0; i < m->nr_nodes; i++)
+		if (!m->nodes[i].lua[col].valid)
+			return m->nodes[i].lua[col].why ? m->nodes[i].lua[col].why : "no frame yet";
+	return NULL;
+}
+
 void top_model_update(struct top_model *m, const struct frame *frame)
 {
 	uint64_t now = frame->time_ns;
@@ -611,6 +672,7 @@ void top_model_update(struct top_model *m, const struct frame *frame)
 	m->elapsed_s = now > m->session.sampler.start_ns ? (double)(now - m->session.sampler.start_ns) / 1e9 : 0;
 	update_coverage(m, frame);
 	update_nodes(m, frame);
+	update_lua_columns(m);
 	if (m->focus_pid)
 		update_threads(m, seconds);
 	update_processes(m, seconds);

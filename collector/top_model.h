@@ -21,6 +21,7 @@
 #define TOP_MAX_NODES 8          /* node columns shown per process */
 #define TOP_MAX_PROCESSES 1024   /* processes read from the eBPF maps each interval */
 #define TOP_MAX_THREADS 512      /* threads of the focused process */
+#define TOP_MAX_LUA_COLS 16      /* metrics --lua scripts define, shown per node */
 
 /* A number or, when it cannot be measured here, why not. */
 struct top_value {
@@ -46,6 +47,7 @@ enum top_node_col {
 struct top_node_row {
 	int node;                    /* node id; -1 for the whole system */
 	struct top_value col[TOP_NODE_NR_COLS];
+	struct top_value lua[TOP_MAX_LUA_COLS]; /* the Lua columns, as the scripts compute them */
 };
 
 /* Process table columns, also the sort keys. */
@@ -114,6 +116,12 @@ struct top_model {
 	int nr_nodes;
 	struct top_node_row total;
 	const char *node_col_why[TOP_NODE_NR_COLS]; /* the reason a whole column is n/a, else NULL */
+	/* Lua columns: each metric the --lua scripts define (memscope.metric{}),
+	 * for every node and the system, in the order they were defined. */
+	int nr_lua_cols;
+	int lua_metric[TOP_MAX_LUA_COLS];          /* its index in the Lua engine */
+	char (*lua_why)[256];                      /* [row * TOP_MAX_LUA_COLS + col]: why a value is n/a */
+	int lua_left_out;                          /* metrics beyond TOP_MAX_LUA_COLS, not shown */
 
 	/* Process table, unsorted */
 	struct top_process_row *procs;
@@ -151,6 +159,10 @@ void top_model_close(struct top_model *m);
 void top_model_sort(struct top_process_row *rows, int nr, enum top_proc_col col);
 const char *top_proc_col_name(enum top_proc_col col);
 const char *top_node_col_name(enum top_node_col col);
+
+/* Why a Lua column has no value: the whole system's reason, else the first
+ * node's without a value; NULL when every row has one. */
+const char *top_lua_column_why(const struct top_model *m, int col);
 
 /* Node index in host topology order of a node id, for pages_node[], or -1. */
 int top_model_node_index(const struct top_model *m, int node);

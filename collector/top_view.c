@@ -13,6 +13,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "lua_engine.h"
 #include "top_view.h"
 
 enum prompt_kind { PROMPT_NONE, PROMPT_LABEL, PROMPT_FILTER };
@@ -59,6 +60,21 @@ void top_format_rate(char *buf, size_t size, double value)
 		snprintf(buf, size, value >= 99.95 ? "%.0f" : "%.1f", value);
 	else
 		snprintf(buf, size, value >= 99.95 ? "%.0f%c" : "%.1f%c", value, suffix[unit]);
+}
+
+void top_format_number(char *buf, size_t size, double value)
+{
+	/* Ratios and small values keep their digits; large ones take SI prefixes. */
+	if (value >= 999.5 || value <= -999.5) {
+		if (value < 0) {
+			buf[0] = '-';
+			top_format_rate(buf + 1, size - 1, -value);
+		} else {
+			top_format_rate(buf, size, value);
+		}
+	} else {
+		snprintf(buf, size, "%.3g", value);
+	}
 }
 
 static void format_value(char *buf, size_t size, const struct top_value *v, bool percent)
@@ -260,6 +276,45 @@ static int draw_nodes(const struct top_model *m, int y)
 	return y + 1;
 }
 
+/* The metrics --lua scripts define, one column each, for the same rows as
+ * the node panel; a column is as wide as its name. */
+static int draw_lua_columns(const struct top_model *m, int y)
+{
+	char line[512], cell[32];
+	size_t len;
+
+	if (!m->nr_lua_cols || y >= getmaxy(stdscr) - 2)
+		return y;
+	len = (size_t)snprintf(line, sizeof(line), "%-5s", "LUA");
+	for (int c = 0; c < m->nr_lua_cols && len < sizeof(line); c++)
+		len += (size_t)snprintf(line + len, sizeof(line) - len, " %9s",
+					lua_engine_metric_name(m->lua, m->lua_metric[c]));
+	put_bar(y++, line, A_REVERSE);
+	for (int i = 0; i <= m->nr_nodes && y < getmaxy(stdscr) - 1; i++) {
+		const struct top_node_row *row = i < m->nr_nodes ? &m->nodes[i] : &m->total;
+
+		if (row->node >= 0)
+			len = (size_t)snprintf(line, sizeof(line), "%-5d", row->node);
+		else
+			len = (size_t)snprintf(line, sizeof(line), "%-5s", "all");
+		for (int c = 0; c < m->nr_lua_cols && len < sizeof(line); c++) {
+			int width = (int)strlen(lua_engine_metric_name(m->lua, m->lua_metric[c]));
+
+			if (row->lua[c].valid)
+				top_format_number(cell, sizeof(cell), row->lua[c].value);
+			else
+				snprintf(cell, sizeof(cell), "n/a");
+			len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", width > 9 ? width : 9, cell);
+		}
+		if (row->node < 0)
+			attron(A_BOLD);
+		put(y++, 0, line);
+		if (row->node < 0)
+			attroff(A_BOLD);
+	}
+	return y + 1;
+}
+
 static int shown_node_columns(const struct top_model *m)
 {
 	/* One column per node only when there is more than one. */
@@ -409,6 +464,16 @@ static void draw_help(const struct top_model *m)
 		else
 			y = put_wrapped(y + 1, 12, m->proc_remote_why);
 	}
+	for (int c = 0; c < m->nr_lua_cols && y < getmaxy(stdscr) - 1; c++) {
+		const char *why = top_lua_column_why(m, c);
+		char head[96];
+
+		if (!why)
+			continue;
+		snprintf(head, sizeof(head), "%s:", lua_engine_metric_name(m->lua, m->lua_metric[c]));
+		put(y++, 2, head);
+		y = put_wrapped(y, 12, why);
+	}
 	if (m->notes && y < getmaxy(stdscr) - 1) {
 		put(y, 2, "notes:");
 		y = put_wrapped(y, 12, m->notes);
@@ -420,6 +485,28 @@ static void draw_help(const struct top_model *m)
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
 		if (y < getmaxy(stdscr) - 1)
 			put(y++, 2, node_help[c]);
+	if (m->nr_lua_cols && y < getmaxy(stdscr) - 2) {
+		y++;
+		attron(A_BOLD);
+		put(y++, 0, "Lua columns (metrics the --lua scripts define, as they compute them)");
+		attroff(A_BOLD);
+	}
+	for (int c = 0; c < m->nr_lua_cols && y < getmaxy(stdscr) - 1; c++) {
+		char line[512];
+		int index = m->lua_metric[c];
+
+		snprintf(line, sizeof(line), "%s  [%s]  %s", lua_engine_metric_name(m->lua, index),
+			 lua_engine_metric_unit(m->lua, index)[0] ? lua_engine_metric_unit(m->lua, index) : "no unit",
+			 lua_engine_metric_description(m->lua, index));
+		put(y++, 2, line);
+	}
+	if (m->lua_left_out && y < getmaxy(stdscr) - 1) {
+		char line[128];
+
+		snprintf(line, sizeof(line), "(%d more not shown: at most %d Lua columns)", m->lua_left_out,
+			 TOP_MAX_LUA_COLS);
+		put(y++, 2, line);
+	}
 }
 
 static void draw_status(const struct top_view *v, const struct top_display *d)
@@ -453,7 +540,7 @@ void top_view_draw(struct top_view *v, struct top_model *m, const struct top_dis
 		y = draw_header(m, d);
 		if (!m->updates)
 			put(y, 0, "measuring the first interval...");
-		else if ((y = draw_nodes(m, y)) && m->focus_pid) {
+		else if ((y = draw_lua_columns(m, draw_nodes(m, y))) && m->focus_pid) {
 			y = draw_processes(m, d, y, last_row);
 			draw_threads(m, y, last_row);
 		} else if (m->updates) {

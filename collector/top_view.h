@@ -52,5 +52,7 @@ void top_view_close(struct top_view *v);
 
 /* "12.3k", "4.56M": a rate in at most 7 characters. */
 void top_format_rate(char *buf, size_t size, double value);
+/* A value of any size: "0.953", "12.5", "4.2M" (Lua columns). */
+void top_format_number(char *buf, size_t size, double value);
 
 #endif

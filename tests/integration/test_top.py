@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import time
+import uuid
 
 import pytest
 
@@ -190,6 +191,84 @@ def test_lua_scripts_run_on_top_frames_and_report_at_the_end(memscope, touchmem)
     assert "live system wide" in report
 
 
+COLUMNS_LUA = """
+memscope.metric {
+  name = "t.fault_rate", unit = "faults/s", description = "page faults per second, from the counter",
+  inputs = { "page-faults" },
+  compute = function(v) return v["page-faults"] / v.interval end,
+}
+memscope.metric {
+  name = "t.pages_per_fault", unit = "pages/fault", description = "pages allocated per fault",
+  inputs = { "proc.pages_alloc", "page-faults" },
+  compute = function(v)
+    local f = v["page-faults"]
+    if f and f > 0 and v["proc.pages_alloc"] then return v["proc.pages_alloc"] / f end
+  end,
+}
+memscope.metric {
+  name = "t.read_gbs", unit = "GB/s", description = "DRAM reads",
+  inputs = { "mem.read_bw" },
+  compute = function(v) return v["mem.read_bw"] / 1e9 end,
+}
+"""
+
+BROKEN_LUA = """
+memscope.metric {
+  name = "t.broken", unit = "", inputs = { "page-faults" },
+  compute = function(v, scope)
+    -- Called for each scope of a frame: count frames, not calls.
+    if memscope.frame().count > 4 then error("gave up") end
+    return 1
+  end,
+}
+"""
+
+
+def test_lua_metrics_are_node_columns_in_batch(memscope, touchmem, tmp_path):
+    """Each metric a --lua script defines is a column of the node table, for every node and the
+    system, with the value the script computes; n/a with the reason where it has none."""
+    (tmp_path / "columns.lua").write_text(COLUMNS_LUA)
+    (tmp_path / "broken.lua").write_text(BROKEN_LUA)
+    top = subprocess.Popen([memscope, "top", "-b", "-I", "250", "-n", "10", "--lua", str(tmp_path / "columns.lua"),
+                            "--lua", str(tmp_path / "broken.lua")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=NO_RECORDING)
+    try:
+        first = top.stdout.readline()
+        assert first.startswith("top: update=1 "), first + top.stderr.read()
+        assert run([touchmem, "64"]).returncode == 0
+        # Read on from the same buffered stream (communicate() would skip what it holds).
+        out = top.stdout.read()
+        top.wait(timeout=60)
+        err = top.stderr.read()
+    finally:
+        if top.poll() is None:
+            top.kill()
+    # Named by its whole path, however long (Lua itself cuts it to 60 characters).
+    assert f"{tmp_path}/broken.lua:6: gave up (frame 4, in a metric's compute)" in err, err
+    blocks = parse_batch(first + out)
+    assert len(blocks) == 10, first + out
+    busiest = 0.0
+    for b in blocks:
+        assert len(b["nodes"]) >= 2, b
+        for row in b["nodes"]:
+            # The script's rate is the counter over the frame's interval, as top's own column.
+            assert number(row["t.fault_rate"]) == pytest.approx(number(row["FAULTS/s"]), rel=1e-3, abs=0.06), row
+            assert row["t.read_gbs"] == "n/a"
+        busiest = max(busiest, number(b["nodes"][-1]["t.fault_rate"]))
+        assert "not available" in b["na"]["t.read_gbs"] and "mem.read_bw" in b["na"]["t.read_gbs"]
+        system = b["nodes"][-1]
+        if number(system["FAULTS/s"]) > 1000:
+            # THP off for touchmem: one page allocated per fault.
+            assert number(system["t.pages_per_fault"]) == pytest.approx(1.0, abs=0.15), system
+        if b["update"] <= 3:
+            assert all(row["t.broken"] == "1" for row in b["nodes"]), b["nodes"]
+        if b["update"] >= 6:
+            assert all(row["t.broken"] == "n/a" for row in b["nodes"]), b["nodes"]
+            assert "broken.lua failed" in b["na"]["t.broken"]
+    # The workload's 16,384 faults fell in one or two 250 ms intervals.
+    assert busiest > 16384, busiest
+
+
 def test_usage_errors_exit_2(memscope):
     for args in (["-I", "5"], ["-p", "nope"], ["-p", "999999999"], ["-s", "colour"], ["-n", "0"], ["extra"]):
         res = run([memscope, "top", "-b"] + args)
@@ -208,7 +287,9 @@ def test_not_a_terminal_falls_back_to_batch(memscope):
 
 class Tmux:
     def __init__(self, tmp_path, command, width=160, height=48, term="xterm-256color", env_socket=None):
-        self.socket = f"memscope-top-{os.getpid()}-{id(self)}"
+        # A name never used before: a server being killed by the previous test may still be
+        # exiting, and a new session on its socket would fail ("server exited unexpectedly").
+        self.socket = f"memscope-top-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.status = tmp_path / "status"
         socket = env_socket or "/nonexistent/memscope.sock"
         shell = f"TERM={term} MEMSCOPE_CTL_SOCKET={socket} {command}; echo $? > {self.status}; sleep 60"
@@ -370,6 +451,39 @@ def test_screen_shows_a_workload_sorts_pauses_and_quits(memscope, touchmem, tmux
         t.wait_for(lambda ls: any(line.startswith("NODE") and len(line) == 86 for line in ls)
                    and last_row(ls) == 39)
 
+        t.keys("q")
+        assert t.exit_status() == 0
+    finally:
+        work.kill()
+        work.wait()
+
+
+@needs_tmux
+def test_screen_shows_lua_columns_and_their_help(memscope, touchmem, tmux, tmp_path):
+    (tmp_path / "columns.lua").write_text(COLUMNS_LUA)
+    work = subprocess.Popen([touchmem, "32", "--repeat", "100000"])
+    try:
+        t = tmux(f"{memscope} top -I 250 --lua {tmp_path / 'columns.lua'}")
+
+        def lua_rows(lines):
+            for i, line in enumerate(lines):
+                if line.split()[:1] == ["LUA"]:
+                    names = line.split()
+                    return [dict(zip(names, row.split())) for row in lines[i + 1:]
+                            if len(row.split()) == len(names)]
+            return []
+
+        lines = t.wait_for(lambda ls: any(r.get("LUA") == "all" and r["t.fault_rate"] != "n/a"
+                                          and rate(r["t.fault_rate"]) > 1000 for r in lua_rows(ls)))
+        rows = lua_rows(lines)
+        assert [r["LUA"] for r in rows][-1] == "all"
+        assert all(r["t.read_gbs"] == "n/a" for r in rows)
+        t.keys("?")
+        help_lines = t.wait_for(lambda ls: any("Lua columns" in line for line in ls))
+        text = "\n".join(help_lines)
+        assert "t.fault_rate  [faults/s]  page faults per second, from the counter" in text
+        assert "t.read_gbs:" in text
+        t.keys("x")
         t.keys("q")
         assert t.exit_status() == 0
     finally:
