@@ -57,6 +57,43 @@ void lua_api_filter(lua_State *L, int idx, struct label_filter *f)
 	}
 }
 
+/* {instance = "uncore_imc_0" [, socket =, node =, cpu =]}: a memory
+ * channel's value; the other labels pick among the channels of that name
+ * (Intel's uncore_imc_0 is a channel on each socket). */
+static bool channel_value(struct lua_engine *e, int m, const struct label_filter *f, double *value,
+			  const char **why)
+{
+	const struct metric_engine *me = e->in.metrics;
+	const struct metric_value *v;
+	int found = -1, matches = 0;
+
+	if (f->pid != LABEL_ANY || f->tid != LABEL_ANY) {
+		*why = "catalog metrics are per system, node, socket or channel";
+		return false;
+	}
+	for (int i = 0; i < metric_engine_nr_scopes(me, SCOPE_CHANNEL); i++) {
+		const struct metric_channel *ch = metric_engine_channel(me, i);
+
+		if (strcmp(ch->instance, f->instance) != 0 || (f->cpu != LABEL_ANY && f->cpu != ch->cpu) ||
+		    (f->node != LABEL_ANY && f->node != ch->node) || (f->socket != LABEL_ANY && f->socket != ch->socket))
+			continue;
+		found = i;
+		matches++;
+	}
+	if (matches != 1) {
+		*why = matches ? "that instance is a channel on several sockets: add socket = N (memscope.channels() lists them)"
+			       : "no memory channel with these labels (memscope.channels() lists them)";
+		return false;
+	}
+	v = metric_engine_value(me, m, SCOPE_CHANNEL, found);
+	if (!v->valid) {
+		*why = v->why ? v->why : "not counted in this frame";
+		return false;
+	}
+	*value = v->value;
+	return true;
+}
+
 static bool catalog_value(struct lua_engine *e, int m, const struct label_filter *f, double *value,
 			  const char **why)
 {
@@ -64,6 +101,8 @@ static bool catalog_value(struct lua_engine *e, int m, const struct label_filter
 	int id = 0;
 	const struct metric_value *v = NULL;
 
+	if (f->instance)
+		return channel_value(e, m, f, value, why);
 	if (f->node != LABEL_ANY) {
 		scope = SCOPE_NODE;
 		id = f->node;
@@ -431,6 +470,37 @@ static int api_why(lua_State *L)
 	return 1;
 }
 
+/* channels() -> the memory channels catalog metrics have values for:
+ * {{instance =, node =, socket =, cpu =}, ...} by socket, node and name. */
+static int api_channels(lua_State *L)
+{
+	struct lua_engine *e = engine_of(L);
+	int n = e->in.metrics ? metric_engine_nr_scopes(e->in.metrics, SCOPE_CHANNEL) : 0;
+
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		const struct metric_channel *ch = metric_engine_channel(e->in.metrics, i);
+
+		lua_createtable(L, 0, 4);
+		lua_pushstring(L, ch->instance);
+		lua_setfield(L, -2, "instance");
+		if (ch->node != LABEL_NONE) {
+			lua_pushinteger(L, ch->node);
+			lua_setfield(L, -2, "node");
+		}
+		if (ch->socket != LABEL_NONE) {
+			lua_pushinteger(L, ch->socket);
+			lua_setfield(L, -2, "socket");
+		}
+		if (ch->cpu != LABEL_NONE) {
+			lua_pushinteger(L, ch->cpu);
+			lua_setfield(L, -2, "cpu");
+		}
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
 /* metrics() -> names of every metric values can be read for. */
 static int api_metrics(lua_State *L)
 {
@@ -529,7 +599,7 @@ void lua_api_open(lua_State *L, struct lua_script *s)
 	static const luaL_Reg api[] = {
 		{ "value", api_value }, { "rate", api_rate }, { "total", api_total }, { "history", api_history },
 		{ "series", api_series }, { "labels", api_labels }, { "has", api_has }, { "why", api_why }, { "pick", api_pick },
-		{ "metrics", api_metrics }, { "topology", api_topology }, { "frame", api_frame },
+		{ "metrics", api_metrics }, { "channels", api_channels }, { "topology", api_topology }, { "frame", api_frame },
 		{ "metric", lua_metrics_define },
 		{ NULL, NULL },
 	};

@@ -367,6 +367,7 @@ struct bound_series {
 	int event;        /* plan event */
 	int node_scope;   /* index among node scopes, -1 when the series has no node */
 	int socket_scope;
+	int channel_scope; /* index among channel scopes, -1 when not a channel's series */
 };
 
 struct input_acc {
@@ -383,8 +384,9 @@ struct metric_engine {
 	const struct metric_plan *plan;
 	struct bound_series *bound;
 	int nr_bound;
-	int nr_nodes, nr_sockets, nr_scopes;   /* scopes: [system, nodes..., sockets...] */
+	int nr_nodes, nr_sockets, nr_channels, nr_scopes; /* scopes: [system, nodes, sockets, channels] */
 	int *node_ids, *socket_ids;
+	struct metric_channel *channels;
 	bool *event_missing;      /* plan event with no series: its source could not open it */
 	struct input_acc *acc;    /* nr_inputs x nr_scopes */
 	struct metric_value *values; /* nr_metrics x nr_scopes */
@@ -393,17 +395,89 @@ struct metric_engine {
 
 static int scope_offset(const struct metric_engine *e, enum metric_scope scope)
 {
-	return scope == SCOPE_SYSTEM ? 0 : scope == SCOPE_NODE ? 1 : 1 + e->nr_nodes;
+	switch (scope) {
+	case SCOPE_NODE: return 1;
+	case SCOPE_SOCKET: return 1 + e->nr_nodes;
+	case SCOPE_CHANNEL: return 1 + e->nr_nodes + e->nr_sockets;
+	default: return 0;
+	}
 }
 
 int metric_engine_nr_scopes(const struct metric_engine *e, enum metric_scope scope)
 {
-	return scope == SCOPE_SYSTEM ? 1 : scope == SCOPE_NODE ? e->nr_nodes : e->nr_sockets;
+	switch (scope) {
+	case SCOPE_NODE: return e->nr_nodes;
+	case SCOPE_SOCKET: return e->nr_sockets;
+	case SCOPE_CHANNEL: return e->nr_channels;
+	default: return 1;
+	}
 }
 
 int metric_engine_scope_id(const struct metric_engine *e, enum metric_scope scope, int index)
 {
-	return scope == SCOPE_SYSTEM ? -1 : scope == SCOPE_NODE ? e->node_ids[index] : e->socket_ids[index];
+	switch (scope) {
+	case SCOPE_NODE: return e->node_ids[index];
+	case SCOPE_SOCKET: return e->socket_ids[index];
+	case SCOPE_CHANNEL: return index;
+	default: return -1;
+	}
+}
+
+const struct metric_channel *metric_engine_channel(const struct metric_engine *e, int index)
+{
+	return index >= 0 && index < e->nr_channels ? &e->channels[index] : NULL;
+}
+
+static bool is_channel_event(const struct plan_event *pe)
+{
+	return pe->role && pe->role->scope && !strcmp(pe->role->scope, "channel");
+}
+
+static int find_channel(const struct metric_engine *e, const char *instance, int cpu)
+{
+	for (int i = 0; i < e->nr_channels; i++)
+		if (e->channels[i].cpu == cpu && !strcmp(e->channels[i].instance, instance))
+			return i;
+	return -1;
+}
+
+static int compare_channels(const void *a, const void *b)
+{
+	const struct metric_channel *x = a, *y = b;
+	int by_name;
+
+	if (x->socket != y->socket)
+		return x->socket < y->socket ? -1 : 1;
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	by_name = strverscmp(x->instance, y->instance);   /* uncore_imc_2 before uncore_imc_10 */
+	if (by_name)
+		return by_name;
+	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+/* The channels the plan counts: one per (instance, CPU) of a channel-scoped role. */
+static int collect_channels(struct metric_engine *e, const struct series_table *table)
+{
+	e->channels = calloc((size_t)table->nr + 1, sizeof(*e->channels));
+	if (!e->channels)
+		return -1;
+	for (int s = 0; s < table->nr; s++) {
+		const struct series *series = &table->series[s];
+		int ev = find_event(e->plan, series->name);
+		struct metric_channel *ch;
+
+		if (ev < 0 || !is_channel_event(&e->plan->events[ev]) ||
+		    find_channel(e, e->plan->events[ev].instance, series->labels.cpu) >= 0)
+			continue;
+		ch = &e->channels[e->nr_channels++];
+		snprintf(ch->instance, sizeof(ch->instance), "%s", e->plan->events[ev].instance);
+		ch->cpu = series->labels.cpu;
+		ch->node = series->labels.node;
+		ch->socket = series->labels.socket;
+	}
+	qsort(e->channels, (size_t)e->nr_channels, sizeof(*e->channels), compare_channels);
+	return 0;
 }
 
 const struct metric_value *metric_engine_value(const struct metric_engine *e, int plan_metric, enum metric_scope scope,
@@ -446,7 +520,9 @@ int metric_engine_new(const struct metric_plan *plan, const struct host *host, c
 			e->socket_ids[j] = e->socket_ids[j - 1];
 			e->socket_ids[j - 1] = t;
 		}
-	e->nr_scopes = 1 + e->nr_nodes + e->nr_sockets;
+	if (collect_channels(e, table) < 0)
+		goto oom;
+	e->nr_scopes = 1 + e->nr_nodes + e->nr_sockets + e->nr_channels;
 	e->bound = calloc((size_t)table->nr + 1, sizeof(*e->bound));
 	e->acc = calloc((size_t)(plan->nr_inputs * e->nr_scopes) + 1, sizeof(*e->acc));
 	e->values = calloc((size_t)(plan->nr_metrics * e->nr_scopes) + 1, sizeof(*e->values));
@@ -465,6 +541,9 @@ int metric_engine_new(const struct metric_plan *plan, const struct host *host, c
 		e->bound[e->nr_bound].socket_scope = series->labels.socket == LABEL_NONE
 							     ? -1
 							     : int_index(e->socket_ids, e->nr_sockets, series->labels.socket);
+		e->bound[e->nr_bound].channel_scope =
+			is_channel_event(&plan->events[ev]) ? find_channel(e, plan->events[ev].instance, series->labels.cpu)
+							    : -1;
 		e->nr_bound++;
 	}
 	e->event_missing = calloc((size_t)plan->nr_events + 1, sizeof(bool));
@@ -492,6 +571,7 @@ void metric_engine_free(struct metric_engine *e)
 	free(e->bound);
 	free(e->node_ids);
 	free(e->socket_ids);
+	free(e->channels);
 	free(e->acc);
 	free(e->values);
 	free(e->event_missing);
@@ -616,6 +696,8 @@ void metric_engine_compute(struct metric_engine *e, const struct frame *frame)
 				acc_add(&row[1 + bs->node_scope], s, group);
 			if (bs->socket_scope >= 0)
 				acc_add(&row[1 + e->nr_nodes + bs->socket_scope], s, group);
+			if (bs->channel_scope >= 0)
+				acc_add(&row[1 + e->nr_nodes + e->nr_sockets + bs->channel_scope], s, group);
 		}
 	}
 	for (int m = 0; m < plan->nr_metrics; m++) {

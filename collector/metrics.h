@@ -5,7 +5,9 @@
  * they fit the PMU's counters) and which kernel statistics to read. The engine
  * binds a plan to the series table the sources built (a series is named by
  * the plan event's text) and turns each frame into metric values per scope:
- * the whole system, each NUMA node and each socket. Rates divide by the
+ * the whole system, each NUMA node, each socket and each memory channel (a
+ * PMU instance whose catalog role is scoped per channel: an Intel IMC, a
+ * HiSilicon DDRC, an AMD UMC). Rates divide by the
  * frame's interval; ratios are computed from the scope's sums; multiplexed
  * counters are extrapolated and every value carries its coverage
  * (running/enabled, the smallest of its inputs) and whether its inputs were
@@ -22,7 +24,16 @@
 #include "host.h"
 #include "resolver.h"
 
-enum metric_scope { SCOPE_SYSTEM, SCOPE_NODE, SCOPE_SOCKET };
+enum metric_scope { SCOPE_SYSTEM, SCOPE_NODE, SCOPE_SOCKET, SCOPE_CHANNEL };
+
+/* A memory channel scope: one instance of a channel-scoped PMU, counted on
+ * one CPU (Intel's uncore_imc_0 is a channel on every socket, read through
+ * one CPU of each, so the instance name alone does not name a channel). */
+struct metric_channel {
+	char instance[64];
+	int cpu;                  /* LABEL_NONE when the series has no CPU */
+	int node, socket;         /* of that CPU (LABEL_NONE when unknown) */
+};
 
 /* One raw event to count. text is what to open (event_parse syntax) and the
  * name of the series it yields; procfs events ("vmstat/KEY", "numastat/KEY")
@@ -94,9 +105,12 @@ void metric_engine_free(struct metric_engine *engine);
 /* Compute every plan metric in every scope from one frame. No allocation. */
 void metric_engine_compute(struct metric_engine *engine, const struct frame *frame);
 
-/* Number of scopes of a kind (1 for system) and the node/socket id of one. */
+/* Number of scopes of a kind (1 for system) and the node/socket id of one
+ * (for a channel: its index; see metric_engine_channel). */
 int metric_engine_nr_scopes(const struct metric_engine *engine, enum metric_scope scope);
 int metric_engine_scope_id(const struct metric_engine *engine, enum metric_scope scope, int index);
+/* Channel scope i, ordered by socket, node, instance name (natural order) and CPU. */
+const struct metric_channel *metric_engine_channel(const struct metric_engine *engine, int index);
 /* Value of plan metric i in a scope after the last compute. */
 const struct metric_value *metric_engine_value(const struct metric_engine *engine, int plan_metric,
 					       enum metric_scope scope, int index);

@@ -1,11 +1,14 @@
--- bandwidth.lua: memory read/write bandwidth per node and socket over the run:
--- average, peak (the busiest frame) and a sparkline, from the catalog's
--- mem.read_bytes / mem.write_bytes (DRAM controller counters of this
--- machine, e.g. HiSilicon DDRC, Intel IMC CAS counts, AMD UMC), or
--- mem.total_bytes where the counters do not tell reads from writes (AMD DF).
+-- bandwidth.lua: memory read/write bandwidth per node, socket and memory
+-- channel over the run: average, peak (the busiest frame) and a sparkline,
+-- from the catalog's mem.read_bytes / mem.write_bytes (DRAM controller
+-- counters of this machine, e.g. HiSilicon DDRC, Intel IMC CAS counts, AMD
+-- UMC), or mem.total_bytes where the counters do not tell reads from writes
+-- (AMD DF). Channels are the PMU instances the catalog scopes per channel
+-- (memscope.channels()); where the counters are per socket or die, the
+-- report says so instead.
 
 script = {
-  description = "read/write bandwidth per node and socket over time: average and peak",
+  description = "read/write bandwidth per node, socket and channel over time: average and peak",
   args = { { name = "points", default = "40", help = "width of the sparklines" } },
   metrics = { "mem.read_bytes", "mem.write_bytes", "mem.total_bytes" },
 }
@@ -58,6 +61,11 @@ local function make_scopes()
   end
   table.sort(sockets)
   for _, s in ipairs(sockets) do list[#list + 1] = { "socket" .. s, "socket " .. s, { socket = s } } end
+  for _, ch in ipairs(memscope.channels()) do
+    local where = ch.node and (" (node " .. ch.node .. ")") or ch.socket and (" (socket " .. ch.socket .. ")") or ""
+    list[#list + 1] = { "channel " .. ch.instance .. "@" .. tostring(ch.cpu), "channel " .. ch.instance .. where,
+      { instance = ch.instance, cpu = ch.cpu, node = ch.node, socket = ch.socket } }
+  end
   return list
 end
 
@@ -112,6 +120,8 @@ function on_end(run)
   for _, dir in ipairs({ "read", "write" }) do
     if not have[dir] then print("  " .. dir .. ": not measured: " .. why("mem." .. dir .. "_bytes")) end
   end
-  print("  per channel: the catalog sums a node's memory channels; channel counts are the raw series "
-    .. "(memscope report with summary.lua lists them)")
+  if #memscope.channels() == 0 then
+    print("  per channel: not measured: on this machine the catalog maps these metrics to PMUs of a whole "
+      .. "socket, die or node, not to one PMU per memory channel (as Intel IMC, HiSilicon DDRC and AMD UMC are)")
+  end
 end

@@ -382,6 +382,14 @@ def test_kunpeng920_remote_ratio_and_bandwidth(memscope, tmp_path):
     assert row(bw, "scope", "node 2")["write avg"] == pytest.approx(0.08)
     assert row(bw, "scope", "socket 1")["write avg"] == pytest.approx(0.08)
     assert row(bw, "scope", "system")["total avg"] == pytest.approx(0.128)
+    # Per channel (a DDRC each): 1000 and 500 reads on SCCL 1's first two, (ch + 1) x 250 writes on SCCL 5's.
+    channels = [r for r in bw["rows"] if r["scope"].startswith("channel ")]
+    assert len(channels) == 16
+    assert row(bw, "scope", "channel hisi_sccl1_ddrc0 (node 0)")["read avg"] == pytest.approx(0.032)
+    assert row(bw, "scope", "channel hisi_sccl1_ddrc1 (node 0)")["read avg"] == pytest.approx(0.016)
+    for ch in range(4):
+        assert row(bw, "scope", f"channel hisi_sccl5_ddrc{ch} (node 2)")["write avg"] == pytest.approx(0.008 * (ch + 1))
+        assert row(bw, "scope", f"channel hisi_sccl7_ddrc{ch} (node 3)")["total avg"] == 0
 
 
 def westmere_values(full):
@@ -440,9 +448,50 @@ def test_skylake_bandwidth_and_interconnect(memscope, tmp_path):
     assert row(bw, "scope", "socket 0")["read avg"] == pytest.approx(0.672)
     assert row(bw, "scope", "socket 1")["read avg"] == pytest.approx(1.344)
     assert row(bw, "scope", "system")["read peak"] == pytest.approx(2.016)
+    # Each IMC is a channel on each socket: (i + 1) x 1000 (socket 0) and x 2000 (socket 1) x 64 B / 2 s.
+    channels = [r["scope"] for r in bw["rows"] if r["scope"].startswith("channel ")]
+    assert channels == [f"channel uncore_imc_{i} (node {n})" for n in (0, 1) for i in range(6)]
+    for i in range(6):
+        assert row(bw, "scope", f"channel uncore_imc_{i} (node 0)")["read avg"] == pytest.approx(0.032 * (i + 1))
+        assert row(bw, "scope", f"channel uncore_imc_{i} (node 1)")["read avg"] == pytest.approx(0.064 * (i + 1))
     tree = {r["branch"].strip(): r for r in table(tables, "topdown.lua", "Memory top-down")["rows"]}
     # 2700 flits x 64/9 B over 2 s = 9600 B/s
     assert tree["interconnect"]["value"].startswith("tx 9.60 KB/s")
+
+
+CHANNEL_LUA = """
+local out = {}
+function on_frame()
+  for _, ch in ipairs(memscope.channels()) do
+    out[#out + 1] = string.format("%s cpu=%d node=%d socket=%d", ch.instance, ch.cpu, ch.node, ch.socket)
+  end
+  local v, why = memscope.value("mem.read_bytes", { instance = "uncore_imc_2" })
+  out[#out + 1] = "ambiguous: " .. tostring(v) .. " " .. why
+  out[#out + 1] = "socket 1: " .. memscope.value("mem.read_bytes", { instance = "uncore_imc_2", socket = 1 })
+  out[#out + 1] = "rate: " .. memscope.rate("mem.read_bytes", { instance = "uncore_imc_2", cpu = 0 })
+  v, why = memscope.value("mem.read_bytes", { instance = "uncore_imc_9" })
+  out[#out + 1] = "missing: " .. tostring(v) .. " " .. why
+end
+function on_end() for _, line in ipairs(out) do print(line) end end
+"""
+
+
+def test_channels_in_the_lua_api(memscope, tmp_path):
+    """memscope.channels() lists the channel-scoped PMU instances; value() with {instance=} reads
+    a catalog metric on one, and says why when the labels name none or several."""
+    imc = {k: v for k, v in skylake_values().items() if "imc" in k}
+    replay = write_replay(tmp_path / "skx.jsonl", [(2, imc)])
+    (tmp_path / "ch.lua").write_text(CHANNEL_LUA)
+    res = run([memscope, "report", "--replay", str(replay), "-m", "mem.read_bytes", "--lua", str(tmp_path / "ch.lua")],
+              env=fixture_env("skylake-sp-2s"))
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[:12] == [f"uncore_imc_{i} cpu={c} node={n} socket={n}" for c, n in ((0, 0), (4, 1)) for i in range(6)]
+    assert lines[12] == ("ambiguous: nil that instance is a channel on several sockets: add socket = N "
+                         "(memscope.channels() lists them)")
+    assert lines[13] == "socket 1: 384000.0"          # 3 x 2000 CAS x 64 B
+    assert lines[14] == "rate: 96000.0"               # 3 x 1000 x 64 B over 2 s
+    assert lines[15] == "missing: nil no memory channel with these labels (memscope.channels() lists them)"
 
 
 def test_epyc_zen3_multiplexed_bandwidth(memscope, tmp_path):
@@ -456,6 +505,9 @@ def test_epyc_zen3_multiplexed_bandwidth(memscope, tmp_path):
     assert row(bw, "scope", "socket 0")["total avg"] == pytest.approx(1.024)
     assert row(bw, "scope", "system")["total avg"] == pytest.approx(2.048)
     assert row(bw, "scope", "system")["read avg"] is None      # the DF counts do not split reads from writes
+    assert not [r for r in bw["rows"] if r["scope"].startswith("channel ")]
+    assert "per channel: not measured: on this machine the catalog maps these metrics to PMUs of a whole socket" \
+        in res.stdout
 
 
 def test_epyc_zen4_bandwidth(memscope, tmp_path):
@@ -468,3 +520,6 @@ def test_epyc_zen4_bandwidth(memscope, tmp_path):
     assert row(bw, "scope", "socket 0")["read peak"] == pytest.approx(0.256)
     assert row(bw, "scope", "socket 0")["read avg"] == pytest.approx(0.128)
     assert row(bw, "scope", "socket 1")["read peak"] == pytest.approx(0.768)
+    for u in range(8):
+        assert row(bw, "scope", f"channel amd_umc_{u} (node {u // 4})")["read peak"] == pytest.approx(
+            0.064 if u < 4 else 0.192)
