@@ -10,6 +10,7 @@ const char *aggr_mode_name(enum aggr_mode mode)
 	case AGGR_SOCKET: return "socket";
 	case AGGR_NODE: return "node";
 	case AGGR_THREAD: return "tid";
+	case AGGR_CHANNEL: return "channel";
 	default: return "total";
 	}
 }

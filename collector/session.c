@@ -26,7 +26,8 @@ const char session_options_help[] =
 	"  -I, --interval MS   a frame every MS milliseconds (at least 10)\n"
 	"  -a, --all-cpus      the whole system, one counter per CPU (with CMD: while it runs)\n"
 	"  -p, --pid PIDS      attach to running processes (all their threads)\n"
-	"      --per-cpu       one row per CPU (also --per-socket, --per-node)\n";
+	"      --per-cpu       one row per CPU (also --per-socket, --per-node)\n"
+	"      --per-channel   -m metrics per memory channel (PMUs the catalog scopes per channel)\n";
 
 void session_options_init(struct session_options *opt, const char *command_name)
 {
@@ -88,6 +89,7 @@ int session_option(struct session_options *opt, int c, const char *arg)
 	case SESSION_OPT_PER_CPU: opt->aggr = AGGR_CPU; return 1;
 	case SESSION_OPT_PER_SOCKET: opt->aggr = AGGR_SOCKET; return 1;
 	case SESSION_OPT_PER_NODE: opt->aggr = AGGR_NODE; return 1;
+	case SESSION_OPT_PER_CHANNEL: opt->aggr = AGGR_CHANNEL; return 1;
 	default: return 0;
 	}
 }

@@ -22,6 +22,7 @@ enum {
 	SESSION_OPT_PER_CPU = 0x1000,
 	SESSION_OPT_PER_SOCKET,
 	SESSION_OPT_PER_NODE,
+	SESSION_OPT_PER_CHANNEL,
 	SESSION_OPT_REPLAY,
 	SESSION_OPT_INPUT,
 };
@@ -37,7 +38,8 @@ enum {
 	{ "pid", required_argument, NULL, 'p' }, \
 	{ "per-cpu", no_argument, NULL, SESSION_OPT_PER_CPU }, \
 	{ "per-socket", no_argument, NULL, SESSION_OPT_PER_SOCKET }, \
-	{ "per-node", no_argument, NULL, SESSION_OPT_PER_NODE }
+	{ "per-node", no_argument, NULL, SESSION_OPT_PER_NODE }, \
+	{ "per-channel", no_argument, NULL, SESSION_OPT_PER_CHANNEL }
 
 /* The text for a command's usage that describes the shared options. */
 extern const char session_options_help[];

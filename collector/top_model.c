@@ -132,7 +132,8 @@ static int take_lua_metrics(struct top_model *m, struct session_options *opt)
 		return -1;
 	m->nr_lua_cols = nr_indices < TOP_MAX_LUA_COLS ? nr_indices : TOP_MAX_LUA_COLS;
 	m->lua_left_out = nr_indices - m->nr_lua_cols;
-	memcpy(m->lua_metric, indices, sizeof(int) * (size_t)m->nr_lua_cols);
+	for (int i = 0; i < m->nr_lua_cols; i++)
+		m->lua_metric[i] = indices[i];
 	free(indices);
 	return 0;
 }

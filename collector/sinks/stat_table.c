@@ -10,7 +10,12 @@
 
 static enum metric_scope scope_of(enum aggr_mode mode)
 {
-	return mode == AGGR_NODE ? SCOPE_NODE : mode == AGGR_SOCKET ? SCOPE_SOCKET : SCOPE_SYSTEM;
+	switch (mode) {
+	case AGGR_NODE: return SCOPE_NODE;
+	case AGGR_SOCKET: return SCOPE_SOCKET;
+	case AGGR_CHANNEL: return SCOPE_CHANNEL;
+	default: return SCOPE_SYSTEM;
+	}
 }
 
 static int compare_int(const void *a, const void *b)
@@ -44,6 +49,7 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 
 	memset(t, 0, sizeof(*t));
 	t->mode = aggr->mode;
+	t->engine = engine;
 	if (plan && engine) {
 		for (int i = 0; i < plan->nr_metrics; i++)
 			nr_metrics += plan->metrics[i].requested;
@@ -134,6 +140,8 @@ void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr,
 			memset(out, 0, sizeof(*out));
 			if (!in || in->not_applicable) {
 				out->status = CELL_NOT_APPLICABLE;
+				if (t->mode == AGGR_CHANNEL)
+					out->why = "events are not grouped by memory channel: --per-channel is for -m metrics";
 				continue;
 			}
 			if (in->unsupported)
@@ -170,7 +178,7 @@ void stat_table_set_metrics(struct stat_table *t, const struct metric_plan *plan
 			memset(out, 0, sizeof(*out));
 			if (index < 0 || t->mode == AGGR_CPU) {
 				out->status = CELL_NOT_APPLICABLE;
-				out->why = "metrics are computed for the system, each node or each socket";
+				out->why = "metrics are computed for the system, each node, socket or memory channel";
 				continue;
 			}
 			v = metric_engine_value(engine, i, scope, index);
@@ -211,10 +219,29 @@ void stat_table_set_lua_metrics(struct stat_table *t, const struct lua_engine *l
 	}
 }
 
+bool stat_table_row_is_channel(const struct stat_table *t)
+{
+	return t->mode == AGGR_CHANNEL && t->engine;
+}
+
 void stat_table_row_label(const struct stat_table *t, int row, char *buf, size_t size)
 {
-	if (t->row_keys[row] < 0)
+	const struct metric_channel *ch;
+	int same_name = 0;
+
+	if (t->row_keys[row] < 0) {
 		snprintf(buf, size, "total");
-	else
+		return;
+	}
+	if (!stat_table_row_is_channel(t)) {
 		snprintf(buf, size, "%s%d", aggr_mode_name(t->mode), t->row_keys[row]);
+		return;
+	}
+	ch = metric_engine_channel(t->engine, t->row_keys[row]);
+	for (int i = 0; i < metric_engine_nr_scopes(t->engine, SCOPE_CHANNEL); i++)
+		same_name += !strcmp(metric_engine_channel(t->engine, i)->instance, ch->instance);
+	if (same_name > 1 && ch->cpu >= 0)
+		snprintf(buf, size, "%s@cpu%d", ch->instance, ch->cpu);
+	else
+		snprintf(buf, size, "%s", ch->instance);
 }

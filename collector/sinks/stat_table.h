@@ -35,7 +35,8 @@ struct stat_cell {
 struct stat_table {
 	enum aggr_mode mode;
 	int nr_rows;
-	int *row_keys;          /* cpu/socket/node number, -1 for the total row */
+	int *row_keys;          /* cpu/socket/node number or channel index, -1 for the total row */
+	const struct metric_engine *engine; /* names the channel rows; may be NULL */
 	int nr_columns;
 	int nr_event_columns;   /* columns [0, nr_event_columns) are events, the rest metrics */
 	int nr_lua_columns;     /* the last nr_lua_columns are metrics defined by Lua scripts */
@@ -67,6 +68,11 @@ void stat_table_set_metrics(struct stat_table *t, const struct metric_plan *plan
  * as the run's totals. */
 void stat_table_set_lua_metrics(struct stat_table *t, const struct lua_engine *lua, bool whole_run);
 
+/* "total", "node1", ... or a channel's name: its PMU instance, with @cpuN
+ * where the instance is a channel on several CPUs (Intel's uncore_imc_0@cpu4). */
 void stat_table_row_label(const struct stat_table *t, int row, char *buf, size_t size);
+/* Are the rows memory channels (--per-channel)? Outputs then name them
+ * rather than number them. */
+bool stat_table_row_is_channel(const struct stat_table *t);
 
 #endif

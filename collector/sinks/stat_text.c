@@ -82,7 +82,7 @@ static void print_header(struct stat_output *o, const struct stat_table *t)
 {
 	fprintf(o->out, "#%11s", "time");
 	if (t->mode != AGGR_TOTAL)
-		fprintf(o->out, " %8s", aggr_mode_name(t->mode));
+		fprintf(o->out, " %*s", stat_table_row_is_channel(t) ? 24 : 8, aggr_mode_name(t->mode));
 	for (int c = 0; c < t->nr_columns; c++) {
 		char name[300];
 
@@ -103,8 +103,14 @@ void stat_text_interval(struct stat_output *o, double time_s, const struct stat_
 	}
 	for (int r = 0; r < t->nr_rows; r++) {
 		fprintf(o->out, "%12.3f", time_s);
-		if (t->mode != AGGR_TOTAL)
+		if (stat_table_row_is_channel(t)) {
+			char name[64];
+
+			stat_table_row_label(t, r, name, sizeof(name));
+			fprintf(o->out, " %24s", name);
+		} else if (t->mode != AGGR_TOTAL) {
 			fprintf(o->out, " %8d", t->row_keys[r]);
+		}
 		for (int c = 0; c < t->nr_columns; c++) {
 			char cell[128];
 
@@ -129,7 +135,7 @@ void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat
 
 			format_cell(cell, text, sizeof(text));
 			if (t->mode != AGGR_TOTAL)
-				fprintf(o->out, " %-10s", row);
+				fprintf(o->out, " %-*s", stat_table_row_is_channel(t) ? 24 : 10, row);
 			fprintf(o->out, " %22s  %s%s%s", text, t->units[c][0] ? t->units[c] : "",
 				t->units[c][0] ? " " : "", t->names[c]);
 			if (cell->status != CELL_OK && cell->why)

@@ -85,6 +85,66 @@ def test_kernel_metrics_live_agree_with_the_workload(memscope, touchmem):
     assert t[("total", "numa.hit")] >= 0.98 * pages
 
 
+def test_kunpeng_bandwidth_per_channel(memscope, tmp_path):
+    """--per-channel: one row per DDRC (a channel each); HiSilicon names are unique, so no @cpu."""
+    replay = tmp_path / "kunpeng.jsonl"
+    write_replay(replay, [
+        (1.0, kunpeng_ddrc({"hisi_sccl1_ddrc0/flux_rd/": 1000, "hisi_sccl1_ddrc1/flux_rd/": 500})),
+        (2.0, kunpeng_ddrc({"hisi_sccl1_ddrc0/flux_rd/": 2000, "hisi_sccl3_ddrc2/flux_rd/": 250})),
+    ])
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.read_bytes", "--per-channel",
+               "-I", "1000", "-x,"], env=fixture_env("kunpeng920-2s"))
+    assert res.returncode == 0, res.stderr
+    rows = parse_csv(res.stdout)
+    t = totals(rows)
+    channels = [f"hisi_sccl{s}_ddrc{c}" for s in (1, 3, 5, 7) for c in range(4)]
+    assert sorted({scope for scope, _ in t}) == sorted(channels)
+    expected = {c: 0 for c in channels}
+    expected.update({"hisi_sccl1_ddrc0": 3000, "hisi_sccl1_ddrc1": 500, "hisi_sccl3_ddrc2": 250})
+    for channel, count in expected.items():
+        assert t[(channel, "mem.read_bytes")] == count * 32, channel
+        assert t[(channel, "mem.read_bw")] == count * 32 / 2.0, channel
+    per_interval = {(r["time"], r["scope"], r["event"]): r["value"] for r in intervals(rows)}
+    assert per_interval[("1.000000", "hisi_sccl1_ddrc1", "mem.read_bw")] == 500 * 32
+    assert per_interval[("2.000000", "hisi_sccl1_ddrc1", "mem.read_bw")] == 0
+    # The channels add up to the node: the same run --per-node.
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bytes", "--per-node", "-x,"],
+              env=fixture_env("kunpeng920-2s"))
+    assert totals(parse_csv(res.stdout))[("node0", "mem.read_bytes")] == sum(
+        t[(f"hisi_sccl1_ddrc{c}", "mem.read_bytes")] for c in range(4))
+
+
+def test_skylake_bandwidth_per_channel_names_the_socket_cpu(memscope, tmp_path):
+    """Each uncore_imc_N is a channel on each socket, read through one CPU of it: the rows are
+    uncore_imc_N@cpuC, as the replay names the counters; JSON names the channel too."""
+    values = {}
+    for i in range(6):
+        values[f"uncore_imc_{i}/cas_count_read/@cpu0"] = (i + 1) * 1000
+        values[f"uncore_imc_{i}/cas_count_read/@cpu4"] = (i + 1) * 2000
+    replay = tmp_path / "skx.jsonl"
+    write_replay(replay, [(2.0, values)])
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw", "--per-channel", "--json"],
+              env=fixture_env("skylake-sp-2s"))
+    assert res.returncode == 0, res.stderr
+    total = json.loads(res.stdout.strip().splitlines()[-1])
+    assert total["aggregation"] == "channel"
+    got = {r["channel"]: r["metrics"]["mem.read_bw"]["value"] for r in total["rows"]}
+    # 64 B per CAS over 2 s; socket 0 first, then socket 1, imc_0..5 in order.
+    assert list(got) == [f"uncore_imc_{i}@cpu{c}" for c in (0, 4) for i in range(6)]
+    for i in range(6):
+        assert got[f"uncore_imc_{i}@cpu0"] == (i + 1) * 1000 * 64 / 2
+        assert got[f"uncore_imc_{i}@cpu4"] == (i + 1) * 2000 * 64 / 2
+
+
+def test_per_channel_needs_channel_metrics(memscope, tmp_path):
+    res = run([memscope, "stat", "--per-channel", "--", "true"])
+    assert res.returncode == 2 and "name some with -m" in res.stderr, res.stderr
+    # This machine's metrics are the kernel's: none is counted per memory channel.
+    res = run([memscope, "stat", "-m", "kernel.faults", "--per-channel", "--", "true"])
+    assert res.returncode == 1, res.stderr
+    assert "none of the metrics asked for is counted per memory channel on this machine" in res.stderr
+
+
 def test_metrics_per_cpu_is_refused(memscope):
     res = run([memscope, "stat", "-m", "kernel.faults", "--per-cpu", "--", "true"])
     assert res.returncode == 2
