@@ -1,5 +1,6 @@
 """memscope stat -m: catalog metrics computed live here, and on fixture machines through --replay."""
 import json
+import re
 
 from conftest import fixture_env, run
 from stat_output import intervals, parse_csv, totals
@@ -134,6 +135,115 @@ def test_skylake_bandwidth_per_channel_names_the_socket_cpu(memscope, tmp_path):
     for i in range(6):
         assert got[f"uncore_imc_{i}@cpu0"] == (i + 1) * 1000 * 64 / 2
         assert got[f"uncore_imc_{i}@cpu4"] == (i + 1) * 2000 * 64 / 2
+
+
+def icelake_imc(reads0, reads4, writes0, writes4):
+    """The Ice Lake-SP fixture's 4 IMCs on cpu0 (socket 0) and cpu4 (socket 1). Reads use the
+    encoding memscope opens (umask 0x0f; the fixture's stale alias says 0x03), writes the
+    catalog event name."""
+    values = {}
+    for i in range(4):
+        values[f"uncore_imc_{i}/event=0x04,umask=0x0f/@cpu0"] = reads0[i]
+        values[f"uncore_imc_{i}/event=0x04,umask=0x0f/@cpu4"] = reads4[i]
+        values[f"uncore_imc_{i}/cas_count_write/@cpu0"] = writes0[i]
+        values[f"uncore_imc_{i}/cas_count_write/@cpu4"] = writes4[i]
+    return values
+
+
+def test_icelake_bandwidth_per_socket_and_per_channel(memscope, tmp_path):
+    replay = tmp_path / "icx.jsonl"
+    write_replay(replay, [
+        (1.0, icelake_imc([1000, 2000, 3000, 4000], [3000, 6000, 9000, 12000], [500] * 4, [0] * 4)),
+        (2.0, icelake_imc([0] * 4, [1000, 2000, 3000, 4000], [0] * 4, [250] * 4)),
+    ])
+    env = fixture_env("icelake-sp-2s")
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.write_bw", "--per-socket",
+               "-I", "1000", "-x,"], env=env)
+    assert res.returncode == 0, res.stderr
+    rows = parse_csv(res.stdout)
+    per_interval = {(r["time"], r["scope"], r["event"]): r["value"] for r in intervals(rows)}
+    # 64 B per CAS: 10000 and 30000 reads in the first second, 0 and 10000 in the second.
+    assert per_interval[("1.000000", "socket0", "mem.read_bw")] == 10000 * 64
+    assert per_interval[("1.000000", "socket1", "mem.read_bw")] == 30000 * 64
+    assert per_interval[("2.000000", "socket0", "mem.read_bw")] == 0
+    assert per_interval[("2.000000", "socket1", "mem.read_bw")] == 10000 * 64
+    assert per_interval[("1.000000", "socket0", "mem.write_bw")] == 2000 * 64
+    assert per_interval[("2.000000", "socket1", "mem.write_bw")] == 1000 * 64
+    t = totals(rows)
+    assert t[("socket0", "mem.read_bw")] == 10000 * 64 / 2.0
+    assert t[("socket1", "mem.read_bw")] == 40000 * 64 / 2.0
+    assert t[("socket0", "mem.write_bw")] == 2000 * 64 / 2.0
+    assert t[("socket1", "mem.write_bw")] == 1000 * 64 / 2.0
+
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.write_bw", "--per-channel",
+               "-x,"], env=env)
+    assert res.returncode == 0, res.stderr
+    rows = parse_csv(res.stdout)
+    channels = [f"uncore_imc_{i}@cpu{c}" for c in (0, 4) for i in range(4)]
+    # one row per channel and metric, socket 0 first
+    assert list(dict.fromkeys(r["scope"] for r in rows)) == channels
+    t = totals(rows)
+    for i in range(4):
+        # (i + 1) x 1000 reads on cpu0; (i + 1) x (3000 + 1000) on cpu4; over 2 s
+        assert t[(f"uncore_imc_{i}@cpu0", "mem.read_bw")] == (i + 1) * 1000 * 64 / 2.0
+        assert t[(f"uncore_imc_{i}@cpu4", "mem.read_bw")] == (i + 1) * 4000 * 64 / 2.0
+        assert t[(f"uncore_imc_{i}@cpu0", "mem.write_bw")] == 500 * 64 / 2.0
+        assert t[(f"uncore_imc_{i}@cpu4", "mem.write_bw")] == 250 * 64 / 2.0
+
+
+def sapphire_rapids_imc(reads0, reads4, writes0, writes4):
+    """The SPR fixture's IMCs (discovery box IDs 0, 2, 3, 10; no events/ directory)."""
+    values = {}
+    for k, i in enumerate((0, 2, 3, 10)):
+        values[f"uncore_imc_{i}/event=0x05,umask=0xcf/@cpu0"] = reads0[k]
+        values[f"uncore_imc_{i}/event=0x05,umask=0xcf/@cpu4"] = reads4[k]
+        values[f"uncore_imc_{i}/cas_count_write/@cpu0"] = writes0[k]
+        values[f"uncore_imc_{i}/cas_count_write/@cpu4"] = writes4[k]
+    return values
+
+
+def test_sapphire_rapids_bandwidth_per_socket_and_gapped_channels(memscope, tmp_path):
+    replay = tmp_path / "spr.jsonl"
+    write_replay(replay, [(1.0, sapphire_rapids_imc([100, 200, 300, 400], [1000, 2000, 3000, 4000],
+                                                    [50] * 4, [25] * 4))])
+    env = fixture_env("sapphire-rapids-2s")
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.write_bw", "--per-socket", "-x,"],
+              env=env)
+    assert res.returncode == 0, res.stderr
+    t = totals(parse_csv(res.stdout))
+    assert t[("socket0", "mem.read_bw")] == 1000 * 64
+    assert t[("socket1", "mem.read_bw")] == 10000 * 64
+    assert t[("socket0", "mem.write_bw")] == 200 * 64
+    assert t[("socket1", "mem.write_bw")] == 100 * 64
+
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.write_bw", "--per-channel",
+               "-x,"], env=env)
+    assert res.returncode == 0, res.stderr
+    rows = parse_csv(res.stdout)
+    # the box IDs as the kernel names them, gaps kept, 10 after 3 (natural order)
+    channels = [f"uncore_imc_{i}@cpu{c}" for c in (0, 4) for i in (0, 2, 3, 10)]
+    assert list(dict.fromkeys(r["scope"] for r in rows)) == channels
+    t = totals(rows)
+    for k, i in enumerate((0, 2, 3, 10)):
+        assert t[(f"uncore_imc_{i}@cpu0", "mem.read_bw")] == (k + 1) * 100 * 64
+        assert t[(f"uncore_imc_{i}@cpu4", "mem.read_bw")] == (k + 1) * 1000 * 64
+        assert t[(f"uncore_imc_{i}@cpu0", "mem.write_bw")] == 50 * 64
+        assert t[(f"uncore_imc_{i}@cpu4", "mem.write_bw")] == 25 * 64
+
+
+def test_sapphire_rapids_explain_names_the_gapped_instances(memscope):
+    res = run([memscope, "list", "--explain", "mem.read_bytes"], env=fixture_env("sapphire-rapids-2s"))
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "computed by family intel-sapphire-rapids" in out
+    assert "formula: imc.cas_count_read * 64" in out
+    # encoded from the format fields: the fixture IMCs publish no aliases
+    assert re.search(r"^\s+imc\.cas_count_read = event=0x05,umask=0xcf$", out, re.M), out
+    for i in (0, 2, 3, 10):
+        assert re.search(rf"^\s+uncore_imc_{i}/event=0x05,umask=0xcf/\s+type=\d+ config=0xcf05\s+"
+                         r"on cpu 0 \(node 0, socket 0\), cpu 4 \(node 1, socket 1\)$", out, re.M), i
+    # box IDs the discovery table does not list, and the free-running PMUs, are not instances
+    assert "uncore_imc_1/" not in out and "uncore_imc_free_running" not in out
 
 
 def test_per_channel_needs_channel_metrics(memscope, tmp_path):

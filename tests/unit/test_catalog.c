@@ -108,7 +108,8 @@ static void test_shipped_catalog(void)
 	/* every family the issue names */
 	const char *families[] = { "hisi-hip08", "hisi-hip09", "thunderx2", "amd-fam15h-nb", "amd-zen1-2",
 				   "amd-zen3", "amd-zen4-5", "intel-nehalem-westmere", "intel-skylake-sp",
-				   "arm-neoverse-cmn", "linux-kernel", "linux-ebpf" };
+				   "intel-icelake-sp", "intel-sapphire-rapids", "arm-neoverse-cmn", "linux-kernel",
+				   "linux-ebpf" };
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		bool found = false;
 

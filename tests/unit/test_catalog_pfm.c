@@ -1,8 +1,9 @@
 /* The catalog's raw encodings agree with libpfm4: every catalog event that
  * names a libpfm4 event of a PMU Debian's libpfm4 knows (nhm_unc/wsm_unc,
- * amd64_fam15h_nb, skx_unc_*, amd64_fam19h_zen3_l3) is encoded both ways and
- * the event/umask bits must be equal. The catalog side goes through the same
- * sysfs format fields memscope uses, on the family's fixture machine. */
+ * amd64_fam15h_nb, skx_unc_*, amd64_fam19h_zen3_l3, the icx and spr cores) is
+ * encoded both ways and the event/umask bits must be equal. The catalog side
+ * goes through the same sysfs format fields memscope uses, on the family's
+ * fixture machine. */
 #include <linux/perf_event.h>
 #include <perfmon/pfmlib.h>
 #include <stdlib.h>
@@ -19,6 +20,8 @@ static const struct {
 } fixtures[] = {
 	{ "intel-nehalem-westmere", "westmere-ep-2s" },
 	{ "intel-skylake-sp", "skylake-sp-2s" },
+	{ "intel-icelake-sp", "icelake-sp-2s" },          /* core events only: libpfm4 4.13 has no ICX/SPR uncore */
+	{ "intel-sapphire-rapids", "sapphire-rapids-2s" },
 	{ "amd-fam15h-nb", "opteron6300-4s" },
 	{ "amd-zen3", "epyc-zen3-2s" },
 };

@@ -252,6 +252,117 @@ static void test_skylake(void)
 	rig_free(&r);
 }
 
+/* Ice Lake-SP: 4 IMCs per socket on cpu0 / cpu4. The fixture's aliases are the
+ * stale pre-2021 ones (umask 0x03/0x0c); the catalog opens umask 0x0f/0x30. */
+static void test_icelake(void)
+{
+	struct rig r;
+
+	values_begin(2.0);
+	for (int i = 0; i < 4; i++) {
+		/* the plan's own spelling for reads, the catalog event name for writes */
+		value("\"uncore_imc_%d/event=0x04,umask=0x0f/@cpu0\": %d", i, (i + 1) * 1000);   /* sum 10000 */
+		value("\"uncore_imc_%d/event=0x04,umask=0x0f/@cpu4\": %d", i, (i + 1) * 3000);   /* sum 30000 */
+		value("\"uncore_imc_%d/cas_count_write/@cpu0\": 500", i);                         /* sum 2000 */
+		value("\"uncore_imc_%d/cas_count_write/@cpu4\": 0", i);
+	}
+	values_end();
+	if (rig_run(&r, "icelake-sp-2s", "mem.read_bw,mem.write_bw") == 0) {
+		/* 10000 x 64 B / 2 s; 30000 x 64 / 2 */
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SOCKET, 0, 320000.0);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SOCKET, 1, 960000.0);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_NODE, 1, 960000.0);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SYSTEM, -1, 1280000.0);
+		/* 2000 x 64 / 2 */
+		CHECK_METRIC(&r, "mem.write_bw", SCOPE_SOCKET, 0, 64000.0);
+		CHECK_METRIC(&r, "mem.write_bw", SCOPE_SOCKET, 1, 0.0);
+		/* each uncore_imc_N is a channel on each socket: 4 x 2, socket 0 first */
+		CHECK_EQ_INT(metric_engine_nr_scopes(r.engine, SCOPE_CHANNEL), 8);
+		for (int c = 0; c < 8 && c < metric_engine_nr_scopes(r.engine, SCOPE_CHANNEL); c++) {
+			const struct metric_channel *ch = metric_engine_channel(r.engine, c);
+			char name[32];
+
+			snprintf(name, sizeof(name), "uncore_imc_%d", c % 4);
+			CHECK_EQ_STR(ch->instance, name);
+			CHECK_EQ_INT(ch->cpu, c < 4 ? 0 : 4);
+			CHECK_EQ_INT(ch->socket, c < 4 ? 0 : 1);
+			/* (i + 1) x 1000 (socket 0) or x 3000 (socket 1) CAS x 64 B / 2 s */
+			CHECK_METRIC(&r, "mem.read_bw", SCOPE_CHANNEL, c, (c % 4 + 1) * (c < 4 ? 32000.0 : 96000.0));
+			CHECK_METRIC(&r, "mem.write_bw", SCOPE_CHANNEL, c, c < 4 ? 16000.0 : 0.0);
+		}
+		/* read and write on each of the 4 instances */
+		CHECK_EQ_INT(r.plan->nr_events, 4 * 2);
+	}
+	rig_free(&r);
+
+	/* the stale alias encoding is not what memscope opens */
+	values_begin(1.0);
+	value("\"uncore_imc_0/event=0x04,umask=0x03/@cpu0\": 1");
+	values_end();
+	CHECK(rig_run_quiet(&r, "icelake-sp-2s", "mem.read_bw", true) < 0);
+	CHECK_CONTAINS(r.err.text, "unknown series 'uncore_imc_0/event=0x04,umask=0x03/': the metrics asked for do not "
+				   "count it; they count e.g. 'uncore_imc_0/event=0x04,umask=0x0f/'");
+	rig_free(&r);
+}
+
+/* Sapphire Rapids: IMC box IDs 0, 2, 3, 10 (discovery table, gaps), no IMC
+ * aliases; local/remote from the core's retired loads on all 16 CPUs. */
+static void test_sapphire_rapids(void)
+{
+	static const int imc[] = { 0, 2, 3, 10 };
+	struct rig r;
+
+	values_begin(1.0);
+	for (int k = 0; k < 4; k++) {
+		value("\"uncore_imc_%d/event=0x05,umask=0xcf/@cpu0\": %d", imc[k], (k + 1) * 100);    /* sum 1000 */
+		value("\"uncore_imc_%d/event=0x05,umask=0xcf/@cpu4\": %d", imc[k], (k + 1) * 1000);   /* sum 10000 */
+		value("\"uncore_imc_%d/cas_count_write/@cpu0\": 50", imc[k]);                          /* sum 200 */
+		value("\"uncore_imc_%d/cas_count_write/@cpu4\": 25", imc[k]);                          /* sum 100 */
+	}
+	/* socket 0 = cpus 0-3, 8-11; socket 1 = cpus 4-7, 12-15 */
+	for (int cpu = 0; cpu < 16; cpu++) {
+		bool s0 = cpu % 8 < 4;
+
+		value("\"cpu/l3_miss_local_dram/@cpu%d\": %d", cpu, s0 ? 90 : 60);
+		value("\"cpu/l3_miss_remote_dram/@cpu%d\": %d", cpu, s0 ? 6 : 30);
+		value("\"cpu/l3_miss_remote_hitm/@cpu%d\": %d", cpu, s0 ? 3 : 5);
+		value("\"cpu/l3_miss_remote_fwd/@cpu%d\": %d", cpu, s0 ? 1 : 5);
+	}
+	values_end();
+	if (rig_run(&r, "sapphire-rapids-2s", "mem.read_bw,mem.write_bw,mem.remote_ratio") == 0) {
+		/* 1000 x 64 B / 1 s; 10000 x 64 */
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SOCKET, 0, 64000.0);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SOCKET, 1, 640000.0);
+		CHECK_METRIC(&r, "mem.read_bw", SCOPE_SYSTEM, -1, 704000.0);
+		/* 200 x 64; 100 x 64 */
+		CHECK_METRIC(&r, "mem.write_bw", SCOPE_SOCKET, 0, 12800.0);
+		CHECK_METRIC(&r, "mem.write_bw", SCOPE_SOCKET, 1, 6400.0);
+		/* the gapped instances in natural order (10 after 3), socket 0 first */
+		CHECK_EQ_INT(metric_engine_nr_scopes(r.engine, SCOPE_CHANNEL), 8);
+		for (int c = 0; c < 8 && c < metric_engine_nr_scopes(r.engine, SCOPE_CHANNEL); c++) {
+			const struct metric_channel *ch = metric_engine_channel(r.engine, c);
+			char name[32];
+
+			snprintf(name, sizeof(name), "uncore_imc_%d", imc[c % 4]);
+			CHECK_EQ_STR(ch->instance, name);
+			CHECK_EQ_INT(ch->cpu, c < 4 ? 0 : 4);
+			CHECK_EQ_INT(ch->socket, c < 4 ? 0 : 1);
+			/* (k + 1) x 100 (socket 0) or x 1000 (socket 1) CAS x 64 B */
+			CHECK_METRIC(&r, "mem.read_bw", SCOPE_CHANNEL, c, (c % 4 + 1) * (c < 4 ? 6400.0 : 64000.0));
+			CHECK_METRIC(&r, "mem.write_bw", SCOPE_CHANNEL, c, c < 4 ? 3200.0 : 1600.0);
+		}
+		/* socket 0: 8 CPUs x (6+3+1) remote over 8 x (90+10) = 80 / 800 */
+		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_SOCKET, 0, 0.1);
+		/* socket 1: 8 x 40 / 8 x 100 */
+		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_SOCKET, 1, 0.4);
+		/* system: (80 + 320) / (800 + 800) */
+		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_SYSTEM, -1, 0.25);
+		/* the core role is per CPU, never a channel: 4 IMC x 2 events + 4 core events */
+		CHECK_EQ_INT(r.plan->nr_events, 4 * 2 + 4);
+	}
+	rig_free(&r);
+}
+
 /* EPYC Zen 3: 8 DF DRAM-channel events on 4 DF counters: two groups, multiplexed. */
 static void test_zen3_multiplexing(void)
 {
@@ -600,6 +711,8 @@ int main(void)
 	test_kunpeng920();
 	test_westmere();
 	test_skylake();
+	test_icelake();
+	test_sapphire_rapids();
 	test_zen3_multiplexing();
 	test_zen4();
 	test_opteron();
