@@ -9,18 +9,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "ctl.h"
+#include "ctl_fifo.h"
 #include "metrics.h"
 #include "recording.h"
 #include "recording_host.h"
 #include "lua_session.h"
 #include "session.h"
 
-enum { OPT_COMPRESS = 0x2000, OPT_NO_CTL };
+enum { OPT_COMPRESS = 0x2000, OPT_NO_CTL, OPT_FIFO };
 
 /* perf record samples until stopped; memscope record's frames come every second by default. */
 #define DEFAULT_INTERVAL_MS 1000
@@ -30,6 +32,9 @@ struct record_run {
 	struct recording_writer_options wopt;
 	struct recording_writer *writer;
 	struct ctl_server ctl;
+	struct ctl_fifo fifo;        /* --fifo: the same commands, one per line */
+	const char *fifo_path;
+	int watch_fd;                /* what the sampler watches: the socket, the FIFO, or an epoll set of both */
 	char path[PATH_MAX];
 	char target[512];
 	bool paused;
@@ -44,11 +49,13 @@ static void record_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: memscope record [-o FILE] [--compress] [-I MS] [-e EVENTS] [-m METRICS]\n"
-		"                       [-a | -p PID[,PID...] | [--] CMD [ARGS...]] [--no-ctl]\n\n%s"
+		"                       [-a | -p PID[,PID...] | [--] CMD [ARGS...]] [--no-ctl] [--fifo PATH]\n\n%s"
 		"  -o, --output FILE   the recording (default: " RECORDING_DEFAULT_FILE "; an existing one is kept\n"
 		"                      as FILE.old); a name ending in .zst is compressed\n"
 		"  -z, --compress      compress with zstd whatever the name\n"
 		"      --no-ctl        no control socket (memscope ctl cannot reach this run)\n"
+		"      --fifo PATH     also take the commands one per line from a FIFO (created 0600),\n"
+		"                      as NUMAscope's control FIFO: echo 'label phase 2' > PATH\n"
 		"%s"
 		"Frames come every -I MS (default %d ms). While it runs, 'memscope ctl' adds labels,\n"
 		"pauses, resumes, changes the interval or starts a new file.\n",
@@ -64,6 +71,7 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		{ "output", required_argument, NULL, 'o' },
 		{ "compress", no_argument, NULL, 'z' },
 		{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
+		{ "fifo", required_argument, NULL, OPT_FIFO },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -89,6 +97,9 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			break;
 		case OPT_NO_CTL:
 			*use_ctl = false;
+			break;
+		case OPT_FIFO:
+			run->fifo_path = optarg;
 			break;
 		case 'h':
 			record_usage(stdout);
@@ -309,12 +320,34 @@ static void ctl_handle(const char *command, const char *arg, char *reply, size_t
 	}
 }
 
+/* The socket, the FIFO, or both are readable. Both are non-blocking, so
+ * serving one that has nothing pending costs a failed accept or read. */
 static int on_ctl_ready(struct sampler *s, void *ctx)
 {
 	struct record_run *run = ctx;
 
-	ctl_server_serve(&run->ctl, ctl_handle, run);
+	if (run->ctl.fd >= 0)
+		ctl_server_serve(&run->ctl, ctl_handle, run);
+	if (run->fifo.fd >= 0)
+		ctl_fifo_serve(&run->fifo, "record", ctl_handle, run);
 	return 0;
+}
+
+/* One fd for the sampler to watch: the socket's, the FIFO's, or an epoll
+ * set holding both (an epoll fd is itself readable when a member is). */
+static int control_watch_fd(struct record_run *run, struct ms_error *err)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (run->ctl.fd < 0 || run->fifo.fd < 0)
+		return run->ctl.fd >= 0 ? run->ctl.fd : run->fifo.fd;
+	run->watch_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (run->watch_fd < 0 || epoll_ctl(run->watch_fd, EPOLL_CTL_ADD, run->ctl.fd, &ev) < 0 ||
+	    epoll_ctl(run->watch_fd, EPOLL_CTL_ADD, run->fifo.fd, &ev) < 0) {
+		ms_error_set(err, "cannot watch the control socket and the FIFO: %s", strerror(errno));
+		return -1;
+	}
+	return run->watch_fd;
 }
 
 /* ---- The command ---- */
@@ -381,6 +414,8 @@ int cmd_record(int argc, char **argv)
 	memset(&run, 0, sizeof(run));
 	memset(&session, 0, sizeof(session));
 	run.ctl.fd = -1;
+	run.fifo.fd = -1;
+	run.watch_fd = -1;
 	run.session = &session;
 	snprintf(run.path, sizeof(run.path), "%s", RECORDING_DEFAULT_FILE);
 	session_options_init(&opt, "record");
@@ -406,6 +441,12 @@ int cmd_record(int argc, char **argv)
 		opt.interval_ms = DEFAULT_INTERVAL_MS;
 	if (use_ctl && !opt.replay_path)
 		start_ctl(&run);
+	/* Asked for by name: a FIFO that cannot be used is an error, not a note. */
+	if (run.fifo_path && ctl_fifo_open(&run.fifo, run.fifo_path, &err) < 0) {
+		fprintf(stderr, "memscope record: %s\n", err.text);
+		status = 1;
+		goto out;
+	}
 	status = session_open(&session, &opt, &err);
 	if (status) {
 		fprintf(stderr, "memscope record: %s\n", err.text);
@@ -431,8 +472,12 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "memscope record: %s\n", err.text);
 		goto out;
 	}
-	if (run.ctl.fd >= 0) {
-		session.sampler.watch.fd = run.ctl.fd;
+	if (run.ctl.fd >= 0 || run.fifo.fd >= 0) {
+		session.sampler.watch.fd = control_watch_fd(&run, &err);
+		if (session.sampler.watch.fd < 0) {
+			fprintf(stderr, "memscope record: %s\n", err.text);
+			goto out;
+		}
 		session.sampler.watch.on_ready = on_ctl_ready;
 		session.sampler.watch.ctx = &run;
 	}
@@ -456,6 +501,9 @@ int cmd_record(int argc, char **argv)
 	lua_engine_end(run.lua);
 out:
 	ctl_server_close(&run.ctl);
+	ctl_fifo_close(&run.fifo);
+	if (run.watch_fd >= 0)
+		close(run.watch_fd);
 	recording_writer_abandon(run.writer);
 	lua_engine_free(run.lua);
 	free(run.lua_metrics);

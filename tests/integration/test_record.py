@@ -292,6 +292,75 @@ def test_ctl_pause_resume_interval_and_label_show_in_the_file(memscope, tmp_path
     assert not list((runtime_dir / "memscope").glob("*.sock"))
 
 
+def fifo_write(path, text):
+    """One writer, as `echo ... > FIFO` is: open, write, close."""
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def test_fifo_takes_the_control_commands(memscope, tmp_path):
+    """--fifo: the socket's commands one per line, as NUMAscope's FIFO takes them. Lines may come
+    in pieces and from several writers; a failed command is reported on stderr; the FIFO is
+    created 0600 for this user and removed at the end."""
+    rec, fifo = tmp_path / "fifo.rec", tmp_path / "ctl.fifo"
+    proc = start_recording(memscope, rec, ["-I", "20", "--no-ctl", "--fifo", str(fifo), "--", "sleep", "2.5"])
+    wait_for_frames(rec, 5)
+    st = fifo.stat()
+    assert stat.S_ISFIFO(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.geteuid()
+    fifo_write(fifo, "label warm up done\n")
+    fifo_write(fifo, "pause\n")
+    time.sleep(0.5)
+    fifo_write(fifo, "res")               # a line in two writes
+    fifo_write(fifo, "ume\nexplode now\n\ninterval 200\n")
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert "memscope record: fifo: error: unknown command 'explode'" in err
+    assert err.count("fifo:") == 1, err    # ok replies are not printed; a blank line is no command
+    header, frames, others = read_recording(rec)
+    label = next(o for o in others if "label" in o)
+    pause = next(o for o in others if o.get("control") == "pause")
+    resume = next(o for o in others if o.get("control") == "resume")
+    change = next(o for o in others if o.get("control") == "interval")
+    assert label["label"] == "warm up done" and label["t"] < pause["t"] < resume["t"] <= change["t"]
+    assert change["interval_ns"] == 200_000_000
+    assert not [f for f in frames if pause["t"] < f["t"] < resume["t"]]
+    assert resume["t"] - pause["t"] >= 450_000_000
+    assert not fifo.exists()
+
+
+def test_fifo_refuses_paths_others_could_use(memscope, tmp_path):
+    rec = tmp_path / "r.rec"
+    args = lambda path: [memscope, "record", "-o", str(rec), "--no-ctl", "--fifo", str(path), "--", "true"]
+    plain = tmp_path / "plain"
+    plain.write_text("keep me\n")
+    res = run(args(plain))
+    assert res.returncode == 1 and f"--fifo {plain} exists and is not a FIFO" in res.stderr, res.stderr
+    assert plain.read_text() == "keep me\n"
+    link = tmp_path / "link"
+    os.mkfifo(tmp_path / "target", 0o600)
+    link.symlink_to(tmp_path / "target")
+    res = run(args(link))
+    assert res.returncode == 1 and "is not a FIFO" in res.stderr, res.stderr
+    open_fifo = tmp_path / "open.fifo"
+    os.mkfifo(open_fifo)
+    os.chmod(open_fifo, 0o622)
+    res = run(args(open_fifo))
+    assert res.returncode == 1 and "has mode 0622: other users may write to it" in res.stderr, res.stderr
+    if os.geteuid() == 0:
+        theirs = tmp_path / "theirs.fifo"
+        os.mkfifo(theirs, 0o600)
+        os.chown(theirs, 65534, 65534)
+        res = run(args(theirs))
+        assert res.returncode == 1 and "belongs to uid 65534" in res.stderr, res.stderr
+    # A safe FIFO that was there already is used, and left in place.
+    mine = tmp_path / "mine.fifo"
+    os.mkfifo(mine, 0o600)
+    res = run(args(mine))
+    assert res.returncode == 0, res.stderr
+    assert stat.S_ISFIFO(mine.stat().st_mode)
+    assert read_recording(rec)[2][-1]["end"] == "the command exited"
+
+
 def test_ctl_from_another_user_is_refused(memscope, tmp_path, runtime_dir):
     env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_dir))
     rec = tmp_path / "private.rec"
