@@ -13,7 +13,6 @@
 #include "ctl.h"
 #include "lua_session.h"
 #include "session.h"
-#include "session_recording.h"
 #include "top_model.h"
 #include "top_view.h"
 
@@ -333,8 +332,7 @@ int cmd_top(int argc, char **argv)
 		run.model.session.sampler.watch.ctx = &run;
 		top_view_draw(run.view, &run.model, &run.display);
 	}
-	if (sampler_run(&run.model.session.sampler, &run.model.session.target, topt.interval_ns, on_frame, &run,
-			&err) < 0 || session_recording_end(&run.model.session, "top", &err) < 0) {
+	if (sampler_run(&run.model.session.sampler, &run.model.session.target, topt.interval_ns, on_frame, &run, &err) < 0) {
 		top_view_close(run.view);
 		run.view = NULL;
 		fprintf(stderr, "memscope top: %s\n", err.text);

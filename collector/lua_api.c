@@ -290,29 +290,23 @@ static int api_history(lua_State *L)
 	return 2;
 }
 
+/* table.key = value on the table at the top, unless the label is absent. */
+static void set_label(lua_State *L, const char *key, int value)
+{
+	if (value == LABEL_NONE)
+		return;
+	lua_pushinteger(L, value);
+	lua_setfield(L, -2, key);
+}
+
 static void push_labels(lua_State *L, const struct series_labels *l)
 {
 	lua_createtable(L, 0, 4);
-	if (l->cpu != LABEL_NONE) {
-		lua_pushinteger(L, l->cpu);
-		lua_setfield(L, -2, "cpu");
-	}
-	if (l->node != LABEL_NONE) {
-		lua_pushinteger(L, l->node);
-		lua_setfield(L, -2, "node");
-	}
-	if (l->socket != LABEL_NONE) {
-		lua_pushinteger(L, l->socket);
-		lua_setfield(L, -2, "socket");
-	}
-	if (l->pid != LABEL_NONE) {
-		lua_pushinteger(L, l->pid);
-		lua_setfield(L, -2, "pid");
-	}
-	if (l->tid != LABEL_NONE) {
-		lua_pushinteger(L, l->tid);
-		lua_setfield(L, -2, "tid");
-	}
+	set_label(L, "cpu", l->cpu);
+	set_label(L, "node", l->node);
+	set_label(L, "socket", l->socket);
+	set_label(L, "pid", l->pid);
+	set_label(L, "tid", l->tid);
 	if (l->instance[0]) {
 		lua_pushstring(L, l->instance);
 		lua_setfield(L, -2, "instance");
@@ -484,18 +478,9 @@ static int api_channels(lua_State *L)
 		lua_createtable(L, 0, 4);
 		lua_pushstring(L, ch->instance);
 		lua_setfield(L, -2, "instance");
-		if (ch->node != LABEL_NONE) {
-			lua_pushinteger(L, ch->node);
-			lua_setfield(L, -2, "node");
-		}
-		if (ch->socket != LABEL_NONE) {
-			lua_pushinteger(L, ch->socket);
-			lua_setfield(L, -2, "socket");
-		}
-		if (ch->cpu != LABEL_NONE) {
-			lua_pushinteger(L, ch->cpu);
-			lua_setfield(L, -2, "cpu");
-		}
+		set_label(L, "node", ch->node);
+		set_label(L, "socket", ch->socket);
+		set_label(L, "cpu", ch->cpu);
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;
@@ -582,13 +567,8 @@ static int api_frame(lua_State *L)
 {
 	struct lua_engine *e = engine_of(L);
 
-	lua_createtable(L, 0, 3);
-	lua_pushinteger(L, (lua_Integer)e->data.seq);
-	lua_setfield(L, -2, "seq");
-	lua_pushnumber(L, e->data.time_s);
-	lua_setfield(L, -2, "time");
-	lua_pushnumber(L, e->data.interval_s);
-	lua_setfield(L, -2, "interval");
+	lua_createtable(L, 0, 4);
+	lua_frame_fields(L, e);
 	lua_pushinteger(L, (lua_Integer)e->data.frames);
 	lua_setfield(L, -2, "count");
 	return 1;

@@ -729,6 +729,16 @@ int lua_engine_start(struct lua_engine *engine, const struct lua_engine_inputs *
 	return 0;
 }
 
+void lua_frame_fields(lua_State *L, const struct lua_engine *e)
+{
+	lua_pushinteger(L, (lua_Integer)e->data.seq);
+	lua_setfield(L, -2, "seq");
+	lua_pushnumber(L, e->data.time_s);
+	lua_setfield(L, -2, "time");
+	lua_pushnumber(L, e->data.interval_s);
+	lua_setfield(L, -2, "interval");
+}
+
 static void fill_frame(lua_State *L, void *arg)
 {
 	struct lua_engine *e = arg;
@@ -740,12 +750,7 @@ static void fill_frame(lua_State *L, void *arg)
 		lua_pushvalue(L, -1);
 		lua_setfield(L, LUA_REGISTRYINDEX, "memscope.frame");
 	}
-	lua_pushinteger(L, (lua_Integer)e->data.seq);
-	lua_setfield(L, -2, "seq");
-	lua_pushnumber(L, e->data.time_s);
-	lua_setfield(L, -2, "time");
-	lua_pushnumber(L, e->data.interval_s);
-	lua_setfield(L, -2, "interval");
+	lua_frame_fields(L, e);
 }
 
 void lua_engine_frame(struct lua_engine *engine, const struct frame *frame)

@@ -69,6 +69,9 @@ struct lua_engine {
 int lua_script_call(struct lua_script *s, int nargs, int nresults, const char *phase);
 /* Report a script's error (with frame number) and disable it. */
 void lua_script_fail(struct lua_script *s, const char *where_msg);
+/* seq, time and interval of the current frame into the table at the top
+ * (on_frame's argument and memscope.frame() both carry them). */
+void lua_frame_fields(lua_State *L, const struct lua_engine *e);
 uint64_t lua_now_ns(void);
 
 /* lua_api.c: the `memscope` table. */

@@ -247,6 +247,24 @@ static int draw_header(const struct top_model *m, const struct top_display *d)
 	return 3;
 }
 
+/* A node panel row starts with the node, or "all" for the system... */
+static size_t node_row_label(char *line, size_t size, const struct top_node_row *row)
+{
+	if (row->node >= 0)
+		return (size_t)snprintf(line, size, "%-5d", row->node);
+	return (size_t)snprintf(line, size, "%-5s", "all");
+}
+
+/* ... and the system's row stands out. */
+static void put_node_row(int y, const char *line, const struct top_node_row *row)
+{
+	if (row->node < 0)
+		attron(A_BOLD);
+	put(y, 0, line);
+	if (row->node < 0)
+		attroff(A_BOLD);
+}
+
 static int draw_nodes(const struct top_model *m, int y)
 {
 	char line[256], cell[32];
@@ -259,21 +277,21 @@ static int draw_nodes(const struct top_model *m, int y)
 	for (int i = 0; i <= m->nr_nodes && y < getmaxy(stdscr) - 1; i++) {
 		const struct top_node_row *row = i < m->nr_nodes ? &m->nodes[i] : &m->total;
 
-		if (row->node >= 0)
-			len = (size_t)snprintf(line, sizeof(line), "%-5d", row->node);
-		else
-			len = (size_t)snprintf(line, sizeof(line), "%-5s", "all");
+		len = node_row_label(line, sizeof(line), row);
 		for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
 			format_value(cell, sizeof(cell), &row->col[c], c == TOP_NODE_REMOTE_PCT);
 			len += (size_t)snprintf(line + len, sizeof(line) - len, " %8s", cell);
 		}
-		if (row->node < 0)
-			attron(A_BOLD);
-		put(y++, 0, line);
-		if (row->node < 0)
-			attroff(A_BOLD);
+		put_node_row(y++, line, row);
 	}
 	return y + 1;
+}
+
+static int lua_column_width(const struct top_model *m, int col)
+{
+	int width = (int)strlen(lua_engine_metric_name(m->lua, m->lua_metric[col]));
+
+	return width > 9 ? width : 9;
 }
 
 /* The metrics --lua scripts define, one column each, for the same rows as
@@ -287,30 +305,21 @@ static int draw_lua_columns(const struct top_model *m, int y)
 		return y;
 	len = (size_t)snprintf(line, sizeof(line), "%-5s", "LUA");
 	for (int c = 0; c < m->nr_lua_cols && len < sizeof(line); c++)
-		len += (size_t)snprintf(line + len, sizeof(line) - len, " %9s",
+		len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", lua_column_width(m, c),
 					lua_engine_metric_name(m->lua, m->lua_metric[c]));
 	put_bar(y++, line, A_REVERSE);
 	for (int i = 0; i <= m->nr_nodes && y < getmaxy(stdscr) - 1; i++) {
 		const struct top_node_row *row = i < m->nr_nodes ? &m->nodes[i] : &m->total;
 
-		if (row->node >= 0)
-			len = (size_t)snprintf(line, sizeof(line), "%-5d", row->node);
-		else
-			len = (size_t)snprintf(line, sizeof(line), "%-5s", "all");
+		len = node_row_label(line, sizeof(line), row);
 		for (int c = 0; c < m->nr_lua_cols && len < sizeof(line); c++) {
-			int width = (int)strlen(lua_engine_metric_name(m->lua, m->lua_metric[c]));
-
 			if (row->lua[c].valid)
 				top_format_number(cell, sizeof(cell), row->lua[c].value);
 			else
 				snprintf(cell, sizeof(cell), "n/a");
-			len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", width > 9 ? width : 9, cell);
+			len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", lua_column_width(m, c), cell);
 		}
-		if (row->node < 0)
-			attron(A_BOLD);
-		put(y++, 0, line);
-		if (row->node < 0)
-			attroff(A_BOLD);
+		put_node_row(y++, line, row);
 	}
 	return y + 1;
 }

@@ -7,7 +7,6 @@
 struct recording_source {
 	char *path;
 	struct recording_reader *reader;
-	unsigned long long delivered;
 	struct frame next;                 /* read ahead, so the last frame is known as last */
 	bool have_next;
 	recording_record_fn on_record;
@@ -93,7 +92,6 @@ static int rec_sample(struct source *src, struct frame *frame)
 	memcpy(frame->samples + src->first, rs->next.samples, sizeof(struct sample) * (size_t)src->count);
 	frame->time_ns = rs->next.time_ns;
 	frame->interval_ns = rs->next.interval_ns;
-	rs->delivered++;
 	read_ahead(rs);
 	if (!rs->have_next)
 		src->finished = true;
@@ -165,12 +163,6 @@ bool recording_source_cut(const struct source *src, char *message, size_t size)
 	return !rs->failed && recording_reader_cut(rs->reader, message, size);
 }
 
-unsigned long long recording_source_frames(const struct source *src)
-{
-	const struct recording_source *rs = src->priv;
-
-	return rs->delivered;
-}
 
 const char *recording_source_error(const struct source *src)
 {

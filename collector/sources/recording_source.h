@@ -29,8 +29,6 @@ const struct recording_header *recording_source_header(const struct source *src)
 void recording_source_on_record(struct source *src, recording_record_fn fn, void *ctx);
 /* After the replay: the file ends without its end record (message: where, how many frames). */
 bool recording_source_cut(const struct source *src, char *message, size_t size);
-/* Frames delivered so far. */
-unsigned long long recording_source_frames(const struct source *src);
 /* The broken record that ended the replay (FILE:LINE: what is wrong), or NULL. */
 const char *recording_source_error(const struct source *src);
 
