@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "lua_engine.h"
-#include "metrics.h"
+#include "catalog/catalog.h"
+#include "lua/lua_engine.h"
+#include "metrics/metrics.h"
 
 static enum metric_scope scope_of(enum aggr_mode mode)
 {

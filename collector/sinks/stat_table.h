@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aggregate.h"
+#include "metrics/aggregate.h"
 
 struct lua_engine;
 struct metric_engine;

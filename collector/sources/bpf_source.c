@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "bpf/memscope_bpf.h"
-#include "bpf_probes.h"
+#include "sources/bpf/bpf_probes.h"
 
 #define BATCH 256                 /* map entries per lookup_batch call */
 #define DEFAULT_TOP_N 20
@@ -60,13 +60,6 @@ static const struct series_desc series_descs[] = {
 
 #define NR_DESCS ((int)(sizeof(series_descs) / sizeof(series_descs[0])))
 
-static const char *const all_names[NR_DESCS + 1] = {
-	"proc.faults", "proc.faults_user", "proc.faults_kernel", "proc.faults_read", "proc.faults_write",
-	"proc.oncpu_ns", "proc.offcpu_ns", "proc.switches", "proc.switches_voluntary",
-	"proc.switches_involuntary", "proc.migrations", "proc.migrations_cross_node", "proc.numa_task_moves",
-	"proc.numa_task_swaps", "proc.pages_migrated", "proc.pages_alloc", "proc.pages_alloc_unplaced",
-	"proc.processes", "proc.bpf_drops", NULL,
-};
 
 static const struct series_desc *find_desc(const char *name)
 {
@@ -74,16 +67,6 @@ static const struct series_desc *find_desc(const char *name)
 		if (!strcmp(series_descs[i].name, name))
 			return &series_descs[i];
 	return NULL;
-}
-
-bool bpf_series_name_known(const char *name)
-{
-	return name && find_desc(name) != NULL;
-}
-
-const char *const *bpf_series_names(void)
-{
-	return all_names;
 }
 
 /* Sums over the target set, cumulative since the probes started. */

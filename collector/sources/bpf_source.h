@@ -16,10 +16,11 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "bpf_pfn_table.h"
-#include "error.h"
-#include "host.h"
-#include "source.h"
+#include "events/bpf_series.h"
+#include "sources/bpf/bpf_pfn_table.h"
+#include "util/error.h"
+#include "host/host.h"
+#include "sampler/source.h"
 
 #define BPF_SOURCE_MAX_NODES 64
 
@@ -52,10 +53,6 @@ struct bpf_process_stats {
 	uint64_t pages_alloc_node[BPF_SOURCE_MAX_NODES]; /* by node id */
 };
 
-/* True for the series names this source provides ("proc.faults", ...). */
-bool bpf_series_name_known(const char *name);
-/* All of them, NULL-terminated (for `list` and suggestions). */
-const char *const *bpf_series_names(void);
 
 /* Load and attach the probes now (counting starts); series come at open.
  * names: the series wanted (NULL/0: all). An error says what is missing

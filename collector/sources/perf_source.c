@@ -14,10 +14,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "event.h"
-#include "host.h"
-#include "perf_errors.h"
-#include "target.h"
+#include "events/event.h"
+#include "host/host.h"
+#include "events/perf_errors.h"
+#include "sampler/target.h"
 
 /* The largest group on a hardware PMU whose counter count we do not know:
  * a group larger than the PMU's counters would never be scheduled at all. */

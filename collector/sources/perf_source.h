@@ -5,8 +5,8 @@
 
 #include <stdbool.h>
 
-#include "error.h"
-#include "source.h"
+#include "util/error.h"
+#include "sampler/source.h"
 
 struct host;
 struct target;

@@ -1,4 +1,4 @@
-#include "procfs_source.h"
+#include "sources/procfs_source.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,10 +6,10 @@
 #ifndef MEMSCOPE_PROCFS_SOURCE_H
 #define MEMSCOPE_PROCFS_SOURCE_H
 
-#include "error.h"
-#include "host.h"
-#include "metrics.h"
-#include "source.h"
+#include "util/error.h"
+#include "host/host.h"
+#include "metrics/metrics.h"
+#include "sampler/source.h"
 
 /* Series are named after the plan events ("vmstat/pgfault", "numastat/numa_hit"). */
 int procfs_source_create(struct source *src, const struct host *host, const struct metric_plan *plan,

@@ -1,4 +1,4 @@
-#include "recording_source.h"
+#include "sources/recording_source.h"
 
 #include <stdio.h>
 #include <stdlib.h>

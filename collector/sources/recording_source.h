@@ -16,9 +16,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
-#include "recording.h"
-#include "source.h"
+#include "util/error.h"
+#include "recording/recording.h"
+#include "sampler/source.h"
 
 /* Labels and control events met between frames while replaying. */
 typedef void (*recording_record_fn)(const struct recording_record *rec, void *ctx);

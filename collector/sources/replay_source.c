@@ -1,4 +1,4 @@
-#include "replay_source.h"
+#include "sources/replay_source.h"
 
 #include <errno.h>
 #include <jansson.h>

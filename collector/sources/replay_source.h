@@ -9,10 +9,10 @@
 #ifndef MEMSCOPE_REPLAY_SOURCE_H
 #define MEMSCOPE_REPLAY_SOURCE_H
 
-#include "error.h"
-#include "host.h"
-#include "metrics.h"
-#include "source.h"
+#include "util/error.h"
+#include "host/host.h"
+#include "metrics/metrics.h"
+#include "sampler/source.h"
 
 int replay_source_create(struct source *src, const struct host *host, const struct metric_plan *plan,
 			 const char *path, struct ms_error *err);

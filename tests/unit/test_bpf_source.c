@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "bpf/memscope_bpf.h"
-#include "bpf_pfn_table.h"
+#include "sources/bpf/bpf_pfn_table.h"
 #include "check.h"
-#include "host.h"
+#include "host/host.h"
 #include "sources/bpf_source.h"
 
 static char bench_dir[PATH_MAX];

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "catalog_expr.h"
+#include "catalog/catalog.h"
+#include "catalog/catalog_expr.h"
 #include "check.h"
 #include "config.h"
 #include "fixture_tree.h"

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
+#include "catalog/catalog.h"
 #include "check.h"
 #include "config.h"
-#include "host.h"
+#include "host/host.h"
 
 static const struct {
 	const char *family;

@@ -2,7 +2,7 @@
 #include <errno.h>
 
 #include "check.h"
-#include "cpulist.h"
+#include "host/cpulist.h"
 #include "fixture_tree.h"
 
 static void check_list(const char *text, const char *formatted, int nr)

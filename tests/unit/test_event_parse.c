@@ -3,8 +3,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "event.h"
-#include "host.h"
+#include "events/event.h"
+#include "host/host.h"
 
 static int load_fixture(struct host *host, const char *machine)
 {

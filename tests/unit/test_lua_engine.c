@@ -10,8 +10,8 @@
 
 #include "check.h"
 #include "fixture_tree.h"
-#include "lua_engine.h"
-#include "sampler.h"
+#include "lua/lua_engine.h"
+#include "sampler/sampler.h"
 
 static char dir[4096];
 

@@ -6,13 +6,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "catalog.h"
+#include "catalog/catalog.h"
 #include "check.h"
 #include "config.h"
 #include "fixture_tree.h"
-#include "host.h"
-#include "metrics.h"
-#include "resolver.h"
+#include "host/host.h"
+#include "metrics/metrics.h"
+#include "catalog/resolver.h"
 #include "sources/bpf_source.h"
 #include "sources/procfs_source.h"
 #include "sources/replay_source.h"

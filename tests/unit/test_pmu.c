@@ -4,7 +4,7 @@
 
 #include "check.h"
 #include "fixture_tree.h"
-#include "pmu.h"
+#include "host/pmu.h"
 
 static struct pmu_set load(const char *machine)
 {

@@ -3,7 +3,7 @@
 #include <linux/perf_event.h>
 
 #include "check.h"
-#include "pmu.h"
+#include "host/pmu.h"
 
 static struct pmu_format make_format(const char *name, const char *text)
 {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "recording.h"
+#include "recording/recording.h"
 
 #define NR_FRAMES 20
 

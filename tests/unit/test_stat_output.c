@@ -3,9 +3,9 @@
  * built by hand here because this machine has no PMU that multiplexes. */
 #include <stdlib.h>
 
-#include "aggregate.h"
+#include "metrics/aggregate.h"
 #include "check.h"
-#include "frame.h"
+#include "sampler/frame.h"
 #include "sinks/stat_output.h"
 #include "sinks/stat_table.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "top_view.h"
+#include "sinks/top/top_view.h"
 
 static void test_format_rate(void)
 {

@@ -5,8 +5,8 @@
 
 #include "check.h"
 #include "fixture_tree.h"
-#include "host.h"
-#include "topology.h"
+#include "host/host.h"
+#include "host/topology.h"
 
 struct expected {
 	const char *machine;

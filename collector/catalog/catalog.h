@@ -1,0 +1,168 @@
+/* The event catalog: the portable metric vocabulary (catalog/metrics.yaml)
+ * and one file per PMU family (catalog/pmu/FAMILY.yaml) saying how to detect the
+ * family, find its PMU instances, which events they have and how each
+ * portable metric is computed from them. The format is documented in
+ * docs/catalog.md. Loading validates everything: a bad file is an error naming
+ * file:line:column and what was expected, never a crash or a dropped metric. */
+#ifndef MEMSCOPE_CATALOG_H
+#define MEMSCOPE_CATALOG_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "catalog/catalog_expr.h"
+#include "util/error.h"
+
+/* Where something was written: file is owned by the catalog. line/column are 1-based. */
+struct catalog_pos {
+	const char *file;
+	int line;
+	int column;
+};
+
+enum metric_kind { METRIC_COUNTER, METRIC_GAUGE, METRIC_RATIO };
+
+struct catalog_vendor_note {
+	char *vendor;   /* "hisilicon", "amd", "intel", "arm", "thunderx2", "linux" */
+	char *text;
+};
+
+/* One portable metric. Base metrics are mapped by PMU families; derived
+ * metrics (formula set) are computed from other metrics, identically everywhere. */
+struct catalog_metric {
+	char *name;               /* "mem.read_bytes" */
+	char *unit;               /* "B", "B/s", "requests", "" for ratios */
+	enum metric_kind kind;
+	char *description;
+	char *formula_text;       /* derived metrics only */
+	struct expr *formula;     /* refs bound to metric indices (slot), or -1 for `seconds` */
+	struct catalog_vendor_note *vendors;
+	int nr_vendors;
+	struct catalog_pos pos;
+};
+
+enum catalog_event_how {
+	EVENT_HOW_CONFIG,   /* PMU format terms, opened on every instance: "<pmu>/<terms>/" */
+	EVENT_HOW_PERF,     /* a complete perf event string (generic software name) */
+	EVENT_HOW_PROCFS,   /* a kernel statistic: "vmstat/<key>" or "numastat/<key>" */
+	EVENT_HOW_BPF,      /* a series of memscope's eBPF probes: "proc.<name>" (sources/bpf_source.h) */
+};
+
+struct catalog_event {
+	char *name;               /* "flux_rd" */
+	enum catalog_event_how how;
+	char *text;               /* terms, perf string, procfs key or eBPF series name */
+	char *alias;              /* sysfs alias of the same event, optional */
+	char *pfm;                /* libpfm4 name of the same event, optional */
+	char *description;
+	struct catalog_pos pos;
+};
+
+enum catalog_role_source { ROLE_PERF, ROLE_PROCFS, ROLE_BPF };
+
+/* One kind of PMU within a family, e.g. HiSilicon DDRC v1. */
+struct catalog_role {
+	char *name;               /* "ddrc": formulas name events as ddrc.flux_rd */
+	enum catalog_role_source source;
+	char *match;              /* POSIX extended regex over sysfs PMU names */
+	regex_t match_re;
+	bool match_compiled;
+	char **requires_formats;  /* format fields an instance must have */
+	int nr_requires_formats;
+	char **rejects_formats;   /* format fields an instance must not have */
+	int nr_rejects_formats;
+	char *scope;              /* cpu, ccx, channel, die, sccl, node, socket, system */
+	int counters;             /* programmable counters per instance (0 = unknown) */
+	int width;                /* counter width in bits (0 = unknown) */
+	char *description;
+	struct catalog_event *events;
+	int nr_events;
+	struct catalog_pos pos;
+};
+
+enum mapping_fidelity { FIDELITY_EXACT, FIDELITY_APPROXIMATE, FIDELITY_PROXY };
+
+/* One way to compute a metric from a family's events. Formula refs are
+ * role.event, bound to (role index << 16 | event index) in slot, or -1 for `seconds`. */
+struct catalog_mapping {
+	char *formula_text;
+	struct expr *formula;
+	char *source;             /* where the mapping comes from (required) */
+	char *caveat;
+	enum mapping_fidelity fidelity;
+	struct catalog_pos pos;
+};
+
+/* A metric's mappings in one family, in order of preference (fallbacks). */
+struct catalog_family_metric {
+	int metric;               /* index in catalog->metrics */
+	struct catalog_mapping *mappings;
+	int nr_mappings;
+	struct catalog_pos pos;
+};
+
+/* One kind of CPU a family is for: every field given must match. */
+struct catalog_cpu_match {
+	char *vendor;             /* cpuinfo vendor_id ("GenuineIntel", "AuthenticAMD"), or NULL */
+	int (*families)[2];       /* x86 "cpu family" ranges [lo, hi]; empty = any */
+	int nr_families;
+	int (*models)[2];         /* x86 model ranges; empty = any */
+	int nr_models;
+	int (*implementers)[2];   /* Arm MIDR implementer ranges; empty = any */
+	int nr_implementers;
+	int (*parts)[2];          /* Arm MIDR part number ranges; empty = any */
+	int nr_parts;
+	struct catalog_pos pos;
+};
+
+/* A metric this family cannot provide, and why (shown by list --explain). */
+struct catalog_unavailable {
+	int metric;
+	char *reason;
+};
+
+struct catalog_family {
+	char *name;               /* "hisi-hip08" */
+	char *description;
+	char *file;               /* the file it came from */
+	int priority;             /* lower wins when two families map a metric */
+	char **sources;
+	int nr_sources;
+	struct catalog_cpu_match *cpus;    /* the family is for any of these CPUs; none = any CPU */
+	int nr_cpus;
+	struct catalog_role *roles;
+	int nr_roles;
+	struct catalog_family_metric *metrics;
+	int nr_metrics;
+	struct catalog_unavailable *unavailable;
+	int nr_unavailable;
+};
+
+struct catalog {
+	char *dir;
+	struct catalog_metric *metrics;
+	int nr_metrics;
+	struct catalog_family *families;   /* sorted by priority, then name */
+	int nr_families;
+	char **files;                      /* every file read, owned (catalog_pos.file points here) */
+	int nr_files;
+};
+
+/* Load <dir>/metrics.yaml and every <dir>/pmu/FAMILY.yaml file. */
+int catalog_load(struct catalog **out, const char *dir, struct ms_error *err);
+/* $MEMSCOPE_CATALOG_DIR, else the source tree's catalog/, else the installed one. */
+int catalog_load_default(struct catalog **out, struct ms_error *err);
+void catalog_free(struct catalog *cat);
+
+int catalog_metric_index(const struct catalog *cat, const char *name);
+const char *metric_kind_name(enum metric_kind kind);
+const char *mapping_fidelity_name(enum mapping_fidelity f);
+
+/* Slot encoding for family formula references. */
+#define CATALOG_SLOT_SECONDS (-2)
+static inline int catalog_slot(int role, int event) { return role << 16 | event; }
+static inline int catalog_slot_role(int slot) { return slot >> 16; }
+static inline int catalog_slot_event(int slot) { return slot & 0xffff; }
+
+#endif

@@ -1,0 +1,317 @@
+#include "catalog/catalog_expr.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct expr_parser {
+	const char *text;
+	const char *p;
+	int err_offset;
+	char *msg;
+	size_t msgsize;
+	bool failed;
+};
+
+static struct expr *parse_sum(struct expr_parser *ps);
+
+static void skip_space(struct expr_parser *ps)
+{
+	while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n')
+		ps->p++;
+}
+
+static struct expr *fail(struct expr_parser *ps, const char *what)
+{
+	if (!ps->failed) {
+		ps->failed = true;
+		ps->err_offset = (int)(ps->p - ps->text);
+		if (*ps->p)
+			snprintf(ps->msg, ps->msgsize, "expected %s, found '%c'", what, *ps->p);
+		else
+			snprintf(ps->msg, ps->msgsize, "expected %s at the end of the formula", what);
+	}
+	return NULL;
+}
+
+static struct expr *node_new(enum expr_op op, int column)
+{
+	struct expr *e = calloc(1, sizeof(*e));
+
+	if (e) {
+		e->op = op;
+		e->column = column;
+		e->slot = -1;
+	}
+	return e;
+}
+
+static struct expr *parse_primary(struct expr_parser *ps)
+{
+	int column;
+
+	skip_space(ps);
+	column = (int)(ps->p - ps->text);
+	if (*ps->p == '(') {
+		struct expr *inner;
+
+		ps->p++;
+		inner = parse_sum(ps);
+		if (!inner)
+			return NULL;
+		skip_space(ps);
+		if (*ps->p != ')') {
+			expr_free(inner);
+			return fail(ps, "')'");
+		}
+		ps->p++;
+		return inner;
+	}
+	if (isdigit((unsigned char)*ps->p) || (*ps->p == '.' && isdigit((unsigned char)ps->p[1]))) {
+		struct expr *e;
+		char *end;
+		double v;
+
+		errno = 0;
+		if (ps->p[0] == '0' && (ps->p[1] == 'x' || ps->p[1] == 'X'))
+			v = (double)strtoull(ps->p, &end, 16);
+		else
+			v = strtod(ps->p, &end);
+		if (end == ps->p || errno)
+			return fail(ps, "a number");
+		if (isalpha((unsigned char)*end) || *end == '_') {
+			ps->p = end;
+			return fail(ps, "an operator after the number");
+		}
+		e = node_new(EXPR_NUM, column);
+		if (!e)
+			return fail(ps, "memory");
+		e->num = v;
+		ps->p = end;
+		return e;
+	}
+	if (isalpha((unsigned char)*ps->p) || *ps->p == '_') {
+		const char *start = ps->p;
+		struct expr *e;
+
+		while (isalnum((unsigned char)*ps->p) || *ps->p == '_' || *ps->p == '.')
+			ps->p++;
+		if (ps->p[-1] == '.') {
+			ps->p--;
+			return fail(ps, "a name after '.'");
+		}
+		e = node_new(EXPR_REF, column);
+		if (!e || !(e->name = strndup(start, (size_t)(ps->p - start)))) {
+			free(e);
+			return fail(ps, "memory");
+		}
+		return e;
+	}
+	return fail(ps, "a number, a name or '('");
+}
+
+static struct expr *parse_unary(struct expr_parser *ps)
+{
+	skip_space(ps);
+	if (*ps->p == '-') {
+		int column = (int)(ps->p - ps->text);
+		struct expr *e, *inner;
+
+		ps->p++;
+		inner = parse_unary(ps);
+		if (!inner)
+			return NULL;
+		e = node_new(EXPR_NEG, column);
+		if (!e) {
+			expr_free(inner);
+			return fail(ps, "memory");
+		}
+		e->a = inner;
+		return e;
+	}
+	return parse_primary(ps);
+}
+
+static struct expr *parse_binary(struct expr_parser *ps, bool sum_level)
+{
+	struct expr *left = sum_level ? parse_binary(ps, false) : parse_unary(ps);
+
+	while (left) {
+		enum expr_op op;
+		struct expr *right, *e;
+		int column;
+
+		skip_space(ps);
+		column = (int)(ps->p - ps->text);
+		if (sum_level && (*ps->p == '+' || *ps->p == '-'))
+			op = *ps->p == '+' ? EXPR_ADD : EXPR_SUB;
+		else if (!sum_level && (*ps->p == '*' || *ps->p == '/'))
+			op = *ps->p == '*' ? EXPR_MUL : EXPR_DIV;
+		else
+			break;
+		ps->p++;
+		right = sum_level ? parse_binary(ps, false) : parse_unary(ps);
+		if (!right) {
+			expr_free(left);
+			return NULL;
+		}
+		e = node_new(op, column);
+		if (!e) {
+			expr_free(left);
+			expr_free(right);
+			return fail(ps, "memory");
+		}
+		e->a = left;
+		e->b = right;
+		left = e;
+	}
+	return left;
+}
+
+static struct expr *parse_sum(struct expr_parser *ps)
+{
+	return parse_binary(ps, true);
+}
+
+struct expr *expr_parse(const char *text, int *err_offset, char *msg, size_t msgsize)
+{
+	struct expr_parser ps = { .text = text, .p = text, .msg = msg, .msgsize = msgsize };
+	struct expr *e = parse_sum(&ps);
+
+	if (e) {
+		skip_space(&ps);
+		if (*ps.p) {
+			expr_free(e);
+			e = fail(&ps, "an operator (+ - * /) or the end of the formula");
+		}
+	}
+	if (!e)
+		*err_offset = ps.err_offset;
+	return e;
+}
+
+void expr_free(struct expr *e)
+{
+	if (!e)
+		return;
+	expr_free(e->a);
+	expr_free(e->b);
+	free(e->name);
+	free(e);
+}
+
+int expr_each_ref(struct expr *e, int (*fn)(struct expr *ref, void *ctx), void *ctx)
+{
+	int rc;
+
+	if (!e)
+		return 0;
+	if (e->op == EXPR_REF)
+		return fn(e, ctx);
+	rc = expr_each_ref(e->a, fn, ctx);
+	if (rc)
+		return rc;
+	return expr_each_ref(e->b, fn, ctx);
+}
+
+double expr_eval(const struct expr *e, bool (*lookup)(const struct expr *ref, void *ctx, double *value),
+		 void *ctx, bool *ok)
+{
+	double a, b;
+
+	switch (e->op) {
+	case EXPR_NUM:
+		return e->num;
+	case EXPR_REF:
+		if (!lookup(e, ctx, &a)) {
+			*ok = false;
+			return 0;
+		}
+		return a;
+	case EXPR_NEG:
+		return -expr_eval(e->a, lookup, ctx, ok);
+	default:
+		break;
+	}
+	a = expr_eval(e->a, lookup, ctx, ok);
+	b = expr_eval(e->b, lookup, ctx, ok);
+	switch (e->op) {
+	case EXPR_ADD:
+		return a + b;
+	case EXPR_SUB:
+		return a - b;
+	case EXPR_MUL:
+		return a * b;
+	case EXPR_DIV:
+		if (b == 0) {
+			*ok = false;
+			return 0;
+		}
+		return a / b;
+	default:
+		*ok = false;
+		return 0;
+	}
+}
+
+static int precedence(enum expr_op op)
+{
+	switch (op) {
+	case EXPR_ADD:
+	case EXPR_SUB:
+		return 1;
+	case EXPR_MUL:
+	case EXPR_DIV:
+		return 2;
+	case EXPR_NEG:
+		return 3;
+	default:
+		return 4;
+	}
+}
+
+static void format_into(const struct expr *e, char *buf, size_t size, size_t *len, int parent_prec, bool right)
+{
+	int prec = precedence(e->op);
+	bool paren = prec < parent_prec || (right && prec == parent_prec && prec < 3);
+	const char *op = NULL;
+
+#define EMIT(...) do { if (*len < size) *len += (size_t)snprintf(buf + *len, size - *len, __VA_ARGS__); } while (0)
+	if (paren)
+		EMIT("(");
+	switch (e->op) {
+	case EXPR_NUM:
+		EMIT("%.10g", e->num);
+		break;
+	case EXPR_REF:
+		EMIT("%s", e->name);
+		break;
+	case EXPR_NEG:
+		EMIT("-");
+		format_into(e->a, buf, size, len, prec, false);
+		break;
+	default:
+		op = e->op == EXPR_ADD ? " + " : e->op == EXPR_SUB ? " - " : e->op == EXPR_MUL ? " * " : " / ";
+		format_into(e->a, buf, size, len, prec, false);
+		EMIT("%s", op);
+		format_into(e->b, buf, size, len, prec, true);
+		break;
+	}
+	if (paren)
+		EMIT(")");
+#undef EMIT
+}
+
+void expr_format(const struct expr *e, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	if (size == 0)
+		return;
+	buf[0] = '\0';
+	format_into(e, buf, size, &len, 0, false);
+	if (len >= size)
+		buf[size - 1] = '\0';
+}

@@ -1,0 +1,297 @@
+#include "catalog/catalog_list.h"
+
+#include <linux/perf_event.h>
+#include <string.h>
+
+#include "catalog/resolver.h"
+
+static int total_instances(const struct resolved_family *rf)
+{
+	int n = 0;
+
+	for (int r = 0; r < rf->family->nr_roles; r++)
+		n += rf->roles[r].nr_inst;
+	return n;
+}
+
+static void print_header(const struct resolution *res, FILE *out)
+{
+	int shown = 0;
+
+	fprintf(out, "CPU: %s\nActive PMU families:", res->cpu.text);
+	for (int f = 0; f < res->nr_families; f++) {
+		const struct resolved_family *rf = &res->families[f];
+
+		if (!rf->active)
+			continue;
+		fprintf(out, "%s %s (%d instance%s)", shown++ ? "," : "", rf->family->name, total_instances(rf),
+			total_instances(rf) == 1 ? "" : "s");
+	}
+	fprintf(out, "%s\n", shown ? "" : " none");
+}
+
+/* Number of instances the chosen mapping's events are counted on. */
+struct count_ctx {
+	const struct resolved_family *rf;
+	int roles_seen[16];
+	int nr_roles;
+	int instances;
+};
+
+static int count_ref(struct expr *ref, void *ctx)
+{
+	struct count_ctx *c = ctx;
+	int r;
+
+	if (ref->slot < 0)
+		return 0;
+	r = catalog_slot_role(ref->slot);
+	for (int i = 0; i < c->nr_roles; i++)
+		if (c->roles_seen[i] == r)
+			return 0;
+	if (c->nr_roles < 16)
+		c->roles_seen[c->nr_roles++] = r;
+	c->instances += c->rf->roles[r].nr_inst;
+	return 0;
+}
+
+int cmd_list_metrics(const struct host *host, const struct catalog *cat, FILE *out)
+{
+	struct resolution *res;
+	struct ms_error err;
+	int available = 0;
+
+	if (resolve(host, cat, &res, &err)) {
+		fprintf(stderr, "memscope: %s\n", err.text);
+		return 1;
+	}
+	print_header(res, out);
+	fprintf(out, "\n%-28s %-10s %-8s %-4s %s\n", "METRIC", "UNIT", "KIND", "OK", "HOW / WHY NOT");
+	for (int i = 0; i < res->nr_metrics; i++) {
+		const struct catalog_metric *m = &cat->metrics[i];
+		const struct resolved_metric *rm = &res->metrics[i];
+
+		fprintf(out, "%-28s %-10s %-8s %-4s ", m->name, m->unit[0] ? m->unit : "-", metric_kind_name(m->kind),
+			rm->available ? "yes" : "no");
+		available += rm->available;
+		if (!rm->available) {
+			fprintf(out, "%s\n", rm->why);
+		} else if (m->formula) {
+			fprintf(out, "= %s\n", m->formula_text);
+		} else {
+			const struct resolved_family *rf = &res->families[rm->family];
+			const struct catalog_mapping *map = &rm->fm->mappings[rm->mapping];
+			struct count_ctx c = { rf, { 0 }, 0, 0 };
+
+			expr_each_ref(map->formula, count_ref, &c);
+			fprintf(out, "%s: %s (%d instance%s)%s%s%s\n", rf->family->name, map->formula_text, c.instances,
+				c.instances == 1 ? "" : "s", map->fidelity != FIDELITY_EXACT ? " [" : "",
+				map->fidelity != FIDELITY_EXACT ? mapping_fidelity_name(map->fidelity) : "",
+				map->fidelity != FIDELITY_EXACT ? "]" : "");
+		}
+	}
+	fprintf(out, "\n%d of %d metrics available. Details: memscope list --explain METRIC\n", available,
+		res->nr_metrics);
+	resolution_free(res);
+	return 0;
+}
+
+static void print_scope_of(const struct host *host, const struct resolved_instance *inst, FILE *out)
+{
+	int shown = 0;
+
+	for (int c = 0; c < inst->cpus.nr && shown < 4; c++, shown++) {
+		const struct cpu_place *place = topology_cpu(&host->topo, inst->cpus.cpus[c]);
+
+		if (place)
+			fprintf(out, "%scpu %d (node %d, socket %d)", shown ? ", " : "", place->cpu, place->node,
+				place->socket);
+		else
+			fprintf(out, "%scpu %d (offline)", shown ? ", " : "", inst->cpus.cpus[c]);
+	}
+	if (inst->cpus.nr > 4)
+		fprintf(out, " ... %d CPUs in all", inst->cpus.nr);
+}
+
+struct explain_ctx {
+	const struct resolution *res;
+	const struct resolved_family *rf;
+	FILE *out;
+	int seen[64];
+	int nr_seen;
+};
+
+static int explain_ref(struct expr *ref, void *ctx)
+{
+	struct explain_ctx *c = ctx;
+	const struct catalog_role *role;
+	const struct catalog_event *ev;
+	const struct resolved_role *rr;
+	int r, e;
+
+	if (ref->slot == CATALOG_SLOT_SECONDS) {
+		for (int i = 0; i < c->nr_seen; i++)
+			if (c->seen[i] == ref->slot)
+				return 0;
+		if (c->nr_seen < 64)
+			c->seen[c->nr_seen++] = ref->slot;
+		fprintf(c->out, "    seconds = length of the interval in seconds\n");
+		return 0;
+	}
+	for (int i = 0; i < c->nr_seen; i++)
+		if (c->seen[i] == ref->slot)
+			return 0;
+	if (c->nr_seen < 64)
+		c->seen[c->nr_seen++] = ref->slot;
+	r = catalog_slot_role(ref->slot);
+	e = catalog_slot_event(ref->slot);
+	role = &c->rf->family->roles[r];
+	ev = &role->events[e];
+	rr = &c->rf->roles[r];
+	fprintf(c->out, "    %s.%s = ", role->name, ev->name);
+	if (ev->how == EVENT_HOW_CONFIG)
+		fprintf(c->out, "%s", ev->text);
+	else
+		fprintf(c->out, "%s %s", ev->how == EVENT_HOW_PERF ? "perf event" : ev->how == EVENT_HOW_BPF ? "eBPF series"
+					 : "kernel statistic", ev->text);
+	if (ev->alias)
+		fprintf(c->out, " (sysfs alias %s)", ev->alias);
+	if (ev->pfm)
+		fprintf(c->out, " (libpfm4 %s)", ev->pfm);
+	fprintf(c->out, "\n      PMU role %s: ", role->name);
+	if (role->match)
+		fprintf(c->out, "PMUs matching '%s', ", role->match);
+	fprintf(c->out, "scope %s", role->scope);
+	if (role->counters)
+		fprintf(c->out, ", %d counters", role->counters);
+	if (role->width)
+		fprintf(c->out, " of %d bits", role->width);
+	fprintf(c->out, "\n");
+	if (ev->description)
+		fprintf(c->out, "      %s\n", ev->description);
+	for (int i = 0; i < rr->nr_inst; i++) {
+		const struct resolved_instance *inst = &rr->inst[i];
+		char text[512];
+
+		resolved_event_text(role, ev, inst, text, sizeof(text));
+		fprintf(c->out, "      %-30s", text);
+		if (ev->how == EVENT_HOW_CONFIG && inst->pmu) {
+			struct perf_event_attr attr;
+			struct ms_error err;
+
+			memset(&attr, 0, sizeof(attr));
+			if (pmu_encode_terms(inst->pmu, ev->text, &attr, &err) == 0) {
+				fprintf(c->out, " type=%d config=0x%llx", inst->pmu->type, (unsigned long long)attr.config);
+				if (attr.config1)
+					fprintf(c->out, " config1=0x%llx", (unsigned long long)attr.config1);
+				if (attr.config2)
+					fprintf(c->out, " config2=0x%llx", (unsigned long long)attr.config2);
+			}
+		}
+		fprintf(c->out, "  on ");
+		if (inst->pmu && inst->pmu->has_cpumask)
+			print_scope_of(c->res->host, inst, c->out);
+		else if (ev->how == EVENT_HOW_PROCFS && strncmp(ev->text, "numastat/", 9) == 0)
+			fprintf(c->out, "each node (one series per node)");
+		else if (ev->how == EVENT_HOW_PROCFS)
+			fprintf(c->out, "the whole system (no node split)");
+		else if (ev->how == EVENT_HOW_BPF && strcmp(role->scope, "node") == 0)
+			fprintf(c->out, "the measured processes (-a: every process), one series per node (its node label)");
+		else if (ev->how == EVENT_HOW_BPF)
+			fprintf(c->out, "the measured processes (-a: every process), no node split");
+		else
+			fprintf(c->out, "every CPU (%d), each counted toward its node and socket", inst->cpus.nr);
+		fprintf(c->out, "\n");
+	}
+	return 0;
+}
+
+static void explain_metric(const struct resolution *res, int idx, FILE *out, int depth)
+{
+	const struct catalog *cat = res->cat;
+	const struct catalog_metric *m = &cat->metrics[idx];
+	const struct resolved_metric *rm = &res->metrics[idx];
+
+	fprintf(out, "%s%s (%s, unit %s): %s\n", depth ? "\n" : "", m->name, metric_kind_name(m->kind),
+		m->unit[0] ? m->unit : "none", m->description);
+	fprintf(out, "  defined at %s:%d\n", m->pos.file, m->pos.line);
+	if (m->formula) {
+		fprintf(out, "  formula: %s   (evaluated per scope: system, each node, each socket)\n", m->formula_text);
+		if (!rm->available)
+			fprintf(out, "  NOT AVAILABLE: %s\n", rm->why);
+		for (int i = 0; i < m->nr_vendors; i++)
+			fprintf(out, "  on %s: %s\n", m->vendors[i].vendor, m->vendors[i].text);
+		/* then each input, once */
+		{
+			struct expr *stack[64];
+			int top = 0, seen[64], nr_seen = 0;
+
+			stack[top++] = m->formula;
+			while (top > 0) {
+				struct expr *e = stack[--top];
+
+				if (e->op == EXPR_REF && e->slot >= 0) {
+					bool dup = false;
+
+					for (int i = 0; i < nr_seen; i++)
+						dup |= seen[i] == e->slot;
+					if (!dup && nr_seen < 64) {
+						seen[nr_seen++] = e->slot;
+						explain_metric(res, e->slot, out, depth + 1);
+					}
+					continue;
+				}
+				if (e->b && top < 64)
+					stack[top++] = e->b;
+				if (e->a && top < 64)
+					stack[top++] = e->a;
+			}
+		}
+		return;
+	}
+	for (int i = 0; i < m->nr_vendors; i++)
+		fprintf(out, "  on %s: %s\n", m->vendors[i].vendor, m->vendors[i].text);
+	if (!rm->available) {
+		fprintf(out, "  NOT AVAILABLE on this host: %s\n", rm->why);
+		return;
+	}
+	{
+		const struct resolved_family *rf = &res->families[rm->family];
+		const struct catalog_mapping *map = &rm->fm->mappings[rm->mapping];
+		struct explain_ctx c = { res, rf, out, { 0 }, 0 };
+
+		fprintf(out, "  computed by family %s (%s), mapping %d of %d, %s:%d\n", rf->family->name,
+			rf->family->description, rm->mapping + 1, rm->fm->nr_mappings, map->pos.file, map->pos.line);
+		fprintf(out, "  formula: %s\n", map->formula_text);
+		fprintf(out, "  fidelity: %s%s%s\n", mapping_fidelity_name(map->fidelity), map->caveat ? " - " : "",
+			map->caveat ? map->caveat : "");
+		fprintf(out, "  source: %s\n", map->source);
+		fprintf(out, "  raw events (summed over the instances in each scope; multiplexed counts are scaled by "
+			     "enabled/running):\n");
+		expr_each_ref(map->formula, explain_ref, &c);
+		if (rm->why[0])
+			fprintf(out, "  preferred mappings not usable here: %s\n", rm->why);
+		for (int k = rm->mapping + 1; k < rm->fm->nr_mappings; k++)
+			fprintf(out, "  fallback %d (not used): %s [%s]\n", k + 1, rm->fm->mappings[k].formula_text,
+				rm->fm->mappings[k].source);
+	}
+}
+
+int cmd_list_explain(const struct host *host, const struct catalog *cat, const char *metric, FILE *out,
+		     struct ms_error *err)
+{
+	struct resolution *res;
+	int idx = catalog_metric_index(cat, metric);
+
+	if (idx < 0) {
+		ms_error_set(err, "unknown metric '%s' (memscope list --metrics lists them)", metric);
+		return 1;
+	}
+	if (resolve(host, cat, &res, err))
+		return 1;
+	print_header(res, out);
+	fprintf(out, "\n");
+	explain_metric(res, idx, out, 0);
+	resolution_free(res);
+	return 0;
+}

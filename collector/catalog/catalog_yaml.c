@@ -1,0 +1,248 @@
+#include "catalog/catalog_yaml.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int yaml_file_load(struct yaml_file *yf, const char *path, struct ms_error *err)
+{
+	yaml_parser_t parser;
+	FILE *fp;
+	int rc = 0;
+
+	memset(yf, 0, sizeof(*yf));
+	yf->path = path;
+	yf->err = err;
+	fp = fopen(path, "rb");
+	if (!fp) {
+		ms_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!yaml_parser_initialize(&parser)) {
+		fclose(fp);
+		ms_error_set(err, "%s: cannot initialise the YAML parser", path);
+		return -1;
+	}
+	yaml_parser_set_input_file(&parser, fp);
+	if (!yaml_parser_load(&parser, &yf->doc)) {
+		const yaml_mark_t *mark = parser.problem ? &parser.problem_mark : &parser.context_mark;
+
+		ms_error_set(err, "%s:%zu:%zu: YAML syntax error: %s%s%s", path, mark->line + 1, mark->column + 1,
+			     parser.problem ? parser.problem : "malformed document",
+			     parser.context ? " " : "", parser.context ? parser.context : "");
+		rc = -1;
+	} else if (!yaml_document_get_root_node(&yf->doc)) {
+		ms_error_set(err, "%s:1:1: the file is empty; expected a mapping", path);
+		yaml_document_delete(&yf->doc);
+		rc = -1;
+	}
+	yaml_parser_delete(&parser);
+	fclose(fp);
+	return rc;
+}
+
+void yaml_file_free(struct yaml_file *yf)
+{
+	yaml_document_delete(&yf->doc);
+}
+
+yaml_node_t *yaml_file_root(struct yaml_file *yf)
+{
+	return yaml_document_get_root_node(&yf->doc);
+}
+
+struct catalog_pos yaml_pos(const struct yaml_file *yf, const yaml_node_t *node)
+{
+	struct catalog_pos pos = { yf->path, (int)node->start_mark.line + 1, (int)node->start_mark.column + 1 };
+
+	return pos;
+}
+
+int yaml_fail(struct yaml_file *yf, const yaml_node_t *node, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ms_error_set(yf->err, "%s:%zu:%zu: %s", yf->path, node->start_mark.line + 1, node->start_mark.column + 1,
+		     msg);
+	return -1;
+}
+
+const char *yaml_node_kind(const yaml_node_t *node)
+{
+	switch (node->type) {
+	case YAML_SCALAR_NODE:
+		return "a scalar";
+	case YAML_SEQUENCE_NODE:
+		return "a list";
+	case YAML_MAPPING_NODE:
+		return "a mapping";
+	default:
+		return "nothing";
+	}
+}
+
+bool yaml_is_scalar(const yaml_node_t *node)
+{
+	return node && node->type == YAML_SCALAR_NODE;
+}
+
+static const char *scalar(const yaml_node_t *node)
+{
+	return (const char *)node->data.scalar.value;
+}
+
+int yaml_check_keys(struct yaml_file *yf, yaml_node_t *map, const char *what, const char *const *allowed)
+{
+	yaml_node_pair_t *pair, *other;
+
+	for (pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
+		yaml_node_t *key = yaml_document_get_node(&yf->doc, pair->key);
+		const char *const *a;
+		char expected[512] = "";
+		size_t len = 0;
+
+		if (!yaml_is_scalar(key))
+			return yaml_fail(yf, key, "%s: a key must be a scalar, found %s", what, yaml_node_kind(key));
+		for (a = allowed; *a; a++)
+			if (strcmp(*a, scalar(key)) == 0)
+				break;
+		if (!*a) {
+			for (a = allowed; *a && len < sizeof(expected); a++)
+				len += (size_t)snprintf(expected + len, sizeof(expected) - len, "%s%s",
+							a == allowed ? "" : ", ", *a);
+			return yaml_fail(yf, key, "unknown key '%s' in %s; expected one of: %s", scalar(key), what,
+					 expected);
+		}
+		for (other = map->data.mapping.pairs.start; other < pair; other++) {
+			yaml_node_t *okey = yaml_document_get_node(&yf->doc, other->key);
+
+			if (yaml_is_scalar(okey) && strcmp(scalar(okey), scalar(key)) == 0)
+				return yaml_fail(yf, key, "duplicate key '%s' in %s (first at line %zu)", scalar(key),
+						 what, okey->start_mark.line + 1);
+		}
+	}
+	return 0;
+}
+
+yaml_node_t *yaml_get(struct yaml_file *yf, yaml_node_t *map, const char *key)
+{
+	yaml_node_pair_t *pair;
+
+	for (pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
+		yaml_node_t *k = yaml_document_get_node(&yf->doc, pair->key);
+
+		if (yaml_is_scalar(k) && strcmp(scalar(k), key) == 0)
+			return yaml_document_get_node(&yf->doc, pair->value);
+	}
+	return NULL;
+}
+
+int yaml_expect(struct yaml_file *yf, yaml_node_t *node, yaml_node_type_t type, const char *what)
+{
+	const char *want = type == YAML_SCALAR_NODE ? "a scalar" : type == YAML_SEQUENCE_NODE ? "a list" : "a mapping";
+
+	if (node->type != type)
+		return yaml_fail(yf, node, "%s must be %s, found %s", what, want, yaml_node_kind(node));
+	return 0;
+}
+
+int yaml_get_str(struct yaml_file *yf, yaml_node_t *map, const char *key, bool required, char **out,
+		 const char *what)
+{
+	yaml_node_t *v = yaml_get(yf, map, key);
+
+	*out = NULL;
+	if (!v) {
+		if (required)
+			return yaml_fail(yf, map, "%s: missing required key '%s'", what, key);
+		return 0;
+	}
+	if (!yaml_is_scalar(v))
+		return yaml_fail(yf, v, "%s: '%s' must be a scalar, found %s", what, key, yaml_node_kind(v));
+	if (required && v->data.scalar.length == 0)
+		return yaml_fail(yf, v, "%s: '%s' must not be empty", what, key);
+	*out = strdup(scalar(v));
+	if (!*out)
+		return yaml_fail(yf, v, "out of memory");
+	return 0;
+}
+
+int yaml_scalar_int(struct yaml_file *yf, yaml_node_t *node, long long *out, const char *what)
+{
+	char *end;
+
+	if (!yaml_is_scalar(node))
+		return yaml_fail(yf, node, "%s must be an integer, found %s", what, yaml_node_kind(node));
+	errno = 0;
+	*out = strtoll(scalar(node), &end, 0);
+	if (errno || end == scalar(node) || *end)
+		return yaml_fail(yf, node, "%s must be an integer (decimal or 0x hex), found '%s'", what,
+				 scalar(node));
+	return 0;
+}
+
+int yaml_get_int(struct yaml_file *yf, yaml_node_t *map, const char *key, bool required, long long *out,
+		 const char *what)
+{
+	yaml_node_t *v = yaml_get(yf, map, key);
+	char label[256];
+
+	if (!v) {
+		if (required)
+			return yaml_fail(yf, map, "%s: missing required key '%s'", what, key);
+		return 0;
+	}
+	snprintf(label, sizeof(label), "%s: '%s'", what, key);
+	return yaml_scalar_int(yf, v, out, label);
+}
+
+int yaml_get_str_list(struct yaml_file *yf, yaml_node_t *map, const char *key, char ***out, int *nr,
+		      const char *what)
+{
+	yaml_node_t *v = yaml_get(yf, map, key);
+	yaml_node_item_t *item;
+	int n = 0;
+
+	*out = NULL;
+	*nr = 0;
+	if (!v)
+		return 0;
+	if (yaml_is_scalar(v)) {
+		*out = calloc(1, sizeof(char *));
+		if (!*out || !((*out)[0] = strdup(scalar(v))))
+			return yaml_fail(yf, v, "out of memory");
+		*nr = 1;
+		return 0;
+	}
+	if (v->type != YAML_SEQUENCE_NODE)
+		return yaml_fail(yf, v, "%s: '%s' must be a scalar or a list of scalars, found %s", what, key,
+				 yaml_node_kind(v));
+	*out = calloc((size_t)(v->data.sequence.items.top - v->data.sequence.items.start) + 1, sizeof(char *));
+	if (!*out)
+		return yaml_fail(yf, v, "out of memory");
+	for (item = v->data.sequence.items.start; item < v->data.sequence.items.top; item++) {
+		yaml_node_t *s = yaml_document_get_node(&yf->doc, *item);
+
+		if (!yaml_is_scalar(s))
+			return yaml_fail(yf, s, "%s: each item of '%s' must be a scalar, found %s", what, key,
+					 yaml_node_kind(s));
+		if (!((*out)[n] = strdup(scalar(s))))
+			return yaml_fail(yf, s, "out of memory");
+		*nr = ++n;
+	}
+	return 0;
+}
+
+int yaml_scalar_column(const yaml_node_t *node, int offset)
+{
+	int quote = node->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+		    node->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+
+	return (int)node->start_mark.column + 1 + quote + offset;
+}

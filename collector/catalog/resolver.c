@@ -1,0 +1,547 @@
+/* Host + catalog -> which metrics are available and how (see resolver.h). */
+#include "catalog/resolver.h"
+
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/privileges.h"
+#include "host/sysfs.h"
+
+/* ---- CPU identity ---- */
+
+static void cpuinfo_value(const char *line, char *out, size_t size)
+{
+	const char *colon = strchr(line, ':');
+	size_t len;
+
+	out[0] = '\0';
+	if (!colon)
+		return;
+	colon++;
+	while (*colon == ' ' || *colon == '\t')
+		colon++;
+	len = strcspn(colon, "\n");
+	snprintf(out, size, "%.*s", (int)len, colon);
+}
+
+int cpu_identity_read(const struct sysfs_roots *roots, struct cpu_identity *id)
+{
+	char path[4200], line[512], value[128];
+	long long midr;
+	FILE *fp;
+
+	memset(id, 0, sizeof(*id));
+	id->family = id->model = id->implementer = id->part = -1;
+	sysfs_join(path, sizeof(path), roots->proc, "cpuinfo");
+	fp = fopen(path, "r");
+	if (fp) {
+		/* The first processor block is enough: these are not hybrid-vendor machines. */
+		while (fgets(line, sizeof(line), fp)) {
+			if (line[0] == '\n' && (id->vendor[0] || id->implementer >= 0))
+				break;
+			cpuinfo_value(line, value, sizeof(value));
+			if (strncmp(line, "vendor_id", 9) == 0)
+				snprintf(id->vendor, sizeof(id->vendor), "%.31s", value);
+			else if (strncmp(line, "cpu family", 10) == 0)
+				id->family = (int)strtol(value, NULL, 0);
+			else if (strncmp(line, "model", 5) == 0 && line[5 + strspn(line + 5, " \t")] == ':')
+				id->model = (int)strtol(value, NULL, 0);
+			else if (strncmp(line, "CPU implementer", 15) == 0)
+				id->implementer = (int)strtol(value, NULL, 0);
+			else if (strncmp(line, "CPU part", 8) == 0)
+				id->part = (int)strtol(value, NULL, 0);
+		}
+		fclose(fp);
+	}
+	/* Arm: MIDR_EL1 in sysfs is authoritative when cpuinfo is missing or partial. */
+	sysfs_join(path, sizeof(path), roots->sys, "devices/system/cpu/cpu0/regs/identification/midr_el1");
+	if (sysfs_read_int(path, &midr) == 0) {
+		id->implementer = (int)((midr >> 24) & 0xff);
+		id->part = (int)((midr >> 4) & 0xfff);
+	}
+	if (id->vendor[0] && id->family >= 0) {
+		id->known = true;
+		snprintf(id->text, sizeof(id->text), "%s family 0x%x model 0x%x", id->vendor, id->family,
+			 id->model < 0 ? 0 : id->model);
+	} else if (id->implementer >= 0 && id->part >= 0) {
+		id->known = true;
+		snprintf(id->text, sizeof(id->text), "Arm implementer 0x%02x part 0x%03x", id->implementer, id->part);
+	} else {
+		snprintf(id->text, sizeof(id->text), "unknown CPU (no readable %.50s/cpuinfo)", roots->proc);
+	}
+	return 0;
+}
+
+static bool in_ranges(int v, int (*ranges)[2], int nr)
+{
+	if (nr == 0)
+		return true;
+	for (int i = 0; i < nr; i++)
+		if (v >= ranges[i][0] && v <= ranges[i][1])
+			return true;
+	return false;
+}
+
+bool catalog_cpu_matches(const struct catalog_family *family, const struct cpu_identity *id)
+{
+	if (family->nr_cpus == 0)
+		return true;
+	for (int i = 0; i < family->nr_cpus; i++) {
+		const struct catalog_cpu_match *m = &family->cpus[i];
+
+		if (m->vendor) {
+			if (strcmp(m->vendor, id->vendor) != 0 || !in_ranges(id->family, m->families, m->nr_families) ||
+			    !in_ranges(id->model, m->models, m->nr_models))
+				continue;
+		} else if (id->implementer < 0 || !in_ranges(id->implementer, m->implementers, m->nr_implementers) ||
+			   !in_ranges(id->part, m->parts, m->nr_parts)) {
+			continue;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* ---- instances ---- */
+
+static int cpulist_copy(struct cpulist *dst, const int *cpus, int nr)
+{
+	dst->nr = 0;
+	dst->cpus = malloc(sizeof(int) * (size_t)(nr ? nr : 1));
+	if (!dst->cpus)
+		return -1;
+	memcpy(dst->cpus, cpus, sizeof(int) * (size_t)nr);
+	dst->nr = nr;
+	return 0;
+}
+
+static int all_online_cpus(const struct topology *topo, struct cpulist *out)
+{
+	out->nr = 0;
+	out->cpus = malloc(sizeof(int) * (size_t)(topo->nr_cpus ? topo->nr_cpus : 1));
+	if (!out->cpus)
+		return -1;
+	for (int i = 0; i < topo->nr_cpus; i++)
+		out->cpus[out->nr++] = topo->cpus[i].cpu;
+	return 0;
+}
+
+static bool instance_formats_ok(const struct catalog_role *role, const struct pmu *pmu)
+{
+	for (int i = 0; i < role->nr_requires_formats; i++)
+		if (!pmu_format_find(pmu, role->requires_formats[i]))
+			return false;
+	for (int i = 0; i < role->nr_rejects_formats; i++)
+		if (pmu_format_find(pmu, role->rejects_formats[i]))
+			return false;
+	return true;
+}
+
+static int add_instance(struct resolved_role *rr, const struct pmu *pmu, const char *name, struct cpulist *cpus)
+{
+	struct resolved_instance *inst = realloc(rr->inst, sizeof(*inst) * (size_t)(rr->nr_inst + 1));
+
+	if (!inst) {
+		cpulist_free(cpus);
+		return -1;
+	}
+	rr->inst = inst;
+	inst = &inst[rr->nr_inst++];
+	memset(inst, 0, sizeof(*inst));
+	inst->pmu = pmu;
+	snprintf(inst->name, sizeof(inst->name), "%s", name);
+	inst->cpus = *cpus;
+	return 0;
+}
+
+static int find_perf_instances(const struct host *host, const struct catalog_role *role, struct resolved_role *rr)
+{
+	int near_misses = 0;
+
+	for (int i = 0; i < host->pmus.nr; i++) {
+		const struct pmu *pmu = &host->pmus.pmus[i];
+		struct cpulist cpus;
+		int rc;
+
+		if (regexec(&role->match_re, pmu->name, 0, NULL, 0) != 0)
+			continue;
+		if (!instance_formats_ok(role, pmu)) {
+			near_misses++;
+			continue;
+		}
+		if (pmu->cpumask.nr > 0)
+			rc = cpulist_copy(&cpus, pmu->cpumask.cpus, pmu->cpumask.nr);
+		else
+			rc = all_online_cpus(&host->topo, &cpus);
+		if (rc || add_instance(rr, pmu, pmu->name, &cpus))
+			return -1;
+	}
+	if (rr->nr_inst == 0) {
+		if (near_misses)
+			snprintf(rr->why, sizeof(rr->why), "%d PMU(s) match '%s' but not this version's format fields "
+				 "(requires: %d, rejects: %d listed in the catalog)", near_misses, role->match,
+				 role->nr_requires_formats, role->nr_rejects_formats);
+		else
+			snprintf(rr->why, sizeof(rr->why), "no PMU in %.80s/bus/event_source/devices matches '%.120s'",
+				 host->roots.sys, role->match);
+	}
+	return 0;
+}
+
+static int find_procfs_instances(const struct host *host, const struct catalog_role *role, struct resolved_role *rr)
+{
+	bool numastat = role->nr_events > 0 && strncmp(role->events[0].text, "numastat/", 9) == 0;
+	char path[4300];
+
+	if (!numastat) {
+		struct cpulist cpus;
+
+		sysfs_join(path, sizeof(path), host->roots.proc, "vmstat");
+		if (!sysfs_exists(path)) {
+			snprintf(rr->why, sizeof(rr->why), "%.200s is missing", path);
+			return 0;
+		}
+		if (all_online_cpus(&host->topo, &cpus) || add_instance(rr, NULL, "vmstat", &cpus))
+			return -1;
+		return 0;
+	}
+	/* numastat: one instance standing for every node that has the file; the
+	 * procfs source gives each node its own series. */
+	for (int n = 0; n < host->topo.nr_nodes; n++) {
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", host->topo.nodes[n]);
+		sysfs_join(path, sizeof(path), host->roots.sys, rel);
+		if (sysfs_exists(path)) {
+			struct cpulist cpus;
+
+			if (all_online_cpus(&host->topo, &cpus) || add_instance(rr, NULL, "numastat", &cpus))
+				return -1;
+			return 0;
+		}
+	}
+	snprintf(rr->why, sizeof(rr->why), "no %.150s/devices/system/node/nodeN/numastat files", host->roots.sys);
+	return 0;
+}
+
+/* The eBPF probes load when the kernel has BTF (CO-RE relocations) and this
+ * process may load tracing programs. One instance: the probes count for the
+ * measured processes, not per PMU. */
+static int find_bpf_instances(const struct host *host, struct resolved_role *rr)
+{
+	const char *btf = getenv("MEMSCOPE_BPF_BTF");
+	char path[4300];
+	struct cpulist cpus;
+
+	if (btf && *btf)
+		snprintf(path, sizeof(path), "%s", btf);
+	else
+		sysfs_join(path, sizeof(path), host->roots.sys, "kernel/btf/vmlinux");
+	if (!sysfs_exists(path)) {
+		snprintf(rr->why, sizeof(rr->why), "no kernel BTF at %.200s (a kernel built with "
+			 "CONFIG_DEBUG_INFO_BTF=y has it): the eBPF probes cannot load", path);
+		return 0;
+	}
+	/* A fixture describes another machine: this process's rights say nothing about it. */
+	if (!host->roots.is_fixture) {
+		struct privileges priv;
+
+		privileges_read(&priv);
+		if (!privileges_allow_bpf(&priv)) {
+			snprintf(rr->why, sizeof(rr->why), "the eBPF probes need root, or CAP_BPF and CAP_PERFMON "
+				 "(setcap cap_bpf,cap_perfmon+ep on the memscope binary)");
+			return 0;
+		}
+	}
+	if (all_online_cpus(&host->topo, &cpus) || add_instance(rr, NULL, "bpf", &cpus))
+		return -1;
+	return 0;
+}
+
+/* ---- event checks ---- */
+
+void resolved_event_text(const struct catalog_role *role, const struct catalog_event *ev,
+			 const struct resolved_instance *inst, char *buf, size_t size)
+{
+	(void)role;
+	if (ev->how == EVENT_HOW_CONFIG)
+		snprintf(buf, size, "%s/%s/", inst->name, ev->text);
+	else
+		snprintf(buf, size, "%s", ev->text);
+}
+
+/* Is key a line "key value" of a vmstat/numastat-style file? */
+static bool stat_file_has(const char *path, const char *key)
+{
+	char line[256];
+	size_t len = strlen(key);
+	bool found = false;
+	FILE *fp = fopen(path, "r");
+
+	if (!fp)
+		return false;
+	while (!found && fgets(line, sizeof(line), fp))
+		found = strncmp(line, key, len) == 0 && line[len] == ' ';
+	fclose(fp);
+	return found;
+}
+
+/* Can ev be counted on every instance of rr? If not, say why in why. */
+static bool event_usable(const struct host *host, const struct catalog_role *role, const struct catalog_event *ev,
+			 const struct resolved_role *rr, char *why, size_t size)
+{
+	if (rr->nr_inst == 0) {
+		snprintf(why, size, "%s.%s: %s", role->name, ev->name, rr->why);
+		return false;
+	}
+	for (int i = 0; i < rr->nr_inst; i++) {
+		const struct resolved_instance *inst = &rr->inst[i];
+		char path[4300];
+
+		if (ev->how == EVENT_HOW_CONFIG) {
+			struct perf_event_attr attr;
+			struct ms_error err = { "" };
+
+			/* Drivers such as arm-cmn hide the aliases of node types the hardware lacks. */
+			if (ev->alias && inst->pmu->nr_aliases > 0 && !pmu_alias_find(inst->pmu, ev->alias)) {
+				snprintf(why, size, "%s.%s: %s publishes no event '%s' (the driver hides events this "
+					 "hardware does not have)", role->name, ev->name, inst->name, ev->alias);
+				return false;
+			}
+			memset(&attr, 0, sizeof(attr));
+			if (pmu_encode_terms(inst->pmu, ev->text, &attr, &err) < 0) {
+				snprintf(why, size, "%s.%s: cannot encode '%s' on %s: %s", role->name, ev->name, ev->text,
+					 inst->name, err.text);
+				return false;
+			}
+		} else if (ev->how == EVENT_HOW_PROCFS) {
+			const char *key = strchr(ev->text, '/') + 1;
+
+			if (strncmp(ev->text, "vmstat/", 7) == 0) {
+				sysfs_join(path, sizeof(path), host->roots.proc, "vmstat");
+			} else {
+				char rel[128];
+
+				snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", host->topo.nodes[0]);
+				sysfs_join(path, sizeof(path), host->roots.sys, rel);
+			}
+			if (!stat_file_has(path, key)) {
+				snprintf(why, size, "%s.%s: %s has no '%s' (kernel without this statistic)", role->name,
+					 ev->name, path, key);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+struct mapping_check {
+	const struct host *host;
+	const struct catalog_family *family;
+	const struct resolved_family *rf;
+	char *why;
+	size_t size;
+};
+
+static int check_ref(struct expr *ref, void *ctx)
+{
+	struct mapping_check *c = ctx;
+	int r, e;
+
+	if (ref->slot == CATALOG_SLOT_SECONDS)
+		return 0;
+	r = catalog_slot_role(ref->slot);
+	e = catalog_slot_event(ref->slot);
+	return event_usable(c->host, &c->family->roles[r], &c->family->roles[r].events[e], &c->rf->roles[r], c->why,
+			    c->size)
+		       ? 0
+		       : 1;
+}
+
+/* ---- metrics ---- */
+
+static void append(char *buf, size_t size, const char *fmt, const char *a, const char *b, const char *c)
+{
+	size_t len = strlen(buf);
+
+	if (len + 1 < size)
+		snprintf(buf + len, size - len, fmt, a, b, c);
+}
+
+static void resolve_base(struct resolution *res, struct resolved_metric *rm)
+{
+	const struct catalog *cat = res->cat;
+	char mapped_by[512] = "";
+
+	for (int f = 0; f < res->nr_families; f++) {
+		const struct resolved_family *rf = &res->families[f];
+		const struct catalog_family *family = rf->family;
+		const struct catalog_family_metric *fm = NULL;
+
+		for (int i = 0; i < family->nr_metrics; i++)
+			if (family->metrics[i].metric == rm->metric)
+				fm = &family->metrics[i];
+		for (int i = 0; !fm && i < family->nr_unavailable; i++)
+			if (family->unavailable[i].metric == rm->metric && rf->active)
+				append(rm->why, sizeof(rm->why), "%s%s: %s", rm->why[0] ? "; " : "", family->name,
+				       family->unavailable[i].reason);
+		if (!fm)
+			continue;
+		/* A family for any CPU is inactive only for want of its sources (no
+		 * PMU, no kernel BTF...): its mappings below say which. */
+		if (!rf->active && family->nr_cpus > 0) {
+			append(mapped_by, sizeof(mapped_by), "%s%s%s", mapped_by[0] ? ", " : "", family->name, "");
+			continue;
+		}
+		for (int m = 0; m < fm->nr_mappings; m++) {
+			struct mapping_check check = { res->host, family, rf, NULL, 0 };
+			char why[512] = "";
+			char label[160];
+
+			check.why = why;
+			check.size = sizeof(why);
+			if (expr_each_ref(fm->mappings[m].formula, check_ref, &check) == 0) {
+				rm->available = true;
+				rm->family = f;
+				rm->mapping = m;
+				rm->fm = fm;
+				return;
+			}
+			snprintf(label, sizeof(label), "%s mapping %d (%s)", family->name, m + 1,
+				 fm->mappings[m].formula_text);
+			append(rm->why, sizeof(rm->why), "%s%s: %s", rm->why[0] ? "; " : "", label, why);
+		}
+	}
+	if (!rm->why[0]) {
+		if (mapped_by[0])
+			snprintf(rm->why, sizeof(rm->why), "mapped only by PMU families not active on this host (%s); "
+				 "this host is %s", mapped_by, res->cpu.text);
+		else
+			snprintf(rm->why, sizeof(rm->why), "no PMU family in %s maps '%s'", cat->dir,
+				 cat->metrics[rm->metric].name);
+	}
+}
+
+static int resolve_metric(struct resolution *res, int idx, int *state);
+
+struct derived_check {
+	struct resolution *res;
+	int *state;
+	struct resolved_metric *rm;
+};
+
+static int check_derived_ref(struct expr *ref, void *ctx)
+{
+	struct derived_check *c = ctx;
+	const struct resolved_metric *dep;
+
+	if (ref->slot == CATALOG_SLOT_SECONDS)
+		return 0;
+	resolve_metric(c->res, ref->slot, c->state);
+	dep = &c->res->metrics[ref->slot];
+	if (!dep->available && !strstr(c->rm->why, c->res->cat->metrics[ref->slot].name)) {
+		char reason[600];
+
+		snprintf(reason, sizeof(reason), " (%.590s)", dep->why);
+		append(c->rm->why, sizeof(c->rm->why), "%sneeds %s, which is not available%s", c->rm->why[0] ? "; " : "",
+		       c->res->cat->metrics[ref->slot].name, reason);
+	}
+	if (!dep->available)
+		c->rm->available = false;
+	return 0;
+}
+
+static int resolve_metric(struct resolution *res, int idx, int *state)
+{
+	struct resolved_metric *rm = &res->metrics[idx];
+	const struct catalog_metric *metric = &res->cat->metrics[idx];
+
+	if (state[idx])
+		return 0;
+	state[idx] = 1;
+	rm->metric = idx;
+	rm->family = -1;
+	rm->mapping = -1;
+	if (metric->formula) {
+		struct derived_check c = { res, state, rm };
+
+		rm->available = true;
+		expr_each_ref(metric->formula, check_derived_ref, &c);
+	} else {
+		resolve_base(res, rm);
+	}
+	return 0;
+}
+
+int resolve(const struct host *host, const struct catalog *cat, struct resolution **out, struct ms_error *err)
+{
+	struct resolution *res = calloc(1, sizeof(*res));
+	int *state = NULL;
+
+	*out = NULL;
+	if (!res)
+		goto oom;
+	res->cat = cat;
+	res->host = host;
+	cpu_identity_read(&host->roots, &res->cpu);
+	res->families = calloc((size_t)cat->nr_families + 1, sizeof(*res->families));
+	res->metrics = calloc((size_t)cat->nr_metrics + 1, sizeof(*res->metrics));
+	state = calloc((size_t)cat->nr_metrics + 1, sizeof(int));
+	if (!res->families || !res->metrics || !state)
+		goto oom;
+	for (int f = 0; f < cat->nr_families; f++) {
+		const struct catalog_family *family = &cat->families[f];
+		struct resolved_family *rf = &res->families[f];
+
+		res->nr_families++;
+		rf->family = family;
+		/* An unknown CPU (fixture or container without cpuinfo) is judged by its PMUs alone. */
+		rf->cpu_match = !res->cpu.known || catalog_cpu_matches(family, &res->cpu);
+		rf->roles = calloc((size_t)family->nr_roles + 1, sizeof(*rf->roles));
+		if (!rf->roles)
+			goto oom;
+		for (int r = 0; r < family->nr_roles; r++) {
+			const struct catalog_role *role = &family->roles[r];
+			int rc = role->source == ROLE_PROCFS ? find_procfs_instances(host, role, &rf->roles[r])
+				 : role->source == ROLE_BPF  ? find_bpf_instances(host, &rf->roles[r])
+							     : find_perf_instances(host, role, &rf->roles[r]);
+
+			if (rc)
+				goto oom;
+			if (rf->roles[r].nr_inst > 0 && rf->cpu_match)
+				rf->active = true;
+		}
+	}
+	res->nr_metrics = cat->nr_metrics;
+	for (int i = 0; i < cat->nr_metrics; i++)
+		resolve_metric(res, i, state);
+	free(state);
+	*out = res;
+	return 0;
+oom:
+	free(state);
+	resolution_free(res);
+	ms_error_set(err, "resolving the catalog: out of memory");
+	return -1;
+}
+
+void resolution_free(struct resolution *res)
+{
+	if (!res)
+		return;
+	for (int f = 0; f < res->nr_families; f++) {
+		struct resolved_family *rf = &res->families[f];
+
+		for (int r = 0; rf->roles && r < rf->family->nr_roles; r++) {
+			for (int i = 0; i < rf->roles[r].nr_inst; i++)
+				cpulist_free(&rf->roles[r].inst[i].cpus);
+			free(rf->roles[r].inst);
+		}
+		free(rf->roles);
+	}
+	free(res->families);
+	free(res->metrics);
+	free(res);
+}

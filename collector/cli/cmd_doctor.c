@@ -1,0 +1,218 @@
+/* memscope doctor: what stands between this machine and its counters, each
+ * finding with the exact fix. Checks permissions (perf_event_paranoid,
+ * capabilities), which PMU drivers exist against the ones this CPU should
+ * have (from the catalog), a virtualised PMU, BTF and tracefs for the eBPF
+ * probes, the open-file limit and the NMI watchdog holding a counter. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "catalog/catalog.h"
+#include "cli/commands.h"
+#include "host/host.h"
+#include "host/privileges.h"
+#include "catalog/resolver.h"
+#include "host/sysfs.h"
+
+struct doctor {
+	int problems;
+	int warnings;
+};
+
+static void ok(const char *fmt, const char *a)
+{
+	printf("  ok    ");
+	printf(fmt, a);
+	printf("\n");
+}
+
+static void finding(struct doctor *d, bool problem, const char *what, const char *fix)
+{
+	printf("  %s  %s\n        fix: %s\n", problem ? "FAIL" : "warn", what, fix);
+	if (problem)
+		d->problems++;
+	else
+		d->warnings++;
+}
+
+
+static void check_permissions(struct doctor *d, const struct host *host)
+{
+	char path[4200], text[64];
+	long long paranoid = 2;
+	struct privileges priv;
+	bool perfmon, admin, bpf;
+
+	privileges_read(&priv);
+	perfmon = priv.perfmon;
+	bpf = priv.bpf;
+	admin = priv.sys_admin;
+	/* Permissions are about the running kernel, even when PMUs come from a fixture. */
+	snprintf(path, sizeof(path), "/proc/sys/kernel/perf_event_paranoid");
+	if (sysfs_read_int(path, &paranoid) == 0) {
+		snprintf(text, sizeof(text), "%lld", paranoid);
+		if (paranoid > 0 && !perfmon && !admin)
+			finding(d, true, "kernel.perf_event_paranoid is above 0 and memscope has neither CAP_PERFMON nor "
+				"CAP_SYS_ADMIN: system-wide and uncore counters will be refused (EACCES)",
+				"sudo sysctl -w kernel.perf_event_paranoid=0, or: sudo setcap cap_perfmon,cap_bpf+ep "
+				"$(command -v memscope)");
+		else
+			printf("  ok    perf_event_paranoid = %s%s\n", text,
+			       perfmon || admin ? " (overridden by CAP_PERFMON/CAP_SYS_ADMIN)" : "");
+	} else {
+		finding(d, true, "cannot read /proc/sys/kernel/perf_event_paranoid: the kernel has no perf events",
+			"use a kernel built with CONFIG_PERF_EVENTS=y");
+	}
+	if (!bpf && !admin)
+		finding(d, false, "no CAP_BPF: the eBPF probes (page faults, placement, scheduling) cannot load",
+			"run as root, or: sudo setcap cap_perfmon,cap_bpf+ep $(command -v memscope)");
+	else
+		ok("capabilities allow perf and BPF%s", "");
+}
+
+static bool in_vm(const struct host *host)
+{
+	char path[4200], line[4096];
+	bool vm = false;
+	FILE *fp;
+
+	sysfs_join(path, sizeof(path), host->roots.proc, "cpuinfo");
+	fp = fopen(path, "r");
+	while (fp && !vm && fgets(line, sizeof(line), fp))
+		vm = strncmp(line, "flags", 5) == 0 && strstr(line, " hypervisor");
+	if (fp)
+		fclose(fp);
+	return vm;
+}
+
+static void check_pmus(struct doctor *d, const struct host *host)
+{
+	struct catalog *cat = NULL;
+	struct resolution *res = NULL;
+	struct ms_error err;
+	bool hw_pmu = false;
+	int expected = 0;
+
+	for (int i = 0; i < host->pmus.nr; i++) {
+		const char *n = host->pmus.pmus[i].name;
+
+		hw_pmu |= strcmp(n, "cpu") == 0 || strcmp(n, "cpu_core") == 0 || strncmp(n, "armv8_", 6) == 0;
+	}
+	if (!hw_pmu)
+		finding(d, true, in_vm(host) ? "no hardware PMU (no 'cpu' or 'armv8_*' PMU) and cpuinfo has the "
+			"'hypervisor' flag: a virtual machine without a virtualised PMU; only software events, tracepoints "
+			"and kernel statistics work"
+			: "no hardware PMU (no 'cpu' or 'armv8_*' in bus/event_source/devices): only software events, "
+			"tracepoints and kernel statistics work",
+			"run on bare metal, or enable the guest PMU (KVM: -cpu host,pmu=on; VMware: virtualize CPU "
+			"performance counters)");
+	else
+		ok("hardware PMU present%s", "");
+	if (catalog_load_default(&cat, &err) || resolve(host, cat, &res, &err)) {
+		finding(d, true, err.text, "fix the catalog file named above, or set MEMSCOPE_CATALOG_DIR");
+		catalog_free(cat);
+		return;
+	}
+	printf("  info  CPU: %s\n", res->cpu.text);
+	for (int f = 0; f < res->nr_families; f++) {
+		const struct resolved_family *rf = &res->families[f];
+		const struct catalog_family *fam = rf->family;
+
+		if (fam->nr_cpus == 0 || !res->cpu.known || !catalog_cpu_matches(fam, &res->cpu))
+			continue;
+		expected++;
+		for (int r = 0; r < fam->nr_roles; r++) {
+			char what[768];
+
+			if (rf->roles[r].nr_inst > 0) {
+				printf("  ok    %s: %d %s PMU instance%s\n", fam->name, rf->roles[r].nr_inst,
+				       fam->roles[r].name, rf->roles[r].nr_inst == 1 ? "" : "s");
+				continue;
+			}
+			snprintf(what, sizeof(what), "%s: this CPU should have %s PMUs (%s) but %s", fam->name,
+				 fam->roles[r].name, fam->roles[r].description ? fam->roles[r].description : "",
+				 rf->roles[r].why);
+			finding(d, false, what,
+				"load the uncore PMU driver for this CPU (e.g. modprobe hisi_uncore_ddrc_pmu, "
+				"amd-uncore, intel-uncore, arm-cmn, thunderx2_pmu) or update the kernel; in a VM, uncore "
+				"PMUs are not virtualised");
+		}
+	}
+	if (expected == 0)
+		printf("  info  no catalog family is written for this CPU: only the Linux kernel metrics apply\n");
+	resolution_free(res);
+	catalog_free(cat);
+}
+
+static void check_kernel_features(struct doctor *d, const struct host *host)
+{
+	char path[4200];
+	long long watchdog = 0;
+	struct rlimit lim;
+	long needed = 0;
+
+	sysfs_join(path, sizeof(path), host->roots.sys, "kernel/btf/vmlinux");
+	if (sysfs_exists(path))
+		ok("BTF present (%s)", path);
+	else
+		finding(d, false, "no kernel BTF: the CO-RE eBPF probes cannot load",
+			"use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+	sysfs_join(path, sizeof(path), host->roots.sys, "kernel/tracing/events");
+	if (sysfs_exists(path))
+		ok("tracefs mounted%s", "");
+	else
+		finding(d, false, "tracefs is not mounted: tracepoint events cannot be named",
+			"sudo mount -t tracefs nodev /sys/kernel/tracing");
+	/* one fd per event per CPU: 16 events on every CPU is a modest session */
+	needed = 16L * (host->topo.nr_cpus > 0 ? host->topo.nr_cpus : 1) + 64;
+	if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {
+		if ((long)lim.rlim_cur < needed) {
+			char what[256], fix[128];
+
+			snprintf(what, sizeof(what), "open-file limit %ld is below the ~%ld descriptors 16 events on %d "
+				 "CPUs need", (long)lim.rlim_cur, needed, host->topo.nr_cpus);
+			snprintf(fix, sizeof(fix), "ulimit -n %ld (hard limit %ld)", needed * 4,
+				 (long)lim.rlim_max);
+			finding(d, false, what, fix);
+		} else {
+			printf("  ok    open-file limit %ld (>= %ld needed for 16 events on %d CPUs)\n",
+			       (long)lim.rlim_cur, needed, host->topo.nr_cpus);
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/sys/kernel/nmi_watchdog");
+	if (sysfs_read_int(path, &watchdog) == 0 && watchdog > 0)
+		finding(d, false, "the NMI watchdog holds one hardware counter on every CPU: one counter fewer for "
+			"memscope, more multiplexing",
+			"sudo sysctl -w kernel.nmi_watchdog=0 (re-enable with =1)");
+	else
+		ok("NMI watchdog off or absent%s", "");
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	struct doctor d = { 0, 0 };
+	struct host host;
+	struct ms_error err;
+
+	if (argc > 1) {
+		fprintf(stderr, "usage: memscope doctor\n");
+		return EXIT_USAGE;
+	}
+	(void)argv;
+	if (host_load(&host, &err)) {
+		fprintf(stderr, "memscope doctor: %s\n", err.text);
+		return 1;
+	}
+	printf("memscope doctor%s\n\nPermissions\n", host.roots.is_fixture ? " (fixture machine)" : "");
+	check_permissions(&d, &host);
+	printf("\nPerformance monitoring units\n");
+	check_pmus(&d, &host);
+	printf("\nKernel features and limits\n");
+	check_kernel_features(&d, &host);
+	printf("\n%d problem%s, %d warning%s\n", d.problems, d.problems == 1 ? "" : "s", d.warnings,
+	       d.warnings == 1 ? "" : "s");
+	host_free(&host);
+	return d.problems ? 1 : 0;
+}

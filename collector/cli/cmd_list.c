@@ -1,0 +1,193 @@
+/* memscope list: what this host can measure, and through which counters. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog/catalog.h"
+#include "catalog/catalog_list.h"
+#include "cli/commands.h"
+#include "events/event_names.h"
+#include "host/host.h"
+#include "events/perf_errors.h"
+#include "events/pfm.h"
+
+static void list_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: memscope list [--pmus | --events | --libpfm | --metrics | --explain METRIC] [PMU...]\n"
+		"  --pmus     kernel PMUs: type, cpumask, format fields\n"
+		"  --events   every event name accepted by -e: generic names and PMU aliases\n"
+		"  --libpfm   libpfm4's PMUs and whether the kernel can really open them here\n"
+		"  --metrics  portable metrics: which this host has, through which counters, and why not\n"
+		"  --explain METRIC   formula, raw events per instance, scale and caveats of one metric\n");
+}
+
+static const char *word_name(enum pmu_config_word word)
+{
+	static const char *names[] = { "config", "config1", "config2", "config3" };
+
+	return names[word];
+}
+
+static bool wanted(const char *name, char **filters, int nr)
+{
+	if (nr == 0)
+		return true;
+	for (int i = 0; i < nr; i++)
+		if (!strncmp(name, filters[i], strlen(filters[i])))
+			return true;
+	return false;
+}
+
+static void list_pmus(const struct host *host, char **filters, int nr)
+{
+	for (int i = 0; i < host->pmus.nr; i++) {
+		const struct pmu *pmu = &host->pmus.pmus[i];
+		char cpus[256];
+
+		if (!wanted(pmu->name, filters, nr))
+			continue;
+		cpulist_format(&pmu->cpumask, cpus, sizeof(cpus));
+		printf("%s\n  type: %d\n  scope: %s\n", pmu->name, pmu->type,
+		       pmu->has_cpumask ? "uncore (system-wide, counted on the cpumask CPUs)" : "core/software (per task or per CPU)");
+		if (pmu->has_cpumask)
+			printf("  cpumask: %s\n", cpus);
+		if (pmu->nr_formats) {
+			printf("  format:\n");
+			for (int f = 0; f < pmu->nr_formats; f++)
+				printf("    %-14s %s mask 0x%016llx (%d bits)\n", pmu->formats[f].name,
+				       word_name(pmu->formats[f].word),
+				       (unsigned long long)pmu->formats[f].mask, pmu->formats[f].width);
+		}
+		printf("  events: %d\n\n", pmu->nr_aliases);
+	}
+}
+
+static void list_events(const struct host *host, char **filters, int nr)
+{
+	const struct generic_event *g;
+
+	if (nr == 0) {
+		printf("# generic (perf names)\n");
+		for (int i = 0; (g = generic_event_at(i)); i++)
+			printf("  %-40s %s\n", g->name, g->type == 1 ? "software" : "hardware (needs a CPU PMU)");
+	}
+	for (int i = 0; i < host->pmus.nr; i++) {
+		const struct pmu *pmu = &host->pmus.pmus[i];
+
+		if (!pmu->nr_aliases || !wanted(pmu->name, filters, nr))
+			continue;
+		printf("# %s (type %d)\n", pmu->name, pmu->type);
+		for (int a = 0; a < pmu->nr_aliases; a++) {
+			const struct pmu_alias *al = &pmu->aliases[a];
+			char name[300];
+
+			snprintf(name, sizeof(name), "%s/%s/", pmu->name, al->name);
+			printf("  %-40s %s", name, al->terms);
+			if (al->scale != 1.0 || (al->unit && al->unit[0]))
+				printf("  (x %g %s)", al->scale, al->unit ? al->unit : "");
+			putchar('\n');
+		}
+	}
+	if (nr == 0)
+		printf("# tracepoints: subsystem:event, see /sys/kernel/tracing/events\n"
+		       "# libpfm4: pmu::EVENT:UMASK, see memscope list --libpfm\n");
+}
+
+static void list_libpfm(const struct host *host)
+{
+	struct pfm_pmu_view view;
+	int cursor = 0, openable = 0, claimed = 0;
+
+	printf("%-28s %-8s %-7s %-22s %s\n", "libpfm4 PMU", "libpfm4", "kind", "kernel PMU", "openable here");
+	while (pfm_pmu_iterate(&cursor, &view)) {
+		const struct pmu *core = host_core_pmu(host);
+		bool present_in_kernel;
+
+		/* Core PMUs count through the kernel's CPU PMU, whatever libpfm4 calls them. */
+		if (!view.uncore && !view.kernel_pmu[0])
+			snprintf(view.kernel_pmu, sizeof(view.kernel_pmu), "%s", core ? core->name : "cpu");
+		present_in_kernel = pmu_find(&host->pmus, view.kernel_pmu) != NULL;
+
+		/* Only PMUs libpfm4 believes present, or that the kernel has, are of interest. */
+		if (!view.libpfm_present && !present_in_kernel)
+			continue;
+		claimed += view.libpfm_present;
+		openable += present_in_kernel;
+		printf("%-28s %-8s %-7s %-22s %s\n", view.name, view.libpfm_present ? "present" : "-",
+		       view.uncore ? "uncore" : "core", view.kernel_pmu[0] ? view.kernel_pmu : "?",
+		       present_in_kernel ? "yes" :
+		       view.libpfm_present ? "no: the kernel has no such PMU (libpfm4 guessed from CPUID)" : "no");
+	}
+	printf("\n%d libpfm4 PMUs claim this CPU; %d can be opened through the kernel's PMUs.\n", claimed, openable);
+}
+
+static int list_catalog(const struct host *host, const char *explain)
+{
+	struct catalog *cat = NULL;
+	struct ms_error err = { "" };
+	int status = 0;
+
+	if (catalog_load_default(&cat, &err) < 0) {
+		fprintf(stderr, "memscope list: %s\n", err.text);
+		return 1;
+	}
+	if (explain) {
+		if (cmd_list_explain(host, cat, explain, stdout, &err) != 0) {
+			fprintf(stderr, "memscope list: %s\n", err.text);
+			status = 1;
+		}
+	} else if (cmd_list_metrics(host, cat, stdout) != 0) {
+		status = 1;
+	}
+	catalog_free(cat);
+	return status;
+}
+
+int cmd_list(int argc, char **argv)
+{
+	enum { LIST_EVENTS, LIST_PMUS, LIST_LIBPFM, LIST_METRICS, LIST_EXPLAIN } what = LIST_EVENTS;
+	const char *explain = NULL;
+	int status = 0;
+	static const struct option longopts[] = {
+		{ "pmus", no_argument, NULL, 'P' },
+		{ "events", no_argument, NULL, 'E' },
+		{ "libpfm", no_argument, NULL, 'L' },
+		{ "metrics", no_argument, NULL, 'M' },
+		{ "explain", required_argument, NULL, 'X' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct host host;
+	struct ms_error err = { "" };
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'P': what = LIST_PMUS; break;
+		case 'E': what = LIST_EVENTS; break;
+		case 'L': what = LIST_LIBPFM; break;
+		case 'M': what = LIST_METRICS; break;
+		case 'X': what = LIST_EXPLAIN; explain = optarg; break;
+		case 'h': list_usage(stdout); return 0;
+		default: list_usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (host_load(&host, &err) < 0) {
+		fprintf(stderr, "memscope list: %s\n", err.text);
+		return 1;
+	}
+	switch (what) {
+	case LIST_PMUS: list_pmus(&host, argv + optind, argc - optind); break;
+	case LIST_LIBPFM: list_libpfm(&host); break;
+	case LIST_METRICS:
+	case LIST_EXPLAIN:
+		status = list_catalog(&host, explain);
+		break;
+	default: list_events(&host, argv + optind, argc - optind); break;
+	}
+	host_free(&host);
+	return status;
+}

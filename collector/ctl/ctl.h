@@ -1,0 +1,50 @@
+/* The control socket of a running memscope: `memscope ctl`, the marker API
+ * (contrib/marker) and scripts send it one-line commands - label, phase,
+ * pause, resume, interval, record, status - and get one acknowledgement back.
+ *
+ * Safety: the socket lives in a directory only its user can enter
+ * ($XDG_RUNTIME_DIR/memscope, or /run/memscope for root; mode 0700), is itself
+ * mode 0600, and every connection's peer credentials are checked: only the
+ * user running memscope, or root, is served. A SOCK_SEQPACKET socket keeps
+ * one request and one reply each a whole message. */
+#ifndef MEMSCOPE_CTL_H
+#define MEMSCOPE_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "util/error.h"
+
+#define CTL_MAX_MESSAGE 1024
+/* Set in the environment of a command memscope runs, so it can find the socket. */
+#define CTL_SOCKET_ENV "MEMSCOPE_CTL_SOCKET"
+
+struct ctl_server {
+	int fd;                  /* listening socket, -1 when none */
+	char path[108];          /* sizeof(sockaddr_un.sun_path) */
+	unsigned long refused;   /* requests refused by the credential check */
+};
+
+/* Answer one request: command is the first word ("label"), arg the rest
+ * (may be ""). Write "ok: ..." or "error: ..." to reply. */
+typedef void (*ctl_handler_fn)(const char *command, const char *arg, char *reply, size_t size, void *ctx);
+
+/* Where control sockets live (created 0700 if missing, checked if present). */
+int ctl_socket_dir(char *buf, size_t size, bool create, struct ms_error *err);
+/* The socket of memscope process pid. */
+int ctl_socket_path(pid_t pid, char *buf, size_t size, bool create_dir, struct ms_error *err);
+
+int ctl_server_open(struct ctl_server *srv, const char *path, struct ms_error *err);
+/* The listening socket is readable: serve one client (accept, check its
+ * credentials, read one request, answer it). Never blocks for long. */
+void ctl_server_serve(struct ctl_server *srv, ctl_handler_fn handler, void *ctx);
+/* Close and remove the socket. */
+void ctl_server_close(struct ctl_server *srv);
+
+/* Client: send request to the socket at path and wait for the reply. */
+int ctl_request(const char *path, const char *request, char *reply, size_t size, struct ms_error *err);
+/* The socket of pid (> 0), else of the one memscope running for this user. */
+int ctl_find_socket(pid_t pid, char *buf, size_t size, struct ms_error *err);
+
+#endif

@@ -1,0 +1,35 @@
+#include "events/event.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/pmu.h"
+
+int event_bind_pmu(struct event *ev, const struct pmu *pmu)
+{
+	ev->system_wide_only = pmu->has_cpumask;
+	cpulist_free(&ev->cpus);
+	if (!pmu->has_cpumask || pmu->cpumask.nr == 0)
+		return 0;
+	ev->cpus.cpus = malloc(sizeof(int) * (size_t)pmu->cpumask.nr);
+	if (!ev->cpus.cpus)
+		return -1;
+	memcpy(ev->cpus.cpus, pmu->cpumask.cpus, sizeof(int) * (size_t)pmu->cpumask.nr);
+	ev->cpus.nr = pmu->cpumask.nr;
+	return 0;
+}
+
+void event_free(struct event *ev)
+{
+	free(ev->name);
+	free(ev->pmu_name);
+	cpulist_free(&ev->cpus);
+	ev->name = ev->pmu_name = NULL;
+}
+
+void event_list_free(struct event *events, int nr)
+{
+	for (int i = 0; i < nr; i++)
+		event_free(&events[i]);
+	free(events);
+}

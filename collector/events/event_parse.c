@@ -1,0 +1,328 @@
+#include "events/event.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events/event_names.h"
+#include "host/host.h"
+#include "events/pfm.h"
+#include "util/suggest.h"
+#include "host/tracefs.h"
+
+static void suggest_everything(const struct host *host, struct suggestions *s)
+{
+	const struct generic_event *g;
+	char candidate[300];
+
+	for (int i = 0; (g = generic_event_at(i)); i++)
+		suggestions_offer(s, g->name);
+	for (int p = 0; p < host->pmus.nr; p++) {
+		const struct pmu *pmu = &host->pmus.pmus[p];
+
+		for (int a = 0; a < pmu->nr_aliases; a++) {
+			snprintf(candidate, sizeof(candidate), "%s/%s/", pmu->name, pmu->aliases[a].name);
+			suggestions_offer(s, candidate);
+		}
+	}
+}
+
+static int parse_generic(const struct host *host, const char *text, struct event *ev, struct ms_error *err)
+{
+	const struct generic_event *g = generic_event_find(text);
+	const struct pmu *found = NULL;
+	const struct pmu_alias *alias = NULL;
+	int matches = 0;
+	struct suggestions s;
+	char hint[600];
+
+	if (g) {
+		ev->origin = EVENT_GENERIC;
+		ev->attr.type = g->type;
+		ev->attr.config = g->config;
+		if (g->type == PERF_TYPE_SOFTWARE && (g->config == PERF_COUNT_SW_TASK_CLOCK ||
+						      g->config == PERF_COUNT_SW_CPU_CLOCK)) {
+			/* Counted in ns; shown in msec as perf does. */
+			ev->scale = 1e-6;
+			snprintf(ev->unit, sizeof(ev->unit), "msec");
+		}
+		ev->pmu_name = strdup(g->type == PERF_TYPE_SOFTWARE ? "software" : "cpu");
+		return ev->pmu_name ? 0 : -1;
+	}
+	/* A bare alias ("tsc") is accepted when exactly one PMU has it. */
+	for (int p = 0; p < host->pmus.nr; p++) {
+		const struct pmu_alias *a = pmu_alias_find(&host->pmus.pmus[p], text);
+
+		if (a) {
+			matches++;
+			found = &host->pmus.pmus[p];
+			alias = a;
+		}
+	}
+	if (matches == 1) {
+		char full[512];
+
+		snprintf(full, sizeof(full), "%s/%s/", found->name, alias->name);
+		free(ev->name);
+		ev->name = strdup(full);
+		ev->origin = EVENT_SYSFS;
+		if (!ev->name || pmu_encode_terms(found, alias->name, &ev->attr, err) < 0)
+			return -1;
+		ev->attr.type = (uint32_t)found->type;
+		ev->scale = alias->scale;
+		snprintf(ev->unit, sizeof(ev->unit), "%s", alias->unit ? alias->unit : "");
+		ev->pmu_name = strdup(found->name);
+		return ev->pmu_name ? event_bind_pmu(ev, found) : -1;
+	}
+	if (matches > 1) {
+		ms_error_set(err, "event '%s' is ambiguous: %d PMUs have it (e.g. %s/%s/); "
+			     "name the PMU as pmu/%s/", text, matches, found->name, text, text);
+		return -1;
+	}
+	suggestions_init(&s, text);
+	suggest_everything(host, &s);
+	suggestions_format(&s, hint, sizeof(hint));
+	ms_error_set(err, "unknown event '%s'%s; see memscope list --events", text, hint);
+	return -1;
+}
+
+static int parse_tracepoint(const struct host *host, const char *text, struct event *ev, struct ms_error *err)
+{
+	const char *colon = strchr(text, ':');
+	char subsys[256];
+	long long id;
+	size_t len = (size_t)(colon - text);
+
+	if (len == 0 || len >= sizeof(subsys) || !colon[1] || strchr(colon + 1, ':')) {
+		ms_error_set(err, "'%s' is not a tracepoint name: write subsystem:event, "
+			     "e.g. sched:sched_switch", text);
+		return -1;
+	}
+	memcpy(subsys, text, len);
+	subsys[len] = '\0';
+	id = tracepoint_id(host->roots.sys, subsys, colon + 1, err);
+	if (id < 0)
+		return -1;
+	ev->origin = EVENT_TRACEPOINT;
+	ev->attr.type = PERF_TYPE_TRACEPOINT;
+	ev->attr.config = (uint64_t)id;
+	ev->pmu_name = strdup("tracepoint");
+	return ev->pmu_name ? 0 : -1;
+}
+
+/* Modifiers after the closing slash, as perf spells them: u (user only), k (kernel only). */
+static int apply_modifiers(const char *mods, const char *text, const struct pmu *pmu,
+			   struct event *ev, struct ms_error *err)
+{
+	bool user = false, kernel = false;
+
+	for (const char *m = mods; *m; m++) {
+		if (*m == 'u')
+			user = true;
+		else if (*m == 'k')
+			kernel = true;
+		else {
+			ms_error_set(err, "'%s': unknown modifier '%c' after the PMU terms "
+				     "(known: u = user only, k = kernel only)", text, *m);
+			return -1;
+		}
+	}
+	if ((user || kernel) && pmu->has_cpumask) {
+		ms_error_set(err, "'%s': %s is an uncore PMU, which counts for all privilege levels; "
+			     "drop the :%s modifier", text, pmu->name, mods);
+		return -1;
+	}
+	if (user && !kernel)
+		ev->attr.exclude_kernel = ev->attr.exclude_hv = 1;
+	if (kernel && !user)
+		ev->attr.exclude_user = ev->attr.exclude_hv = 1;
+	return 0;
+}
+
+static int parse_sysfs(const struct host *host, const char *text, struct event *ev, struct ms_error *err)
+{
+	const char *first = strchr(text, '/'), *last = strrchr(text, '/');
+	char pmu_name[256], terms[1024], hint[600];
+	const struct pmu *pmu;
+	const struct pmu_alias *alias;
+	size_t len = (size_t)(first - text);
+	struct suggestions s;
+
+	if (first == last || len == 0 || len >= sizeof(pmu_name) ||
+	    (size_t)(last - first - 1) >= sizeof(terms)) {
+		ms_error_set(err, "'%s' is not a PMU event: write pmu/alias/ or pmu/field=value,.../, "
+			     "e.g. msr/tsc/ or uncore_imc_0/event=0x04,umask=0x03/", text);
+		return -1;
+	}
+	memcpy(pmu_name, text, len);
+	pmu_name[len] = '\0';
+	memcpy(terms, first + 1, (size_t)(last - first - 1));
+	terms[last - first - 1] = '\0';
+
+	pmu = pmu_find(&host->pmus, pmu_name);
+	if (!pmu) {
+		suggestions_init(&s, pmu_name);
+		for (int p = 0; p < host->pmus.nr; p++)
+			suggestions_offer(&s, host->pmus.pmus[p].name);
+		suggestions_format(&s, hint, sizeof(hint));
+		ms_error_set(err, "'%s': no PMU named '%s' in %s/bus/event_source/devices%s; "
+			     "see memscope list --pmus", text, pmu_name, host->roots.sys, hint);
+		return -1;
+	}
+	if (!terms[0]) {
+		ms_error_set(err, "'%s': no event between the slashes; see memscope list --events", text);
+		return -1;
+	}
+	/* A single word that is neither an alias nor a format flag is most likely a
+	 * mistyped alias: say which aliases exist. */
+	alias = pmu_alias_find(pmu, terms);
+	if (!alias && !strpbrk(terms, "=,") && !pmu_format_find(pmu, terms)) {
+		char typed[600];
+
+		snprintf(typed, sizeof(typed), "%s/%s/", pmu->name, terms);
+		suggestions_init(&s, typed);
+		for (int a = 0; a < pmu->nr_aliases; a++) {
+			char candidate[600];
+
+			snprintf(candidate, sizeof(candidate), "%s/%s/", pmu->name, pmu->aliases[a].name);
+			suggestions_offer(&s, candidate);
+		}
+		suggestions_format(&s, hint, sizeof(hint));
+		ms_error_set(err, "'%s': PMU %s has no event '%s'%s; see memscope list --events",
+			     text, pmu->name, terms, hint);
+		return -1;
+	}
+	ev->origin = EVENT_SYSFS;
+	ev->attr.type = (uint32_t)pmu->type;
+	if (pmu_encode_terms(pmu, terms, &ev->attr, err) < 0) {
+		ms_error_prefix(err, "'%s'", text);
+		return -1;
+	}
+	if (alias) {
+		ev->scale = alias->scale;
+		snprintf(ev->unit, sizeof(ev->unit), "%s", alias->unit ? alias->unit : "");
+	}
+	if (apply_modifiers(last + 1, text, pmu, ev, err) < 0)
+		return -1;
+	ev->pmu_name = strdup(pmu->name);
+	if (!ev->pmu_name || event_bind_pmu(ev, pmu) < 0) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+int event_parse(const struct host *host, const char *text, struct event *ev, struct ms_error *err)
+{
+	int ret;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->group_hint = -1;
+	ev->scale = 1.0;
+	ev->attr.size = sizeof(ev->attr);
+	ev->name = strdup(text);
+	if (!ev->name) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	if (!*text) {
+		ms_error_set(err, "empty event name; see memscope list --events");
+		ret = -1;
+	} else if (strstr(text, "::")) {
+		ret = pfm_event_encode(host, text, ev, err);
+	} else if (strchr(text, '/')) {
+		ret = parse_sysfs(host, text, ev, err);
+	} else if (strchr(text, ':')) {
+		ret = parse_tracepoint(host, text, ev, err);
+	} else {
+		ret = parse_generic(host, text, ev, err);
+	}
+	if (ret < 0)
+		event_free(ev);
+	return ret;
+}
+
+/* Commas separate events, except inside pmu/.../ where they separate terms. */
+static const char *next_event_end(const char *p)
+{
+	bool inside = false;
+
+	for (; *p; p++) {
+		if (*p == '/')
+			inside = !inside;
+		else if (*p == ',' && !inside)
+			return p;
+	}
+	return p;
+}
+
+int event_list_split(const char *text, char ***names, int *nr)
+{
+	char **list = NULL;
+	int count = 0;
+
+	for (const char *p = text; *p;) {
+		const char *end = next_event_end(p);
+		char **grown = realloc(list, sizeof(*list) * (size_t)(count + 1));
+
+		if (!grown) {
+			event_names_free(list, count);
+			return -1;
+		}
+		list = grown;
+		list[count] = strndup(p, (size_t)(end - p));
+		if (!list[count]) {
+			event_names_free(list, count);
+			return -1;
+		}
+		count++;
+		p = *end ? end + 1 : end;
+	}
+	*names = list;
+	*nr = count;
+	return 0;
+}
+
+void event_names_free(char **names, int nr)
+{
+	for (int i = 0; i < nr; i++)
+		free(names[i]);
+	free(names);
+}
+
+int event_list_parse(const struct host *host, const char *text, struct event **events, int *nr,
+		     struct ms_error *err)
+{
+	char **names;
+	int count;
+	struct event *list;
+
+	*events = NULL;
+	*nr = 0;
+	if (event_list_split(text, &names, &count) < 0) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	if (count == 0) {
+		event_names_free(names, count);
+		ms_error_set(err, "empty event list; e.g. -e page-faults,context-switches");
+		return -1;
+	}
+	list = calloc((size_t)count, sizeof(*list));
+	if (!list) {
+		event_names_free(names, count);
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < count; i++) {
+		if (event_parse(host, names[i], &list[i], err) < 0) {
+			event_list_free(list, i);
+			event_names_free(names, count);
+			return -1;
+		}
+	}
+	event_names_free(names, count);
+	*events = list;
+	*nr = count;
+	return 0;
+}

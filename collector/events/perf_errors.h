@@ -1,0 +1,28 @@
+/* Why perf_event_open refused an event, and what fixes it. */
+#ifndef MEMSCOPE_PERF_ERRORS_H
+#define MEMSCOPE_PERF_ERRORS_H
+
+#include <stdbool.h>
+
+#include "util/error.h"
+
+struct event;
+struct host;
+
+enum open_scope { OPEN_TASK, OPEN_SYSTEM_WIDE };
+
+/* Fill err for a failed open of ev (errnum is a positive errno). Returns true
+ * when the failure means "this machine cannot count this event" (no PMU, not
+ * supported) so the other events can go on; false when it is fatal for the
+ * whole run (permissions, file limit). */
+bool perf_open_error(const struct host *host, const struct event *ev, int errnum,
+		     enum open_scope scope, long needed_fds, struct ms_error *err);
+
+/* The CPU's own PMU (cpu, cpu_core, armv8_pmuv3_N...), or NULL: in a virtual
+ * machine without PMU passthrough there is none. */
+const struct pmu *host_core_pmu(const struct host *host);
+
+/* /proc/sys/kernel/perf_event_paranoid, or 2 (the kernel's default) if unreadable. */
+int perf_event_paranoid(void);
+
+#endif

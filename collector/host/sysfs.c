@@ -1,0 +1,76 @@
+#include "host/sysfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void root_from_env(char *dst, size_t size, const char *var, const char *fallback)
+{
+	const char *value = getenv(var);
+
+	snprintf(dst, size, "%s", value && *value ? value : fallback);
+	/* A trailing slash would give "root//bus/..." in messages. */
+	for (size_t len = strlen(dst); len > 1 && dst[len - 1] == '/'; len--)
+		dst[len - 1] = '\0';
+}
+
+void sysfs_roots_from_env(struct sysfs_roots *roots)
+{
+	root_from_env(roots->sys, sizeof(roots->sys), "MEMSCOPE_SYSFS_ROOT", "/sys");
+	root_from_env(roots->proc, sizeof(roots->proc), "MEMSCOPE_PROCFS_ROOT", "/proc");
+	roots->is_fixture = strcmp(roots->sys, "/sys") != 0;
+}
+
+int sysfs_join(char *buf, size_t size, const char *root, const char *rel)
+{
+	int n = snprintf(buf, size, "%s/%s", root, rel);
+
+	if (n < 0 || (size_t)n >= size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+int sysfs_read_str(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+		buf[--n] = '\0';
+	return 0;
+}
+
+int sysfs_read_int(const char *path, long long *value)
+{
+	char buf[64], *end;
+
+	if (sysfs_read_str(path, buf, sizeof(buf)) < 0)
+		return -1;
+	errno = 0;
+	*value = strtoll(buf, &end, 0);
+	if (errno || end == buf) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+bool sysfs_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}

@@ -1,0 +1,36 @@
+/* The machine's CPUs, cores, dies, sockets and NUMA nodes, read from sysfs
+ * (devices/system/cpu and devices/system/node under the sysfs root). */
+#ifndef MEMSCOPE_TOPOLOGY_H
+#define MEMSCOPE_TOPOLOGY_H
+
+#include "util/error.h"
+
+struct cpu_place {
+	int cpu;     /* kernel CPU number */
+	int core;    /* topology/core_id */
+	int die;     /* topology/die_id (0 where the kernel has none) */
+	int socket;  /* topology/physical_package_id */
+	int node;    /* NUMA node holding this CPU (0 on non-NUMA kernels) */
+};
+
+struct topology {
+	struct cpu_place *cpus;  /* online CPUs, ascending cpu number */
+	int nr_cpus;
+	int max_cpu;             /* highest online cpu number + 1 */
+	int *nodes;              /* node ids, ascending */
+	int nr_nodes;
+	int *distance;           /* nr_nodes x nr_nodes, row = from, in node order */
+	int nr_sockets;          /* distinct socket ids */
+	int nr_dies;             /* distinct (socket, die) pairs */
+	int nr_cores;            /* distinct (socket, die, core) triples */
+};
+
+int topology_load(struct topology *topo, const char *sys_root, struct ms_error *err);
+void topology_free(struct topology *topo);
+
+/* The place of a CPU, or NULL when it is not online. */
+const struct cpu_place *topology_cpu(const struct topology *topo, int cpu);
+/* Index of a node id in topo->nodes, or -1. */
+int topology_node_index(const struct topology *topo, int node);
+
+#endif

@@ -1,0 +1,601 @@
+/* The `memscope` table scripts see: series, catalog metrics and Lua metrics
+ * by name and labels, totals, history windows and the topology. The output
+ * helpers are in lua_format.c, metric definitions in lua_metrics.c.
+ * docs/lua-api.md is the contract. */
+#include <lauxlib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "lua/lua_internal.h"
+#include "metrics/metrics.h"
+#include "catalog/resolver.h"
+
+static struct lua_engine *engine_of(lua_State *L)
+{
+	return lua_script_of(L)->engine;
+}
+
+static int *label_slot(struct label_filter *f, const char *key)
+{
+	if (!strcmp(key, "cpu"))
+		return &f->cpu;
+	if (!strcmp(key, "node"))
+		return &f->node;
+	if (!strcmp(key, "socket"))
+		return &f->socket;
+	if (!strcmp(key, "pid"))
+		return &f->pid;
+	if (!strcmp(key, "tid"))
+		return &f->tid;
+	return NULL;
+}
+
+void lua_api_filter(lua_State *L, int idx, struct label_filter *f)
+{
+	label_filter_init(f);
+	if (lua_isnoneornil(L, idx))
+		return;
+	luaL_checktype(L, idx, LUA_TTABLE);
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+		int *slot = label_slot(f, key);
+
+		if (slot) {
+			if (!lua_isinteger(L, -1))
+				luaL_error(L, "label %s must be an integer, not %s", key, luaL_typename(L, -1));
+			*slot = (int)lua_tointeger(L, -1);
+		} else if (!strcmp(key, "instance")) {
+			/* The string stays alive: it is in the caller's table. */
+			f->instance = luaL_checkstring(L, -1);
+		} else {
+			luaL_error(L, "unknown label '%s' (labels: cpu, node, socket, pid, tid, instance)", key);
+		}
+		lua_pop(L, 1);
+	}
+}
+
+/* {instance = "uncore_imc_0" [, socket =, node =, cpu =]}: a memory
+ * channel's value; the other labels pick among the channels of that name
+ * (Intel's uncore_imc_0 is a channel on each socket). */
+static bool channel_value(struct lua_engine *e, int m, const struct label_filter *f, double *value,
+			  const char **why)
+{
+	const struct metric_engine *me = e->in.metrics;
+	const struct metric_value *v;
+	int found = -1, matches = 0;
+
+	if (f->pid != LABEL_ANY || f->tid != LABEL_ANY) {
+		*why = "catalog metrics are per system, node, socket or channel";
+		return false;
+	}
+	for (int i = 0; i < metric_engine_nr_scopes(me, SCOPE_CHANNEL); i++) {
+		const struct metric_channel *ch = metric_engine_channel(me, i);
+
+		if (strcmp(ch->instance, f->instance) != 0 || (f->cpu != LABEL_ANY && f->cpu != ch->cpu) ||
+		    (f->node != LABEL_ANY && f->node != ch->node) || (f->socket != LABEL_ANY && f->socket != ch->socket))
+			continue;
+		found = i;
+		matches++;
+	}
+	if (matches != 1) {
+		*why = matches ? "that instance is a channel on several sockets: add socket = N (memscope.channels() lists them)"
+			       : "no memory channel with these labels (memscope.channels() lists them)";
+		return false;
+	}
+	v = metric_engine_value(me, m, SCOPE_CHANNEL, found);
+	if (!v->valid) {
+		*why = v->why ? v->why : "not counted in this frame";
+		return false;
+	}
+	*value = v->value;
+	return true;
+}
+
+static bool catalog_value(struct lua_engine *e, int m, const struct label_filter *f, double *value,
+			  const char **why)
+{
+	enum metric_scope scope = SCOPE_SYSTEM;
+	int id = 0;
+	const struct metric_value *v = NULL;
+
+	if (f->instance)
+		return channel_value(e, m, f, value, why);
+	if (f->node != LABEL_ANY) {
+		scope = SCOPE_NODE;
+		id = f->node;
+	} else if (f->socket != LABEL_ANY) {
+		scope = SCOPE_SOCKET;
+		id = f->socket;
+	}
+	if (f->cpu != LABEL_ANY || f->pid != LABEL_ANY || f->tid != LABEL_ANY) {
+		*why = "catalog metrics are per system, node or socket";
+		return false;
+	}
+	for (int i = 0; i < metric_engine_nr_scopes(e->in.metrics, scope); i++)
+		if (scope == SCOPE_SYSTEM || metric_engine_scope_id(e->in.metrics, scope, i) == id) {
+			v = metric_engine_value(e->in.metrics, m, scope, i);
+			break;
+		}
+	if (!v) {
+		*why = "this host has no such node or socket";
+		return false;
+	}
+	if (!v->valid) {
+		*why = v->why ? v->why : "not counted in this frame";
+		return false;
+	}
+	*value = v->value;
+	return true;
+}
+
+static const char *series_why(const struct lua_data *d, int name)
+{
+	for (int k = d->name_first[name]; k < d->name_first[name + 1]; k++) {
+		const struct series *s = &d->table->series[d->by_name[k]];
+
+		if (s->unavailable)
+			return s->unavailable;
+	}
+	return "not read in this frame (or no series with these labels)";
+}
+
+bool lua_api_value(struct lua_engine *e, const char *name, const struct label_filter *f, double *value,
+		   const char **why)
+{
+	int n, m;
+
+	*why = NULL;
+	if (!e->data_ready) {
+		*why = "no frame yet (values exist from on_frame on)";
+		return false;
+	}
+	n = lua_data_find(&e->data, name);
+	if (n >= 0) {
+		if (lua_data_sum(&e->data, n, f, LUA_DATA_CURRENT, value))
+			return true;
+		*why = series_why(&e->data, n);
+		return false;
+	}
+	m = lua_engine_find_metric(e, name);
+	if (m >= 0) {
+		int node = f->node == LABEL_ANY ? -1 : f->node;
+
+		if (lua_engine_metric_value(e, m, node, value))
+			return true;
+		*why = e->metrics[m].failed ? "its compute function failed" : "an input has no value in this scope";
+		return false;
+	}
+	if (e->in.plan && e->in.metrics && (m = metric_plan_find(e->in.plan, name)) >= 0)
+		return catalog_value(e, m, f, value, why);
+	/* A catalog metric this host cannot compute: the catalog says why. */
+	if (e->in.res && (m = catalog_metric_index(e->in.res->cat, name)) >= 0 && !e->in.res->metrics[m].available)
+		*why = e->in.res->metrics[m].why;
+	else
+		*why = "no series or metric of that name here (memscope.series() and memscope.metrics() list them)";
+	return false;
+}
+
+/* The reason strings are long (not interned by Lua) and asked for at every
+ * frame: each is made once per state and kept in the registry, keyed by the
+ * C string's address (they are static or live as long as the series table). */
+static void push_why(lua_State *L, const char *why)
+{
+	if (!why)
+		why = "no value";
+	if (lua_rawgetp(L, LUA_REGISTRYINDEX, why) == LUA_TSTRING)
+		return;
+	lua_pop(L, 1);
+	lua_pushstring(L, why);
+	lua_pushvalue(L, -1);
+	lua_rawsetp(L, LUA_REGISTRYINDEX, why);
+}
+
+static int push_value(lua_State *L, bool ok, double value, const char *why)
+{
+	if (ok) {
+		lua_pushnumber(L, value);
+		return 1;
+	}
+	lua_pushnil(L);
+	push_why(L, why);
+	return 2;
+}
+
+static int api_value(lua_State *L)
+{
+	const char *name = luaL_checkstring(L, 1);
+	struct label_filter f;
+	const char *why;
+	double v = 0;
+	bool ok;
+
+	lua_api_filter(L, 2, &f);
+	ok = lua_api_value(engine_of(L), name, &f, &v, &why);
+	return push_value(L, ok, v, why);
+}
+
+static int api_rate(lua_State *L)
+{
+	struct lua_engine *e = engine_of(L);
+	const char *name = luaL_checkstring(L, 1);
+	struct label_filter f;
+	const char *why;
+	double v = 0;
+	bool ok;
+
+	lua_api_filter(L, 2, &f);
+	ok = lua_api_value(e, name, &f, &v, &why);
+	if (ok && e->data.interval_s <= 0) {
+		ok = false;
+		why = "the frame has no interval";
+	}
+	return push_value(L, ok, ok ? v / e->data.interval_s : 0, why);
+}
+
+static int api_total(lua_State *L)
+{
+	struct lua_engine *e = engine_of(L);
+	const char *name = luaL_checkstring(L, 1);
+	struct label_filter f;
+	double v = 0;
+	int n;
+
+	lua_api_filter(L, 2, &f);
+	if (!e->data_ready)
+		return push_value(L, false, 0, "no frame yet");
+	n = lua_data_find(&e->data, name);
+	if (n < 0)
+		return push_value(L, false, 0, lua_engine_find_metric(e, name) >= 0 || (e->in.plan &&
+				  metric_plan_find(e->in.plan, name) >= 0) ?
+				  "totals are kept for series; add a metric's values up in on_frame" :
+				  "no series of that name here");
+	if (lua_data_sum(&e->data, n, &f, LUA_DATA_TOTAL, &v))
+		return push_value(L, true, v, NULL);
+	return push_value(L, false, 0, series_why(&e->data, n));
+}
+
+/* history(name, labels, n) -> values (oldest first, NaN where not read), times. */
+static int api_history(lua_State *L)
+{
+	struct lua_engine *e = engine_of(L);
+	const char *name = luaL_checkstring(L, 1);
+	struct label_filter f;
+	lua_Integer want;
+	int n, len;
+
+	lua_api_filter(L, 2, &f);
+	want = luaL_optinteger(L, 3, e->opt.history);
+	if (!e->data_ready)
+		return push_value(L, false, 0, "no frame yet");
+	if ((n = lua_data_find(&e->data, name)) < 0)
+		return push_value(L, false, 0, "history windows are kept for series; no series of that name here");
+	len = e->data.history_len < want ? e->data.history_len : (int)(want > 0 ? want : 0);
+	lua_createtable(L, len, 0);
+	lua_createtable(L, len, 0);
+	for (int i = 0; i < len; i++) {
+		int age = len - 1 - i;
+		int slot = (e->data.history_head - 1 - age + 2 * e->data.history_cap) % e->data.history_cap;
+		double v;
+
+		if (!lua_data_sum_history(&e->data, n, &f, age, &v))
+			v = NAN;
+		lua_pushnumber(L, v);
+		lua_rawseti(L, -3, i + 1);
+		lua_pushnumber(L, e->data.history_time[slot]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 2;
+}
+
+/* table.key = value on the table at the top, unless the label is absent. */
+static void set_label(lua_State *L, const char *key, int value)
+{
+	if (value == LABEL_NONE)
+		return;
+	lua_pushinteger(L, value);
+	lua_setfield(L, -2, key);
+}
+
+static void push_labels(lua_State *L, const struct series_labels *l)
+{
+	lua_createtable(L, 0, 4);
+	set_label(L, "cpu", l->cpu);
+	set_label(L, "node", l->node);
+	set_label(L, "socket", l->socket);
+	set_label(L, "pid", l->pid);
+	set_label(L, "tid", l->tid);
+	if (l->instance[0]) {
+		lua_pushstring(L, l->instance);
+		lua_setfield(L, -2, "instance");
+	}
+}
+
+/* series([name]) -> { {name=, unit=, kind=, labels={...}, unavailable=why}, ... } */
+static int api_series(lua_State *L)
+{
+	struct lua_engine *e = engine_of(L);
+	const char *only = luaL_optstring(L, 1, NULL);
+	int k = 0;
+
+	lua_newtable(L);
+	if (!e->in.table)
+		return 1;
+	for (int i = 0; i < e->in.table->nr; i++) {
+		const struct series *s = &e->in.table->series[i];
+
+		if (only && strcmp(only, s->name))
+			continue;
+		lua_createtable(L, 0, 5);
+		lua_pushstring(L, s->name);
+		lua_setfield(L, -2, "name");
+		lua_pushstring(L, s->unit);
+		lua_setfield(L, -2, "unit");
+		lua_pushstring(L, s->kind == SERIES_COUNTER ? "counter" : "gauge");
+		lua_setfield(L, -2, "kind");
+		push_labels(L, &s->labels);
+		lua_setfield(L, -2, "labels");
+		if (s->unavailable) {
+			lua_pushstring(L, s->unavailable);
+			lua_setfield(L, -2, "unavailable");
+		}
+		lua_rawseti(L, -2, ++k);
+	}
+	return 1;
+}
+
+static int label_value(const struct series_labels *l, const char *key)
+{
+	if (!strcmp(key, "cpu"))
+		return l->cpu;
+	if (!strcmp(key, "node"))
+		return l->node;
+	if (!strcmp(key, "socket"))
+		return l->socket;
+	if (!strcmp(key, "pid"))
+		return l->pid;
+	if (!strcmp(key, "tid"))
+		return l->tid;
+	return LABEL_NONE;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* labels(name, key) -> sorted distinct values of a label among a name's series. */
+static int api_labels(lua_State *L)
+{
+	struct lua_engine *e = engine_of(L);
+	const char *name = luaL_checkstring(L, 1);
+	const char *key = luaL_checkstring(L, 2);
+	struct label_filter probe;
+	int n, count = 0, k = 0, *vals;
+
+	label_filter_init(&probe);
+	if (!label_slot(&probe, key))
+		return luaL_error(L, "labels(): unknown label '%s' (cpu, node, socket, pid, tid)", key);
+	lua_newtable(L);
+	if (!e->data_ready || (n = lua_data_find(&e->data, name)) < 0)
+		return 1;
+	vals = lua_newuserdatauv(L, sizeof(int) * (size_t)(e->data.name_first[n + 1] - e->data.name_first[n] + 1), 0);
+	for (int j = e->data.name_first[n]; j < e->data.name_first[n + 1]; j++) {
+		int v = label_value(&e->data.table->series[e->data.by_name[j]].labels, key);
+
+		if (v != LABEL_NONE)
+			vals[count++] = v;
+	}
+	qsort(vals, (size_t)count, sizeof(int), cmp_int);
+	for (int j = 0; j < count; j++) {
+		if (j && vals[j] == vals[j - 1])
+			continue;
+		lua_pushinteger(L, vals[j]);
+		lua_rawseti(L, -3, ++k);
+	}
+	lua_pop(L, 1);
+	return 1;
+}
+
+static bool name_known(struct lua_engine *e, const char *name)
+{
+	int n;
+
+	if (e->data_ready && (n = lua_data_find(&e->data, name)) >= 0) {
+		for (int k = e->data.name_first[n]; k < e->data.name_first[n + 1]; k++)
+			if (!e->data.table->series[e->data.by_name[k]].unavailable)
+				return true;
+		return false;
+	}
+	if (lua_engine_find_metric(e, name) >= 0)
+		return true;
+	return e->in.plan && e->in.metrics && metric_plan_find(e->in.plan, name) >= 0;
+}
+
+/* has(name) -> true when a series (counted) or a metric of that name exists. */
+static int api_has(lua_State *L)
+{
+	lua_pushboolean(L, name_known(engine_of(L), luaL_checkstring(L, 1)));
+	return 1;
+}
+
+/* pick(name, ...) -> the first name that has values here, or nil: for
+ * scripts that take a number from whichever source the host has. */
+static int api_pick(lua_State *L)
+{
+	struct lua_engine *e = engine_of(L);
+
+	for (int i = 1; i <= lua_gettop(L); i++)
+		if (name_known(e, luaL_checkstring(L, i))) {
+			lua_pushvalue(L, i);
+			return 1;
+		}
+	lua_pushnil(L);
+	return 1;
+}
+
+/* why(name) -> why a name has nothing to show here, or nil. */
+static int api_why(lua_State *L)
+{
+	struct lua_engine *e = engine_of(L);
+	const char *name = luaL_checkstring(L, 1);
+	int n;
+
+	if (name_known(e, name)) {
+		lua_pushnil(L);
+		return 1;
+	}
+	if (e->data_ready && (n = lua_data_find(&e->data, name)) >= 0)
+		lua_pushfstring(L, "%s: %s", name, series_why(&e->data, n));
+	else if (e->in.res && (n = catalog_metric_index(e->in.res->cat, name)) >= 0 && !e->in.res->metrics[n].available)
+		lua_pushfstring(L, "%s: %s", name, e->in.res->metrics[n].why);
+	else if (!strncmp(name, "proc.", 5))
+		lua_pushfstring(L, "%s comes from the eBPF probes, which this %s did not run (live: root or "
+				"CAP_BPF+CAP_PERFMON; reports: record with -e %s)", name,
+				e->in.source ? e->in.source : "run", name);
+	else
+		lua_pushfstring(L, "%s is neither counted in this %s nor a metric of its plan (measure with "
+				"-m %s on a host that has the counters: memscope list --metrics)", name,
+				e->in.source ? e->in.source : "run", name);
+	return 1;
+}
+
+/* channels() -> the memory channels catalog metrics have values for:
+ * {{instance =, node =, socket =, cpu =}, ...} by socket, node and name. */
+static int api_channels(lua_State *L)
+{
+	struct lua_engine *e = engine_of(L);
+	int n = e->in.metrics ? metric_engine_nr_scopes(e->in.metrics, SCOPE_CHANNEL) : 0;
+
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		const struct metric_channel *ch = metric_engine_channel(e->in.metrics, i);
+
+		lua_createtable(L, 0, 4);
+		lua_pushstring(L, ch->instance);
+		lua_setfield(L, -2, "instance");
+		set_label(L, "node", ch->node);
+		set_label(L, "socket", ch->socket);
+		set_label(L, "cpu", ch->cpu);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+/* metrics() -> names of every metric values can be read for. */
+static int api_metrics(lua_State *L)
+{
+	struct lua_engine *e = engine_of(L);
+	int k = 0;
+
+	lua_newtable(L);
+	if (e->in.plan)
+		for (int i = 0; i < e->in.plan->nr_metrics; i++) {
+			lua_pushstring(L, e->in.plan->cat->metrics[e->in.plan->metrics[i].metric].name);
+			lua_rawseti(L, -2, ++k);
+		}
+	for (int i = 0; i < e->nr_metrics; i++) {
+		lua_pushstring(L, e->metrics[i].name);
+		lua_rawseti(L, -2, ++k);
+	}
+	return 1;
+}
+
+/* topology(): built once per script and then the same table (treat it as
+ * read-only): scripts ask for it at every frame. */
+static int api_topology(lua_State *L)
+{
+	const struct topology *t = engine_of(L)->in.topo;
+
+	if (lua_getfield(L, LUA_REGISTRYINDEX, "memscope.topology") == LUA_TTABLE)
+		return 1;
+	lua_pop(L, 1);
+	lua_newtable(L);
+	if (!t)
+		return 1;
+	lua_pushvalue(L, -1);
+	lua_setfield(L, LUA_REGISTRYINDEX, "memscope.topology");
+	lua_createtable(L, t->nr_nodes, 0);
+	for (int i = 0; i < t->nr_nodes; i++) {
+		lua_pushinteger(L, t->nodes[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_setfield(L, -2, "nodes");
+	lua_createtable(L, t->nr_cpus, 0);
+	for (int i = 0; i < t->nr_cpus; i++) {
+		const struct cpu_place *c = &t->cpus[i];
+
+		lua_createtable(L, 0, 5);
+		lua_pushinteger(L, c->cpu);
+		lua_setfield(L, -2, "cpu");
+		lua_pushinteger(L, c->core);
+		lua_setfield(L, -2, "core");
+		lua_pushinteger(L, c->die);
+		lua_setfield(L, -2, "die");
+		lua_pushinteger(L, c->socket);
+		lua_setfield(L, -2, "socket");
+		lua_pushinteger(L, c->node);
+		lua_setfield(L, -2, "node");
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_setfield(L, -2, "cpus");
+	/* distance[from][to], by node id. */
+	lua_newtable(L);
+	for (int i = 0; i < t->nr_nodes; i++) {
+		lua_newtable(L);
+		for (int j = 0; j < t->nr_nodes; j++) {
+			lua_pushinteger(L, t->distance ? t->distance[i * t->nr_nodes + j] : (i == j ? 10 : 20));
+			lua_rawseti(L, -2, t->nodes[j]);
+		}
+		lua_rawseti(L, -2, t->nodes[i]);
+	}
+	lua_setfield(L, -2, "distance");
+	lua_pushinteger(L, t->nr_sockets);
+	lua_setfield(L, -2, "nr_sockets");
+	lua_pushinteger(L, t->nr_cpus);
+	lua_setfield(L, -2, "nr_cpus");
+	lua_pushinteger(L, t->nr_nodes);
+	lua_setfield(L, -2, "nr_nodes");
+	return 1;
+}
+
+static int api_frame(lua_State *L)
+{
+	struct lua_engine *e = engine_of(L);
+
+	lua_createtable(L, 0, 4);
+	lua_frame_fields(L, e);
+	lua_pushinteger(L, (lua_Integer)e->data.frames);
+	lua_setfield(L, -2, "count");
+	return 1;
+}
+
+void lua_api_open(lua_State *L, struct lua_script *s)
+{
+	static const luaL_Reg api[] = {
+		{ "value", api_value }, { "rate", api_rate }, { "total", api_total }, { "history", api_history },
+		{ "series", api_series }, { "labels", api_labels }, { "has", api_has }, { "why", api_why }, { "pick", api_pick },
+		{ "metrics", api_metrics }, { "channels", api_channels }, { "topology", api_topology }, { "frame", api_frame },
+		{ "metric", lua_metrics_define },
+		{ NULL, NULL },
+	};
+	static const char *const formats[] = { "text", "csv", "json" };
+
+	luaL_newlib(L, api);
+	lua_pushstring(L, MEMSCOPE_VERSION);
+	lua_setfield(L, -2, "version");
+	lua_pushinteger(L, 1);
+	lua_setfield(L, -2, "api_version");
+	lua_pushstring(L, formats[s->engine->opt.format]);
+	lua_setfield(L, -2, "format");
+	lua_pushstring(L, s->name);
+	lua_setfield(L, -2, "script_name");
+	lua_pushstring(L, "live");
+	lua_setfield(L, -2, "source");
+	lua_setglobal(L, "memscope");
+	lua_format_open(L);
+}

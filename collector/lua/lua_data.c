@@ -1,0 +1,210 @@
+#include "lua/lua_data.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void label_filter_init(struct label_filter *f)
+{
+	f->cpu = f->node = f->socket = f->pid = f->tid = LABEL_ANY;
+	f->instance = NULL;
+}
+
+static unsigned name_hash(const char *s)
+{
+	unsigned h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+int lua_data_find(const struct lua_data *d, const char *name)
+{
+	if (!d->hash_size)
+		return -1;
+	for (unsigned i = name_hash(name) & (unsigned)(d->hash_size - 1);; i = (i + 1) & (unsigned)(d->hash_size - 1)) {
+		int n = d->hash[i];
+
+		if (n < 0)
+			return -1;
+		if (!strcmp(d->names[n], name))
+			return n;
+	}
+}
+
+static int build_names(struct lua_data *d)
+{
+	const struct series_table *t = d->table;
+	int *name_of = calloc((size_t)t->nr + 1, sizeof(int));
+	int *count;
+
+	d->names = calloc((size_t)t->nr + 1, sizeof(char *));
+	d->name_first = calloc((size_t)t->nr + 2, sizeof(int));
+	d->by_name = calloc((size_t)t->nr + 1, sizeof(int));
+	d->hash_size = 16;
+	while (d->hash_size < 2 * t->nr + 2)
+		d->hash_size *= 2;
+	d->hash = malloc((size_t)d->hash_size * sizeof(int));
+	if (!name_of || !d->names || !d->name_first || !d->by_name || !d->hash) {
+		free(name_of);
+		return -1;
+	}
+	for (int i = 0; i < d->hash_size; i++)
+		d->hash[i] = -1;
+	for (int s = 0; s < t->nr; s++) {
+		int n = lua_data_find(d, t->series[s].name);
+
+		if (n < 0) {
+			unsigned h = name_hash(t->series[s].name) & (unsigned)(d->hash_size - 1);
+
+			n = d->nr_names++;
+			d->names[n] = t->series[s].name;
+			while (d->hash[h] >= 0)
+				h = (h + 1) & (unsigned)(d->hash_size - 1);
+			d->hash[h] = n;
+		}
+		name_of[s] = n;
+		d->name_first[n + 1]++;
+	}
+	for (int n = 0; n < d->nr_names; n++)
+		d->name_first[n + 1] += d->name_first[n];
+	count = calloc((size_t)d->nr_names + 1, sizeof(int));
+	if (!count) {
+		free(name_of);
+		return -1;
+	}
+	for (int s = 0; s < t->nr; s++)
+		d->by_name[d->name_first[name_of[s]] + count[name_of[s]]++] = s;
+	free(count);
+	free(name_of);
+	return 0;
+}
+
+int lua_data_init(struct lua_data *d, const struct series_table *table, int history)
+{
+	size_t n = (size_t)table->nr + 1;
+
+	memset(d, 0, sizeof(*d));
+	d->table = table;
+	d->nr_series = table->nr;
+	d->history_cap = history > 0 ? history : 1;
+	d->current = malloc(n * sizeof(double));
+	d->totals = calloc(n, sizeof(double));
+	d->seen = calloc(n, sizeof(bool));
+	d->history = malloc((size_t)d->history_cap * n * sizeof(double));
+	d->history_time = calloc((size_t)d->history_cap, sizeof(double));
+	d->history_interval = calloc((size_t)d->history_cap, sizeof(double));
+	if (!d->current || !d->totals || !d->seen || !d->history || !d->history_time || !d->history_interval ||
+	    build_names(d) < 0) {
+		lua_data_free(d);
+		return -1;
+	}
+	for (int i = 0; i < table->nr; i++)
+		d->current[i] = NAN;
+	return 0;
+}
+
+void lua_data_free(struct lua_data *d)
+{
+	free(d->names);
+	free(d->name_first);
+	free(d->by_name);
+	free(d->hash);
+	free(d->current);
+	free(d->totals);
+	free(d->seen);
+	free(d->history);
+	free(d->history_time);
+	free(d->history_interval);
+	memset(d, 0, sizeof(*d));
+}
+
+void lua_data_push(struct lua_data *d, const struct frame *frame)
+{
+	double *slot = d->history + (size_t)d->history_head * (size_t)(d->nr_series + 1);
+
+	if (!d->frames)
+		d->start_ns = frame->time_ns - frame->interval_ns;
+	d->seq = frame->seq;
+	d->interval_s = (double)frame->interval_ns / 1e9;
+	d->time_s = (double)(frame->time_ns - d->start_ns) / 1e9;
+	for (int i = 0; i < d->nr_series && i < frame->nr; i++) {
+		const struct series *s = &d->table->series[i];
+		const struct sample *sm = &frame->samples[i];
+		double scale = s->scale > 0 ? s->scale : 1.0;
+		double v = NAN;
+
+		if (sm->valid && !s->unavailable) {
+			v = (s->kind == SERIES_COUNTER ? sample_scaled(sm) : (double)sm->value) * scale;
+			if (s->kind == SERIES_COUNTER)
+				d->totals[i] += v;
+			else
+				d->totals[i] = v;
+			d->seen[i] = true;
+		}
+		d->current[i] = v;
+		slot[i] = v;
+	}
+	d->history_time[d->history_head] = d->time_s;
+	d->history_interval[d->history_head] = d->interval_s;
+	d->history_head = (d->history_head + 1) % d->history_cap;
+	if (d->history_len < d->history_cap)
+		d->history_len++;
+	d->frames++;
+}
+
+static bool label_ok(int want, int have)
+{
+	return want == LABEL_ANY || want == have;
+}
+
+bool lua_data_series_matches(const struct lua_data *d, int series, const struct label_filter *f)
+{
+	const struct series_labels *l = &d->table->series[series].labels;
+
+	return label_ok(f->cpu, l->cpu) && label_ok(f->node, l->node) && label_ok(f->socket, l->socket) &&
+	       label_ok(f->pid, l->pid) && label_ok(f->tid, l->tid) &&
+	       (!f->instance || !f->instance[0] || !strcmp(f->instance, l->instance));
+}
+
+static int sum_row(const struct lua_data *d, int name, const struct label_filter *f, const double *row,
+		   const bool *seen, double *sum)
+{
+	double total = 0;
+	int read = 0;
+
+	if (name < 0 || name >= d->nr_names)
+		return 0;
+	for (int k = d->name_first[name]; k < d->name_first[name + 1]; k++) {
+		int s = d->by_name[k];
+
+		if (!lua_data_series_matches(d, s, f))
+			continue;
+		if (seen ? !seen[s] : isnan(row[s]))
+			continue;
+		total += row[s];
+		read++;
+	}
+	if (read)
+		*sum = total;
+	return read;
+}
+
+int lua_data_sum(const struct lua_data *d, int name, const struct label_filter *f, enum lua_data_what what,
+		 double *sum)
+{
+	if (what == LUA_DATA_TOTAL)
+		return sum_row(d, name, f, d->totals, d->seen, sum);
+	return sum_row(d, name, f, d->current, NULL, sum);
+}
+
+int lua_data_sum_history(const struct lua_data *d, int name, const struct label_filter *f, int age, double *sum)
+{
+	int slot;
+
+	if (age < 0 || age >= d->history_len)
+		return 0;
+	slot = (d->history_head - 1 - age + 2 * d->history_cap) % d->history_cap;
+	return sum_row(d, name, f, d->history + (size_t)slot * (size_t)(d->nr_series + 1), NULL, sum);
+}

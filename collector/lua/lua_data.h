@@ -1,0 +1,66 @@
+/* What scripts read, kept on the C side: every series' value in the current
+ * frame, its total since the start and a window of the last N frames (a ring
+ * allocated once), with lookups by name and labels. Lua only ever asks for
+ * the few numbers it uses; nothing here allocates per frame. */
+#ifndef MEMSCOPE_LUA_DATA_H
+#define MEMSCOPE_LUA_DATA_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sampler/frame.h"
+
+#define LABEL_ANY INT_MIN
+
+/* Which series of a name to add up; LABEL_ANY (or "" instance) matches all. */
+struct label_filter {
+	int cpu, node, socket, pid, tid;
+	const char *instance;
+};
+
+void label_filter_init(struct label_filter *f);
+
+struct lua_data {
+	const struct series_table *table;
+	int nr_series;
+	/* Series grouped by name: name i owns by_name[name_first[i] .. name_first[i+1]). */
+	int nr_names;
+	const char **names;
+	int *name_first;
+	int *by_name;
+	int *hash;                /* open addressing over names, -1 empty */
+	int hash_size;
+	/* Current frame, in shown units (value x scale); NaN when not read. */
+	uint64_t seq;
+	double time_s, interval_s;
+	double *current;
+	double *totals;           /* counters: sum; gauges: last value */
+	bool *seen;               /* read at least once */
+	/* History ring of the last history_cap frames. */
+	int history_cap, history_len, history_head;  /* head: next slot to write */
+	double *history;          /* history_cap x nr_series */
+	double *history_time;
+	double *history_interval;
+	uint64_t frames;          /* frames seen */
+	uint64_t start_ns;
+};
+
+int lua_data_init(struct lua_data *d, const struct series_table *table, int history);
+void lua_data_free(struct lua_data *d);
+void lua_data_push(struct lua_data *d, const struct frame *frame);
+
+/* Name index, or -1. */
+int lua_data_find(const struct lua_data *d, const char *name);
+bool lua_data_series_matches(const struct lua_data *d, int series, const struct label_filter *f);
+
+enum lua_data_what { LUA_DATA_CURRENT, LUA_DATA_TOTAL };
+
+/* Sum over the series of a name that match: returns how many were read
+ * (0: no value; *sum untouched). */
+int lua_data_sum(const struct lua_data *d, int name, const struct label_filter *f, enum lua_data_what what,
+		 double *sum);
+/* Same over one history slot: age 0 is the current frame, 1 the one before... */
+int lua_data_sum_history(const struct lua_data *d, int name, const struct label_filter *f, int age, double *sum);
+
+#endif

@@ -1,0 +1,175 @@
+#include "metrics/aggregate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *aggr_mode_name(enum aggr_mode mode)
+{
+	switch (mode) {
+	case AGGR_CPU: return "cpu";
+	case AGGR_SOCKET: return "socket";
+	case AGGR_NODE: return "node";
+	case AGGR_THREAD: return "tid";
+	case AGGR_CHANNEL: return "channel";
+	default: return "total";
+	}
+}
+
+static int series_key(const struct series *s, enum aggr_mode mode)
+{
+	switch (mode) {
+	case AGGR_CPU: return s->labels.cpu;
+	case AGGR_SOCKET: return s->labels.socket;
+	case AGGR_NODE: return s->labels.node;
+	default: return -1;
+	}
+}
+
+static int find_or_add(int *list, int *nr, int key)
+{
+	for (int i = 0; i < *nr; i++)
+		if (list[i] == key)
+			return i;
+	list[*nr] = key;
+	return (*nr)++;
+}
+
+static int compare_int(const void *a, const void *b)
+{
+	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+int aggregation_init(struct aggregation *a, const struct series_table *table, enum aggr_mode mode)
+{
+	int n = table->nr > 0 ? table->nr : 1;
+
+	memset(a, 0, sizeof(*a));
+	a->mode = mode;
+	a->nr_series = table->nr;
+	a->columns = calloc((size_t)n, sizeof(*a->columns));
+	a->units = calloc((size_t)n, sizeof(*a->units));
+	a->scales = calloc((size_t)n, sizeof(*a->scales));
+	a->row_keys = calloc((size_t)n + 1, sizeof(int));
+	a->series_row = calloc((size_t)n, sizeof(int));
+	a->series_col = calloc((size_t)n, sizeof(int));
+	a->series_unavailable = calloc((size_t)n, sizeof(bool));
+	if (!a->series_unavailable || !a->columns || !a->units || !a->scales || !a->row_keys || !a->series_row || !a->series_col) {
+		aggregation_free(a);
+		return -1;
+	}
+	/* Columns in the order events were given; rows sorted by key. */
+	for (int i = 0; i < table->nr; i++) {
+		const struct series *s = &table->series[i];
+		int col = -1;
+
+		for (int c = 0; c < a->nr_columns; c++)
+			if (!strcmp(a->columns[c], s->name))
+				col = c;
+		if (col < 0) {
+			col = a->nr_columns++;
+			a->columns[col] = s->name;
+			a->units[col] = s->unit;
+			a->scales[col] = s->scale;
+		}
+		a->series_col[i] = col;
+		a->series_unavailable[i] = s->unavailable != NULL;
+		if (s->unavailable)
+			continue;
+		if (mode == AGGR_TOTAL)
+			continue;
+		if (series_key(s, mode) != LABEL_NONE)
+			find_or_add(a->row_keys, &a->nr_rows, series_key(s, mode));
+	}
+	if (mode == AGGR_TOTAL || a->nr_rows == 0) {
+		a->nr_rows = 1;
+		a->row_keys[0] = -1;
+	}
+	qsort(a->row_keys, (size_t)a->nr_rows, sizeof(int), compare_int);
+	for (int i = 0; i < table->nr; i++) {
+		int key = series_key(&table->series[i], mode);
+
+		a->series_row[i] = 0;
+		if (table->series[i].unavailable)
+			a->series_row[i] = -1;
+		else if (mode != AGGR_TOTAL) {
+			a->series_row[i] = -1;
+			for (int r = 0; r < a->nr_rows; r++)
+				if (a->row_keys[r] == key)
+					a->series_row[i] = r;
+		}
+	}
+	a->cell_mapped = calloc((size_t)(a->nr_rows * a->nr_columns) + 1, sizeof(bool));
+	if (!a->cell_mapped) {
+		aggregation_free(a);
+		return -1;
+	}
+	for (int i = 0; i < table->nr; i++) {
+		if (a->series_row[i] >= 0)
+			a->cell_mapped[a->series_row[i] * a->nr_columns + a->series_col[i]] = true;
+		else if (a->series_unavailable[i])
+			for (int r = 0; r < a->nr_rows; r++)
+				a->cell_mapped[r * a->nr_columns + a->series_col[i]] = true;
+	}
+	return 0;
+}
+
+void aggregation_free(struct aggregation *a)
+{
+	free(a->columns);
+	free(a->units);
+	free(a->scales);
+	free(a->row_keys);
+	free(a->series_row);
+	free(a->series_col);
+	free(a->series_unavailable);
+	free(a->cell_mapped);
+	memset(a, 0, sizeof(*a));
+}
+
+void aggregation_clear(const struct aggregation *a, struct aggr_cell *cells)
+{
+	memset(cells, 0, sizeof(*cells) * (size_t)(a->nr_rows * a->nr_columns));
+	for (int i = 0; i < a->nr_rows * a->nr_columns; i++) {
+		cells[i].valid = a->cell_mapped[i];
+		cells[i].not_applicable = !a->cell_mapped[i];
+	}
+}
+
+static void add_to_cell(struct aggr_cell *cell, const struct sample *smp)
+{
+	if (!smp->valid) {
+		cell->valid = false;
+		return;
+	}
+	cell->value += sample_scaled(smp);
+	cell->raw += smp->value;
+	cell->enabled_ns += smp->enabled_ns;
+	cell->running_ns += smp->running_ns;
+}
+
+void aggregation_add(const struct aggregation *a, const struct frame *frame, struct aggr_cell *cells)
+{
+	for (int i = 0; i < a->nr_series && i < frame->nr; i++) {
+		int row = a->series_row[i], col = a->series_col[i];
+
+		if (row >= 0) {
+			add_to_cell(&cells[row * a->nr_columns + col], &frame->samples[i]);
+			continue;
+		}
+		/* An event that could not be opened marks its column in every row;
+		 * a series outside this split (no such label) is left out. */
+		if (!a->series_unavailable[i])
+			continue;
+		for (int r = 0; r < a->nr_rows; r++) {
+			cells[r * a->nr_columns + col].unsupported = true;
+			cells[r * a->nr_columns + col].valid = false;
+		}
+	}
+}
+
+double aggr_cell_coverage(const struct aggr_cell *cell)
+{
+	if (cell->enabled_ns == 0 || cell->running_ns >= cell->enabled_ns)
+		return 1.0;
+	return (double)cell->running_ns / (double)cell->enabled_ns;
+}

@@ -1,0 +1,53 @@
+/* Folding series into what stat prints: one row per scope (the whole target,
+ * a CPU, a socket or a node) and one column per event. */
+#ifndef MEMSCOPE_AGGREGATE_H
+#define MEMSCOPE_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sampler/frame.h"
+
+/* AGGR_THREAD rows come from the eBPF source's per-thread maps (stat_threads.h),
+ * not from series labels. */
+/* AGGR_CHANNEL rows are the metric engine's memory channels (metrics only:
+ * the series are not grouped by channel). */
+enum aggr_mode { AGGR_TOTAL, AGGR_CPU, AGGR_SOCKET, AGGR_NODE, AGGR_THREAD, AGGR_CHANNEL };
+
+struct aggr_cell {
+	double value;           /* sum of multiplexing-scaled counts, in counts (not scaled units) */
+	uint64_t raw;           /* sum of raw counts */
+	uint64_t enabled_ns;
+	uint64_t running_ns;
+	bool valid;             /* at least one series read, none failed */
+	bool unsupported;       /* the event could not be opened at all */
+	bool not_applicable;    /* no series of this event has this scope (e.g. not split by node) */
+};
+
+struct aggregation {
+	enum aggr_mode mode;
+	int nr_columns;
+	const char **columns;   /* event names (owned by the series table) */
+	const char **units;
+	double *scales;
+	int nr_rows;
+	int *row_keys;          /* cpu/socket/node number; -1 for the total row */
+	int *series_row;        /* per series: row, or -1 for every row (unsupported events) */
+	int *series_col;
+	bool *series_unavailable;
+	bool *cell_mapped;      /* nr_rows x nr_columns: some series lands in the cell */
+	int nr_series;
+};
+
+const char *aggr_mode_name(enum aggr_mode mode);   /* "total", "cpu", "socket", "node" */
+int aggregation_init(struct aggregation *a, const struct series_table *table, enum aggr_mode mode);
+void aggregation_free(struct aggregation *a);
+
+/* cells: nr_rows x nr_columns. clear, then add frames (add twice = sum). */
+void aggregation_clear(const struct aggregation *a, struct aggr_cell *cells);
+void aggregation_add(const struct aggregation *a, const struct frame *frame, struct aggr_cell *cells);
+
+/* running/enabled of a cell in [0,1]. */
+double aggr_cell_coverage(const struct aggr_cell *cell);
+
+#endif

@@ -1,0 +1,726 @@
+/* Metric plans (what to count) and the metric engine (frames -> values). */
+#include "metrics/metrics.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- plan ---- */
+
+struct group_state {
+	char instance[64];
+	int group;
+	int used;
+	int placing;      /* plan metric whose events were placed last */
+};
+
+struct plan_builder {
+	const struct resolution *res;
+	struct metric_plan *plan;
+	struct group_state *groups;   /* one per instance */
+	int nr_groups;
+	struct ms_error *err;
+};
+
+static int find_event(const struct metric_plan *plan, const char *text)
+{
+	for (int i = 0; i < plan->nr_events; i++)
+		if (strcmp(plan->events[i].text, text) == 0)
+			return i;
+	return -1;
+}
+
+static struct group_state *group_for(struct plan_builder *b, const char *instance)
+{
+	struct group_state *g;
+
+	for (int i = 0; i < b->nr_groups; i++)
+		if (strcmp(b->groups[i].instance, instance) == 0)
+			return &b->groups[i];
+	g = realloc(b->groups, sizeof(*g) * (size_t)(b->nr_groups + 1));
+	if (!g)
+		return NULL;
+	b->groups = g;
+	g = &g[b->nr_groups++];
+	snprintf(g->instance, sizeof(g->instance), "%s", instance);
+	g->group = -1;
+	g->used = 0;
+	g->placing = -1;
+	return g;
+}
+
+static int add_input(struct plan_builder *b, int family, int role, int event)
+{
+	struct metric_plan *plan = b->plan;
+	const struct resolved_family *rf = &b->res->families[family];
+	const struct catalog_role *crole = &rf->family->roles[role];
+	const struct resolved_role *rr = &rf->roles[role];
+	struct plan_input *in;
+
+	for (int i = 0; i < plan->nr_inputs; i++)
+		if (plan->inputs[i].family == family && plan->inputs[i].role == role && plan->inputs[i].event == event)
+			return i;
+	in = realloc(plan->inputs, sizeof(*in) * (size_t)(plan->nr_inputs + 1));
+	if (!in)
+		return -1;
+	plan->inputs = in;
+	in = &in[plan->nr_inputs];
+	memset(in, 0, sizeof(*in));
+	in->family = family;
+	in->role = role;
+	in->event = event;
+	in->events = calloc((size_t)rr->nr_inst + 1, sizeof(int));
+	if (!in->events)
+		return -1;
+	plan->nr_inputs++;
+	for (int i = 0; i < rr->nr_inst; i++) {
+		const struct catalog_event *ev = &crole->events[event];
+		char text[512];
+		int idx;
+
+		resolved_event_text(crole, ev, &rr->inst[i], text, sizeof(text));
+		idx = find_event(plan, text);
+		if (idx < 0) {
+			struct plan_event *pe = realloc(plan->events, sizeof(*pe) * (size_t)(plan->nr_events + 1));
+
+			if (!pe)
+				return -1;
+			plan->events = pe;
+			pe = &pe[plan->nr_events];
+			memset(pe, 0, sizeof(*pe));
+			if (!(pe->text = strdup(text)))
+				return -1;
+			idx = plan->nr_events++;
+			snprintf(pe->instance, sizeof(pe->instance), "%s", rr->inst[i].name);
+			pe->how = ev->how;
+			pe->cpus = &rr->inst[i].cpus;
+			pe->role = crole;
+			pe->event = ev;
+			pe->group = -1;
+		}
+		in->events[in->nr_events++] = idx;
+	}
+	return plan->nr_inputs - 1;
+}
+
+struct slot_collect {
+	struct plan_builder *b;
+	struct plan_metric *pm;
+	int family;
+	int failed;
+};
+
+static int collect_slot(struct expr *ref, void *ctx)
+{
+	struct slot_collect *c = ctx;
+	int input, *pairs;
+
+	if (ref->slot == CATALOG_SLOT_SECONDS)
+		return 0;
+	for (int i = 0; i < c->pm->nr_slot_inputs; i++)
+		if (c->pm->slot_inputs[2 * i] == ref->slot)
+			return 0;
+	input = add_input(c->b, c->family, catalog_slot_role(ref->slot), catalog_slot_event(ref->slot));
+	pairs = input < 0 ? NULL : realloc(c->pm->slot_inputs, sizeof(int) * 2 * (size_t)(c->pm->nr_slot_inputs + 1));
+	if (!pairs) {
+		c->failed = 1;
+		return 1;
+	}
+	c->pm->slot_inputs = pairs;
+	pairs[2 * c->pm->nr_slot_inputs] = ref->slot;
+	pairs[2 * c->pm->nr_slot_inputs + 1] = input;
+	c->pm->nr_slot_inputs++;
+	return 0;
+}
+
+/* Put the perf events of one metric into groups: per instance, the metric's
+ * new events join the instance's current group when they fit its counters,
+ * else they start a new group (split further if the PMU is too small). */
+static int assign_groups(struct plan_builder *b, const struct plan_metric *pm)
+{
+	struct metric_plan *plan = b->plan;
+	int self = (int)(pm - plan->metrics);
+
+	for (int s = 0; s < pm->nr_slot_inputs; s++) {
+		const struct plan_input *in = &plan->inputs[pm->slot_inputs[2 * s + 1]];
+
+		for (int k = 0; k < in->nr_events; k++) {
+			struct plan_event *pe = &plan->events[in->events[k]];
+			int counters = pe->role->counters;
+			struct group_state *g;
+
+			if (pe->group >= 0 || !plan_event_is_perf(pe))
+				continue;
+			g = group_for(b, pe->instance);
+			if (!g)
+				return -1;
+			if (g->placing != self) {
+				/* First of this metric's events here: do they all fit beside the group's? */
+				int fresh = 0;
+
+				for (int t = s; t < pm->nr_slot_inputs; t++) {
+					const struct plan_input *other = &plan->inputs[pm->slot_inputs[2 * t + 1]];
+
+					for (int j = 0; j < other->nr_events; j++) {
+						const struct plan_event *oe = &plan->events[other->events[j]];
+
+						fresh += oe->group < 0 && strcmp(oe->instance, pe->instance) == 0;
+					}
+				}
+				g->placing = self;
+				if (g->group < 0 || (counters > 0 && g->used + fresh > counters)) {
+					g->group = plan->nr_groups++;
+					g->used = 0;
+				}
+			} else if (counters > 0 && g->used >= counters) {
+				g->group = plan->nr_groups++;   /* more events than counters: next slice */
+				g->used = 0;
+			}
+			pe->group = g->group;
+			g->used++;
+		}
+	}
+	return 0;
+}
+
+static int add_metric(struct plan_builder *b, int idx, bool requested);
+
+struct dep_collect {
+	struct plan_builder *b;
+	int failed;
+};
+
+static int collect_dep(struct expr *ref, void *ctx)
+{
+	struct dep_collect *c = ctx;
+
+	if (ref->slot == CATALOG_SLOT_SECONDS)
+		return 0;
+	if (add_metric(c->b, ref->slot, false) < 0) {
+		c->failed = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static int plan_index(const struct metric_plan *plan, int metric)
+{
+	for (int i = 0; i < plan->nr_metrics; i++)
+		if (plan->metrics[i].metric == metric)
+			return i;
+	return -1;
+}
+
+/* Add metric idx (after its dependencies); returns its plan index. */
+static int add_metric(struct plan_builder *b, int idx, bool requested)
+{
+	struct metric_plan *plan = b->plan;
+	const struct catalog_metric *metric = &plan->cat->metrics[idx];
+	const struct resolved_metric *rm = &b->res->metrics[idx];
+	struct plan_metric *pm;
+	int at = plan_index(plan, idx);
+
+	if (at >= 0) {
+		plan->metrics[at].requested |= requested;
+		return at;
+	}
+	if (!rm->available) {
+		ms_error_set(b->err, "metric '%s' is not available on this host: %s", metric->name, rm->why);
+		ms_error_append(b->err, " (memscope list --explain %s shows how it is computed)", metric->name);
+		return -1;
+	}
+	if (metric->formula) {
+		struct dep_collect c = { b, 0 };
+
+		expr_each_ref(metric->formula, collect_dep, &c);
+		if (c.failed)
+			return -1;
+	}
+	pm = &plan->metrics[plan->nr_metrics++];
+	memset(pm, 0, sizeof(*pm));
+	pm->metric = idx;
+	pm->requested = requested;
+	pm->family = rm->family;
+	pm->mapping = rm->mapping;
+	if (metric->formula) {
+		pm->dep_plan = malloc(sizeof(int) * (size_t)plan->cat->nr_metrics);
+		if (!pm->dep_plan)
+			goto oom;
+		for (int i = 0; i < plan->cat->nr_metrics; i++)
+			pm->dep_plan[i] = plan_index(plan, i);
+	} else {
+		struct slot_collect c = { b, pm, rm->family, 0 };
+
+		expr_each_ref(rm->fm->mappings[rm->mapping].formula, collect_slot, &c);
+		if (c.failed || assign_groups(b, pm))
+			goto oom;
+	}
+	return plan->nr_metrics - 1;
+oom:
+	ms_error_set(b->err, "building the metric plan: out of memory");
+	return -1;
+}
+
+static void suggest_metric(const struct catalog *cat, const char *name, struct ms_error *err)
+{
+	const char *dot = strchr(name, '.');
+	size_t prefix = dot ? (size_t)(dot - name + 1) : strlen(name);
+	int shown = 0;
+
+	for (int i = 0; i < cat->nr_metrics && shown < 8; i++)
+		if (strncmp(cat->metrics[i].name, name, prefix) == 0 || strstr(cat->metrics[i].name, name)) {
+			ms_error_append(err, "%s%s", shown ? ", " : "; similar: ", cat->metrics[i].name);
+			shown++;
+		}
+	ms_error_append(err, " (memscope list --metrics lists them all)");
+}
+
+int metric_plan_build(const struct resolution *res, const char *names, struct metric_plan **out, struct ms_error *err)
+{
+	struct metric_plan *plan = calloc(1, sizeof(*plan));
+	struct plan_builder b = { res, plan, NULL, 0, err };
+	char *copy = strdup(names ? names : ""), *save = NULL, *name;
+	int nr = 0;
+
+	*out = NULL;
+	if (!plan || !copy)
+		goto oom;
+	plan->cat = res->cat;
+	plan->res = res;
+	plan->metrics = calloc((size_t)res->cat->nr_metrics + 1, sizeof(*plan->metrics));
+	if (!plan->metrics)
+		goto oom;
+	for (name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		int idx;
+
+		while (*name == ' ')
+			name++;
+		idx = catalog_metric_index(res->cat, name);
+		if (idx < 0) {
+			ms_error_set(err, "unknown metric '%s'", name);
+			suggest_metric(res->cat, name, err);
+			goto fail;
+		}
+		if (add_metric(&b, idx, true) < 0)
+			goto fail;
+		nr++;
+	}
+	if (nr == 0) {
+		ms_error_set(err, "no metric named; give -m METRIC[,METRIC...] (memscope list --metrics)");
+		goto fail;
+	}
+	free(copy);
+	free(b.groups);
+	*out = plan;
+	return 0;
+oom:
+	ms_error_set(err, "building the metric plan: out of memory");
+fail:
+	free(copy);
+	free(b.groups);
+	metric_plan_free(plan);
+	return -1;
+}
+
+void metric_plan_free(struct metric_plan *plan)
+{
+	if (!plan)
+		return;
+	for (int i = 0; i < plan->nr_events; i++)
+		free(plan->events[i].text);
+	free(plan->events);
+	for (int i = 0; i < plan->nr_inputs; i++)
+		free(plan->inputs[i].events);
+	free(plan->inputs);
+	for (int i = 0; plan->metrics && i < plan->nr_metrics; i++) {
+		free(plan->metrics[i].slot_inputs);
+		free(plan->metrics[i].dep_plan);
+	}
+	free(plan->metrics);
+	free(plan);
+}
+
+bool plan_event_is_perf(const struct plan_event *pe)
+{
+	return pe->how == EVENT_HOW_CONFIG || pe->how == EVENT_HOW_PERF;
+}
+
+bool metric_plan_needs_procfs(const struct metric_plan *plan)
+{
+	for (int i = 0; i < plan->nr_events; i++)
+		if (plan->events[i].how == EVENT_HOW_PROCFS)
+			return true;
+	return false;
+}
+
+int metric_plan_find(const struct metric_plan *plan, const char *name)
+{
+	for (int i = 0; i < plan->nr_metrics; i++)
+		if (strcmp(plan->cat->metrics[plan->metrics[i].metric].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* ---- engine ---- */
+
+struct bound_series {
+	int series;       /* index in the frame */
+	int event;        /* plan event */
+	int node_scope;   /* index among node scopes, -1 when the series has no node */
+	int socket_scope;
+	int channel_scope; /* index among channel scopes, -1 when not a channel's series */
+};
+
+struct input_acc {
+	double sum;
+	double coverage;
+	int nr;           /* series that contributed */
+	int group;        /* first perf group seen, -1 none */
+	bool many_groups;
+	bool invalid;     /* a contributing sample could not be read */
+	bool missing;     /* one of its events was never opened */
+};
+
+struct metric_engine {
+	const struct metric_plan *plan;
+	struct bound_series *bound;
+	int nr_bound;
+	int nr_nodes, nr_sockets, nr_channels, nr_scopes; /* scopes: [system, nodes, sockets, channels] */
+	int *node_ids, *socket_ids;
+	struct metric_channel *channels;
+	bool *event_missing;      /* plan event with no series: its source could not open it */
+	struct input_acc *acc;    /* nr_inputs x nr_scopes */
+	struct metric_value *values; /* nr_metrics x nr_scopes */
+	double seconds;
+};
+
+static int scope_offset(const struct metric_engine *e, enum metric_scope scope)
+{
+	switch (scope) {
+	case SCOPE_NODE: return 1;
+	case SCOPE_SOCKET: return 1 + e->nr_nodes;
+	case SCOPE_CHANNEL: return 1 + e->nr_nodes + e->nr_sockets;
+	default: return 0;
+	}
+}
+
+int metric_engine_nr_scopes(const struct metric_engine *e, enum metric_scope scope)
+{
+	switch (scope) {
+	case SCOPE_NODE: return e->nr_nodes;
+	case SCOPE_SOCKET: return e->nr_sockets;
+	case SCOPE_CHANNEL: return e->nr_channels;
+	default: return 1;
+	}
+}
+
+int metric_engine_scope_id(const struct metric_engine *e, enum metric_scope scope, int index)
+{
+	switch (scope) {
+	case SCOPE_NODE: return e->node_ids[index];
+	case SCOPE_SOCKET: return e->socket_ids[index];
+	case SCOPE_CHANNEL: return index;
+	default: return -1;
+	}
+}
+
+const struct metric_channel *metric_engine_channel(const struct metric_engine *e, int index)
+{
+	return index >= 0 && index < e->nr_channels ? &e->channels[index] : NULL;
+}
+
+static bool is_channel_event(const struct plan_event *pe)
+{
+	return pe->role && pe->role->scope && !strcmp(pe->role->scope, "channel");
+}
+
+static int find_channel(const struct metric_engine *e, const char *instance, int cpu)
+{
+	for (int i = 0; i < e->nr_channels; i++)
+		if (e->channels[i].cpu == cpu && !strcmp(e->channels[i].instance, instance))
+			return i;
+	return -1;
+}
+
+static int compare_channels(const void *a, const void *b)
+{
+	const struct metric_channel *x = a, *y = b;
+	int by_name;
+
+	if (x->socket != y->socket)
+		return x->socket < y->socket ? -1 : 1;
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	by_name = strverscmp(x->instance, y->instance);   /* uncore_imc_2 before uncore_imc_10 */
+	if (by_name)
+		return by_name;
+	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+/* The channels the plan counts: one per (instance, CPU) of a channel-scoped role. */
+static int collect_channels(struct metric_engine *e, const struct series_table *table)
+{
+	e->channels = calloc((size_t)table->nr + 1, sizeof(*e->channels));
+	if (!e->channels)
+		return -1;
+	for (int s = 0; s < table->nr; s++) {
+		const struct series *series = &table->series[s];
+		int ev = find_event(e->plan, series->name);
+		struct metric_channel *ch;
+
+		if (ev < 0 || !is_channel_event(&e->plan->events[ev]) ||
+		    find_channel(e, e->plan->events[ev].instance, series->labels.cpu) >= 0)
+			continue;
+		ch = &e->channels[e->nr_channels++];
+		snprintf(ch->instance, sizeof(ch->instance), "%s", e->plan->events[ev].instance);
+		ch->cpu = series->labels.cpu;
+		ch->node = series->labels.node;
+		ch->socket = series->labels.socket;
+	}
+	qsort(e->channels, (size_t)e->nr_channels, sizeof(*e->channels), compare_channels);
+	return 0;
+}
+
+const struct metric_value *metric_engine_value(const struct metric_engine *e, int plan_metric, enum metric_scope scope,
+					       int index)
+{
+	return &e->values[plan_metric * e->nr_scopes + scope_offset(e, scope) + index];
+}
+
+static int int_index(const int *v, int n, int x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return i;
+	return -1;
+}
+
+int metric_engine_new(const struct metric_plan *plan, const struct host *host, const struct series_table *table,
+		      struct metric_engine **out, struct ms_error *err)
+{
+	struct metric_engine *e = calloc(1, sizeof(*e));
+	const struct topology *topo = &host->topo;
+
+	*out = NULL;
+	if (!e)
+		goto oom;
+	e->plan = plan;
+	e->nr_nodes = topo->nr_nodes;
+	e->node_ids = malloc(sizeof(int) * (size_t)(topo->nr_nodes + 1));
+	e->socket_ids = malloc(sizeof(int) * (size_t)(topo->nr_cpus + 1));
+	if (!e->node_ids || !e->socket_ids)
+		goto oom;
+	memcpy(e->node_ids, topo->nodes, sizeof(int) * (size_t)topo->nr_nodes);
+	for (int i = 0; i < topo->nr_cpus; i++)
+		if (int_index(e->socket_ids, e->nr_sockets, topo->cpus[i].socket) < 0)
+			e->socket_ids[e->nr_sockets++] = topo->cpus[i].socket;
+	for (int i = 1; i < e->nr_sockets; i++)   /* ascending socket ids */
+		for (int j = i; j > 0 && e->socket_ids[j - 1] > e->socket_ids[j]; j--) {
+			int t = e->socket_ids[j];
+
+			e->socket_ids[j] = e->socket_ids[j - 1];
+			e->socket_ids[j - 1] = t;
+		}
+	if (collect_channels(e, table) < 0)
+		goto oom;
+	e->nr_scopes = 1 + e->nr_nodes + e->nr_sockets + e->nr_channels;
+	e->bound = calloc((size_t)table->nr + 1, sizeof(*e->bound));
+	e->acc = calloc((size_t)(plan->nr_inputs * e->nr_scopes) + 1, sizeof(*e->acc));
+	e->values = calloc((size_t)(plan->nr_metrics * e->nr_scopes) + 1, sizeof(*e->values));
+	if (!e->bound || !e->acc || !e->values)
+		goto oom;
+	for (int s = 0; s < table->nr; s++) {
+		const struct series *series = &table->series[s];
+		int ev = find_event(plan, series->name);
+
+		if (ev < 0)
+			continue;
+		e->bound[e->nr_bound].series = s;
+		e->bound[e->nr_bound].event = ev;
+		e->bound[e->nr_bound].node_scope =
+			series->labels.node == LABEL_NONE ? -1 : int_index(e->node_ids, e->nr_nodes, series->labels.node);
+		e->bound[e->nr_bound].socket_scope = series->labels.socket == LABEL_NONE
+							     ? -1
+							     : int_index(e->socket_ids, e->nr_sockets, series->labels.socket);
+		e->bound[e->nr_bound].channel_scope =
+			is_channel_event(&plan->events[ev]) ? find_channel(e, plan->events[ev].instance, series->labels.cpu)
+							    : -1;
+		e->nr_bound++;
+	}
+	e->event_missing = calloc((size_t)plan->nr_events + 1, sizeof(bool));
+	if (!e->event_missing)
+		goto oom;
+	for (int i = 0; i < plan->nr_events; i++) {
+		bool seen = false;
+
+		for (int b = 0; b < e->nr_bound && !seen; b++)
+			seen = e->bound[b].event == i;
+		e->event_missing[i] = !seen;
+	}
+	*out = e;
+	return 0;
+oom:
+	metric_engine_free(e);
+	ms_error_set(err, "metric engine: out of memory");
+	return -1;
+}
+
+void metric_engine_free(struct metric_engine *e)
+{
+	if (!e)
+		return;
+	free(e->bound);
+	free(e->node_ids);
+	free(e->socket_ids);
+	free(e->channels);
+	free(e->acc);
+	free(e->values);
+	free(e->event_missing);
+	free(e);
+}
+
+static void acc_add(struct input_acc *a, const struct sample *s, int group)
+{
+	if (!s->valid || (s->enabled_ns > 0 && s->running_ns == 0)) {
+		a->invalid = true;
+		return;
+	}
+	a->sum += sample_scaled(s);
+	if (sample_coverage(s) < a->coverage)
+		a->coverage = sample_coverage(s);
+	if (a->nr == 0)
+		a->group = group;
+	else if (a->group != group)
+		a->many_groups = true;
+	a->nr++;
+}
+
+struct eval_ctx {
+	struct metric_engine *e;
+	const struct plan_metric *pm;
+	int scope;            /* absolute scope index */
+	double coverage;
+	int group;            /* -2 none yet */
+	bool many_groups;
+	bool mixed;
+	const char *why;
+};
+
+static void note_group(struct eval_ctx *c, int group, bool many)
+{
+	if (many || (c->group != -2 && c->group != group))
+		c->many_groups = true;
+	c->group = group;
+}
+
+static bool lookup_input(const struct expr *ref, void *ctx, double *value)
+{
+	struct eval_ctx *c = ctx;
+	const struct input_acc *a = NULL;
+
+	if (ref->slot == CATALOG_SLOT_SECONDS) {
+		*value = c->e->seconds;
+		if (c->e->seconds <= 0)
+			c->why = "zero-length interval";
+		return c->e->seconds > 0;
+	}
+	for (int i = 0; i < c->pm->nr_slot_inputs; i++)
+		if (c->pm->slot_inputs[2 * i] == ref->slot)
+			a = &c->e->acc[c->pm->slot_inputs[2 * i + 1] * c->e->nr_scopes + c->scope];
+	if (!a || a->nr == 0 || a->invalid || a->missing) {
+		c->why = a && a->missing ? "a counter of this metric could not be opened"
+			 : !a || a->nr == 0 ? "no counter of this metric belongs to this scope"
+					    : "a counter of this metric was not read this interval";
+		return false;
+	}
+	if (a->coverage < c->coverage)
+		c->coverage = a->coverage;
+	note_group(c, a->group, a->many_groups);
+	*value = a->sum;
+	return true;
+}
+
+static bool lookup_metric(const struct expr *ref, void *ctx, double *value)
+{
+	struct eval_ctx *c = ctx;
+	const struct metric_value *v;
+	int dep;
+
+	if (ref->slot == CATALOG_SLOT_SECONDS) {
+		*value = c->e->seconds;
+		if (c->e->seconds <= 0)
+			c->why = "zero-length interval";
+		return c->e->seconds > 0;
+	}
+	dep = c->pm->dep_plan[ref->slot];
+	v = &c->e->values[dep * c->e->nr_scopes + c->scope];
+	if (!v->valid) {
+		c->why = v->why;
+		return false;
+	}
+	if (v->coverage < c->coverage)
+		c->coverage = v->coverage;
+	c->mixed |= v->mixed_slices;
+	*value = v->value;
+	return true;
+}
+
+void metric_engine_compute(struct metric_engine *e, const struct frame *frame)
+{
+	const struct metric_plan *plan = e->plan;
+
+	e->seconds = (double)frame->interval_ns / 1e9;
+	for (int in = 0; in < plan->nr_inputs; in++) {
+		bool missing = false;
+
+		for (int k = 0; k < plan->inputs[in].nr_events; k++)
+			missing |= e->event_missing[plan->inputs[in].events[k]];
+		for (int sc = 0; sc < e->nr_scopes; sc++)
+			e->acc[in * e->nr_scopes + sc] = (struct input_acc){ .coverage = 1.0, .group = -1, .missing = missing };
+	}
+	for (int b = 0; b < e->nr_bound; b++) {
+		const struct bound_series *bs = &e->bound[b];
+		const struct sample *s = &frame->samples[bs->series];
+		int group = plan->events[bs->event].group;
+
+		for (int in = 0; in < plan->nr_inputs; in++) {
+			const struct plan_input *pin = &plan->inputs[in];
+			struct input_acc *row = &e->acc[in * e->nr_scopes];
+			bool uses = false;
+
+			for (int k = 0; k < pin->nr_events && !uses; k++)
+				uses = pin->events[k] == bs->event;
+			if (!uses)
+				continue;
+			acc_add(&row[0], s, group);
+			if (bs->node_scope >= 0)
+				acc_add(&row[1 + bs->node_scope], s, group);
+			if (bs->socket_scope >= 0)
+				acc_add(&row[1 + e->nr_nodes + bs->socket_scope], s, group);
+			if (bs->channel_scope >= 0)
+				acc_add(&row[1 + e->nr_nodes + e->nr_sockets + bs->channel_scope], s, group);
+		}
+	}
+	for (int m = 0; m < plan->nr_metrics; m++) {
+		const struct plan_metric *pm = &plan->metrics[m];
+		const struct catalog_metric *cm = &plan->cat->metrics[pm->metric];
+		const struct expr *formula = cm->formula;
+
+		if (!formula) {
+			const struct resolved_metric *rm = &plan->res->metrics[pm->metric];
+
+			formula = rm->fm->mappings[rm->mapping].formula;
+		}
+		for (int sc = 0; sc < e->nr_scopes; sc++) {
+			struct eval_ctx c = { e, pm, sc, 1.0, -2, false, false, NULL };
+			struct metric_value *v = &e->values[m * e->nr_scopes + sc];
+			bool ok = true;
+
+			v->value = expr_eval(formula, cm->formula ? lookup_metric : lookup_input, &c, &ok);
+			v->valid = ok;
+			v->why = ok ? NULL : c.why ? c.why : "division by zero (nothing counted)";
+			v->coverage = c.coverage;
+			/* Extrapolated counts from different time slices do not describe the same instant. */
+			v->mixed_slices = c.mixed || (c.many_groups && c.coverage < 0.999);
+		}
+	}
+}

@@ -1,0 +1,120 @@
+/* Metric plans and the metric engine.
+ *
+ * A plan says, for the metrics a user asked for, which raw events to open on
+ * which PMU instances (grouped so one metric's events share a perf group when
+ * they fit the PMU's counters) and which kernel statistics to read. The engine
+ * binds a plan to the series table the sources built (a series is named by
+ * the plan event's text) and turns each frame into metric values per scope:
+ * the whole system, each NUMA node, each socket and each memory channel (a
+ * PMU instance whose catalog role is scoped per channel: an Intel IMC, a
+ * HiSilicon DDRC, an AMD UMC). Rates divide by the
+ * frame's interval; ratios are computed from the scope's sums; multiplexed
+ * counters are extrapolated and every value carries its coverage
+ * (running/enabled, the smallest of its inputs) and whether its inputs were
+ * counted in different time slices. */
+#ifndef MEMSCOPE_METRICS_H
+#define MEMSCOPE_METRICS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "catalog/catalog.h"
+#include "util/error.h"
+#include "sampler/frame.h"
+#include "host/host.h"
+#include "catalog/resolver.h"
+
+enum metric_scope { SCOPE_SYSTEM, SCOPE_NODE, SCOPE_SOCKET, SCOPE_CHANNEL };
+
+/* A memory channel scope: one instance of a channel-scoped PMU, counted on
+ * one CPU (Intel's uncore_imc_0 is a channel on every socket, read through
+ * one CPU of each, so the instance name alone does not name a channel). */
+struct metric_channel {
+	char instance[64];
+	int cpu;                  /* LABEL_NONE when the series has no CPU */
+	int node, socket;         /* of that CPU (LABEL_NONE when unknown) */
+};
+
+/* One raw event to count. text is what to open (event_parse syntax) and the
+ * name of the series it yields; procfs events ("vmstat/KEY", "numastat/KEY")
+ * are read by the procfs source and eBPF series ("proc.faults") by the bpf
+ * source instead of perf. */
+struct plan_event {
+	char *text;
+	char instance[64];        /* PMU instance ("hisi_sccl1_ddrc0"), "vmstat", "numastat" or "bpf" */
+	enum catalog_event_how how;
+	int group;                /* perf group id: same id = open as one group; -1 for procfs and bpf */
+	const struct cpulist *cpus; /* CPUs to count on (owned by the resolution) */
+	const struct catalog_role *role;
+	const struct catalog_event *event;
+};
+
+/* One role.event of a family, summed over all its instances in a scope. */
+struct plan_input {
+	int family, role, event;  /* resolution->families index, role and event index */
+	int *events;              /* plan_event indices (one per instance) */
+	int nr_events;
+};
+
+struct plan_metric {
+	int metric;               /* catalog index */
+	bool requested;           /* named by the user; others are inputs of derived metrics */
+	int family, mapping;      /* base metrics: the chosen mapping */
+	int *slot_inputs;         /* base: pairs (formula slot, input index) */
+	int nr_slot_inputs;
+	int *dep_plan;            /* derived: plan index of each catalog metric (or -1), by catalog index */
+};
+
+struct metric_plan {
+	const struct catalog *cat;
+	const struct resolution *res;
+	struct plan_event *events;
+	int nr_events;
+	struct plan_input *inputs;
+	int nr_inputs;
+	struct plan_metric *metrics;   /* evaluation order: inputs of a derived metric come first */
+	int nr_metrics;
+	int nr_groups;
+};
+
+/* names: comma-separated metric names ("mem.read_bw,mem.remote_ratio"). An
+ * unknown or unavailable metric is an error that says why. */
+int metric_plan_build(const struct resolution *res, const char *names, struct metric_plan **out,
+		      struct ms_error *err);
+void metric_plan_free(struct metric_plan *plan);
+
+/* Does the plan need the procfs source (vmstat / numastat)? */
+bool metric_plan_needs_procfs(const struct metric_plan *plan);
+/* Is this event opened by the perf source (not procfs, not eBPF)? */
+bool plan_event_is_perf(const struct plan_event *pe);
+
+struct metric_value {
+	double value;
+	double coverage;          /* 0..1: share of the interval its inputs were counted */
+	bool valid;               /* false: nothing to show in this scope (see why) */
+	bool mixed_slices;        /* inputs were counted in different multiplexing time slices */
+	const char *why;          /* static text when !valid */
+};
+
+struct metric_engine;
+
+int metric_engine_new(const struct metric_plan *plan, const struct host *host, const struct series_table *table,
+		      struct metric_engine **out, struct ms_error *err);
+void metric_engine_free(struct metric_engine *engine);
+
+/* Compute every plan metric in every scope from one frame. No allocation. */
+void metric_engine_compute(struct metric_engine *engine, const struct frame *frame);
+
+/* Number of scopes of a kind (1 for system) and the node/socket id of one
+ * (for a channel: its index; see metric_engine_channel). */
+int metric_engine_nr_scopes(const struct metric_engine *engine, enum metric_scope scope);
+int metric_engine_scope_id(const struct metric_engine *engine, enum metric_scope scope, int index);
+/* Channel scope i, ordered by socket, node, instance name (natural order) and CPU. */
+const struct metric_channel *metric_engine_channel(const struct metric_engine *engine, int index);
+/* Value of plan metric i in a scope after the last compute. */
+const struct metric_value *metric_engine_value(const struct metric_engine *engine, int plan_metric,
+					       enum metric_scope scope, int index);
+/* Plan index of a metric by name, or -1. */
+int metric_plan_find(const struct metric_plan *plan, const char *name);
+
+#endif

@@ -1,0 +1,59 @@
+/* --lua for the measuring commands (stat, top, record): the shared options,
+ * and the steps that tie a Lua engine to a session, so each command adds a
+ * few lines rather than its own copy:
+ *
+ *   parse:  if (lua_cli_option(&cli, c, optarg)) continue;   (with LUA_CLI_LONG_OPTIONS)
+ *   after session_options_finish:  lua_cli_open(&cli, &opt, format, &lua, &err)
+ *   after session_open:            lua_cli_start(lua, &session, title, &err)
+ *   on each frame:                 lua_cli_frame(lua, &session, frame)
+ *   at the end:                    lua_engine_end(lua); lua_engine_free(lua)
+ */
+#ifndef MEMSCOPE_LUA_SESSION_H
+#define MEMSCOPE_LUA_SESSION_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "util/error.h"
+#include "lua/lua_engine.h"
+#include "pipeline/session.h"
+
+enum { LUA_CLI_OPT_LUA = 0x4000, LUA_CLI_OPT_UNSAFE };
+
+#define LUA_CLI_MAX_SCRIPTS 32
+#define LUA_CLI_LONG_OPTIONS \
+	{ "lua", required_argument, NULL, LUA_CLI_OPT_LUA }, \
+	{ "lua-unsafe", no_argument, NULL, LUA_CLI_OPT_UNSAFE }
+
+extern const char lua_cli_help[];
+
+struct lua_cli {
+	const char *scripts[LUA_CLI_MAX_SCRIPTS];
+	int nr_scripts;
+	bool unsafe;
+	FILE *out;              /* the scripts' reports; NULL: stdout */
+};
+
+/* 1: a --lua option (taken), 0: not ours, -1: bad (message printed). */
+int lua_cli_option(struct lua_cli *cli, int c, const char *arg);
+/* The options stat and record share: session's, then --lua; same returns. */
+int measure_option(struct session_options *opt, struct lua_cli *cli, int c, const char *arg);
+/* Load the scripts (none: *out = NULL, returns 0) and add the events they
+ * ask for to opt (not with --replay, whose series come from the file).
+ * Returns 0, or the exit code (2: a script cannot be found or loaded). */
+int lua_cli_open(const struct lua_cli *cli, struct session_options *opt, enum lua_output_format format,
+		 struct lua_engine **out, struct ms_error *err);
+/* -m names that the scripts define (memscope.metric{}) are computed by the
+ * scripts, not the catalog: take them out of opt->metrics, add what they
+ * compute from (series to the events, other names to the catalog metrics),
+ * and give their engine indices (*indices: caller frees). */
+int lua_cli_take_metrics(struct lua_engine *lua, struct session_options *opt, int **indices, int *nr_indices);
+
+/* Bind to the opened session (series, topology, metric plan) and run on_start. */
+int lua_cli_start(struct lua_engine *lua, const struct session *s, const struct session_options *opt,
+		  const char *title, struct ms_error *err);
+/* Metrics for this frame (when the session has -m), then the scripts. */
+void lua_cli_frame(struct lua_engine *lua, const struct session *s, const struct frame *frame);
+
+#endif

@@ -1,0 +1,135 @@
+/* A measurement session: what every measuring command (stat, record, top)
+ * shares. Options that name what to measure and how often, then the host, the
+ * events, the target, the sources and the sampler built from them. Commands
+ * add only their own options and what they do with frames. */
+#ifndef MEMSCOPE_SESSION_H
+#define MEMSCOPE_SESSION_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "metrics/aggregate.h"
+#include "util/error.h"
+#include "events/event.h"
+#include "host/host.h"
+#include "sampler/sampler.h"
+#include "sampler/source.h"
+#include "sampler/target.h"
+
+/* getopt codes of the shared long-only options. */
+enum {
+	SESSION_OPT_PER_CPU = 0x1000,
+	SESSION_OPT_PER_SOCKET,
+	SESSION_OPT_PER_NODE,
+	SESSION_OPT_PER_CHANNEL,
+	SESSION_OPT_REPLAY,
+	SESSION_OPT_INPUT,
+};
+
+#define SESSION_SHORT_OPTIONS "e:m:I:ap:"
+#define SESSION_LONG_OPTIONS \
+	{ "events", required_argument, NULL, 'e' }, \
+	{ "metrics", required_argument, NULL, 'm' }, \
+	{ "replay", required_argument, NULL, SESSION_OPT_REPLAY }, \
+	{ "input", required_argument, NULL, SESSION_OPT_INPUT }, \
+	{ "interval", required_argument, NULL, 'I' }, \
+	{ "all-cpus", no_argument, NULL, 'a' }, \
+	{ "pid", required_argument, NULL, 'p' }, \
+	{ "per-cpu", no_argument, NULL, SESSION_OPT_PER_CPU }, \
+	{ "per-socket", no_argument, NULL, SESSION_OPT_PER_SOCKET }, \
+	{ "per-node", no_argument, NULL, SESSION_OPT_PER_NODE }, \
+	{ "per-channel", no_argument, NULL, SESSION_OPT_PER_CHANNEL }
+
+/* The text for a command's usage that describes the shared options. */
+extern const char session_options_help[];
+
+/* -I limits: shorter intervals cost more than they measure. */
+#define SESSION_MIN_INTERVAL_MS 10
+#define SESSION_MAX_INTERVAL_MS (24L * 3600 * 1000)
+
+#define SESSION_DEFAULT_EVENTS \
+	"page-faults,minor-faults,major-faults,context-switches,cpu-migrations,task-clock"
+
+struct session_options {
+	const char *command_name;   /* "stat", for messages */
+	char *events;               /* comma list; -e may repeat */
+	char *metrics;              /* comma list of catalog metrics; -m may repeat */
+	const char *input_path;     /* frames from a recording (memscope record) */
+	const char *replay_path;    /* counter values from a replay file instead of the kernel */
+	long interval_ms;           /* 0: no periodic frames */
+	bool system_wide;
+	const char *pids;
+	char **command;             /* argv of the command to run, or NULL */
+	enum aggr_mode aggr;
+	/* For commands that show what they can and say why not for the rest
+	 * (top): plan only the metrics this host can measure (the others:
+	 * session_metric_why), and go on without the eBPF probes when they do
+	 * not load (the reason: session.bpf_unavailable). */
+	bool metrics_if_available;
+	bool bpf_optional;
+	int bpf_top_n;              /* processes the eBPF source keeps; 0: its default */
+	FILE *notes;                /* where notes go (left-out probes, events not counted); NULL: stderr */
+};
+
+void session_options_init(struct session_options *opt, const char *command_name);
+/* Handle one getopt result. 1: it was a shared option; 0: not ours; -1: bad
+ * value (message printed). */
+int session_option(struct session_options *opt, int c, const char *arg);
+/* After getopt: take the command from argv[optind...], check the target and
+ * fill defaults. -1 (message printed) on a usage error. */
+int session_options_finish(struct session_options *opt, int argc, char **argv);
+void session_options_free(struct session_options *opt);
+/* "'cmd args'", "process id '12'", "system wide". */
+void session_describe_target(const struct session_options *opt, char *buf, size_t size);
+
+#define SESSION_MAX_SOURCES 4
+
+struct catalog;
+struct resolution;
+struct metric_plan;
+struct metric_engine;
+
+struct session {
+	struct host host;
+	struct target target;
+	struct event *events;       /* perf events */
+	int nr_events;
+	char **bpf_names;           /* eBPF series */
+	int nr_bpf;
+	struct source sources[SESSION_MAX_SOURCES];
+	int nr_sources;
+	struct sampler sampler;
+	/* Metrics (-m): the catalog resolved on this host, the plan of raw events,
+	 * and the engine that computes the metrics from frames. */
+	struct catalog *catalog;
+	struct resolution *resolution;
+	struct metric_plan *plan;
+	struct metric_engine *engine;
+	char **unmeasured;          /* metrics_if_available: "METRIC: why not", one per left-out metric */
+	int nr_unmeasured;
+	struct ms_error bpf_unavailable; /* why the eBPF probes did not load; "" when they did */
+	bool host_loaded;
+	bool sampler_opened;
+	bool recording;             /* sources[0] replays a recording (session_recording.h) */
+};
+
+/* Load the host, parse events, prepare the target (a command is forked and
+ * held before exec), create and open the sources. Notes about events that
+ * cannot be counted go to stderr. Returns 0, or the exit code to end with
+ * (1 runtime, 2 usage) with err set. */
+int session_open(struct session *s, const struct session_options *opt, struct ms_error *err);
+/* Sample until the target ends or a signal arrives (or a replayed recording
+ * ends: then -1 with err when a broken record ended it early). */
+int session_run(struct session *s, const struct session_options *opt, sampler_frame_fn on_frame,
+		void *ctx, struct ms_error *err);
+/* The session's eBPF source, or NULL when no proc.* series was asked for. */
+struct source *session_bpf_source(struct session *s);
+/* Why a metric asked for is not measured ("METRIC: reason"), or NULL when it
+ * is (or was not asked for). */
+const char *session_metric_why(const struct session *s, const char *metric);
+/* The exit code after a run: the command's status, else 0. */
+int session_exit_code(const struct session *s);
+void session_close(struct session *s);
+
+#endif

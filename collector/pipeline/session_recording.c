@@ -1,0 +1,139 @@
+#include "pipeline/session_recording.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog/catalog.h"
+#include "metrics/metrics.h"
+#include "recording/recording_host.h"
+#include "catalog/resolver.h"
+#include "sources/recording_source.h"
+
+int session_input_check(const struct session_options *opt)
+{
+	if (opt->system_wide || opt->pids || opt->command || opt->events || opt->replay_path) {
+		fprintf(stderr, "memscope %s: --input FILE replays a recording: give no -e, -a, -p, --replay "
+			"or command (the recording says what was measured)\n", opt->command_name);
+		return -1;
+	}
+	return 0;
+}
+
+/* "a,b": the metrics the recording was made for (requested with -m). */
+static char *recorded_metrics(const struct recording_header *h)
+{
+	const json_t *list = h->catalog ? json_object_get(h->catalog, "metrics") : NULL, *m;
+	size_t i, len = 0;
+	char *names = NULL;
+
+	json_array_foreach(list, i, m) {
+		const json_t *name = json_object_get(m, "name");
+		char *grown;
+
+		if (!json_is_string(name) || !json_is_true(json_object_get(m, "requested")))
+			continue;
+		grown = realloc(names, len + json_string_length(name) + 2);
+		if (!grown) {
+			free(names);
+			return NULL;
+		}
+		names = grown;
+		len += (size_t)sprintf(names + len, "%s%s", len ? "," : "", json_string_value(name));
+	}
+	return names;
+}
+
+/* Resolve the catalog on the recorded host and bind the plan to the
+ * recorded series. */
+static int plan_recorded_metrics(struct session *s, const char *path, const char *metrics, struct ms_error *err)
+{
+	const struct recording_header *h = session_recording_header(s);
+	char dir[4096] = "";
+	int ret = 1;
+
+	if (!h->host_files) {
+		ms_error_set(err, "%s was recorded without -m, so it does not describe the PMUs of the machine "
+			     "it was made on, and metrics cannot be computed from it; its events are shown "
+			     "without -m, or record again with -m METRICS", path);
+		return 1;
+	}
+	if (recording_host_load(h->host_files, &s->host, dir, sizeof(dir), err) < 0) {
+		ms_error_prefix(err, "%s", path);
+		goto out;
+	}
+	s->host_loaded = true;
+	if (catalog_load_default(&s->catalog, err) < 0)
+		goto out;
+	if (resolve(&s->host, s->catalog, &s->resolution, err) < 0 ||
+	    metric_plan_build(s->resolution, metrics, &s->plan, err) < 0) {
+		ms_error_prefix(err, "%s (resolved on the recorded host)", path);
+		goto out;
+	}
+	if (metric_engine_new(s->plan, &s->host, &s->sampler.table, &s->engine, err) < 0) {
+		ms_error_prefix(err, "%s: the recording does not hold the events these metrics need", path);
+		goto out;
+	}
+	ret = 0;
+out:
+	recording_host_remove(dir);
+	return ret;
+}
+
+int session_open_recording(struct session *s, const struct session_options *opt, const char *path,
+			   struct ms_error *err)
+{
+	char *metrics = NULL;
+	int ret = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (recording_source_create(&s->sources[0], path, err) < 0)
+		return 1;
+	s->nr_sources = 1;
+	s->recording = true;
+	s->sampler_opened = true;
+	if (sampler_open(&s->sampler, s->sources, s->nr_sources, err) < 0)
+		return 1;
+	if (!opt->metrics && session_recording_header(s)->catalog) {
+		metrics = recorded_metrics(session_recording_header(s));
+		if (!metrics && json_array_size(json_object_get(session_recording_header(s)->catalog, "metrics"))) {
+			ms_error_set(err, "out of memory");
+			return 1;
+		}
+	}
+	if (opt->metrics || metrics)
+		ret = plan_recorded_metrics(s, path, opt->metrics ? opt->metrics : metrics, err);
+	free(metrics);
+	return ret;
+}
+
+int session_recording_end(const struct session *s, const char *command_name, struct ms_error *err)
+{
+	const char *broken;
+	char cut[600];
+
+	if (!s->recording)
+		return 0;
+	broken = recording_source_error(&s->sources[0]);
+	if (broken) {
+		ms_error_set(err, "%s", broken);
+		return -1;
+	}
+	/* Only a replay that reached the end of the file knows whether it was cut. */
+	if (s->sources[0].finished && recording_source_cut(&s->sources[0], cut, sizeof(cut)))
+		fprintf(stderr, "memscope %s: warning: %s\n", command_name, cut);
+	return 0;
+}
+
+const struct recording_header *session_recording_header(const struct session *s)
+{
+	return recording_source_header(&s->sources[0]);
+}
+
+void session_recording_describe(const struct session *s, char *buf, size_t size)
+{
+	const struct recording_header *h = session_recording_header(s);
+
+	snprintf(buf, size, "%s (recorded%s%s%s%s)", h->target[0] ? h->target : "a recording",
+		 h->hostname[0] ? " on " : "", h->hostname, h->start_text[0] ? " at " : "", h->start_text);
+}

@@ -1,0 +1,806 @@
+/* Reading a recording, one line at a time, plain or zstd (told apart by the
+ * first bytes, not the name). Every line is checked before it is used: a
+ * wrong type, a value out of range or a line that is not JSON is an error
+ * naming FILE:LINE and what was expected. A file that ends without its end
+ * record was cut (memscope killed, disk full): everything before the cut is
+ * read, and recording_reader_cut() says so. */
+#include "recording/recording.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "catalog/catalog.h"
+#include "config.h"
+
+/* Longer than any header a real machine produces (thousands of series), and
+ * a bound on what garbage without newlines can make us allocate. */
+#define MAX_LINE (64u << 20)
+#define READ_CHUNK (64u << 10)
+
+static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+
+struct recording_reader {
+	char *path;
+	int fd;
+	ZSTD_DCtx *zstd;             /* NULL: plain text */
+	unsigned char *zin;          /* compressed bytes read, not yet decompressed */
+	size_t zin_len, zin_pos;
+	size_t zstd_hint;            /* last ZSTD_decompressStream result: 0 = at a frame end */
+	char *buf;                   /* decoded text; lines are taken from the front */
+	size_t start, len, cap;
+	bool input_done;             /* the file has been read to its end */
+	int line;                    /* number of the last line returned */
+	uint64_t frames;
+	uint64_t last_t;
+	bool ended;                  /* the end record was read */
+	bool partial_tail;           /* the file ends inside a line */
+	bool tail_is_frame;          /* ... and that line began as a frame */
+	json_t *header_json;
+	struct recording_header header;
+};
+
+static const char *type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER: return "an integer";
+	case JSON_REAL: return "a fractional number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	default: return "null";
+	}
+}
+
+/* ---- Lines ---- */
+
+static int read_more_plain(struct recording_reader *r, struct ms_error *err)
+{
+	ssize_t n;
+
+	do
+		n = read(r->fd, r->buf + r->len, r->cap - r->len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		ms_error_set(err, "%s: cannot read: %s", r->path, strerror(errno));
+		return -1;
+	}
+	if (n == 0)
+		r->input_done = true;
+	r->len += (size_t)n;
+	return 0;
+}
+
+static int read_more_zstd(struct recording_reader *r, struct ms_error *err)
+{
+	size_t before = r->len;
+
+	while (r->len == before && !r->input_done) {
+		if (r->zin_pos == r->zin_len) {
+			ssize_t n;
+
+			do
+				n = read(r->fd, r->zin, READ_CHUNK);
+			while (n < 0 && errno == EINTR);
+			if (n < 0) {
+				ms_error_set(err, "%s: cannot read: %s", r->path, strerror(errno));
+				return -1;
+			}
+			if (n == 0) {
+				r->input_done = true;
+				break;
+			}
+			r->zin_len = (size_t)n;
+			r->zin_pos = 0;
+		}
+		ZSTD_inBuffer in = { r->zin, r->zin_len, r->zin_pos };
+		ZSTD_outBuffer out = { r->buf + r->len, r->cap - r->len, 0 };
+		size_t ret = ZSTD_decompressStream(r->zstd, &out, &in);
+
+		if (ZSTD_isError(ret)) {
+			ms_error_set(err, "%s: the compressed data is damaged after line %d (zstd: %s); "
+				     "%" PRIu64 " frames were read before it", r->path, r->line,
+				     ZSTD_getErrorName(ret), r->frames);
+			return -1;
+		}
+		r->zstd_hint = ret;
+		r->zin_pos = in.pos;
+		r->len += out.pos;
+		if (out.pos == out.size)
+			break;   /* buffer full: let the caller make room */
+	}
+	return 0;
+}
+
+/* The next line, NUL-terminated, without its newline. 1: a line; 0: end of
+ * input (partial_tail set if it ended inside a line); -1: error. */
+static int next_line(struct recording_reader *r, char **line, size_t *length, struct ms_error *err)
+{
+	size_t scanned = 0;
+
+	for (;;) {
+		char *nl = memchr(r->buf + r->start + scanned, '\n', r->len - r->start - scanned);
+
+		if (nl) {
+			*nl = '\0';
+			*line = r->buf + r->start;
+			*length = (size_t)(nl - *line);
+			r->start += *length + 1;
+			r->line++;
+			return 1;
+		}
+		scanned = r->len - r->start;
+		if (r->input_done) {
+			r->partial_tail = r->len > r->start;
+			/* Frames are the lines that start with their time. */
+			r->tail_is_frame = r->len - r->start >= 5 && !memcmp(r->buf + r->start, "{\"t\":", 5);
+			return 0;
+		}
+		if (scanned >= MAX_LINE) {
+			ms_error_set(err, "%s:%d: the line is longer than %u MiB: this is not a memscope "
+				     "recording, or it is damaged", r->path, r->line + 1, MAX_LINE >> 20);
+			return -1;
+		}
+		/* Make room: drop consumed text, then grow. */
+		if (r->start) {
+			memmove(r->buf, r->buf + r->start, r->len - r->start);
+			r->len -= r->start;
+			r->start = 0;
+		}
+		if (r->cap - r->len < READ_CHUNK) {
+			char *grown = realloc(r->buf, r->cap * 2 + 1);
+
+			if (!grown) {
+				ms_error_set(err, "out of memory");
+				return -1;
+			}
+			r->buf = grown;
+			r->cap = r->cap * 2;
+		}
+		if ((r->zstd ? read_more_zstd(r, err) : read_more_plain(r, err)) < 0)
+			return -1;
+	}
+}
+
+static json_t *parse_line(struct recording_reader *r, const char *line, size_t length, struct ms_error *err)
+{
+	json_error_t jerr;
+	json_t *v = json_loadb(line, length, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+
+	if (!v)
+		ms_error_set(err, "%s:%d:%d: not JSON (%s); each line of a recording is one JSON object",
+			     r->path, r->line, jerr.column, jerr.text);
+	else if (!json_is_object(v)) {
+		ms_error_set(err, "%s:%d: the line is %s; each line of a recording is one JSON object",
+			     r->path, r->line, type_name(v));
+		json_decref(v);
+		v = NULL;
+	}
+	return v;
+}
+
+/* ---- Checked members ---- */
+
+static int get_u64(struct recording_reader *r, const json_t *obj, const char *key, bool required,
+		   uint64_t *out, struct ms_error *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!v) {
+		if (!required)
+			return 0;
+		ms_error_set(err, "%s:%d: \"%s\" is missing", r->path, r->line, key);
+		return -1;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < 0) {
+		ms_error_set(err, "%s:%d: \"%s\" is %s; expected a non-negative integer", r->path, r->line, key,
+			     json_is_integer(v) ? "negative" : type_name(v));
+		return -1;
+	}
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+static int get_string(struct recording_reader *r, const json_t *obj, const char *key, bool required,
+		      char *out, size_t size, struct ms_error *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!v) {
+		if (!required)
+			return 0;
+		ms_error_set(err, "%s:%d: \"%s\" is missing", r->path, r->line, key);
+		return -1;
+	}
+	if (!json_is_string(v)) {
+		ms_error_set(err, "%s:%d: \"%s\" is %s; expected a string", r->path, r->line, key, type_name(v));
+		return -1;
+	}
+	if (json_string_length(v) >= size) {
+		ms_error_set(err, "%s:%d: \"%s\" is %zu bytes long; at most %zu fit", r->path, r->line, key,
+			     json_string_length(v), size - 1);
+		return -1;
+	}
+	snprintf(out, size, "%s", json_string_value(v));
+	return 0;
+}
+
+static int get_int_label(struct recording_reader *r, const json_t *obj, const char *key, int index, int *out,
+			 struct ms_error *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	*out = LABEL_NONE;
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX) {
+		ms_error_set(err, "%s:%d: series %d: \"%s\" is %s; expected a non-negative integer", r->path,
+			     r->line, index, key, json_is_integer(v) ? "out of range" : type_name(v));
+		return -1;
+	}
+	*out = (int)json_integer_value(v);
+	return 0;
+}
+
+/* ---- Header ---- */
+
+static int read_series(struct recording_reader *r, const json_t *list, struct ms_error *err)
+{
+	size_t i;
+	const json_t *o;
+
+	if (!json_is_array(list)) {
+		ms_error_set(err, "%s:%d: \"series\" is %s; expected the array of series", r->path, r->line,
+			     list ? type_name(list) : "missing");
+		return -1;
+	}
+	json_array_foreach(list, i, o) {
+		struct series_labels labels;
+		char name[512], kind[16] = "counter", unit[32] = "", unavailable[1024] = "";
+		const json_t *scale = json_object_get(o, "scale");
+		int index = (int)i, at;
+
+		if (!json_is_object(o)) {
+			ms_error_set(err, "%s:%d: series %d is %s; expected an object", r->path, r->line, index,
+				     type_name(o));
+			return -1;
+		}
+		series_labels_init(&labels);
+		if (get_string(r, o, "name", true, name, sizeof(name), err) < 0 ||
+		    get_string(r, o, "kind", false, kind, sizeof(kind), err) < 0 ||
+		    get_string(r, o, "unit", false, unit, sizeof(unit), err) < 0 ||
+		    get_string(r, o, "instance", false, labels.instance, sizeof(labels.instance), err) < 0 ||
+		    get_string(r, o, "unavailable", false, unavailable, sizeof(unavailable), err) < 0 ||
+		    get_int_label(r, o, "cpu", index, &labels.cpu, err) < 0 ||
+		    get_int_label(r, o, "node", index, &labels.node, err) < 0 ||
+		    get_int_label(r, o, "socket", index, &labels.socket, err) < 0 ||
+		    get_int_label(r, o, "pid", index, &labels.pid, err) < 0 ||
+		    get_int_label(r, o, "tid", index, &labels.tid, err) < 0) {
+			ms_error_append(err, " (series %d)", index);
+			return -1;
+		}
+		if (strcmp(kind, "counter") && strcmp(kind, "gauge")) {
+			ms_error_set(err, "%s:%d: series %d ('%s'): kind '%s' is not 'counter' or 'gauge'", r->path,
+				     r->line, index, name, kind);
+			return -1;
+		}
+		if (scale && !json_is_number(scale)) {
+			ms_error_set(err, "%s:%d: series %d ('%s'): \"scale\" is %s; expected a number", r->path,
+				     r->line, index, name, type_name(scale));
+			return -1;
+		}
+		at = series_table_add(&r->header.table, name, unit, scale ? json_number_value(scale) : 1.0,
+				      strcmp(kind, "gauge") ? SERIES_COUNTER : SERIES_GAUGE, &labels);
+		if (at < 0) {
+			ms_error_set(err, "out of memory");
+			return -1;
+		}
+		if (unavailable[0] && !(r->header.table.series[at].unavailable = strdup(unavailable))) {
+			ms_error_set(err, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int bad_topology(struct recording_reader *r, const char *what, struct ms_error *err)
+{
+	ms_error_set(err, "%s:%d: \"host\": %s", r->path, r->line, what);
+	return -1;
+}
+
+static int contains(const int *list, int nr, int value)
+{
+	for (int i = 0; i < nr; i++)
+		if (list[i] == value)
+			return 1;
+	return 0;
+}
+
+/* The recording machine's topology, so reports can group by its nodes and
+ * sockets wherever they run. */
+static int read_topology(struct recording_reader *r, const json_t *host, struct ms_error *err)
+{
+	struct topology *t = &r->header.topo;
+	const json_t *cpus = json_object_get(host, "cpus"), *nodes = json_object_get(host, "nodes");
+	const json_t *dist = json_object_get(host, "distance");
+	int *seen;
+	size_t i;
+	const json_t *v;
+
+	if (!cpus && !nodes)
+		return 0;
+	if (!json_is_array(cpus) || !json_is_array(nodes) || (dist && !json_is_array(dist)))
+		return bad_topology(r, "\"cpus\", \"nodes\" and \"distance\" must be arrays", err);
+	t->cpus = calloc(json_array_size(cpus) + 1, sizeof(*t->cpus));
+	t->nodes = calloc(json_array_size(nodes) + 1, sizeof(int));
+	seen = calloc(json_array_size(cpus) * 3 + 1, sizeof(int));
+	if (!t->cpus || !t->nodes || !seen) {
+		free(seen);
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	json_array_foreach(cpus, i, v) {
+		int f[5];
+
+		for (int k = 0; k < 5; k++) {
+			const json_t *x = json_array_get(v, (size_t)k);
+
+			if (!json_is_array(v) || json_array_size(v) != 5 || !json_is_integer(x) ||
+			    json_integer_value(x) < 0 || json_integer_value(x) > 1 << 20) {
+				free(seen);
+				return bad_topology(r, "each of \"cpus\" must be [cpu, core, die, socket, node] "
+						    "(non-negative integers)", err);
+			}
+			f[k] = (int)json_integer_value(x);
+		}
+		if (t->nr_cpus && f[0] <= t->cpus[t->nr_cpus - 1].cpu) {
+			free(seen);
+			return bad_topology(r, "\"cpus\" must be in ascending CPU order", err);
+		}
+		t->cpus[t->nr_cpus] = (struct cpu_place){ f[0], f[1], f[2], f[3], f[4] };
+		t->nr_cpus++;
+		t->max_cpu = f[0] + 1;
+		/* Distinct sockets, (socket, die) and (socket, die, core), encoded
+		 * in one int each; enough for counting them. */
+		if (!contains(seen, t->nr_sockets, f[3]))
+			seen[t->nr_sockets++] = f[3];
+	}
+	t->nr_dies = t->nr_sockets;
+	t->nr_cores = t->nr_cpus;
+	free(seen);
+	json_array_foreach(nodes, i, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1 << 20)
+			return bad_topology(r, "\"nodes\" must hold node numbers", err);
+		t->nodes[t->nr_nodes++] = (int)json_integer_value(v);
+	}
+	if (dist && json_array_size(dist) == (size_t)t->nr_nodes && t->nr_nodes) {
+		t->distance = calloc((size_t)t->nr_nodes * (size_t)t->nr_nodes, sizeof(int));
+		if (!t->distance) {
+			ms_error_set(err, "out of memory");
+			return -1;
+		}
+		json_array_foreach(dist, i, v) {
+			if (!json_is_array(v) || json_array_size(v) != (size_t)t->nr_nodes)
+				return bad_topology(r, "\"distance\" must be a nodes x nodes table", err);
+			for (int j = 0; j < t->nr_nodes; j++) {
+				const json_t *x = json_array_get(v, (size_t)j);
+
+				if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > 255)
+					return bad_topology(r, "\"distance\" entries must be integers 0..255", err);
+				t->distance[i * (size_t)t->nr_nodes + (size_t)j] = (int)json_integer_value(x);
+			}
+		}
+	}
+	r->header.has_topology = true;
+	return 0;
+}
+
+/* The documented optional "catalog" member names the metrics the recording
+ * was planned for: each must be one this build knows, or the report would
+ * silently lack it. */
+static int check_catalog(struct recording_reader *r, const json_t *catalog, struct ms_error *err)
+{
+	const json_t *metrics = json_object_get(catalog, "metrics"), *m;
+	struct catalog *cat = NULL;
+	size_t i;
+	int ret = 0;
+
+	if (!json_is_object(catalog) || (metrics && !json_is_array(metrics))) {
+		ms_error_set(err, "%s:%d: \"catalog\" must be an object whose \"metrics\" is an array", r->path,
+			     r->line);
+		return -1;
+	}
+	if (!metrics || !json_array_size(metrics))
+		return 0;
+	if (catalog_load_default(&cat, err) < 0) {
+		ms_error_prefix(err, "%s: the recording names metrics, and this memscope's catalog cannot be "
+				"loaded to check them", r->path);
+		return -1;
+	}
+	json_array_foreach(metrics, i, m) {
+		const json_t *name = json_object_get(m, "name");
+
+		if (!json_is_string(name)) {
+			ms_error_set(err, "%s:%d: \"catalog\".metrics[%zu].name is %s; expected a metric name",
+				     r->path, r->line, i, name ? type_name(name) : "missing");
+			ret = -1;
+			break;
+		}
+		if (catalog_metric_index(cat, json_string_value(name)) < 0) {
+			ms_error_set(err, "%s:%d: the recording's catalog names metric '%s', which this memscope "
+				     "(%s) does not know; report it with the memscope that recorded it (%s)",
+				     r->path, r->line, json_string_value(name), MEMSCOPE_VERSION,
+				     r->header.memscope_version);
+			ret = -1;
+			break;
+		}
+	}
+	catalog_free(cat);
+	return ret;
+}
+
+static int read_header(struct recording_reader *r, struct ms_error *err)
+{
+	struct recording_header *h = &r->header;
+	const json_t *format, *version, *start, *host;
+	char *line;
+	size_t length;
+	int got = next_line(r, &line, &length, err);
+
+	if (got < 0)
+		return -1;
+	if (got == 0) {
+		if (r->partial_tail)
+			ms_error_set(err, "%s:1: the header is cut: the recording stopped before its first "
+				     "line was complete (memscope killed while starting, or disk full)", r->path);
+		else
+			ms_error_set(err, "%s: the file is empty: not a memscope recording", r->path);
+		return -1;
+	}
+	r->header_json = parse_line(r, line, length, err);
+	if (!r->header_json) {
+		ms_error_append(err, ": this is not a memscope recording");
+		return -1;
+	}
+	format = json_object_get(r->header_json, "format");
+	if (!json_is_string(format) || strcmp(json_string_value(format), RECORDING_FORMAT_NAME)) {
+		bool replay = json_is_string(format) && !strcmp(json_string_value(format), "memscope-replay");
+
+		ms_error_set(err, "%s:1: not a memscope recording: \"format\" is %s%s%s; expected '%s'%s",
+			     r->path, json_is_string(format) ? "'" : (format ? type_name(format) : "missing"),
+			     json_is_string(format) ? json_string_value(format) : "",
+			     json_is_string(format) ? "'" : "", RECORDING_FORMAT_NAME,
+			     replay ? " (this is a replay file of counter values: use --replay)" : "");
+		return -1;
+	}
+	version = json_object_get(r->header_json, "version");
+	if (!json_is_integer(version) || json_integer_value(version) < 1) {
+		ms_error_set(err, "%s:1: \"version\" is %s; expected the format version, an integer >= 1",
+			     r->path, version ? type_name(version) : "missing");
+		return -1;
+	}
+	if (json_integer_value(version) > RECORDING_FORMAT_VERSION) {
+		ms_error_set(err, "%s:1: recording format version %lld is newer than this memscope reads "
+			     "(up to %d): read it with a newer memscope", r->path,
+			     (long long)json_integer_value(version), RECORDING_FORMAT_VERSION);
+		return -1;
+	}
+	h->version = (int)json_integer_value(version);
+	if (get_string(r, r->header_json, "memscope", true, h->memscope_version, sizeof(h->memscope_version),
+		       err) < 0 ||
+	    get_string(r, r->header_json, "target", false, h->target, sizeof(h->target), err) < 0 ||
+	    get_u64(r, r->header_json, "interval_ns", true, &h->interval_ns, err) < 0)
+		return -1;
+	start = json_object_get(r->header_json, "start");
+	if (start) {
+		uint64_t unix_ns = 0;
+
+		if (!json_is_object(start)) {
+			ms_error_set(err, "%s:1: \"start\" is %s; expected an object", r->path, type_name(start));
+			return -1;
+		}
+		if (get_string(r, start, "time", false, h->start_text, sizeof(h->start_text), err) < 0 ||
+		    get_u64(r, start, "unix_ns", false, &unix_ns, err) < 0)
+			return -1;
+		h->start_unix_ns = (int64_t)unix_ns;
+	}
+	host = json_object_get(r->header_json, "host");
+	if (host) {
+		if (!json_is_object(host)) {
+			ms_error_set(err, "%s:1: \"host\" is %s; expected an object", r->path, type_name(host));
+			return -1;
+		}
+		if (get_string(r, host, "hostname", false, h->hostname, sizeof(h->hostname), err) < 0 ||
+		    get_string(r, host, "kernel", false, h->kernel, sizeof(h->kernel), err) < 0 ||
+		    get_string(r, host, "arch", false, h->arch, sizeof(h->arch), err) < 0 ||
+		    read_topology(r, host, err) < 0)
+			return -1;
+		h->host_files = json_object_get(host, "files");
+		if (h->host_files && !json_is_object(h->host_files)) {
+			ms_error_set(err, "%s:1: \"host\".\"files\" is %s; expected an object of file names and "
+				     "texts", r->path, type_name(h->host_files));
+			return -1;
+		}
+	}
+	if (read_series(r, json_object_get(r->header_json, "series"), err) < 0)
+		return -1;
+	h->catalog = json_object_get(r->header_json, "catalog");
+	if (h->catalog && check_catalog(r, h->catalog, err) < 0)
+		return -1;
+	return 0;
+}
+
+bool recording_file_looks_like(const char *path)
+{
+	char head[64] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	if (n >= 4 && !memcmp(head, zstd_magic, 4))
+		return true;
+	return n > 0 && strstr(head, "\"" RECORDING_FORMAT_NAME "\"") != NULL;
+}
+
+int recording_reader_open(struct recording_reader **out, const char *path, struct ms_error *err)
+{
+	struct recording_reader *r = calloc(1, sizeof(*r));
+	unsigned char magic[4];
+	ssize_t n;
+
+	*out = NULL;
+	if (!r || !(r->path = strdup(path)) || !(r->buf = malloc(READ_CHUNK * 2 + 1))) {
+		if (r)
+			free(r->path);
+		free(r);
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	r->cap = READ_CHUNK * 2;
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		ms_error_set(err, "cannot open %s: %s%s", path, strerror(errno),
+			     errno == ENOENT ? " (record one with 'memscope record', or name the file)" : "");
+		goto fail;
+	}
+	n = pread(r->fd, magic, sizeof(magic), 0);
+	if (n == (ssize_t)sizeof(magic) && !memcmp(magic, zstd_magic, sizeof(magic))) {
+		r->zstd = ZSTD_createDCtx();
+		r->zin = malloc(READ_CHUNK);
+		if (!r->zstd || !r->zin) {
+			ms_error_set(err, "out of memory");
+			goto fail;
+		}
+	}
+	if (read_header(r, err) < 0)
+		goto fail;
+	*out = r;
+	return 0;
+fail:
+	recording_reader_close(r);
+	return -1;
+}
+
+const struct recording_header *recording_reader_header(const struct recording_reader *r)
+{
+	return &r->header;
+}
+
+/* ---- Records ---- */
+
+static int read_frame(struct recording_reader *r, const json_t *rec, struct frame *frame, struct ms_error *err)
+{
+	const json_t *values = json_object_get(rec, "v"), *mux = json_object_get(rec, "m"), *v;
+	uint64_t t, d;
+	int nr = r->header.table.nr;
+	size_t i;
+
+	if (get_u64(r, rec, "t", true, &t, err) < 0 || get_u64(r, rec, "d", true, &d, err) < 0)
+		goto bad;
+	if (t < r->last_t) {
+		ms_error_set(err, "%s:%d: \"t\" goes back in time (%" PRIu64 " ns after %" PRIu64 " ns)",
+			     r->path, r->line, t, r->last_t);
+		goto bad;
+	}
+	if (!json_is_array(values) || json_array_size(values) != (size_t)nr) {
+		if (json_is_array(values))
+			ms_error_set(err, "%s:%d: \"v\" holds %zu values; the header has %d series", r->path,
+				     r->line, json_array_size(values), nr);
+		else
+			ms_error_set(err, "%s:%d: \"v\" is %s; expected an array of %d values", r->path, r->line,
+				     type_name(values), nr);
+		goto bad;
+	}
+	if (frame->nr != nr) {
+		ms_error_set(err, "%s: the frame given has %d series; the recording has %d", r->path, frame->nr, nr);
+		return -1;
+	}
+	json_array_foreach(values, i, v) {
+		struct sample *s = &frame->samples[i];
+
+		if (json_is_null(v)) {
+			memset(s, 0, sizeof(*s));
+			continue;
+		}
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			ms_error_set(err, "%s:%d: \"v\"[%zu] (series '%s') is %s; expected a non-negative integer "
+				     "or null", r->path, r->line, i, r->header.table.series[i].name,
+				     json_is_integer(v) ? "negative" : type_name(v));
+			goto bad;
+		}
+		s->value = (uint64_t)json_integer_value(v);
+		s->enabled_ns = s->running_ns = d;
+		s->valid = true;
+	}
+	if (mux && !json_is_array(mux)) {
+		ms_error_set(err, "%s:%d: \"m\" is %s; expected [[series, enabled_ns, running_ns], ...]", r->path,
+			     r->line, type_name(mux));
+		goto bad;
+	}
+	json_array_foreach(mux, i, v) {
+		json_int_t index, enabled, running;
+
+		if (json_unpack((json_t *)v, "[III!]", &index, &enabled, &running) < 0 || index < 0 || index >= nr ||
+		    enabled < 0 || running < 0 || running > enabled || !frame->samples[index].valid) {
+			ms_error_set(err, "%s:%d: \"m\"[%zu] must be [series, enabled_ns, running_ns]: a series "
+				     "index below %d with a value, and 0 <= running_ns <= enabled_ns", r->path,
+				     r->line, i, nr);
+			goto bad;
+		}
+		frame->samples[index].enabled_ns = (uint64_t)enabled;
+		frame->samples[index].running_ns = (uint64_t)running;
+	}
+	frame->seq = r->frames;
+	frame->time_ns = t;
+	frame->interval_ns = d;
+	r->last_t = t;
+	r->frames++;
+	return 0;
+bad:
+	ms_error_append(err, " (frame %" PRIu64 ")", r->frames + 1);
+	return -1;
+}
+
+static int read_other(struct recording_reader *r, const json_t *rec, struct recording_record *out,
+		      struct ms_error *err)
+{
+	if (json_object_get(rec, "label")) {
+		out->kind = RECORD_LABEL;
+		if (get_string(r, rec, "label", true, out->text, sizeof(out->text), err) < 0 ||
+		    get_string(r, rec, "phase", false, out->phase, sizeof(out->phase), err) < 0 ||
+		    get_u64(r, rec, "t", true, &out->t_ns, err) < 0)
+			return -1;
+		if (out->phase[0] && strcmp(out->phase, "begin") && strcmp(out->phase, "end")) {
+			ms_error_set(err, "%s:%d: \"phase\" is '%s'; expected 'begin' or 'end'", r->path, r->line,
+				     out->phase);
+			return -1;
+		}
+		return 0;
+	}
+	if (json_object_get(rec, "control")) {
+		out->kind = RECORD_CONTROL;
+		if (get_string(r, rec, "control", true, out->control, sizeof(out->control), err) < 0 ||
+		    get_u64(r, rec, "t", true, &out->t_ns, err) < 0)
+			return -1;
+		if (!strcmp(out->control, "interval"))
+			return get_u64(r, rec, "interval_ns", true, &out->interval_ns, err);
+		if (strcmp(out->control, "pause") && strcmp(out->control, "resume")) {
+			ms_error_set(err, "%s:%d: control event '%s' is not pause, resume or interval", r->path,
+				     r->line, out->control);
+			return -1;
+		}
+		return 0;
+	}
+	if (json_object_get(rec, "end")) {
+		uint64_t frames = 0;
+
+		out->kind = RECORD_END;
+		if (get_string(r, rec, "end", true, out->reason, sizeof(out->reason), err) < 0 ||
+		    get_u64(r, rec, "frames", true, &frames, err) < 0)
+			return -1;
+		if (frames != r->frames) {
+			ms_error_set(err, "%s:%d: the end record counts %" PRIu64 " frames, but the file holds %"
+				     PRIu64 ": frames are missing", r->path, r->line, frames, r->frames);
+			return -1;
+		}
+		r->ended = true;
+		return 0;
+	}
+	ms_error_set(err, "%s:%d: not a record of a recording: expected a frame (\"t\", \"d\", \"v\"), "
+		     "a \"label\", a \"control\" event or the \"end\"", r->path, r->line);
+	return -1;
+}
+
+int recording_reader_next(struct recording_reader *r, struct recording_record *rec, struct frame *frame,
+			  struct ms_error *err)
+{
+	char *line;
+	size_t length;
+	json_t *obj;
+	int got, ret;
+
+	memset(rec, 0, sizeof(*rec));
+	got = next_line(r, &line, &length, err);
+	if (got < 0)
+		return -1;
+	if (got == 0) {
+		rec->kind = RECORD_EOF;
+		rec->line = r->line;
+		return 0;
+	}
+	rec->line = r->line;
+	if (r->ended) {
+		ms_error_set(err, "%s:%d: a record after the end record: the file was appended to or damaged",
+			     r->path, r->line);
+		return -1;
+	}
+	obj = parse_line(r, line, length, err);
+	if (!obj) {
+		ms_error_append(err, " (after %" PRIu64 " frames)", r->frames);
+		return -1;
+	}
+	if (json_object_get(obj, "v")) {
+		rec->kind = RECORD_FRAME;
+		ret = read_frame(r, obj, frame, err);
+		rec->t_ns = frame->time_ns;
+	} else {
+		ret = read_other(r, obj, rec, err);
+	}
+	json_decref(obj);
+	return ret;
+}
+
+bool recording_reader_cut(const struct recording_reader *r, char *message, size_t size)
+{
+	/* A compressed stream left open is cut too, even when its last line is whole. */
+	bool stream_open = r->zstd && r->zstd_hint != 0;
+
+	if (r->ended && !r->partial_tail && !stream_open)
+		return false;
+	if (r->partial_tail && r->tail_is_frame)
+		snprintf(message, size, "%s: the recording ends in the middle of frame %" PRIu64 " (line %d): it "
+			 "was cut (memscope killed or disk full); %" PRIu64 " frames read", r->path,
+			 r->frames + 1, r->line + 1, r->frames);
+	else if (r->partial_tail)
+		snprintf(message, size, "%s: the recording ends in the middle of line %d, after frame %" PRIu64
+			 ": it was cut (memscope killed or disk full); %" PRIu64 " frames read", r->path,
+			 r->line + 1, r->frames, r->frames);
+	else
+		snprintf(message, size, "%s: the recording ends after frame %" PRIu64 " (line %d) without its "
+			 "end record: it was cut (memscope killed or disk full); %" PRIu64 " frames read",
+			 r->path, r->frames, r->line, r->frames);
+	return true;
+}
+
+uint64_t recording_reader_frames(const struct recording_reader *r)
+{
+	return r->frames;
+}
+
+void recording_reader_close(struct recording_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	ZSTD_freeDCtx(r->zstd);
+	free(r->zin);
+	free(r->buf);
+	free(r->path);
+	series_table_free(&r->header.table);
+	topology_free(&r->header.topo);
+	json_decref(r->header_json);
+	free(r);
+}

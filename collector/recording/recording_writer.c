@@ -1,0 +1,440 @@
+/* Writing a recording: the header, then frames, labels and control events as
+ * JSON Lines, plain or through one zstd stream. Records collect in a buffer
+ * that goes to the file every few frames and at every label or control event;
+ * each flush ends on a line boundary (and, compressed, on a zstd flush), so
+ * whatever reached the disk is readable if memscope is killed. */
+#include "recording/recording.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "config.h"
+
+/* zstd level 3 is its default: fast, and frames of small integers shrink well. */
+#define ZSTD_LEVEL 3
+
+struct recording_writer {
+	char *path;
+	int fd;
+	bool failed;                 /* a write failed: nothing more is written */
+	ZSTD_CCtx *zstd;             /* NULL: plain text */
+	char *pending;               /* JSON lines not yet written */
+	size_t pending_len, pending_cap;
+	char *zout;                  /* compressed bytes */
+	size_t zout_cap;
+	int flush_frames;
+	int frames_since_flush;
+	uint64_t frames;
+	uint64_t bytes;              /* written to the file */
+	uint64_t origin_ns;
+	int nr_series;
+	json_t *values;              /* reused per frame: the "v" array */
+};
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+static int write_all(struct recording_writer *w, const char *buf, size_t len, struct ms_error *err)
+{
+	while (len) {
+		ssize_t n = write(w->fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : ENOSPC;
+
+			w->failed = true;
+			if (e == ENOSPC || e == EDQUOT)
+				ms_error_set(err, "%s: the disk is full (%s) after %llu frames: the recording is "
+					     "readable up to the last complete frame; free space or record to "
+					     "another file system (-o)", w->path, strerror(e),
+					     (unsigned long long)w->frames);
+			else
+				ms_error_set(err, "%s: cannot write: %s (after %llu frames; the recording is "
+					     "readable up to the last complete frame)", w->path, strerror(e),
+					     (unsigned long long)w->frames);
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+		w->bytes += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Push pending lines to the file; compressed, end a zstd block (end: the
+ * stream) so everything written so far can be decompressed. */
+static int flush_pending(struct recording_writer *w, bool end, struct ms_error *err)
+{
+	if (w->failed) {
+		ms_error_set(err, "%s: an earlier write failed; nothing more is written", w->path);
+		return -1;
+	}
+	w->frames_since_flush = 0;
+	if (!w->zstd) {
+		int ret = write_all(w, w->pending, w->pending_len, err);
+
+		w->pending_len = 0;
+		return ret;
+	}
+	ZSTD_inBuffer in = { w->pending, w->pending_len, 0 };
+	ZSTD_EndDirective mode = end ? ZSTD_e_end : ZSTD_e_flush;
+	size_t left;
+
+	do {
+		ZSTD_outBuffer out = { w->zout, w->zout_cap, 0 };
+
+		left = ZSTD_compressStream2(w->zstd, &out, &in, mode);
+		if (ZSTD_isError(left)) {
+			w->failed = true;
+			ms_error_set(err, "%s: zstd: %s", w->path, ZSTD_getErrorName(left));
+			return -1;
+		}
+		if (write_all(w, w->zout, out.pos, err) < 0)
+			return -1;
+	} while (left > 0 || in.pos < in.size);
+	w->pending_len = 0;
+	return 0;
+}
+
+static int append_line(struct recording_writer *w, json_t *record, struct ms_error *err)
+{
+	char *text = json_dumps(record, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	size_t len;
+
+	if (!text) {
+		ms_error_set(err, "%s: out of memory", w->path);
+		return -1;
+	}
+	len = strlen(text);
+	if (w->pending_len + len + 1 > w->pending_cap) {
+		size_t cap = (w->pending_len + len + 1) * 2;
+		char *grown = realloc(w->pending, cap);
+
+		if (!grown) {
+			free(text);
+			ms_error_set(err, "%s: out of memory", w->path);
+			return -1;
+		}
+		w->pending = grown;
+		w->pending_cap = cap;
+	}
+	memcpy(w->pending + w->pending_len, text, len);
+	w->pending[w->pending_len + len] = '\n';
+	w->pending_len += len + 1;
+	free(text);
+	return 0;
+}
+
+static void set_label(json_t *obj, const char *key, int value)
+{
+	if (value != LABEL_NONE)
+		json_object_set_new(obj, key, json_integer(value));
+}
+
+static json_t *series_json(const struct series_table *table)
+{
+	json_t *list = json_array();
+
+	for (int i = 0; list && i < table->nr; i++) {
+		const struct series *s = &table->series[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "name", json_string(s->name));
+		json_object_set_new(o, "kind", json_string(s->kind == SERIES_GAUGE ? "gauge" : "counter"));
+		if (s->unit[0])
+			json_object_set_new(o, "unit", json_string(s->unit));
+		if (s->scale != 1.0)
+			json_object_set_new(o, "scale", json_real(s->scale));
+		set_label(o, "cpu", s->labels.cpu);
+		set_label(o, "node", s->labels.node);
+		set_label(o, "socket", s->labels.socket);
+		set_label(o, "pid", s->labels.pid);
+		set_label(o, "tid", s->labels.tid);
+		if (s->labels.instance[0])
+			json_object_set_new(o, "instance", json_string(s->labels.instance));
+		if (s->unavailable)
+			json_object_set_new(o, "unavailable", json_string(s->unavailable));
+		json_array_append_new(list, o);
+	}
+	return list;
+}
+
+static json_t *host_json(const struct host *host, json_t *files)
+{
+	const struct topology *t = &host->topo;
+	json_t *h = json_object(), *cpus = json_array(), *nodes = json_array(), *dist = json_array();
+	json_t *pmus = json_array();
+	struct utsname u;
+	char name[256] = "";
+
+	/* A fixture tree describes another machine: this one's names would lie. */
+	if (host->roots.is_fixture)
+		json_object_set_new(h, "fixture", json_true());
+	else if (gethostname(name, sizeof(name) - 1) == 0)
+		json_object_set_new(h, "hostname", json_string(name));
+	if (!host->roots.is_fixture && uname(&u) == 0) {
+		json_object_set_new(h, "kernel", json_string(u.release));
+		json_object_set_new(h, "arch", json_string(u.machine));
+	}
+	/* [cpu, core, die, socket, node]: compact, one entry per online CPU. */
+	for (int i = 0; i < t->nr_cpus; i++)
+		json_array_append_new(cpus, json_pack("[iiiii]", t->cpus[i].cpu, t->cpus[i].core, t->cpus[i].die,
+						      t->cpus[i].socket, t->cpus[i].node));
+	for (int i = 0; i < t->nr_nodes; i++) {
+		json_t *row = json_array();
+
+		json_array_append_new(nodes, json_integer(t->nodes[i]));
+		for (int j = 0; t->distance && j < t->nr_nodes; j++)
+			json_array_append_new(row, json_integer(t->distance[i * t->nr_nodes + j]));
+		json_array_append_new(dist, row);
+	}
+	for (int i = 0; i < host->pmus.nr; i++)
+		json_array_append_new(pmus, json_string(host->pmus.pmus[i].name));
+	json_object_set_new(h, "cpus", cpus);
+	json_object_set_new(h, "nodes", nodes);
+	json_object_set_new(h, "distance", dist);
+	json_object_set_new(h, "pmus", pmus);
+	if (files)
+		json_object_set(h, "files", files);
+	return h;
+}
+
+static json_t *header_json(const struct recording_writer_options *opt, const struct series_table *table)
+{
+	json_t *h = json_object(), *start = json_object();
+	struct timespec now;
+	struct tm tm;
+	char text[64], stamp[80];
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(stamp, sizeof(stamp), "%s.%03ldZ", text, now.tv_nsec / 1000000);
+	json_object_set_new(h, "format", json_string(RECORDING_FORMAT_NAME));
+	json_object_set_new(h, "version", json_integer(RECORDING_FORMAT_VERSION));
+	json_object_set_new(h, "memscope", json_string(MEMSCOPE_VERSION));
+	json_object_set_new(start, "time", json_string(stamp));
+	json_object_set_new(start, "unix_ns", json_integer((json_int_t)now.tv_sec * 1000000000 + now.tv_nsec));
+	json_object_set_new(h, "start", start);
+	json_object_set_new(h, "interval_ns", json_integer((json_int_t)opt->interval_ns));
+	json_object_set_new(h, "target", json_string(opt->target ? opt->target : ""));
+	if (opt->host)
+		json_object_set_new(h, "host", host_json(opt->host, opt->host_files));
+	json_object_set_new(h, "series", series_json(table));
+	if (opt->catalog)
+		json_object_set(h, "catalog", opt->catalog);
+	return h;
+}
+
+static int create_file(struct recording_writer *w, struct ms_error *err)
+{
+	struct stat st;
+
+	/* An earlier recording is kept, as perf keeps perf.data.old. */
+	if (stat(w->path, &st) == 0 && S_ISREG(st.st_mode)) {
+		char old[4096];
+
+		snprintf(old, sizeof(old), "%s.old", w->path);
+		if (rename(w->path, old) < 0) {
+			ms_error_set(err, "%s exists and cannot be kept as %s: %s; remove it or choose "
+				     "another file with -o", w->path, old, strerror(errno));
+			return -1;
+		}
+	}
+	w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (w->fd < 0) {
+		ms_error_set(err, "cannot create %s: %s%s", w->path, strerror(errno),
+			     errno == EACCES ? " (no write permission in that directory; choose another with -o)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+int recording_writer_open(struct recording_writer **out, const struct recording_writer_options *opt,
+			  const struct series_table *table, struct ms_error *err)
+{
+	struct recording_writer *w = calloc(1, sizeof(*w));
+	json_t *header;
+	int ret;
+
+	*out = NULL;
+	if (!w || !(w->path = strdup(opt->path))) {
+		free(w);
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	w->fd = -1;
+	w->flush_frames = opt->flush_frames > 0 ? opt->flush_frames : RECORDING_FLUSH_FRAMES;
+	w->origin_ns = opt->time_origin_ns;
+	w->nr_series = table->nr;
+	w->values = json_array();
+	if (opt->compress || ends_with(opt->path, ".zst")) {
+		w->zstd = ZSTD_createCCtx();
+		w->zout_cap = ZSTD_CStreamOutSize();
+		w->zout = malloc(w->zout_cap);
+		if (!w->zstd || !w->zout) {
+			ms_error_set(err, "out of memory");
+			goto fail;
+		}
+		ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+		/* A checksum lets the reader tell a damaged file from a cut one. */
+		ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_checksumFlag, 1);
+	}
+	if (!w->values || create_file(w, err) < 0)
+		goto fail;
+	header = header_json(opt, table);
+	ret = header ? append_line(w, header, err) : -1;
+	json_decref(header);
+	if (ret < 0 || flush_pending(w, false, err) < 0)
+		goto fail;
+	*out = w;
+	return 0;
+fail:
+	recording_writer_abandon(w);
+	return -1;
+}
+
+static uint64_t relative(const struct recording_writer *w, uint64_t now_ns)
+{
+	return now_ns > w->origin_ns ? now_ns - w->origin_ns : 0;
+}
+
+int recording_writer_frame(struct recording_writer *w, const struct frame *frame, struct ms_error *err)
+{
+	json_t *rec = json_object(), *mux = NULL;
+	int ret;
+
+	if (!rec) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	json_array_clear(w->values);
+	for (int i = 0; i < frame->nr && i < w->nr_series; i++) {
+		const struct sample *s = &frame->samples[i];
+
+		/* Not read this time, or beyond what a JSON integer holds: null,
+		 * never a wrong number. */
+		if (!s->valid || s->value > (uint64_t)INT64_MAX) {
+			json_array_append_new(w->values, json_null());
+			continue;
+		}
+		json_array_append_new(w->values, json_integer((json_int_t)s->value));
+		/* Times only for multiplexed counters: the rest ran the whole interval. */
+		if (s->running_ns != s->enabled_ns) {
+			if (!mux)
+				mux = json_array();
+			json_array_append_new(mux, json_pack("[iII]", i, (json_int_t)s->enabled_ns,
+							     (json_int_t)s->running_ns));
+		}
+	}
+	json_object_set_new(rec, "t", json_integer((json_int_t)relative(w, frame->time_ns)));
+	json_object_set_new(rec, "d", json_integer((json_int_t)frame->interval_ns));
+	json_object_set(rec, "v", w->values);
+	if (mux)
+		json_object_set_new(rec, "m", mux);
+	ret = append_line(w, rec, err);
+	json_decref(rec);
+	if (ret < 0)
+		return -1;
+	w->frames++;
+	if (++w->frames_since_flush >= w->flush_frames)
+		return flush_pending(w, false, err);
+	return 0;
+}
+
+int recording_writer_label(struct recording_writer *w, uint64_t now_ns, const char *text, const char *phase,
+			   struct ms_error *err)
+{
+	json_t *rec = json_pack("{s:s, s:I}", "label", text, "t", (json_int_t)relative(w, now_ns));
+	int ret;
+
+	if (!rec) {
+		ms_error_set(err, "a label must be UTF-8 text");
+		return -1;
+	}
+	if (phase && phase[0])
+		json_object_set_new(rec, "phase", json_string(phase));
+	ret = append_line(w, rec, err);
+	json_decref(rec);
+	return ret < 0 ? -1 : flush_pending(w, false, err);
+}
+
+int recording_writer_control(struct recording_writer *w, uint64_t now_ns, const char *what,
+			     uint64_t interval_ns, struct ms_error *err)
+{
+	json_t *rec = json_pack("{s:s, s:I}", "control", what, "t", (json_int_t)relative(w, now_ns));
+	int ret;
+
+	if (!rec) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	if (!strcmp(what, "interval"))
+		json_object_set_new(rec, "interval_ns", json_integer((json_int_t)interval_ns));
+	ret = append_line(w, rec, err);
+	json_decref(rec);
+	return ret < 0 ? -1 : flush_pending(w, false, err);
+}
+
+static void free_writer(struct recording_writer *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	ZSTD_freeCCtx(w->zstd);
+	json_decref(w->values);
+	free(w->zout);
+	free(w->pending);
+	free(w->path);
+	free(w);
+}
+
+int recording_writer_close(struct recording_writer *w, const char *reason, struct ms_error *err)
+{
+	json_t *rec;
+	int ret = -1;
+
+	if (!w)
+		return 0;
+	if (w->failed) {
+		ms_error_set(err, "%s: an earlier write failed", w->path);
+		free_writer(w);
+		return -1;
+	}
+	rec = json_pack("{s:s, s:I}", "end", reason ? reason : "", "frames", (json_int_t)w->frames);
+	if (rec && append_line(w, rec, err) == 0 && flush_pending(w, true, err) == 0)
+		ret = 0;
+	json_decref(rec);
+	if (w->fd >= 0 && close(w->fd) < 0 && ret == 0) {
+		ms_error_set(err, "%s: %s", w->path, strerror(errno));
+		ret = -1;
+	}
+	w->fd = -1;
+	free_writer(w);
+	return ret;
+}
+
+void recording_writer_abandon(struct recording_writer *w)
+{
+	if (w)
+		free_writer(w);
+}
+
+const char *recording_writer_path(const struct recording_writer *w) { return w->path; }
+uint64_t recording_writer_frames(const struct recording_writer *w) { return w->frames; }
+uint64_t recording_writer_bytes(const struct recording_writer *w) { return w->bytes; }
+bool recording_writer_compressed(const struct recording_writer *w) { return w->zstd != NULL; }

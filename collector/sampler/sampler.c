@@ -1,0 +1,306 @@
+#include "sampler/sampler.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sampler/target.h"
+
+uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int sampler_open(struct sampler *s, struct source *sources, int nr_sources, struct ms_error *err)
+{
+	memset(&s->table, 0, sizeof(s->table));
+	s->watch.fd = -1;
+	s->timer_fd = -1;
+	s->sources = sources;
+	s->nr_sources = nr_sources;
+	for (int i = 0; i < nr_sources; i++) {
+		if (sources[i].ops->open(&sources[i], &s->table, err) < 0) {
+			/* Sources opened so far are closed by sampler_close(). */
+			s->nr_sources = i + 1;
+			return -1;
+		}
+	}
+	if (frame_init(&s->frame, s->table.nr) < 0) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static void take_frame(struct sampler *s, uint64_t *last_ns)
+{
+	uint64_t now = monotonic_ns();
+
+	for (int i = 0; i < s->nr_sources; i++)
+		s->sources[i].ops->sample(&s->sources[i], &s->frame);
+	s->frame.time_ns = now;
+	s->frame.interval_ns = now - *last_ns;
+	*last_ns = now;
+}
+
+static int pidfd_open_compat(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* Ask a command that is still running to end, and collect its status. */
+static void stop_command(struct target *target)
+{
+	pid_t pid = target->pids[0];
+
+	if (target->child_exited)
+		return;
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 100; i++) {
+		if (waitpid(pid, &target->child_status, WNOHANG) == pid) {
+			target->child_exited = true;
+			return;
+		}
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	if (waitpid(pid, &target->child_status, 0) == pid)
+		target->child_exited = true;
+}
+
+/* epoll data of the watch: beyond any pidfd index (those are 2 + i). */
+#define WATCH_ID UINT64_MAX
+
+int sampler_set_interval(struct sampler *s, uint64_t interval_ns, struct ms_error *err)
+{
+	struct itimerspec its = {
+		.it_interval = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) },
+		.it_value = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) },
+	};
+
+	if (s->timer_fd < 0) {
+		ms_error_set(err, "this run has no interval timer (started without -I)");
+		return -1;
+	}
+	if (timerfd_settime(s->timer_fd, 0, &its, NULL) < 0) {
+		ms_error_set(err, "cannot change the interval timer: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static bool replaying(const struct sampler *s)
+{
+	for (int i = 0; i < s->nr_sources; i++)
+		if (!s->sources[i].replay)
+			return false;
+	return s->nr_sources > 0;
+}
+
+/* Sources that read frames from a file: no timer, no target; the frames keep
+ * the times they were recorded with, and the run ends at the end of the file. */
+static int replay_run(struct sampler *s, sampler_frame_fn on_frame, void *ctx, struct ms_error *err)
+{
+	bool last = false;
+
+	for (int i = 0; i < s->nr_sources; i++)
+		if (s->sources[i].ops->enable(&s->sources[i], err) < 0)
+			return -1;
+	s->start_ns = 0;
+	while (!last) {
+		for (int i = 0; i < s->nr_sources; i++) {
+			s->sources[i].ops->sample(&s->sources[i], &s->frame);
+			last |= s->sources[i].finished;
+		}
+		if (on_frame(&s->frame, last, ctx)) {
+			s->end = SAMPLER_END_SOURCE;
+			break;
+		}
+		s->frame.seq++;
+	}
+	if (last)
+		s->end = SAMPLER_END_TARGET;
+	for (int i = 0; i < s->nr_sources; i++)
+		s->sources[i].ops->disable(&s->sources[i]);
+	return 0;
+}
+
+int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
+		sampler_frame_fn on_frame, void *ctx, struct ms_error *err)
+{
+	sigset_t mask, old;
+	int sfd, tfd = -1, epfd, live_pids = 0, ret = -1;
+	int *pidfds = NULL;
+	uint64_t last_ns;
+	bool running = true;
+	struct epoll_event ev;
+
+	if (replaying(s))
+		return replay_run(s, on_frame, ctx, err);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sfd < 0 || epfd < 0) {
+		ms_error_set(err, "cannot set up the sampling loop: %s", strerror(errno));
+		goto out;
+	}
+	ev.events = EPOLLIN;
+	ev.data.u64 = 0;
+	epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &ev);
+
+	if (interval_ns) {
+		struct itimerspec its = {
+			.it_interval = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) },
+			.it_value = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) },
+		};
+
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
+			ms_error_set(err, "cannot create the interval timer: %s", strerror(errno));
+			goto out;
+		}
+		ev.data.u64 = 1;
+		epoll_ctl(epfd, EPOLL_CTL_ADD, tfd, &ev);
+		s->timer_fd = tfd;
+	}
+	if (s->watch.fd >= 0) {
+		ev.data.u64 = WATCH_ID;
+		epoll_ctl(epfd, EPOLL_CTL_ADD, s->watch.fd, &ev);
+	}
+	if (target->kind == TARGET_PIDS) {
+		pidfds = malloc(sizeof(int) * (size_t)target->nr_pids);
+		if (!pidfds) {
+			ms_error_set(err, "out of memory");
+			goto out;
+		}
+		for (int i = 0; i < target->nr_pids; i++) {
+			pidfds[i] = pidfd_open_compat(target->pids[i]);
+			if (pidfds[i] < 0)
+				continue; /* already gone: it adds nothing more */
+			ev.data.u64 = 2 + (uint64_t)i;
+			epoll_ctl(epfd, EPOLL_CTL_ADD, pidfds[i], &ev);
+			live_pids++;
+		}
+		if (live_pids == 0)
+			running = false;
+	}
+
+	for (int i = 0; i < s->nr_sources; i++)
+		if (s->sources[i].ops->enable(&s->sources[i], err) < 0)
+			goto out;
+	s->start_ns = last_ns = monotonic_ns();
+	if (target->kind == TARGET_COMMAND && target_start_command(target, err) < 0)
+		goto out;
+
+	while (running) {
+		struct epoll_event events[8];
+		int n = epoll_wait(epfd, events, 8, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ms_error_set(err, "epoll_wait: %s", strerror(errno));
+			goto out;
+		}
+		for (int i = 0; i < n && running; i++) {
+			uint64_t what = events[i].data.u64;
+
+			if (what == 1) {
+				uint64_t expirations;
+
+				if (read(tfd, &expirations, sizeof(expirations)) < 0)
+					continue;
+				take_frame(s, &last_ns);
+				if (on_frame(&s->frame, false, ctx)) {
+					s->end = SAMPLER_END_SOURCE;
+					running = false;
+				}
+				s->frame.seq++;
+			} else if (what == WATCH_ID) {
+				if (s->watch.on_ready(s, s->watch.ctx)) {
+					s->end = SAMPLER_END_SOURCE;
+					running = false;
+				}
+			} else if (what == 0) {
+				struct signalfd_siginfo si;
+
+				if (read(sfd, &si, sizeof(si)) != sizeof(si))
+					continue;
+				if (si.ssi_signo == SIGCHLD) {
+					if (target->kind == TARGET_COMMAND &&
+					    waitpid(target->pids[0], &target->child_status, WNOHANG) == target->pids[0]) {
+						target->child_exited = true;
+						s->end = SAMPLER_END_TARGET;
+						running = false;
+					}
+					continue;
+				}
+				s->end = SAMPLER_END_SIGNAL;
+				s->end_signal = (int)si.ssi_signo;
+				running = false;
+			} else {
+				int index = (int)(what - 2);
+
+				epoll_ctl(epfd, EPOLL_CTL_DEL, pidfds[index], NULL);
+				close(pidfds[index]);
+				pidfds[index] = -1;
+				if (--live_pids == 0) {
+					s->end = SAMPLER_END_TARGET;
+					running = false;
+				}
+			}
+		}
+	}
+	/* The last frame covers everything since the previous one, so the sum of
+	 * all frames equals the total. */
+	take_frame(s, &last_ns);
+	for (int i = 0; i < s->nr_sources; i++)
+		s->sources[i].ops->disable(&s->sources[i]);
+	on_frame(&s->frame, true, ctx);
+	if (target->kind == TARGET_COMMAND)
+		stop_command(target);
+	ret = 0;
+out:
+	if (ret < 0 && target->kind == TARGET_COMMAND && !target->child_exited && target->nr_pids)
+		stop_command(target);
+	if (pidfds) {
+		for (int i = 0; i < target->nr_pids; i++)
+			if (pidfds[i] >= 0)
+				close(pidfds[i]);
+		free(pidfds);
+	}
+	if (tfd >= 0)
+		close(tfd);
+	s->timer_fd = -1;
+	if (epfd >= 0)
+		close(epfd);
+	if (sfd >= 0)
+		close(sfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+void sampler_close(struct sampler *s)
+{
+	for (int i = 0; i < s->nr_sources; i++)
+		if (s->sources[i].ops && s->sources[i].ops->close)
+			s->sources[i].ops->close(&s->sources[i]);
+	series_table_free(&s->table);
+	frame_free(&s->frame);
+}

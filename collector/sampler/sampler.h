@@ -1,0 +1,59 @@
+/* The sampler: the hot path. A timerfd drives it; at each tick every source
+ * fills its slice of one preallocated frame, and the frame goes to the
+ * caller's callback. It also ends the run: when the command exits, when every
+ * attached process has exited, or on SIGINT/SIGTERM/SIGHUP, it takes a last
+ * frame (so no count is lost) and returns. */
+#ifndef MEMSCOPE_SAMPLER_H
+#define MEMSCOPE_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/error.h"
+#include "sampler/frame.h"
+#include "sampler/source.h"
+
+struct target;
+
+struct sampler;
+
+enum sampler_end { SAMPLER_END_TARGET, SAMPLER_END_SIGNAL, SAMPLER_END_SOURCE };
+
+/* Called with each frame; `last` is true for the final one. Return non-zero to stop. */
+typedef int (*sampler_frame_fn)(const struct frame *frame, bool last, void *ctx);
+
+/* An extra descriptor the run also waits on (memscope record's control
+ * socket, top's terminal): when it is readable, on_ready runs between two
+ * frames; a non-zero return ends the run (with its final frame). Set it after
+ * sampler_open(); fd -1 (what sampler_open() sets) means none. */
+struct sampler_watch {
+	int fd;
+	int (*on_ready)(struct sampler *s, void *ctx);
+	void *ctx;
+};
+
+struct sampler {
+	struct source *sources;
+	int nr_sources;
+	struct series_table table;
+	struct frame frame;
+	uint64_t start_ns;       /* when counting started */
+	enum sampler_end end;
+	int end_signal;          /* the signal that ended the run, if any */
+	struct sampler_watch watch;
+	int timer_fd;            /* during sampler_run() with an interval, else -1 */
+};
+
+/* Open every source (each registers its series) and allocate the frame. */
+int sampler_open(struct sampler *s, struct source *sources, int nr_sources, struct ms_error *err);
+/* Enable, start a prepared command, sample every interval_ns (0: only at the
+ * end), and stop as described above. */
+int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
+		sampler_frame_fn on_frame, void *ctx, struct ms_error *err);
+void sampler_close(struct sampler *s);
+/* Change the interval of a running sampler (from a watch callback). */
+int sampler_set_interval(struct sampler *s, uint64_t interval_ns, struct ms_error *err);
+
+uint64_t monotonic_ns(void);
+
+#endif

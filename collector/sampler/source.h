@@ -1,0 +1,41 @@
+/* A source of series: perf counters, BPF maps, procfs files, a replayed file,
+ * or a plugin. Every source implements the same few operations; the sampler
+ * knows nothing else about them.
+ *
+ * Life cycle: open (adds its series to the table, may fail with a clear
+ * error) -> enable -> sample, sample, ... -> disable -> close. sample() runs
+ * on the hot path: it must not allocate, format or block. */
+#ifndef MEMSCOPE_SOURCE_H
+#define MEMSCOPE_SOURCE_H
+
+#include <stdbool.h>
+
+#include "util/error.h"
+#include "sampler/frame.h"
+
+struct source;
+
+struct source_ops {
+	const char *name;
+	/* Register series in table; remember where they start. */
+	int (*open)(struct source *src, struct series_table *table, struct ms_error *err);
+	int (*enable)(struct source *src, struct ms_error *err);
+	int (*disable)(struct source *src);
+	/* Fill frame->samples[src->first .. src->first + src->count). */
+	int (*sample)(struct source *src, struct frame *frame);
+	void (*close)(struct source *src);
+};
+
+struct source {
+	const struct source_ops *ops;
+	void *priv;
+	int first;         /* index of this source's first series in the table */
+	int count;         /* number of series it owns */
+	bool finished;     /* set by a source whose target is gone (replay at EOF) */
+	/* Frames come from a file (replay, recording): the source sets each
+	 * frame's time and interval, and the sampler reads them as fast as they
+	 * come instead of waiting for a timer. */
+	bool replay;
+};
+
+#endif

@@ -1,0 +1,170 @@
+/* What `memscope top` shows, as numbers: a header, one row per NUMA node,
+ * one row per process and, when one process is in focus, one row per thread.
+ *
+ * The model measures through a system-wide session (session.h: the catalog's
+ * metrics this host can measure, the eBPF probes) and turns each frame into
+ * per-second rates. A value this host cannot
+ * measure is invalid and carries the reason; it is never shown as 0. The
+ * drawing (top_view.c) and the batch output (top_batch.c) only read it. */
+#ifndef MEMSCOPE_TOP_MODEL_H
+#define MEMSCOPE_TOP_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/error.h"
+#include "sampler/frame.h"
+#include "pipeline/session.h"
+#include "sampler/source.h"
+
+#define TOP_MAX_NODES 8          /* node columns shown per process */
+#define TOP_MAX_PROCESSES 1024   /* processes read from the eBPF maps each interval */
+#define TOP_MAX_THREADS 512      /* threads of the focused process */
+#define TOP_MAX_LUA_COLS 16      /* metrics --lua scripts define, shown per node */
+
+/* A number or, when it cannot be measured here, why not. */
+struct top_value {
+	double value;
+	bool valid;
+	const char *why;             /* when !valid; owned by the model */
+};
+
+/* Node panel columns. */
+enum top_node_col {
+	TOP_NODE_READ_BW,            /* B/s */
+	TOP_NODE_WRITE_BW,           /* B/s */
+	TOP_NODE_REMOTE_PCT,         /* % of accesses served by another node */
+	TOP_NODE_FAULTS,             /* faults/s on the node's CPUs */
+	TOP_NODE_PAGES_ALLOC,        /* pages/s allocated on the node (eBPF) */
+	TOP_NODE_MIGRATIONS,         /* task migrations/s onto the node's CPUs */
+	TOP_NODE_PAGES_MIGRATED,     /* pages/s migrated (system-wide statistic) */
+	TOP_NODE_NUMA_MISS,          /* pages/s: numastat numa_miss */
+	TOP_NODE_NUMA_FOREIGN,       /* pages/s: numastat numa_foreign */
+	TOP_NODE_NR_COLS
+};
+
+struct top_node_row {
+	int node;                    /* node id; -1 for the whole system */
+	struct top_value col[TOP_NODE_NR_COLS];
+	struct top_value lua[TOP_MAX_LUA_COLS]; /* the Lua columns, as the scripts compute them */
+};
+
+/* Process table columns, also the sort keys. */
+enum top_proc_col {
+	TOP_PROC_PID,
+	TOP_PROC_THREADS,
+	TOP_PROC_FAULTS,             /* faults/s */
+	TOP_PROC_PAGES,              /* pages/s allocated, all nodes (sort key of the per-node columns) */
+	TOP_PROC_REMOTE_PCT,
+	TOP_PROC_CPU_PCT,            /* on-CPU time / wall time, % of one CPU */
+	TOP_PROC_OFFCPU_PCT,         /* off-CPU share of the time its threads were switched */
+	TOP_PROC_MIGRATIONS,         /* task migrations/s */
+	TOP_PROC_COMMAND,
+	TOP_PROC_NR_COLS
+};
+
+struct top_process_row {
+	pid_t pid;
+	char comm[32];
+	int nr_threads;
+	double faults;               /* per second */
+	double pages;                /* per second, all nodes */
+	double pages_node[TOP_MAX_NODES]; /* per second, by node index (host topology order) */
+	struct top_value remote_pct;
+	double cpu_pct;
+	struct top_value offcpu_pct;
+	double migrations;
+	uint64_t faults_total;       /* since top started */
+};
+
+struct top_thread_row {
+	pid_t tid;
+	char comm[32];
+	char state;                  /* R, S, D ... from /proc/PID/task/TID/stat */
+	double faults;               /* per second (minflt + majflt) */
+	double cpu_pct;              /* utime + stime */
+	int cpu;                     /* last CPU it ran on */
+	int node;                    /* that CPU's node */
+};
+
+struct lua_cli;
+struct lua_engine;
+
+struct top_options {
+	uint64_t interval_ns;
+	pid_t focus_pid;             /* 0: none */
+	const struct lua_cli *lua;   /* --lua scripts to run on the frames, or NULL */
+};
+
+struct top_cumulative;           /* counters at the previous update (top_model.c) */
+
+struct top_model {
+	struct lua_engine *lua;      /* --lua scripts, or NULL */
+	/* Header */
+	char hostname[64];
+	char cpu_model[128];
+	char source_names[64];       /* "perf procfs bpf" */
+	double coverage_pct;         /* smallest running/enabled share of the perf counters */
+	bool coverage_valid;
+	double elapsed_s;            /* since sampling started */
+	double interval_s;           /* of the last frame */
+	uint64_t updates;
+
+	/* Node panel: rows[0 .. nr_nodes-1] by node, then the system total */
+	struct top_node_row *nodes;
+	int nr_nodes;
+	struct top_node_row total;
+	const char *node_col_why[TOP_NODE_NR_COLS]; /* the reason a whole column is n/a, else NULL */
+	/* Lua columns: each metric the --lua scripts define (memscope.metric{}),
+	 * for every node and the system, in the order they were defined. */
+	int nr_lua_cols;
+	int lua_metric[TOP_MAX_LUA_COLS];          /* its index in the Lua engine */
+	char (*lua_why)[256];                      /* [row * TOP_MAX_LUA_COLS + col]: why a value is n/a */
+	int lua_left_out;                          /* metrics beyond TOP_MAX_LUA_COLS, not shown */
+
+	/* Process table, unsorted */
+	struct top_process_row *procs;
+	int nr_procs;
+	const char *proc_remote_why;
+	const char *proc_offcpu_why;
+	const char *bpf_why;         /* the eBPF probes could not start: no process table */
+
+	/* Focused process */
+	pid_t focus_pid;
+	bool focus_alive;
+	struct top_thread_row *threads;
+	int nr_threads;
+
+	/* The measuring setup: the session (perf events of the plan counted on
+	 * every CPU, the eBPF probes system-wide, the procfs statistics) */
+	struct session session;
+	struct source *bpf;          /* the session's eBPF source, or NULL */
+	char *notes;                 /* what the sources reported while starting (left-out probes) */
+	uint64_t baseline_ns;        /* when the eBPF counts started */
+	uint64_t last_ns;            /* time of the previous update */
+	struct top_cumulative *prev;
+	int pages_series[TOP_MAX_NODES]; /* series index of proc.pages_alloc per node, or -1 */
+	int plan_metric[TOP_NODE_NR_COLS]; /* plan index of each node column's metric, or -1 */
+};
+
+/* Open the session (host, catalog, sources, sampler). Notes about what
+ * cannot be measured go into the model (n/a reasons), not stderr. */
+int top_model_open(struct top_model *m, const struct top_options *opt, struct ms_error *err);
+/* Take a frame into the model: node rates, processes, threads. */
+void top_model_update(struct top_model *m, const struct frame *frame);
+void top_model_close(struct top_model *m);
+
+/* Sort rows by a column, highest first (PID and COMMAND ascending). */
+void top_model_sort(struct top_process_row *rows, int nr, enum top_proc_col col);
+const char *top_proc_col_name(enum top_proc_col col);
+const char *top_node_col_name(enum top_node_col col);
+
+/* Why a Lua column has no value: the whole system's reason, else the first
+ * node's without a value; NULL when every row has one. */
+const char *top_lua_column_why(const struct top_model *m, int col);
+
+/* Node index in host topology order of a node id, for pages_node[], or -1. */
+int top_model_node_index(const struct top_model *m, int node);
+
+#endif
