@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,7 +33,6 @@ struct record_run {
 	struct ctl_server ctl;
 	struct ctl_fifo fifo;        /* --fifo: the same commands, one per line */
 	const char *fifo_path;
-	int watch_fd;                /* what the sampler watches: the socket, the FIFO, or an epoll set of both */
 	char path[PATH_MAX];
 	char target[512];
 	bool paused;
@@ -320,34 +318,16 @@ static void ctl_handle(const char *command, const char *arg, char *reply, size_t
 	}
 }
 
-/* The socket, the FIFO, or both are readable. Both are non-blocking, so
- * serving one that has nothing pending costs a failed accept or read. */
-static int on_ctl_ready(struct sampler *s, void *ctx)
+/* The socket or the FIFO is readable. */
+static int on_ctl_ready(struct sampler *s, int fd, void *ctx)
 {
 	struct record_run *run = ctx;
 
-	if (run->ctl.fd >= 0)
+	if (fd == run->ctl.fd)
 		ctl_server_serve(&run->ctl, ctl_handle, run);
-	if (run->fifo.fd >= 0)
+	else
 		ctl_fifo_serve(&run->fifo, "record", ctl_handle, run);
 	return 0;
-}
-
-/* One fd for the sampler to watch: the socket's, the FIFO's, or an epoll
- * set holding both (an epoll fd is itself readable when a member is). */
-static int control_watch_fd(struct record_run *run, struct ms_error *err)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-
-	if (run->ctl.fd < 0 || run->fifo.fd < 0)
-		return run->ctl.fd >= 0 ? run->ctl.fd : run->fifo.fd;
-	run->watch_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (run->watch_fd < 0 || epoll_ctl(run->watch_fd, EPOLL_CTL_ADD, run->ctl.fd, &ev) < 0 ||
-	    epoll_ctl(run->watch_fd, EPOLL_CTL_ADD, run->fifo.fd, &ev) < 0) {
-		ms_error_set(err, "cannot watch the control socket and the FIFO: %s", strerror(errno));
-		return -1;
-	}
-	return run->watch_fd;
 }
 
 /* ---- The command ---- */
@@ -415,7 +395,6 @@ int cmd_record(int argc, char **argv)
 	memset(&session, 0, sizeof(session));
 	run.ctl.fd = -1;
 	run.fifo.fd = -1;
-	run.watch_fd = -1;
 	run.session = &session;
 	snprintf(run.path, sizeof(run.path), "%s", RECORDING_DEFAULT_FILE);
 	session_options_init(&opt, "record");
@@ -472,14 +451,10 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "memscope record: %s\n", err.text);
 		goto out;
 	}
-	if (run.ctl.fd >= 0 || run.fifo.fd >= 0) {
-		session.sampler.watch.fd = control_watch_fd(&run, &err);
-		if (session.sampler.watch.fd < 0) {
-			fprintf(stderr, "memscope record: %s\n", err.text);
-			goto out;
-		}
-		session.sampler.watch.on_ready = on_ctl_ready;
-		session.sampler.watch.ctx = &run;
+	if ((run.ctl.fd >= 0 && sampler_watch_add(&session.sampler, run.ctl.fd, on_ctl_ready, &run, &err) < 0) ||
+	    (run.fifo.fd >= 0 && sampler_watch_add(&session.sampler, run.fifo.fd, on_ctl_ready, &run, &err) < 0)) {
+		fprintf(stderr, "memscope record: %s\n", err.text);
+		goto out;
 	}
 	if (session_run(&session, &opt, on_frame, &run, &err) < 0) {
 		fprintf(stderr, "memscope record: %s\n", err.text);
@@ -502,8 +477,6 @@ int cmd_record(int argc, char **argv)
 out:
 	ctl_server_close(&run.ctl);
 	ctl_fifo_close(&run.fifo);
-	if (run.watch_fd >= 0)
-		close(run.watch_fd);
 	recording_writer_abandon(run.writer);
 	lua_engine_free(run.lua);
 	free(run.lua_metrics);

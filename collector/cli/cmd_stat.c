@@ -9,6 +9,7 @@
 
 #include "metrics/aggregate.h"
 #include "cli/commands.h"
+#include "events/event.h"
 #include "pipeline/session.h"
 #include "metrics/metrics.h"
 #include "pipeline/lua_session.h"

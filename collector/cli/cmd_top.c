@@ -250,7 +250,7 @@ static void handle_requests(struct top_run *run, int requests, int interval_step
 		top_view_draw(run->view, &run->model, &run->display);
 }
 
-static int on_terminal(struct sampler *s, void *ctx)
+static int on_terminal(struct sampler *s, int fd, void *ctx)
 {
 	struct top_run *run = ctx;
 	int steps, requests = top_view_input(run->view, &run->model, &run->display, &steps);
@@ -327,9 +327,13 @@ int cmd_top(int argc, char **argv)
 			fprintf(stderr, "memscope top: %s: batch output instead of the full screen\n", why);
 	}
 	if (run.view) {
-		run.model.session.sampler.watch.fd = top_view_input_fd(run.view);
-		run.model.session.sampler.watch.on_ready = on_terminal;
-		run.model.session.sampler.watch.ctx = &run;
+		if (sampler_watch_add(&run.model.session.sampler, top_view_input_fd(run.view), on_terminal, &run,
+				      &err) < 0) {
+			top_view_close(run.view);
+			run.view = NULL;
+			fprintf(stderr, "memscope top: %s\n", err.text);
+			goto out;
+		}
 		top_view_draw(run.view, &run.model, &run.display);
 	}
 	if (sampler_run(&run.model.session.sampler, &run.model.session.target, topt.interval_ns, on_frame, &run, &err) < 0) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events/event.h"
 #include "events/event_names.h"
 #include "metrics/metrics.h"
 #include "events/bpf_series.h"

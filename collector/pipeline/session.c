@@ -9,10 +9,7 @@
 #include "pipeline/session_recording.h"
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
-#include "sources/procfs_source.h"
-#include "sources/replay_source.h"
-#include "sources/bpf_source.h"
-#include "sources/perf_source.h"
+#include "events/event.h"
 
 
 const char session_options_help[] =
@@ -149,44 +146,38 @@ void session_describe_target(const struct session_options *opt, char *buf, size_
 	}
 }
 
-/* eBPF series names go to the bpf source, everything else to perf. */
-static int split_events(struct session *s, const char *text, char **perf_events)
+/* Add name to the session's names unless it is there already: an event
+ * named twice (twice by -e, or by -e and by a metric) is one series. */
+static int add_name(struct session *s, const char *name)
+{
+	char **grown;
+
+	for (int i = 0; i < s->nr_names; i++)
+		if (!strcmp(s->names[i], name))
+			return 0;
+	grown = realloc(s->names, sizeof(char *) * (size_t)(s->nr_names + 2));
+	if (!grown)
+		return -1;
+	s->names = grown;
+	if (!(grown[s->nr_names] = strdup(name)))
+		return -1;
+	grown[++s->nr_names] = NULL;
+	return 0;
+}
+
+static int add_event_list(struct session *s, const char *text)
 {
 	char **names;
-	int nr;
-	size_t len = 0;
+	int nr, ret = 0;
 
-	*perf_events = NULL;
 	if (!text)
-		text = "";
+		return 0;
 	if (event_list_split(text, &names, &nr) < 0)
 		return -1;
-	s->bpf_names = calloc((size_t)nr + 1, sizeof(char *));
-	*perf_events = calloc(strlen(text) + 1, 1);
-	if (!s->bpf_names || !*perf_events) {
-		event_names_free(names, nr);
-		return -1;
-	}
-	for (int i = 0; i < nr; i++) {
-		/* A name given twice is one series: counting it twice would only
-		 * double its column. */
-		bool again = false;
-
-		for (int j = 0; j < i; j++)
-			again |= names[j] && !strcmp(names[j], names[i]);
-		for (int j = 0; j < s->nr_bpf; j++)
-			again |= !strcmp(s->bpf_names[j], names[i]);
-		if (again)
-			continue;
-		if (bpf_series_name_known(names[i])) {
-			s->bpf_names[s->nr_bpf++] = names[i];
-			names[i] = NULL;
-		} else {
-			len += (size_t)sprintf(*perf_events + len, "%s%s", len ? "," : "", names[i]);
-		}
-	}
+	for (int i = 0; i < nr && !ret; i++)
+		ret = add_name(s, names[i]);
 	event_names_free(names, nr);
-	return 0;
+	return ret;
 }
 
 static int prepare_target(struct session *s, const struct session_options *opt, struct ms_error *err)
@@ -204,62 +195,100 @@ static int prepare_target(struct session *s, const struct session_options *opt, 
 	return 0;
 }
 
-static int create_sources(struct session *s, const struct session_options *opt, struct ms_error *err)
+static void note_left_out(struct session *s, const struct source_kind *kind, const struct ms_error *why)
 {
-	if (s->nr_events) {
-		struct perf_source_options popt = {
-			.host = &s->host,
-			.target = &s->target,
-			.events = s->events,
-			.nr_events = s->nr_events,
-			/* Split by CPU only when the output splits by CPU, socket or node. */
-			.task_per_cpu = opt->aggr != AGGR_TOTAL,
-		};
+	s->left_out[s->nr_left_out].kind = kind;
+	s->left_out[s->nr_left_out++].why = *why;
+}
 
-		if (perf_source_create(&s->sources[s->nr_sources], &popt, err) < 0)
-			return -1;
-		s->nr_sources++;
+/* Route every name to the kind of this mode that claims it, and make one
+ * source per kind with names, in registry order. */
+static int create_sources(struct session *s, const struct session_options *opt, enum source_kind_mode mode,
+			  struct ms_error *err)
+{
+	const struct source_kind **owner = calloc((size_t)s->nr_names + 1, sizeof(*owner));
+	const char **claimed = calloc((size_t)s->nr_names + 1, sizeof(*claimed));
+	int status = 0;
+
+	if (!owner || !claimed) {
+		ms_error_set(err, "out of memory");
+		status = 1;
+		goto out;
 	}
-	if (s->nr_bpf) {
-		struct bpf_source_options bopt;
+	for (int i = 0; i < s->nr_names; i++)
+		owner[i] = source_registry_claim(&s->registry, mode, s->names[i]);
+	for (int k = 0; k < s->registry.nr && !status; k++) {
+		const struct source_kind *kind = s->registry.kinds[k];
+		struct source_request req = {
+			.host = &s->host,
+			.target = mode == SOURCE_LIVE ? &s->target : NULL,
+			.names = claimed,
+			.plan = s->plan,
+			.path = opt->replay_path,
+			/* Split by CPU only when the output splits by CPU, socket or node. */
+			.per_cpu = opt->aggr != AGGR_TOTAL,
+			.top_n = opt->bpf_top_n,
+			.notes = opt->notes ? opt->notes : stderr,
+			.command_name = opt->command_name,
+		};
+		struct ms_error why = { "" };
 
-		memset(&bopt, 0, sizeof(bopt));
-		bopt.tgids = s->target.pids;
-		bopt.nr_tgids = s->target.nr_pids;
-		bopt.system_wide = s->target.system_wide;
-		bopt.top_n = opt->bpf_top_n;
-		bopt.warnings = opt->notes;
-		if (bpf_source_create(&s->sources[s->nr_sources], &s->host, &bopt,
-				      (const char *const *)s->bpf_names, s->nr_bpf, &s->bpf_unavailable) < 0) {
-			/* The eBPF probes are one source among others: without them the
-			 * counters still run. */
-			if (!s->nr_sources && !opt->bpf_optional) {
-				*err = s->bpf_unavailable;
-				return -1;
-			}
-			if (!opt->bpf_optional)
-				fprintf(stderr, "memscope %s: %s\n", opt->command_name, s->bpf_unavailable.text);
-		} else {
-			s->bpf_unavailable.text[0] = '\0';
+		for (int i = 0; i < s->nr_names; i++)
+			if (owner[i] == kind)
+				claimed[req.nr_names++] = s->names[i];
+		if (!req.nr_names)
+			continue;
+		status = kind->create(kind, &s->sources[s->nr_sources], &req, &why);
+		if (!status) {
 			s->nr_sources++;
+			continue;
 		}
+		if (!kind->optional) {
+			*err = why;
+			break;
+		}
+		/* An optional source is one among others: without it the rest
+		 * still count. */
+		status = 0;
+		note_left_out(s, kind, &why);
+		if (!opt->bpf_optional)
+			fprintf(stderr, "memscope %s: %s\n", opt->command_name, why.text);
+	}
+	if (!status && !s->nr_sources && s->nr_left_out) {
+		*err = s->left_out[0].why;
+		status = 1;
+	}
+out:
+	free(owner);
+	free(claimed);
+	return status;
+}
+
+/* Every name the user wrote must mean something to the kind that claims it,
+ * before anything starts. Plan events come from the catalog: a failure there
+ * is the catalog's, found when the source is made. */
+static int check_names(struct session *s, enum source_kind_mode mode, int nr_user_names, struct ms_error *err)
+{
+	for (int i = 0; i < nr_user_names; i++) {
+		const struct source_kind *kind = source_registry_claim(&s->registry, mode, s->names[i]);
+
+		if (!kind) {
+			ms_error_set(err, "'%s': no source serves this name (memscope list --events)", s->names[i]);
+			return EXIT_USAGE;
+		}
+		if (kind->check && kind->check(kind, &s->host, s->names[i], err) < 0)
+			return EXIT_USAGE;
 	}
 	return 0;
 }
 
-static void report_notes(const struct session *s, const struct session_options *opt)
+static void report_notes(struct session *s, const struct session_options *opt)
 {
-	const struct source *perf = &s->sources[0];
 	FILE *out = opt->notes ? opt->notes : stderr;
 
-	if (!s->nr_events || s->sources[0].replay)
-		return;
-	if (perf_source_user_only(perf))
-		fprintf(out, "memscope %s: note: counting user space only (perf_event_paranoid is 2 "
-			"and memscope has no CAP_PERFMON); for kernel time too: sudo sysctl "
-			"kernel.perf_event_paranoid=1\n", opt->command_name);
-	for (int i = 0; i < perf_source_nr_skipped(perf); i++)
-		fprintf(out, "memscope %s: note: %s\n", opt->command_name, perf_source_skipped_reason(perf, i));
+	for (int i = 0; i < s->nr_sources; i++)
+		if (s->sources[i].ops->notes)
+			s->sources[i].ops->notes(&s->sources[i], out, opt->command_name);
 }
 
 /* A name that is not in the catalog at all is a usage error; one the host
@@ -337,21 +366,8 @@ const char *session_metric_why(const struct session *s, const char *metric)
 	return NULL;
 }
 
-/* An event named twice (by -e and by a metric) is counted once: its series
- * serve both. eBPF series are looked up among the bpf source's names. */
-static bool has_event(const struct session *s, const char *text, bool bpf)
-{
-	for (int i = 0; !bpf && i < s->nr_events; i++)
-		if (!strcmp(s->events[i].name, text))
-			return true;
-	for (int i = 0; bpf && i < s->nr_bpf; i++)
-		if (!strcmp(s->bpf_names[i], text))
-			return true;
-	return false;
-}
-
-/* Plan the metrics and add their perf events (grouped as the plan says) and
- * their eBPF series (to the bpf source's names). */
+/* Plan the metrics and add their events to the names (the perf kind keeps
+ * each plan event's group). */
 static int plan_metrics(struct session *s, const struct session_options *opt, struct ms_error *err)
 {
 	char *measurable = NULL;
@@ -376,90 +392,54 @@ static int plan_metrics(struct session *s, const struct session_options *opt, st
 	free(measurable);
 	if (failed)
 		return 1;
-	if (opt->replay_path)
-		return 0; /* the replay source provides every planned series */
-	for (int i = 0; i < s->plan->nr_events; i++) {
-		const struct plan_event *pe = &s->plan->events[i];
-		bool bpf = pe->how == EVENT_HOW_BPF;
-		struct event *grown;
-
-		if (pe->how == EVENT_HOW_PROCFS || has_event(s, pe->text, bpf))
-			continue;
-		if (bpf) {
-			/* bpf_names stays NULL-terminated; it owns its strings. */
-			char **names = realloc(s->bpf_names, sizeof(char *) * (size_t)(s->nr_bpf + 2));
-
-			if (names)
-				s->bpf_names = names;
-			if (!names || !(names[s->nr_bpf] = strdup(pe->text))) {
-				ms_error_set(err, "out of memory");
-				return 1;
-			}
-			names[++s->nr_bpf] = NULL;
-			continue;
-		}
-		grown = realloc(s->events, sizeof(*grown) * (size_t)(s->nr_events + 1));
-		if (!grown) {
+	/* Their events join the names; the registry decides who reads each. */
+	for (int i = 0; i < s->plan->nr_events; i++)
+		if (add_name(s, s->plan->events[i].text) < 0) {
 			ms_error_set(err, "out of memory");
 			return 1;
 		}
-		s->events = grown;
-		if (event_parse(&s->host, pe->text, &s->events[s->nr_events], err) < 0) {
-			ms_error_prefix(err, "catalog event for %s", pe->instance);
-			return 1;
-		}
-		s->events[s->nr_events++].group_hint = pe->group;
-	}
 	return 0;
 }
 
 int session_open(struct session *s, const struct session_options *opt, struct ms_error *err)
 {
-	char *perf_events = NULL;
 	int ret;
 
 	if (opt->input_path)
 		return session_open_recording(s, opt, opt->input_path, err);
 	memset(s, 0, sizeof(*s));
+	if (opt->registry)
+		s->registry = *opt->registry;
+	else
+		source_registry_init(&s->registry);
 	if (host_load(&s->host, err) < 0)
 		return 1;
 	s->host_loaded = true;
-	if (split_events(s, opt->events, &perf_events) < 0) {
+	if (add_event_list(s, opt->events) < 0) {
 		ms_error_set(err, "out of memory");
 		return 1;
 	}
-	if (perf_events[0] && event_list_parse(&s->host, perf_events, &s->events, &s->nr_events, err) < 0) {
-		free(perf_events);
-		return EXIT_USAGE;
-	}
-	free(perf_events);
+	ret = check_names(s, opt->replay_path ? SOURCE_FILE : SOURCE_LIVE, s->nr_names, err);
+	if (ret)
+		return ret;
 	if (opt->metrics) {
 		ret = plan_metrics(s, opt, err);
 		if (ret)
 			return ret;
 	}
-	if (opt->replay_path) {
-		if (replay_source_create(&s->sources[0], &s->host, s->plan, opt->replay_path, err) < 0)
+	if (!opt->replay_path) {
+		if (s->host.roots.is_fixture) {
+			ms_error_set(err, "MEMSCOPE_SYSFS_ROOT=%s describes another machine: its counters cannot "
+				     "be opened here; unset it to count on this machine", s->host.roots.sys);
 			return 1;
-		s->nr_sources = 1;
-		goto open_sources;
+		}
+		ret = prepare_target(s, opt, err);
+		if (ret)
+			return ret;
 	}
-	if (s->host.roots.is_fixture) {
-		ms_error_set(err, "MEMSCOPE_SYSFS_ROOT=%s describes another machine: its counters cannot "
-			     "be opened here; unset it to count on this machine", s->host.roots.sys);
-		return 1;
-	}
-	ret = prepare_target(s, opt, err);
+	ret = create_sources(s, opt, opt->replay_path ? SOURCE_FILE : SOURCE_LIVE, err);
 	if (ret)
 		return ret;
-	if (create_sources(s, opt, err) < 0)
-		return 1;
-	if (s->plan && metric_plan_needs_procfs(s->plan)) {
-		if (procfs_source_create(&s->sources[s->nr_sources], &s->host, s->plan, err) < 0)
-			return 1;
-		s->nr_sources++;
-	}
-open_sources:
 	s->sampler_opened = true;
 	if (sampler_open(&s->sampler, s->sources, s->nr_sources, err) < 0)
 		return 1;
@@ -481,8 +461,16 @@ int session_run(struct session *s, const struct session_options *opt, sampler_fr
 struct source *session_bpf_source(struct session *s)
 {
 	for (int i = 0; i < s->nr_sources; i++)
-		if (!strcmp(s->sources[i].ops->name, "bpf"))
+		if (s->sources[i].kind == &bpf_source_kind)
 			return &s->sources[i];
+	return NULL;
+}
+
+const char *session_source_why(const struct session *s, const char *kind_name)
+{
+	for (int i = 0; i < s->nr_left_out; i++)
+		if (!strcmp(s->left_out[i].kind->name, kind_name))
+			return s->left_out[i].why.text;
 	return NULL;
 }
 
@@ -510,8 +498,7 @@ void session_close(struct session *s)
 	resolution_free(s->resolution);
 	catalog_free(s->catalog);
 	target_free(&s->target);
-	event_list_free(s->events, s->nr_events);
-	event_names_free(s->bpf_names, s->nr_bpf);
+	event_names_free(s->names, s->nr_names);
 	if (s->host_loaded)
 		host_free(&s->host);
 	memset(s, 0, sizeof(*s));

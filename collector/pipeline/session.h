@@ -11,10 +11,10 @@
 
 #include "metrics/aggregate.h"
 #include "util/error.h"
-#include "events/event.h"
 #include "host/host.h"
 #include "sampler/sampler.h"
 #include "sampler/source.h"
+#include "sources/registry.h"
 #include "sampler/target.h"
 
 /* getopt codes of the shared long-only options. */
@@ -65,11 +65,12 @@ struct session_options {
 	/* For commands that show what they can and say why not for the rest
 	 * (top): plan only the metrics this host can measure (the others:
 	 * session_metric_why), and go on without the eBPF probes when they do
-	 * not load (the reason: session.bpf_unavailable). */
+	 * not load (the reason: session_source_why(s, "bpf")). */
 	bool metrics_if_available;
-	bool bpf_optional;
+	bool bpf_optional;          /* an optional source that does not start is not even noted */
 	int bpf_top_n;              /* processes the eBPF source keeps; 0: its default */
 	FILE *notes;                /* where notes go (left-out probes, events not counted); NULL: stderr */
+	const struct source_registry *registry; /* with the plugins loaded; NULL: the built-in kinds */
 };
 
 void session_options_init(struct session_options *opt, const char *command_name);
@@ -83,7 +84,7 @@ void session_options_free(struct session_options *opt);
 /* "'cmd args'", "process id '12'", "system wide". */
 void session_describe_target(const struct session_options *opt, char *buf, size_t size);
 
-#define SESSION_MAX_SOURCES 4
+#define SESSION_MAX_SOURCES SOURCE_REGISTRY_MAX
 
 struct catalog;
 struct resolution;
@@ -93,10 +94,9 @@ struct metric_engine;
 struct session {
 	struct host host;
 	struct target target;
-	struct event *events;       /* perf events */
-	int nr_events;
-	char **bpf_names;           /* eBPF series */
-	int nr_bpf;
+	struct source_registry registry;
+	char **names;               /* every series asked for, once each: -e's, then the plan's events */
+	int nr_names;
 	struct source sources[SESSION_MAX_SOURCES];
 	int nr_sources;
 	struct sampler sampler;
@@ -108,7 +108,12 @@ struct session {
 	struct metric_engine *engine;
 	char **unmeasured;          /* metrics_if_available: "METRIC: why not", one per left-out metric */
 	int nr_unmeasured;
-	struct ms_error bpf_unavailable; /* why the eBPF probes did not load; "" when they did */
+	/* Optional sources that did not start (the eBPF probes), and why. */
+	struct session_left_out {
+		const struct source_kind *kind;
+		struct ms_error why;
+	} left_out[SESSION_MAX_SOURCES];
+	int nr_left_out;
 	bool host_loaded;
 	bool sampler_opened;
 	bool recording;             /* sources[0] replays a recording (session_recording.h) */
@@ -125,6 +130,9 @@ int session_run(struct session *s, const struct session_options *opt, sampler_fr
 		void *ctx, struct ms_error *err);
 /* The session's eBPF source, or NULL when no proc.* series was asked for. */
 struct source *session_bpf_source(struct session *s);
+/* Why the optional source kind kind_name did not start, or NULL when it
+ * started or was not needed. */
+const char *session_source_why(const struct session *s, const char *kind_name);
 /* Why a metric asked for is not measured ("METRIC: reason"), or NULL when it
  * is (or was not asked for). */
 const char *session_metric_why(const struct session *s, const char *metric);

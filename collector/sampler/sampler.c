@@ -25,7 +25,9 @@ uint64_t monotonic_ns(void)
 int sampler_open(struct sampler *s, struct source *sources, int nr_sources, struct ms_error *err)
 {
 	memset(&s->table, 0, sizeof(s->table));
-	s->watch.fd = -1;
+	s->watches = NULL;
+	s->nr_watches = 0;
+	s->epoll_fd = -1;
 	s->timer_fd = -1;
 	s->sources = sources;
 	s->nr_sources = nr_sources;
@@ -79,8 +81,54 @@ static void stop_command(struct target *target)
 		target->child_exited = true;
 }
 
-/* epoll data of the watch: beyond any pidfd index (those are 2 + i). */
-#define WATCH_ID UINT64_MAX
+/* epoll data: 0 signals, 1 the timer, 2 + i pidfd i, and watches by their
+ * fd above WATCH_BASE. */
+#define WATCH_BASE (UINT64_C(1) << 32)
+
+static int watch_register(struct sampler *s, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = WATCH_BASE + (uint64_t)fd };
+
+	return epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int sampler_watch_add(struct sampler *s, int fd, sampler_ready_fn on_ready, void *ctx, struct ms_error *err)
+{
+	struct sampler_watch *grown = realloc(s->watches, sizeof(*grown) * (size_t)(s->nr_watches + 1));
+
+	if (!grown) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	s->watches = grown;
+	if (s->epoll_fd >= 0 && watch_register(s, fd) < 0) {
+		ms_error_set(err, "cannot watch descriptor %d: %s", fd, strerror(errno));
+		return -1;
+	}
+	s->watches[s->nr_watches++] = (struct sampler_watch){ fd, on_ready, ctx };
+	return 0;
+}
+
+void sampler_watch_remove(struct sampler *s, int fd)
+{
+	for (int i = 0; i < s->nr_watches; i++) {
+		if (s->watches[i].fd != fd)
+			continue;
+		if (s->epoll_fd >= 0)
+			epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+		s->watches[i] = s->watches[--s->nr_watches];
+		return;
+	}
+}
+
+/* The watch of fd, or NULL when it was removed after epoll reported it. */
+static const struct sampler_watch *find_watch(const struct sampler *s, int fd)
+{
+	for (int i = 0; i < s->nr_watches; i++)
+		if (s->watches[i].fd == fd)
+			return &s->watches[i];
+	return NULL;
+}
 
 int sampler_set_interval(struct sampler *s, uint64_t interval_ns, struct ms_error *err)
 {
@@ -179,9 +227,12 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 		epoll_ctl(epfd, EPOLL_CTL_ADD, tfd, &ev);
 		s->timer_fd = tfd;
 	}
-	if (s->watch.fd >= 0) {
-		ev.data.u64 = WATCH_ID;
-		epoll_ctl(epfd, EPOLL_CTL_ADD, s->watch.fd, &ev);
+	s->epoll_fd = epfd;
+	for (int i = 0; i < s->nr_watches; i++) {
+		if (watch_register(s, s->watches[i].fd) < 0) {
+			ms_error_set(err, "cannot watch descriptor %d: %s", s->watches[i].fd, strerror(errno));
+			goto out;
+		}
 	}
 	if (target->kind == TARGET_PIDS) {
 		pidfds = malloc(sizeof(int) * (size_t)target->nr_pids);
@@ -232,8 +283,11 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 					running = false;
 				}
 				s->frame.seq++;
-			} else if (what == WATCH_ID) {
-				if (s->watch.on_ready(s, s->watch.ctx)) {
+			} else if (what >= WATCH_BASE) {
+				int fd = (int)(what - WATCH_BASE);
+				const struct sampler_watch *w = find_watch(s, fd);
+
+				if (w && w->on_ready(s, fd, w->ctx)) {
 					s->end = SAMPLER_END_SOURCE;
 					running = false;
 				}
@@ -288,6 +342,7 @@ out:
 	if (tfd >= 0)
 		close(tfd);
 	s->timer_fd = -1;
+	s->epoll_fd = -1;
 	if (epfd >= 0)
 		close(epfd);
 	if (sfd >= 0)
@@ -303,4 +358,7 @@ void sampler_close(struct sampler *s)
 			s->sources[i].ops->close(&s->sources[i]);
 	series_table_free(&s->table);
 	frame_free(&s->frame);
+	free(s->watches);
+	s->watches = NULL;
+	s->nr_watches = 0;
 }

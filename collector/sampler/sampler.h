@@ -22,13 +22,15 @@ enum sampler_end { SAMPLER_END_TARGET, SAMPLER_END_SIGNAL, SAMPLER_END_SOURCE };
 /* Called with each frame; `last` is true for the final one. Return non-zero to stop. */
 typedef int (*sampler_frame_fn)(const struct frame *frame, bool last, void *ctx);
 
-/* An extra descriptor the run also waits on (memscope record's control
- * socket, top's terminal): when it is readable, on_ready runs between two
- * frames; a non-zero return ends the run (with its final frame). Set it after
- * sampler_open(); fd -1 (what sampler_open() sets) means none. */
+/* A descriptor the run also waits on (the control socket, a FIFO, top's
+ * terminal, a plugin's fd, sample ring buffers): when it is readable,
+ * on_ready runs between two frames; a non-zero return ends the run (with its
+ * final frame). Any number may be added before or during sampler_run(). */
+typedef int (*sampler_ready_fn)(struct sampler *s, int fd, void *ctx);
+
 struct sampler_watch {
 	int fd;
-	int (*on_ready)(struct sampler *s, void *ctx);
+	sampler_ready_fn on_ready;
 	void *ctx;
 };
 
@@ -40,7 +42,9 @@ struct sampler {
 	uint64_t start_ns;       /* when counting started */
 	enum sampler_end end;
 	int end_signal;          /* the signal that ended the run, if any */
-	struct sampler_watch watch;
+	struct sampler_watch *watches;
+	int nr_watches;
+	int epoll_fd;            /* during sampler_run(), else -1 */
 	int timer_fd;            /* during sampler_run() with an interval, else -1 */
 };
 
@@ -51,6 +55,10 @@ int sampler_open(struct sampler *s, struct source *sources, int nr_sources, stru
 int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 		sampler_frame_fn on_frame, void *ctx, struct ms_error *err);
 void sampler_close(struct sampler *s);
+/* Wait on fd too (before or during the run); the sampler does not own it.
+ * Removing it (before closing it) is the caller's job. */
+int sampler_watch_add(struct sampler *s, int fd, sampler_ready_fn on_ready, void *ctx, struct ms_error *err);
+void sampler_watch_remove(struct sampler *s, int fd);
 /* Change the interval of a running sampler (from a watch callback). */
 int sampler_set_interval(struct sampler *s, uint64_t interval_ns, struct ms_error *err);
 

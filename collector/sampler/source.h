@@ -9,11 +9,13 @@
 #define MEMSCOPE_SOURCE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "util/error.h"
 #include "sampler/frame.h"
 
 struct source;
+struct source_kind;
 
 struct source_ops {
 	const char *name;
@@ -24,6 +26,9 @@ struct source_ops {
 	/* Fill frame->samples[src->first .. src->first + src->count). */
 	int (*sample)(struct source *src, struct frame *frame);
 	void (*close)(struct source *src);
+	/* Optional: after open, say what the user should know about what was
+	 * left out or restricted ("counting user space only"), one line each. */
+	void (*notes)(struct source *src, FILE *out, const char *command_name);
 };
 
 struct source {
@@ -36,6 +41,7 @@ struct source {
 	 * frame's time and interval, and the sampler reads them as fast as they
 	 * come instead of waiting for a timer. */
 	bool replay;
+	const struct source_kind *kind;   /* the registry kind that made it (sources/registry.h) */
 };
 
 #endif

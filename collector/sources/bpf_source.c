@@ -1,4 +1,5 @@
 #include "sources/bpf_source.h"
+#include "sources/registry.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -703,3 +704,37 @@ int bpf_source_threads(struct source *src, struct bpf_thread_values *out, int ma
 	qsort(out, (size_t)walk.nr, sizeof(*out), by_tid);
 	return walk.nr;
 }
+
+/* ---- The registry kind: the proc.* series ---- */
+
+static bool bpf_claims(const struct source_kind *kind, const char *name)
+{
+	(void)kind;
+	return bpf_series_name_known(name);
+}
+
+static int bpf_kind_create(const struct source_kind *kind, struct source *src, const struct source_request *req,
+			   struct ms_error *err)
+{
+	struct bpf_source_options bopt;
+
+	memset(&bopt, 0, sizeof(bopt));
+	bopt.tgids = req->target->pids;
+	bopt.nr_tgids = req->target->nr_pids;
+	bopt.system_wide = req->target->system_wide;
+	bopt.top_n = req->top_n;
+	bopt.warnings = req->notes;
+	if (bpf_source_create(src, req->host, &bopt, req->names, req->nr_names, err) < 0)
+		return 1;
+	src->kind = kind;
+	return 0;
+}
+
+const struct source_kind bpf_source_kind = {
+	.name = "bpf",
+	.description = "memscope's eBPF probes: faults, page placement, scheduling, NUMA balancing (proc.*)",
+	.mode = SOURCE_LIVE,
+	.claims = bpf_claims,
+	.create = bpf_kind_create,
+	.optional = true,
+};

@@ -18,6 +18,8 @@
 #include "host/host.h"
 #include "events/perf_errors.h"
 #include "sampler/target.h"
+#include "metrics/metrics.h"
+#include "sources/registry.h"
 
 /* The largest group on a hardware PMU whose counter count we do not know:
  * a group larger than the PMU's counters would never be scheduled at all. */
@@ -54,6 +56,8 @@ struct perf_source {
 	int nr_skipped;
 	char **skipped_reason;
 	uint64_t *read_buf;     /* one group read, sized for the largest group */
+	struct event *owned_events; /* parsed by the registry kind (perf_kind_create), else NULL */
+	int nr_owned_events;
 	bool user_only;         /* perf_event_paranoid >= 2 without privileges: exclude the kernel, as perf does */
 };
 
@@ -623,8 +627,21 @@ static void perf_close(struct source *src)
 	free(ps->skipped_series);
 	free(ps->groups);
 	free(ps->read_buf);
+	event_list_free(ps->owned_events, ps->nr_owned_events);
 	free(ps);
 	src->priv = NULL;
+}
+
+static void perf_notes(struct source *src, FILE *out, const char *command_name)
+{
+	const struct perf_source *ps = src->priv;
+
+	if (ps->user_only)
+		fprintf(out, "memscope %s: note: counting user space only (perf_event_paranoid is 2 "
+			"and memscope has no CAP_PERFMON); for kernel time too: sudo sysctl "
+			"kernel.perf_event_paranoid=1\n", command_name);
+	for (int i = 0; i < ps->nr_skipped; i++)
+		fprintf(out, "memscope %s: note: %s\n", command_name, ps->skipped_reason[i]);
 }
 
 static const struct source_ops perf_source_ops = {
@@ -634,6 +651,7 @@ static const struct source_ops perf_source_ops = {
 	.disable = perf_disable,
 	.sample = perf_sample,
 	.close = perf_close,
+	.notes = perf_notes,
 };
 
 static int libperf_print(enum libperf_print_level level, const char *fmt, va_list ap)
@@ -658,23 +676,80 @@ int perf_source_create(struct source *src, const struct perf_source_options *opt
 	return 0;
 }
 
-bool perf_source_user_only(const struct source *src)
-{
-	const struct perf_source *ps = src->priv;
+/* ---- The registry kind: every name no other kind claims is a perf event ---- */
 
-	return ps && ps->user_only;
+static bool perf_claims(const struct source_kind *kind, const char *name)
+{
+	(void)kind;
+	return name && name[0];
 }
 
-int perf_source_nr_skipped(const struct source *src)
+/* A plan event keeps its metric's group, so the metric's inputs are counted
+ * in the same time slices. */
+static const struct plan_event *planned(const struct metric_plan *plan, const char *name)
 {
-	const struct perf_source *ps = src->priv;
-
-	return ps ? ps->nr_skipped : 0;
+	for (int i = 0; plan && i < plan->nr_events; i++)
+		if (!strcmp(plan->events[i].text, name))
+			return &plan->events[i];
+	return NULL;
 }
 
-const char *perf_source_skipped_reason(const struct source *src, int index)
+static int perf_kind_create(const struct source_kind *kind, struct source *src, const struct source_request *req,
+			    struct ms_error *err)
 {
-	const struct perf_source *ps = src->priv;
+	struct event *events = calloc((size_t)req->nr_names, sizeof(*events));
+	struct perf_source_options popt = {
+		.host = req->host,
+		.target = req->target,
+		.task_per_cpu = req->per_cpu,
+	};
+	int nr = 0;
 
-	return ps && index >= 0 && index < ps->nr_skipped ? ps->skipped_reason[index] : NULL;
+	if (!events) {
+		ms_error_set(err, "out of memory");
+		return 1;
+	}
+	for (; nr < req->nr_names; nr++) {
+		const struct plan_event *pe = planned(req->plan, req->names[nr]);
+
+		if (event_parse(req->host, req->names[nr], &events[nr], err) < 0) {
+			event_list_free(events, nr);
+			if (!pe)
+				return EXIT_USAGE; /* a name the user wrote */
+			ms_error_prefix(err, "catalog event for %s", pe->instance);
+			return 1;
+		}
+		events[nr].group_hint = pe ? pe->group : -1;
+	}
+	popt.events = events;
+	popt.nr_events = nr;
+	if (perf_source_create(src, &popt, err) < 0) {
+		event_list_free(events, nr);
+		return 1;
+	}
+	((struct perf_source *)src->priv)->owned_events = events;
+	((struct perf_source *)src->priv)->nr_owned_events = nr;
+	src->kind = kind;
+	return 0;
 }
+
+static int perf_check(const struct source_kind *kind, const struct host *host, const char *name,
+		      struct ms_error *err)
+{
+	struct event ev;
+	int ret = event_parse(host, name, &ev, err);
+
+	(void)kind;
+	if (ret == 0)
+		event_free(&ev);
+	return ret;
+}
+
+const struct source_kind perf_source_kind = {
+	.name = "perf",
+	.description = "perf_event counters: software, tracepoints, core and uncore PMUs (libperf, libpfm4)",
+	.mode = SOURCE_LIVE,
+	.claims = perf_claims,
+	.check = perf_check,
+	.create = perf_kind_create,
+};

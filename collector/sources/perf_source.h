@@ -25,11 +25,4 @@ struct perf_source_options {
 /* Sets up src; the counters are opened by src->ops->open(). */
 int perf_source_create(struct source *src, const struct perf_source_options *opt, struct ms_error *err);
 
-/* True when counting had to exclude the kernel (unprivileged, perf_event_paranoid >= 2). */
-bool perf_source_user_only(const struct source *src);
-
-/* Events that could not be counted, each with the reason (valid after open). */
-int perf_source_nr_skipped(const struct source *src);
-const char *perf_source_skipped_reason(const struct source *src, int index);
-
 #endif

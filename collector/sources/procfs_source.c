@@ -1,4 +1,4 @@
-#include "sources/procfs_source.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +27,8 @@ struct stat_series {
 
 struct procfs_source {
 	const struct host *host;
-	const struct metric_plan *plan;
+	char **names;             /* "vmstat/KEY" and "numastat/KEY" */
+	int nr_names;
 	struct stat_file *files;
 	int nr_files;
 	struct stat_series *series;
@@ -110,20 +111,16 @@ oom:
 static int procfs_open(struct source *src, struct series_table *table, struct ms_error *err)
 {
 	struct procfs_source *ps = src->priv;
-	const struct metric_plan *plan = ps->plan;
 
 	src->first = table->nr;
-	for (int i = 0; i < plan->nr_events; i++) {
-		const struct plan_event *pe = &plan->events[i];
-		const char *key;
+	for (int i = 0; i < ps->nr_names; i++) {
+		const char *name = ps->names[i];
+		const char *key = strchr(name, '/') + 1;
 		char path[4300];
 
-		if (pe->how != EVENT_HOW_PROCFS)
-			continue;
-		key = strchr(pe->text, '/') + 1;
-		if (strncmp(pe->text, "vmstat/", 7) == 0) {
+		if (strncmp(name, "vmstat/", 7) == 0) {
 			sysfs_join(path, sizeof(path), ps->host->roots.proc, "vmstat");
-			if (add_series(ps, table, pe->text, path, LABEL_NONE, key, err))
+			if (add_series(ps, table, name, path, LABEL_NONE, key, err))
 				return -1;
 			continue;
 		}
@@ -134,7 +131,7 @@ static int procfs_open(struct source *src, struct series_table *table, struct ms
 
 			snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", node);
 			sysfs_join(path, sizeof(path), ps->host->roots.sys, rel);
-			if (sysfs_exists(path) && add_series(ps, table, pe->text, path, node, key, err))
+			if (sysfs_exists(path) && add_series(ps, table, name, path, node, key, err))
 				return -1;
 		}
 	}
@@ -232,6 +229,9 @@ static void procfs_close(struct source *src)
 			close(ps->files[f].fd);
 	free(ps->files);
 	free(ps->series);
+	for (int i = 0; i < ps->nr_names; i++)
+		free(ps->names[i]);
+	free(ps->names);
 	free(ps);
 	src->priv = NULL;
 }
@@ -245,19 +245,54 @@ static const struct source_ops procfs_ops = {
 	.close = procfs_close,
 };
 
-int procfs_source_create(struct source *src, const struct host *host, const struct metric_plan *plan,
-			 struct ms_error *err)
+/* ---- The registry kind: vmstat/KEY and numastat/KEY ---- */
+
+static bool procfs_claims(const struct source_kind *kind, const char *name)
+{
+	(void)kind;
+	return !strncmp(name, "vmstat/", 7) || !strncmp(name, "numastat/", 9);
+}
+
+static int procfs_check(const struct source_kind *kind, const struct host *host, const char *name,
+			struct ms_error *err)
+{
+	(void)kind;
+	(void)host;
+	if (strchr(name, '/')[1])
+		return 0;
+	ms_error_set(err, "'%s': name a statistic after the '/', e.g. vmstat/pgfault or numastat/numa_hit", name);
+	return -1;
+}
+
+static int procfs_kind_create(const struct source_kind *kind, struct source *src, const struct source_request *req,
+			      struct ms_error *err)
 {
 	struct procfs_source *ps = calloc(1, sizeof(*ps));
 
 	memset(src, 0, sizeof(*src));
-	if (!ps) {
+	if (!ps || !(ps->names = calloc((size_t)req->nr_names, sizeof(char *)))) {
+		free(ps);
 		ms_error_set(err, "procfs source: out of memory");
-		return -1;
+		return 1;
 	}
-	ps->host = host;
-	ps->plan = plan;
 	src->ops = &procfs_ops;
 	src->priv = ps;
+	src->kind = kind;
+	ps->host = req->host;
+	for (; ps->nr_names < req->nr_names; ps->nr_names++) {
+		if (!(ps->names[ps->nr_names] = strdup(req->names[ps->nr_names]))) {
+			ms_error_set(err, "procfs source: out of memory");
+			return 1;
+		}
+	}
 	return 0;
 }
+
+const struct source_kind procfs_source_kind = {
+	.name = "procfs",
+	.description = "kernel statistics: /proc/vmstat and each node's numastat",
+	.mode = SOURCE_LIVE,
+	.claims = procfs_claims,
+	.check = procfs_check,
+	.create = procfs_kind_create,
+};

@@ -1,4 +1,5 @@
 #include "sources/replay_source.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -400,3 +401,29 @@ int replay_source_nr_frames(const struct source *src)
 
 	return rs ? rs->nr_frames : 0;
 }
+
+/* ---- The registry kind: every series of the plan, from the file ---- */
+
+static bool replay_claims(const struct source_kind *kind, const char *name)
+{
+	(void)kind;
+	(void)name;
+	return true;
+}
+
+static int replay_kind_create(const struct source_kind *kind, struct source *src, const struct source_request *req,
+			      struct ms_error *err)
+{
+	if (replay_source_create(src, req->host, req->plan, req->path, err) < 0)
+		return 1;
+	src->kind = kind;
+	return 0;
+}
+
+const struct source_kind replay_source_kind = {
+	.name = "replay",
+	.description = "counter values per interval from a file (--replay; docs/replay-format.md)",
+	.mode = SOURCE_FILE,
+	.claims = replay_claims,
+	.create = replay_kind_create,
+};

@@ -14,7 +14,7 @@
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
 #include "sources/bpf_source.h"
-#include "sources/procfs_source.h"
+#include "sources/registry.h"
 #include "sources/replay_source.h"
 
 struct rig {
@@ -648,6 +648,20 @@ static void test_missing_value_is_not_zero(void)
 }
 
 /* On this host, for real: the kernel's numastat counts a workload's page allocations. */
+/* The procfs source for a plan's kernel statistics, made as the session
+ * makes it: through the registry, with the names the source claims. */
+static int create_procfs(struct source *src, const struct host *host, const struct metric_plan *plan,
+			 struct ms_error *err)
+{
+	const char *names[64];
+	struct source_request req = { .host = host, .names = names, .plan = plan, .notes = stderr };
+
+	for (int i = 0; i < plan->nr_events && req.nr_names < 64; i++)
+		if (procfs_source_kind.claims(&procfs_source_kind, plan->events[i].text))
+			names[req.nr_names++] = plan->events[i].text;
+	return procfs_source_kind.create(&procfs_source_kind, src, &req, err);
+}
+
 static void test_live_numastat(void)
 {
 	struct host host;
@@ -668,7 +682,7 @@ static void test_live_numastat(void)
 	snprintf(dir, sizeof(dir), "%s/catalog", MEMSCOPE_SOURCE_DIR);
 	if (host_load(&host, &err) || catalog_load(&cat, dir, &err) || resolve(&host, cat, &res, &err) ||
 	    metric_plan_build(res, "numa.hit,numa.local,kernel.pages_migrated", &plan, &err) ||
-	    procfs_source_create(&src, &host, plan, &err) || src.ops->open(&src, &table, &err) ||
+	    create_procfs(&src, &host, plan, &err) || src.ops->open(&src, &table, &err) ||
 	    frame_init(&frame, table.nr) || metric_engine_new(plan, &host, &table, &engine, &err) ||
 	    src.ops->enable(&src, &err)) {
 		CHECK_FAIL("live: %s", err.text);

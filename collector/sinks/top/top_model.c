@@ -269,8 +269,8 @@ int top_model_open(struct top_model *m, const struct top_options *opt, struct ms
 	m->bpf = session_bpf_source(&m->session);
 	find_pages_series(m);
 	name_sources(m);
-	if (s->bpf_unavailable.text[0]) {
-		m->bpf_why = s->bpf_unavailable.text;
+	if (session_source_why(s, "bpf")) {
+		m->bpf_why = session_source_why(s, "bpf");
 		m->node_col_why[TOP_NODE_PAGES_ALLOC] = m->bpf_why;
 		m->proc_offcpu_why = m->bpf_why;
 	}

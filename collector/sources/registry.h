@@ -1,0 +1,87 @@
+/* The source registry: every kind of source memscope can read from, and which
+ * series names each one serves. The session asks the registry, never a source
+ * by name: a name goes to the first kind that claims it (eBPF claims proc.*,
+ * procfs claims vmstat/ and numastat/, a plugin claims the series it
+ * declares, perf takes what is left), and each kind with names gets one
+ * source. Adding a kind (a plugin, a new file format) changes neither the
+ * session nor the commands.
+ *
+ * Kinds that read live data are tried in registration order; a file kind
+ * (--replay) serves every name of a session that reads from its file. */
+#ifndef MEMSCOPE_SOURCE_REGISTRY_H
+#define MEMSCOPE_SOURCE_REGISTRY_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "host/host.h"
+#include "sampler/source.h"
+#include "sampler/target.h"
+#include "util/error.h"
+
+struct metric_plan;
+
+/* What the session asks of a kind when it creates its source. */
+struct source_request {
+	const struct host *host;
+	const struct target *target;       /* NULL for file kinds */
+	const char *const *names;          /* the names this kind claimed, each once */
+	int nr_names;
+	const struct metric_plan *plan;    /* the metrics measured (their events are among names), or NULL */
+	const char *path;                  /* file kinds: the file to read */
+	bool per_cpu;                      /* task targets: also split by CPU (per-cpu/socket/node output) */
+	int top_n;                         /* processes a per-process source keeps; 0: its default */
+	FILE *notes;                       /* where a source reports what it left out; never NULL */
+	const char *command_name;          /* "stat", for messages */
+};
+
+enum source_kind_mode { SOURCE_LIVE, SOURCE_FILE };
+
+struct source_kind {
+	const char *name;                  /* "perf", "bpf", "procfs", "replay", a plugin's name */
+	const char *description;           /* one line, for `memscope list --sources` */
+	enum source_kind_mode mode;
+	/* Does this kind serve the series (or event) called name? */
+	bool (*claims)(const struct source_kind *kind, const char *name);
+	/* Can it run on this host? When not, why (for list and doctor). NULL: always. */
+	bool (*present)(const struct source_kind *kind, const struct host *host, struct ms_error *why);
+	/* Optional: is name, which it claims, one it can serve here? Called for
+	 * every name before anything starts (before a command is forked), so a
+	 * name the user misspelt is a usage error that says why. */
+	int (*check)(const struct source_kind *kind, const struct host *host, const char *name, struct ms_error *err);
+	/* Set up src for the names it claimed (src->ops->open registers their
+	 * series). Returns 0, or the exit code to end with (1 runtime, 2 usage:
+	 * a name the user wrote that means nothing) with err set. */
+	int (*create)(const struct source_kind *kind, struct source *src, const struct source_request *req,
+		      struct ms_error *err);
+	/* Failing to start is a note, not an error, when other sources run
+	 * (the eBPF probes: without them the counters still count). */
+	bool optional;
+	void *data;                        /* the kind's own (a plugin's handle) */
+};
+
+#define SOURCE_REGISTRY_MAX 32
+
+struct source_registry {
+	const struct source_kind *kinds[SOURCE_REGISTRY_MAX];
+	int nr;
+};
+
+/* The built-in kinds, in claiming order: bpf, procfs, then perf (which
+ * takes every name no other kind claimed), and the replay file kind. */
+void source_registry_init(struct source_registry *r);
+/* Add a kind before perf (plugins). -1 with err when the registry is full
+ * or the name is taken. */
+int source_registry_add(struct source_registry *r, const struct source_kind *kind, struct ms_error *err);
+/* The kind of this mode that serves name, or NULL when none does. */
+const struct source_kind *source_registry_claim(const struct source_registry *r, enum source_kind_mode mode,
+						const char *name);
+const struct source_kind *source_registry_find(const struct source_registry *r, const char *kind_name);
+
+/* The built-in kinds (each defined beside its source). */
+extern const struct source_kind perf_source_kind;
+extern const struct source_kind bpf_source_kind;
+extern const struct source_kind procfs_source_kind;
+extern const struct source_kind replay_source_kind;
+
+#endif
