@@ -13,11 +13,16 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 packages=(
+  # build
   build-essential meson ninja-build pkg-config
   libpfm4-dev libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev
   liblua5.4-dev libyaml-dev libjansson-dev libmicrohttpd-dev libncurses-dev libzstd-dev libcap-dev
-  linux-perf bpftrace numactl util-linux xz-utils zstd python3 python3-pytest
-  qemu-system-x86 python3-venv kmod busybox-static tmux
+  # run and compare
+  linux-perf bpftrace numactl util-linux xz-utils zstd
+  # tests
+  python3 python3-pytest tmux
+  # the 2-node NUMA guest
+  qemu-system-x86 python3-venv kmod busybox-static
 )
 
 install_packages() {
