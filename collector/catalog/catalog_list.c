@@ -55,22 +55,51 @@ static int count_ref(struct expr *ref, void *ctx)
 	return 0;
 }
 
+/* Is the CPU known and no family written for it? */
+static bool cpu_without_family(const struct resolution *res)
+{
+	if (!res->cpu.known)
+		return false;
+	for (int f = 0; f < res->nr_families; f++)
+		if (res->families[f].family->nr_cpus > 0 && res->families[f].cpu_match)
+			return false;
+	return true;
+}
+
+/* Is metric i unavailable only for want of a family for this CPU (itself or an input)? */
+static bool no_family_reason(const struct catalog *cat, const struct resolution *res, int i)
+{
+	(void)cat;
+	return strstr(res->metrics[i].why, "no catalog family") != NULL;
+}
+
 int cmd_list_metrics(const struct host *host, const struct catalog *cat, FILE *out)
 {
 	struct resolution *res;
 	struct ms_error err;
 	int available = 0;
+	bool no_family;
 
 	if (resolve(host, cat, &res, &err)) {
 		fprintf(stderr, "memscope: %s\n", err.text);
 		return 1;
 	}
+	no_family = cpu_without_family(res);
 	print_header(res, out);
+	if (no_family) {
+		/* One line instead of a row per hardware metric saying the same. */
+		fprintf(out, "No catalog family matches this CPU (%s%s%s%s): memory-controller, cache and "
+			"interconnect metrics need one; the kernel and eBPF metrics below and raw events (memscope list "
+			"--events) still work; docs/catalog.md says how to add a family.\n", res->cpu.text,
+			res->cpu.model_name[0] ? ", " : "", res->cpu.model_name, res->cpu.hypervisor ? ", a VM" : "");
+	}
 	fprintf(out, "\n%-28s %-10s %-8s %-4s %s\n", "METRIC", "UNIT", "KIND", "OK", "HOW / WHY NOT");
 	for (int i = 0; i < res->nr_metrics; i++) {
 		const struct catalog_metric *m = &cat->metrics[i];
 		const struct resolved_metric *rm = &res->metrics[i];
 
+		if (no_family && !rm->available && no_family_reason(cat, res, i))
+			continue;
 		fprintf(out, "%-28s %-10s %-8s %-4s ", m->name, m->unit[0] ? m->unit : "-", metric_kind_name(m->kind),
 			rm->available ? "yes" : "no");
 		available += rm->available;
@@ -218,7 +247,7 @@ static void explain_metric(const struct resolution *res, int idx, FILE *out, int
 	if (m->formula) {
 		fprintf(out, "  formula: %s   (evaluated per scope: system, each node, each socket)\n", m->formula_text);
 		if (!rm->available)
-			fprintf(out, "  NOT AVAILABLE: %s\n", rm->why);
+			fprintf(out, "  NOT AVAILABLE: %s\n  every reason: %s\n", rm->why, rm->detail);
 		for (int i = 0; i < m->nr_vendors; i++)
 			fprintf(out, "  on %s: %s\n", m->vendors[i].vendor, m->vendors[i].text);
 		/* then each input, once */
@@ -252,7 +281,7 @@ static void explain_metric(const struct resolution *res, int idx, FILE *out, int
 	for (int i = 0; i < m->nr_vendors; i++)
 		fprintf(out, "  on %s: %s\n", m->vendors[i].vendor, m->vendors[i].text);
 	if (!rm->available) {
-		fprintf(out, "  NOT AVAILABLE on this host: %s\n", rm->why);
+		fprintf(out, "  NOT AVAILABLE on this host: %s\n  every reason: %s\n", rm->why, rm->detail);
 		return;
 	}
 	{
@@ -269,8 +298,8 @@ static void explain_metric(const struct resolution *res, int idx, FILE *out, int
 		fprintf(out, "  raw events (summed over the instances in each scope; multiplexed counts are scaled by "
 			     "enabled/running):\n");
 		expr_each_ref(map->formula, explain_ref, &c);
-		if (rm->why[0])
-			fprintf(out, "  preferred mappings not usable here: %s\n", rm->why);
+		if (rm->detail[0])
+			fprintf(out, "  preferred mappings not usable here: %s\n", rm->detail);
 		for (int k = rm->mapping + 1; k < rm->fm->nr_mappings; k++)
 			fprintf(out, "  fallback %d (not used): %s [%s]\n", k + 1, rm->fm->mappings[k].formula_text,
 				rm->fm->mappings[k].source);

@@ -9,70 +9,7 @@
 #include "host/privileges.h"
 #include "host/sysfs.h"
 
-/* ---- CPU identity ---- */
-
-static void cpuinfo_value(const char *line, char *out, size_t size)
-{
-	const char *colon = strchr(line, ':');
-	size_t len;
-
-	out[0] = '\0';
-	if (!colon)
-		return;
-	colon++;
-	while (*colon == ' ' || *colon == '\t')
-		colon++;
-	len = strcspn(colon, "\n");
-	snprintf(out, size, "%.*s", (int)len, colon);
-}
-
-int cpu_identity_read(const struct sysfs_roots *roots, struct cpu_identity *id)
-{
-	char path[4200], line[512], value[128];
-	long long midr;
-	FILE *fp;
-
-	memset(id, 0, sizeof(*id));
-	id->family = id->model = id->implementer = id->part = -1;
-	sysfs_join(path, sizeof(path), roots->proc, "cpuinfo");
-	fp = fopen(path, "r");
-	if (fp) {
-		/* The first processor block is enough: these are not hybrid-vendor machines. */
-		while (fgets(line, sizeof(line), fp)) {
-			if (line[0] == '\n' && (id->vendor[0] || id->implementer >= 0))
-				break;
-			cpuinfo_value(line, value, sizeof(value));
-			if (strncmp(line, "vendor_id", 9) == 0)
-				snprintf(id->vendor, sizeof(id->vendor), "%.31s", value);
-			else if (strncmp(line, "cpu family", 10) == 0)
-				id->family = (int)strtol(value, NULL, 0);
-			else if (strncmp(line, "model", 5) == 0 && line[5 + strspn(line + 5, " \t")] == ':')
-				id->model = (int)strtol(value, NULL, 0);
-			else if (strncmp(line, "CPU implementer", 15) == 0)
-				id->implementer = (int)strtol(value, NULL, 0);
-			else if (strncmp(line, "CPU part", 8) == 0)
-				id->part = (int)strtol(value, NULL, 0);
-		}
-		fclose(fp);
-	}
-	/* Arm: MIDR_EL1 in sysfs is authoritative when cpuinfo is missing or partial. */
-	sysfs_join(path, sizeof(path), roots->sys, "devices/system/cpu/cpu0/regs/identification/midr_el1");
-	if (sysfs_read_int(path, &midr) == 0) {
-		id->implementer = (int)((midr >> 24) & 0xff);
-		id->part = (int)((midr >> 4) & 0xfff);
-	}
-	if (id->vendor[0] && id->family >= 0) {
-		id->known = true;
-		snprintf(id->text, sizeof(id->text), "%s family 0x%x model 0x%x", id->vendor, id->family,
-			 id->model < 0 ? 0 : id->model);
-	} else if (id->implementer >= 0 && id->part >= 0) {
-		id->known = true;
-		snprintf(id->text, sizeof(id->text), "Arm implementer 0x%02x part 0x%03x", id->implementer, id->part);
-	} else {
-		snprintf(id->text, sizeof(id->text), "unknown CPU (no readable %.50s/cpuinfo)", roots->proc);
-	}
-	return 0;
-}
+/* ---- CPU families ---- */
 
 static bool in_ranges(int v, int (*ranges)[2], int nr)
 {
@@ -370,6 +307,155 @@ static void append(char *buf, size_t size, const char *fmt, const char *a, const
 		snprintf(buf + len, size - len, fmt, a, b, c);
 }
 
+/* A role's PMU name for messages: '^amd_umc_([0-9]+)$' -> "amd_umc_N"; the
+ * role's own name when the regex is more than literals and numbers. */
+static void role_pmu_name(const struct catalog_role *role, char *out, size_t size)
+{
+	size_t len = 0;
+	const char *re = role->match ? role->match : "";
+
+	for (const char *p = re; *p && len + 2 < size;) {
+		if (strncmp(p, "([0-9]+)", 8) == 0 || strncmp(p, "[0-9]+", 6) == 0) {
+			out[len++] = 'N';
+			p += *p == '(' ? 8 : 6;
+		} else if (strncmp(p, "(_[0-9]+)?", 10) == 0) {
+			p += 10;
+		} else if (*p == '^' || *p == '$') {
+			p++;
+		} else if (strchr("()[]{}|?*+.\\", *p)) {
+			snprintf(out, size, "%s", role->name);
+			return;
+		} else {
+			out[len++] = *p++;
+		}
+	}
+	out[len] = '\0';
+	if (!len)
+		snprintf(out, size, "%s", role->name);
+}
+
+static const struct catalog_family_metric *family_maps(const struct catalog_family *family, int metric)
+{
+	for (int i = 0; i < family->nr_metrics; i++)
+		if (family->metrics[i].metric == metric)
+			return &family->metrics[i];
+	return NULL;
+}
+
+static const char *family_unavailable(const struct catalog_family *family, int metric)
+{
+	for (int i = 0; i < family->nr_unavailable; i++)
+		if (family->unavailable[i].metric == metric)
+			return family->unavailable[i].reason;
+	return NULL;
+}
+
+/* "no amd_umc_N/amd_df PMU": the PMUs the family's mappings of fm use that this host lacks. */
+static void missing_pmus(const struct resolved_family *rf, const struct catalog_family_metric *fm, char *out,
+			 size_t size)
+{
+	bool seen[64] = { false };
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (int m = 0; m < fm->nr_mappings; m++) {
+		struct expr *stack[64];
+		int top = 0;
+
+		stack[top++] = fm->mappings[m].formula;
+		while (top > 0) {
+			struct expr *e = stack[--top];
+
+			if (e->op == EXPR_REF && e->slot >= 0) {
+				int r = catalog_slot_role(e->slot);
+				char name[96];
+
+				if (r < 64 && !seen[r] && rf->roles[r].nr_inst == 0) {
+					seen[r] = true;
+					role_pmu_name(&rf->family->roles[r], name, sizeof(name));
+					if (len + 1 < size)
+						len += (size_t)snprintf(out + len, size - len, "%s%s", len ? "/" : "", name);
+				}
+				continue;
+			}
+			if (e->b && top < 64)
+				stack[top++] = e->b;
+			if (e->a && top < 64)
+				stack[top++] = e->a;
+		}
+	}
+}
+
+/* The first reason recorded for family in detail ("family mapping 1 (...): reason"). */
+static void first_reason_of(const char *detail, const char *family, char *out, size_t size)
+{
+	const char *at = strstr(detail, family);
+	const char *colon = at ? strstr(at, "): ") : NULL;
+	size_t len;
+
+	out[0] = '\0';
+	if (!colon)
+		return;
+	colon += 3;
+	len = strcspn(colon, ";");
+	snprintf(out, size, "%.*s", (int)len, colon);
+}
+
+/* One line for an unavailable base metric: the family written for this CPU
+ * and what it lacks; a family for any CPU (kernel, eBPF) and its reason; or
+ * that no family matches this CPU. The full story stays in detail. */
+static void one_line_reason(const struct resolution *res, struct resolved_metric *rm)
+{
+	const struct resolved_family *pick = NULL, *generic = NULL;
+	bool cpu_has_family = false;
+	char reason[400];
+
+	for (int f = 0; f < res->nr_families; f++) {
+		const struct resolved_family *rf = &res->families[f];
+		bool mentions = family_maps(rf->family, rm->metric) || family_unavailable(rf->family, rm->metric);
+
+		if (rf->family->nr_cpus == 0) {
+			if (mentions && !generic)
+				generic = rf;
+			continue;
+		}
+		if (!rf->cpu_match)
+			continue;
+		cpu_has_family |= res->cpu.known || rf->active;
+		/* Without a CPU identity every family "matches": prefer one whose PMUs are here. */
+		if (mentions && (!pick || (rf->active && !pick->active)))
+			pick = rf;
+	}
+	if (pick && (res->cpu.known || pick->active)) {
+		const struct catalog_family *fam = pick->family;
+		const struct catalog_family_metric *fm = family_maps(fam, rm->metric);
+		const char *unavail = family_unavailable(fam, rm->metric);
+
+		if (!fm) {
+			snprintf(rm->why, sizeof(rm->why), "%s: %.440s", fam->name, unavail);
+		} else if (!pick->active) {
+			missing_pmus(pick, fm, reason, sizeof(reason));
+			snprintf(rm->why, sizeof(rm->why), "%s%s: no %.300s PMU (memscope doctor says more)", fam->name,
+				 res->cpu.hypervisor ? " in a VM" : "", reason);
+		} else {
+			first_reason_of(rm->detail, fam->name, reason, sizeof(reason));
+			snprintf(rm->why, sizeof(rm->why), "%s: %.440s", fam->name, reason[0] ? reason : "not usable here");
+		}
+	} else if (generic) {
+		if (family_maps(generic->family, rm->metric)) {
+			first_reason_of(rm->detail, generic->family->name, reason, sizeof(reason));
+			snprintf(rm->why, sizeof(rm->why), "%s: %.440s", generic->family->name, reason);
+		} else {
+			snprintf(rm->why, sizeof(rm->why), "%s: %.440s", generic->family->name,
+				 family_unavailable(generic->family, rm->metric));
+		}
+	} else if (!cpu_has_family) {
+		snprintf(rm->why, sizeof(rm->why), "no catalog family matches this CPU (%s)", res->cpu.text);
+	} else {
+		snprintf(rm->why, sizeof(rm->why), "no catalog family for this CPU (%s) maps it", res->cpu.text);
+	}
+}
+
 static void resolve_base(struct resolution *res, struct resolved_metric *rm)
 {
 	const struct catalog *cat = res->cat;
@@ -385,13 +471,13 @@ static void resolve_base(struct resolution *res, struct resolved_metric *rm)
 				fm = &family->metrics[i];
 		for (int i = 0; !fm && i < family->nr_unavailable; i++)
 			if (family->unavailable[i].metric == rm->metric && rf->active)
-				append(rm->why, sizeof(rm->why), "%s%s: %s", rm->why[0] ? "; " : "", family->name,
+				append(rm->detail, sizeof(rm->detail), "%s%s: %s", rm->detail[0] ? "; " : "", family->name,
 				       family->unavailable[i].reason);
 		if (!fm)
 			continue;
 		/* A family for any CPU is inactive only for want of its sources (no
 		 * PMU, no kernel BTF...): its mappings below say which. */
-		if (!rf->active && family->nr_cpus > 0) {
+		if (!rf->active && family->nr_cpus > 0 && (!rf->cpu_match || !res->cpu.known)) {
 			append(mapped_by, sizeof(mapped_by), "%s%s%s", mapped_by[0] ? ", " : "", family->name, "");
 			continue;
 		}
@@ -411,17 +497,18 @@ static void resolve_base(struct resolution *res, struct resolved_metric *rm)
 			}
 			snprintf(label, sizeof(label), "%s mapping %d (%s)", family->name, m + 1,
 				 fm->mappings[m].formula_text);
-			append(rm->why, sizeof(rm->why), "%s%s: %s", rm->why[0] ? "; " : "", label, why);
+			append(rm->detail, sizeof(rm->detail), "%s%s: %s", rm->detail[0] ? "; " : "", label, why);
 		}
 	}
-	if (!rm->why[0]) {
+	if (!rm->detail[0]) {
 		if (mapped_by[0])
-			snprintf(rm->why, sizeof(rm->why), "mapped only by PMU families not active on this host (%s); "
+			snprintf(rm->detail, sizeof(rm->detail), "mapped only by PMU families not active on this host (%s); "
 				 "this host is %s", mapped_by, res->cpu.text);
 		else
-			snprintf(rm->why, sizeof(rm->why), "no PMU family in %s maps '%s'", cat->dir,
+			snprintf(rm->detail, sizeof(rm->detail), "no PMU family in %s maps '%s'", cat->dir,
 				 cat->metrics[rm->metric].name);
 	}
+	one_line_reason(res, rm);
 }
 
 static int resolve_metric(struct resolution *res, int idx, int *state);
@@ -441,12 +528,17 @@ static int check_derived_ref(struct expr *ref, void *ctx)
 		return 0;
 	resolve_metric(c->res, ref->slot, c->state);
 	dep = &c->res->metrics[ref->slot];
-	if (!dep->available && !strstr(c->rm->why, c->res->cat->metrics[ref->slot].name)) {
+	if (!dep->available && !strstr(c->rm->detail, c->res->cat->metrics[ref->slot].name)) {
 		char reason[600];
 
-		snprintf(reason, sizeof(reason), " (%.590s)", dep->why);
-		append(c->rm->why, sizeof(c->rm->why), "%sneeds %s, which is not available%s", c->rm->why[0] ? "; " : "",
-		       c->res->cat->metrics[ref->slot].name, reason);
+		snprintf(reason, sizeof(reason), " (%.590s)", dep->detail);
+		append(c->rm->detail, sizeof(c->rm->detail), "%sneeds %s, which is not available%s",
+		       c->rm->detail[0] ? "; " : "", c->res->cat->metrics[ref->slot].name, reason);
+		/* One line: the first input missing, and its own one-line reason. */
+		if (!c->rm->why[0])
+			snprintf(c->rm->why, sizeof(c->rm->why), "needs %s, not available: %.420s",
+				 c->res->cat->metrics[ref->slot].name,
+				 dep->why);
 	}
 	if (!dep->available)
 		c->rm->available = false;
@@ -485,7 +577,9 @@ int resolve(const struct host *host, const struct catalog *cat, struct resolutio
 		goto oom;
 	res->cat = cat;
 	res->host = host;
-	cpu_identity_read(&host->roots, &res->cpu);
+	res->cpu = host->cpu;
+	if (!res->cpu.text[0])
+		cpu_identity_read(&host->roots, &res->cpu);
 	res->families = calloc((size_t)cat->nr_families + 1, sizeof(*res->families));
 	res->metrics = calloc((size_t)cat->nr_metrics + 1, sizeof(*res->metrics));
 	state = calloc((size_t)cat->nr_metrics + 1, sizeof(int));

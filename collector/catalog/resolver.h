@@ -13,20 +13,11 @@
 #include <stdbool.h>
 
 #include "catalog/catalog.h"
+#include "host/cpu_identity.h"
 #include "host/cpulist.h"
 #include "util/error.h"
 #include "host/host.h"
 
-/* The CPU as /proc/cpuinfo (and MIDR_EL1 in sysfs on Arm) describe it. */
-struct cpu_identity {
-	bool known;
-	char vendor[32];      /* x86 vendor_id; "" on Arm */
-	int family, model;    /* x86; -1 when unknown */
-	int implementer, part; /* Arm MIDR fields; -1 when unknown */
-	char text[96];        /* for messages: "GenuineIntel family 6 model 85" */
-};
-
-int cpu_identity_read(const struct sysfs_roots *roots, struct cpu_identity *id);
 bool catalog_cpu_matches(const struct catalog_family *family, const struct cpu_identity *id);
 
 struct resolved_instance {
@@ -54,7 +45,8 @@ struct resolved_metric {
 	int family;                /* index in resolution->families, -1 for derived or none */
 	int mapping;               /* chosen mapping in that family's metric entry */
 	const struct catalog_family_metric *fm;
-	char why[2048];            /* unavailable: every reason; available: skipped fallbacks */
+	char why[512];             /* unavailable: one line, the family for this CPU and what it lacks */
+	char detail[2048];         /* unavailable: every family's reason; available: skipped fallbacks */
 };
 
 struct resolution {

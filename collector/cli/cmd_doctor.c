@@ -45,11 +45,19 @@ static void check_permissions(struct doctor *d, const struct host *host)
 	struct privileges priv;
 	bool perfmon, admin, bpf;
 
+	/* A fixture tree is another machine: this process's rights say nothing about it. */
+	if (host->roots.is_fixture) {
+		sysfs_join(path, sizeof(path), host->roots.proc, "sys/kernel/perf_event_paranoid");
+		if (sysfs_read_int(path, &paranoid) == 0)
+			printf("  info  perf_event_paranoid = %lld on that machine (%s)\n", paranoid, path);
+		printf("  info  the machine is the tree at %s: this process's capabilities and limits are not "
+		       "checked against it\n", host->roots.sys);
+		return;
+	}
 	privileges_read(&priv);
 	perfmon = priv.perfmon;
 	bpf = priv.bpf;
 	admin = priv.sys_admin;
-	/* Permissions are about the running kernel, even when PMUs come from a fixture. */
 	snprintf(path, sizeof(path), "/proc/sys/kernel/perf_event_paranoid");
 	if (sysfs_read_int(path, &paranoid) == 0) {
 		snprintf(text, sizeof(text), "%lld", paranoid);
@@ -72,19 +80,35 @@ static void check_permissions(struct doctor *d, const struct host *host)
 		ok("capabilities allow perf and BPF%s", "");
 }
 
-static bool in_vm(const struct host *host)
+/* The kernel module that creates a role's PMUs, from the PMU names it matches. */
+static const char *driver_for(const struct catalog_role *role, const struct cpu_identity *cpu)
 {
-	char path[4200], line[4096];
-	bool vm = false;
-	FILE *fp;
+	static const struct {
+		const char *needle, *module;
+	} drivers[] = {
+		{ "_ddrc", "hisi_uncore_ddrc_pmu" }, { "_hha", "hisi_uncore_hha_pmu" },
+		{ "hisi_sccl([0-9]+)_l3c", "hisi_uncore_l3c_pmu" }, { "_sllc", "hisi_uncore_sllc_pmu" },
+		{ "_cpa", "hisi_uncore_cpa_pmu" }, { "pa", "hisi_uncore_pa_pmu" },
+		{ "amd_", "amd-uncore" }, { "arm_cmn", "arm-cmn" }, { "arm_dmc620", "arm_dmc620_pmu" },
+		{ "nvidia_", "nvidia_cspmu" },
+	};
+	const char *match = role->match ? role->match : "";
 
-	sysfs_join(path, sizeof(path), host->roots.proc, "cpuinfo");
-	fp = fopen(path, "r");
-	while (fp && !vm && fgets(line, sizeof(line), fp))
-		vm = strncmp(line, "flags", 5) == 0 && strstr(line, " hypervisor");
-	if (fp)
-		fclose(fp);
-	return vm;
+	if (strncmp(match, "^hisi_", 6) != 0 && strstr(match, "uncore")) {
+		/* uncore_* is Intel's on x86 and ThunderX2's on Arm. */
+		return cpu->vendor[0] ? "intel-uncore" : "thunderx2_pmu";
+	}
+	for (size_t i = 0; i < sizeof(drivers) / sizeof(drivers[0]); i++) {
+		if (strcmp(drivers[i].needle, "pa") == 0 ? strncmp(match, "^hisi_sicl", 10) == 0
+							 : strstr(match, drivers[i].needle) != NULL)
+			return drivers[i].module;
+	}
+	return NULL;
+}
+
+static bool is_core_role(const struct catalog_role *role)
+{
+	return role->match && (strcmp(role->match, "^cpu$") == 0 || strncmp(role->match, "^armv8_", 7) == 0);
 }
 
 static void check_pmus(struct doctor *d, const struct host *host)
@@ -92,7 +116,7 @@ static void check_pmus(struct doctor *d, const struct host *host)
 	struct catalog *cat = NULL;
 	struct resolution *res = NULL;
 	struct ms_error err;
-	bool hw_pmu = false;
+	bool hw_pmu = false, vm = host->cpu.hypervisor;
 	int expected = 0;
 
 	for (int i = 0; i < host->pmus.nr; i++) {
@@ -100,14 +124,18 @@ static void check_pmus(struct doctor *d, const struct host *host)
 
 		hw_pmu |= strcmp(n, "cpu") == 0 || strcmp(n, "cpu_core") == 0 || strncmp(n, "armv8_", 6) == 0;
 	}
-	if (!hw_pmu)
-		finding(d, true, in_vm(host) ? "no hardware PMU (no 'cpu' or 'armv8_*' PMU) and cpuinfo has the "
-			"'hypervisor' flag: a virtual machine without a virtualised PMU; only software events, tracepoints "
-			"and kernel statistics work"
-			: "no hardware PMU (no 'cpu' or 'armv8_*' in bus/event_source/devices): only software events, "
-			"tracepoints and kernel statistics work",
-			"run on bare metal, or enable the guest PMU (KVM: -cpu host,pmu=on; VMware: virtualize CPU "
-			"performance counters)");
+	if (!hw_pmu && vm)
+		finding(d, true, "a virtual machine without a virtualised PMU (cpuinfo has the 'hypervisor' flag and "
+			"there is no 'cpu' or 'armv8_*' PMU): no hardware counters at all; uncore PMUs (memory "
+			"controllers, caches, links) are never virtualised, so no driver can add them here; the kernel "
+			"and eBPF metrics work",
+			"run on bare metal for memory-controller counters; for core events enable the guest PMU (KVM: "
+			"-cpu host,pmu=on; VMware: virtualize CPU performance counters)");
+	else if (!hw_pmu)
+		finding(d, true, "no hardware PMU (no 'cpu' or 'armv8_*' in bus/event_source/devices): only software "
+			"events, tracepoints and kernel statistics work",
+			"use a kernel built with CONFIG_PERF_EVENTS and the CPU's PMU driver (x86: built in; Arm: "
+			"CONFIG_ARM_PMUV3 and the PMU node in the device tree or ACPI)");
 	else
 		ok("hardware PMU present%s", "");
 	if (catalog_load_default(&cat, &err) || resolve(host, cat, &res, &err)) {
@@ -115,7 +143,7 @@ static void check_pmus(struct doctor *d, const struct host *host)
 		catalog_free(cat);
 		return;
 	}
-	printf("  info  CPU: %s\n", res->cpu.text);
+	printf("  info  CPU: %s%s\n", res->cpu.text, vm ? " (virtual machine)" : "");
 	for (int f = 0; f < res->nr_families; f++) {
 		const struct resolved_family *rf = &res->families[f];
 		const struct catalog_family *fam = rf->family;
@@ -124,24 +152,34 @@ static void check_pmus(struct doctor *d, const struct host *host)
 			continue;
 		expected++;
 		for (int r = 0; r < fam->nr_roles; r++) {
-			char what[768];
+			const struct catalog_role *role = &fam->roles[r];
+			const char *module = driver_for(role, &res->cpu);
+			char what[768], fix[256];
 
 			if (rf->roles[r].nr_inst > 0) {
 				printf("  ok    %s: %d %s PMU instance%s\n", fam->name, rf->roles[r].nr_inst,
-				       fam->roles[r].name, rf->roles[r].nr_inst == 1 ? "" : "s");
+				       role->name, rf->roles[r].nr_inst == 1 ? "" : "s");
 				continue;
 			}
-			snprintf(what, sizeof(what), "%s: this CPU should have %s PMUs (%s) but %s", fam->name,
-				 fam->roles[r].name, fam->roles[r].description ? fam->roles[r].description : "",
-				 rf->roles[r].why);
-			finding(d, false, what,
-				"load the uncore PMU driver for this CPU (e.g. modprobe hisi_uncore_ddrc_pmu, "
-				"amd-uncore, intel-uncore, arm-cmn, thunderx2_pmu) or update the kernel; in a VM, uncore "
-				"PMUs are not virtualised");
+			/* In a VM the absence is the VM's, reported once above. */
+			if (vm) {
+				printf("  info  %s: no %s PMU, as in any virtual machine\n", fam->name, role->name);
+				continue;
+			}
+			if (is_core_role(role) && !hw_pmu)
+				continue;
+			snprintf(what, sizeof(what), "%s: this CPU should have %s PMUs (%s) but %s", fam->name, role->name,
+				 role->description ? role->description : "", rf->roles[r].why);
+			if (module)
+				snprintf(fix, sizeof(fix), "sudo modprobe %s (or a kernel with that driver built in)", module);
+			else
+				snprintf(fix, sizeof(fix), "update the kernel to one whose driver knows this CPU");
+			finding(d, false, what, fix);
 		}
 	}
 	if (expected == 0)
-		printf("  info  no catalog family is written for this CPU: only the Linux kernel metrics apply\n");
+		printf("  info  no catalog family matches this CPU (%s): only the Linux kernel and eBPF metrics apply; "
+		       "docs/catalog.md says how to add one\n", res->cpu.text);
 	resolution_free(res);
 	catalog_free(cat);
 }
@@ -165,6 +203,8 @@ static void check_kernel_features(struct doctor *d, const struct host *host)
 	else
 		finding(d, false, "tracefs is not mounted: tracepoint events cannot be named",
 			"sudo mount -t tracefs nodev /sys/kernel/tracing");
+	if (host->roots.is_fixture)
+		return;
 	/* one fd per event per CPU: 16 events on every CPU is a modest session */
 	needed = 16L * (host->topo.nr_cpus > 0 ? host->topo.nr_cpus : 1) + 64;
 	if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {

@@ -12,6 +12,11 @@ int host_load(struct host *host, struct ms_error *err)
 		topology_free(&host->topo);
 		return -1;
 	}
+	cpu_identity_read(&host->roots, &host->cpu);
+	if (cpu_identity_check_pmus(&host->cpu, &host->pmus, &host->roots, err) < 0) {
+		host_free(host);
+		return -1;
+	}
 	return 0;
 }
 

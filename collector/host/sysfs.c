@@ -20,9 +20,22 @@ static void root_from_env(char *dst, size_t size, const char *var, const char *f
 
 void sysfs_roots_from_env(struct sysfs_roots *roots)
 {
+	const char *proc = getenv("MEMSCOPE_PROCFS_ROOT");
+
 	root_from_env(roots->sys, sizeof(roots->sys), "MEMSCOPE_SYSFS_ROOT", "/sys");
-	root_from_env(roots->proc, sizeof(roots->proc), "MEMSCOPE_PROCFS_ROOT", "/proc");
 	roots->is_fixture = strcmp(roots->sys, "/sys") != 0;
+	if ((proc && *proc) || !roots->is_fixture) {
+		root_from_env(roots->proc, sizeof(roots->proc), "MEMSCOPE_PROCFS_ROOT", "/proc");
+		return;
+	}
+	/* A tree of another machine keeps its procfs beside its sysfs (<tree>/sys,
+	 * <tree>/proc): never combine the live host's cpuinfo with its PMUs. */
+	{
+		const char *slash = strrchr(roots->sys, '/');
+		size_t dir = slash ? (size_t)(slash - roots->sys) : 0;
+
+		snprintf(roots->proc, sizeof(roots->proc), "%.*s%sproc", (int)dir, roots->sys, slash ? "/" : "");
+	}
 }
 
 int sysfs_join(char *buf, size_t size, const char *root, const char *rel)

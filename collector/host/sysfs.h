@@ -3,7 +3,10 @@
  * MEMSCOPE_SYSFS_ROOT replaces /sys, so a fixture tree holds
  * `bus/event_source/devices/...` and `devices/system/...` at its top.
  * MEMSCOPE_PROCFS_ROOT replaces /proc for the few files read from there
- * (cpuinfo). Both are read once, by sysfs_roots_from_env(). */
+ * (cpuinfo, vmstat); with only MEMSCOPE_SYSFS_ROOT set it is the tree's
+ * sibling `proc/` (<tree>/sys and <tree>/proc), so the live host's files are
+ * never mixed with another machine's. Both are read once, by
+ * sysfs_roots_from_env(). */
 #ifndef MEMSCOPE_SYSFS_H
 #define MEMSCOPE_SYSFS_H
 
