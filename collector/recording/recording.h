@@ -52,8 +52,9 @@ struct recording_writer_options {
 
 struct recording_writer;
 
-/* Create the file (an existing one is renamed to PATH.old first) and write
- * the header. */
+/* Create the file safely (recording_create.h: never through a link, an
+ * existing recording kept as PATH.old unless another memscope is writing it)
+ * and write the header. The file stays locked until the writer is closed. */
 int recording_writer_open(struct recording_writer **out, const struct recording_writer_options *opt,
 			  const struct series_table *table, struct ms_error *err);
 /* The next frame. Frames are buffered and flushed every few frames. */

@@ -4,13 +4,12 @@
  * each flush ends on a line boundary (and, compressed, on a zstd flush), so
  * whatever reached the disk is readable if memscope is killed. */
 #include "recording/recording.h"
+#include "recording/recording_create.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -241,30 +240,6 @@ static json_t *header_json(const struct recording_writer_options *opt, const str
 	return h;
 }
 
-static int create_file(struct recording_writer *w, struct ms_error *err)
-{
-	struct stat st;
-
-	/* An earlier recording is kept, as perf keeps perf.data.old. */
-	if (stat(w->path, &st) == 0 && S_ISREG(st.st_mode)) {
-		char old[4096];
-
-		snprintf(old, sizeof(old), "%s.old", w->path);
-		if (rename(w->path, old) < 0) {
-			ms_error_set(err, "%s exists and cannot be kept as %s: %s; remove it or choose "
-				     "another file with -o", w->path, old, strerror(errno));
-			return -1;
-		}
-	}
-	w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (w->fd < 0) {
-		ms_error_set(err, "cannot create %s: %s%s", w->path, strerror(errno),
-			     errno == EACCES ? " (no write permission in that directory; choose another with -o)" : "");
-		return -1;
-	}
-	return 0;
-}
-
 int recording_writer_open(struct recording_writer **out, const struct recording_writer_options *opt,
 			  const struct series_table *table, struct ms_error *err)
 {
@@ -295,7 +270,7 @@ int recording_writer_open(struct recording_writer **out, const struct recording_
 		/* A checksum lets the reader tell a damaged file from a cut one. */
 		ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_checksumFlag, 1);
 	}
-	if (!w->values || create_file(w, err) < 0)
+	if (!w->values || (w->fd = recording_create(w->path, err)) < 0)
 		goto fail;
 	header = header_json(opt, table);
 	ret = header ? append_line(w, header, err) : -1;

@@ -1,0 +1,221 @@
+"""How record creates its file when it runs as root in a directory another user can write: links,
+devices and FIFOs at the name are refused and never written through, also when the name is swapped
+while record starts; a running recording is never moved away by a second record. The other user is
+`nobody` (setpriv), the victim a root-owned 0600 file that must come out unchanged."""
+import json
+import os
+import pathlib
+import re
+import stat
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import run
+
+NOBODY = 65534
+# The other user runs Python as installed for everyone (a pyenv in root's home is not theirs).
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the attacks are on a root-run memscope")
+
+
+def as_nobody(cmd, **kw):
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] + cmd
+
+
+@pytest.fixture
+def shared_dir():
+    """A sticky, world-writable directory like /tmp, with a root-owned secret beside it."""
+    top = pathlib.Path(tempfile.mkdtemp(prefix="memscope-shared-"))
+    os.chmod(top, 0o755)
+    shared = top / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    victim = top / "secret"
+    victim.write_text("root's secret\n")
+    os.chmod(victim, 0o600)
+    yield shared, victim
+    subprocess.run(["rm", "-rf", str(top)])
+
+
+def record(memscope, *args, cwd, timeout=60):
+    return run([memscope, "record", "-I", "20", "-e", "page-faults", *args, "--", "true"], cwd=cwd, timeout=timeout)
+
+
+def frames_in(path):
+    return sum(1 for line in pathlib.Path(path).read_text().splitlines() if line.startswith('{"t":'))
+
+
+def test_a_link_at_the_name_is_refused_and_its_target_untouched(memscope, shared_dir):
+    shared, victim = shared_dir
+    subprocess.run(as_nobody(["ln", "-s", str(victim), str(shared / "memscope.rec")]), check=True)
+    subprocess.run(as_nobody(["ln", "-s", str(victim), str(shared / "other.rec")]), check=True)
+    for args in ((), ("-o", "other.rec"), ("-o", str(shared / "other.rec"))):
+        res = record(memscope, *args, cwd=shared)
+        assert res.returncode == 1, res
+        assert "is a symbolic link, not a recording: memscope never writes through it; remove it or " \
+               "choose another file with -o" in res.stderr
+        assert victim.read_text() == "root's secret\n"
+        assert stat.S_IMODE(victim.stat().st_mode) == 0o600
+    # A link waiting at NAME.old: the real recording is moved over the link, never into its target.
+    os.unlink(shared / "memscope.rec")
+    assert record(memscope, cwd=shared).returncode == 0
+    subprocess.run(as_nobody(["ln", "-s", str(victim), str(shared / "memscope.rec.old")]), check=True)
+    res = record(memscope, cwd=shared)
+    assert res.returncode == 0, res.stderr
+    assert victim.read_text() == "root's secret\n"
+    assert not (shared / "memscope.rec.old").is_symlink()
+    assert frames_in(shared / "memscope.rec.old") >= 1
+    # No temporary file is left behind.
+    assert sorted(p.name for p in shared.iterdir()) == ["memscope.rec", "memscope.rec.old", "other.rec"]
+
+
+def test_devices_and_fifos_are_refused_without_blocking(memscope, shared_dir):
+    shared, _ = shared_dir
+    subprocess.run(as_nobody(["mkfifo", str(shared / "fifo.rec")]), check=True)
+    subprocess.run(as_nobody(["ln", "-s", "fifo.rec", str(shared / "to-fifo.rec")]), check=True)
+    subprocess.run(as_nobody(["ln", "-s", "/dev/null", str(shared / "to-null.rec")]), check=True)
+    os.mknod(shared / "null.rec", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    (shared / "dir.rec").mkdir()
+    cases = {"fifo.rec": "is a FIFO", "to-fifo.rec": "is a symbolic link", "to-null.rec": "is a symbolic link",
+             "null.rec": "is a character device", "dir.rec": "is a directory"}
+    for name, kind in cases.items():
+        start = time.monotonic()
+        res = record(memscope, "-o", name, cwd=shared, timeout=20)
+        assert res.returncode == 1, (name, res)
+        assert f"memscope record: {name} {kind}, not a recording" in res.stderr, res.stderr
+        assert time.monotonic() - start < 10
+    assert stat.S_ISFIFO((shared / "fifo.rec").lstat().st_mode)
+    assert stat.S_ISCHR((shared / "null.rec").lstat().st_mode)
+
+
+FLIPPER = r"""
+import os, sys
+target, victim = sys.argv[1], sys.argv[2]
+d = os.path.dirname(target)
+i = 0
+while not os.path.exists(os.path.join(d, "stop")):
+    i += 1
+    tmp = os.path.join(d, "flip%d" % (i % 2))
+    try:
+        if i % 8 == 0:
+            os.unlink(target)
+        elif i % 8 != 1:
+            os.symlink(victim, tmp)
+            os.rename(tmp, target)
+        else:
+            with open(tmp, "w") as f:
+                f.write("not a recording")
+            os.rename(tmp, target)
+    except OSError:
+        pass
+"""
+
+
+def test_racing_the_name_never_writes_the_victim(memscope, shared_dir):
+    """Another user swaps memscope.rec between a link to the victim (mostly), a file of theirs and
+    nothing, as fast as they can, while root starts record again and again."""
+    shared, victim = shared_dir
+    flipper_py = shared.parent / "flipper.py"
+    flipper_py.write_text(FLIPPER)
+    os.chmod(flipper_py, 0o644)
+    flipper = subprocess.Popen(as_nobody([SYSTEM_PYTHON, str(flipper_py), str(shared / "memscope.rec"),
+                                          str(victim)]))
+    outcomes = {"wrote": 0, "refused": 0}
+    try:
+        deadline = time.time() + 10
+        while not os.path.lexists(shared / "memscope.rec") and time.time() < deadline:
+            time.sleep(0.01)
+        assert flipper.poll() is None, "the other user's flipper did not start"
+        for _ in range(30):
+            res = record(memscope, cwd=shared, timeout=30)
+            assert victim.read_text() == "root's secret\n", res.stderr
+            if res.returncode == 0:
+                outcomes["wrote"] += 1
+                assert re.search(r"wrote \d+ frames \(\d+ bytes\) to memscope.rec", res.stderr), res.stderr
+            else:
+                outcomes["refused"] += 1
+                assert "memscope never writes through it" in res.stderr or \
+                       "keeps appearing under that name" in res.stderr or \
+                       "cannot be kept as" in res.stderr, res.stderr
+    finally:
+        (shared / "stop").touch()
+        flipper.wait(timeout=10)
+    assert victim.read_text() == "root's secret\n"
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o600
+    assert outcomes["wrote"] + outcomes["refused"] == 30
+    # Whatever root wrote is root's own 0600 file, never the other user's.
+    for p in shared.iterdir():
+        if p.is_file() and not p.is_symlink() and p.read_text().startswith('{"format"'):
+            assert p.stat().st_uid == 0 and stat.S_IMODE(p.stat().st_mode) == 0o600
+
+
+def test_a_second_record_never_moves_a_running_recording(memscope, tmp_path):
+    """Two (or three) records in one directory: the one that starts while another writes memscope.rec
+    refuses and says why; the first keeps its file and its frames; a later one keeps it as .old."""
+    first = subprocess.Popen([memscope, "record", "-I", "20", "-e", "page-faults", "--", "sleep", "1.5"],
+                             cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 10
+    while not (tmp_path / "memscope.rec").exists() and time.time() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)
+    for _ in range(2):
+        res = record(memscope, cwd=tmp_path)
+        assert res.returncode == 1, res
+        assert "memscope record: memscope.rec is being written by another memscope record (it holds the " \
+               "file's lock): it is not moved away; choose another file with -o or wait for that recording " \
+               "to end" in res.stderr
+    _, err = first.communicate(timeout=30)
+    assert first.returncode == 0, err
+    wrote = int(re.search(r"wrote (\d+) frames", err).group(1))
+    assert wrote >= 20
+    assert frames_in(tmp_path / "memscope.rec") == wrote
+    assert not (tmp_path / "memscope.rec.old").exists()
+    # Once it has ended, the next record keeps it as memscope.rec.old, as perf keeps perf.data.old.
+    res = record(memscope, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert frames_in(tmp_path / "memscope.rec.old") == wrote
+    assert json.loads((tmp_path / "memscope.rec").read_text().splitlines()[-1])["end"] == "the command exited"
+
+
+def test_a_running_old_file_is_not_replaced(memscope, tmp_path):
+    """memscope.rec.old being written (someone recorded to that name) is not replaced by keeping
+    memscope.rec as .old."""
+    (tmp_path / "memscope.rec").write_text("")
+    running = subprocess.Popen([memscope, "record", "-o", "memscope.rec.old", "-I", "20", "-e", "page-faults",
+                                "--", "sleep", "1"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 10
+    while not (tmp_path / "memscope.rec.old").exists() and time.time() < deadline:
+        time.sleep(0.02)
+    res = record(memscope, cwd=tmp_path)
+    assert res.returncode == 1, res
+    assert "memscope.rec.old is being written by another memscope record" in res.stderr
+    _, err = running.communicate(timeout=30)
+    assert running.returncode == 0, err
+    assert frames_in(tmp_path / "memscope.rec.old") == int(re.search(r"wrote (\d+) frames", err).group(1))
+
+
+def test_ctl_record_to_a_link_is_refused_and_the_recording_goes_on(memscope, shared_dir):
+    shared, victim = shared_dir
+    rundir = pathlib.Path(tempfile.mkdtemp(prefix="memscope-run-"))
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(rundir))
+    subprocess.run(as_nobody(["ln", "-s", str(victim), str(shared / "next.rec")]), check=True)
+    try:
+        proc = subprocess.Popen([memscope, "record", "-o", "first.rec", "-I", "20", "-e", "page-faults", "--",
+                                 "sleep", "1.5"], cwd=shared, env=env, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 10
+        while not list(rundir.glob("memscope/*.sock")) and time.time() < deadline:
+            time.sleep(0.02)
+        res = run([memscope, "ctl", "record", "next.rec"], cwd=shared, env=env, timeout=20)
+        assert res.returncode == 1
+        assert res.stderr.startswith(f"memscope ctl: error: {shared / 'next.rec'} is a symbolic link, not a recording"), res
+        assert res.stderr.rstrip().endswith("(still recording to first.rec)"), res
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err
+        assert victim.read_text() == "root's secret\n"
+        assert frames_in(shared / "first.rec") >= 20
+    finally:
+        subprocess.run(["rm", "-rf", str(rundir)])
