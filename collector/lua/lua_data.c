@@ -159,12 +159,21 @@ static bool label_ok(int want, int have)
 	return want == LABEL_ANY || want == have;
 }
 
+/* pid and tid: a sum that names neither is over the totals, which the
+ * per-process and per-thread series repeat; one that names a pid is over
+ * that process's series, not its threads' as well. */
+static bool task_label_ok(int want, int have)
+{
+	return want == LABEL_ANY ? have == LABEL_NONE : want == have;
+}
+
 bool lua_data_series_matches(const struct lua_data *d, int series, const struct label_filter *f)
 {
 	const struct series_labels *l = &d->table->series[series].labels;
 
 	return label_ok(f->cpu, l->cpu) && label_ok(f->node, l->node) && label_ok(f->socket, l->socket) &&
-	       label_ok(f->pid, l->pid) && label_ok(f->tid, l->tid) &&
+	       task_label_ok(f->tid, l->tid) &&
+	       (f->tid != LABEL_ANY ? label_ok(f->pid, l->pid) : task_label_ok(f->pid, l->pid)) &&
 	       (!f->instance || !f->instance[0] || !strcmp(f->instance, l->instance));
 }
 

@@ -62,6 +62,11 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 		const struct series *s = &table->series[i];
 		int col = -1;
 
+		/* Per-process and per-thread series repeat what the totals hold. */
+		if (series_is_per_task(s)) {
+			a->series_col[i] = 0;
+			continue;
+		}
 		for (int c = 0; c < a->nr_columns; c++)
 			if (!strcmp(a->columns[c], s->name))
 				col = c;
@@ -89,7 +94,9 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 		int key = series_key(&table->series[i], mode);
 
 		a->series_row[i] = 0;
-		if (table->series[i].unavailable)
+		if (series_is_per_task(&table->series[i]))
+			a->series_row[i] = -1;
+		else if (table->series[i].unavailable)
 			a->series_row[i] = -1;
 		else if (mode != AGGR_TOTAL) {
 			a->series_row[i] = -1;

@@ -464,7 +464,7 @@ static int collect_channels(struct metric_engine *e, const struct series_table *
 		return -1;
 	for (int s = 0; s < table->nr; s++) {
 		const struct series *series = &table->series[s];
-		int ev = find_event(e->plan, series->name);
+		int ev = series_is_per_task(series) ? -1 : find_event(e->plan, series->name);
 		struct metric_channel *ch;
 
 		if (ev < 0 || !is_channel_event(&e->plan->events[ev]) ||
@@ -530,7 +530,7 @@ int metric_engine_new(const struct metric_plan *plan, const struct host *host, c
 		goto oom;
 	for (int s = 0; s < table->nr; s++) {
 		const struct series *series = &table->series[s];
-		int ev = find_event(plan, series->name);
+		int ev = series_is_per_task(series) ? -1 : find_event(plan, series->name);
 
 		if (ev < 0)
 			continue;

@@ -1,9 +1,11 @@
 /* Recording files: the frames of a run, kept to be reported later, here or on
- * another machine. Format v1 (docs/recording-format.md): JSON Lines, the
- * first line a header that describes everything needed to read the rest (the
- * host, the series table, the interval, the wall-clock start, optionally the
- * metric plan), then one record per line: a frame, a label, a control event
- * (pause, resume, interval), and an end record on a clean finish. A file
+ * another machine. Format v2 (docs/recording-format.md; v1 files still read):
+ * JSON Lines, the first line a header that describes everything needed to
+ * read the rest (the host, the series table, the interval, the wall-clock
+ * start, optionally the metric plan), then one record per line: a frame, the
+ * series that start with the next frame or ended with the last (processes
+ * coming and going), a label, a control event (pause, resume, interval), and
+ * an end record on a clean finish. A file
  * whose name ends in ".zst" (or written with compression asked for) is one
  * zstd stream, flushed at the same points as the plain file, so a killed
  * recorder leaves it readable too.
@@ -23,7 +25,7 @@
 #include "host/topology.h"
 
 #define RECORDING_FORMAT_NAME "memscope-recording"
-#define RECORDING_FORMAT_VERSION 1
+#define RECORDING_FORMAT_VERSION 2
 /* perf record writes perf.data; memscope record writes this. */
 #define RECORDING_DEFAULT_FILE "memscope.rec"
 /* Frames are written to the file in batches of this many (and at every
@@ -54,7 +56,9 @@ struct recording_writer;
 
 /* Create the file safely (recording_create.h: never through a link, an
  * existing recording kept as PATH.old unless another memscope is writing it)
- * and write the header. The file stays locked until the writer is closed. */
+ * and write the header. The file stays locked until the writer is closed.
+ * table is kept: frames that list added series (frame.changes) are described
+ * from it. */
 int recording_writer_open(struct recording_writer **out, const struct recording_writer_options *opt,
 			  const struct series_table *table, struct ms_error *err);
 /* The next frame. Frames are buffered and flushed every few frames. */
@@ -90,7 +94,7 @@ struct recording_header {
 	char arch[32];
 	bool has_topology;
 	struct topology topo;       /* of the recording machine, when has_topology */
-	struct series_table table;  /* the series of every frame, in order */
+	struct series_table table;  /* the series of the frames, in order; grows as series records are read */
 	json_t *catalog;            /* the optional metric plan, or NULL (borrowed from the reader) */
 	json_t *host_files;         /* the host's sysfs/procfs snapshot, or NULL (borrowed) */
 };
@@ -100,6 +104,8 @@ enum recording_record_kind {
 	RECORD_LABEL,
 	RECORD_CONTROL,
 	RECORD_END,
+	RECORD_SERIES,              /* series that start with the next frame (v2) */
+	RECORD_RETIRE,              /* series whose last values were in the previous frame (v2) */
 	RECORD_EOF,                 /* no more records (see recording_reader_cut) */
 };
 
@@ -115,6 +121,10 @@ struct recording_record {
 	uint64_t interval_ns;       /* RECORD_CONTROL "interval" */
 	/* RECORD_END: why the recording ended */
 	char reason[128];
+	/* RECORD_SERIES, RECORD_RETIRE: indices in header->table (valid until
+	 * the next call); the table already holds the added series */
+	const int *indices;
+	int nr_indices;
 };
 
 struct recording_reader;
@@ -122,8 +132,8 @@ struct recording_reader;
 /* Open and check the header. Errors name FILE:LINE and what is wrong. */
 int recording_reader_open(struct recording_reader **out, const char *path, struct ms_error *err);
 const struct recording_header *recording_reader_header(const struct recording_reader *r);
-/* The next record. A frame fills `frame`, which must have been made with
- * frame_init(frame, header->table.nr); its time is relative to the start.
+/* The next record. A frame fills `frame` (made with frame_init; it grows to
+ * the table's length); its time is relative to the start.
  * Returns 0, or -1 with err on a broken record (FILE:LINE: ...). */
 int recording_reader_next(struct recording_reader *r, struct recording_record *rec, struct frame *frame,
 			  struct ms_error *err);

@@ -44,6 +44,8 @@ struct recording_reader {
 	bool tail_is_frame;          /* ... and that line began as a frame */
 	json_t *header_json;
 	struct recording_header header;
+	int *indices;                /* of the last series or retire record */
+	int nr_indices, cap_indices;
 };
 
 static const char *type_name(const json_t *v)
@@ -252,10 +254,116 @@ static int get_int_label(struct recording_reader *r, const json_t *obj, const ch
 
 /* ---- Header ---- */
 
+/* One entry of "series" (header) or of a series record (index: its "i"). */
+struct series_entry {
+	char name[512], kind[16], unit[32], unavailable[1024];
+	struct series_labels labels;
+	double scale;
+	bool retired;
+	int64_t index;
+};
+
+static int read_series_entry(struct recording_reader *r, const json_t *o, int position, bool need_index,
+			     struct series_entry *e, struct ms_error *err)
+{
+	const json_t *scale = json_object_get(o, "scale"), *retired = json_object_get(o, "retired");
+	const json_t *index = json_object_get(o, "i");
+
+	memset(e, 0, sizeof(*e));
+	snprintf(e->kind, sizeof(e->kind), "counter");
+	if (!json_is_object(o)) {
+		ms_error_set(err, "%s:%d: series %d is %s; expected an object", r->path, r->line, position,
+			     type_name(o));
+		return -1;
+	}
+	series_labels_init(&e->labels);
+	if (get_string(r, o, "name", true, e->name, sizeof(e->name), err) < 0 ||
+	    get_string(r, o, "kind", false, e->kind, sizeof(e->kind), err) < 0 ||
+	    get_string(r, o, "unit", false, e->unit, sizeof(e->unit), err) < 0 ||
+	    get_string(r, o, "instance", false, e->labels.instance, sizeof(e->labels.instance), err) < 0 ||
+	    get_string(r, o, "comm", false, e->labels.comm, sizeof(e->labels.comm), err) < 0 ||
+	    get_string(r, o, "unavailable", false, e->unavailable, sizeof(e->unavailable), err) < 0 ||
+	    get_int_label(r, o, "cpu", position, &e->labels.cpu, err) < 0 ||
+	    get_int_label(r, o, "node", position, &e->labels.node, err) < 0 ||
+	    get_int_label(r, o, "socket", position, &e->labels.socket, err) < 0 ||
+	    get_int_label(r, o, "pid", position, &e->labels.pid, err) < 0 ||
+	    get_int_label(r, o, "tid", position, &e->labels.tid, err) < 0) {
+		ms_error_append(err, " (series %d)", position);
+		return -1;
+	}
+	if (strcmp(e->kind, "counter") && strcmp(e->kind, "gauge")) {
+		ms_error_set(err, "%s:%d: series %d ('%s'): kind '%s' is not 'counter' or 'gauge'", r->path,
+			     r->line, position, e->name, e->kind);
+		return -1;
+	}
+	if (scale && !json_is_number(scale)) {
+		ms_error_set(err, "%s:%d: series %d ('%s'): \"scale\" is %s; expected a number", r->path,
+			     r->line, position, e->name, type_name(scale));
+		return -1;
+	}
+	if (retired && !json_is_boolean(retired)) {
+		ms_error_set(err, "%s:%d: series %d ('%s'): \"retired\" is %s; expected true or false", r->path,
+			     r->line, position, e->name, type_name(retired));
+		return -1;
+	}
+	if (need_index && (!json_is_integer(index) || json_integer_value(index) < 0)) {
+		ms_error_set(err, "%s:%d: series %d ('%s'): \"i\" is %s; expected the series' index in the "
+			     "frames, a non-negative integer", r->path, r->line, position, e->name,
+			     !index ? "missing" : json_is_integer(index) ? "negative" : type_name(index));
+		return -1;
+	}
+	e->scale = scale ? json_number_value(scale) : 1.0;
+	e->retired = retired && json_is_true(retired);
+	e->index = index && json_is_integer(index) ? json_integer_value(index) : -1;
+	return 0;
+}
+
+/* Put the entry at index (the table's end, or a retired index). */
+static int put_series(struct recording_reader *r, int index, const struct series_entry *e, struct ms_error *err)
+{
+	struct series_table *t = &r->header.table;
+	struct series *s;
+	char *name, *unavailable = NULL;
+
+	if (index == t->nr) {
+		if (series_table_add(t, e->name, e->unit, e->scale, strcmp(e->kind, "gauge") ? SERIES_COUNTER :
+				     SERIES_GAUGE, &e->labels) < 0) {
+			ms_error_set(err, "out of memory");
+			return -1;
+		}
+		s = &t->series[index];
+	} else {
+		s = &t->series[index];
+		name = strdup(e->name);
+		if (!name) {
+			ms_error_set(err, "out of memory");
+			return -1;
+		}
+		free(s->name);
+		free(s->unavailable);
+		memset(s, 0, sizeof(*s));
+		s->name = name;
+		snprintf(s->unit, sizeof(s->unit), "%s", e->unit);
+		s->scale = e->scale;
+		s->kind = strcmp(e->kind, "gauge") ? SERIES_COUNTER : SERIES_GAUGE;
+		s->labels = e->labels;
+		t->nr_retired--;
+	}
+	if (e->unavailable[0] && !(unavailable = strdup(e->unavailable))) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	s->unavailable = unavailable;
+	s->state = e->retired ? SERIES_RETIRED : SERIES_LIVE;
+	t->nr_retired += e->retired;
+	return 0;
+}
+
 static int read_series(struct recording_reader *r, const json_t *list, struct ms_error *err)
 {
 	size_t i;
 	const json_t *o;
+	struct series_entry e;
 
 	if (!json_is_array(list)) {
 		ms_error_set(err, "%s:%d: \"series\" is %s; expected the array of series", r->path, r->line,
@@ -263,50 +371,9 @@ static int read_series(struct recording_reader *r, const json_t *list, struct ms
 		return -1;
 	}
 	json_array_foreach(list, i, o) {
-		struct series_labels labels;
-		char name[512], kind[16] = "counter", unit[32] = "", unavailable[1024] = "";
-		const json_t *scale = json_object_get(o, "scale");
-		int index = (int)i, at;
-
-		if (!json_is_object(o)) {
-			ms_error_set(err, "%s:%d: series %d is %s; expected an object", r->path, r->line, index,
-				     type_name(o));
+		if (read_series_entry(r, o, (int)i, false, &e, err) < 0 ||
+		    put_series(r, r->header.table.nr, &e, err) < 0)
 			return -1;
-		}
-		series_labels_init(&labels);
-		if (get_string(r, o, "name", true, name, sizeof(name), err) < 0 ||
-		    get_string(r, o, "kind", false, kind, sizeof(kind), err) < 0 ||
-		    get_string(r, o, "unit", false, unit, sizeof(unit), err) < 0 ||
-		    get_string(r, o, "instance", false, labels.instance, sizeof(labels.instance), err) < 0 ||
-		    get_string(r, o, "unavailable", false, unavailable, sizeof(unavailable), err) < 0 ||
-		    get_int_label(r, o, "cpu", index, &labels.cpu, err) < 0 ||
-		    get_int_label(r, o, "node", index, &labels.node, err) < 0 ||
-		    get_int_label(r, o, "socket", index, &labels.socket, err) < 0 ||
-		    get_int_label(r, o, "pid", index, &labels.pid, err) < 0 ||
-		    get_int_label(r, o, "tid", index, &labels.tid, err) < 0) {
-			ms_error_append(err, " (series %d)", index);
-			return -1;
-		}
-		if (strcmp(kind, "counter") && strcmp(kind, "gauge")) {
-			ms_error_set(err, "%s:%d: series %d ('%s'): kind '%s' is not 'counter' or 'gauge'", r->path,
-				     r->line, index, name, kind);
-			return -1;
-		}
-		if (scale && !json_is_number(scale)) {
-			ms_error_set(err, "%s:%d: series %d ('%s'): \"scale\" is %s; expected a number", r->path,
-				     r->line, index, name, type_name(scale));
-			return -1;
-		}
-		at = series_table_add(&r->header.table, name, unit, scale ? json_number_value(scale) : 1.0,
-				      strcmp(kind, "gauge") ? SERIES_COUNTER : SERIES_GAUGE, &labels);
-		if (at < 0) {
-			ms_error_set(err, "out of memory");
-			return -1;
-		}
-		if (unavailable[0] && !(r->header.table.series[at].unavailable = strdup(unavailable))) {
-			ms_error_set(err, "out of memory");
-			return -1;
-		}
 	}
 	return 0;
 }
@@ -616,15 +683,16 @@ static int read_frame(struct recording_reader *r, const json_t *rec, struct fram
 	}
 	if (!json_is_array(values) || json_array_size(values) != (size_t)nr) {
 		if (json_is_array(values))
-			ms_error_set(err, "%s:%d: \"v\" holds %zu values; the header has %d series", r->path,
-				     r->line, json_array_size(values), nr);
+			ms_error_set(err, "%s:%d: \"v\" holds %zu values; the series table has %d here (the "
+				     "header's series and those series records added)", r->path, r->line,
+				     json_array_size(values), nr);
 		else
 			ms_error_set(err, "%s:%d: \"v\" is %s; expected an array of %d values", r->path, r->line,
 				     type_name(values), nr);
 		goto bad;
 	}
-	if (frame->nr != nr) {
-		ms_error_set(err, "%s: the frame given has %d series; the recording has %d", r->path, frame->nr, nr);
+	if (frame_fit(frame, nr) < 0) {
+		ms_error_set(err, "out of memory");
 		return -1;
 	}
 	json_array_foreach(values, i, v) {
@@ -633,6 +701,12 @@ static int read_frame(struct recording_reader *r, const json_t *rec, struct fram
 		if (json_is_null(v)) {
 			memset(s, 0, sizeof(*s));
 			continue;
+		}
+		if (r->header.table.series[i].state == SERIES_RETIRED) {
+			ms_error_set(err, "%s:%d: \"v\"[%zu] holds a value, but series %zu ('%s') was retired; a "
+				     "retired series holds null until a series record gives its index to a new one",
+				     r->path, r->line, i, i, r->header.table.series[i].name);
+			goto bad;
 		}
 		if (!json_is_integer(v) || json_integer_value(v) < 0) {
 			ms_error_set(err, "%s:%d: \"v\"[%zu] (series '%s') is %s; expected a non-negative integer "
@@ -673,9 +747,114 @@ bad:
 	return -1;
 }
 
+static int push_index(struct recording_reader *r, int index, struct ms_error *err)
+{
+	if (r->nr_indices == r->cap_indices) {
+		int cap = r->cap_indices ? r->cap_indices * 2 : 64;
+		int *grown = realloc(r->indices, sizeof(int) * (size_t)cap);
+
+		if (!grown) {
+			ms_error_set(err, "out of memory");
+			return -1;
+		}
+		r->indices = grown;
+		r->cap_indices = cap;
+	}
+	r->indices[r->nr_indices++] = index;
+	return 0;
+}
+
+static int need_v2(struct recording_reader *r, const char *what, struct ms_error *err)
+{
+	if (r->header.version >= 2)
+		return 0;
+	ms_error_set(err, "%s:%d: a %s record in a version %d recording; they exist from version 2 on: the "
+		     "header's \"version\" is wrong or the file is damaged", r->path, r->line, what, r->header.version);
+	return -1;
+}
+
+/* {"series":[{"i":N, "name":...}, ...], "t":T}: series that start with the next frame. */
+static int read_series_record(struct recording_reader *r, const json_t *rec, struct recording_record *out,
+			      struct ms_error *err)
+{
+	const json_t *list = json_object_get(rec, "series"), *o;
+	struct series_table *t = &r->header.table;
+	struct series_entry e;
+	size_t i;
+
+	out->kind = RECORD_SERIES;
+	if (need_v2(r, "series", err) < 0 || get_u64(r, rec, "t", true, &out->t_ns, err) < 0)
+		return -1;
+	if (!json_is_array(list)) {
+		ms_error_set(err, "%s:%d: \"series\" is %s; expected an array of series", r->path, r->line,
+			     type_name(list));
+		return -1;
+	}
+	json_array_foreach(list, i, o) {
+		if (read_series_entry(r, o, (int)i, true, &e, err) < 0)
+			return -1;
+		if (e.index > t->nr || (e.index < t->nr && t->series[e.index].state != SERIES_RETIRED) || e.retired) {
+			ms_error_set(err, "%s:%d: series %zu ('%s') has \"i\" %lld; a new series takes the next index "
+				     "(%d) or one a retire record freed%s", r->path, r->line, i, e.name,
+				     (long long)e.index, t->nr,
+				     e.index < t->nr && !e.retired ? ", and that one is in use" : "");
+			return -1;
+		}
+		if (e.index >= SERIES_TABLE_MAX) {
+			ms_error_set(err, "%s:%d: more than %d series", r->path, r->line, SERIES_TABLE_MAX);
+			return -1;
+		}
+		if (put_series(r, (int)e.index, &e, err) < 0 || push_index(r, (int)e.index, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* {"retire":[N, ...], "t":T}: series whose last values were in the previous frame. */
+static int read_retire_record(struct recording_reader *r, const json_t *rec, struct recording_record *out,
+			      struct ms_error *err)
+{
+	const json_t *list = json_object_get(rec, "retire"), *v;
+	struct series_table *t = &r->header.table;
+	size_t i;
+
+	out->kind = RECORD_RETIRE;
+	if (need_v2(r, "retire", err) < 0 || get_u64(r, rec, "t", true, &out->t_ns, err) < 0)
+		return -1;
+	if (!json_is_array(list)) {
+		ms_error_set(err, "%s:%d: \"retire\" is %s; expected an array of series indices", r->path, r->line,
+			     type_name(list));
+		return -1;
+	}
+	json_array_foreach(list, i, v) {
+		json_int_t index = json_is_integer(v) ? json_integer_value(v) : -1;
+
+		if (index < 0 || index >= t->nr || t->series[index].state != SERIES_LIVE) {
+			ms_error_set(err, "%s:%d: \"retire\"[%zu] is %s; expected the index of a live series (below %d)",
+				     r->path, r->line, i, json_is_integer(v) ? "not a live series" : type_name(v), t->nr);
+			return -1;
+		}
+		t->series[index].state = SERIES_RETIRED;
+		t->nr_retired++;
+		if (push_index(r, (int)index, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int read_other(struct recording_reader *r, const json_t *rec, struct recording_record *out,
 		      struct ms_error *err)
 {
+	if (json_object_get(rec, "series") || json_object_get(rec, "retire")) {
+		int ret;
+
+		r->nr_indices = 0;
+		ret = json_object_get(rec, "series") ? read_series_record(r, rec, out, err)
+						     : read_retire_record(r, rec, out, err);
+		out->indices = r->indices;
+		out->nr_indices = r->nr_indices;
+		return ret;
+	}
 	if (json_object_get(rec, "label")) {
 		out->kind = RECORD_LABEL;
 		if (get_string(r, rec, "label", true, out->text, sizeof(out->text), err) < 0 ||
@@ -719,7 +898,7 @@ static int read_other(struct recording_reader *r, const json_t *rec, struct reco
 		return 0;
 	}
 	ms_error_set(err, "%s:%d: not a record of a recording: expected a frame (\"t\", \"d\", \"v\"), "
-		     "a \"label\", a \"control\" event or the \"end\"", r->path, r->line);
+		     "\"series\", \"retire\", a \"label\", a \"control\" event or the \"end\"", r->path, r->line);
 	return -1;
 }
 
@@ -797,6 +976,7 @@ void recording_reader_close(struct recording_reader *r)
 		close(r->fd);
 	ZSTD_freeDCtx(r->zstd);
 	free(r->zin);
+	free(r->indices);
 	free(r->buf);
 	free(r->path);
 	series_table_free(&r->header.table);

@@ -35,7 +35,7 @@ struct recording_writer {
 	uint64_t frames;
 	uint64_t bytes;              /* written to the file */
 	uint64_t origin_ns;
-	int nr_series;
+	const struct series_table *table; /* the series of the frames; grows during the run */
 	json_t *values;              /* reused per frame: the "v" array */
 };
 
@@ -139,37 +139,68 @@ static int append_line(struct recording_writer *w, json_t *record, struct ms_err
 	return 0;
 }
 
+static uint64_t relative(const struct recording_writer *w, uint64_t now_ns)
+{
+	return now_ns > w->origin_ns ? now_ns - w->origin_ns : 0;
+}
+
 static void set_label(json_t *obj, const char *key, int value)
 {
 	if (value != LABEL_NONE)
 		json_object_set_new(obj, key, json_integer(value));
 }
 
+/* A process names itself: its comm may be any bytes. JSON text is UTF-8, so
+ * bytes that do not make UTF-8 are written as '?'. */
+static json_t *json_name(const char *text)
+{
+	json_t *v = json_string(text);
+	char copy[64];
+
+	if (v)
+		return v;
+	snprintf(copy, sizeof(copy), "%s", text);
+	for (char *c = copy; *c; c++)
+		if ((unsigned char)*c >= 0x80 || (unsigned char)*c < 0x20)
+			*c = '?';
+	return json_string(copy);
+}
+
+static json_t *one_series_json(const struct series *s, int index)
+{
+	json_t *o = json_object();
+
+	if (index >= 0)
+		json_object_set_new(o, "i", json_integer(index));
+	json_object_set_new(o, "name", json_string(s->name));
+	json_object_set_new(o, "kind", json_string(s->kind == SERIES_GAUGE ? "gauge" : "counter"));
+	if (s->unit[0])
+		json_object_set_new(o, "unit", json_string(s->unit));
+	if (s->scale != 1.0)
+		json_object_set_new(o, "scale", json_real(s->scale));
+	set_label(o, "cpu", s->labels.cpu);
+	set_label(o, "node", s->labels.node);
+	set_label(o, "socket", s->labels.socket);
+	set_label(o, "pid", s->labels.pid);
+	set_label(o, "tid", s->labels.tid);
+	if (s->labels.comm[0])
+		json_object_set_new(o, "comm", json_name(s->labels.comm));
+	if (s->labels.instance[0])
+		json_object_set_new(o, "instance", json_string(s->labels.instance));
+	if (s->unavailable)
+		json_object_set_new(o, "unavailable", json_string(s->unavailable));
+	/* A file continued mid-run (ctl record): indices that wait for reuse. */
+	if (s->state == SERIES_RETIRED)
+		json_object_set_new(o, "retired", json_true());
+	return o;
+}
+
 static json_t *series_json(const struct series_table *table)
 {
 	json_t *list = json_array();
 
-	for (int i = 0; list && i < table->nr; i++) {
-		const struct series *s = &table->series[i];
-		json_t *o = json_object();
-
-		json_object_set_new(o, "name", json_string(s->name));
-		json_object_set_new(o, "kind", json_string(s->kind == SERIES_GAUGE ? "gauge" : "counter"));
-		if (s->unit[0])
-			json_object_set_new(o, "unit", json_string(s->unit));
-		if (s->scale != 1.0)
-			json_object_set_new(o, "scale", json_real(s->scale));
-		set_label(o, "cpu", s->labels.cpu);
-		set_label(o, "node", s->labels.node);
-		set_label(o, "socket", s->labels.socket);
-		set_label(o, "pid", s->labels.pid);
-		set_label(o, "tid", s->labels.tid);
-		if (s->labels.instance[0])
-			json_object_set_new(o, "instance", json_string(s->labels.instance));
-		if (s->unavailable)
-			json_object_set_new(o, "unavailable", json_string(s->unavailable));
-		json_array_append_new(list, o);
-	}
+	for (int i = 0; list && i < table->nr; i++)
+		json_array_append_new(list, one_series_json(&table->series[i], -1));
 	return list;
 }
 
@@ -256,7 +287,7 @@ int recording_writer_open(struct recording_writer **out, const struct recording_
 	w->fd = -1;
 	w->flush_frames = opt->flush_frames > 0 ? opt->flush_frames : RECORDING_FLUSH_FRAMES;
 	w->origin_ns = opt->time_origin_ns;
-	w->nr_series = table->nr;
+	w->table = table;
 	w->values = json_array();
 	if (opt->compress || ends_with(opt->path, ".zst")) {
 		w->zstd = ZSTD_createCCtx();
@@ -284,22 +315,58 @@ fail:
 	return -1;
 }
 
-static uint64_t relative(const struct recording_writer *w, uint64_t now_ns)
+/* Series that start with this frame, before it: {"series":[{"i":N,...}],"t":T}. */
+static int write_added(struct recording_writer *w, const struct frame *frame, struct ms_error *err)
 {
-	return now_ns > w->origin_ns ? now_ns - w->origin_ns : 0;
+	const struct series_changes *c = frame->changes;
+	json_t *list = json_array(), *rec;
+	int ret;
+
+	for (int k = 0; list && k < c->nr_added; k++)
+		json_array_append_new(list, one_series_json(&w->table->series[c->added[k]], c->added[k]));
+	rec = json_pack("{s:o, s:I}", "series", list, "t", (json_int_t)relative(w, frame->time_ns));
+	if (!rec) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	ret = append_line(w, rec, err);
+	json_decref(rec);
+	return ret;
+}
+
+/* Series whose last values were in this frame, after it: {"retire":[N,...],"t":T}. */
+static int write_retired(struct recording_writer *w, const struct frame *frame, struct ms_error *err)
+{
+	const struct series_changes *c = frame->changes;
+	json_t *list = json_array(), *rec;
+	int ret;
+
+	for (int k = 0; list && k < c->nr_retired; k++)
+		json_array_append_new(list, json_integer(c->retired[k]));
+	rec = json_pack("{s:o, s:I}", "retire", list, "t", (json_int_t)relative(w, frame->time_ns));
+	if (!rec) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	ret = append_line(w, rec, err);
+	json_decref(rec);
+	return ret;
 }
 
 int recording_writer_frame(struct recording_writer *w, const struct frame *frame, struct ms_error *err)
 {
-	json_t *rec = json_object(), *mux = NULL;
+	json_t *rec, *mux = NULL;
 	int ret;
 
+	if (frame->changes && frame->changes->nr_added && write_added(w, frame, err) < 0)
+		return -1;
+	rec = json_object();
 	if (!rec) {
 		ms_error_set(err, "out of memory");
 		return -1;
 	}
 	json_array_clear(w->values);
-	for (int i = 0; i < frame->nr && i < w->nr_series; i++) {
+	for (int i = 0; i < frame->nr; i++) {
 		const struct sample *s = &frame->samples[i];
 
 		/* Not read this time, or beyond what a JSON integer holds: null,
@@ -325,6 +392,8 @@ int recording_writer_frame(struct recording_writer *w, const struct frame *frame
 	ret = append_line(w, rec, err);
 	json_decref(rec);
 	if (ret < 0)
+		return -1;
+	if (frame->changes && frame->changes->nr_retired && write_retired(w, frame, err) < 0)
 		return -1;
 	w->frames++;
 	if (++w->frames_since_flush >= w->flush_frames)

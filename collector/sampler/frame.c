@@ -11,25 +11,44 @@ void series_labels_init(struct series_labels *labels)
 	labels->pid = labels->tid = LABEL_NONE;
 }
 
-int series_table_add(struct series_table *table, const char *name, const char *unit, double scale,
-		     enum series_kind kind, const struct series_labels *labels)
+bool series_is_per_task(const struct series *s)
 {
-	struct series *s;
+	return s->labels.pid != LABEL_NONE || s->labels.tid != LABEL_NONE;
+}
 
-	if (table->nr == table->capacity) {
-		int capacity = table->capacity ? table->capacity * 2 : 16;
-		struct series *grown = realloc(table->series, sizeof(*grown) * (size_t)capacity);
+static int list_push(struct series_index_list *l, int index)
+{
+	if (l->nr == l->cap) {
+		int cap = l->cap ? l->cap * 2 : 64;
+		int *grown = realloc(l->index, sizeof(int) * (size_t)cap);
 
 		if (!grown)
 			return -1;
-		table->series = grown;
-		table->capacity = capacity;
+		l->index = grown;
+		l->cap = cap;
 	}
-	s = &table->series[table->nr];
-	memset(s, 0, sizeof(*s));
-	s->name = strdup(name);
-	if (!s->name)
+	l->index[l->nr++] = index;
+	return 0;
+}
+
+static void list_free(struct series_index_list *l)
+{
+	free(l->index);
+	memset(l, 0, sizeof(*l));
+}
+
+static int fill_series(struct series *s, const char *name, const char *unit, double scale, enum series_kind kind,
+		       const struct series_labels *labels)
+{
+	char *copy = strdup(name);
+
+	if (!copy)
 		return -1;
+	/* A reused entry: no reader looks at its old contents any more. */
+	free(s->name);
+	free(s->unavailable);
+	memset(s, 0, sizeof(*s));
+	s->name = copy;
 	snprintf(s->unit, sizeof(s->unit), "%s", unit ? unit : "");
 	s->scale = scale;
 	s->kind = kind;
@@ -37,7 +56,109 @@ int series_table_add(struct series_table *table, const char *name, const char *u
 		s->labels = *labels;
 	else
 		series_labels_init(&s->labels);
+	s->state = SERIES_LIVE;
+	return 0;
+}
+
+static int append(struct series_table *table)
+{
+	if (!table->storage.base && stable_array_init(&table->storage, sizeof(struct series), SERIES_TABLE_MAX) < 0)
+		return -1;
+	if (stable_array_fit(&table->storage, (size_t)table->nr + 1) < 0)
+		return -1;
+	table->series = table->storage.base;
+	table->capacity = (int)table->storage.usable;
+	return table->nr;
+}
+
+int series_table_add(struct series_table *table, const char *name, const char *unit, double scale,
+		     enum series_kind kind, const struct series_labels *labels)
+{
+	int at = append(table);
+
+	if (at < 0 || fill_series(&table->series[at], name, unit, scale, kind, labels) < 0)
+		return -1;
 	return table->nr++;
+}
+
+int series_table_add_live(struct series_table *table, const char *name, const char *unit, double scale,
+			  enum series_kind kind, const struct series_labels *labels)
+{
+	struct series_index_list *f = &table->free;
+	int at = -1;
+
+	/* Oldest retired first: the one most likely every reader is done with. */
+	if (f->head < f->nr && table->series[f->index[f->head]].retired_seq < table->horizon)
+		at = f->index[f->head];
+	if (at < 0 && (at = append(table)) < 0)
+		return -1;
+	if (list_push(&table->added, at) < 0 || fill_series(&table->series[at], name, unit, scale, kind, labels) < 0) {
+		if (table->added.nr && table->added.index[table->added.nr - 1] == at)
+			table->added.nr--;
+		return -1;
+	}
+	if (at == table->nr) {
+		table->nr++;
+	} else {
+		f->head++;
+		table->nr_retired--;
+		/* Keep the free list short: drop what was taken. */
+		if (f->head == f->nr)
+			f->head = f->nr = 0;
+	}
+	return at;
+}
+
+void series_table_retire(struct series_table *table, int index)
+{
+	struct series *s;
+
+	if (index < 0 || index >= table->nr)
+		return;
+	s = &table->series[index];
+	if (s->state != SERIES_LIVE)
+		return;
+	/* Without memory to list it, the series stays live (and empty): never a wrong value. */
+	if (list_push(&table->retiring, index) == 0)
+		s->state = SERIES_RETIRING;
+}
+
+bool series_table_changes(const struct series_table *table, struct series_changes *out)
+{
+	out->added = table->added.index;
+	out->nr_added = table->added.nr;
+	out->retired = table->retiring.index;
+	out->nr_retired = table->retiring.nr;
+	return out->nr_added || out->nr_retired;
+}
+
+void series_table_frame_done(struct series_table *table, struct frame *frame, uint64_t seq)
+{
+	struct series_index_list *f = &table->free;
+
+	for (int i = 0; i < table->retiring.nr; i++) {
+		int index = table->retiring.index[i];
+
+		table->series[index].state = SERIES_RETIRED;
+		table->series[index].retired_seq = seq;
+		if (frame && index < frame->nr)
+			memset(&frame->samples[index], 0, sizeof(frame->samples[index]));
+		/* Compact before growing: the taken entries are at the front. */
+		if (f->nr == f->cap && f->head) {
+			memmove(f->index, f->index + f->head, sizeof(int) * (size_t)(f->nr - f->head));
+			f->nr -= f->head;
+			f->head = 0;
+		}
+		if (list_push(f, index) == 0)
+			table->nr_retired++;
+	}
+	table->retiring.nr = 0;
+	table->added.nr = 0;
+}
+
+int series_table_live(const struct series_table *table)
+{
+	return table->nr - table->nr_retired - table->retiring.nr;
 }
 
 void series_table_free(struct series_table *table)
@@ -46,23 +167,36 @@ void series_table_free(struct series_table *table)
 		free(table->series[i].name);
 		free(table->series[i].unavailable);
 	}
-	free(table->series);
+	stable_array_free(&table->storage);
+	list_free(&table->added);
+	list_free(&table->retiring);
+	list_free(&table->free);
 	memset(table, 0, sizeof(*table));
 }
 
 int frame_init(struct frame *frame, int nr)
 {
 	memset(frame, 0, sizeof(*frame));
-	frame->samples = calloc(nr > 0 ? (size_t)nr : 1, sizeof(*frame->samples));
-	if (!frame->samples)
+	if (stable_array_init(&frame->storage, sizeof(struct sample), SERIES_TABLE_MAX) < 0)
 		return -1;
+	frame->samples = frame->storage.base;
+	return frame_fit(frame, nr);
+}
+
+int frame_fit(struct frame *frame, int nr)
+{
+	if (nr <= frame->nr)
+		return 0;
+	if (stable_array_fit(&frame->storage, (size_t)(nr > 0 ? nr : 1)) < 0)
+		return -1;
+	memset(&frame->samples[frame->nr], 0, sizeof(struct sample) * (size_t)(nr - frame->nr));
 	frame->nr = nr;
 	return 0;
 }
 
 void frame_free(struct frame *frame)
 {
-	free(frame->samples);
+	stable_array_free(&frame->storage);
 	memset(frame, 0, sizeof(*frame));
 }
 

@@ -27,6 +27,8 @@ int sampler_open(struct sampler *s, struct source *sources, int nr_sources, stru
 	memset(&s->table, 0, sizeof(s->table));
 	s->watches = NULL;
 	s->nr_watches = 0;
+	s->readers_done = NULL;
+	s->readers_ctx = NULL;
 	s->epoll_fd = -1;
 	s->timer_fd = -1;
 	s->sources = sources;
@@ -45,12 +47,38 @@ int sampler_open(struct sampler *s, struct source *sources, int nr_sources, stru
 	return 0;
 }
 
+/* Series added during a run take retired indices once every reader is done
+ * with the frame that retired them. */
+static void update_horizon(struct sampler *s)
+{
+	s->table.horizon = s->readers_done ? s->readers_done(s->readers_ctx) : s->frame.seq;
+}
+
+/* The sources have filled the frame: make it as long as the table and list
+ * what changed with it. */
+static void seal_frame(struct sampler *s)
+{
+	frame_fit(&s->frame, s->table.nr);
+	s->frame.changes = series_table_changes(&s->table, &s->changes) ? &s->changes : NULL;
+}
+
+/* The frame went out: retired series lose their values, the next frame
+ * starts a new list of changes. */
+static void frame_delivered(struct sampler *s)
+{
+	series_table_frame_done(&s->table, &s->frame, s->frame.seq);
+	s->frame.changes = NULL;
+	s->frame.seq++;
+}
+
 static void take_frame(struct sampler *s, uint64_t *last_ns)
 {
 	uint64_t now = monotonic_ns();
 
+	update_horizon(s);
 	for (int i = 0; i < s->nr_sources; i++)
 		s->sources[i].ops->sample(&s->sources[i], &s->frame);
+	seal_frame(s);
 	s->frame.time_ns = now;
 	s->frame.interval_ns = now - *last_ns;
 	*last_ns = now;
@@ -167,15 +195,17 @@ static int replay_run(struct sampler *s, sampler_frame_fn on_frame, void *ctx, s
 			return -1;
 	s->start_ns = 0;
 	while (!last) {
+		update_horizon(s);
 		for (int i = 0; i < s->nr_sources; i++) {
 			s->sources[i].ops->sample(&s->sources[i], &s->frame);
 			last |= s->sources[i].finished;
 		}
+		seal_frame(s);
 		if (on_frame(&s->frame, last, ctx)) {
 			s->end = SAMPLER_END_SOURCE;
 			break;
 		}
-		s->frame.seq++;
+		frame_delivered(s);
 	}
 	if (last)
 		s->end = SAMPLER_END_TARGET;
@@ -282,7 +312,7 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 					s->end = SAMPLER_END_SOURCE;
 					running = false;
 				}
-				s->frame.seq++;
+				frame_delivered(s);
 			} else if (what >= WATCH_BASE) {
 				int fd = (int)(what - WATCH_BASE);
 				const struct sampler_watch *w = find_watch(s, fd);
@@ -327,6 +357,7 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 	for (int i = 0; i < s->nr_sources; i++)
 		s->sources[i].ops->disable(&s->sources[i]);
 	on_frame(&s->frame, true, ctx);
+	frame_delivered(s);
 	if (target->kind == TARGET_COMMAND)
 		stop_command(target);
 	ret = 0;
@@ -361,4 +392,10 @@ void sampler_close(struct sampler *s)
 	free(s->watches);
 	s->watches = NULL;
 	s->nr_watches = 0;
+}
+
+void sampler_set_readers_done(struct sampler *s, uint64_t (*readers_done)(void *ctx), void *ctx)
+{
+	s->readers_done = readers_done;
+	s->readers_ctx = ctx;
 }

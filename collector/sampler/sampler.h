@@ -19,7 +19,9 @@ struct sampler;
 
 enum sampler_end { SAMPLER_END_TARGET, SAMPLER_END_SIGNAL, SAMPLER_END_SOURCE };
 
-/* Called with each frame; `last` is true for the final one. Return non-zero to stop. */
+/* Called with each frame; `last` is true for the final one. Return non-zero to
+ * stop. frame->changes lists the series that start or end with it (the table
+ * grows in place; see frame.h). */
 typedef int (*sampler_frame_fn)(const struct frame *frame, bool last, void *ctx);
 
 /* A descriptor the run also waits on (the control socket, a FIFO, top's
@@ -44,6 +46,11 @@ struct sampler {
 	int end_signal;          /* the signal that ended the run, if any */
 	struct sampler_watch *watches;
 	int nr_watches;
+	struct series_changes changes; /* of the frame being delivered */
+	/* The oldest frame a reader (a sink thread) may still be reading; NULL:
+	 * frames are read before on_frame returns. */
+	uint64_t (*readers_done)(void *ctx);
+	void *readers_ctx;
 	int epoll_fd;            /* during sampler_run(), else -1 */
 	int timer_fd;            /* during sampler_run() with an interval, else -1 */
 };
@@ -61,6 +68,12 @@ int sampler_watch_add(struct sampler *s, int fd, sampler_ready_fn on_ready, void
 void sampler_watch_remove(struct sampler *s, int fd);
 /* Change the interval of a running sampler (from a watch callback). */
 int sampler_set_interval(struct sampler *s, uint64_t interval_ns, struct ms_error *err);
+
+/* Readers that keep frames after on_frame returns (sinks on their own
+ * threads) say which frame the slowest has finished: every frame before the
+ * returned sequence number. Series retired in those frames give their
+ * indices to new series; the others wait. */
+void sampler_set_readers_done(struct sampler *s, uint64_t (*readers_done)(void *ctx), void *ctx);
 
 uint64_t monotonic_ns(void);
 

@@ -4,7 +4,13 @@
  *
  * Life cycle: open (adds its series to the table, may fail with a clear
  * error) -> enable -> sample, sample, ... -> disable -> close. sample() runs
- * on the hot path: it must not allocate, format or block. */
+ * on the hot path: it must not allocate, format or block in steady state.
+ *
+ * Series that appear during a run (a process starts) are added from sample()
+ * with series_table_add_live() on the table open() was given, followed by
+ * frame_fit(frame, table->nr); their indices need not follow src->first.
+ * Series that end (the process exited) are retired with series_table_retire()
+ * in the sample whose frame holds their last values. */
 #ifndef MEMSCOPE_SOURCE_H
 #define MEMSCOPE_SOURCE_H
 
@@ -23,7 +29,8 @@ struct source_ops {
 	int (*open)(struct source *src, struct series_table *table, struct ms_error *err);
 	int (*enable)(struct source *src, struct ms_error *err);
 	int (*disable)(struct source *src);
-	/* Fill frame->samples[src->first .. src->first + src->count). */
+	/* Fill frame->samples[src->first .. src->first + src->count), and the
+	 * series it added during the run. */
 	int (*sample)(struct source *src, struct frame *frame);
 	void (*close)(struct source *src);
 	/* Optional: after open, say what the user should know about what was

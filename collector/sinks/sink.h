@@ -80,9 +80,15 @@ struct sink_ops {
 	/* Non-zero asks the run to stop (top's q, a failed write). */
 	int (*frame)(struct sink *sink, const struct sink_frame *f);
 	void (*event)(struct sink *sink, const struct sink_event *ev);
-	/* Optional: series table entries first_new .. table->nr - 1 appeared
-	 * (a process started); frames from now on carry them. */
-	void (*series)(struct sink *sink, const struct series_table *table, int first_new);
+	/* Optional: the series table changed with the next frame (frame.h):
+	 * changes->added start with it (new indices, or indices of series
+	 * retired earlier), changes->retired hold their last values in it.
+	 * Entries listed here and before are safe to read from the sink's
+	 * thread while the sampler appends more; table->nr is not (it is the
+	 * sampler's): a sink sizes what it keeps by the indices it was given.
+	 * A retired index is reused only after every sink has returned from
+	 * the frame that retired it (sampler_set_readers_done). */
+	void (*series)(struct sink *sink, const struct series_table *table, const struct series_changes *changes);
 	void (*end)(struct sink *sink, const struct sink_end *end);
 	void (*close)(struct sink *sink);
 };

@@ -9,11 +9,72 @@ struct recording_source {
 	struct recording_reader *reader;
 	struct frame next;                 /* read ahead, so the last frame is known as last */
 	bool have_next;
+	/* Series records (format v2): the recorded index of a series -> its
+	 * index in the session's table (which may reuse indices differently). */
+	struct series_table *table;
+	int *map;
+	int map_cap;
+	int *pending;                      /* recorded indices that start with the next frame */
+	int nr_pending, pending_cap;
+	int *retiring;                     /* recorded indices whose last frame is the one delivered */
+	int nr_retiring, retiring_cap;
 	recording_record_fn on_record;
 	void *on_record_ctx;
 	struct ms_error error;
 	bool failed;
 };
+
+static int push(int **list, int *nr, int *cap, int value)
+{
+	if (*nr == *cap) {
+		int grown_cap = *cap ? *cap * 2 : 64;
+		int *grown = realloc(*list, sizeof(int) * (size_t)grown_cap);
+
+		if (!grown)
+			return -1;
+		*list = grown;
+		*cap = grown_cap;
+	}
+	(*list)[(*nr)++] = value;
+	return 0;
+}
+
+static int map_to(struct recording_source *rs, int recorded, int index)
+{
+	if (recorded >= rs->map_cap) {
+		int cap = rs->map_cap ? rs->map_cap : 64;
+		int *grown;
+
+		while (cap <= recorded)
+			cap *= 2;
+		grown = realloc(rs->map, sizeof(int) * (size_t)cap);
+		if (!grown)
+			return -1;
+		for (int i = rs->map_cap; i < cap; i++)
+			grown[i] = -1;
+		rs->map = grown;
+		rs->map_cap = cap;
+	}
+	rs->map[recorded] = index;
+	return 0;
+}
+
+/* Series and retire records met while reading ahead: added series wait for
+ * the frame they start with; retired ones end with the frame just read. */
+static int note_changes(struct recording_source *rs, const struct recording_record *rec)
+{
+	for (int i = 0; i < rec->nr_indices; i++) {
+		int ret = rec->kind == RECORD_SERIES
+				  ? push(&rs->pending, &rs->nr_pending, &rs->pending_cap, rec->indices[i])
+				  : push(&rs->retiring, &rs->nr_retiring, &rs->retiring_cap, rec->indices[i]);
+
+		if (ret < 0) {
+			ms_error_set(&rs->error, "%s: out of memory", rs->path);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 /* The next frame into rs->next, passing labels and control events on. A
  * broken record ends the replay; recording_source_error() then says where. */
@@ -38,6 +99,13 @@ static void read_ahead(struct recording_source *rs)
 			return;
 		if (rec.kind == RECORD_END)
 			continue;
+		if (rec.kind == RECORD_SERIES || rec.kind == RECORD_RETIRE) {
+			if (note_changes(rs, &rec) < 0) {
+				rs->failed = true;
+				return;
+			}
+			continue;
+		}
 		if (rs->on_record)
 			rs->on_record(&rec, rs->on_record_ctx);
 	}
@@ -50,11 +118,19 @@ static int rec_open(struct source *src, struct series_table *table, struct ms_er
 
 	src->first = table->nr;
 	src->count = recorded->nr;
+	rs->table = table;
 	for (int i = 0; i < recorded->nr; i++) {
 		const struct series *s = &recorded->series[i];
 		int at = series_table_add(table, s->name, s->unit, s->scale, s->kind, &s->labels);
 
-		if (at < 0 || (s->unavailable && !(table->series[at].unavailable = strdup(s->unavailable)))) {
+		if (at < 0 || (s->unavailable && !(table->series[at].unavailable = strdup(s->unavailable))) ||
+		    map_to(rs, i, at) < 0) {
+			ms_error_set(err, "out of memory");
+			return -1;
+		}
+		/* A file continued mid-run lists indices that were waiting for reuse. */
+		if (s->state == SERIES_RETIRED &&
+		    push(&rs->retiring, &rs->nr_retiring, &rs->retiring_cap, i) < 0) {
 			ms_error_set(err, "out of memory");
 			return -1;
 		}
@@ -77,22 +153,62 @@ static int rec_disable(struct source *src)
 	return 0;
 }
 
+/* The series that start with this frame join the session's table. */
+static int add_pending(struct recording_source *rs, struct frame *frame)
+{
+	const struct series_table *recorded = &recording_reader_header(rs->reader)->table;
+
+	for (int i = 0; i < rs->nr_pending; i++) {
+		const struct series *s = &recorded->series[rs->pending[i]];
+		int at = series_table_add_live(rs->table, s->name, s->unit, s->scale, s->kind, &s->labels);
+
+		if (at < 0 || map_to(rs, rs->pending[i], at) < 0) {
+			ms_error_set(&rs->error, "%s: %s", rs->path, at < 0 ? "the series table is full or memory ran "
+				     "out" : "out of memory");
+			rs->failed = true;
+			return -1;
+		}
+	}
+	rs->nr_pending = 0;
+	return frame_fit(frame, rs->table->nr);
+}
+
 static int rec_sample(struct source *src, struct frame *frame)
 {
 	struct recording_source *rs = src->priv;
 
 	if (!rs->have_next) {
 		/* No frame at all (an empty recording): an empty last frame. */
-		for (int i = 0; i < src->count; i++)
-			frame->samples[src->first + i].valid = false;
+		for (int i = 0; i < rs->map_cap; i++)
+			if (rs->map[i] >= 0)
+				frame->samples[rs->map[i]].valid = false;
 		frame->interval_ns = 0;
 		src->finished = true;
 		return 0;
 	}
-	memcpy(frame->samples + src->first, rs->next.samples, sizeof(struct sample) * (size_t)src->count);
+	if (rs->nr_pending && add_pending(rs, frame) < 0) {
+		src->finished = true;
+		return -1;
+	}
+	for (int i = 0; i < rs->next.nr; i++) {
+		int at = i < rs->map_cap ? rs->map[i] : -1;
+
+		if (at >= 0)
+			frame->samples[at] = rs->next.samples[i];
+	}
 	frame->time_ns = rs->next.time_ns;
 	frame->interval_ns = rs->next.interval_ns;
 	read_ahead(rs);
+	/* Retire records after this frame: its values were their last. */
+	for (int i = 0; i < rs->nr_retiring; i++) {
+		int recorded = rs->retiring[i];
+
+		if (recorded < rs->map_cap && rs->map[recorded] >= 0) {
+			series_table_retire(rs->table, rs->map[recorded]);
+			rs->map[recorded] = -1;
+		}
+	}
+	rs->nr_retiring = 0;
 	if (!rs->have_next)
 		src->finished = true;
 	return 0;
@@ -106,6 +222,9 @@ static void rec_close(struct source *src)
 		return;
 	recording_reader_close(rs->reader);
 	frame_free(&rs->next);
+	free(rs->map);
+	free(rs->pending);
+	free(rs->retiring);
 	free(rs->path);
 	free(rs);
 	src->priv = NULL;

@@ -399,8 +399,8 @@ static void bad_inputs(void)
 	expect_error("hello\n", "bad.rec:1:5: not JSON");
 	expect_error("[1,2]\n", "bad.rec:1: the line is an array");
 	expect_error("{\"format\":\"memscope-replay\",\"version\":1}\n", "use --replay");
-	expect_error("{\"format\":\"memscope-recording\",\"version\":2,\"memscope\":\"9\"}\n",
-		     "format version 2 is newer than this memscope reads (up to 1)");
+	expect_error("{\"format\":\"memscope-recording\",\"version\":3,\"memscope\":\"9\"}\n",
+		     "format version 3 is newer than this memscope reads (up to 2)");
 	expect_error("{\"format\":\"memscope-recording\",\"version\":\"1\"}\n", "\"version\" is a string");
 	expect_error("{\"format\":\"memscope-recording\",\"version\":1,\"memscope\":\"0.1.0\",\"interval_ns\":-5,"
 		     "\"series\":[]}\n", "\"interval_ns\" is negative");
@@ -411,7 +411,7 @@ static void bad_inputs(void)
 	expect_error("{\"format\":\"memscope-recording\",\"version\":1,\"memscope\":\"0.1.0\",\"interval_ns\":1,"
 		     "\"series\":[{\"name\":\"a\",\"kind\":\"histogram\"}]}\n", "kind 'histogram'");
 	expect_error(HEADER "{\"t\":1,\"d\":1,\"v\":[1,\"2\"]}\n", "bad.rec:2: \"v\"[1] (series 'b') is a string");
-	expect_error(HEADER "{\"t\":1,\"d\":1,\"v\":[1]}\n", "bad.rec:2: \"v\" holds 1 values; the header has 2");
+	expect_error(HEADER "{\"t\":1,\"d\":1,\"v\":[1]}\n", "bad.rec:2: \"v\" holds 1 values; the series table has 2");
 	expect_error(HEADER "{\"t\":1,\"d\":1,\"v\":[1,-2]}\n", "is negative");
 	expect_error(HEADER "{\"t\":1,\"d\":1,\"v\":[1,2.5]}\n", "is a fractional number");
 	expect_error(HEADER "{\"t\":5,\"d\":1,\"v\":[1,2]}\n{\"t\":4,\"d\":1,\"v\":[1,2]}\n", "goes back in time");
