@@ -20,7 +20,7 @@ packages=(
   # run and compare
   linux-perf bpftrace numactl util-linux xz-utils zstd
   # tests
-  python3 python3-pytest tmux
+  python3 python3-pytest python3-yaml tmux
   # the 2-node NUMA guest
   qemu-system-x86 python3-venv kmod busybox-static
 )

@@ -19,8 +19,9 @@ static const char *const detect_keys[] = { "cpu", NULL };
 static const char *const cpu_keys[] = { "vendor", "family", "model", "implementer", "part", NULL };
 static const char *const role_keys[] = { "match", "source", "requires_formats", "rejects_formats", "scope",
 					 "counters", "width", "description", "events", NULL };
-static const char *const event_keys[] = { "config", "perf", "procfs", "bpf", "alias", "pfm", "description", NULL };
-static const char *const mapping_keys[] = { "formula", "source", "caveat", "fidelity", NULL };
+static const char *const event_keys[] = { "config", "perf", "procfs", "bpf", "alias", "pfm", "description",
+					  "upstream_differs", NULL };
+static const char *const mapping_keys[] = { "formula", "source", "caveat", "fidelity", "upstream_differs", NULL };
 static const char *const scopes[] = { "cpu", "core", "ccx", "channel", "die", "sccl", "node", "socket", "system",
 				      NULL };
 
@@ -81,6 +82,7 @@ static void role_free(struct catalog_role *r)
 		free(e->alias);
 		free(e->pfm);
 		free(e->description);
+		free(e->upstream_differs);
 	}
 	free(r->events);
 }
@@ -112,6 +114,7 @@ static void family_free(struct catalog_family *f)
 			expr_free(fm->mappings[j].formula);
 			free(fm->mappings[j].source);
 			free(fm->mappings[j].caveat);
+			free(fm->mappings[j].upstream_differs);
 		}
 		free(fm->mappings);
 	}
@@ -570,7 +573,8 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 	    yaml_get_str(yf, val, "bpf", false, &bpf, name) ||
 	    yaml_get_str(yf, val, "alias", false, &ev->alias, name) ||
 	    yaml_get_str(yf, val, "pfm", false, &ev->pfm, name) ||
-	    yaml_get_str(yf, val, "description", false, &ev->description, name)) {
+	    yaml_get_str(yf, val, "description", false, &ev->description, name) ||
+	    yaml_get_str(yf, val, "upstream_differs", false, &ev->upstream_differs, name)) {
 		free(config), free(perf), free(procfs), free(bpf);
 		return -1;
 	}
@@ -794,7 +798,9 @@ static int parse_family_metric(struct catalog *cat, struct yaml_file *yf, yaml_n
 		mapping->pos = yaml_pos(yf, m);
 		if (yaml_get_str(yf, m, "formula", true, &mapping->formula_text, what) ||
 		    yaml_get_str(yf, m, "source", true, &mapping->source, what) ||
-		    yaml_get_str(yf, m, "caveat", false, &mapping->caveat, what) || parse_fidelity(yf, m, mapping) ||
+		    yaml_get_str(yf, m, "caveat", false, &mapping->caveat, what) ||
+		    yaml_get_str(yf, m, "upstream_differs", false, &mapping->upstream_differs, what) ||
+		    parse_fidelity(yf, m, mapping) ||
 		    parse_formula(yf, yaml_get(yf, m, "formula"), what, &mapping->formula))
 			return -1;
 		ctx.node = yaml_get(yf, m, "formula");

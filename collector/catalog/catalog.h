@@ -56,6 +56,7 @@ struct catalog_event {
 	char *alias;              /* sysfs alias of the same event, optional */
 	char *pfm;                /* libpfm4 name of the same event, optional */
 	char *description;
+	char *upstream_differs;   /* why the encoding differs from perf's tables, optional (tests/upstream) */
 	struct catalog_pos pos;
 };
 
@@ -90,6 +91,7 @@ struct catalog_mapping {
 	struct expr *formula;
 	char *source;             /* where the mapping comes from (required) */
 	char *caveat;
+	char *upstream_differs;   /* why the scale differs from perf's metric, optional (tests/upstream) */
 	enum mapping_fidelity fidelity;
 	struct catalog_pos pos;
 };

@@ -198,6 +198,8 @@ static int explain_ref(struct expr *ref, void *ctx)
 	fprintf(c->out, "\n");
 	if (ev->description)
 		fprintf(c->out, "      %s\n", ev->description);
+	if (ev->upstream_differs)
+		fprintf(c->out, "      differs from perf's event table: %s\n", ev->upstream_differs);
 	for (int i = 0; i < rr->nr_inst; i++) {
 		const struct resolved_instance *inst = &rr->inst[i];
 		char text[512];
@@ -295,6 +297,8 @@ static void explain_metric(const struct resolution *res, int idx, FILE *out, int
 		fprintf(out, "  fidelity: %s%s%s\n", mapping_fidelity_name(map->fidelity), map->caveat ? " - " : "",
 			map->caveat ? map->caveat : "");
 		fprintf(out, "  source: %s\n", map->source);
+		if (map->upstream_differs)
+			fprintf(out, "  differs from perf's metric: %s\n", map->upstream_differs);
 		fprintf(out, "  raw events (summed over the instances in each scope; multiplexed counts are scaled by "
 			     "enabled/running):\n");
 		expr_each_ref(map->formula, explain_ref, &c);

@@ -174,7 +174,14 @@ static void test_errors(void)
 	/* unknown key in a mapping */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n", "      sauce: test\n")),
 		     "pmu/test.yaml:13:7: unknown key 'sauce' in mapping of mem.read_bytes; expected one of: "
-		     "formula, source, caveat, fidelity");
+		     "formula, source, caveat, fidelity, upstream_differs");
+	/* why an event or a mapping differs from perf's tables is a sentence, not a list */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      flux_rd: event=0x01\n",
+						"      flux_rd: { config: event=0x01, upstream_differs: [a] }\n")),
+		     "pmu/test.yaml:9:56: flux_rd: 'upstream_differs' must be a scalar, found a list");
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n",
+						"      source: test\n      upstream_differs: perf rounds 64 B to 6.1e-5 MiB\n")),
+		     "");
 	/* a mapping without its source */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n", "")),
 		     "pmu/test.yaml:12:7: mapping of mem.read_bytes: missing required key 'source'");
