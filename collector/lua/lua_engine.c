@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "lua/lua_internal.h"
+#include "util/trusted_path.h"
 
 /* Instructions between two looks at the clock: cheap enough to be invisible
  * (a clock read per ~10 us of Lua), fine enough to stop a loop in time. */
@@ -45,10 +46,23 @@ static bool try_dir(const char *dir, const char *name, char *path, size_t size)
 	return is_file(path);
 }
 
-int lua_script_find(const char *name, char *path, size_t size, struct ms_error *err)
+/* The user's own scripts: $XDG_DATA_HOME/memscope/lua, by default
+ * ~/.local/share/memscope/lua. */
+static void user_script_dir(char *dir, size_t size)
+{
+	const char *data = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+
+	dir[0] = '\0';
+	if (data && data[0] == '/')
+		snprintf(dir, size, "%s/memscope/lua", data);
+	else if (home && home[0] == '/')
+		snprintf(dir, size, "%s/.local/share/memscope/lua", home);
+}
+
+static int find_file(const char *name, char *path, size_t size, struct ms_error *err)
 {
 	char with_ext[PATH_MAX];
-	char source_lua[PATH_MAX], data_lua[PATH_MAX];
+	char user_lua[PATH_MAX], source_lua[PATH_MAX], data_lua[PATH_MAX];
 	const char *env = getenv("MEMSCOPE_LUA_DIR");
 	size_t len = strlen(name);
 
@@ -56,25 +70,51 @@ int lua_script_find(const char *name, char *path, size_t size, struct ms_error *
 		ms_error_set(err, "--lua needs a script name or path, e.g. --lua faults.lua");
 		return -1;
 	}
-	/* A path (or a file in the current directory) is taken as it is. */
-	if (is_file(name) && (size_t)snprintf(path, size, "%s", name) < size)
-		return 0;
+	/* A path is that file, and only that. */
 	if (strchr(name, '/')) {
+		if (is_file(name) && (size_t)snprintf(path, size, "%s", name) < size)
+			return 0;
 		ms_error_set(err, "Lua script %s: %s; give the path of an existing .lua file", name,
-			     strerror(errno));
+			     errno ? strerror(errno) : "not a regular file");
 		return -1;
 	}
+	/* A bare name is a script of the user's or a built-in one, never a
+	 * file that happens to be in the current directory: there, another
+	 * user's summary.lua would run in place of the built-in. */
 	snprintf(with_ext, sizeof(with_ext), "%s%s", name,
 		 len > 4 && !strcmp(name + len - 4, ".lua") ? "" : ".lua");
+	user_script_dir(user_lua, sizeof(user_lua));
 	snprintf(source_lua, sizeof(source_lua), "%s/lua", MEMSCOPE_SOURCE_DIR);
 	snprintf(data_lua, sizeof(data_lua), "%s/lua", MEMSCOPE_DATADIR);
-	if (try_dir(env, with_ext, path, size) || try_dir(source_lua, with_ext, path, size) ||
-	    try_dir(data_lua, with_ext, path, size))
+	if (try_dir(env, with_ext, path, size) || try_dir(user_lua, with_ext, path, size) ||
+	    try_dir(source_lua, with_ext, path, size) || try_dir(data_lua, with_ext, path, size))
 		return 0;
-	ms_error_set(err, "Lua script '%s' not found: it is not a file here, nor a built-in script in %s%s%s or %s; "
-		     "built-in scripts: remote_ratio.lua, bandwidth.lua, topdown.lua, faults.lua, numa_balance.lua",
-		     name, env ? env : "", env ? ", " : "", source_lua, data_lua);
+	{
+		char where[3 * PATH_MAX + 64];
+		size_t n = 0;
+
+		where[0] = '\0';
+		if (env && env[0])
+			n += (size_t)snprintf(where, sizeof(where), "%s, ", env);
+		if (user_lua[0] && n < sizeof(where))
+			n += (size_t)snprintf(where + n, sizeof(where) - n, "%s, ", user_lua);
+		if (n < sizeof(where))
+			snprintf(where + n, sizeof(where) - n, "%s or %s", source_lua, data_lua);
+		ms_error_set(err, "Lua script '%s' not found in %s; built-in scripts: remote_ratio.lua, bandwidth.lua, "
+			     "topdown.lua, faults.lua, numa_balance.lua, summary.lua%s%s", name, where,
+			     is_file(name) ? "; to run the file in the current directory, give its path: --lua ./" : "",
+			     is_file(name) ? name : "");
+	}
 	return -1;
+}
+
+int lua_script_find(const char *name, char *path, size_t size, struct ms_error *err)
+{
+	errno = 0;
+	if (find_file(name, path, size, err) < 0)
+		return -1;
+	/* As root, a script another user can change would run their code as root. */
+	return trusted_path_check(path, "Lua script", err);
 }
 
 int lua_output_format_parse(const char *text, enum lua_output_format *format)
@@ -184,7 +224,10 @@ static void describe_error(struct lua_script *s, lua_State *co, int status, char
 	char prefix[PATH_MAX + 2];
 	lua_Debug ar;
 
-	if (status == LUA_ERRMEM || s->mem_exceeded)
+	/* A memory error the script caught does not hide a later CPU limit. */
+	bool memory = !s->timed_out && (status == LUA_ERRMEM || s->mem_exceeded);
+
+	if (memory)
 		msg = NULL;
 	for (int level = 0; lua_getstack(co, level, &ar); level++) {
 		if (lua_getinfo(co, "Sl", &ar) && ar.currentline > 0) {
@@ -194,7 +237,7 @@ static void describe_error(struct lua_script *s, lua_State *co, int status, char
 			break;
 		}
 	}
-	if (status == LUA_ERRMEM || s->mem_exceeded) {
+	if (memory) {
 		snprintf(buf, size, "%smemory limit: the script used more than %zu MiB (set MEMSCOPE_LUA_MEMORY_MB "
 			 "to allow more)", where, s->mem_limit >> 20);
 		return;
@@ -212,6 +255,9 @@ static void describe_error(struct lua_script *s, lua_State *co, int status, char
 		snprintf(buf, size, "%s%s", where, msg);
 }
 
+/* Close what the failed call left open (its <close> variables run here),
+ * still under the limits: once a limit was hit, the hook stops each
+ * handler at once. */
 static void reset_runner(struct lua_script *s)
 {
 #if LUA_VERSION_RELEASE_NUM >= 50406
@@ -221,7 +267,7 @@ static void reset_runner(struct lua_script *s)
 #endif
 }
 
-int lua_script_call(struct lua_script *s, int nargs, int nresults, const char *phase)
+int lua_script_run(struct lua_script *s, const char *phase, lua_CFunction body, void *ud)
 {
 	lua_State *co = s->runner;
 	const char *old_phase = s->phase;
@@ -230,45 +276,41 @@ int lua_script_call(struct lua_script *s, int nargs, int nresults, const char *p
 	int status, nres = 0;
 	uint64_t start;
 
-	if (s->failed || s->in_callback) {
-		lua_pop(s->L, nargs + 1);
+	/* A script that failed stays off; a call from inside a callback (a
+	 * memscope.* function reaching back) would nest limits: refused. */
+	if (s->failed || s->in_callback)
 		return -1;
-	}
 	s->phase = phase;
 	s->in_callback = true;
 	s->timed_out = false;
 	s->mem_exceeded = false;
-	lua_xmove(s->L, co, nargs + 1);
+	lua_settop(co, 0);
 	lua_sethook(co, limit_hook, LUA_MASKCOUNT, HOOK_COUNT);
 	start = lua_now_ns();
 	s->deadline_ns = start + (uint64_t)limit * 1000000ull;
-	status = lua_resume(co, s->L, nargs, &nres);
+	/* Neither push allocates: nothing can fail outside the protected call. */
+	lua_pushcfunction(co, body);
+	lua_pushlightuserdata(co, ud);
+	status = lua_resume(co, s->L, 1, &nres);
+	if (status == LUA_OK) {
+		lua_settop(co, 0);
+	} else {
+		if (status == LUA_YIELD)
+			snprintf(message, sizeof(message), "%s: %s yielded: callbacks must return, not yield", s->name,
+				 phase);
+		else
+			describe_error(s, co, status, message, sizeof(message));
+		reset_runner(s);
+		lua_sethook(co, limit_hook, LUA_MASKCOUNT, HOOK_COUNT);
+	}
 	s->deadline_ns = 0;
 	s->calls++;
 	s->busy_ns += lua_now_ns() - start;
 	s->in_callback = false;
-	if (status == LUA_OK) {
-		if (nresults >= 0) {
-			lua_settop(co, nresults < nres ? nresults : nres);
-			while (nres < nresults) {
-				lua_pushnil(co);
-				nres++;
-			}
-			nres = nresults;
-		}
-		lua_xmove(co, s->L, nres);
-		s->phase = old_phase;
-		return nres;
-	}
-	if (status == LUA_YIELD)
-		snprintf(message, sizeof(message), "%s: %s yielded: callbacks must return, not yield", s->name, phase);
-	else
-		describe_error(s, co, status, message, sizeof(message));
-	reset_runner(s);
-	lua_sethook(co, limit_hook, LUA_MASKCOUNT, HOOK_COUNT);
-	lua_script_fail(s, message);
+	if (status != LUA_OK)
+		lua_script_fail(s, message);
 	s->phase = old_phase;
-	return -1;
+	return status == LUA_OK ? 0 : -1;
 }
 
 /* ---- the sandbox ---- */
@@ -295,11 +337,13 @@ static int safe_load(lua_State *L)
 	return 1;
 }
 
-/* setmetatable() without finalizers: a __gc runs whenever the collector
- * gets to it, also outside callbacks where no time limit applies. */
+/* setmetatable() without finalizers: Lua runs a __gc with hooks off
+ * (no time limit can stop it), whenever the collector gets to it. The
+ * check is raw, as Lua's own: an __index on the metatable must not be able
+ * to add a __gc while it is looked up. */
 static int safe_setmetatable(lua_State *L)
 {
-	if (lua_istable(L, 2) && lua_getfield(L, 2, "__gc") != LUA_TNIL)
+	if (lua_istable(L, 2) && (lua_pushliteral(L, "__gc"), lua_rawget(L, 2)) != LUA_TNIL)
 		return luaL_error(L, "setmetatable: __gc finalizers are not allowed in sandboxed scripts "
 				  "(--lua-unsafe allows them)");
 	lua_settop(L, 2);
@@ -307,6 +351,50 @@ static int safe_setmetatable(lua_State *L)
 	lua_insert(L, 1);
 	lua_call(L, 2, 1);
 	return 1;
+}
+
+/* Lua calls a message handler for an error raised in the count hook with
+ * hooks off, so a handler that loops would never be stopped: once a limit
+ * was hit, the error goes on as it is, without the script's handler. */
+static int guarded_handler(lua_State *L)
+{
+	struct lua_script *s = lua_script_of(L);
+
+	if (s->timed_out || s->mem_exceeded)
+		return 1;
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_call(L, lua_gettop(L) - 1, 1);
+	return 1;
+}
+
+static int xpcall_done(lua_State *L, int status, lua_KContext ctx)
+{
+	(void)status;
+	(void)ctx;
+	return lua_gettop(L);
+}
+
+static int guarded_xpcall(lua_State *L)
+{
+	int n = lua_gettop(L);
+
+	luaL_checktype(L, 2, LUA_TFUNCTION);
+	lua_pushvalue(L, 2);
+	lua_pushcclosure(L, guarded_handler, 1);
+	lua_replace(L, 2);
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_callk(L, n, LUA_MULTRET, 0, xpcall_done);
+	return lua_gettop(L);
+}
+
+/* In every state, sandboxed or not: the limits hold for --lua-unsafe too. */
+static void guard_limits(lua_State *L)
+{
+	lua_getglobal(L, "xpcall");
+	lua_pushcclosure(L, guarded_xpcall, 1);
+	lua_setglobal(L, "xpcall");
 }
 
 static void open_safe_libs(lua_State *L)
@@ -448,74 +536,119 @@ static int set_args(struct lua_script *s, struct ms_error *err)
 	return 0;
 }
 
-/* After the chunk ran: check given args against script.args, fill defaults. */
-static int check_args(struct lua_script *s, struct ms_error *err)
+/* "a, b, c" into buf, cut when full (never a pointer past its end). */
+static void append_name(char *buf, size_t size, size_t *len, const char *name)
 {
-	lua_State *L = s->L;
-	char known[512] = "";
+	if (*len >= size - 1)
+		return;
+	*len += (size_t)snprintf(buf + *len, size - *len, "%s%s", *len ? ", " : "", name);
+	if (*len > size - 1)
+		*len = size - 1;
+}
+
+struct check_args {
+	struct lua_script *s;
+	char known[512];
+	char unknown[128];          /* an argument given that the script does not declare */
+};
+
+/* Is `name` one of the comma-separated names in `list`? */
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; (p = strstr(p, name)); p++)
+		if ((p == list || p[-1] == ' ') && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+/* After the chunk ran: check given args against script.args, fill defaults.
+ * Runs as script code (script.args may have metamethods). */
+static int check_args_body(lua_State *L)
+{
+	struct check_args *c = lua_touserdata(L, 1);
+	struct lua_script *s = c->s;
 	size_t len = 0;
-	int status = 0;
 
+	lua_settop(L, 0);
 	lua_getglobal(L, "memscope");
-	lua_getfield(L, -1, "args");
-	lua_getglobal(L, "script");
-	if (lua_istable(L, -1)) {
-		lua_getfield(L, -1, "args");
-		if (lua_istable(L, -1)) {
-			for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TTABLE; i++) {
-				lua_getfield(L, -1, "name");
-				if (lua_type(L, -1) == LUA_TSTRING) {
-					const char *an = lua_tostring(L, -1);
+	lua_getfield(L, 1, "args");                                          /* 2 */
+	if (lua_getglobal(L, "script") == LUA_TTABLE && lua_getfield(L, 3, "args") == LUA_TTABLE) {
+		for (lua_Integer i = 1; lua_geti(L, 4, i) == LUA_TTABLE; i++) {    /* 5 */
+			if (lua_getfield(L, 5, "name") == LUA_TSTRING) {           /* 6 */
+				const char *an = lua_tostring(L, 6);
 
-					len += (size_t)snprintf(known + len, len < sizeof(known) ? sizeof(known) - len : 0,
-								"%s%s", len ? ", " : "", an);
-					lua_getfield(L, -5, an);
-					if (lua_isnil(L, -1)) {
-						lua_getfield(L, -3, "default");
-						if (!lua_isnil(L, -1)) {
-							lua_tostring(L, -1);
-							lua_setfield(L, -7, an);
-						} else {
-							lua_pop(L, 1);
-						}
+				append_name(c->known, sizeof(c->known), &len, an);
+				if (lua_istable(L, 2) && lua_getfield(L, 2, an) == LUA_TNIL) {
+					lua_getfield(L, 5, "default");
+					if (!lua_isnil(L, -1)) {
+						lua_tostring(L, -1);
+						lua_setfield(L, 2, an);
 					}
-					lua_pop(L, 1);
 				}
-				lua_pop(L, 2);
 			}
-			lua_pop(L, 1);
+			lua_settop(L, 4);
 		}
-		lua_pop(L, 1);
 	}
-	lua_pop(L, 1);
+	lua_settop(L, 2);
 	/* Every argument given must be one the script declares. */
+	if (!s->args || !lua_istable(L, 2))
+		return 0;
 	lua_pushnil(L);
-	while (lua_next(L, -2)) {
+	while (lua_next(L, 2)) {
 		lua_pop(L, 1);
-		if (s->args && lua_type(L, -1) == LUA_TSTRING) {
+		if (lua_type(L, -1) == LUA_TSTRING) {
 			char needle[160];
 			const char *an = lua_tostring(L, -1);
 
 			snprintf(needle, sizeof(needle), "%s=", an);
-			if (strstr(s->args, needle) && !strstr(known, an)) {
-				ms_error_set(err, "--lua %s: the script takes no argument '%s'%s%s", s->name, an,
-					     known[0] ? "; it takes: " : " (it takes none)", known);
-				status = -1;
-				lua_pop(L, 1);
+			if (strstr(s->args, needle) && !listed(c->known, an)) {
+				snprintf(c->unknown, sizeof(c->unknown), "%s", an);
 				break;
 			}
 		}
 	}
-	lua_pop(L, 2);
-	return status;
+	return 0;
+}
+
+static int check_args(struct lua_script *s, struct ms_error *err)
+{
+	struct check_args c = { .s = s };
+
+	if (lua_script_run(s, "loading", check_args_body, &c) < 0 || !c.unknown[0])
+		return 0;
+	ms_error_set(err, "--lua %s: the script takes no argument '%s'%s%s", s->name, c.unknown,
+		     c.known[0] ? "; it takes: " : " (it takes none)", c.known);
+	return -1;
+}
+
+struct load_chunk {
+	const char *text;
+	size_t len;
+	const char *chunkname;
+};
+
+/* Compile and run the chunk's top level: under the same limits as
+ * callbacks (a script can loop or allocate at its top level, and its
+ * compilation takes memory too). */
+static int load_body(lua_State *L)
+{
+	struct load_chunk *c = lua_touserdata(L, 1);
+
+	if (luaL_loadbufferx(L, c->text, c->len, c->chunkname, "t") != LUA_OK)
+		return lua_error(L);
+	lua_call(L, 0, 0);
+	return 0;
 }
 
 static int load_script(struct lua_engine *e, struct lua_script *s, const char *spec, struct ms_error *err)
 {
 	char name[PATH_MAX], chunkname[PATH_MAX + 1];
+	struct load_chunk chunk;
 	size_t len;
 	char *text;
-	int status;
+	int ret;
 
 	if (split_spec(spec, name, sizeof(name), &s->args) < 0) {
 		ms_error_set(err, "--lua %s: name too long or out of memory", spec);
@@ -538,6 +671,7 @@ static int load_script(struct lua_engine *e, struct lua_script *s, const char *s
 		luaL_openlibs(s->L);
 	else
 		open_safe_libs(s->L);
+	guard_limits(s->L);
 	lua_api_open(s->L, s);
 	s->runner = lua_newthread(s->L);
 	lua_setfield(s->L, LUA_REGISTRYINDEX, "memscope.runner");
@@ -546,22 +680,12 @@ static int load_script(struct lua_engine *e, struct lua_script *s, const char *s
 	if (!(text = read_file(s->path, &len, err)))
 		return -1;
 	snprintf(chunkname, sizeof(chunkname), "@%s", s->name);
-	s->phase = "loading";
-	status = luaL_loadbufferx(s->L, text, len, chunkname, "t");
-	free(text);
+	chunk = (struct load_chunk){ text, len, chunkname };
 	/* A broken script is reported and disabled like one failing later: the
 	 * other scripts still run. */
-	if (status != LUA_OK) {
-		char message[PATH_MAX + 512];
-
-		if (!whole_name(s, lua_tostring(s->L, -1), message, sizeof(message)))
-			snprintf(message, sizeof(message), "%s", lua_tostring(s->L, -1));
-		lua_script_fail(s, message);
-		lua_pop(s->L, 1);
-		return 0;
-	}
-	/* The chunk's top level runs under the same limits as callbacks. */
-	if (lua_script_call(s, 0, 0, "loading") < 0)
+	ret = lua_script_run(s, "loading", load_body, &chunk);
+	free(text);
+	if (ret < 0)
 		return 0;
 	return check_args(s, err);
 }
@@ -584,32 +708,41 @@ static int add_unique(char **list, size_t *len, size_t *cap, const char *name)
 	return 0;
 }
 
+struct wanted {
+	const char *field;
+	char **list;
+	size_t *len, *cap;
+	bool oom;
+};
+
+/* script.<field> (script code: it may have metamethods). */
+static int wanted_body(lua_State *L)
+{
+	struct wanted *w = lua_touserdata(L, 1);
+
+	if (lua_getglobal(L, "script") != LUA_TTABLE || lua_getfield(L, -1, w->field) != LUA_TTABLE)
+		return 0;
+	for (lua_Integer k = 1; lua_geti(L, -1, k) == LUA_TSTRING; k++) {
+		if (add_unique(w->list, w->len, w->cap, lua_tostring(L, -1)) < 0) {
+			w->oom = true;
+			return 0;
+		}
+		lua_pop(L, 1);
+	}
+	return 0;
+}
+
 /* Append each string of script.<field> to a comma list, once. */
 static int collect_wanted(struct lua_engine *e, const char *field, char **list)
 {
 	size_t len = 0, cap = 256;
+	struct wanted w = { field, list, &len, &cap, false };
 
 	if (!(*list = calloc(cap, 1)))
 		return -1;
-	for (int i = 0; i < e->nr_scripts; i++) {
-		lua_State *L = e->scripts[i].L;
-
-		if (e->scripts[i].failed)
-			continue;
-		int top = lua_gettop(L);
-
-		if (lua_getglobal(L, "script") == LUA_TTABLE && lua_getfield(L, -1, field) == LUA_TTABLE) {
-			for (lua_Integer k = 1; lua_rawgeti(L, -1, k) == LUA_TSTRING; k++) {
-				int added = add_unique(list, &len, &cap, lua_tostring(L, -1));
-
-				lua_pop(L, 1);
-				if (added < 0)
-					return -1;
-			}
-		}
-		lua_settop(L, top);
-	}
-	return 0;
+	for (int i = 0; i < e->nr_scripts && !w.oom; i++)
+		lua_script_run(&e->scripts[i], "loading", wanted_body, &w);
+	return w.oom ? -1 : 0;
 }
 
 static unsigned env_unsigned(const char *name, unsigned fallback)
@@ -672,22 +805,33 @@ const char *lua_engine_wanted_metrics(const struct lua_engine *engine)
 	return engine->wanted_metrics ? engine->wanted_metrics : "";
 }
 
-/* Call the global function `name` with one table argument built by fill(). */
+struct callback {
+	const char *name;                       /* the global function to call */
+	void (*fill)(lua_State *L, void *arg);  /* pushes its one argument */
+	void *arg;
+};
+
+/* Look the callback up and call it: all of it script code (_G may have an
+ * __index, the argument table a __newindex). */
+static int callback_body(lua_State *L)
+{
+	struct callback *c = lua_touserdata(L, 1);
+
+	if (lua_getglobal(L, c->name) != LUA_TFUNCTION)
+		return 0;
+	c->fill(L, c->arg);
+	lua_call(L, 1, 0);
+	return 0;
+}
+
+/* Call the global function `name` of each script with one table argument
+ * built by fill(). */
 static void call_each(struct lua_engine *e, const char *name, void (*fill)(lua_State *L, void *arg), void *arg)
 {
-	for (int i = 0; i < e->nr_scripts; i++) {
-		struct lua_script *s = &e->scripts[i];
+	struct callback c = { name, fill, arg };
 
-		if (s->failed)
-			continue;
-		if (lua_getglobal(s->L, name) != LUA_TFUNCTION) {
-			lua_pop(s->L, 1);
-			continue;
-		}
-		fill(s->L, arg);
-		if (lua_script_call(s, 1, 0, name) < 0)
-			continue;
-	}
+	for (int i = 0; i < e->nr_scripts; i++)
+		lua_script_run(&e->scripts[i], name, callback_body, &c);
 }
 
 static void fill_start(lua_State *L, void *arg)
@@ -703,6 +847,21 @@ static void fill_start(lua_State *L, void *arg)
 	lua_setfield(L, -2, "nr_series");
 }
 
+/* memscope.source and .source_name (script code: memscope is the script's
+ * to change, metatable and all). */
+static int set_source_body(lua_State *L)
+{
+	struct lua_engine *e = lua_touserdata(L, 1);
+
+	if (lua_getglobal(L, "memscope") != LUA_TTABLE)
+		return 0;
+	lua_pushstring(L, e->in.source ? e->in.source : "live");
+	lua_setfield(L, -2, "source");
+	lua_pushstring(L, e->in.source_name ? e->in.source_name : "");
+	lua_setfield(L, -2, "source_name");
+	return 0;
+}
+
 int lua_engine_start(struct lua_engine *engine, const struct lua_engine_inputs *in, struct ms_error *err)
 {
 	struct lua_engine *e = engine;
@@ -715,16 +874,8 @@ int lua_engine_start(struct lua_engine *engine, const struct lua_engine_inputs *
 	}
 	e->data_ready = true;
 	e->started = true;
-	for (int i = 0; i < e->nr_scripts; i++) {
-		lua_State *L = e->scripts[i].L;
-
-		lua_getglobal(L, "memscope");
-		lua_pushstring(L, e->in.source ? e->in.source : "live");
-		lua_setfield(L, -2, "source");
-		lua_pushstring(L, e->in.source_name ? e->in.source_name : "");
-		lua_setfield(L, -2, "source_name");
-		lua_pop(L, 1);
-	}
+	for (int i = 0; i < e->nr_scripts; i++)
+		lua_script_run(&e->scripts[i], "on_start", set_source_body, e);
 	call_each(e, "on_start", fill_start, e);
 	return 0;
 }

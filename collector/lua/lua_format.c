@@ -3,6 +3,7 @@
  * note in the format the user chose (--format text|csv|json) so one script
  * serves all three. */
 #include <jansson.h>
+#include <limits.h>
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +13,8 @@
 #include "lua/lua_internal.h"
 
 #define MAX_COLUMNS 64
-#define MAX_JSON_DEPTH 32
+/* Deep enough for any report; bounded for the C recursion and the Lua stack. */
+#define MAX_JSON_DEPTH 200
 
 /* Display width of UTF-8 text: continuation bytes take no column. */
 static size_t text_width(const char *s)
@@ -72,10 +74,17 @@ static void render_cells(lua_State *L, int cols_idx, int rows_idx, struct table_
 {
 	int k = 0;
 
-	t->nr_cols = (int)luaL_len(L, cols_idx);
-	t->nr_rows = (int)luaL_len(L, rows_idx);
-	if (t->nr_cols > MAX_COLUMNS)
-		luaL_error(L, "a table has at most %d columns, not %d", MAX_COLUMNS, t->nr_cols);
+	/* Raw lengths: a __len could claim any size and keep this C loop
+	 * going where no count hook reaches; a real table is paid for from
+	 * the memory budget. */
+	lua_Integer cols = (lua_Integer)lua_rawlen(L, cols_idx), rows = (lua_Integer)lua_rawlen(L, rows_idx);
+
+	if (cols > MAX_COLUMNS)
+		luaL_error(L, "a table has at most %d columns, not %lld", MAX_COLUMNS, (long long)cols);
+	if (rows > (INT_MAX - 1) / (MAX_COLUMNS + 1))
+		luaL_error(L, "a table has at most %d rows", (INT_MAX - 1) / (MAX_COLUMNS + 1));
+	t->nr_cols = (int)cols;
+	t->nr_rows = (int)rows;
 	for (int c = 0; c < t->nr_cols; c++) {
 		t->width[c] = 0;
 		t->numeric[c] = t->nr_rows > 0;
@@ -227,7 +236,7 @@ static void table_args(lua_State *L, int rows_idx, int opts_idx, int *cols_idx, 
 	}
 	*cols_idx = lua_gettop(L);
 	lua_newtable(L);
-	for (lua_Integer i = 2, n = luaL_len(L, rows_idx); i <= n; i++) {
+	for (lua_Integer i = 2, n = (lua_Integer)lua_rawlen(L, rows_idx); i <= n; i++) {
 		lua_geti(L, rows_idx, i);
 		lua_rawseti(L, -2, i - 1);
 	}
@@ -294,7 +303,7 @@ static int fmt_sparkline(lua_State *L)
 	luaL_Buffer b;
 
 	luaL_checktype(L, 1, LUA_TTABLE);
-	n = luaL_len(L, 1);
+	n = (lua_Integer)lua_rawlen(L, 1);
 	for (lua_Integer i = 1; i <= n; i++) {
 		lua_geti(L, 1, i);
 		if (lua_type(L, -1) == LUA_TNUMBER && !isnan(lua_tonumber(L, -1))) {
@@ -316,10 +325,11 @@ static int fmt_sparkline(lua_State *L)
 			continue;
 		}
 		double v = lua_tonumber(L, -1);
-		int level = hi > lo ? (int)((v - lo) / (hi - lo) * 7.0 + 0.5) : 0;
+		double at = hi > lo ? (v - lo) / (hi - lo) * 7.0 + 0.5 : 0.0;
+		/* Clamped as a double: converting an out-of-range one to int is undefined. */
+		int level = !(at >= 0) ? 0 : at >= 7 ? 7 : (int)at;
 
 		lua_pop(L, 1);
-		level = level < 0 ? 0 : level > 7 ? 7 : level;
 		luaL_addstring(&b, levels[level]);
 	}
 	luaL_pushresult(&b);
@@ -353,65 +363,181 @@ static int fmt_human(lua_State *L)
 
 /* ---- JSON ---- */
 
-static json_t *to_json(lua_State *L, int idx, int depth)
-{
-	idx = lua_absindex(L, idx);
-	if (depth > MAX_JSON_DEPTH)
-		luaL_error(L, "json(): nested deeper than %d levels (a cycle?)", MAX_JSON_DEPTH);
-	switch (lua_type(L, idx)) {
-	case LUA_TNUMBER:
-		if (lua_isinteger(L, idx))
-			return json_integer((json_int_t)lua_tointeger(L, idx));
-		return isfinite(lua_tonumber(L, idx)) ? json_real(lua_tonumber(L, idx)) : json_null();
-	case LUA_TBOOLEAN:
-		return json_boolean(lua_toboolean(L, idx));
-	case LUA_TSTRING:
-		return json_stringn(lua_tostring(L, idx), lua_rawlen(L, idx));
-	case LUA_TTABLE: {
-		lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
-		bool array = n > 0;
-		json_t *out;
+/* Converting a Lua value never raises while a JSON value is half built
+ * (that would leak it): every failure frees what was built and comes back
+ * as NULL with the reason; lua_to_json() raises once all is freed. Nesting
+ * is bounded (C recursion, Lua stack), and a table met again on its own path
+ * is a cycle, told apart from mere depth. */
+struct json_conv {
+	lua_State *L;
+	const void *path[MAX_JSON_DEPTH + 1];   /* tables being converted, outermost first */
+	char error[160];
+};
 
-		/* An array when the keys are exactly 1..n; an empty table is {}. */
-		lua_pushnil(L);
-		while (array && lua_next(L, idx)) {
-			if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > n)
-				array = false;
-			lua_pop(L, 1);
-			if (!array)
-				lua_pop(L, 1);
+static json_t *value_json(struct json_conv *c, int idx, int depth);
+
+/* A key as JSON object keys are: strings as they are, numbers as Lua
+ * prints them (without converting the key in place: lua_next needs it). */
+static const char *key_text(lua_State *L, int idx, char *buf, size_t size)
+{
+	if (lua_type(L, idx) == LUA_TSTRING)
+		return lua_tostring(L, idx);
+	if (lua_isinteger(L, idx))
+		snprintf(buf, size, "%lld", (long long)lua_tointeger(L, idx));
+	else if (lua_type(L, idx) == LUA_TNUMBER)
+		snprintf(buf, size, "%.14g", lua_tonumber(L, idx));
+	else
+		return NULL;
+	return buf;
+}
+
+static json_t *table_json(struct json_conv *c, int idx, int depth)
+{
+	lua_State *L = c->L;
+	const void *self = lua_topointer(L, idx);
+	lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+	bool array = n > 0;
+	json_t *out;
+
+	for (int d = 0; d < depth; d++)
+		if (c->path[d] == self) {
+			snprintf(c->error, sizeof(c->error), "json(): the value refers to itself (a table holds, at "
+				 "depth %d, a table it is inside of): JSON cannot express a cycle", depth);
+			return NULL;
 		}
-		out = array ? json_array() : json_object();
-		if (array) {
-			for (lua_Integer i = 1; i <= n; i++) {
-				lua_rawgeti(L, idx, i);
-				json_array_append_new(out, to_json(L, -1, depth + 1));
-				lua_pop(L, 1);
-			}
-			return out;
-		}
+	if (depth >= MAX_JSON_DEPTH || !lua_checkstack(L, 4)) {
+		snprintf(c->error, sizeof(c->error), "json(): tables nested deeper than %d levels", MAX_JSON_DEPTH);
+		return NULL;
+	}
+	c->path[depth] = self;
+	/* An array when the keys are exactly 1..n; an empty table is {}. The
+	 * stack is as it was after this, whichever way the loop ends. */
+	if (array) {
 		lua_pushnil(L);
 		while (lua_next(L, idx)) {
-			lua_pushvalue(L, -2);
-			const char *key = lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER ?
-					  lua_tostring(L, -1) : NULL;
+			if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > n) {
+				array = false;
+				lua_pop(L, 2);
+				break;
+			}
+			lua_pop(L, 1);
+		}
+	}
+	out = array ? json_array() : json_object();
+	if (!out) {
+		snprintf(c->error, sizeof(c->error), "json(): out of memory");
+		return NULL;
+	}
+	if (array) {
+		for (lua_Integer i = 1; i <= n; i++) {
+			json_t *v;
 
-			if (key)
-				json_object_set_new(out, key, to_json(L, -2, depth + 1));
-			lua_pop(L, 2);
+			lua_rawgeti(L, idx, i);
+			v = value_json(c, -1, depth + 1);
+			lua_pop(L, 1);
+			if (!v || json_array_append_new(out, v) < 0) {
+				json_decref(out);
+				return NULL;
+			}
 		}
 		return out;
 	}
-	default:
-		return json_null();
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		char buf[64];
+		const char *key = key_text(L, -2, buf, sizeof(buf));
+
+		if (key) {
+			json_t *v = value_json(c, -1, depth + 1);
+
+			if (!v || json_object_set_new(out, key, v) < 0) {
+				lua_pop(L, 2);
+				json_decref(out);
+				if (!c->error[0])
+					snprintf(c->error, sizeof(c->error), "json(): out of memory");
+				return NULL;
+			}
+		}
+		lua_pop(L, 1);
 	}
+	return out;
 }
 
-static void push_json_text(lua_State *L, json_t *j)
+static json_t *value_json(struct json_conv *c, int idx, int depth)
 {
-	char *text = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+	lua_State *L = c->L;
+	json_t *v;
 
-	json_decref(j);
+	idx = lua_absindex(L, idx);
+	switch (lua_type(L, idx)) {
+	case LUA_TNUMBER:
+		if (lua_isinteger(L, idx))
+			v = json_integer((json_int_t)lua_tointeger(L, idx));
+		else
+			v = isfinite(lua_tonumber(L, idx)) ? json_real(lua_tonumber(L, idx)) : json_null();
+		break;
+	case LUA_TBOOLEAN:
+		v = json_boolean(lua_toboolean(L, idx));
+		break;
+	case LUA_TSTRING:
+		v = json_stringn(lua_tostring(L, idx), lua_rawlen(L, idx));
+		if (!v && !c->error[0])
+			snprintf(c->error, sizeof(c->error), "json(): a string that is not UTF-8 text");
+		return v;
+	case LUA_TTABLE:
+		return table_json(c, idx, depth);
+	default:
+		v = json_null();
+		break;
+	}
+	if (!v && !c->error[0])
+		snprintf(c->error, sizeof(c->error), "json(): out of memory");
+	return v;
+}
+
+/* The JSON of the value at idx (a new reference), or a Lua error. `depth`:
+ * how deep the value already sits in what the caller builds. */
+static json_t *lua_to_json(lua_State *L, int idx, int depth)
+{
+	struct json_conv c = { .L = L };
+	json_t *v = value_json(&c, idx, depth);
+
+	if (!v)
+		luaL_error(L, "%s", c.error[0] ? c.error : "json(): out of memory");
+	return v;
+}
+
+/* A JSON value owned by the Lua stack (a userdata that frees it when
+ * collected), so a Lua error while it is built leaks nothing. */
+static int anchor_gc(lua_State *L)
+{
+	json_t **box = lua_touserdata(L, 1);
+
+	json_decref(*box);
+	*box = NULL;
+	return 0;
+}
+
+static json_t **push_anchor(lua_State *L)
+{
+	json_t **box = lua_newuserdatauv(L, sizeof(*box), 0);
+
+	*box = NULL;
+	if (luaL_newmetatable(L, "memscope.json_anchor")) {
+		lua_pushcfunction(L, anchor_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, -2);
+	return box;
+}
+
+/* Text of the anchored value; the value is freed at once, the text pushed. */
+static void push_json_text(lua_State *L, json_t **box)
+{
+	char *text = json_dumps(*box, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+
+	json_decref(*box);
+	*box = NULL;
 	if (!text)
 		luaL_error(L, "json(): out of memory");
 	lua_pushstring(L, text);
@@ -421,8 +547,13 @@ static void push_json_text(lua_State *L, json_t *j)
 /* memscope.json(value) -> compact JSON text */
 static int fmt_json(lua_State *L)
 {
+	json_t **box;
+
 	luaL_checkany(L, 1);
-	push_json_text(L, to_json(L, 1, 0));
+	lua_settop(L, 1);
+	box = push_anchor(L);
+	*box = lua_to_json(L, 1, 0);
+	push_json_text(L, box);
 	return 1;
 }
 
@@ -472,11 +603,13 @@ int lua_format_print(lua_State *L)
 		break;
 	}
 	case LUA_OUTPUT_JSON: {
-		json_t *j = json_object();
+		const char *note = lua_tostring(L, -1);
+		json_t **box = push_anchor(L);
 
-		json_object_set_new(j, "script", json_string(s->label));
-		json_object_set_new(j, "note", json_string(lua_tostring(L, -1)));
-		push_json_text(L, j);
+		*box = json_pack("{s:s, s:s?}", "script", s->label, "note", note);
+		if (!*box)
+			return luaL_error(L, "print(): the note is not UTF-8 text");
+		push_json_text(L, box);
 		write_out(L, lua_tostring(L, -1));
 		write_out(L, "\n");
 		break;
@@ -528,30 +661,34 @@ int lua_format_emit(lua_State *L)
 		write_out(L, lua_tostring(L, -1));
 		break;
 	case LUA_OUTPUT_JSON: {
-		/* Rows as objects keyed by column, values as they are (numbers stay numbers). */
-		json_t *j = json_object(), *rows = json_array();
-		int nr_cols = (int)luaL_len(L, cols), nr_rows = (int)luaL_len(L, data);
+		/* Rows as objects keyed by column, values as they are (numbers
+		 * stay numbers). Anchored while built: reading a cell is script
+		 * code (__index, __tostring) that may raise. */
+		lua_Integer nr_cols = (lua_Integer)lua_rawlen(L, cols), nr_rows = (lua_Integer)lua_rawlen(L, data);
+		json_t **box = push_anchor(L), *rows;
 
-		json_object_set_new(j, "script", json_string(s->label));
-		json_object_set_new(j, "title", json_string(title));
-		json_object_set_new(j, "columns", to_json(L, cols, 0));
-		for (int r = 1; r <= nr_rows; r++) {
+		*box = json_pack("{s:s, s:s?}", "script", s->label, "title", title);
+		if (!*box)
+			return luaL_error(L, "emit{}: the title is not UTF-8 text");
+		json_object_set_new(*box, "columns", lua_to_json(L, cols, 0));
+		json_object_set_new(*box, "rows", rows = json_array());
+		for (lua_Integer r = 1; r <= nr_rows; r++) {
 			json_t *row = json_object();
 
+			if (!row || json_array_append_new(rows, row) < 0)
+				return luaL_error(L, "emit{}: out of memory");
 			lua_geti(L, data, r);
-			for (int c = 1; c <= nr_cols && lua_istable(L, -1); c++) {
+			for (lua_Integer c = 1; c <= nr_cols && lua_istable(L, -1); c++) {
 				lua_geti(L, cols, c);
 				const char *key = luaL_tolstring(L, -1, NULL);
 
 				lua_geti(L, -3, c);
-				json_object_set_new(row, key, to_json(L, -1, 1));
+				json_object_set_new(row, key, lua_to_json(L, -1, 1));
 				lua_pop(L, 3);
 			}
 			lua_pop(L, 1);
-			json_array_append_new(rows, row);
 		}
-		json_object_set_new(j, "rows", rows);
-		push_json_text(L, j);
+		push_json_text(L, box);
 		write_out(L, lua_tostring(L, -1));
 		write_out(L, "\n");
 		break;

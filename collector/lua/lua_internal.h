@@ -27,7 +27,7 @@ struct lua_script {
 	uint64_t deadline_ns;
 	bool timed_out;
 	bool failed;
-	bool in_callback;
+	bool in_callback;          /* inside lua_script_run: budget and deadline apply */
 	const char *phase;         /* "on_frame", ... for errors */
 	uint64_t calls, busy_ns;   /* callbacks run and time spent in them (MEMSCOPE_LUA_STATS) */
 };
@@ -63,10 +63,14 @@ struct lua_engine {
 	int tables_emitted;
 };
 
-/* lua_engine.c: run fn(args) in a script under its limits; on error report and
- * disable the script. nargs values are on the script's main stack above fn.
- * Returns the number of results left on the main stack, or -1. */
-int lua_script_call(struct lua_script *s, int nargs, int nresults, const char *phase);
+/* lua_engine.c: run body(L) with ud as its one argument (a light userdata)
+ * as the script's own code: on its runner thread, inside a protected call,
+ * under its count hook, deadline and memory budget. Every touch of a
+ * script's state that can reach its code (a global lookup, a field read or
+ * write, a call, loading) goes through here; on an error or a limit the
+ * script is reported with script:line and disabled. 0, or -1 when it
+ * failed (or had failed before). */
+int lua_script_run(struct lua_script *s, const char *phase, lua_CFunction body, void *ud);
 /* Report a script's error (with frame number) and disable it. */
 void lua_script_fail(struct lua_script *s, const char *where_msg);
 /* seq, time and interval of the current frame into the table at the top

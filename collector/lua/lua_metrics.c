@@ -226,21 +226,24 @@ static int scope_count(const struct lua_engine *e)
 	return 1 + (e->in.topo ? e->in.topo->nr_nodes : 0);
 }
 
-static void compute_one(struct lua_engine *e, struct lua_metric *m)
+struct compute {
+	struct lua_engine *engine;
+	struct lua_metric *metric;
+};
+
+/* compute(inputs, scope) for the system and each node: script code. */
+static int compute_body(lua_State *L)
 {
-	struct lua_script *s = &e->scripts[m->script];
-	lua_State *L = s->L;
+	struct compute *c = lua_touserdata(L, 1);
+	struct lua_engine *e = c->engine;
+	struct lua_metric *m = c->metric;
 	int scopes = scope_count(e);
 
 	for (int sc = 0; sc < scopes; sc++) {
 		struct label_filter f;
 		bool any = false;
 
-		m->valid[sc] = false;
-		if (s->failed) {
-			m->failed = true;
-			return;
-		}
+		lua_settop(L, 1);
 		label_filter_init(&f);
 		if (sc > 0)
 			f.node = e->in.topo->nodes[sc - 1];
@@ -258,24 +261,34 @@ static void compute_one(struct lua_engine *e, struct lua_metric *m)
 		}
 		lua_pushnumber(L, e->data.interval_s);
 		lua_setfield(L, -2, "interval");
-		if (!any) {
-			lua_pop(L, 2);
+		if (!any)
 			continue;
-		}
 		lua_createtable(L, 0, 1);
 		if (sc > 0) {
 			lua_pushinteger(L, f.node);
 			lua_setfield(L, -2, "node");
 		}
-		if (lua_script_call(s, 2, 1, "a metric's compute") < 0) {
-			m->failed = true;
-			return;
-		}
+		lua_call(L, 2, 1);
 		if (lua_type(L, -1) == LUA_TNUMBER && !isnan(lua_tonumber(L, -1))) {
 			m->values[sc] = lua_tonumber(L, -1);
 			m->valid[sc] = true;
 		}
-		lua_pop(L, 1);
+	}
+	return 0;
+}
+
+static void compute_one(struct lua_engine *e, struct lua_metric *m)
+{
+	struct compute c = { e, m };
+	int scopes = scope_count(e);
+
+	for (int sc = 0; sc < scopes; sc++)
+		m->valid[sc] = false;
+	if (lua_script_run(&e->scripts[m->script], "a metric's compute", compute_body, &c) < 0) {
+		/* A failure leaves no half-computed frame behind. */
+		for (int sc = 0; sc < scopes; sc++)
+			m->valid[sc] = false;
+		m->failed = true;
 	}
 }
 

@@ -290,7 +290,7 @@ def test_each_failing_script_is_disabled_alone(memscope, touch_recording, tmp_pa
     env = dict(os.environ, MEMSCOPE_LUA_CPU_MS="200", MEMSCOPE_LUA_MEMORY_MB="16")
     args = []
     for name in BROKEN:
-        args += ["--lua", name]
+        args += ["--lua", f"./{name}"]
     start = time.monotonic()
     res = run([memscope, "report", *args, "--lua", "faults.lua", str(touch_recording)], env=env, cwd=tmp_path)
     took = time.monotonic() - start
@@ -298,9 +298,9 @@ def test_each_failing_script_is_disabled_alone(memscope, touch_recording, tmp_pa
     err = res.stderr
     assert "syntax.lua:2: <name> expected near '='" in err
     assert "runtime.lua:3: attempt to perform arithmetic on a nil value (frame 3, in on_frame); " \
-           "runtime.lua is disabled, the rest goes on" in err
+           "./runtime.lua is disabled, the rest goes on" in err
     assert "loop.lua:2: CPU limit: on_frame ran longer than 200 ms" in err
-    assert "(frame 0, in on_frame); loop.lua is disabled" in err
+    assert "(frame 0, in on_frame); ./loop.lua is disabled" in err
     assert "alloc.lua:3: memory limit: the script used more than 16 MiB" in err
     assert took < 10, took
     # The healthy script still reports.
@@ -309,12 +309,12 @@ def test_each_failing_script_is_disabled_alone(memscope, touch_recording, tmp_pa
 
 def test_sandbox_from_the_command_line(memscope, touch_recording, tmp_path):
     (tmp_path / "escape.lua").write_text("print(os.execute, io, package)\nos.execute('touch pwned')\n")
-    res = run([memscope, "report", "--lua", "escape.lua", str(touch_recording)], cwd=tmp_path)
+    res = run([memscope, "report", "--lua", "./escape.lua", str(touch_recording)], cwd=tmp_path)
     assert res.returncode == 1
     assert "nil\tnil\tnil" in res.stdout
     assert "escape.lua:2: attempt to call a nil value (field 'execute')" in res.stderr
     assert not (tmp_path / "pwned").exists()
-    res = run([memscope, "report", "--lua-unsafe", "--lua", "escape.lua", str(touch_recording)], cwd=tmp_path)
+    res = run([memscope, "report", "--lua-unsafe", "--lua", "./escape.lua", str(touch_recording)], cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "pwned").exists()
 

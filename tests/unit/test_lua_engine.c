@@ -67,9 +67,9 @@ static void rig_table(struct rig *r)
 
 static const char *script(const char *name, const char *text)
 {
-	static char path[8][4096];
+	static char path[32][4096];
 	static int next;
-	char *p = path[next++ % 8];
+	char *p = path[next++ % 32];
 
 	tree_write(dir, name, text);
 	snprintf(p, 4096, "%s/%s", dir, name);
@@ -359,11 +359,136 @@ static void test_metadata(void)
 	rig_close(&r);
 }
 
+/* Ways around the limits: each is stopped within its limit, disabled with
+ * script:line, and nothing aborts the process (a raise from _G.__index used
+ * to end in a Lua panic, a loop in a message handler, a close handler or a
+ * finalizer ran forever, 1,000 small tables in memscope.json wrote past the
+ * Lua stack). */
+static void run_escapes(const char *const *s, int n, const char *const *expect, int nr_expect)
+{
+	struct rig r;
+	uint64_t start, took;
+
+	rig_table(&r);
+	start = monotonic_ns();
+	CHECK_EQ_INT(rig_open(&r, s, n, false, LUA_OUTPUT_TEXT, 200, 16u << 20), 0);
+	for (uint64_t seq = 0; seq < 4; seq++)
+		rig_frame(&r, seq, 1, 1, 1, 1, 1);
+	lua_engine_end(r.lua);
+	took = monotonic_ns() - start;
+	rig_flush(&r);
+	CHECK_EQ_INT(lua_engine_nr_failed(r.lua), n - 1);
+	for (int i = 0; i < nr_expect; i++)
+		CHECK_CONTAINS(r.err_text, expect[i]);
+	CHECK_CONTAINS(r.out_text, "healthy saw\t4\tframes of\t4\n");
+	/* Each limit costs its 200 ms once, never more. */
+	CHECK(took < 3000000000ull);
+	rig_close(&r);
+}
+
+static void test_escapes(void)
+{
+	const char *healthy = "n = 0\nfunction on_frame(f) n = n + 1 end\n"
+			      "function on_end(s) print('healthy saw', n, 'frames of', s.frames) end\n";
+	const char *handlers[] = {
+		script("xpcall.lua", "function on_frame(f)\n  xpcall(error, function() while true do end end)\nend\n"),
+		script("xpcall_alloc.lua", "function on_frame(f)\n  xpcall(function() local t = {} for i = 1, 1e9 do "
+		       "t[i] = i end end,\n    function() local t = {} for i = 1, 1e9 do t[i] = i end end)\n"
+		       "  while true do end\nend\n"),
+		script("close_loop.lua", "function on_frame(f)\n  local x <close> = setmetatable({}, {__close = function()\n"
+		       "    while true do end end})\n  error('first')\nend\n"),
+		script("close_alloc.lua", "function on_frame(f)\n  local x <close> = setmetatable({}, {__close = function()\n"
+		       "    local t = {} for i = 1, 1e9 do t[i] = i end end})\n  while true do end\nend\n"),
+		script("frame_newindex.lua", "function on_frame(f)\n  f.seq = nil\n"
+		       "  setmetatable(f, {__newindex = function() while true do end end})\nend\n"),
+		script("healthy.lua", healthy),
+	};
+	const char *handlers_expect[] = {
+		/* Stopped in the handler; the error meets the script again on line 3. */
+		"xpcall.lua:3: CPU limit: on_frame ran longer than 200 ms",
+		"xpcall_alloc.lua:4: CPU limit: on_frame ran longer than 200 ms",
+		"close_loop.lua:4: first (frame 0, in on_frame)",
+		"close_alloc.lua:4: CPU limit: on_frame ran longer than 200 ms",
+		"frame_newindex.lua:3: CPU limit: on_frame ran longer than 200 ms",
+		"(frame 1, in on_frame); ",
+	};
+	const char *lookups[] = {
+		script("g_loop.lua", "setmetatable(_G, {__index = function(t, k)\n  while true do end\nend})\n"),
+		script("g_raise.lua", "setmetatable(_G, {__index = function(t, k)\n  error('no such global ' .. k)\nend})\n"),
+		script("g_alloc.lua", "setmetatable(_G, {__index = function(t, k)\n  local t = {} for i = 1, 1e9 do t[i] = i end\n"
+		       "end})\n"),
+		script("script_raise.lua", "script = setmetatable({}, {__index = function(t, k)\n  error('no ' .. k)\nend})\n"),
+		/* __index slips a looping __gc into the metatable while setmetatable
+		 * looks for one: the check is raw (as Lua's own), so the object
+		 * never gets a finalizer, which Lua would run with hooks off. */
+		script("gc_armed.lua", "local mt = setmetatable({}, {__index = function(t, k)\n"
+		       "  if k == '__gc' then rawset(t, '__gc', function() while true do end end) end end})\n"
+		       "pcall(setmetatable, {}, mt)\ncollectgarbage()\ncollectgarbage()\n"
+		       "function on_frame(f)\n  if f.seq == 1 then error('gc ' .. tostring(rawget(mt, '__gc') ~= nil)) end\nend\n"),
+		script("healthy.lua", healthy),
+	};
+	const char *lookups_expect[] = {
+		"g_loop.lua:2: CPU limit: loading ran longer than 200 ms",
+		"g_raise.lua:2: no such global ",
+		"g_alloc.lua:2: memory limit: the script used more than 16 MiB",
+		"script_raise.lua:2: no ",
+		"gc_armed.lua:7: gc false (frame 1, in on_frame)",
+	};
+
+	run_escapes(handlers, 6, handlers_expect, 6);
+	run_escapes(lookups, 6, lookups_expect, 5);
+}
+
+/* memscope.json and emit --format json over many, deep and cyclic tables. */
+static void test_json(void)
+{
+	struct rig r;
+	const char *s[] = {
+		script("json.lua",
+		       "function on_end()\n"
+		       "  local t = {} for i = 1, 1000 do t[i] = {a = i, b = {i}} end\n"
+		       "  local text = memscope.json(t)\n"
+		       "  print('many', #text, text:sub(1, 30))\n"
+		       "  local deep = {} for i = 1, 150 do deep = {x = deep, [1.5] = i} end\n"
+		       "  print('deep', #memscope.json(deep))\n"
+		       "  local tooDeep = {} for i = 1, 1000 do tooDeep = {tooDeep} end\n"
+		       "  print('too deep', pcall(memscope.json, tooDeep))\n"
+		       "  local a = {} a.b = {c = {a}}\n"
+		       "  print('cycle', pcall(memscope.json, a))\n"
+		       "  local shared = {1} print('shared', memscope.json({shared, shared}))\n"
+		       "  print('inf', memscope.json({1e308 * 1e308, -1e308 * 1e308, 0/0, 2.5}))\n"
+		       "  local rows = {} for i = 1, 100 do rows[i] = {i, {n = i}} end\n"
+		       "  memscope.emit{title = 'big', columns = {'i', 'nested'}, rows = rows}\n"
+		       "end\n"),
+	};
+
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, s, 1, false, LUA_OUTPUT_JSON, 0, 0), 0);
+	rig_frame(&r, 0, 1, 1, 1, 1, 1);
+	lua_engine_end(r.lua);
+	rig_flush(&r);
+	CHECK_EQ_INT(lua_engine_nr_failed(r.lua), 0);
+	/* 1,000 objects {"a":i,"b":[i]} (keys in Lua's order): 19,787 characters. */
+	CHECK_CONTAINS(r.out_text, "many\\t19787\\t[{\\\"");
+	/* {"x":...,"1.5":i} 150 times around {}. */
+	CHECK_CONTAINS(r.out_text, "deep\\t");
+	CHECK_CONTAINS(r.out_text, "too deep\\tfalse\\tjson(): tables nested deeper than 200 levels");
+	CHECK_CONTAINS(r.out_text, "cycle\\tfalse\\tjson(): the value refers to itself");
+	CHECK_CONTAINS(r.out_text, "shared\\t[[1],[1]]");
+	CHECK_CONTAINS(r.out_text, "inf\\t[null,null,null,2.5]");
+	CHECK_CONTAINS(r.out_text, "{\"script\":\"json.lua\",\"title\":\"big\",\"columns\":[\"i\",\"nested\"],"
+		       "\"rows\":[{\"i\":1,\"nested\":{\"n\":1}},");
+	CHECK_CONTAINS(r.out_text, "{\"i\":100,\"nested\":{\"n\":100}}]}\n");
+	rig_close(&r);
+}
+
 int main(void)
 {
 	tree_new(dir, sizeof(dir));
 	test_sandbox();
 	test_failures();
+	test_escapes();
+	test_json();
 	test_api_numbers();
 	test_output();
 	test_metadata();
