@@ -17,6 +17,7 @@
 #include "sinks/top/top_view.h"
 
 #define TOP_DEFAULT_INTERVAL_MS 1000
+#define TOP_MIN_INTERVAL_MS 10
 /* How often top asks whether a `memscope record` is running. */
 #define RECORDING_CHECK_NS (2ull * 1000000000ull)
 
@@ -153,6 +154,12 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	}
 	if (!opt->interval_ms)
 		opt->interval_ms = TOP_DEFAULT_INTERVAL_MS;
+	if (opt->interval_ms < TOP_MIN_INTERVAL_MS) {
+		/* A screen cannot show more; stat and record go down to 1 ms. */
+		fprintf(stderr, "memscope top: -I %ld: top refreshes at most every %d ms (for faster "
+			"intervals: memscope stat -I or memscope record -I)\n", opt->interval_ms, TOP_MIN_INTERVAL_MS);
+		return -1;
+	}
 	topt->interval_ns = (uint64_t)opt->interval_ms * 1000000ull;
 	return 0;
 }

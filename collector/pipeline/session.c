@@ -19,7 +19,7 @@ const char session_options_help[] =
 	"  -m, --metrics LIST  portable metrics (memscope list --metrics), e.g. mem.read_bw,numa.hit\n"
 	"      --replay FILE   counter values from FILE instead of this machine (docs/replay-format.md)\n"
 	"      --input FILE    the frames of a recording (memscope record) instead of this machine\n"
-	"  -I, --interval MS   a frame every MS milliseconds (at least 10)\n"
+	"  -I, --interval MS   a frame every MS milliseconds (at least 1)\n"
 	"  -a, --all-cpus      the whole system, one counter per CPU (with CMD: while it runs)\n"
 	"  -p, --pid PIDS      attach to running processes (all their threads)\n"
 	"      --per-cpu       one row per CPU (also --per-socket, --per-node)\n"

@@ -45,7 +45,7 @@ enum {
 extern const char session_options_help[];
 
 /* -I limits: shorter intervals cost more than they measure. */
-#define SESSION_MIN_INTERVAL_MS 10
+#define SESSION_MIN_INTERVAL_MS 1
 #define SESSION_MAX_INTERVAL_MS (24L * 3600 * 1000)
 
 #define SESSION_DEFAULT_EVENTS \

@@ -158,18 +158,24 @@ static const struct sampler_watch *find_watch(const struct sampler *s, int fd)
 	return NULL;
 }
 
-int sampler_set_interval(struct sampler *s, uint64_t interval_ns, struct ms_error *err)
+/* A tick every interval_ns from the CLOCK_MONOTONIC instant first_ns on. */
+static int arm_timer(int tfd, uint64_t first_ns, uint64_t interval_ns)
 {
 	struct itimerspec its = {
 		.it_interval = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) },
-		.it_value = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) },
+		.it_value = { (time_t)(first_ns / 1000000000ull), (long)(first_ns % 1000000000ull) },
 	};
 
+	return timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+int sampler_set_interval(struct sampler *s, uint64_t interval_ns, struct ms_error *err)
+{
 	if (s->timer_fd < 0) {
 		ms_error_set(err, "this run has no interval timer (started without -I)");
 		return -1;
 	}
-	if (timerfd_settime(s->timer_fd, 0, &its, NULL) < 0) {
+	if (arm_timer(s->timer_fd, monotonic_ns() + interval_ns, interval_ns) < 0) {
 		ms_error_set(err, "cannot change the interval timer: %s", strerror(errno));
 		return -1;
 	}
@@ -243,13 +249,10 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 	epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &ev);
 
 	if (interval_ns) {
-		struct itimerspec its = {
-			.it_interval = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) },
-			.it_value = { (time_t)(interval_ns / 1000000000ull), (long)(interval_ns % 1000000000ull) },
-		};
-
+		/* Armed once the sources are enabled (below), so that frame k is
+		 * taken at start + k intervals. */
 		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
+		if (tfd < 0) {
 			ms_error_set(err, "cannot create the interval timer: %s", strerror(errno));
 			goto out;
 		}
@@ -286,6 +289,10 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 		if (s->sources[i].ops->enable(&s->sources[i], err) < 0)
 			goto out;
 	s->start_ns = last_ns = monotonic_ns();
+	if (tfd >= 0 && arm_timer(tfd, s->start_ns + interval_ns, interval_ns) < 0) {
+		ms_error_set(err, "cannot start the interval timer: %s", strerror(errno));
+		goto out;
+	}
 	if (target->kind == TARGET_COMMAND && target_start_command(target, err) < 0)
 		goto out;
 

@@ -33,14 +33,20 @@ def test_unknown_pmu_and_alias(memscope):
 
 
 @pytest.mark.parametrize("value,message", [
-    ("5", "between 10 ms"),
+    ("0", "between 1 ms"),
     ("abc", "not a number of milliseconds"),
-    ("-100", "between 10 ms"),
+    ("-100", "between 1 ms"),
 ])
 def test_bad_interval(memscope, value, message):
     res = stat(memscope, "-I", value, "-e", "page-faults", "--", "true")
     assert res.returncode == 2
     assert f"-I {value}" in res.stderr and message in res.stderr
+
+
+def test_top_interval_below_its_minimum(memscope):
+    res = run([memscope, "top", "-b", "-I", "5"])
+    assert res.returncode != 0
+    assert "-I 5" in res.stderr and "at most every 10 ms" in res.stderr and "stat -I" in res.stderr
 
 
 def test_no_target_is_a_usage_error(memscope):
