@@ -2,6 +2,7 @@
 #include "catalog/catalog.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "catalog/catalog_yaml.h"
+#include "util/text_append.h"
 #include "config.h"
 #include "events/bpf_series.h"
 
@@ -168,8 +170,11 @@ static int parse_formula(struct yaml_file *yf, yaml_node_t *node, const char *wh
 		return yaml_fail(yf, node, "%s: 'formula' must be a scalar, found %s", what, yaml_node_kind(node));
 	*out = expr_parse((const char *)node->data.scalar.value, &offset, msg, sizeof(msg));
 	if (!*out) {
-		ms_error_set(yf->err, "%s:%zu:%d: %s: formula '%s': %s", yf->path, node->start_mark.line + 1,
-			     yaml_scalar_column(node, offset), what, (const char *)node->data.scalar.value, msg);
+		const char *text = (const char *)node->data.scalar.value;
+
+		/* A long formula is cut in the message: the reason must fit. */
+		ms_error_set(yf->err, "%s:%zu:%d: %s: formula '%.*s%s': %s", yf->path, node->start_mark.line + 1,
+			     yaml_scalar_column(node, offset), what, 120, text, strlen(text) > 120 ? "..." : "", msg);
 		return -1;
 	}
 	return 0;
@@ -406,9 +411,9 @@ static int parse_range(struct yaml_file *yf, yaml_node_t *s, const char *key, in
 		if (end == second)
 			end = (char *)text;
 	}
-	if (errno || end == text || *end || hi < lo)
-		return yaml_fail(yf, s, "'%s': expected a value or a range \"lo-hi\" (0x hex allowed), found '%s'",
-				 key, text);
+	if (errno || end == text || *end || hi < lo || lo < 0 || hi > INT_MAX)
+		return yaml_fail(yf, s, "'%s': expected a value or a range \"lo-hi\" from 0 to %d (0x hex allowed), "
+				 "found '%s'", key, INT_MAX, text);
 	range[0] = (int)lo;
 	range[1] = (int)hi;
 	return 0;
@@ -531,8 +536,7 @@ static int check_bpf_series(struct yaml_file *yf, yaml_node_t *node, const char 
 		return 0;
 	known[0] = '\0';
 	for (const char *const *n = bpf_series_names(); *n; n++)
-		len += (size_t)snprintf(known + len, len < sizeof(known) ? sizeof(known) - len : 0, "%s%s",
-					len ? ", " : "", *n);
+		text_appendf(known, sizeof(known), &len, "%s%s", len ? ", " : "", *n);
 	return yaml_fail(yf, node, "event '%s': unknown eBPF series '%s'; expected one of: %s", name, series, known);
 }
 
@@ -720,16 +724,14 @@ static int bind_event_ref(struct expr *ref, void *ctx)
 				"%s) or 'seconds'", ref->name, c->f->nr_roles ? "ddrc.flux_rd" : "role.event");
 	snprintf(role_name, sizeof(role_name), "%.*s", (int)(dot - ref->name), ref->name);
 	for (r = 0; r < c->f->nr_roles && strcmp(c->f->roles[r].name, role_name) != 0; r++)
-		len += (size_t)snprintf(known + len, len < sizeof(known) ? sizeof(known) - len : 0, "%s%s",
-					r ? ", " : "", c->f->roles[r].name);
+		text_appendf(known, sizeof(known), &len, "%s%s", r ? ", " : "", c->f->roles[r].name);
 	if (r == c->f->nr_roles)
 		return ref_fail(c->yf, c->node, ref, "formula refers to unknown PMU role '%s'; roles in this family: %s",
 				role_name, len ? known : "(none)");
 	len = 0;
 	known[0] = '\0';
 	for (e = 0; e < c->f->roles[r].nr_events && strcmp(c->f->roles[r].events[e].name, dot + 1) != 0; e++)
-		len += (size_t)snprintf(known + len, len < sizeof(known) ? sizeof(known) - len : 0, "%s%s",
-					e ? ", " : "", c->f->roles[r].events[e].name);
+		text_appendf(known, sizeof(known), &len, "%s%s", e ? ", " : "", c->f->roles[r].events[e].name);
 	if (e == c->f->roles[r].nr_events)
 		return ref_fail(c->yf, c->node, ref, "formula refers to unknown event '%s'; events defined for this "
 				"role: %s", ref->name, len ? known : "(none)");
@@ -837,6 +839,12 @@ static int load_family(struct catalog *cat, const char *path, struct ms_error *e
 	    yaml_get_int(&yf, root, "priority", false, &prio, f->name) ||
 	    yaml_get_str_list(&yf, root, "sources", &f->sources, &f->nr_sources, f->name))
 		goto out;
+	/* Narrowed to int only once in range: 9223372036854775807 became -1 and won. */
+	if (prio < CATALOG_PRIORITY_MIN || prio > CATALOG_PRIORITY_MAX) {
+		yaml_fail(&yf, yaml_get(&yf, root, "priority"), "%s: priority %lld is out of range: give %d (first) "
+			  "to %d (last)", f->name, prio, CATALOG_PRIORITY_MIN, CATALOG_PRIORITY_MAX);
+		goto out;
+	}
 	f->priority = (int)prio;
 	for (int i = 0; i < cat->nr_families - 1; i++)
 		if (strcmp(cat->families[i].name, f->name) == 0) {

@@ -124,11 +124,15 @@ struct catalog_unavailable {
 	char *reason;
 };
 
+/* A family's priority: 0 is tried first; the default is 50. */
+#define CATALOG_PRIORITY_MIN 0
+#define CATALOG_PRIORITY_MAX 1000
+
 struct catalog_family {
 	char *name;               /* "hisi-hip08" */
 	char *description;
 	char *file;               /* the file it came from */
-	int priority;             /* lower wins when two families map a metric */
+	int priority;             /* lower wins when two families map a metric (CATALOG_PRIORITY_MIN..MAX) */
 	char **sources;
 	int nr_sources;
 	struct catalog_cpu_match *cpus;    /* the family is for any of these CPUs; none = any CPU */

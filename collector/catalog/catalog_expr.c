@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@ struct expr_parser {
 	char *msg;
 	size_t msgsize;
 	bool failed;
+	int nesting;          /* parentheses and signs open around the parser */
 };
 
 static struct expr *parse_sum(struct expr_parser *ps);
@@ -36,6 +38,17 @@ static struct expr *fail(struct expr_parser *ps, const char *what)
 	return NULL;
 }
 
+static struct expr *too_deep(struct expr_parser *ps)
+{
+	if (!ps->failed) {
+		ps->failed = true;
+		ps->err_offset = (int)(ps->p - ps->text);
+		snprintf(ps->msg, ps->msgsize, "the formula nests more than %d levels (parentheses, signs, or the "
+			 "terms of one sum or product); split it into metrics", EXPR_MAX_DEPTH);
+	}
+	return NULL;
+}
+
 static struct expr *node_new(enum expr_op op, int column)
 {
 	struct expr *e = calloc(1, sizeof(*e));
@@ -44,8 +57,17 @@ static struct expr *node_new(enum expr_op op, int column)
 		e->op = op;
 		e->column = column;
 		e->slot = -1;
+		e->height = 1;
 	}
 	return e;
+}
+
+/* The height of a new node over its operands. */
+static void set_height(struct expr *e)
+{
+	int a = e->a ? e->a->height : 0, b = e->b ? e->b->height : 0;
+
+	e->height = 1 + (a > b ? a : b);
 }
 
 static struct expr *parse_primary(struct expr_parser *ps)
@@ -57,8 +79,12 @@ static struct expr *parse_primary(struct expr_parser *ps)
 	if (*ps->p == '(') {
 		struct expr *inner;
 
+		/* Bounded before recursing: 100,000 '(' must not overflow the stack. */
+		if (++ps->nesting > EXPR_MAX_DEPTH)
+			return too_deep(ps);
 		ps->p++;
 		inner = parse_sum(ps);
+		ps->nesting--;
 		if (!inner)
 			return NULL;
 		skip_space(ps);
@@ -119,8 +145,11 @@ static struct expr *parse_unary(struct expr_parser *ps)
 		int column = (int)(ps->p - ps->text);
 		struct expr *e, *inner;
 
+		if (++ps->nesting > EXPR_MAX_DEPTH)
+			return too_deep(ps);
 		ps->p++;
 		inner = parse_unary(ps);
+		ps->nesting--;
 		if (!inner)
 			return NULL;
 		e = node_new(EXPR_NEG, column);
@@ -129,6 +158,11 @@ static struct expr *parse_unary(struct expr_parser *ps)
 			return fail(ps, "memory");
 		}
 		e->a = inner;
+		set_height(e);
+		if (e->height > EXPR_MAX_DEPTH) {
+			expr_free(e);
+			return too_deep(ps);
+		}
 		return e;
 	}
 	return parse_primary(ps);
@@ -165,7 +199,14 @@ static struct expr *parse_binary(struct expr_parser *ps, bool sum_level)
 		}
 		e->a = left;
 		e->b = right;
+		set_height(e);
 		left = e;
+		/* Every walk of the tree recurses: its height is what is bounded
+		 * (a sum of 300,000 terms is a chain that deep). */
+		if (e->height > EXPR_MAX_DEPTH) {
+			expr_free(e);
+			return too_deep(ps);
+		}
 	}
 	return left;
 }
@@ -202,41 +243,55 @@ void expr_free(struct expr *e)
 	free(e);
 }
 
-int expr_each_ref(struct expr *e, int (*fn)(struct expr *ref, void *ctx), void *ctx)
+static int each_ref(struct expr *e, int (*fn)(struct expr *ref, void *ctx), void *ctx, int depth)
 {
 	int rc;
 
 	if (!e)
 		return 0;
+	/* Trees come from expr_parse, which bounds their height; this guards
+	 * the recursion all the same. */
+	if (depth > EXPR_MAX_DEPTH)
+		return -1;
 	if (e->op == EXPR_REF)
 		return fn(e, ctx);
-	rc = expr_each_ref(e->a, fn, ctx);
+	rc = each_ref(e->a, fn, ctx, depth + 1);
 	if (rc)
 		return rc;
-	return expr_each_ref(e->b, fn, ctx);
+	return each_ref(e->b, fn, ctx, depth + 1);
 }
 
-double expr_eval(const struct expr *e, bool (*lookup)(const struct expr *ref, void *ctx, double *value),
-		 void *ctx, bool *ok)
+int expr_each_ref(struct expr *e, int (*fn)(struct expr *ref, void *ctx), void *ctx)
+{
+	return each_ref(e, fn, ctx, 0);
+}
+
+static double eval(const struct expr *e, bool (*lookup)(const struct expr *ref, void *ctx, double *value),
+		   void *ctx, const char **fault, int depth)
 {
 	double a, b;
 
+	if (depth > EXPR_MAX_DEPTH) {
+		*fault = "the formula nests too deeply";
+		return 0;
+	}
 	switch (e->op) {
 	case EXPR_NUM:
 		return e->num;
 	case EXPR_REF:
 		if (!lookup(e, ctx, &a)) {
-			*ok = false;
+			if (!*fault)
+				*fault = EXPR_FAULT_INPUT;
 			return 0;
 		}
 		return a;
 	case EXPR_NEG:
-		return -expr_eval(e->a, lookup, ctx, ok);
+		return -eval(e->a, lookup, ctx, fault, depth + 1);
 	default:
 		break;
 	}
-	a = expr_eval(e->a, lookup, ctx, ok);
-	b = expr_eval(e->b, lookup, ctx, ok);
+	a = eval(e->a, lookup, ctx, fault, depth + 1);
+	b = eval(e->b, lookup, ctx, fault, depth + 1);
 	switch (e->op) {
 	case EXPR_ADD:
 		return a + b;
@@ -246,14 +301,29 @@ double expr_eval(const struct expr *e, bool (*lookup)(const struct expr *ref, vo
 		return a * b;
 	case EXPR_DIV:
 		if (b == 0) {
-			*ok = false;
+			if (!*fault)
+				*fault = EXPR_FAULT_DIVISION;
 			return 0;
 		}
 		return a / b;
 	default:
-		*ok = false;
+		*fault = "unknown operator";
 		return 0;
 	}
+}
+
+double expr_eval(const struct expr *e, bool (*lookup)(const struct expr *ref, void *ctx, double *value),
+		 void *ctx, const char **fault)
+{
+	double v;
+
+	*fault = NULL;
+	v = eval(e, lookup, ctx, fault, 0);
+	/* Counts are finite; a result that is not went past what a double
+	 * holds (1e308 * 1e308): no number, with that reason. */
+	if (!*fault && !isfinite(v))
+		*fault = EXPR_FAULT_RANGE;
+	return *fault ? 0 : v;
 }
 
 static int precedence(enum expr_op op)

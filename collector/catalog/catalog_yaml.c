@@ -6,6 +6,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/text_append.h"
+
+/* A catalog file is one YAML document. A second one ("---" and more) was
+ * silently ignored, even when it was invalid: refused, with where it
+ * starts (or its syntax error). */
+static int second_document(yaml_parser_t *parser, const char *path, struct ms_error *err)
+{
+	yaml_document_t next;
+	yaml_node_t *root;
+
+	if (!yaml_parser_load(parser, &next)) {
+		const yaml_mark_t *mark = parser->problem ? &parser->problem_mark : &parser->context_mark;
+
+		ms_error_set(err, "%s:%zu:%zu: YAML syntax error: %s%s%s", path, mark->line + 1, mark->column + 1,
+			     parser->problem ? parser->problem : "malformed document", parser->context ? " " : "",
+			     parser->context ? parser->context : "");
+		return -1;
+	}
+	root = yaml_document_get_root_node(&next);
+	if (root)
+		ms_error_set(err, "%s:%zu:%zu: a second YAML document: a catalog file holds one document; remove "
+			     "the '---' line or move what follows into a file of its own", path,
+			     next.start_mark.line + 1, next.start_mark.column + 1);
+	yaml_document_delete(&next);
+	return root ? -1 : 0;
+}
+
 int yaml_file_load(struct yaml_file *yf, const char *path, struct ms_error *err)
 {
 	yaml_parser_t parser;
@@ -35,6 +62,9 @@ int yaml_file_load(struct yaml_file *yf, const char *path, struct ms_error *err)
 		rc = -1;
 	} else if (!yaml_document_get_root_node(&yf->doc)) {
 		ms_error_set(err, "%s:1:1: the file is empty; expected a mapping", path);
+		yaml_document_delete(&yf->doc);
+		rc = -1;
+	} else if (second_document(&parser, path, err) < 0) {
 		yaml_document_delete(&yf->doc);
 		rc = -1;
 	}
@@ -113,9 +143,8 @@ int yaml_check_keys(struct yaml_file *yf, yaml_node_t *map, const char *what, co
 			if (strcmp(*a, scalar(key)) == 0)
 				break;
 		if (!*a) {
-			for (a = allowed; *a && len < sizeof(expected); a++)
-				len += (size_t)snprintf(expected + len, sizeof(expected) - len, "%s%s",
-							a == allowed ? "" : ", ", *a);
+			for (a = allowed; *a; a++)
+				text_appendf(expected, sizeof(expected), &len, "%s%s", a == allowed ? "" : ", ", *a);
 			return yaml_fail(yf, key, "unknown key '%s' in %s; expected one of: %s", scalar(key), what,
 					 expected);
 		}

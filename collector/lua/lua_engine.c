@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "lua/lua_internal.h"
+#include "util/text_append.h"
 #include "util/trusted_path.h"
 
 /* Instructions between two looks at the clock: cheap enough to be invisible
@@ -536,16 +537,6 @@ static int set_args(struct lua_script *s, struct ms_error *err)
 	return 0;
 }
 
-/* "a, b, c" into buf, cut when full (never a pointer past its end). */
-static void append_name(char *buf, size_t size, size_t *len, const char *name)
-{
-	if (*len >= size - 1)
-		return;
-	*len += (size_t)snprintf(buf + *len, size - *len, "%s%s", *len ? ", " : "", name);
-	if (*len > size - 1)
-		*len = size - 1;
-}
-
 struct check_args {
 	struct lua_script *s;
 	char known[512];
@@ -579,7 +570,7 @@ static int check_args_body(lua_State *L)
 			if (lua_getfield(L, 5, "name") == LUA_TSTRING) {           /* 6 */
 				const char *an = lua_tostring(L, 6);
 
-				append_name(c->known, sizeof(c->known), &len, an);
+				text_appendf(c->known, sizeof(c->known), &len, "%s%s", len ? ", " : "", an);
 				if (lua_istable(L, 2) && lua_getfield(L, 2, an) == LUA_TNIL) {
 					lua_getfield(L, 5, "default");
 					if (!lua_isnil(L, -1)) {

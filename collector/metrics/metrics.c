@@ -713,11 +713,13 @@ void metric_engine_compute(struct metric_engine *e, const struct frame *frame)
 		for (int sc = 0; sc < e->nr_scopes; sc++) {
 			struct eval_ctx c = { e, pm, sc, 1.0, -2, false, false, NULL };
 			struct metric_value *v = &e->values[m * e->nr_scopes + sc];
-			bool ok = true;
+			const char *fault;
 
-			v->value = expr_eval(formula, cm->formula ? lookup_metric : lookup_input, &c, &ok);
-			v->valid = ok;
-			v->why = ok ? NULL : c.why ? c.why : "division by zero (nothing counted)";
+			v->value = expr_eval(formula, cm->formula ? lookup_metric : lookup_input, &c, &fault);
+			v->valid = !fault;
+			/* A missing input says which and why (c.why); otherwise the
+			 * formula's own fault. */
+			v->why = !fault ? NULL : c.why ? c.why : fault;
 			v->coverage = c.coverage;
 			/* Extrapolated counts from different time slices do not describe the same instant. */
 			v->mixed_slices = c.mixed || (c.many_groups && c.coverage < 0.999);

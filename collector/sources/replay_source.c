@@ -210,6 +210,9 @@ static int parse_value(struct replay_source *rs, json_t *v, uint64_t interval_ns
 	return -1;
 }
 
+/* 9.2e9 s in ns is just below INT64_MAX. */
+#define REPLAY_MAX_SECONDS 9.2e9
+
 static int parse_file(struct replay_source *rs, struct ms_error *err)
 {
 	FILE *fp = fopen(rs->path, "r");
@@ -219,6 +222,7 @@ static int parse_file(struct replay_source *rs, struct ms_error *err)
 	int lineno = 0, rc = -1;
 	bool header = false;
 	double last_t = 0;
+	uint64_t last_ns = 0, time_ns;
 
 	if (!fp) {
 		ms_error_set(err, "%s: cannot open the replay file: %s", rs->path, strerror(errno));
@@ -268,6 +272,23 @@ static int parse_file(struct replay_source *rs, struct ms_error *err)
 			json_decref(doc);
 			goto out;
 		}
+		/* Times are kept in nanoseconds in 64 bits (recordings store them
+		 * as JSON integers): beyond ~292 years they cannot be represented,
+		 * and converting such a double to an integer is undefined. */
+		if (!(json_number_value(t) < REPLAY_MAX_SECONDS)) {
+			ms_error_set(err, "%s:%d: t = %g s is out of range: times are seconds since the start, below "
+				     "%.0f s (about 292 years)", rs->path, lineno, json_number_value(t), REPLAY_MAX_SECONDS);
+			json_decref(doc);
+			goto out;
+		}
+		time_ns = (uint64_t)(json_number_value(t) * 1e9 + 0.5);
+		if (time_ns <= last_ns) {
+			ms_error_set(err, "%s:%d: t = %.12g s is less than a nanosecond after the previous frame's %.12g s: "
+				     "frames need an interval of at least 1 ns", rs->path, lineno, json_number_value(t),
+				     last_t);
+			json_decref(doc);
+			goto out;
+		}
 		fr = realloc(rs->frames, sizeof(*fr) * (size_t)(rs->nr_frames + 1));
 		if (!fr) {
 			json_decref(doc);
@@ -275,9 +296,10 @@ static int parse_file(struct replay_source *rs, struct ms_error *err)
 		}
 		rs->frames = fr;
 		fr = &fr[rs->nr_frames++];
-		fr->time_ns = (uint64_t)(json_number_value(t) * 1e9 + 0.5);
-		fr->interval_ns = (uint64_t)((json_number_value(t) - last_t) * 1e9 + 0.5);
+		fr->time_ns = time_ns;
+		fr->interval_ns = time_ns - last_ns;
 		last_t = json_number_value(t);
+		last_ns = time_ns;
 		/* Series the line does not mention stay invalid: never a silent zero. */
 		fr->samples = calloc((size_t)rs->nr_series + 1, sizeof(struct sample));
 		if (!fr->samples) {

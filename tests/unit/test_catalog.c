@@ -235,6 +235,44 @@ static const char *const bpf_family =
 	"    - formula: proc.faults + pages.alloc\n"
 	"      source: test\n";
 
+/* Values a file can hold that used to go wrong silently. */
+static void test_bad_values(void)
+{
+	static char deep[8192];
+
+	/* A priority beyond int became -1 and won over every family. */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "sources:", "priority: 9223372036854775807\nsources:")),
+		     "pmu/test.yaml:3:11: test: priority 9223372036854775807 is out of range: give 0 (first) to "
+		     "1000 (last)");
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "sources:", "priority: -1\nsources:")),
+		     "pmu/test.yaml:3:11: test: priority -1 is out of range: give 0 (first) to 1000 (last)");
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "sources:", "priority: 99999999999999999999\nsources:")),
+		     "pmu/test.yaml:3:11: test: 'priority' must be an integer (decimal or 0x hex), found "
+		     "'99999999999999999999'");
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "sources:", "priority: 1000\nsources:")), "");
+	/* A second document was ignored, valid or not. */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "metrics:\n", "---\nfamily: other\nmetrics:\n")),
+		     "pmu/test.yaml:10:1: a second YAML document: a catalog file holds one document; remove the "
+		     "'---' line or move what follows into a file of its own");
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "metrics:\n", "---\n[unclosed\nmetrics:\n")),
+		     "pmu/test.yaml:12:8: YAML syntax error: did not find expected ',' or ']' while parsing a flow "
+		     "sequence");
+	/* A document end marker with nothing after it is one document. */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "metrics:\n", "metrics:\n")), "");
+	CHECK_EQ_STR(load(replace(good_metrics, "mem.read_bytes / seconds\n", "mem.read_bytes / seconds\n...\n"),
+			  good_family), "");
+	/* A formula nested 3,000 deep: an error at its column, no stack overflow. */
+	snprintf(deep, sizeof(deep), "%s", "    formula: ");
+	memset(deep + 13, '(', 3000);
+	snprintf(deep + 3013, sizeof(deep) - 3013, "mem.read_bytes / seconds\n");
+	CHECK_CONTAINS(load(replace(good_metrics, "    formula: mem.read_bytes / seconds\n", deep), good_family),
+		       "metrics.yaml:10:1014: mem.read_bw: formula '((((");
+	CHECK_CONTAINS(load(replace(good_metrics, "    formula: mem.read_bytes / seconds\n", deep), good_family),
+		       "((((...': the formula nests more than 1000 levels");
+	CHECK_CONTAINS(load(replace(good_metrics, "    formula: mem.read_bytes / seconds\n", deep), good_family),
+		       "the formula nests more than 1000 levels");
+}
+
 static void test_bpf_events(void)
 {
 	struct catalog *cat = NULL;
@@ -304,24 +342,33 @@ static bool lookup_fixed(const struct expr *ref, void *ctx, double *value)
 
 static void test_expr(void)
 {
-	char msg[128], text[128];
+	char msg[256], text[128];
 	int offset = -1;
-	bool ok = true;
+	const char *fault = "unset";
 	struct expr *e = expr_parse("(a + 2) * 64 / 0x10 - -1", &offset, msg, sizeof(msg));
 
 	CHECK(e != NULL);
 	if (!e)
 		return;
-	CHECK_NEAR(expr_eval(e, lookup_fixed, NULL, &ok), 33.0, 1e-12);
-	CHECK(ok);
+	CHECK_NEAR(expr_eval(e, lookup_fixed, NULL, &fault), 33.0, 1e-12);
+	CHECK(fault == NULL);
 	expr_format(e, text, sizeof(text));
 	CHECK_EQ_STR(text, "(a + 2) * 64 / 16 - -1");
 	expr_free(e);
 	/* division by zero is "no value", never inf */
 	e = expr_parse("a / (a - 6)", &offset, msg, sizeof(msg));
-	ok = true;
-	expr_eval(e, lookup_fixed, NULL, &ok);
-	CHECK(!ok);
+	expr_eval(e, lookup_fixed, NULL, &fault);
+	CHECK_EQ_STR(fault ? fault : "(null)", EXPR_FAULT_DIVISION);
+	expr_free(e);
+	/* Overflow is no value either, with its own reason (it used to print
+	 * inf and drop out of JSON output). */
+	e = expr_parse("1e308 * 1e308", &offset, msg, sizeof(msg));
+	CHECK_EQ_INT(expr_eval(e, lookup_fixed, NULL, &fault) == 0, 1);
+	CHECK_EQ_STR(fault ? fault : "(null)", EXPR_FAULT_RANGE);
+	expr_free(e);
+	e = expr_parse("-1e308 * 10 + a", &offset, msg, sizeof(msg));
+	expr_eval(e, lookup_fixed, NULL, &fault);
+	CHECK_EQ_STR(fault ? fault : "(null)", EXPR_FAULT_RANGE);
 	expr_free(e);
 	CHECK(expr_parse("a +", &offset, msg, sizeof(msg)) == NULL);
 	CHECK_EQ_INT(offset, 3);
@@ -330,12 +377,73 @@ static void test_expr(void)
 	CHECK_EQ_INT(offset, 1);
 }
 
+/* Formulas deep enough to overflow the stack of every recursive walk (the
+ * parser, expr_each_ref, eval, format, free): refused by the parser with
+ * where and why; the deepest allowed ones still work. */
+static int count_refs(struct expr *ref, void *ctx)
+{
+	(void)ref;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static void test_expr_depth(void)
+{
+	size_t n = 300000;
+	char *text = malloc(4 * n + 16), msg[256];
+	int offset = -1, refs = 0;
+	const char *fault;
+	struct expr *e;
+
+	/* 100,000 parentheses */
+	memset(text, '(', 100000);
+	strcpy(text + 100000, "a");
+	CHECK(expr_parse(text, &offset, msg, sizeof(msg)) == NULL);
+	CHECK_EQ_INT(offset, EXPR_MAX_DEPTH);
+	CHECK_CONTAINS(msg, "the formula nests more than 1000 levels");
+	/* 300,000 signs */
+	memset(text, '-', n);
+	strcpy(text + n, "a");
+	CHECK(expr_parse(text, &offset, msg, sizeof(msg)) == NULL);
+	CHECK_CONTAINS(msg, "the formula nests more than 1000 levels");
+	/* a 300,000-term sum, and a product */
+	for (size_t i = 0; i < n; i++)
+		memcpy(text + 2 * i, i ? "+a" : " a", 2);
+	text[2 * n] = '\0';
+	CHECK(expr_parse(text, &offset, msg, sizeof(msg)) == NULL);
+	CHECK_CONTAINS(msg, "the formula nests more than 1000 levels");
+	CHECK_EQ_INT(offset, 2 * EXPR_MAX_DEPTH + 2);   /* just after the 1,001st term */
+	for (size_t i = 0; i < n; i++)
+		text[2 * i] = i ? '*' : ' ';
+	CHECK(expr_parse(text, &offset, msg, sizeof(msg)) == NULL);
+	/* 1,000 terms, 999 parentheses: fine, and walked without trouble. */
+	for (size_t i = 0; i < 1000; i++)
+		memcpy(text + 2 * i, i ? "+a" : " a", 2);
+	text[2000] = '\0';
+	e = expr_parse(text, &offset, msg, sizeof(msg));
+	CHECK(e != NULL);
+	CHECK_EQ_INT(expr_each_ref(e, count_refs, &refs), 0);
+	CHECK_EQ_INT(refs, 1000);
+	CHECK_NEAR(expr_eval(e, lookup_fixed, NULL, &fault), 6000.0, 1e-9);
+	expr_free(e);
+	memset(text, '(', 999);
+	strcpy(text + 999, "a");
+	for (int i = 0; i < 999; i++)
+		strcat(text, ")");
+	e = expr_parse(text, &offset, msg, sizeof(msg));
+	CHECK(e != NULL);
+	expr_free(e);
+	free(text);
+}
+
 int main(void)
 {
 	test_shipped_catalog();
 	test_good();
 	test_errors();
 	test_bpf_events();
+	test_bad_values();
 	test_expr();
+	test_expr_depth();
 	return check_summary("catalog");
 }
