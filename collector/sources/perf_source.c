@@ -1,6 +1,5 @@
 #include "sources/perf_source.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <perf/core.h>
@@ -11,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -37,6 +37,7 @@ struct perf_group {
 	bool per_cpu_series;    /* one series per CPU (else CPUs are summed) */
 	int *leader_fd;         /* [cpu * nr_threads + thread] */
 	uint64_t *leader_id;    /* same layout: the kernel's id of each leader */
+	int fd_floor;           /* lowest free descriptor before the group was opened */
 	uint64_t *prev;         /* [(cpu * nr_threads + thread) * (2 + nr_events)]: ena, run, values */
 	int series_base;        /* offset of this group's first series within the source */
 	size_t read_size;
@@ -175,6 +176,17 @@ static void attr_for_member(const struct perf_source *ps, const struct event *ev
 	}
 }
 
+/* The lowest descriptor number not in use: every descriptor opened after
+ * this call is at or above it. */
+static int lowest_free_fd(void)
+{
+	int fd = eventfd(0, EFD_CLOEXEC);
+
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? 0 : fd;
+}
+
 /* Build and open one group's evlist. Returns 0, or a negative errno. */
 static int group_open(struct perf_source *ps, struct perf_group *g, struct ms_error *err)
 {
@@ -210,6 +222,7 @@ static int group_open(struct perf_source *ps, struct perf_group *g, struct ms_er
 	}
 	perf_evlist__set_leader(g->evlist);
 	perf_evlist__set_maps(g->evlist, g->cpus, g->threads);
+	g->fd_floor = lowest_free_fd();
 	ret = perf_evlist__open(g->evlist);
 	if (ret < 0)
 		return ret;
@@ -218,49 +231,57 @@ static int group_open(struct perf_source *ps, struct perf_group *g, struct ms_er
 	return 0;
 }
 
+struct leader_slot {
+	uint64_t id;
+	int *fd;
+};
+
+static int compare_slot(const void *a, const void *b)
+{
+	const struct leader_slot *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 /* libperf has no public accessor for an event's file descriptor, and its group
  * read allocates and returns the leader's value only. So each leader's fd is
  * found once, here, by the kernel's event id: the hot path then reads every
- * member of a group with one read() on that fd. */
-static int find_leader_fds(struct perf_source *ps, struct ms_error *err)
+ * member of a group with one read() on that fd. The group's descriptors were
+ * opened at or above g->fd_floor, so only those are asked for their id (the
+ * ioctl number '$' belongs to perf alone), and only until every leader is
+ * found: a few thousand ioctls at 512 threads, not a readlink of every
+ * descriptor of the process. */
+static int find_leader_fds(struct perf_group *g, struct ms_error *err)
 {
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *de;
-	int missing = 0;
+	int slots = g->nr_cpus * g->nr_threads, found = 0;
+	/* Every fd the group opened, plus room for descriptors other code
+	 * opened in between. */
+	int limit = g->fd_floor + slots * g->nr_events * 2 + 256;
+	struct leader_slot *index = malloc(sizeof(*index) * (size_t)slots);
 
-	if (!dir) {
-		ms_error_set(err, "cannot list /proc/self/fd: %s", strerror(errno));
+	if (!index) {
+		ms_error_set(err, "out of memory");
 		return -1;
 	}
-	while ((de = readdir(dir))) {
-		char link[64], path[64];
-		uint64_t id;
-		ssize_t n;
-		int fd = atoi(de->d_name);
+	for (int k = 0; k < slots; k++) {
+		index[k] = (struct leader_slot){ g->leader_id[k], &g->leader_fd[k] };
+		g->leader_fd[k] = -1;
+	}
+	qsort(index, (size_t)slots, sizeof(*index), compare_slot);
+	for (int fd = g->fd_floor; fd < limit && found < slots; fd++) {
+		struct leader_slot key, *hit;
 
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+		if (ioctl(fd, PERF_EVENT_IOC_ID, &key.id) < 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		if (strcmp(link, "anon_inode:[perf_event]") != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
-			continue;
-		for (int gi = 0; gi < ps->nr_groups; gi++) {
-			struct perf_group *g = &ps->groups[gi];
-
-			for (int k = 0; k < g->nr_cpus * g->nr_threads; k++)
-				if (g->leader_id[k] == id)
-					g->leader_fd[k] = fd;
+		hit = bsearch(&key, index, (size_t)slots, sizeof(*index), compare_slot);
+		if (hit && *hit->fd < 0) {
+			*hit->fd = fd;
+			found++;
 		}
 	}
-	closedir(dir);
-	for (int gi = 0; gi < ps->nr_groups; gi++)
-		for (int k = 0; k < ps->groups[gi].nr_cpus * ps->groups[gi].nr_threads; k++)
-			missing += ps->groups[gi].leader_fd[k] < 0;
-	if (missing) {
-		ms_error_set(err, "internal error: %d perf group leaders not found by id", missing);
+	free(index);
+	if (found < slots) {
+		ms_error_set(err, "internal error: %d perf group leaders not found by id", slots - found);
 		return -1;
 	}
 	return 0;
@@ -295,7 +316,7 @@ static int group_prepare_reads(struct perf_group *g, struct ms_error *err)
 	}
 	/* nr, time_enabled, time_running, then value and id per member. */
 	g->read_size = sizeof(uint64_t) * (3 + 2 * (size_t)g->nr_events);
-	return 0;
+	return find_leader_fds(g, err);
 }
 
 static int add_series(struct perf_source *ps, struct perf_group *g, struct series_table *table)
@@ -486,7 +507,7 @@ static int perf_open(struct source *src, struct series_table *table, struct ms_e
 	if (!ps->read_buf)
 		goto oom_placed_freed;
 	src->count = table->nr - src->first;
-	return find_leader_fds(ps, err);
+	return 0;
 oom:
 	free(placed);
 oom_placed_freed:
@@ -499,12 +520,14 @@ static int perf_enable(struct source *src, struct ms_error *err)
 	struct perf_source *ps = src->priv;
 
 	(void)err;
-	/* A command's counters start at its exec (enable_on_exec); the rest now. */
+	/* A command's counters start at its exec (enable_on_exec); the rest now.
+	 * Members are opened enabled and count while their leader does, so one
+	 * ioctl per leader descriptor starts a whole group. */
 	for (int i = 0; i < ps->nr_groups; i++) {
 		const struct event *first = &ps->opt.events[ps->groups[i].events[0]];
 
 		if (ps->opt.target->kind != TARGET_COMMAND || is_system_wide(ps, first))
-			perf_evlist__enable(ps->groups[i].evlist);
+			perf_evsel__enable(perf_evlist__next(ps->groups[i].evlist, NULL));
 	}
 	return 0;
 }
@@ -513,8 +536,9 @@ static int perf_disable(struct source *src)
 {
 	struct perf_source *ps = src->priv;
 
+	/* Stopping the leader stops its group. */
 	for (int i = 0; i < ps->nr_groups; i++)
-		perf_evlist__disable(ps->groups[i].evlist);
+		perf_evsel__disable(perf_evlist__next(ps->groups[i].evlist, NULL));
 	return 0;
 }
 

@@ -6,7 +6,8 @@
  *
  * It prints "ready PID" once the early threads exist, so a test can attach
  * before START_MS (default 300), and "pages N" at the end: the pages all
- * threads touched, which is the number of page faults they caused. */
+ * threads touched, which is the number of page faults they caused. With MB 0
+ * the threads only sleep until RUN_MS (up to 4096 threads: attach start-up). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,14 @@ static void *worker(void *arg)
 
 	while (elapsed_ms(&job->start) < job->start_ms)
 		nanosleep(&(struct timespec){ 0, 5 * 1000000L }, NULL);
+	if (!size) {
+		/* MB 0: threads that only exist (attach start-up benchmarks). */
+		long left = job->run_ms - elapsed_ms(&job->start);
+
+		if (left > 0)
+			nanosleep(&(struct timespec){ left / 1000, (left % 1000) * 1000000L }, NULL);
+		return NULL;
+	}
 	while (elapsed_ms(&job->start) < job->run_ms) {
 		volatile char *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
 					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -58,7 +67,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t tids[64];
+	pthread_t *tids;
 	int early, late, n = 0;
 	long delay_ms;
 	struct job job;
@@ -75,7 +84,7 @@ int main(int argc, char **argv)
 	job.mb = atol(argv[5]);
 	job.start_ms = argc == 7 ? atol(argv[6]) : 300;
 	atomic_init(&job.pages, 0);
-	if (early < 0 || late < 0 || early + late > 64)
+	if (early < 0 || late < 0 || early + late > 4096 || !(tids = calloc((size_t)(early + late) + 1, sizeof(*tids))))
 		return 2;
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	clock_gettime(CLOCK_MONOTONIC, &job.start);
@@ -92,5 +101,6 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		pthread_join(tids[i], NULL);
 	printf("pages %ld\n", atomic_load(&job.pages));
+	free(tids);
 	return 0;
 }

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""How fast `memscope stat -p PID` starts counting a process with many threads, next to
+`perf stat -p PID`, in the same run.
+
+For each thread count, a process with that many (sleeping) threads is started
+(contrib/bench/threads N 0 0 RUN 0); then, alternately, each tool attaches to it with
+-I 100 and is stopped with SIGINT 0.6 s later. Two figures per run:
+- start-up: the time from starting the tool to its first interval line, minus the
+  100 ms interval (what the user waits for before counting starts);
+- CPU: the tool's user + system time for the whole run (attach, 0.6 s idle, detach),
+  from wait4() of the tool itself (contrib/bench/rusage).
+Medians over the runs, with the interquartile range.
+
+Usage: attach_startup.py [--build DIR] [--threads 16,64,256,512] [--runs N] [--write docs/performance.md]
+"""
+import argparse
+import json
+import pathlib
+import statistics
+import subprocess
+import time
+
+import perfdoc  # beside this script
+
+EVENTS = "page-faults,minor-faults,major-faults,context-switches,cpu-migrations,task-clock"
+START, END = "<!-- attach-startup:start -->", "<!-- attach-startup:end -->"
+INTERVAL_MS = 100
+
+
+def quartiles(values):
+    q = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
+    return q[0], statistics.median(values), q[2]
+
+
+def one_run(rusage, cmd, stop_after_ms):
+    """(seconds to the first interval line, CPU seconds of the tool)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([rusage, "--signal", "2", "--after", str(stop_after_ms), "--"] + cmd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = None
+    for line in proc.stdout:
+        field = line.split(",")[0].strip()
+        if first is None and field[:1].isdigit():
+            first = time.perf_counter() - t0
+    err = proc.stderr.read()
+    proc.wait()
+    usage = json.loads(err[err.rindex("rusage: ") + 8:].splitlines()[0])
+    if first is None:
+        raise SystemExit("no interval line from %s:\n%s" % (" ".join(cmd), err))
+    return first - INTERVAL_MS / 1e3, usage["user_s"] + usage["sys_s"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--threads", default="16,64,256,512")
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--stop-after-ms", type=int, default=600)
+    ap.add_argument("--write")
+    args = ap.parse_args()
+    build = pathlib.Path(args.build)
+    rusage = str(build / "contrib/bench/rusage")
+    counts = [int(n) for n in args.threads.split(",")]
+    rows = []
+    for n in counts:
+        run_ms = (args.runs * 2 + 2) * (args.stop_after_ms + 1500) + 5000
+        work = subprocess.Popen([str(build / "contrib/bench/threads"), str(n), "0", "0", str(run_ms), "0", "0"],
+                                stdout=subprocess.PIPE, text=True)
+        pid = work.stdout.readline().split()[1]
+        tools = {
+            "memscope": [str(build / "memscope"), "stat", "-x,", "-I", str(INTERVAL_MS), "-p", pid, "-e", EVENTS],
+            "perf": ["perf", "stat", "-x,", "--log-fd", "1", "-I", str(INTERVAL_MS), "-p", pid, "-e", EVENTS],
+        }
+        res = {name: ([], []) for name in tools}
+        for name, cmd in tools.items():  # warm up
+            one_run(rusage, cmd, args.stop_after_ms)
+        for r in range(args.runs):
+            order = list(tools) if r % 2 == 0 else list(reversed(list(tools)))
+            for name in order:
+                start, cpu = one_run(rusage, tools[name], args.stop_after_ms)
+                res[name][0].append(start)
+                res[name][1].append(cpu)
+        work.kill()
+        work.wait()
+        rows.append((n, res))
+
+    lines = [
+        START,
+        "Measured with `python3 contrib/bench/attach_startup.py --build build --threads %s --runs %d` "
+        "(events: `%s`; medians of %d alternating runs, interquartile range in brackets)."
+        % (args.threads, args.runs, EVENTS, args.runs),
+        "",
+        "| threads | memscope start-up | perf start-up | memscope CPU | perf CPU | start-up memscope / perf |",
+        "|---|---|---|---|---|---|",
+    ]
+    for n, res in rows:
+        ms_s, pf_s = quartiles(res["memscope"][0]), quartiles(res["perf"][0])
+        ms_c, pf_c = quartiles(res["memscope"][1]), quartiles(res["perf"][1])
+        fmt = lambda q: "%.1f ms [%.1f-%.1f]" % (q[1] * 1e3, q[0] * 1e3, q[2] * 1e3)
+        lines.append("| %d | %s | %s | %s | %s | %.2f |" % (n, fmt(ms_s), fmt(pf_s), fmt(ms_c), fmt(pf_c),
+                                                           ms_s[1] / pf_s[1]))
+    lines.append(END)
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        perfdoc.write_section(args.write, "memscope stat -p: attach start-up", START, END, text)
+
+
+if __name__ == "__main__":
+    main()
