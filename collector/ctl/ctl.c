@@ -6,15 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-/* A client that connects and then says nothing must not stall sampling. */
-#define SERVE_TIMEOUT_US 200000
 #define CLIENT_TIMEOUT_S 5
+/* A client that connected and said nothing for this long is let go. */
+#define PENDING_TIMEOUT_NS 1000000000ull
+/* Clients taken per wakeup: the rest wait for the next one. */
+#define SERVE_BUDGET 16
 
 int ctl_socket_dir(char *buf, size_t size, bool create, struct ms_error *err)
 {
@@ -75,15 +79,18 @@ static int fill_address(struct sockaddr_un *addr, const char *path, struct ms_er
 	return 0;
 }
 
+static void close_all(struct ctl_server *srv);
+
 int ctl_server_open(struct ctl_server *srv, const char *path, struct ms_error *err)
 {
 	struct sockaddr_un addr;
+	struct epoll_event ev = { .events = EPOLLIN };
 	struct stat st;
 	mode_t old_mask;
 	int ret;
 
-	srv->fd = -1;
-	srv->refused = 0;
+	memset(srv, 0, sizeof(*srv));
+	srv->fd = srv->listen_fd = -1;
 	snprintf(srv->path, sizeof(srv->path), "%s", path);
 	if (fill_address(&addr, path, err) < 0)
 		return -1;
@@ -95,19 +102,24 @@ int ctl_server_open(struct ctl_server *srv, const char *path, struct ms_error *e
 		}
 		unlink(path);
 	}
-	srv->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (srv->fd < 0) {
+	srv->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	srv->fd = epoll_create1(EPOLL_CLOEXEC);
+	if (srv->listen_fd < 0 || srv->fd < 0) {
 		ms_error_set(err, "cannot create the control socket: %s", strerror(errno));
+		close_all(srv);
 		return -1;
 	}
 	/* Created 0600 from the start: no moment where others could connect. */
 	old_mask = umask(0177);
-	ret = bind(srv->fd, (struct sockaddr *)&addr, sizeof(addr));
+	ret = bind(srv->listen_fd, (struct sockaddr *)&addr, sizeof(addr));
 	umask(old_mask);
-	if (ret < 0 || listen(srv->fd, 16) < 0) {
+	ev.data.fd = srv->listen_fd;
+	if (ret < 0 || listen(srv->listen_fd, 16) < 0 || epoll_ctl(srv->fd, EPOLL_CTL_ADD, srv->listen_fd, &ev) < 0) {
 		ms_error_set(err, "cannot listen on %s: %s", path, strerror(errno));
-		close(srv->fd);
-		srv->fd = -1;
+		if (ret == 0)
+			unlink(path);
+		srv->path[0] = '\0';
+		close_all(srv);
 		return -1;
 	}
 	return 0;
@@ -124,27 +136,71 @@ static bool peer_allowed(int fd, uid_t *uid)
 	return cred.uid == geteuid() || cred.uid == 0;
 }
 
-void ctl_server_serve(struct ctl_server *srv, ctl_handler_fn handler, void *ctx)
+static uint64_t now_ns(void)
 {
-	struct timeval timeout = { 0, SERVE_TIMEOUT_US };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void drop_pending(struct ctl_server *srv, int i)
+{
+	epoll_ctl(srv->fd, EPOLL_CTL_DEL, srv->pending[i].fd, NULL);
+	close(srv->pending[i].fd);
+	srv->pending[i] = srv->pending[--srv->nr_pending];
+}
+
+/* Accept one client into the pending set; false when there was none. */
+static bool accept_one(struct ctl_server *srv)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd = accept4(srv->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	/* Full: the client waiting longest makes room. */
+	if (srv->nr_pending == CTL_MAX_PENDING) {
+		int oldest = 0;
+
+		for (int i = 1; i < srv->nr_pending; i++)
+			if (srv->pending[i].since_ns < srv->pending[oldest].since_ns)
+				oldest = i;
+		drop_pending(srv, oldest);
+	}
+	ev.data.fd = fd;
+	if (epoll_ctl(srv->fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		close(fd);
+		return true;
+	}
+	srv->pending[srv->nr_pending++] = (struct ctl_pending){ fd, now_ns() };
+	return true;
+}
+
+/* The request of a pending client arrived (or it hung up): answer it. */
+static void answer(struct ctl_server *srv, int fd, ctl_handler_fn handler, void *ctx)
+{
 	char request[CTL_MAX_MESSAGE + 1], reply[CTL_MAX_MESSAGE];
 	char *arg;
 	uid_t uid = (uid_t)-1;
-	ssize_t n;
-	int fd = accept4(srv->fd, NULL, NULL, SOCK_CLOEXEC);
+	ssize_t n = recv(fd, request, CTL_MAX_MESSAGE, MSG_DONTWAIT);
 
-	if (fd < 0)
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-	n = recv(fd, request, CTL_MAX_MESSAGE, 0);
+	for (int i = 0; i < srv->nr_pending; i++)
+		if (srv->pending[i].fd == fd) {
+			/* Out of the set; closed below. */
+			epoll_ctl(srv->fd, EPOLL_CTL_DEL, fd, NULL);
+			srv->pending[i] = srv->pending[--srv->nr_pending];
+			break;
+		}
 	if (!peer_allowed(fd, &uid)) {
 		/* The request was read (closing on unread data would reset the
 		 * connection before the refusal arrives) but is not looked at. */
 		srv->refused++;
 		snprintf(reply, sizeof(reply), "error: refused: uid %d is neither the user running this "
 			 "memscope (uid %u) nor root", (int)uid, (unsigned)geteuid());
-		send(fd, reply, strlen(reply), MSG_NOSIGNAL);
+		send(fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
 		close(fd);
 		return;
 	}
@@ -161,19 +217,57 @@ void ctl_server_serve(struct ctl_server *srv, ctl_handler_fn handler, void *ctx)
 	reply[0] = '\0';
 	if (!request[0])
 		snprintf(reply, sizeof(reply), "error: empty request");
+	else if (!ctl_limit_take(&srv->limit))
+		snprintf(reply, sizeof(reply), "error: too many control requests (more than %d a second): this one "
+			 "was dropped (%lu so far)", CTL_RATE, srv->limit.dropped);
 	else
 		handler(request, arg ? arg : "", reply, sizeof(reply), ctx);
-	send(fd, reply, strlen(reply), MSG_NOSIGNAL);
+	send(fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
 	close(fd);
+}
+
+void ctl_server_serve(struct ctl_server *srv, ctl_handler_fn handler, void *ctx)
+{
+	struct epoll_event events[SERVE_BUDGET];
+	uint64_t now = now_ns();
+	int n;
+
+	/* Clients that connected and never spoke are let go. */
+	for (int i = srv->nr_pending - 1; i >= 0; i--)
+		if (now - srv->pending[i].since_ns > PENDING_TIMEOUT_NS)
+			drop_pending(srv, i);
+	n = epoll_wait(srv->fd, events, SERVE_BUDGET, 0);
+	for (int i = 0; i < n; i++) {
+		if (events[i].data.fd != srv->listen_fd) {
+			answer(srv, events[i].data.fd, handler, ctx);
+			continue;
+		}
+		/* New clients, a few per wakeup. */
+		for (int k = 0; k < SERVE_BUDGET && accept_one(srv); k++)
+			;
+	}
+}
+
+static void close_all(struct ctl_server *srv)
+{
+	while (srv->nr_pending > 0)
+		drop_pending(srv, srv->nr_pending - 1);
+	if (srv->listen_fd >= 0) {
+		close(srv->listen_fd);
+		if (srv->path[0])
+			unlink(srv->path);
+	}
+	if (srv->fd >= 0)
+		close(srv->fd);
+	srv->fd = srv->listen_fd = -1;
 }
 
 void ctl_server_close(struct ctl_server *srv)
 {
+	/* Never opened (only fd is set then): nothing to close. */
 	if (srv->fd < 0)
 		return;
-	close(srv->fd);
-	unlink(srv->path);
-	srv->fd = -1;
+	close_all(srv);
 }
 
 int ctl_request(const char *path, const char *request, char *reply, size_t size, struct ms_error *err)

@@ -12,18 +12,32 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
+#include "ctl/ctl_limit.h"
 #include "util/error.h"
 
 #define CTL_MAX_MESSAGE 1024
 /* Set in the environment of a command memscope runs, so it can find the socket. */
 #define CTL_SOCKET_ENV "MEMSCOPE_CTL_SOCKET"
 
+/* Connections accepted whose request has not arrived yet. */
+#define CTL_MAX_PENDING 16
+
 struct ctl_server {
-	int fd;                  /* listening socket, -1 when none */
+	/* What to watch: readable when a client connects or a connected one
+	 * sends (an epoll set of the listening socket and the connections). */
+	int fd;                  /* -1 when none */
+	int listen_fd;
 	char path[108];          /* sizeof(sockaddr_un.sun_path) */
 	unsigned long refused;   /* requests refused by the credential check */
+	struct ctl_pending {
+		int fd;
+		uint64_t since_ns;
+	} pending[CTL_MAX_PENDING];
+	int nr_pending;
+	struct ctl_limit limit;
 };
 
 /* Answer one request: command is the first word ("label"), arg the rest
@@ -36,8 +50,12 @@ int ctl_socket_dir(char *buf, size_t size, bool create, struct ms_error *err);
 int ctl_socket_path(pid_t pid, char *buf, size_t size, bool create_dir, struct ms_error *err);
 
 int ctl_server_open(struct ctl_server *srv, const char *path, struct ms_error *err);
-/* The listening socket is readable: serve one client (accept, check its
- * credentials, read one request, answer it). Never blocks for long. */
+/* srv->fd is readable: accept new clients, and answer those whose request
+ * has arrived (credentials checked, one request, one reply). Never waits: a
+ * client that connects and says nothing stays pending (at most
+ * CTL_MAX_PENDING, for a second) while sampling goes on; a wakeup handles a
+ * bounded number of clients, and requests past the rate (ctl_limit.h) are
+ * answered with an error and counted. */
 void ctl_server_serve(struct ctl_server *srv, ctl_handler_fn handler, void *ctx);
 /* Close and remove the socket. */
 void ctl_server_close(struct ctl_server *srv);

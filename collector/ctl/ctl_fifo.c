@@ -95,18 +95,31 @@ static void run_line(char *line, const char *command_name, ctl_handler_fn handle
 		fprintf(stderr, "memscope %s: fifo: %s\n", command_name, reply[0] ? reply : "error: no reply");
 }
 
+/* Bytes read per wakeup: a writer that never stops (yes 'label x' > FIFO)
+ * gets this much attention, then sampling goes on. */
+#define FIFO_BUDGET (64 * 1024)
+
+static void report_drops(struct ctl_fifo *fifo, const char *command_name, const char *when)
+{
+	fprintf(stderr, "memscope %s: fifo: %lu commands dropped %s: more than %d a second arrived\n",
+		command_name, fifo->limit.dropped, when, CTL_RATE);
+}
+
 void ctl_fifo_serve(struct ctl_fifo *fifo, const char *command_name, ctl_handler_fn handler, void *ctx)
 {
 	char buf[4096];
 	ssize_t got;
+	size_t taken = 0;
 
-	while ((got = read(fifo->fd, buf, sizeof(buf))) > 0) {
+	fifo->command_name = command_name;
+	while (taken < FIFO_BUDGET && (got = read(fifo->fd, buf, sizeof(buf))) > 0) {
+		taken += (size_t)got;
 		for (ssize_t i = 0; i < got; i++) {
 			if (buf[i] == '\n') {
 				if (fifo->overlong)
 					fprintf(stderr, "memscope %s: fifo: error: a line longer than %d bytes was "
 						"dropped\n", command_name, CTL_MAX_MESSAGE);
-				else {
+				else if (fifo->len > 0 && ctl_limit_take(&fifo->limit)) {
 					fifo->line[fifo->len] = '\0';
 					run_line(fifo->line, command_name, handler, ctx);
 				}
@@ -119,10 +132,15 @@ void ctl_fifo_serve(struct ctl_fifo *fifo, const char *command_name, ctl_handler
 			}
 		}
 	}
+	if (ctl_limit_report_due(&fifo->limit))
+		report_drops(fifo, command_name, "so far");
 }
 
 void ctl_fifo_close(struct ctl_fifo *fifo)
 {
+	if (fifo->limit.dropped && fifo->command_name)
+		report_drops(fifo, fifo->command_name, "in all");
+	fifo->limit = (struct ctl_limit){ 0 };
 	if (fifo->fd >= 0)
 		close(fifo->fd);
 	if (fifo->created)

@@ -26,12 +26,16 @@ struct ctl_fifo {
 	char line[CTL_MAX_MESSAGE + 1]; /* a command not yet ended by '\n' */
 	size_t len;
 	bool overlong;                  /* dropping the rest of a line longer than CTL_MAX_MESSAGE */
+	struct ctl_limit limit;         /* commands per second (ctl_limit.h) */
+	const char *command_name;       /* for the report of drops at close */
 };
 
 int ctl_fifo_open(struct ctl_fifo *fifo, const char *path, struct ms_error *err);
-/* The FIFO is readable: run every whole line through handler (as
+/* The FIFO is readable: run the whole lines read through handler (as
  * ctl_server_serve does); failed commands are printed to stderr, prefixed
- * "memscope COMMAND_NAME: ". Never blocks. */
+ * "memscope COMMAND_NAME: ". Never blocks, and reads at most a budget per
+ * call; commands past the rate are dropped, counted and reported
+ * (ctl_limit.h). */
 void ctl_fifo_serve(struct ctl_fifo *fifo, const char *command_name, ctl_handler_fn handler, void *ctx);
 /* Close it, and remove it if ctl_fifo_open created it. */
 void ctl_fifo_close(struct ctl_fifo *fifo);
