@@ -5,10 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "events/event.h"
 #include "host/host.h"
 #include "host/sysfs.h"
+#include "util/fd_limit.h"
 
 int perf_event_paranoid(void)
 {
@@ -39,15 +42,44 @@ const struct pmu *host_core_pmu(const struct host *host)
 	return NULL;
 }
 
+/* A counted process that belongs to another user: the kernel lets perf
+ * count a task only with ptrace read access to it (same user, or
+ * CAP_SYS_PTRACE), whatever perf_event_paranoid says. Its uid, or -1. */
+static long other_users_process(const pid_t *pids, int nr_pids, pid_t *which)
+{
+	char path[64];
+	struct stat st;
+
+	if (geteuid() == 0)
+		return -1;
+	for (int i = 0; i < nr_pids; i++) {
+		snprintf(path, sizeof(path), "/proc/%d", (int)pids[i]);
+		if (stat(path, &st) == 0 && st.st_uid != geteuid()) {
+			*which = pids[i];
+			return (long)st.st_uid;
+		}
+	}
+	return -1;
+}
+
 bool perf_open_error(const struct host *host, const struct event *ev, int errnum,
-		     enum open_scope scope, long needed_fds, struct ms_error *err)
+		     enum open_scope scope, const pid_t *pids, int nr_pids, long needed_fds, struct ms_error *err)
 {
 	int paranoid = perf_event_paranoid();
-	struct rlimit lim;
+	pid_t other = 0;
+	long owner;
 
 	switch (errnum) {
 	case EACCES:
 	case EPERM:
+		if (scope == OPEN_TASK && (owner = other_users_process(pids, nr_pids, &other)) >= 0) {
+			ms_error_set(err, "no permission to count '%s' in process %d: it belongs to uid %ld, and the "
+				     "kernel lets perf count another user's process only with ptrace access to it (not "
+				     "a matter of perf_event_paranoid); fix: run memscope as the process's owner (uid %ld) or as root, or "
+				     "grant CAP_SYS_PTRACE (sudo setcap cap_perfmon,cap_sys_ptrace+ep $(which memscope))",
+				     ev->name, (int)other, owner, owner);
+			return false;
+		}
 		ms_error_set(err, "no permission to count '%s'%s: perf_event_paranoid is %d "
 			     "(/proc/sys/kernel/perf_event_paranoid); fix: run as root, or grant "
 			     "CAP_PERFMON (sudo setcap cap_perfmon,cap_sys_ptrace+ep $(which memscope)), "
@@ -57,14 +89,14 @@ bool perf_open_error(const struct host *host, const struct event *ev, int errnum
 			     scope == OPEN_SYSTEM_WIDE ? 0 : 1);
 		return false;
 	case EMFILE:
-	case ENFILE:
-		getrlimit(RLIMIT_NOFILE, &lim);
-		ms_error_set(err, "too many open files while opening '%s': this run needs about %ld "
-			     "counters (events x CPUs x threads) and the open-file limit is %llu; "
-			     "fix: ulimit -n %ld (or count fewer events/threads)",
-			     ev->name, needed_fds, (unsigned long long)lim.rlim_cur,
-			     needed_fds + 256 > (long)lim.rlim_cur ? needed_fds + 256 : (long)lim.rlim_cur * 2);
+	case ENFILE: {
+		char why[256];
+
+		fd_limit_explain(errnum, needed_fds, why, sizeof(why));
+		ms_error_set(err, "cannot open '%s': %s (this run needs about %ld counters: events x CPUs x threads; "
+			     "or count fewer events or threads)", ev->name, why, needed_fds);
 		return false;
+	}
 	case ESRCH:
 		ms_error_set(err, "cannot attach '%s': the process exited", ev->name);
 		return false;

@@ -3,6 +3,7 @@
 #define MEMSCOPE_PERF_ERRORS_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "util/error.h"
 
@@ -11,12 +12,14 @@ struct host;
 
 enum open_scope { OPEN_TASK, OPEN_SYSTEM_WIDE };
 
-/* Fill err for a failed open of ev (errnum is a positive errno). Returns true
+/* Fill err for a failed open of ev (errnum is a positive errno); pids are
+ * the processes counted (OPEN_TASK), so a refusal to count another user's
+ * process is told apart from perf_event_paranoid. Returns true
  * when the failure means "this machine cannot count this event" (no PMU, not
  * supported) so the other events can go on; false when it is fatal for the
  * whole run (permissions, file limit). */
 bool perf_open_error(const struct host *host, const struct event *ev, int errnum,
-		     enum open_scope scope, long needed_fds, struct ms_error *err);
+		     enum open_scope scope, const pid_t *pids, int nr_pids, long needed_fds, struct ms_error *err);
 
 /* The CPU's own PMU (cpu, cpu_core, armv8_pmuv3_N...), or NULL: in a virtual
  * machine without PMU passthrough there is none. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sampler/target.h"
+#include "util/fd_limit.h"
 
 uint64_t monotonic_ns(void)
 {
@@ -241,7 +242,12 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (sfd < 0 || epfd < 0) {
-		ms_error_set(err, "cannot set up the sampling loop: %s", strerror(errno));
+		char why[256];
+		int e = errno;
+
+		if (fd_limit_hit(e))
+			fd_limit_explain(e, 0, why, sizeof(why));
+		ms_error_set(err, "cannot set up the sampling loop: %s", fd_limit_hit(e) ? why : strerror(e));
 		goto out;
 	}
 	ev.events = EPOLLIN;

@@ -450,7 +450,8 @@ static int perf_open(struct source *src, struct series_table *table, struct ms_e
 
 					if (!perf_open_error(opt->host, &opt->events[members[m]], -one_ret,
 							     is_system_wide(ps, &opt->events[members[m]]) ?
-							     OPEN_SYSTEM_WIDE : OPEN_TASK, fds_needed(ps), &why)) {
+							     OPEN_SYSTEM_WIDE : OPEN_TASK, ps->opt.target->pids,
+							     ps->opt.target->nr_pids, fds_needed(ps), &why)) {
 						*err = why;
 						free(members);
 						free(placed);
@@ -477,7 +478,8 @@ static int perf_open(struct source *src, struct series_table *table, struct ms_e
 
 			if (!perf_open_error(opt->host, &opt->events[g->events[0]], -ret,
 					     is_system_wide(ps, &opt->events[g->events[0]]) ?
-					     OPEN_SYSTEM_WIDE : OPEN_TASK, fds_needed(ps), &why)) {
+					     OPEN_SYSTEM_WIDE : OPEN_TASK, ps->opt.target->pids,
+							     ps->opt.target->nr_pids, fds_needed(ps), &why)) {
 				*err = why;
 				group_close(g);
 				free(placed);

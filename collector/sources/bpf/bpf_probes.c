@@ -19,6 +19,7 @@
 #include "host/privileges.h"
 #include "host/sysfs.h"
 #include "host/tracefs.h"
+#include "util/fd_limit.h"
 
 
 #define KERNEL_BTF "/sys/kernel/btf/vmlinux"
@@ -246,8 +247,12 @@ static void configure(struct memscope_bpf *skel, const struct bpf_probe_config *
 							    (size_t)sysconf(_SC_PAGESIZE)));
 }
 
+/* Descriptors loading takes: maps, programs, BTF, libbpf's feature probes. */
+#define BPF_FDS_NEEDED 24
+
 int bpf_probes_open(struct bpf_probes *probes, const struct bpf_probe_config *cfg, struct ms_error *err)
 {
+	int free_fds;
 	const char *btf_path = cfg->btf_path ? cfg->btf_path : KERNEL_BTF;
 	struct attach_point points[BPF_PROBE_NR];
 	char tracefs[4096];
@@ -322,17 +327,31 @@ int bpf_probes_open(struct bpf_probes *probes, const struct bpf_probe_config *cf
 		if ((wanted & BPF_PROBE_BIT(p)) && probe_descs[p].tp_btf && strcmp(points[p].name, probe_descs[p].name))
 			bpf_program__set_attach_target(prog, 0, points[p].name);
 	}
+	free_fds = fd_limit_free(BPF_FDS_NEEDED);
 	rc = memscope_bpf__load(probes->skel);
 	if (rc) {
+		char why[256];
+
 		/* The capabilities were checked above: EPERM now means a lockdown or
-		 * an LSM; EACCES is the verifier's refusal. */
+		 * an LSM; EACCES and EINVAL are the verifier's refusal; running out
+		 * of file descriptors (maps, programs) is the open-file limit. */
 		if (rc == -EPERM)
 			ms_error_set(err, "eBPF probes: the kernel refused to load them (%s) although this process has "
 				     "the capabilities: kernel lockdown or a security module forbids BPF tracing; %s",
 				     strerror(-rc), still_works);
-		else
+		else if (fd_limit_hit(-rc) || free_fds < BPF_FDS_NEEDED) {
+			/* libbpf probes kernel features first: out of descriptors
+			 * there, it goes on and fails later with another errno. */
+			fd_limit_explain(fd_limit_hit(-rc) ? -rc : EMFILE, 0, why, sizeof(why));
+			ms_error_set(err, "eBPF probes: loading failed (%s): %s (they need about %d descriptors for their "
+				     "maps and programs, %d were free); %s", strerror(-rc), why, BPF_FDS_NEEDED, free_fds,
+				     still_works);
+		} else if (rc == -EACCES || rc == -EINVAL)
 			ms_error_set(err, "eBPF probes: loading failed (%s); the libbpf messages above say which "
 				     "program the verifier refused and why; %s", strerror(-rc), still_works);
+		else
+			ms_error_set(err, "eBPF probes: loading failed (%s); the libbpf messages above say which step "
+				     "failed; %s", strerror(-rc), still_works);
 		goto fail;
 	}
 	if (cfg->filter_tgids) {
@@ -358,8 +377,13 @@ int bpf_probes_open(struct bpf_probes *probes, const struct bpf_probe_config *cf
 		link = probe_descs[p].tp_btf ? bpf_program__attach(prog)
 					     : bpf_program__attach_tracepoint(prog, points[p].subsys, points[p].name);
 		if (!link) {
+			int e = errno;
+			char why[256] = "";
+
+			if (fd_limit_hit(e))
+				fd_limit_explain(e, 0, why, sizeof(why));
 			warn(probes, "eBPF probe on %s:%s failed to attach (%s); lost: %s; the other probes run",
-			     points[p].subsys, points[p].name, strerror(errno), probe_descs[p].feeds);
+			     points[p].subsys, points[p].name, why[0] ? why : strerror(e), probe_descs[p].feeds);
 			continue;
 		}
 		/* The skeleton owns the links and destroys them with it. */
