@@ -4,6 +4,7 @@ import os
 import pathlib
 import signal
 import stat
+import statistics
 import subprocess
 import tempfile
 import time
@@ -285,9 +286,10 @@ def test_ctl_pause_resume_interval_and_label_show_in_the_file(memscope, tmp_path
     after = [f for f in frames if f["t"] > resume["t"]]
     assert after[0]["t"] - before[-1]["t"] >= 450_000_000
     # The interval: 20 ms before the change, 200 ms after it (the last frame is partial).
-    assert all(abs(f["d"] - 20_000_000) < 5_000_000 for f in before[1:])
+    # Medians: on a busy machine a late tick makes one frame longer and the next shorter.
+    assert abs(statistics.median(f["d"] for f in before[1:]) - 20_000_000) < 3_000_000, [f["d"] for f in before]
     late = [f for f in frames if f["t"] > change["t"]][1:-1]
-    assert late and all(abs(f["d"] - 200_000_000) < 20_000_000 for f in late)
+    assert late and abs(statistics.median(f["d"] for f in late) - 200_000_000) < 20_000_000, late
     # The socket is gone with the recorder.
     assert not list((runtime_dir / "memscope").glob("*.sock"))
 
