@@ -16,7 +16,7 @@
 
 static const char *const metric_keys[] = { "name", "unit", "kind", "description", "formula", "vendors", NULL };
 static const char *const family_keys[] = { "family", "description", "priority", "sources", "detect", "pmus",
-					   "metrics", "unavailable", NULL };
+					   "metrics", "unavailable", "uncore_since", NULL };
 static const char *const detect_keys[] = { "cpu", NULL };
 static const char *const cpu_keys[] = { "vendor", "family", "model", "implementer", "part", NULL };
 static const char *const role_keys[] = { "match", "source", "requires_formats", "rejects_formats", "scope",
@@ -93,6 +93,7 @@ static void family_free(struct catalog_family *f)
 {
 	free(f->name);
 	free(f->description);
+	free(f->uncore_since);
 	free_strv(f->sources, f->nr_sources);
 	for (int i = 0; i < f->nr_cpus; i++) {
 		free(f->cpus[i].vendor);
@@ -836,6 +837,7 @@ static int load_family(struct catalog *cat, const char *path, struct ms_error *e
 	    yaml_check_keys(&yf, root, "a PMU family file", family_keys) ||
 	    yaml_get_str(&yf, root, "family", true, &f->name, "PMU family file") ||
 	    yaml_get_str(&yf, root, "description", true, &f->description, f->name) ||
+	    yaml_get_str(&yf, root, "uncore_since", false, &f->uncore_since, f->name) ||
 	    yaml_get_int(&yf, root, "priority", false, &prio, f->name) ||
 	    yaml_get_str_list(&yf, root, "sources", &f->sources, &f->nr_sources, f->name))
 		goto out;

@@ -131,6 +131,7 @@ struct catalog_unavailable {
 struct catalog_family {
 	char *name;               /* "hisi-hip08" */
 	char *description;
+	char *uncore_since;       /* the kernel that adds this CPU's uncore support, optional */
 	char *file;               /* the file it came from */
 	int priority;             /* lower wins when two families map a metric (CATALOG_PRIORITY_MIN..MAX) */
 	char **sources;

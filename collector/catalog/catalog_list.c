@@ -220,8 +220,14 @@ static int explain_ref(struct expr *ref, void *ctx)
 			}
 		}
 		fprintf(c->out, "  on ");
-		if (inst->pmu && inst->pmu->has_cpumask)
+		if (inst->pmu && inst->pmu->has_cpumask) {
 			print_scope_of(c->res->host, inst, c->out);
+		} else if (inst->no_cpumask) {
+			print_scope_of(c->res->host, inst, c->out);
+			fprintf(c->out, ": %s has no cpumask file, so it is opened system-wide on one CPU (the first "
+				"online), as the kernel takes an uncore event; counts go to that CPU's node and socket",
+				inst->name);
+		}
 		else if (ev->how == EVENT_HOW_PROCFS && strncmp(ev->text, "numastat/", 9) == 0)
 			fprintf(c->out, "each node (one series per node)");
 		else if (ev->how == EVENT_HOW_PROCFS)

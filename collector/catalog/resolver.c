@@ -65,14 +65,20 @@ static int all_online_cpus(const struct topology *topo, struct cpulist *out)
 	return 0;
 }
 
-static bool instance_formats_ok(const struct catalog_role *role, const struct pmu *pmu)
+/* Does pmu have the format fields the role requires and none it rejects? If
+ * not, name the first field that tells the versions apart in why. */
+static bool instance_formats_ok(const struct catalog_role *role, const struct pmu *pmu, char *why, size_t size)
 {
 	for (int i = 0; i < role->nr_requires_formats; i++)
-		if (!pmu_format_find(pmu, role->requires_formats[i]))
+		if (!pmu_format_find(pmu, role->requires_formats[i])) {
+			snprintf(why, size, "without format field %s", role->requires_formats[i]);
 			return false;
+		}
 	for (int i = 0; i < role->nr_rejects_formats; i++)
-		if (pmu_format_find(pmu, role->rejects_formats[i]))
+		if (pmu_format_find(pmu, role->rejects_formats[i])) {
+			snprintf(why, size, "with format field %s", role->rejects_formats[i]);
 			return false;
+		}
 	return true;
 }
 
@@ -93,9 +99,30 @@ static int add_instance(struct resolved_role *rr, const struct pmu *pmu, const c
 	return 0;
 }
 
-static int find_perf_instances(const struct host *host, const struct catalog_role *role, struct resolved_role *rr)
+/* Roles counted on every CPU (core PMUs) rather than on one CPU per unit. */
+static bool per_cpu_scope(const char *scope)
+{
+	return strcmp(scope, "cpu") == 0 || strcmp(scope, "core") == 0;
+}
+
+/* The first PMU of the discovery table's generic names (uncore_type_<type>_<box>),
+ * which an Intel kernel without support for this CPU registers; NULL if none. */
+static const char *generic_discovery_pmu(const struct host *host)
+{
+	for (int i = 0; i < host->pmus.nr; i++) {
+		const char *n = host->pmus.pmus[i].name;
+
+		if (strncmp(n, "uncore_type_", 12) == 0 && n[12] >= '0' && n[12] <= '9')
+			return n;
+	}
+	return NULL;
+}
+
+static int find_perf_instances(const struct host *host, const struct catalog_family *family,
+			       const struct catalog_role *role, struct resolved_role *rr)
 {
 	int near_misses = 0;
+	char version[96] = "";
 
 	for (int i = 0; i < host->pmus.nr; i++) {
 		const struct pmu *pmu = &host->pmus.pmus[i];
@@ -104,22 +131,36 @@ static int find_perf_instances(const struct host *host, const struct catalog_rol
 
 		if (regexec(&role->match_re, pmu->name, 0, NULL, 0) != 0)
 			continue;
-		if (!instance_formats_ok(role, pmu)) {
+		if (!instance_formats_ok(role, pmu, version, sizeof(version))) {
 			near_misses++;
 			continue;
 		}
-		if (pmu->cpumask.nr > 0)
+		if (pmu->cpumask.nr > 0) {
 			rc = cpulist_copy(&cpus, pmu->cpumask.cpus, pmu->cpumask.nr);
-		else
+		} else if (per_cpu_scope(role->scope)) {
 			rc = all_online_cpus(&host->topo, &cpus);
+		} else {
+			/* An uncore PMU without a cpumask counts the same hardware from any
+			 * CPU: the kernel takes a system-wide event on one. Opening it on
+			 * every CPU would count it once per CPU. */
+			rc = cpulist_copy(&cpus, &host->topo.cpus[0].cpu, 1);
+		}
 		if (rc || add_instance(rr, pmu, pmu->name, &cpus))
 			return -1;
+		rr->inst[rr->nr_inst - 1].no_cpumask = pmu->cpumask.nr == 0 && !per_cpu_scope(role->scope);
 	}
 	if (rr->nr_inst == 0) {
-		if (near_misses)
-			snprintf(rr->why, sizeof(rr->why), "%d PMU(s) match '%s' but not this version's format fields "
-				 "(requires: %d, rejects: %d listed in the catalog)", near_misses, role->match,
-				 role->nr_requires_formats, role->nr_rejects_formats);
+		const char *generic = family->uncore_since && strncmp(role->match, "^uncore_", 8) == 0
+					      ? generic_discovery_pmu(host)
+					      : NULL;
+
+		if (generic)
+			snprintf(rr->why, sizeof(rr->why), "this kernel predates its uncore support for this CPU (%.120s) "
+				 "and shows only the discovery table's generic PMUs (%.40s...): update the kernel",
+				 family->uncore_since, generic);
+		else if (near_misses)
+			snprintf(rr->why, sizeof(rr->why), "%d PMU(s) match '%.100s' but are another version (%.90s)",
+				 near_misses, role->match, version);
 		else
 			snprintf(rr->why, sizeof(rr->why), "no PMU in %.80s/bus/event_source/devices matches '%.120s'",
 				 host->roots.sys, role->match);
@@ -225,6 +266,28 @@ static bool stat_file_has(const char *path, const char *key)
 	return found;
 }
 
+/* Versions of one PMU can give an alias name other codes (HiSilicon PA v2
+ * rx_req 0x40, PA v3 rx_req 0x7): an instance whose alias encodes otherwise
+ * than the catalog's terms is another version, and the event is not its. */
+static bool alias_agrees(const struct catalog_event *ev, const struct resolved_instance *inst,
+			 const struct perf_event_attr *attr, char *why, size_t size)
+{
+	const struct pmu_alias *alias = ev->alias ? pmu_alias_find(inst->pmu, ev->alias) : NULL;
+	struct perf_event_attr published;
+	struct ms_error err = { "" };
+
+	memset(&published, 0, sizeof(published));
+	/* An alias with fields left to the user ("wp_val=?") cannot be compared. */
+	if (!alias || strchr(alias->terms, '?') || pmu_encode_terms(inst->pmu, alias->terms, &published, &err) < 0)
+		return true;
+	if (published.config == attr->config && published.config1 == attr->config1 &&
+	    published.config2 == attr->config2)
+		return true;
+	snprintf(why, size, "%.40s: %.60s publishes '%.40s' as %.80s, not %.80s: another version of this PMU",
+		 ev->name, inst->name, ev->alias, alias->terms, ev->text);
+	return false;
+}
+
 /* Can ev be counted on every instance of rr? If not, say why in why. */
 static bool event_usable(const struct host *host, const struct catalog_role *role, const struct catalog_event *ev,
 			 const struct resolved_role *rr, char *why, size_t size)
@@ -253,6 +316,8 @@ static bool event_usable(const struct host *host, const struct catalog_role *rol
 					 inst->name, err.text);
 				return false;
 			}
+			if (!alias_agrees(ev, inst, &attr, why, size))
+				return false;
 		} else if (ev->how == EVENT_HOW_PROCFS) {
 			const char *key = strchr(ev->text, '/') + 1;
 
@@ -600,7 +665,7 @@ int resolve(const struct host *host, const struct catalog *cat, struct resolutio
 			const struct catalog_role *role = &family->roles[r];
 			int rc = role->source == ROLE_PROCFS ? find_procfs_instances(host, role, &rf->roles[r])
 				 : role->source == ROLE_BPF  ? find_bpf_instances(host, &rf->roles[r])
-							     : find_perf_instances(host, role, &rf->roles[r]);
+							     : find_perf_instances(host, family, role, &rf->roles[r]);
 
 			if (rc)
 				goto oom;

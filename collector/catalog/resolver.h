@@ -24,6 +24,7 @@ struct resolved_instance {
 	const struct pmu *pmu;     /* NULL for procfs and bpf roles */
 	char name[64];             /* PMU name, "vmstat" / "numastat" for procfs, "bpf" for the eBPF probes */
 	struct cpulist cpus;       /* CPUs counted on (cpumask; every online CPU for core PMUs) */
+	bool no_cpumask;           /* an uncore PMU whose sysfs directory has no cpumask: one CPU */
 };
 
 struct resolved_role {

@@ -42,36 +42,30 @@ def test_doctor_on_this_vm_reports_the_missing_pmu_with_a_fix(memscope):
     assert re.search(r"\d+ problems?, \d+ warnings?", r.stdout)
 
 
-def test_sapphire_rapids_metrics_local_remote_only_through_the_core(memscope):
+def test_sapphire_rapids_metrics_local_remote_from_the_cha_then_the_core(memscope):
     r = run([memscope, "list", "--metrics"], env=fixture_env("sapphire-rapids-2s"))
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "CPU: GenuineIntel family 0x6 model 0x8f" in out
-    # 4 IMCs (box IDs 0, 2, 3, 10), 4 UPI links, the core PMU
-    assert re.search(r"intel-sapphire-rapids \(9 instances\)", out)
+    # 4 IMCs (box IDs 0, 2, 3, 10), 4 CHAs (0, 1, 2, 4), 4 UPI links, the core PMU
+    assert re.search(r"intel-sapphire-rapids \(13 instances\)", out)
     assert re.search(r"^mem\.read_bytes\s+B\s+counter\s+yes\s+intel-sapphire-rapids: imc\.cas_count_read \* 64 "
-                     r"\(4 instances\)$", out, re.M)
+                     r"\(4 instances\) \[approximate\]$", out, re.M)
     assert re.search(r"^mem\.read_bw\s+B/s\s+gauge\s+yes\s+= mem\.read_bytes / seconds$", out, re.M)
-    # no CHA mapping: the only way to local/remote is the core's retired loads, approximate
+    # the home-agent view, as on Skylake-SP (Intel's tables need no extended umask or filter for it)
     assert re.search(r"^mem\.local_accesses\s+accesses\s+counter\s+yes\s+intel-sapphire-rapids: "
-                     r"core\.l3_miss_local_dram \(1 instance\) \[approximate\]$", out, re.M)
-    assert re.search(r"^mem\.remote_accesses\s+accesses\s+counter\s+yes\s+intel-sapphire-rapids: "
-                     r"core\.l3_miss_remote_dram \+ core\.l3_miss_remote_hitm \+ core\.l3_miss_remote_fwd "
-                     r"\(1 instance\) \[approximate\]$", out, re.M)
+                     r"cha\.reads_local \+ cha\.writes_local \(4 instances\) \[approximate\]$", out, re.M)
     assert re.search(r"^mem\.remote_ratio\s+-\s+ratio\s+yes\s+= mem\.remote_accesses / "
                      r"\(mem\.local_accesses \+ mem\.remote_accesses\)$", out, re.M)
-    assert re.search(r"^coherence\.snoops_sent\s+snoops\s+counter\s+no\s+intel-sapphire-rapids: CHA events are not "
-                     r"mapped for Sapphire Rapids", out, re.M)
 
     r = run([memscope, "list", "--explain", "mem.remote_ratio"], env=fixture_env("sapphire-rapids-2s"))
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    assert "formula: core.l3_miss_remote_dram + core.l3_miss_remote_hitm + core.l3_miss_remote_fwd" in out
-    assert ("fidelity: approximate - retired demand loads only; includes remote cache hits (HITM/FWD); the CHA "
-            "request counts that Skylake-SP uses are not mapped for Sapphire Rapids") in out
-    assert re.search(r"cpu/event=0xd3,umask=0x02/\s+type=4 config=0x2d3\s+on every CPU \(16\)", out)
-    # one mapping each, so no fallback is listed
-    assert out.count("mapping 1 of 1") == 2 and "fallback" not in out
+    assert "formula: cha.reads_remote + cha.writes_remote" in out
+    assert re.search(r"uncore_cha_4/event=0x50,umask=0x08/\s+type=\d+ config=0x850\s+on cpu 0 \(node 0, socket 0\)",
+                     out), out
+    # the core's retired loads remain the fallback
+    assert "fallback 2 (not used): core.l3_miss_remote_dram + core.l3_miss_remote_hitm + core.l3_miss_remote_fwd" in out
 
 
 def test_icelake_encodes_cas_count_from_the_format_fields_not_the_stale_alias(memscope, fixtures_dir):

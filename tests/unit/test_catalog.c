@@ -107,8 +107,9 @@ static void test_shipped_catalog(void)
 		CHECK(catalog_metric_index(cat, required[i]) >= 0);
 	/* every family the issue names */
 	const char *families[] = { "hisi-hip08", "hisi-hip09", "thunderx2", "amd-fam15h-nb", "amd-zen1-2",
-				   "amd-zen3", "amd-zen4-5", "intel-nehalem-westmere", "intel-skylake-sp",
-				   "intel-icelake-sp", "intel-sapphire-rapids", "arm-neoverse-cmn", "linux-kernel",
+				   "amd-zen3", "amd-zen4", "amd-zen5", "intel-nehalem-westmere", "intel-skylake-sp",
+				   "intel-icelake-sp", "intel-sapphire-rapids", "intel-granite-rapids", "arm-neoverse-cmn",
+				   "arm-dmc620", "nvidia-grace", "linux-kernel",
 				   "linux-ebpf" };
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		bool found = false;

@@ -306,7 +306,8 @@ static void test_icelake(void)
 }
 
 /* Sapphire Rapids: IMC box IDs 0, 2, 3, 10 (discovery table, gaps), no IMC
- * aliases; local/remote from the core's retired loads on all 16 CPUs. */
+ * aliases; local/remote from the CHA request counts (box IDs 0, 1, 2, 4), the
+ * home-agent view as on Skylake-SP. */
 static void test_sapphire_rapids(void)
 {
 	static const int imc[] = { 0, 2, 3, 10 };
@@ -319,14 +320,18 @@ static void test_sapphire_rapids(void)
 		value("\"uncore_imc_%d/cas_count_write/@cpu0\": 50", imc[k]);                          /* sum 200 */
 		value("\"uncore_imc_%d/cas_count_write/@cpu4\": 25", imc[k]);                          /* sum 100 */
 	}
-	/* socket 0 = cpus 0-3, 8-11; socket 1 = cpus 4-7, 12-15 */
-	for (int cpu = 0; cpu < 16; cpu++) {
-		bool s0 = cpu % 8 < 4;
+	/* each CHA is read on cpu0 (socket 0) and cpu4 (socket 1) */
+	for (int k = 0; k < 4; k++) {
+		static const int cha[] = { 0, 1, 2, 4 };
 
-		value("\"cpu/l3_miss_local_dram/@cpu%d\": %d", cpu, s0 ? 90 : 60);
-		value("\"cpu/l3_miss_remote_dram/@cpu%d\": %d", cpu, s0 ? 6 : 30);
-		value("\"cpu/l3_miss_remote_hitm/@cpu%d\": %d", cpu, s0 ? 3 : 5);
-		value("\"cpu/l3_miss_remote_fwd/@cpu%d\": %d", cpu, s0 ? 1 : 5);
+		value("\"uncore_cha_%d/reads_local/@cpu0\": 200", cha[k]);
+		value("\"uncore_cha_%d/writes_local/@cpu0\": 25", cha[k]);
+		value("\"uncore_cha_%d/reads_remote/@cpu0\": 20", cha[k]);
+		value("\"uncore_cha_%d/writes_remote/@cpu0\": 5", cha[k]);
+		value("\"uncore_cha_%d/reads_local/@cpu4\": 100", cha[k]);
+		value("\"uncore_cha_%d/writes_local/@cpu4\": 50", cha[k]);
+		value("\"uncore_cha_%d/reads_remote/@cpu4\": 80", cha[k]);
+		value("\"uncore_cha_%d/writes_remote/@cpu4\": 20", cha[k]);
 	}
 	values_end();
 	if (rig_run(&r, "sapphire-rapids-2s", "mem.read_bw,mem.write_bw,mem.remote_ratio") == 0) {
@@ -351,14 +356,14 @@ static void test_sapphire_rapids(void)
 			CHECK_METRIC(&r, "mem.read_bw", SCOPE_CHANNEL, c, (c % 4 + 1) * (c < 4 ? 6400.0 : 64000.0));
 			CHECK_METRIC(&r, "mem.write_bw", SCOPE_CHANNEL, c, c < 4 ? 3200.0 : 1600.0);
 		}
-		/* socket 0: 8 CPUs x (6+3+1) remote over 8 x (90+10) = 80 / 800 */
+		/* socket 0: 4 CHAs x (20 + 5) remote over 4 x (200 + 25 + 20 + 5) = 100 / 1000 */
 		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_SOCKET, 0, 0.1);
-		/* socket 1: 8 x 40 / 8 x 100 */
+		/* socket 1: 4 x (80 + 20) / 4 x (100 + 50 + 80 + 20) */
 		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_SOCKET, 1, 0.4);
-		/* system: (80 + 320) / (800 + 800) */
+		/* system: (100 + 400) / (1000 + 1000) */
 		CHECK_METRIC(&r, "mem.remote_ratio", SCOPE_SYSTEM, -1, 0.25);
-		/* the core role is per CPU, never a channel: 4 IMC x 2 events + 4 core events */
-		CHECK_EQ_INT(r.plan->nr_events, 4 * 2 + 4);
+		/* 4 IMCs x 2 events + 4 CHAs x 4 events */
+		CHECK_EQ_INT(r.plan->nr_events, 4 * 2 + 4 * 4);
 	}
 	rig_free(&r);
 }
@@ -464,16 +469,15 @@ static void test_hip09(void)
 	rig_free(&r);
 }
 
-/* Neoverse N1 + CMN: core events on every CPU, CMN on one. */
+/* Neoverse N1 + CMN: the system-level cache from the mesh's HN-F nodes (the
+ * cores' LL_CACHE events depend on CPUECTLR.EXTLLC), CMN on one CPU. */
 static void test_neoverse(void)
 {
 	struct rig r;
 
 	values_begin(1.0);
-	for (int cpu = 0; cpu < 8; cpu++) {
-		value("\"armv8_pmuv3_0/ll_cache_rd/@cpu%d\": 1000", cpu);
-		value("\"armv8_pmuv3_0/ll_cache_miss_rd/@cpu%d\": %d", cpu, cpu < 4 ? 100 : 300);
-	}
+	value("\"arm_cmn_0/hnf_slc_sf_cache_access/\": 8000");
+	value("\"arm_cmn_0/hnf_cache_miss/\": 1600");
 	value("\"arm_cmn_0/hnf_snp_sent/\": 777");
 	values_end();
 	if (rig_run(&r, "neoverse-n1-cmn", "llc.miss_rate,coherence.snoops_sent") == 0) {

@@ -394,6 +394,9 @@ def driver_aliases(src, globs_=None):
         for m in re.finditer(r"(\w*EVENT\w*ATTR\w*)\s*\(\s*([\w-]+)\s*,\s*(0x[0-9A-Fa-f]+|\d+|[A-Z]\w*)\s*\)", text):
             v = m.group(3)
             add(m.group(2), int(v, 0) if v[0].isdigit() else consts.get(v), rel)
+        # DMC620_PMU_EVENT_ATTR(name, eventid, clkdiv2)
+        for name, code in re.findall(r"\w*EVENT_ATTR\s*\(\s*(\w+)\s*,\s*(0x[0-9A-Fa-f]+)\s*,\s*\d+\s*\)", text):
+            add(name, None, rel)
         # CMN_EVENT_<TYPE>(model, name, code): alias <type>_<name>; CMN_EVENT_DTC(name): dtc_<name>
         for kind, name, code in re.findall(
                 r"CMN_EVENT_([A-Z0-9]+)\s*\(\s*(?:[A-Z_0-9]+\s*,\s*)?(\w+)\s*,\s*(0x[0-9a-fA-F]+)\s*\)", text):
@@ -402,11 +405,12 @@ def driver_aliases(src, globs_=None):
             add("dtc_" + name, None, rel)
         # CMN_EVENT_HNF_OCC(model, name, code) and the like: one alias per filter value
         suffixes = {"OCC": ["_all", "_read", "_write", "_atomic", "_stash"],
+                    "HBT": ["_all", "_hbt", "_lbt"], "SNH": ["_all", "_sn", "_home"],
                     "CLS": ["_class0", "_class1", "_class2", "_class3"],
                     "SNT": ["_all", "_group0_read", "_group0_write", "_group1_read", "_group1_write", "_read",
                             "_write"]}
         for kind, group, name, code in re.findall(
-                r"CMN_EVENT_([A-Z]+)_(OCC|CLS|SNT)\s*\(\s*(?:[A-Z_0-9]+\s*,\s*)?(\w+)\s*,\s*(0x[0-9a-fA-F]+)\s*\)",
+                r"CMN_EVENT_([A-Z]+)_(OCC|CLS|SNT|HBT|SNH)\s*\(\s*(?:[A-Z_0-9]+\s*,\s*)?(\w+)\s*,\s*(0x[0-9a-fA-F]+)\s*\)",
                 text):
             for suffix in suffixes[group]:
                 add("%s_%s%s" % (kind.lower(), name, suffix), int(code, 16), rel)
