@@ -1,0 +1,364 @@
+/* Results: tables of numbers printed as aligned text, CSV or JSON, written to
+ * PREFIX.json, and drawn by plot.py (matplotlib) into PREFIX.png. */
+#include <errno.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+extern char **environ;
+
+struct bench_table *report_table(struct bench_report *r, const char *name, const char *title)
+{
+	struct bench_table *t;
+
+	if (r->nr_tables >= BENCH_MAX_TABLES)
+		bench_die("internal: too many tables");
+	t = &r->tables[r->nr_tables++];
+	memset(t, 0, sizeof(*t));
+	t->name = name;
+	t->title = title;
+	return t;
+}
+
+void table_col(struct bench_table *t, const char *name, const char *unit, enum col_kind kind, int precision)
+{
+	if (t->nr_cols >= (int)(sizeof(t->cols) / sizeof(t->cols[0])) || t->nr_rows)
+		bench_die("internal: columns of table %s", t->name);
+	t->cols[t->nr_cols++] = (struct bench_col){ name, unit ? unit : "", kind, precision };
+}
+
+int table_row(struct bench_table *t)
+{
+	if (t->nr_rows == t->cap_rows) {
+		int cap = t->cap_rows ? t->cap_rows * 2 : 64;
+		struct bench_cell *cells = realloc(t->cells, (size_t)cap * (size_t)t->nr_cols * sizeof(*cells));
+
+		if (!cells)
+			bench_die("out of memory");
+		t->cells = cells;
+		t->cap_rows = cap;
+	}
+	for (int c = 0; c < t->nr_cols; c++) {
+		t->cells[t->nr_rows * t->nr_cols + c].num = NAN;
+		t->cells[t->nr_rows * t->nr_cols + c].text[0] = '\0';
+	}
+	return t->nr_rows++;
+}
+
+static int col_index(const struct bench_table *t, const char *col)
+{
+	for (int c = 0; c < t->nr_cols; c++)
+		if (!strcmp(t->cols[c].name, col))
+			return c;
+	bench_die("internal: table %s has no column %s", t->name, col);
+}
+
+void table_set(struct bench_table *t, int row, const char *col, double v)
+{
+	t->cells[row * t->nr_cols + col_index(t, col)].num = v;
+}
+
+void table_set_text(struct bench_table *t, int row, const char *col, const char *text)
+{
+	struct bench_cell *cell = &t->cells[row * t->nr_cols + col_index(t, col)];
+
+	snprintf(cell->text, sizeof(cell->text), "%s", text);
+}
+
+double table_get(const struct bench_table *t, int row, const char *col)
+{
+	return t->cells[row * t->nr_cols + col_index(t, col)].num;
+}
+
+void report_param(struct bench_report *r, const char *key, const char *fmt, ...)
+{
+	size_t len = strlen(r->params);
+	va_list ap;
+
+	snprintf(r->params + len, sizeof(r->params) - len, "%s\"%s\":", len ? "," : "", key);
+	len = strlen(r->params);
+	va_start(ap, fmt);
+	vsnprintf(r->params + len, sizeof(r->params) - len, fmt, ap);
+	va_end(ap);
+}
+
+void report_note(struct bench_report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->nr_notes >= (int)(sizeof(r->notes) / sizeof(r->notes[0])))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->notes[r->nr_notes++], sizeof(r->notes[0]), fmt, ap);
+	va_end(ap);
+}
+
+void report_free(struct bench_report *r)
+{
+	for (int i = 0; i < r->nr_tables; i++)
+		free(r->tables[i].cells);
+	r->nr_tables = 0;
+}
+
+static void cell_text(const struct bench_col *col, const struct bench_cell *cell, bool human, char *buf, size_t n)
+{
+	if (col->kind == COL_TEXT)
+		snprintf(buf, n, "%s", cell->text);
+	else if (isnan(cell->num))
+		snprintf(buf, n, human ? "-" : "");
+	else if (human && !strcmp(col->unit, "B") && col->kind == COL_INT)
+		format_size((size_t)cell->num, buf, n);
+	else if (col->kind == COL_INT)
+		snprintf(buf, n, "%.0f", cell->num);
+	else
+		snprintf(buf, n, "%.*f", col->precision, cell->num);
+}
+
+static void print_text(const struct bench_table *t, FILE *out)
+{
+	int width[32];
+	char buf[64];
+
+	fprintf(out, "%s\n", t->title);
+	for (int c = 0; c < t->nr_cols; c++) {
+		const struct bench_col *col = &t->cols[c];
+		int w = (int)strlen(col->name) + (col->unit[0] && strcmp(col->unit, "B") ? (int)strlen(col->unit) + 3 : 0);
+
+		for (int r = 0; r < t->nr_rows; r++) {
+			cell_text(col, &t->cells[r * t->nr_cols + c], true, buf, sizeof(buf));
+			if ((int)strlen(buf) > w)
+				w = (int)strlen(buf);
+		}
+		width[c] = w;
+	}
+	for (int c = 0; c < t->nr_cols; c++) {
+		const struct bench_col *col = &t->cols[c];
+
+		if (col->unit[0] && strcmp(col->unit, "B"))
+			snprintf(buf, sizeof(buf), "%s (%s)", col->name, col->unit);
+		else
+			snprintf(buf, sizeof(buf), "%s", col->name);
+		fprintf(out, "%s%*s", c ? "  " : "  ", col->kind == COL_TEXT ? -width[c] : width[c], buf);
+	}
+	fputc('\n', out);
+	for (int r = 0; r < t->nr_rows; r++) {
+		for (int c = 0; c < t->nr_cols; c++) {
+			cell_text(&t->cols[c], &t->cells[r * t->nr_cols + c], true, buf, sizeof(buf));
+			fprintf(out, "  %*s", t->cols[c].kind == COL_TEXT ? -width[c] : width[c], buf);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void print_csv(const struct bench_table *t, FILE *out)
+{
+	char buf[64];
+
+	fprintf(out, "# %s\n", t->title);
+	for (int c = 0; c < t->nr_cols; c++)
+		fprintf(out, "%s%s", c ? "," : "", t->cols[c].name);
+	fputc('\n', out);
+	for (int r = 0; r < t->nr_rows; r++) {
+		for (int c = 0; c < t->nr_cols; c++) {
+			cell_text(&t->cols[c], &t->cells[r * t->nr_cols + c], false, buf, sizeof(buf));
+			fprintf(out, "%s%s", c ? "," : "", buf);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+static void json_number(FILE *out, double v)
+{
+	if (isnan(v) || isinf(v))
+		fputs("null", out);
+	else if (v == floor(v) && fabs(v) < 1e15)
+		fprintf(out, "%.0f", v);
+	else
+		fprintf(out, "%.6g", v);
+}
+
+static void write_json(const struct bench_report *r, const struct bench_opts *o, FILE *out)
+{
+	const struct bench_topo *t = &o->topo;
+
+	fprintf(out, "{\"benchmark\":");
+	json_string(out, r->bench);
+	fprintf(out, ",\"host\":{\"arch\":\"%s\",\"cpus\":[", arch_name(arch_this()));
+	for (int i = 0; i < t->nr_cpus; i++)
+		fprintf(out, "%s{\"cpu\":%d,\"node\":%d}", i ? "," : "", t->cpus[i], t->cpu_node[t->cpus[i]]);
+	fprintf(out, "],\"nodes\":[");
+	for (int i = 0; i < t->nr_nodes; i++)
+		fprintf(out, "%s%d", i ? "," : "", t->nodes[i]);
+	fprintf(out, "],\"caches\":[");
+	for (int i = 0; i < t->nr_caches; i++) {
+		fprintf(out, "%s{\"level\":%d,\"type\":\"%s\",\"size\":%zu,\"shared_cpus\":", i ? "," : "",
+			t->caches[i].level, t->caches[i].type, t->caches[i].size);
+		json_string(out, t->caches[i].shared_cpus);
+		fputc('}', out);
+	}
+	fprintf(out, "]},\"timer\":{\"name\":\"%s\",\"resolution_ns\":", timer_name());
+	json_number(out, timer_resolution_ns());
+	fprintf(out, "},\"params\":{%s},\"tables\":{", r->params);
+	for (int i = 0; i < r->nr_tables; i++) {
+		const struct bench_table *tb = &r->tables[i];
+
+		fprintf(out, "%s\"%s\":{\"title\":", i ? "," : "", tb->name);
+		json_string(out, tb->title);
+		fprintf(out, ",\"columns\":[");
+		for (int c = 0; c < tb->nr_cols; c++) {
+			fprintf(out, "%s{\"name\":\"%s\",\"unit\":", c ? "," : "", tb->cols[c].name);
+			json_string(out, tb->cols[c].unit);
+			fputc('}', out);
+		}
+		fprintf(out, "],\"rows\":[");
+		for (int row = 0; row < tb->nr_rows; row++) {
+			fprintf(out, "%s[", row ? "," : "");
+			for (int c = 0; c < tb->nr_cols; c++) {
+				const struct bench_cell *cell = &tb->cells[row * tb->nr_cols + c];
+
+				if (c)
+					fputc(',', out);
+				if (tb->cols[c].kind == COL_TEXT)
+					json_string(out, cell->text);
+				else
+					json_number(out, cell->num);
+			}
+			fputc(']', out);
+		}
+		fprintf(out, "]}");
+	}
+	fprintf(out, "},\"notes\":[");
+	for (int i = 0; i < r->nr_notes; i++) {
+		if (i)
+			fputc(',', out);
+		json_string(out, r->notes[i]);
+	}
+	fprintf(out, "]}\n");
+}
+
+static bool file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static const char *plot_script(void)
+{
+	static char path[1024];
+	const char *env = getenv("MEMSCOPE_BENCH_PLOT");
+
+	if (env && env[0])
+		return env;
+	/* A build that has not been installed draws with the source tree's script. */
+	snprintf(path, sizeof(path), "%s/contrib/bench/suite/plot.py", BENCH_SOURCE_DIR);
+	if (file_exists(path))
+		return path;
+	snprintf(path, sizeof(path), "%s/bench/plot.py", BENCH_DATADIR);
+	return file_exists(path) ? path : NULL;
+}
+
+/* Runs plot.py with the first Python that has matplotlib. Exit status 3 of
+ * the script means "no matplotlib here": the next interpreter is tried. */
+static int draw(const char *json_path, const char *prefix, bool svg, char *why, size_t whysize)
+{
+	const char *script = plot_script();
+	const char *env = getenv("MEMSCOPE_PYTHON");
+	const char *pythons[] = { env && env[0] ? env : "python3", "/usr/bin/python3" };
+
+	if (!script) {
+		snprintf(why, whysize, "plot.py was not found (set MEMSCOPE_BENCH_PLOT to its path)");
+		return -1;
+	}
+	snprintf(why, whysize, "no python3 with matplotlib was found (Debian: apt-get install python3-matplotlib; "
+		 "or set MEMSCOPE_PYTHON to a python that has it)");
+	for (size_t i = 0; i < sizeof(pythons) / sizeof(pythons[0]); i++) {
+		char *argv[] = { (char *)pythons[i], (char *)script, (char *)json_path, (char *)prefix,
+				 svg ? "--svg" : NULL, NULL };
+		pid_t pid;
+		int status;
+
+		if (i && !strcmp(pythons[i], pythons[0]))
+			continue;
+		if (posix_spawnp(&pid, pythons[i], NULL, NULL, argv, environ) != 0)
+			continue;
+		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+			continue;
+		if (WEXITSTATUS(status) == 0)
+			return 0;
+		if (WEXITSTATUS(status) != 3) {
+			snprintf(why, whysize, "%s %s failed (exit %d; its message is above)", pythons[i], script,
+				 WEXITSTATUS(status));
+			return -1;
+		}
+	}
+	return -1;
+}
+
+int report_finish(struct bench_report *r, const struct bench_opts *o)
+{
+	char json_path[1100], png[1100], why[512];
+	FILE *f;
+
+	for (int i = 0; i < r->nr_tables; i++) {
+		if (o->format == FMT_TABLE) {
+			print_text(&r->tables[i], stdout);
+			fputc('\n', stdout);
+		} else if (o->format == FMT_CSV) {
+			print_csv(&r->tables[i], stdout);
+		}
+	}
+	if (o->format == FMT_JSON)
+		write_json(r, o, stdout);
+	for (int i = 0; i < r->nr_notes; i++)
+		fprintf(o->format == FMT_TABLE ? stdout : stderr, "note: %s\n", r->notes[i]);
+	fflush(stdout);
+	if (!o->plot)
+		return 0;
+	snprintf(json_path, sizeof(json_path), "%s.json", o->prefix);
+	if (!(f = fopen(json_path, "w"))) {
+		fprintf(stderr, "memscope-bench: cannot write %s: %s\n", json_path, strerror(errno));
+		return 1;
+	}
+	write_json(r, o, f);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "memscope-bench: cannot write %s: %s\n", json_path, strerror(errno));
+		return 1;
+	}
+	snprintf(png, sizeof(png), "%s.png", o->prefix);
+	if (draw(json_path, o->prefix, o->svg, why, sizeof(why)) < 0) {
+		fprintf(stderr, "memscope-bench: results in %s; plot not drawn: %s\n", json_path, why);
+		return 0;
+	}
+	{
+		char abs[4096];
+		const char *shown = realpath(png, abs) ? abs : png;
+
+		fprintf(stderr, "memscope-bench: results in %s, plot in %s%s%s\n", json_path, shown,
+			o->svg ? " and " : "", o->svg ? "the .svg beside it" : "");
+	}
+	return 0;
+}
