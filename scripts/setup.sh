@@ -21,6 +21,10 @@ packages=(
   linux-perf bpftrace numactl util-linux xz-utils zstd
   # tests
   python3 python3-pytest python3-yaml tmux
+  # memscope bench: its plots, and the peers its tests compare with
+  python3-matplotlib likwid mbw
+  # the aarch64 build of memscope-bench, run under qemu-user
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
   # the 2-node NUMA guest
   qemu-system-x86 python3-venv kmod busybox-static
 )

@@ -36,7 +36,7 @@ static void report_usage(FILE *out)
 		"       memscope report --replay COUNTS.jsonl [-m METRICS] --lua SCRIPT...\n\n"
 		"  FILE                 a recording (default: " RECORDING_DEFAULT_FILE ")\n"
 		"  --lua SCRIPT         run a report script: a built-in name (faults.lua, remote_ratio.lua,\n"
-		"                       bandwidth.lua, topdown.lua, numa_balance.lua) or a path; repeatable.\n"
+		"                       bandwidth.lua, topdown.lua, numa_balance.lua, bench.lua) or a path; repeatable.\n"
 		"                       Without --lua: summary.lua (every series over the run)\n"
 		"  --format FMT         text (default), csv or json\n"
 		"  --lua-unsafe         give scripts io, os and package (off: sandboxed)\n"
@@ -134,7 +134,7 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 static void on_record(const struct recording_record *rec, void *ctx)
 {
 	if (rec->kind == RECORD_LABEL)
-		lua_engine_label(ctx, (double)rec->t_ns / 1e9, rec->text);
+		lua_engine_label(ctx, (double)rec->t_ns / 1e9, rec->text, rec->phase);
 }
 
 struct report_run {

@@ -907,22 +907,27 @@ void lua_engine_frame(struct lua_engine *engine, const struct frame *frame)
 struct label_arg {
 	double time_s;
 	const char *text;
+	const char *phase;          /* "begin", "end", or NULL for a plain label */
 };
 
 static void fill_label(lua_State *L, void *arg)
 {
 	struct label_arg *l = arg;
 
-	lua_createtable(L, 0, 2);
+	lua_createtable(L, 0, 3);
 	lua_pushnumber(L, l->time_s);
 	lua_setfield(L, -2, "time");
 	lua_pushstring(L, l->text);
 	lua_setfield(L, -2, "text");
+	if (l->phase && l->phase[0]) {
+		lua_pushstring(L, l->phase);
+		lua_setfield(L, -2, "phase");
+	}
 }
 
-void lua_engine_label(struct lua_engine *engine, double time_s, const char *text)
+void lua_engine_label(struct lua_engine *engine, double time_s, const char *text, const char *phase)
 {
-	struct label_arg l = { time_s, text };
+	struct label_arg l = { time_s, text, phase };
 
 	if (engine && engine->started)
 		call_each(engine, "on_label", fill_label, &l);

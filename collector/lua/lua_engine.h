@@ -74,7 +74,8 @@ const char *lua_engine_wanted_metrics(const struct lua_engine *engine);
 /* Bind to the data and call each script's on_start. */
 int lua_engine_start(struct lua_engine *engine, const struct lua_engine_inputs *in, struct ms_error *err);
 void lua_engine_frame(struct lua_engine *engine, const struct frame *frame);
-void lua_engine_label(struct lua_engine *engine, double time_s, const char *text);
+/* A label at time_s; phase: "begin" or "end" for a phase marker, else NULL. */
+void lua_engine_label(struct lua_engine *engine, double time_s, const char *text, const char *phase);
 /* on_end of every live script (their reports), then flush the output. */
 void lua_engine_end(struct lua_engine *engine);
 

@@ -171,26 +171,31 @@ static int parse_sizes(const char *opt, const char *text, size_t *out, int max)
 	return n;
 }
 
+/* "0,2,5" or "1-4" (every value) of whole numbers in lo..hi. */
 static int parse_ints(const char *opt, const char *text, int *out, int max, long lo, long hi)
 {
-	size_t v[BENCH_MAX_LIST];
-	int n = parse_sizes(opt, text, v, BENCH_MAX_LIST);
+	char buf[1024], *save = NULL;
+	int n = 0;
 
-	if (n < 0)
-		return -1;
-	/* A-B of whole numbers: every value, not half-octaves. */
-	if (strchr(text, '-') && !strchr(text, ',')) {
-		size_t a = v[0], b = v[n - 1];
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long a, b;
 
-		n = 0;
-		for (size_t i = a; i <= b && n < max; i++)
-			out[n++] = (int)i;
-		return n;
-	}
-	for (int i = 0; i < n; i++) {
-		if ((long)v[i] < lo || (long)v[i] > hi || i >= max)
-			return bench_usage_error("%s: %zu is out of range %ld..%ld", opt, v[i], lo, hi), -1;
-		out[i] = (int)v[i];
+		errno = 0;
+		a = strtol(tok, &end, 10);
+		b = a;
+		if (*end == '-' && end != tok)
+			b = strtol(end + 1, &end, 10);
+		if (errno || end == tok || *end)
+			return bench_usage_error("%s: '%s' is not a number or a range A-B", opt, tok), -1;
+		if (a < lo || b > hi || b < a)
+			return bench_usage_error("%s: %s is out of range %ld..%ld", opt, tok, lo, hi), -1;
+		for (long v = a; v <= b; v++) {
+			if (n >= max)
+				return bench_usage_error("%s: at most %d values", opt, max), -1;
+			out[n++] = (int)v;
+		}
 	}
 	return n;
 }

@@ -1,0 +1,343 @@
+"""memscope bench (contrib/bench/suite): numbers checked against peers run in the same test on
+the same sizes (likwid-bench, mbw, perf bench sched pipe), latency knees against the cache
+sizes sysfs reports, the core-to-core map on every CPU pair, and the plots as images.
+
+This machine is shared and its memory is noisy: every comparison interleaves memscope-bench with
+its peer, repeats, and compares medians."""
+import json
+import math
+import os
+import pathlib
+import re
+import shutil
+import statistics
+import struct
+import zlib
+
+import pytest
+
+from conftest import BUILD, run
+
+BENCH = BUILD / "contrib" / "bench" / "suite" / "memscope-bench"
+ROUNDS = 7
+
+
+def bench(*args, timeout=300, **kw):
+    res = run([str(BENCH), *map(str, args)], timeout=timeout, **kw)
+    assert res.returncode == 0, f"memscope-bench {' '.join(map(str, args))}: {res.stderr}"
+    return res
+
+
+def bench_json(*args, **kw):
+    res = bench(*args, "--format", "json", "--no-plot", **kw)
+    return json.loads(res.stdout)
+
+
+def rows(results, table="results"):
+    t = results["tables"][table]
+    names = [c["name"] for c in t["columns"]]
+    return [dict(zip(names, r)) for r in t["rows"]]
+
+
+def need(tool):
+    path = shutil.which(tool)
+    if not path:
+        pytest.fail(f"{tool} is not installed: scripts/setup.sh installs it")
+    return path
+
+
+def likwid_mb_s(test, size_mb):
+    """likwid-bench on CPU 0 (S0, one thread), MByte/s (10^6 bytes)."""
+    res = run(["likwid-bench", "-t", test, "-w", f"S0:{size_mb}MB:1"], timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return float(re.search(r"^MByte/s:\s+([0-9.]+)", res.stdout, re.M).group(1))
+
+
+def mbw_dumb_mb_s(size_mib):
+    """mbw's b[i]=a[i] copy of two size_mib MiB arrays on CPU 0, in MB/s (mbw prints MiB/s)."""
+    res = run(["taskset", "-c", "0", "mbw", "-q", "-t1", "-n", "3", str(size_mib)], timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    mib_s = float(re.search(r"^AVG\s+Method: DUMB.*Copy:\s+([0-9.]+) MiB/s", res.stdout, re.M).group(1))
+    return mib_s * 1.048576
+
+
+def within(ours, peer, tolerance):
+    return abs(ours / peer - 1) <= tolerance
+
+
+def test_bw_and_stream_agree_with_likwid_bench_and_mbw():
+    """bw rd vs likwid-bench load, stream triad vs likwid-bench stream (a = b + s*c, the same
+    24 bytes per element), bw cp vs mbw's dumb copy (the same loop, bytes copied): 64 MiB
+    arrays on CPU 0, run interleaved, medians within 15%."""
+    need("likwid-bench")
+    need("mbw")
+    size_mb = 64
+    ours = {"rd": [], "triad": [], "cp": []}
+    peer = {"rd": [], "triad": [], "cp": []}
+    for _ in range(ROUNDS):
+        r = bench_json("bw", "rd", "--sizes", f"{size_mb}M", "--cpu", 0, "--reps", 3)
+        ours["rd"].append(rows(r)[0]["mb_s"])
+        peer["rd"].append(likwid_mb_s("load", size_mb * 1.048576))
+        s = bench_json("stream", "--threads", 1, "--cpus", 0, "--size", f"{size_mb}M", "--reps", 3)
+        ours["triad"].append(next(x["total_mb_s"] for x in rows(s) if x["kernel"] == "triad"))
+        # likwid's size is all three arrays together.
+        peer["triad"].append(likwid_mb_s("stream", 3 * size_mb * 1.048576))
+        c = bench_json("bw", "cp", "--sizes", f"{size_mb}M", "--cpu", 0, "--reps", 3)
+        ours["cp"].append(rows(c)[0]["mb_s"])
+        peer["cp"].append(mbw_dumb_mb_s(size_mb))
+    report = {k: (statistics.median(ours[k]), statistics.median(peer[k])) for k in ours}
+    print("medians (memscope-bench, peer) MB/s:", report)
+    for k, (a, b) in report.items():
+        assert within(a, b, 0.15), f"{k}: memscope-bench {a:.0f} MB/s vs peer {b:.0f} MB/s ({report})"
+
+
+def sysfs_caches():
+    """Data and unified cache sizes of CPU 0 by level, from sysfs."""
+    caches = {}
+    for d in pathlib.Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        if (d / "type").read_text().strip() == "Instruction":
+            continue
+        size = (d / "size").read_text().strip()
+        mult = {"K": 1024, "M": 1 << 20, "G": 1 << 30}.get(size[-1], 1)
+        caches[int((d / "level").read_text())] = int(size.rstrip("KMG")) * mult
+    return caches
+
+
+def knees(points, jump=1.25):
+    """Sizes after which latency jumps by at least `jump` times (the last size before it)."""
+    return [i for i in range(len(points) - 1) if points[i + 1][1] >= jump * points[i][1]]
+
+
+def test_lat_knees_fall_at_the_cache_sizes_sysfs_reports():
+    """A chain random within 64 KiB windows (no prefetching, no TLB misses): the latency jumps
+    right after each cache's size, within one size step."""
+    caches = sysfs_caches()
+    assert 1 in caches and 2 in caches, caches
+    top = max(caches.values())
+    lat = bench_json("lat", "--pattern", "window", "--sizes", f"4K-{4 * top}", "--cpu", 0, "--reps", 5)
+    points = [(r["size"], r["ns"]) for r in rows(lat)]
+    sizes = [p[0] for p in points]
+    found = knees(points)
+    print("latency (size, ns):", points)
+    print("knees after:", [sizes[i] for i in found], "caches:", caches)
+    missing = {}
+    for level, size in sorted(caches.items()):
+        step = min(range(len(sizes)), key=lambda i: abs(sizes[i] - size))
+        if not any(abs(i - step) <= 1 for i in found):
+            missing[level] = size
+    assert 1 not in missing and 2 not in missing, f"no knee at L1/L2 {missing}: {points}"
+    if missing:
+        # The last level is shared with whatever else runs on the host's cores.
+        after = [sizes[i] for i in found if sizes[i] > caches[2]]
+        pytest.xfail(f"no knee at the L3 size sysfs reports ({caches[3]} bytes); the knee to memory is after "
+                     f"{after[:1]} bytes: this VM gets only that share of the L3")
+
+
+def test_ctx_agrees_with_perf_bench_sched_pipe():
+    """Two processes on CPU 0 passing a token through pipes: memscope-bench's round trip and
+    perf bench sched pipe's usecs/op are the same thing; medians within 25%."""
+    need("perf")
+    ours, peer = [], []
+    for _ in range(ROUNDS):
+        c = bench_json("ctx", "--cpu", 0, "--reps", 3)
+        ours.append(rows(c)[0]["roundtrip_us"])
+        res = run(["taskset", "-c", "0", "perf", "bench", "sched", "pipe", "-l", "50000"], timeout=120)
+        assert res.returncode == 0, res.stderr
+        peer.append(float(re.search(r"([0-9.]+) usecs/op", res.stdout).group(1)))
+    a, b = statistics.median(ours), statistics.median(peer)
+    print(f"round trip: memscope-bench {a:.3f} us, perf bench sched pipe {b:.3f} us")
+    assert within(a, b, 0.25), (ours, peer)
+
+
+def online_cpus():
+    return sorted(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("state", ["M", "E"])
+def test_c2c_runs_on_every_pair_and_draws_the_heat_map(tmp_path, state):
+    cpus = online_cpus()
+    prefix = tmp_path / f"c2c-{state}"
+    res = bench("c2c", "--state", state, "--sizes", "16K,1M", "--reps", 3, "--format", "json", "-o", prefix)
+    r = json.loads(res.stdout)
+    heat = rows(r, "heatmap")
+    assert sorted((h["owner"], h["reader"]) for h in heat) == [(a, b) for a in cpus for b in cpus]
+    assert all(h["lat_ns"] and h["lat_ns"] > 0 and h["bw_mb_s"] > 0 for h in heat), heat
+    curves = rows(r)
+    assert sorted({c["reader"] for c in curves}) == cpus
+    assert {c["size"] for c in curves} == {16384, 1 << 20}
+    own = {h["owner"]: h["lat_ns"] for h in heat if h["owner"] == h["reader"]}
+    other = [h["lat_ns"] for h in heat if h["owner"] != h["reader"]]
+    # Lines another core holds cost more than the reader's own L1 hits.
+    assert min(other) > 2 * max(own.values()), heat
+    steps = r["params"]["preparation"]
+    assert steps[0].startswith("owner flush") and ("write" in steps[2]) == (state == "M"), steps
+    check_png(prefix.with_suffix(".png"))
+
+
+def test_c2c_state_s_says_when_there_is_no_third_cpu():
+    r = bench_json("c2c", "--state", "S", "--sizes", "16K", "--reps", 2)
+    helper = [s for s in r["params"]["preparation"] if s.startswith("helper read")]
+    assert helper, r["params"]
+    heat = rows(r, "heatmap")
+    if len(online_cpus()) < 3:
+        assert any("third CPU" in n for n in r["notes"]), r["notes"]
+        assert all(h["lat_ns"] is None for h in heat if h["owner"] != h["reader"])
+    else:
+        assert all(h["lat_ns"] for h in heat)
+
+
+# ---- plots: decoded and looked at, not only found ----
+
+def read_png(path):
+    """Width, height and RGBA rows of an 8-bit RGBA or RGB PNG (what matplotlib's Agg writes)."""
+    data = pathlib.Path(path).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and color in (2, 6), (depth, color)
+            channels = 4 if color == 6 else 3
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    pixels, prev = [], bytearray(stride)
+    for y in range(height):
+        line = raw[y * (stride + 1):(y + 1) * (stride + 1)]
+        f, cur = line[0], bytearray(line[1:])
+        for x in range(stride):
+            a = cur[x - channels] if x >= channels else 0
+            b = prev[x]
+            c = prev[x - channels] if x >= channels else 0
+            if f == 1:
+                cur[x] = (cur[x] + a) & 255
+            elif f == 2:
+                cur[x] = (cur[x] + b) & 255
+            elif f == 3:
+                cur[x] = (cur[x] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                cur[x] = (cur[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        pixels.append([tuple(cur[i:i + 3]) for i in range(0, stride, channels)])
+        prev = cur
+    return width, height, pixels
+
+
+def dark(px):
+    return sum(px) < 3 * 100
+
+
+def check_png(path):
+    """A real picture: big enough, many colours, and text in the margins where matplotlib puts
+    the axis labels (left of the plot: the y label; below it: the x label)."""
+    assert path.exists() and path.stat().st_size > 10000, path
+    width, height, pixels = read_png(path)
+    assert width >= 600 and height >= 400, (width, height)
+    colours = {px for row in pixels[::7] for px in row[::7]}
+    assert len(colours) > 20, f"{path}: {len(colours)} colours: an empty plot"
+    left = [pixels[y][x] for y in range(height // 4, 3 * height // 4) for x in range(0, width // 30)]
+    bottom = [pixels[y][x] for y in range(height - height // 18, height) for x in range(width // 4, width // 2)]
+    assert sum(map(dark, left)) > 20, f"{path}: nothing drawn where the y axis label goes"
+    assert sum(map(dark, bottom)) > 20, f"{path}: nothing drawn where the x axis label goes"
+
+
+def test_plots_are_drawn_with_labelled_axes(tmp_path):
+    """bw, lat and stream draw PNGs (decoded here) and SVGs whose text names the axes and
+    marks every cache sysfs reports."""
+    caches = sysfs_caches()
+    runs = {
+        "bw": (["bw", "rd", "--sizes", "16K,1M,16M", "--reps", 2], "buffer size (bytes)", "bandwidth (MB/s)"),
+        "lat": (["lat", "--sizes", "4K,64K,2M", "--reps", 2], "buffer size (bytes)", "load latency (ns)"),
+        "stream": (["stream", "--size", "8M", "--reps", 2], "concurrent instances", "total bandwidth (MB/s)"),
+    }
+    for name, (args, xlabel, ylabel) in runs.items():
+        prefix = tmp_path / name
+        res = bench(*args, "--svg", "-o", prefix)
+        assert f"plot in {prefix}.png" in res.stderr, res.stderr
+        check_png(prefix.with_suffix(".png"))
+        svg = prefix.with_suffix(".svg").read_text()
+        assert xlabel in svg and ylabel in svg, f"{name}: axis labels missing from the SVG"
+        if name != "stream":
+            for level, size in caches.items():
+                label = f"L{level} {size >> 20}M" if size >= 1 << 20 else f"L{level} {size >> 10}K"
+                assert label in svg, f"{name}: cache {label} not marked"
+
+
+# ---- the command ----
+
+def test_memscope_bench_runs_the_suite_and_says_where_the_plot_is(memscope, tmp_path):
+    res = run([memscope, "bench", "lat", "--sizes", "4K,64K", "--reps", "2"], cwd=tmp_path, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"^\s+64\s+4K\s+[0-9.]+", res.stdout, re.M), res.stdout
+    plot = tmp_path / "memscope-bench-lat.png"
+    assert f"plot in {plot}" in res.stderr, res.stderr
+    check_png(plot)
+    assert json.loads((tmp_path / "memscope-bench-lat.json").read_text())["benchmark"] == "lat"
+
+
+def test_csv_output_has_one_row_per_measurement():
+    res = bench("bw", "wr", "--sizes", "8K,32K", "--reps", 2, "--format", "csv", "--no-plot")
+    lines = [line for line in res.stdout.splitlines() if not line.startswith("#")]
+    assert lines[0] == "op,size,mb_s,min_mb_s,max_mb_s,reps"
+    assert [line.split(",")[:2] for line in lines[1:]] == [["wr", "8192"], ["wr", "32768"]]
+    assert all(float(line.split(",")[2]) > 0 for line in lines[1:])
+
+
+@pytest.mark.parametrize("args,message", [
+    (["bw", "rd", "--sizes", "12Q"], "--sizes: '12Q' is not a size"),
+    (["lat", "--strides", "12"], "--strides: 12 is not a multiple of 8 bytes"),
+    (["ctx", "--sizes", "4K"], "--sizes does not apply to ctx"),
+    (["c2c", "--state", "X"], "--state 'X': expected M, E or S"),
+    (["stream", "--cpus", "4096"], "--cpus: 4096 is out of range"),
+    (["bogus"], "unknown command 'bogus'"),
+])
+def test_bad_arguments_are_named(args, message):
+    res = run([str(BENCH), *args])
+    assert res.returncode == 2, res
+    assert message in res.stderr, res.stderr
+
+
+def test_numa_triad_needs_two_nodes():
+    if len(list(pathlib.Path("/sys/devices/system/node").glob("node[0-9]*"))) >= 2:
+        pytest.skip("this machine has two nodes: the NUMA guest's suite covers numa-triad")
+    res = run([str(BENCH), "numa-triad", "--no-plot"])
+    assert res.returncode == 1 and "needs two NUMA nodes" in res.stderr, res.stderr
+
+
+def test_selftest_passes():
+    res = bench("selftest")
+    assert re.search(r"^\d+ passed, 0 failed$", res.stdout, re.M), res.stdout
+
+
+# ---- under memscope: phases and bench.lua ----
+
+def test_phases_under_memscope_record_and_bench_lua(memscope, tmp_path):
+    """Each measurement is a phase in the recording with its result as a label; bench.lua puts
+    the result next to the counters of the frames inside the phase: no page faults while a
+    buffer that was faulted in before is read, and the MB/s memscope-bench printed."""
+    rec = tmp_path / "bench.rec"
+    res = run([memscope, "record", "-I", "50", "-o", str(rec), "-e", "page-faults,context-switches", "--",
+               memscope, "bench", "bw", "rd", "--sizes", "1M,32M", "--reps", "3", "--phase-ms", "600",
+               "--format", "csv", "--no-plot"], timeout=120)
+    assert res.returncode == 0, res.stderr
+    printed = {int(line.split(",")[1]): float(line.split(",")[2])
+               for line in res.stdout.splitlines() if line.startswith("rd,")}
+    assert set(printed) == {1 << 20, 32 << 20}, res.stdout
+    res = run([memscope, "report", "--lua", "bench.lua", "--format", "json", str(rec)])
+    assert res.returncode == 0, res.stderr
+    table = next(json.loads(line) for line in res.stdout.splitlines()
+                 if line.startswith("{") and "Phases" in json.loads(line).get("title", ""))
+    phases = {r["phase"]: r for r in table["rows"]}
+    assert set(phases) == {"bw:rd:1048576", "bw:rd:33554432"}, phases
+    for size, mb_s in printed.items():
+        row = phases[f"bw:rd:{size}"]
+        assert row["unit"] == "MB/s" and row["result"] == pytest.approx(mb_s, rel=1e-3), row
+        assert 0.55 <= row["seconds"] <= 5, row
+        assert row["frames"] >= 5, row            # 600 ms phases, 50 ms frames
+        assert row["page-faults"] < 50, row      # buffers were faulted in before each phase
+        assert row["context-switches"] is not None, row
