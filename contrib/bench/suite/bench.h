@@ -113,6 +113,7 @@ struct bench_opts {
 	size_t heat_size;               /* c2c heat map size; 0: half of L1 */
 	int procs;                      /* ctx */
 	int max_par;                    /* par */
+	unsigned kernels;               /* stream: bit per enum stream_kernel */
 	long rounds;                    /* ctx round trips per measurement; 0: by time */
 	size_t pages;                   /* touch */
 	int node;                       /* touch / chase: -1 none */

@@ -10,7 +10,7 @@ enum {
 	OPT_SIZES = 0x100, OPT_STRIDES, OPT_THREADS, OPT_CPUS, OPT_CPU, OPT_REPS, OPT_MIN_TIME, OPT_HUGE,
 	OPT_SIZE, OPT_PATTERN, OPT_CONF, OPT_LOCAL, OPT_REMOTE, OPT_MAX_THREADS, OPT_STATE, OPT_REF,
 	OPT_HEAT_SIZE, OPT_PROCS, OPT_ROUNDS, OPT_MAX_PAR, OPT_FORMAT, OPT_OUTPUT, OPT_NO_PLOT, OPT_SVG,
-	OPT_TIMER, OPT_QUIET, OPT_PHASE_MS, OPT_PAGES, OPT_NODE, OPT_HELP,
+	OPT_TIMER, OPT_QUIET, OPT_PHASE_MS, OPT_PAGES, OPT_NODE, OPT_KERNELS, OPT_HELP,
 };
 
 static const struct option longopts[] = {
@@ -43,6 +43,7 @@ static const struct option longopts[] = {
 	{ "phase-ms", required_argument, NULL, OPT_PHASE_MS },
 	{ "pages", required_argument, NULL, OPT_PAGES },
 	{ "node", required_argument, NULL, OPT_NODE },
+	{ "kernels", required_argument, NULL, OPT_KERNELS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -69,7 +70,7 @@ static const struct command commands[] = {
 	{ "ctx", bench_ctx, "context switch time: processes passing a token through pipes on one CPU",
 	  { OPT_PROCS, OPT_SIZE, OPT_CPU, OPT_ROUNDS }, false },
 	{ "stream", bench_stream, "STREAM copy/scale/add/triad with 1..N concurrent instances",
-	  { OPT_SIZE, OPT_THREADS, OPT_CPUS, OPT_HUGE }, true },
+	  { OPT_SIZE, OPT_THREADS, OPT_CPUS, OPT_KERNELS, OPT_HUGE }, true },
 	{ "numa-triad", bench_numa_triad, "triad with threads and data in (xL, yR) placements, --conf 1|2|3",
 	  { OPT_CONF, OPT_SIZE, OPT_LOCAL, OPT_REMOTE, OPT_MAX_THREADS, OPT_HUGE }, true },
 	{ "c2c", bench_c2c, "core-to-core: latency and read bandwidth of lines another core left M/E/S",
@@ -94,6 +95,7 @@ static void usage(FILE *out)
 		"  --strides LIST       lat: strides in bytes (default 64; with seq 16,32,64,128,256,512)\n"
 		"  --size SIZE          stream, numa-triad: bytes per array; ctx: working set per process\n"
 		"  --threads LIST|A-B   stream: numbers of concurrent instances (default 1..CPUs)\n"
+		"  --kernels LIST       stream: some of copy,scale,add,triad (default all four)\n"
 		"  --cpus LIST          CPUs to use, in order (default: every online CPU)\n"
 		"  --cpu N              pin a single-threaded benchmark to CPU N\n"
 		"  --conf 1|2|3         numa-triad: 1 threads on both nodes, data on L; 2 cross; 3 split\n"
@@ -291,6 +293,23 @@ static int parse(struct bench_opts *o, const struct command *cmd, int argc, char
 			o->phase_min_s = (double)v / 1000;
 			break;
 		case OPT_HUGE: o->huge = true; break;
+		case OPT_KERNELS: {
+			char buf[128], *save = NULL;
+
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			o->kernels = 0;
+			for (char *k = strtok_r(buf, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+				int found = -1;
+
+				for (int i = ST_COPY; i <= ST_TRIAD; i++)
+					if (!strcmp(k, stream_kernel_name(i)))
+						found = i;
+				if (found < 0)
+					return bench_usage_error("--kernels: '%s' is not copy, scale, add or triad", k);
+				o->kernels |= 1u << found;
+			}
+			break;
+		}
 		case OPT_SIZE:
 		case OPT_HEAT_SIZE: {
 			size_t s;
@@ -440,6 +459,7 @@ int main(int argc, char **argv)
 	o.state = "M";
 	o.procs = 2;
 	o.max_par = 16;
+	o.kernels = 0xf;
 	if ((status = parse(&o, cmd, argc - 1, argv + 1)))
 		return status;
 	timer_init(o.timer);

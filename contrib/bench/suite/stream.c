@@ -200,6 +200,8 @@ int bench_stream(struct bench_opts *o)
 			char name[64];
 			int row, reps;
 
+			if (!(o->kernels & (1u << k)))
+				continue;
 			snprintf(name, sizeof(name), "stream:%s:%d", stream_kernel_name(k), nr);
 			t0 = phase_begin(o, name);
 			reps = team_kernel(&team, o, k, t0);
