@@ -7,6 +7,7 @@
 #include "catalog/catalog.h"
 #include "catalog/catalog_list.h"
 #include "cli/commands.h"
+#include "cli/validation_store.h"
 #include "events/event_names.h"
 #include "host/host.h"
 #include "events/perf_errors.h"
@@ -137,6 +138,8 @@ static int list_catalog(const struct host *host, const char *explain)
 		if (cmd_list_explain(host, cat, explain, stdout, &err) != 0) {
 			fprintf(stderr, "memscope list: %s\n", err.text);
 			status = 1;
+		} else {
+			validation_explain(explain, stdout);
 		}
 	} else if (cmd_list_metrics(host, cat, stdout) != 0) {
 		status = 1;

@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "ctl", cmd_ctl, "label, pause, resume or redirect a running memscope record" },
 	{ "doctor", cmd_doctor, "permissions, PMUs, BTF, limits: what is missing and the fix" },
 	{ "report", cmd_report, "Lua reports over a recording (remote_ratio.lua, faults.lua, ...)" },
+	{ "validate", cmd_validate, "check this machine's metrics against workloads of known traffic" },
 	{ "bench", cmd_bench, "memory benchmarks: bw, lat, par, ctx, stream, numa-triad, c2c (with plots)" },
 };
 

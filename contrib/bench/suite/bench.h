@@ -116,6 +116,7 @@ struct bench_opts {
 	unsigned kernels;               /* stream: bit per enum stream_kernel */
 	long rounds;                    /* ctx round trips per measurement; 0: by time */
 	size_t pages;                   /* touch */
+	int passes;                     /* touch: reads of the whole buffer after touching it */
 	int node;                       /* touch / chase: -1 none */
 	struct bench_topo topo;
 };

@@ -10,7 +10,7 @@ enum {
 	OPT_SIZES = 0x100, OPT_STRIDES, OPT_THREADS, OPT_CPUS, OPT_CPU, OPT_REPS, OPT_MIN_TIME, OPT_HUGE,
 	OPT_SIZE, OPT_PATTERN, OPT_CONF, OPT_LOCAL, OPT_REMOTE, OPT_MAX_THREADS, OPT_STATE, OPT_REF,
 	OPT_HEAT_SIZE, OPT_PROCS, OPT_ROUNDS, OPT_MAX_PAR, OPT_FORMAT, OPT_OUTPUT, OPT_NO_PLOT, OPT_SVG,
-	OPT_TIMER, OPT_QUIET, OPT_PHASE_MS, OPT_PAGES, OPT_NODE, OPT_KERNELS, OPT_HELP,
+	OPT_TIMER, OPT_QUIET, OPT_PHASE_MS, OPT_PAGES, OPT_NODE, OPT_KERNELS, OPT_PASSES, OPT_HELP,
 };
 
 static const struct option longopts[] = {
@@ -44,6 +44,7 @@ static const struct option longopts[] = {
 	{ "pages", required_argument, NULL, OPT_PAGES },
 	{ "node", required_argument, NULL, OPT_NODE },
 	{ "kernels", required_argument, NULL, OPT_KERNELS },
+	{ "passes", required_argument, NULL, OPT_PASSES },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -76,7 +77,7 @@ static const struct command commands[] = {
 	{ "c2c", bench_c2c, "core-to-core: latency and read bandwidth of lines another core left M/E/S",
 	  { OPT_STATE, OPT_SIZES, OPT_REF, OPT_CPUS, OPT_HEAT_SIZE, OPT_HUGE }, true },
 	{ "touch", bench_touch, "first touch of N pages on node K (a workload of known page placement)",
-	  { OPT_PAGES, OPT_NODE, OPT_CPU }, false },
+	  { OPT_PAGES, OPT_NODE, OPT_CPU, OPT_PASSES }, false },
 	{ "selftest", bench_selftest, "check the kernels, chains, timer and cache maintenance of this build",
 	  { OPT_CPU }, false },
 };
@@ -108,6 +109,7 @@ static void usage(FILE *out)
 		"  --rounds N           ctx: round trips per measurement (default: by --min-time)\n"
 		"  --max-par N          par: most chains at once (default 16)\n"
 		"  --pages N --node K   touch: pages to touch and the node to bind them to\n"
+		"  --passes P           touch: then read them all P times\n"
 		"  --huge               ask for transparent huge pages (default: 4 KiB pages)\n"
 		"  --reps N             repetitions of each measurement; the median is reported (default 5)\n"
 		"  --min-time MS        each timed repetition lasts at least MS (default 20)\n"
@@ -369,6 +371,11 @@ static int parse(struct bench_opts *o, const struct command *cmd, int argc, char
 			if (parse_long("--max-par", optarg, 1, 16, &v))
 				return 2;
 			o->max_par = (int)v;
+			break;
+		case OPT_PASSES:
+			if (parse_long("--passes", optarg, 0, 1000000, &v))
+				return 2;
+			o->passes = (int)v;
 			break;
 		case OPT_PAGES:
 			if (parse_long("--pages", optarg, 1, 1L << 30, &v))

@@ -1,0 +1,177 @@
+/* The per-user file of memscope validate's verdicts (validation_store.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/validation_store.h"
+
+int validation_default_path(char *buf, size_t size, struct ms_error *err)
+{
+	const char *env = getenv("MEMSCOPE_VALIDATION"), *state = getenv("XDG_STATE_HOME"),
+		   *home = getenv("HOME");
+
+	if (env && env[0])
+		snprintf(buf, size, "%s", env);
+	else if (state && state[0] == '/')
+		snprintf(buf, size, "%s/memscope/validation.json", state);
+	else if (home && home[0])
+		snprintf(buf, size, "%s/.local/state/memscope/validation.json", home);
+	else {
+		ms_error_set(err, "no place for the verdicts: set HOME, XDG_STATE_HOME or MEMSCOPE_VALIDATION");
+		return -1;
+	}
+	return 0;
+}
+
+void validation_machine(char *buf, size_t size)
+{
+	const char *root = getenv("MEMSCOPE_SYSFS_ROOT");
+	char line[512], model[256] = "unknown CPU";
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (colon && (!strncmp(line, "model name", 10) || !strncmp(line, "CPU part", 8))) {
+			snprintf(model, sizeof(model), "%s", colon + 2);
+			model[strcspn(model, "\n")] = '\0';
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	/* A fixture machine is its sysfs tree, not the CPU the file was made on. */
+	if (root && root[0])
+		snprintf(buf, size, "sysfs %s", root);
+	else
+		snprintf(buf, size, "%s", model);
+}
+
+static const char *kind_name(enum verdict_kind k)
+{
+	return k == VERDICT_AGREES ? "agrees" : k == VERDICT_DISAGREES ? "disagrees" : "unchecked";
+}
+
+void verdict_text(const struct verdict *v, char *buf, size_t size)
+{
+	if (v->kind == VERDICT_UNCHECKED)
+		snprintf(buf, size, "cannot be checked: %s", v->why);
+	else if (v->absolute)
+		snprintf(buf, size, "%s: %.3f against %.3f expected (within %.2f: %s)", kind_name(v->kind), v->measured,
+			 v->expected, v->tolerance, v->kind == VERDICT_AGREES ? "yes" : "no");
+	else if (v->kind == VERDICT_AGREES)
+		snprintf(buf, size, "agrees within %.0f%% (ratio %.3f)", v->tolerance * 100, v->ratio);
+	else
+		snprintf(buf, size, "disagrees by a factor %.2f (measured / expected; %.0f%% allowed)", v->ratio,
+			 v->tolerance * 100);
+}
+
+/* mkdir -p of the file's directory, 0700 for what is made. */
+static int make_parents(const char *path, struct ms_error *err)
+{
+	char dir[4096];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			ms_error_set(err, "%s: %s", dir, strerror(errno));
+			return -1;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
+int validation_write(const char *path, const struct verdict *v, int nr, struct ms_error *err)
+{
+	char machine[512], date[64], text[600], tmp[4200];
+	time_t now = time(NULL);
+	json_t *root = json_object(), *list = json_array();
+	int fd, status = -1;
+
+	validation_machine(machine, sizeof(machine));
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M", localtime(&now));
+	json_object_set_new(root, "format", json_string("memscope-validation"));
+	json_object_set_new(root, "version", json_integer(1));
+	json_object_set_new(root, "machine", json_string(machine));
+	json_object_set_new(root, "date", json_string(date));
+	for (int i = 0; i < nr; i++) {
+		json_t *o = json_object();
+
+		verdict_text(&v[i], text, sizeof(text));
+		json_object_set_new(o, "metric", json_string(v[i].metric));
+		json_object_set_new(o, "node", v[i].node < 0 ? json_null() : json_integer(v[i].node));
+		json_object_set_new(o, "verdict", json_string(kind_name(v[i].kind)));
+		json_object_set_new(o, "text", json_string(text));
+		if (v[i].kind != VERDICT_UNCHECKED) {
+			json_object_set_new(o, "expected", json_real(v[i].expected));
+			json_object_set_new(o, "measured", json_real(v[i].measured));
+			json_object_set_new(o, "ratio", json_real(v[i].ratio));
+		}
+		json_object_set_new(o, "workload", json_string(v[i].workload));
+		json_array_append_new(list, o);
+	}
+	json_object_set_new(root, "verdicts", list);
+	if (make_parents(path, err) < 0)
+		goto out;
+	/* Written beside and renamed: a reader never sees half a file. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
+	    json_dumpfd(root, fd, JSON_INDENT(1)) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
+		ms_error_set(err, "cannot write %s: %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	status = 0;
+out:
+	json_decref(root);
+	return status;
+}
+
+void validation_explain(const char *metric, FILE *out)
+{
+	char path[4096], machine[512];
+	struct ms_error err = { "" };
+	json_error_t jerr;
+	json_t *root, *list, *o;
+	size_t i;
+	bool here;
+
+	if (validation_default_path(path, sizeof(path), &err) < 0 || access(path, R_OK) < 0)
+		return;
+	if (!(root = json_load_file(path, 0, &jerr))) {
+		fprintf(out, "  validation: %s:%d: %s (memscope validate --write rewrites it)\n", path, jerr.line,
+			jerr.text);
+		return;
+	}
+	validation_machine(machine, sizeof(machine));
+	here = json_is_string(json_object_get(root, "machine")) &&
+	       !strcmp(json_string_value(json_object_get(root, "machine")), machine);
+	list = json_object_get(root, "verdicts");
+	json_array_foreach(list, i, o) {
+		const char *name = json_string_value(json_object_get(o, "metric"));
+		const char *text = json_string_value(json_object_get(o, "text"));
+		const char *verdict = json_string_value(json_object_get(o, "verdict"));
+		json_t *node = json_object_get(o, "node");
+		char scope[32] = "system";
+
+		if (!name || strcmp(name, metric) || !text || !verdict)
+			continue;
+		if (json_is_integer(node))
+			snprintf(scope, sizeof(scope), "node %lld", (long long)json_integer_value(node));
+		fprintf(out, "  %s %s (%s, %s, by %s): %s\n",
+			!strcmp(verdict, "agrees") ? "validated" : !strcmp(verdict, "disagrees") ? "FAILED validation" :
+											   "not validated",
+			here ? "on this machine" : "on another machine", json_string_value(json_object_get(root, "date")),
+			scope, json_string_value(json_object_get(o, "workload")), text);
+	}
+	json_decref(root);
+}

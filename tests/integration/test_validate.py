@@ -1,0 +1,84 @@
+"""memscope validate: workloads of known traffic under memscope, a verdict per metric.
+
+Here (no hardware PMU, one node) the kernel and eBPF metrics are checked for real and the
+uncore ones say why they cannot be; on a fixture replay whose counts were computed by hand
+(tests/fixtures/validate/), a metric whose multiplier is off by 2x is flagged."""
+import json
+import os
+import re
+
+from conftest import ROOT, fixture_env, run
+
+FIX = ROOT / "tests" / "fixtures" / "validate"
+
+
+def replay(memscope, counts, expect, *extra):
+    env = fixture_env("kunpeng920-2s")
+    return run([memscope, "validate", "--replay", str(FIX / counts), "--expect", str(FIX / expect), *extra], env=env)
+
+
+def verdicts(stdout):
+    rows = {}
+    for line in stdout.splitlines():
+        m = re.match(r"^(\S+)\s+(system|node\d+)\s+(\S+)\s+(\S+)\s+(.*)$", line)
+        if m and m.group(1) != "metric":
+            rows.setdefault((m.group(1), m.group(2)), []).append(m.group(5))
+    return rows
+
+
+def test_replay_flags_a_multiplier_off_by_two(memscope, tmp_path):
+    """The fixture's flux_rd counts are twice what a 32-byte unit gives for the triad's reads
+    (as if the hardware counted 16-byte units); its flux_wr counts are right."""
+    store = tmp_path / "validation.json"
+    res = replay(memscope, "kunpeng920-triad-counts.jsonl", "kunpeng920-triad-expect.json", f"--write={store}")
+    assert res.returncode == 3, res.stderr          # a disagreement was found
+    v = verdicts(res.stdout)
+    assert v[("mem.read_bytes", "node0")] == ["disagrees by a factor 2.00 (measured / expected; 15% allowed)"]
+    assert v[("mem.read_bw", "node0")][0].startswith("disagrees by a factor 2.00")
+    assert v[("mem.write_bytes", "node0")] == ["agrees within 15% (ratio 1.000)"]
+    assert v[("mem.write_bw", "node0")] == ["agrees within 15% (ratio 1.000)"]
+    assert "2 agree, 2 disagree, 0 cannot be checked here." in res.stdout
+    saved = json.loads(store.read_text())
+    assert saved["format"] == "memscope-validation"
+    assert {(x["metric"], x["verdict"], round(x.get("ratio", 0), 3)) for x in saved["verdicts"]} == {
+        ("mem.read_bytes", "disagrees", 2.0), ("mem.write_bytes", "agrees", 1.0),
+        ("mem.read_bw", "disagrees", 2.0), ("mem.write_bw", "agrees", 1.0)}
+    # list --explain shows the verdict for the machine it was made on (the fixture).
+    env = fixture_env("kunpeng920-2s", MEMSCOPE_VALIDATION=str(store))
+    res = run([memscope, "list", "--explain", "mem.read_bytes"], env=env)
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"FAILED validation on this machine \(\d{4}-\d\d-\d\d \d\d:\d\d, node 0, by triad.*\): "
+                     r"disagrees by a factor 2.00", res.stdout), res.stdout
+    res = run([memscope, "list", "--explain", "mem.write_bytes"], env=env)
+    assert "validated on this machine" in res.stdout and "agrees within 15% (ratio 1.000)" in res.stdout, res.stdout
+
+
+def test_validate_here_checks_kernel_and_ebpf_metrics_and_says_why_not_the_rest(memscope, tmp_path):
+    store = tmp_path / "v.json"
+    env = {**os.environ, "MEMSCOPE_VALIDATION": str(store)}
+    res = run([memscope, "validate", "--write"], env=env, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    v = verdicts(res.stdout)
+    # 16384 pages touched: one fault and one page each (plus the program's start-up, < 5%).
+    for metric in ("page-faults", "proc.faults", "kernel.faults"):
+        assert v[(metric, "system")][0].startswith("agrees within 5%"), (metric, res.stdout)
+    placed = [k for k in v if k[0] == "proc.pages_alloc"]
+    assert placed and all(v[k][0].startswith("agrees within 5%") for k in placed), res.stdout
+    # No hardware PMU here: each uncore metric says which PMU is missing.
+    for metric in ("mem.read_bytes", "mem.write_bytes", "mem.read_bw", "mem.remote_ratio", "llc.miss_rate"):
+        texts = [t for k, ts in v.items() if k[0] == metric for t in ts]
+        assert texts and all(t.startswith("cannot be checked: ") for t in texts), (metric, res.stdout)
+        assert any("PMU" in t or "one NUMA node" in t for t in texts), texts
+    assert re.search(r"Trusted on this machine: .*page-faults", res.stdout), res.stdout
+    res = run([memscope, "list", "--explain", "kernel.faults"], env=env)
+    assert re.search(r"validated on this machine \(.*first touch of 16384 pages\): agrees within 5% \(ratio 1\.0",
+                     res.stdout), res.stdout
+
+
+def test_bad_expectations_are_named(memscope, tmp_path):
+    bad = tmp_path / "expect.json"
+    bad.write_text('{"format": "memscope-validate-expect", "version": 1, "expect": [{"metric": "mem.read_bytes"}]}')
+    res = replay(memscope, "kunpeng920-triad-counts.jsonl", bad)
+    assert res.returncode == 2 and f"{bad}: expect[0]: needs \"metric\"" in res.stderr, res.stderr
+    res = run([memscope, "validate", "--replay", str(FIX / "kunpeng920-triad-counts.jsonl")])
+    assert res.returncode == 2 and "--replay and --expect go together" in res.stderr, res.stderr
