@@ -63,6 +63,29 @@ static uint64_t cycles(void)
 #endif
 }
 
+#if defined(__x86_64__)
+/* The cycle counter and the clock read as nearly at once as possible: the
+ * tightest of a few tries of clock, counter, clock. */
+static void clock_pair(uint64_t *c, uint64_t *t)
+{
+	uint64_t best = UINT64_MAX;
+
+	*c = cycles();
+	*t = clock_ns();
+	for (int i = 0; i < 50; i++) {
+		uint64_t a = clock_ns(), cc = cycles(), b = clock_ns();
+
+		if (b - a < best) {
+			best = b - a;
+			*c = cc;
+			*t = a + (b - a) / 2;
+		}
+		if (best < 200)
+			break;
+	}
+}
+#endif
+
 /* The TSC counts at a constant rate only where the CPU says so
  * (constant_tsc and nonstop_tsc in /proc/cpuinfo); cntvct_el0 always does. */
 static bool cycles_constant(void)
@@ -104,13 +127,14 @@ void timer_init(enum bench_timer want)
 		timer_used = TIMER_CYCLES;
 	}
 #elif defined(__x86_64__)
-	/* Calibrate against CLOCK_MONOTONIC_RAW over 20 ms. */
-	uint64_t c0 = cycles(), t0 = clock_ns(), c1, t1;
+	/* Calibrate against CLOCK_MONOTONIC_RAW over 20 ms, from readings taken
+	 * close together: a thread preempted between the two clocks would skew it. */
+	uint64_t c0 = 0, t0 = 0, c1 = 0, t1 = 0;
 
-	do {
-		c1 = cycles();
-		t1 = clock_ns();
-	} while (t1 - t0 < 20000000ull);
+	clock_pair(&c0, &t0);
+	do
+		clock_pair(&c1, &t1);
+	while (t1 - t0 < 20000000ull);
 	if (c1 > c0) {
 		ns_per_tick = (double)(t1 - t0) / (double)(c1 - c0);
 		timer_used = TIMER_CYCLES;

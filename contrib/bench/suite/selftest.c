@@ -90,15 +90,22 @@ static void check_chains(void)
 static void check_timer(void)
 {
 	struct timespec req = { 0, 50 * 1000 * 1000 };
-	double t0 = now_s();
-	uint64_t c0 = timer_ticks();
-	double ns, s;
+	bool ok = false;
 
-	nanosleep(&req, NULL);
-	ns = ticks_to_ns(timer_ticks() - c0);
-	s = now_s() - t0;
-	printf("   timer %s: %.3f ms against clock_gettime's %.3f ms\n", timer_name(), ns / 1e6, s * 1e3);
-	check(fabs(ns * 1e-9 - s) < 0.05 * s, "the timer agrees with clock_gettime within 5% over 50 ms");
+	/* A thread preempted between reading the two clocks sees them apart: the
+	 * best of three tries is the timer's own error. */
+	for (int i = 0; i < 3 && !ok; i++) {
+		double t0 = now_s();
+		uint64_t c0 = timer_ticks();
+		double ns, s;
+
+		nanosleep(&req, NULL);
+		ns = ticks_to_ns(timer_ticks() - c0);
+		s = now_s() - t0;
+		printf("   timer %s: %.3f ms against clock_gettime's %.3f ms\n", timer_name(), ns / 1e6, s * 1e3);
+		ok = fabs(ns * 1e-9 - s) < 0.05 * s;
+	}
+	check(ok, "the timer agrees with clock_gettime within 5% over 50 ms");
 }
 
 static void check_flush(void)
