@@ -10,7 +10,9 @@
  * zstd stream, flushed at the same points as the plain file, so a killed
  * recorder leaves it readable too.
  *
- * Writer: recording_writer_*; reader: recording_reader_*. Both use jansson. */
+ * Writer: recording_writer_*; reader: recording_reader_*. Both use jansson;
+ * the reader takes frame lines in the writer's form by a direct scan
+ * (recording/frame_line.h). */
 #ifndef MEMSCOPE_RECORDING_H
 #define MEMSCOPE_RECORDING_H
 

@@ -431,6 +431,181 @@ static void bad_inputs(void)
 		     "\"series\":[],\"host\":{\"cpus\":[[0,0,0]],\"nodes\":[0]}}\n", "[cpu, core, die, socket, node]");
 }
 
+/* ---- Frame lines: the direct scan and the JSON library agree ---- */
+
+/* Read HEADER + line + end record; on success the frame's samples go to out
+ * (2 series). Returns 0 or -1 with err. */
+static int read_one_frame(const char *line, struct sample out[2], uint64_t *t, uint64_t *d, struct ms_error *err)
+{
+	char path[512], text[8192];
+	struct recording_reader *r;
+	struct recording_record rec;
+	struct frame f;
+	int ret = -1, frames = 0;
+
+	path_in_dir(path, sizeof(path), "one.rec");
+	snprintf(text, sizeof(text), "%s%s\n{\"end\":\"x\",\"frames\":1}\n", HEADER, line);
+	spit(path, text, strlen(text));
+	if (recording_reader_open(&r, path, err) < 0)
+		return -1;
+	frame_init(&f, 2);
+	for (;;) {
+		if (recording_reader_next(r, &rec, &f, err) < 0)
+			break;
+		if (rec.kind == RECORD_FRAME) {
+			memcpy(out, f.samples, 2 * sizeof(*out));
+			*t = f.time_ns;
+			*d = f.interval_ns;
+			frames++;
+		}
+		if (rec.kind == RECORD_EOF) {
+			ret = frames == 1 ? 0 : -1;
+			break;
+		}
+	}
+	frame_free(&f);
+	recording_reader_close(r);
+	return ret;
+}
+
+/* Every malformed shape of a frame line is an error naming FILE:LINE. */
+static void malformed_frame_lines(void)
+{
+	static const struct { const char *line, *needle; } cases[] = {
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2]", "bad.rec:2:" },                       /* no closing brace */
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2]}}", "bad.rec:2:" },                     /* one too many */
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2]}x", "bad.rec:2:" },                     /* trailing garbage */
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2],}", "bad.rec:2:" },                     /* trailing comma */
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2,]}", "bad.rec:2:" },
+		{ "{\"t\":1,\"d\":1,\"v\":[1,,2]}", "bad.rec:2:" },
+		{ "{\"t\":1,\"d\":1,\"v\":[1 2]}", "bad.rec:2:" },
+		{ "{\"t\":01,\"d\":1,\"v\":[1,2]}", "bad.rec:2:" },                     /* leading zero */
+		{ "{\"t\":1,\"d\":1,\"v\":[01,2]}", "bad.rec:2:" },
+		{ "{\"t\":-1,\"d\":1,\"v\":[1,2]}", "bad.rec:2: \"t\" is negative" },
+		{ "{\"t\":1.5,\"d\":1,\"v\":[1,2]}", "bad.rec:2: \"t\" is a fractional number" },
+		{ "{\"t\":1,\"d\":1e3,\"v\":[1,2]}", "bad.rec:2: \"d\" is a fractional number" },
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2E1]}", "bad.rec:2: \"v\"[1] (series 'b') is a fractional number" },
+		{ "{\"t\":1,\"d\":1,\"v\":[9223372036854775808,2]}", "bad.rec:2:" },    /* INT64_MAX + 1 */
+		{ "{\"t\":1,\"d\":1,\"v\":[1,123456789012345678901234]}", "bad.rec:2:" },
+		{ "{\"t\":\"1\",\"d\":1,\"v\":[1,2]}", "bad.rec:2: \"t\" is a string" },
+		{ "{\"t\":1,\"v\":[1,2]}", "bad.rec:2: \"d\" is missing" },
+		{ "{\"t\":1,\"d\":1,\"v\":[1,true]}", "bad.rec:2: \"v\"[1] (series 'b') is a boolean" },
+		{ "{\"t\":1,\"d\":1,\"v\":[nul,2]}", "bad.rec:2:" },
+		{ "{\"t\":1,\"d\":1,\"v\":[nullx,2]}", "bad.rec:2:" },
+		{ "{\"t\":1,\"d\":1,\"v\":[[1],2]}", "bad.rec:2: \"v\"[0] (series 'a') is an array" },
+		{ "{\"t\":1,\"d\":1,\"v\":[]}", "bad.rec:2: \"v\" holds 0 values" },
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2,3]}", "bad.rec:2: \"v\" holds 3 values" },
+		{ "{\"t\":1,\"d\":1,\"v\":{}}", "bad.rec:2: \"v\" is an object" },
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2],\"t\":2}", "bad.rec:2:" },               /* duplicate key */
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2],\"m\":[[0,5]]}", "bad.rec:2: \"m\"[0]" },
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2],\"m\":[[0,5,9]]}", "0 <= running_ns <= enabled_ns" },
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2],\"m\":[[2,9,5]]}", "bad.rec:2: \"m\"[0]" },
+		{ "{\"t\":1,\"d\":1,\"v\":[null,2],\"m\":[[0,9,5]]}", "bad.rec:2: \"m\"[0]" },
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2],\"m\":[[0,9,5],]}", "bad.rec:2:" },
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2],\"m\":[[0,9,5]]", "bad.rec:2:" },
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2],\"m\":5}", "bad.rec:2: \"m\" is an integer" },
+	};
+	char text[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "%s%s\n", HEADER, cases[i].line);
+		expect_error(text, cases[i].needle);
+	}
+	/* A NUL inside a line. */
+	{
+		static const char nul[] = HEADER "{\"t\":1,\"d\":1,\"v\":[1,\0 2]}\n";
+		char path[512];
+		int frames, labels;
+		bool cut;
+		struct ms_error err = { "" };
+
+		path_in_dir(path, sizeof(path), "bad.rec");
+		spit(path, nul, sizeof(nul) - 1);
+		CHECK_EQ_INT(read_all(path, &frames, &labels, &cut, &err), -1);
+		CHECK_CONTAINS(err.text, "bad.rec:2:");
+	}
+}
+
+/* 0: both read the frame alike; -1: both refused it. */
+static int same_result(const char *a, const char *b)
+{
+	struct sample sa[2], sb[2];
+	uint64_t ta = 0, da = 0, tb = 0, db = 0;
+	struct ms_error ea = { "" }, eb = { "" };
+	int ra = read_one_frame(a, sa, &ta, &da, &ea), rb = read_one_frame(b, sb, &tb, &db, &eb);
+
+	if (ra != rb) {
+		CHECK_FAIL("'%s' %s but '%s' %s", a, ra ? ea.text : "reads", b, rb ? eb.text : "reads");
+		return ra;
+	}
+	if (ra)
+		return ra;
+	CHECK_EQ_U64(ta, tb);
+	CHECK_EQ_U64(da, db);
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ_INT(sa[i].valid, sb[i].valid);
+		CHECK_EQ_U64(sa[i].value, sb[i].value);
+		CHECK_EQ_U64(sa[i].enabled_ns, sb[i].enabled_ns);
+		CHECK_EQ_U64(sa[i].running_ns, sb[i].running_ns);
+	}
+	return 0;
+}
+
+/* A frame line the writer's way and the same frame another valid way (spaces,
+ * another member order) read the same; mutated lines are accepted or refused
+ * alike by the direct scan and by the JSON library (a leading space sends a
+ * line to the library). */
+static void frame_lines_agree(int rounds)
+{
+	static const char *pairs[][2] = {
+		{ "{\"t\":5,\"d\":2,\"v\":[7,null]}", "{ \"v\" : [7, null], \"d\": 2, \"t\": 5 }" },
+		{ "{\"t\":5,\"d\":2,\"v\":[7,8],\"m\":[[1,9,4]]}", "{\"m\":[[1,9,4]],\"t\":5,\"d\":2,\"v\":[7,8]}" },
+		{ "{\"t\":0,\"d\":0,\"v\":[0,9223372036854775807]}", "{\"t\":0,\"d\":0,\"v\":[0,9223372036854775807]} " },
+		{ "{\"t\":1,\"d\":1,\"v\":[1,2],\"m\":[[0,3,3],[1,5,1],[0,9,2]]}",
+		  "{\"t\":1,\"d\":1,\"v\":[1,2],\"m\":[[0,3,3],[1,5,1],[0,9,2]]}\r" },
+	};
+	static const char base[] = "{\"t\":12345,\"d\":100,\"v\":[7001,null],\"m\":[[0,100,25]]}";
+	static const char alphabet[] = "0123456789,[]{}\":.-+eEnul tdvm";
+
+	int read = 0;
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+		CHECK_EQ_INT(same_result(pairs[i][0], pairs[i][1]), 0);
+	for (int round = 0; round < rounds; round++) {
+		char line[256], spaced[260];
+		size_t len = sizeof(base) - 1;
+		int edits = 1 + (int)(next_random() % 3);
+
+		memcpy(line, base, len + 1);
+		for (int k = 0; k < edits; k++) {
+			size_t at = (size_t)(next_random() % len);
+			char c = alphabet[next_random() % (sizeof(alphabet) - 1)];
+
+			switch (next_random() % 3) {
+			case 0:
+				line[at] = c;
+				break;
+			case 1:
+				memmove(line + at, line + at + 1, len - at);
+				len--;
+				break;
+			default:
+				if (len + 2 >= sizeof(line))
+					break;
+				memmove(line + at + 1, line + at, len - at + 1);
+				line[at] = c;
+				len++;
+				break;
+			}
+		}
+		snprintf(spaced, sizeof(spaced), " %s", line);
+		read += same_result(line, spaced) == 0;
+	}
+	/* Both outcomes were exercised: many mutations keep a valid frame
+	 * (a digit for a digit), most do not. */
+	CHECK(read > rounds / 20 && read < rounds / 2);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -453,6 +628,8 @@ int main(void)
 	mutated("tofuzz.rec", false, 3000);
 	mutated("tofuzz.rec.zst", true, 1000);
 	bad_inputs();
+	malformed_frame_lines();
+	frame_lines_agree(4000);
 	{
 		char cmd[400];
 
