@@ -342,3 +342,17 @@ def test_uncore_pmu_without_cpumask_opens_on_one_cpu_and_says_so(memscope, tmp_p
     frames = [(1.0, {"nvidia_scf_pmu_0/cmem_wr_total_bytes/": 100, "nvidia_scf_pmu_1/cmem_wr_total_bytes/": 50})]
     t = totals(replay(memscope, tmp_path, "grace-2s", frames, "mem.write_bytes", env=env))
     assert t[("total", "mem.write_bytes")] == 150
+
+
+def test_memory_only_numa_nodes_are_not_counted_never_zero(memscope, tmp_path):
+    # Xeon CPU Max in flat mode: HBM nodes 2 and 3 have memory and no CPU; the DDR IMCs count on
+    # cpu 0 and cpu 4, so their traffic is nodes 0 and 1's, and the HBM nodes have no counter here.
+    values = {}
+    for i in (0, 2, 3, 10):
+        values[f"uncore_imc_{i}/event=0x05,umask=0xcf/@cpu0"] = 100
+        values[f"uncore_imc_{i}/event=0x05,umask=0xcf/@cpu4"] = 200
+    rows = replay(memscope, tmp_path, "xeon-max-hbm-2s", [(1.0, values)], "mem.read_bw", "--per-node")
+    by_node = {r["scope"]: r for r in rows if r["time"] == "total"}
+    assert sorted(by_node) == ["node0", "node1", "node2", "node3"]
+    assert by_node["node0"]["value"] == 400 * 64 and by_node["node1"]["value"] == 800 * 64
+    assert not by_node["node2"]["counted"] and not by_node["node3"]["counted"]

@@ -3,6 +3,8 @@ doctor's findings for that machine's vendor only, and a procfs tree that belongs
 import re
 import shutil
 
+import pytest
+
 from conftest import FIXTURES, fixture_env, run
 
 
@@ -123,3 +125,17 @@ def test_procfs_of_another_vendor_is_refused(memscope):
     env = fixture_env("kunpeng920-2s", MEMSCOPE_PROCFS_ROOT=str(FIXTURES / "skylake-sp-2s" / "proc"))
     r = run([memscope, "list", "--pmus"], env=env)
     assert r.returncode == 1 and "has an Arm CPU's PMU armv8_pmuv3_0" in r.stderr, r.stderr
+
+
+def test_top_batch_gives_the_same_one_line_reasons(memscope):
+    r = run([memscope, "top", "-b", "-n", "1", "-I", "200"])
+    assert r.returncode == 0, r.stderr
+    na = [l for l in r.stdout.splitlines() if l.startswith("na: ")]
+    if not na:
+        pytest.skip("every top column is measured on this machine")
+    families = ["hisi-hip08", "hisi-hip09", "thunderx2", "amd-fam15h-nb", "amd-zen1-2", "amd-zen3", "amd-zen4",
+                "amd-zen5", "intel-nehalem-westmere", "intel-skylake-sp", "intel-icelake-sp", "intel-sapphire-rapids",
+                "intel-granite-rapids", "arm-neoverse-cmn", "arm-dmc620", "nvidia-grace"]
+    for line in na:
+        assert len(line) < 250, line
+        assert sum(f + ":" in line or f + " in a VM" in line for f in families) <= 1, line
