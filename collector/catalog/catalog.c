@@ -20,7 +20,7 @@ static const char *const family_keys[] = { "family", "description", "priority", 
 static const char *const detect_keys[] = { "cpu", NULL };
 static const char *const cpu_keys[] = { "vendor", "family", "model", "implementer", "part", NULL };
 static const char *const role_keys[] = { "match", "source", "requires_formats", "rejects_formats", "scope",
-					 "counters", "width", "description", "events", NULL };
+					 "counters", "width", "description", "events", "counters_cpuid", NULL };
 static const char *const event_keys[] = { "config", "perf", "procfs", "bpf", "alias", "pfm", "description",
 					  "upstream_differs", NULL };
 static const char *const mapping_keys[] = { "formula", "source", "caveat", "fidelity", "upstream_differs", NULL };
@@ -76,6 +76,7 @@ static void role_free(struct catalog_role *r)
 	free_strv(r->rejects_formats, r->nr_rejects_formats);
 	free(r->scope);
 	free(r->description);
+	free(r->counters_cpuid);
 	for (int i = 0; i < r->nr_events; i++) {
 		struct catalog_event *e = &r->events[i];
 
@@ -679,6 +680,24 @@ static int parse_role(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val, 
 	if (n != 0 && (n < 16 || n > 64))
 		return yaml_fail(yf, yaml_get(yf, val, "width"), "role '%s': width must be 16..64 bits", name);
 	role->width = (int)n;
+	if (yaml_get_str(yf, val, "counters_cpuid", false, &role->counters_cpuid, name))
+		return -1;
+	if (role->counters_cpuid) {
+		static const char *const regs[] = { "eax", "ebx", "ecx", "edx" };
+		char reg[8] = "";
+		int used = 0;
+
+		role->cpuid_reg = -1;
+		if (sscanf(role->counters_cpuid, "%x %7s %d-%d%n", &role->cpuid_leaf, reg, &role->cpuid_lo,
+			   &role->cpuid_hi, &used) == 4 && role->counters_cpuid[used] == '\0')
+			for (int r = 0; r < 4; r++)
+				if (strcmp(reg, regs[r]) == 0)
+					role->cpuid_reg = r;
+		if (role->cpuid_reg < 0 || role->cpuid_lo < 0 || role->cpuid_hi > 31 || role->cpuid_lo > role->cpuid_hi)
+			return yaml_fail(yf, yaml_get(yf, val, "counters_cpuid"), "role '%s': counters_cpuid '%s': expected "
+					 "LEAF REGISTER LO-HI such as \"0x80000022 ebx 10-15\" (register eax, ebx, ecx or edx, "
+					 "bits 0..31)", name, role->counters_cpuid);
+	}
 	events = yaml_get(yf, val, "events");
 	if (!events)
 		return yaml_fail(yf, val, "role '%s': missing required key 'events'", name);

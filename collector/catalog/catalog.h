@@ -76,6 +76,12 @@ struct catalog_role {
 	char *scope;              /* cpu, ccx, channel, die, sccl, node, socket, system */
 	int counters;             /* programmable counters per instance (0 = unknown) */
 	int width;                /* counter width in bits (0 = unknown) */
+	/* Counters per instance as CPUID tells them ("0x80000022 ebx 10-15"), when only
+	 * CPUID knows (AMD's data fabric: 4 or 16 by part); counters is the fallback. */
+	char *counters_cpuid;
+	unsigned cpuid_leaf;
+	int cpuid_reg;            /* 0 eax, 1 ebx, 2 ecx, 3 edx */
+	int cpuid_lo, cpuid_hi;
 	char *description;
 	struct catalog_event *events;
 	int nr_events;

@@ -191,8 +191,9 @@ static int explain_ref(struct expr *ref, void *ctx)
 	if (role->match)
 		fprintf(c->out, "PMUs matching '%s', ", role->match);
 	fprintf(c->out, "scope %s", role->scope);
-	if (role->counters)
-		fprintf(c->out, ", %d counters", role->counters);
+	if (rr->counters)
+		fprintf(c->out, ", %d counters%s%s%s", rr->counters, rr->counters_from_cpuid ? " (CPUID " : "",
+			rr->counters_from_cpuid ? role->counters_cpuid : "", rr->counters_from_cpuid ? ")" : "");
 	if (role->width)
 		fprintf(c->out, " of %d bits", role->width);
 	fprintf(c->out, "\n");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/cpuid.h"
 #include "host/privileges.h"
 #include "host/sysfs.h"
 
@@ -632,6 +633,26 @@ static int resolve_metric(struct resolution *res, int idx, int *state)
 	return 0;
 }
 
+/* Counters per instance: what CPUID says where the catalog names the field
+ * (a count that differs by part, such as AMD's data fabric), else the catalog's. */
+static void role_counters(const struct host *host, const struct catalog_role *role, struct resolved_role *rr)
+{
+	unsigned regs[4];
+
+	rr->counters = role->counters;
+	if (!role->counters_cpuid || cpuid_read(&host->roots, role->cpuid_leaf, 0, regs) < 0)
+		return;
+	{
+		unsigned width = (unsigned)(role->cpuid_hi - role->cpuid_lo + 1);
+		unsigned value = (regs[role->cpuid_reg] >> role->cpuid_lo) & (width >= 32 ? ~0u : (1u << width) - 1);
+
+		if (value > 0 && value <= 64) {
+			rr->counters = (int)value;
+			rr->counters_from_cpuid = true;
+		}
+	}
+}
+
 int resolve(const struct host *host, const struct catalog *cat, struct resolution **out, struct ms_error *err)
 {
 	struct resolution *res = calloc(1, sizeof(*res));
@@ -669,6 +690,7 @@ int resolve(const struct host *host, const struct catalog *cat, struct resolutio
 
 			if (rc)
 				goto oom;
+			role_counters(host, role, &rf->roles[r]);
 			if (rf->roles[r].nr_inst > 0 && rf->cpu_match)
 				rf->active = true;
 		}

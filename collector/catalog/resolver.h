@@ -30,6 +30,8 @@ struct resolved_instance {
 struct resolved_role {
 	struct resolved_instance *inst;
 	int nr_inst;
+	int counters;              /* counters per instance: from CPUID where the role says so, else the catalog's */
+	bool counters_from_cpuid;
 	char why[256];             /* when nr_inst == 0 */
 };
 

@@ -95,6 +95,7 @@ static int add_input(struct plan_builder *b, int family, int role, int event)
 			pe->cpus = &rr->inst[i].cpus;
 			pe->role = crole;
 			pe->event = ev;
+			pe->counters = rr->counters;
 			pe->group = -1;
 		}
 		in->events[in->nr_events++] = idx;
@@ -145,7 +146,7 @@ static int assign_groups(struct plan_builder *b, const struct plan_metric *pm)
 
 		for (int k = 0; k < in->nr_events; k++) {
 			struct plan_event *pe = &plan->events[in->events[k]];
-			int counters = pe->role->counters;
+			int counters = pe->counters;
 			struct group_state *g;
 
 			if (pe->group >= 0 || !plan_event_is_perf(pe))

@@ -47,6 +47,7 @@ struct plan_event {
 	const struct cpulist *cpus; /* CPUs to count on (owned by the resolution) */
 	const struct catalog_role *role;
 	const struct catalog_event *event;
+	int counters;             /* counters per instance of its role on this host (0 = unknown) */
 };
 
 /* One role.event of a family, summed over all its instances in a scope. */

@@ -356,3 +356,19 @@ def test_memory_only_numa_nodes_are_not_counted_never_zero(memscope, tmp_path):
     assert sorted(by_node) == ["node0", "node1", "node2", "node3"]
     assert by_node["node0"]["value"] == 400 * 64 and by_node["node1"]["value"] == 800 * 64
     assert not by_node["node2"]["counted"] and not by_node["node3"]["counted"]
+
+
+def test_amd_df_counter_count_comes_from_cpuid(memscope, tmp_path):
+    # EPYC 9654: CPUID 0x80000022 EBX[15:10] = 16 data fabric counters (the fixture's `cpuid -r` lines);
+    # without UMC PMUs the 12 DF read events then fit one group instead of three time slices.
+    root = tmp_path / "zen4"
+    shutil.copytree(FIXTURES / "epyc-zen4-2s", root)
+    for pmu in (root / "sys" / "bus" / "event_source" / "devices").glob("amd_umc_*"):
+        shutil.rmtree(pmu)
+    env = fixture_env("epyc-zen4-2s", MEMSCOPE_SYSFS_ROOT=str(root / "sys"), MEMSCOPE_PROCFS_ROOT=str(root / "proc"))
+    out = run([memscope, "list", "--explain", "mem.read_bytes"], env=env).stdout
+    assert "PMU role df: PMUs matching '^amd_df$', scope socket, 16 counters (CPUID 0x80000022 ebx 10-15) of 48 bits" \
+        in out, out
+    (root / "cpuid").unlink()
+    out = run([memscope, "list", "--explain", "mem.read_bytes"], env=env).stdout
+    assert "PMU role df: PMUs matching '^amd_df$', scope socket, 4 counters of 48 bits" in out, out

@@ -183,6 +183,13 @@ static void test_errors(void)
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n",
 						"      source: test\n      upstream_differs: perf rounds 64 B to 6.1e-5 MiB\n")),
 		     "");
+	/* a CPUID field names a leaf, a register and bits */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "    scope: channel\n",
+						"    scope: channel\n    counters_cpuid: \"0x80000022 rbx 10-15\"\n")),
+		     "pmu/test.yaml:8:21: role 'ddrc': counters_cpuid '0x80000022 rbx 10-15': expected LEAF REGISTER "
+		     "LO-HI such as \"0x80000022 ebx 10-15\" (register eax, ebx, ecx or edx, bits 0..31)");
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "    scope: channel\n",
+						"    scope: channel\n    counters_cpuid: \"0x80000022 ebx 10-15\"\n")), "");
 	/* a mapping without its source */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n", "")),
 		     "pmu/test.yaml:12:7: mapping of mem.read_bytes: missing required key 'source'");
