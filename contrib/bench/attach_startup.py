@@ -16,20 +16,15 @@ Usage: attach_startup.py [--build DIR] [--threads 16,64,256,512] [--runs N] [--w
 import argparse
 import json
 import pathlib
-import statistics
 import subprocess
 import time
 
 import perfdoc  # beside this script
+from benchutil import quartiles
 
 EVENTS = "page-faults,minor-faults,major-faults,context-switches,cpu-migrations,task-clock"
 START, END = "<!-- attach-startup:start -->", "<!-- attach-startup:end -->"
 INTERVAL_MS = 100
-
-
-def quartiles(values):
-    q = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
-    return q[0], statistics.median(values), q[2]
 
 
 def one_run(rusage, cmd, stop_after_ms):
@@ -96,7 +91,7 @@ def main():
     for n, res in rows:
         ms_s, pf_s = quartiles(res["memscope"][0]), quartiles(res["perf"][0])
         ms_c, pf_c = quartiles(res["memscope"][1]), quartiles(res["perf"][1])
-        fmt = lambda q: "%.1f ms [%.1f-%.1f]" % (q[1] * 1e3, q[0] * 1e3, q[2] * 1e3)
+        fmt = lambda q: "%.1f ms [%.1f, %.1f]" % (q[1] * 1e3, q[0] * 1e3, q[2] * 1e3)
         lines.append("| %d | %s | %s | %s | %s | %.2f |" % (n, fmt(ms_s), fmt(pf_s), fmt(ms_c), fmt(pf_c),
                                                            ms_s[1] / pf_s[1]))
     lines.append(END)

@@ -22,6 +22,8 @@ import statistics
 import subprocess
 import sys
 
+from benchutil import quartiles  # beside this script
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # Same work per fault as memscope's proc.faults probes: both fault
@@ -77,8 +79,8 @@ def main():
     for name in ("memscope", "bpftrace"):
         added = [t - a for t, a in zip(times[name], alone)]
         slowdown = [t / a for t, a in zip(times[name], alone)]
-        quartiles = statistics.quantiles(added, n=4)
-        result[name] = (statistics.median(added), statistics.median(slowdown), quartiles[0], quartiles[2])
+        q1, _, q3 = quartiles(added)
+        result[name] = (statistics.median(added), statistics.median(slowdown), q1, q3)
     ratio = result["memscope"][0] / result["bpftrace"][0] if result["bpftrace"][0] > 0 else float("nan")
 
     faults = args.mb * 256 * args.rounds

@@ -23,6 +23,7 @@ import tempfile
 import time
 
 import perfdoc  # beside this script
+from benchutil import quartiles
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPTS = ["summary.lua", "faults.lua", "remote_ratio.lua", "bandwidth.lua", "topdown.lua", "numa_balance.lua"]
@@ -75,7 +76,7 @@ def time_report(memscope, recording, scripts, repeat):
     for script in scripts:
         cmd += ["--lua", str(script)]
     runs = [run_timed(cmd + [str(recording)]) for _ in range(repeat)]
-    return tuple(statistics.median(r[i] for r in runs) for i in range(3))
+    return tuple(quartiles(r[i] for r in runs) for i in range(3))
 
 
 def main():
@@ -96,20 +97,21 @@ def main():
         for script in SCRIPTS:
             rows.append((script, time_report(memscope, rec, [script], args.repeat)))
         rows.append(("all six at once", time_report(memscope, rec, SCRIPTS, args.repeat)))
-    lines = [f"{'report':34s} {'wall':>8s} {'CPU':>8s} {'in Lua':>8s}"]
-    lines += [f"{name:34s} {wall:7.3f}s {cpu:7.3f}s {lua:7.3f}s" for name, (wall, cpu, lua) in rows]
+    cell = lambda q: f"{q[1]:6.3f}s [{q[0]:.3f}, {q[2]:.3f}]"
+    lines = [f"{'report':34s} {'wall':>22s} {'CPU':>22s} {'in Lua':>22s}"]
+    lines += [f"{name:34s} {cell(wall):>22s} {cell(cpu):>22s} {cell(lua):>22s}" for name, (wall, cpu, lua) in rows]
     text = "\n".join([
         START,
         f"Measured {time.strftime('%Y-%m-%d')}, kernel {platform.release()}, {os.cpu_count()} CPUs, with:",
         "",
         "```",
-        "contrib/bench/lua_report.py --write docs/performance.md",
+        f"contrib/bench/lua_report.py --frames {args.frames} --repeat {args.repeat} --write docs/performance.md",
         "```",
         "",
         f"A synthetic recording of a 1-hour run at 10 Hz: {args.frames} frames x 50 series "
         f"({size / 1e6:.1f} MB of JSON Lines); `memscope report --lua SCRIPT FILE`, the whole command "
         f"(reading the file, the callbacks, the report): median wall clock and CPU time (user + system) "
-        f"of {args.repeat} runs, and the time spent inside the scripts' callbacks (MEMSCOPE_LUA_STATS=1):",
+        f"of {args.repeat} runs with their interquartile range in brackets, and the time spent inside the scripts' callbacks (MEMSCOPE_LUA_STATS=1):",
         "",
         "```",
         *lines,

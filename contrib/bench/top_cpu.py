@@ -70,14 +70,15 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--intervals", default="1000,250", help="update intervals in ms")
     ap.add_argument("--write")
     args = ap.parse_args()
     memscope = str(pathlib.Path(args.build) / "memscope")
     procps_top = shutil.which("top")
 
     rows = []
-    for interval in (1000, 250):
-        updates = int(args.seconds * 1000 / interval)
+    for interval in (int(i) for i in args.intervals.split(",")):
+        updates = max(1, int(args.seconds * 1000 / interval))
         for mode, terminal, extra in (("full screen", True, []), ("batch", False, ["-b"])):
             base = [memscope, "top", "-I", str(interval)] + extra
             start_cpu, start_wall = median_cpu(base + ["-n", "1"], terminal, args.repeat)

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Short intervals: how many intervals `memscope stat -a -I MS` delivers per second and what
+it costs, next to `perf stat -a -I MS`, in the same run.
+
+Events: 16 software and tracepoint events, counted on every CPU (16 x CPUs counters), and
+the two of the quick start (page-faults,context-switches). Each tool runs for --seconds
+around `sleep`, alternating with the other, --runs times; its output goes to a file. Per
+run: intervals delivered per second (interval lines / events / seconds) and CPU time of the
+tool process (user + system, wait4 of the tool: contrib/bench/rusage) per second. Medians
+with interquartile ranges.
+
+Usage: interval_rate.py [--build DIR] [--intervals 1,10] [--runs N] [--seconds S] [--write docs/performance.md]
+"""
+import argparse
+import os
+import pathlib
+import statistics
+import tempfile
+
+import perfdoc  # beside this script
+from benchutil import measured, spread
+
+EVENTS_16 = ("cpu-clock,task-clock,page-faults,minor-faults,major-faults,context-switches,cpu-migrations,"
+             "alignment-faults,emulation-faults,sched:sched_switch,sched:sched_wakeup,sched:sched_migrate_task,"
+             "sched:sched_process_fork,kmem:mm_page_alloc,kmem:mm_page_free,timer:hrtimer_expire_entry")
+EVENTS_2 = "page-faults,context-switches"
+START, END = "<!-- interval-rate:start -->", "<!-- interval-rate:end -->"
+
+
+def interval_lines(path):
+    count = 0
+    for line in pathlib.Path(path).read_text().splitlines():
+        try:
+            float(line.split(",")[0])
+            count += 1
+        except ValueError:
+            pass
+    return count
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--intervals", default="1,10")
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--write")
+    args = ap.parse_args()
+    build = pathlib.Path(args.build)
+    memscope = str(build / "memscope")
+    intervals = [int(i) for i in args.intervals.split(",")]
+    cases = [(ms, events) for ms in intervals for events in (EVENTS_16, EVENTS_2)]
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "out.csv"
+        for ms, events in cases:
+            nr = len(events.split(","))
+            cmds = {
+                "memscope": ([memscope, "stat", "-a", "-I", str(ms), "-x,", "-e", events, "--", "sleep",
+                              str(args.seconds)], out),
+                "perf": (["perf", "stat", "-a", "-I", str(ms), "-x,", "-o", str(out), "-e", events, "--", "sleep",
+                          str(args.seconds)], None),
+            }
+            res = {name: ([], []) for name in cmds}
+            for r in range(args.runs):
+                for name in (["memscope", "perf"] if r % 2 == 0 else ["perf", "memscope"]):
+                    cmd, stdout = cmds[name]
+                    usage = measured(build, cmd, stdout=stdout)
+                    res[name][0].append(interval_lines(out) / nr / args.seconds)
+                    res[name][1].append(usage.cpu_s / args.seconds)
+            results[(ms, events)] = res
+
+    lines = [
+        START,
+        "Measured with `python3 contrib/bench/interval_rate.py --build build --intervals %s --runs %d --seconds %g` "
+        "(%d CPUs; medians of %d alternating runs, interquartile range in brackets; CPU is the tool's user + "
+        "system time per second of the run, 100%% = one CPU)." % (args.intervals, args.runs, args.seconds,
+                                                                   os.cpu_count(), args.runs),
+        "",
+        "| -I | counters | memscope intervals/s | perf intervals/s | memscope CPU | perf CPU | CPU memscope / perf |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (ms, events), res in results.items():
+        nr = len(events.split(","))
+        lines.append("| %d ms | %d events x %d CPUs | %s | %s | %s | %s | %.2f |" % (
+            ms, nr, os.cpu_count(), spread(res["memscope"][0], "%.0f"), spread(res["perf"][0], "%.0f"),
+            spread(res["memscope"][1], "%.2f", 100, "%"), spread(res["perf"][1], "%.2f", 100, "%"),
+            statistics.median(res["memscope"][1]) / statistics.median(res["perf"][1])))
+    lines.append("")
+    lines.append("Events: `%s` (16) and `%s` (2)." % (EVENTS_16, EVENTS_2))
+    lines.append(END)
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        perfdoc.write_section(args.write, "memscope stat: short intervals", START, END, text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Each benchmark script of contrib/bench runs for about a second (the smallest settings it
+takes) and produces its table, so the scripts keep working as memscope changes. The figures
+themselves are not checked: a benchmark prints numbers, it is not a timed test."""
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+BENCH = ROOT / "contrib" / "bench"
+
+SCRIPTS = {
+    "stat_overhead.py": (["--repeat", "1", "--sampler-runs", "1", "--seconds", "0.3", "--mb", "4"],
+                         "<!-- stat-overhead:start -->", "| memscope stat |"),
+    "interval_rate.py": (["--runs", "1", "--seconds", "0.3", "--intervals", "1"],
+                         "<!-- interval-rate:start -->", "| 1 ms | 16 events x"),
+    "attach_startup.py": (["--threads", "4", "--runs", "1", "--stop-after-ms", "300"],
+                          "<!-- attach-startup:start -->", "| 4 |"),
+    "slowdown.py": (["--rounds", "1", "--seconds", "0.1", "--mb", "2", "--rates", "100,1"],
+                    "<!-- slowdown:start -->", "| 1 kHz (-I 1) |"),
+    "lua_report.py": (["--frames", "50", "--repeat", "1"], "<!-- lua_report.py begin -->", "summary.lua"),
+    "recording_size.py": (["--seconds", "1"], "<!-- recording-size:start -->", "plain JSON Lines:"),
+    "top_cpu.py": (["--seconds", "1", "--repeat", "1", "--intervals", "250"], "<!-- top-cpu:start -->",
+                   "| memscope top batch |"),
+}
+
+
+def test_every_script_is_covered():
+    scripts = {p.name for p in BENCH.glob("*.py")} - {"perfdoc.py", "benchutil.py"}
+    assert scripts == set(SCRIPTS) | {"bpf_overhead.py"}, scripts
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_bench_script_runs(script, build_dir, tmp_path):
+    args, start, row = SCRIPTS[script]
+    doc = tmp_path / "performance.md"
+    res = subprocess.run([sys.executable, str(BENCH / script), "--build", str(build_dir), "--write", str(doc)] + args,
+                         capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert start in res.stdout and row in res.stdout, res.stdout
+    assert start in doc.read_text()
+
+
+@pytest.mark.skipif(not shutil.which("bpftrace"), reason="bpftrace is not installed")
+def test_bpf_overhead_runs(build_dir):
+    res = subprocess.run([sys.executable, str(BENCH / "bpf_overhead.py"), "--build", str(build_dir), "--runs", "1",
+                          "--mb", "1", "--rounds", "1"], capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "memscope added cost / bpftrace added cost" in res.stdout
