@@ -25,6 +25,8 @@ packages=(
   python3-matplotlib likwid mbw
   # the aarch64 build of memscope-bench, run under qemu-user
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+  # clang's sanitizer and libFuzzer runtimes (test stages 25 and 50)
+  libclang-rt-14-dev
   # the 2-node NUMA guest
   qemu-system-x86 python3-venv kmod busybox-static
 )

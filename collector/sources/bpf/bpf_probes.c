@@ -313,7 +313,8 @@ int bpf_probes_open(struct bpf_probes *probes, const struct bpf_probe_config *cf
 		}
 	}
 
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = cfg->btf_path);
+	/* LIBBPF_OPTS without its GNU statement expression (clang -Wpedantic). */
+	struct bpf_object_open_opts opts = { .sz = sizeof(opts), .btf_custom_path = cfg->btf_path };
 	probes->skel = memscope_bpf__open_opts(&opts);
 	if (!probes->skel) {
 		ms_error_set(err, "eBPF probes: opening the embedded BPF object failed (%s)", strerror(errno));
