@@ -20,6 +20,8 @@
 #include "sampler/target.h"
 #include "metrics/metrics.h"
 #include "sources/registry.h"
+#include "sources/tracepoint_counts.h"
+#include "sampler/sampler.h"
 
 /* The largest group on a hardware PMU whose counter count we do not know:
  * a group larger than the PMU's counters would never be scheduled at all. */
@@ -60,6 +62,16 @@ struct perf_source {
 	struct event *owned_events; /* parsed by the registry kind (perf_kind_create), else NULL */
 	int nr_owned_events;
 	bool user_only;         /* perf_event_paranoid >= 2 without privileges: exclude the kernel, as perf does */
+	/* System-wide tracepoints counted by eBPF (sources/tracepoint_counts.h):
+	 * tp_event[slot] is the event, its series are per CPU from tp_series_base. */
+	struct tp_counts *tp;
+	int nr_tp;
+	int *tp_event;
+	int tp_series_base;
+	int nr_tp_cpus;
+	int *tp_cpu;            /* [row]: the CPU of each series row */
+	uint64_t *tp_prev;      /* [slot * nr_tp_cpus + row]: count at the last read */
+	uint64_t tp_last_ns;
 };
 
 static bool is_system_wide(const struct perf_source *ps, const struct event *ev)
@@ -381,6 +393,99 @@ static long fds_needed(const struct perf_source *ps)
 	return per_event * ps->opt.nr_events * (ps->opt.target->kind == TARGET_PIDS ? 8 : 1);
 }
 
+/* Tracepoints counted on every CPU go to eBPF counters when they can:
+ * reading them then interrupts no other CPU (sources/tracepoint_counts.h).
+ * MEMSCOPE_PERF_TRACEPOINTS=1 keeps them on perf (to compare the two). */
+static bool tp_candidate(const struct perf_source *ps, const struct event *ev)
+{
+	const char *force = getenv("MEMSCOPE_PERF_TRACEPOINTS");
+
+	return ev->attr.type == PERF_TYPE_TRACEPOINT && is_system_wide(ps, ev) && !ev->cpus.nr &&
+	       ev->group_hint < 0 && !(force && force[0] == '1');
+}
+
+static int tp_open(struct perf_source *ps, bool *placed, struct series_table *table)
+{
+	const struct perf_source_options *opt = &ps->opt;
+	const struct topology *topo = &opt->host->topo;
+	const char **names = calloc((size_t)opt->nr_events, sizeof(char *));
+	int *index = calloc((size_t)opt->nr_events, sizeof(int));
+	bool *attached = calloc((size_t)opt->nr_events, sizeof(bool));
+	int nr = 0, ret = -1;
+
+	if (!names || !index || !attached)
+		goto out;
+	for (int i = 0; i < opt->nr_events; i++) {
+		if (tp_candidate(ps, &opt->events[i])) {
+			index[nr] = i;
+			names[nr++] = opt->events[i].name;
+		}
+	}
+	ret = 0;
+	if (!nr || !(ps->tp = tp_counts_open(names, nr, attached)))
+		goto out;
+	ps->tp_event = malloc(sizeof(int) * (size_t)nr);
+	ps->tp_cpu = malloc(sizeof(int) * (size_t)(topo->nr_cpus ? topo->nr_cpus : 1));
+	ps->tp_prev = calloc((size_t)nr * (size_t)(topo->nr_cpus ? topo->nr_cpus : 1), sizeof(uint64_t));
+	if (!ps->tp_event || !ps->tp_cpu || !ps->tp_prev) {
+		ret = -1;
+		goto out;
+	}
+	ps->nr_tp_cpus = topo->nr_cpus;
+	for (int c = 0; c < topo->nr_cpus; c++)
+		ps->tp_cpu[c] = topo->cpus[c].cpu;
+	ps->tp_series_base = table->nr;
+	for (int k = 0; k < nr; k++) {
+		const struct event *ev = &opt->events[index[k]];
+
+		if (!attached[k])
+			continue;
+		placed[index[k]] = true;
+		ps->tp_event[ps->nr_tp++] = index[k];
+		for (int c = 0; c < topo->nr_cpus; c++) {
+			struct series_labels labels;
+
+			series_labels_init(&labels);
+			labels.cpu = topo->cpus[c].cpu;
+			labels.node = topo->cpus[c].node;
+			labels.socket = topo->cpus[c].socket;
+			if (series_table_add(table, ev->name, ev->unit, ev->scale, SERIES_COUNTER, &labels) < 0) {
+				ret = -1;
+				goto out;
+			}
+		}
+	}
+out:
+	free(names);
+	free(index);
+	free(attached);
+	return ret;
+}
+
+/* Counts since the last read into the frame: one map lookup for all CPUs. */
+static void tp_sample(struct perf_source *ps, struct frame *frame, uint64_t now)
+{
+	struct sample *base = frame->samples + ps->tp_series_base;
+	uint64_t span = now - ps->tp_last_ns;
+	bool ok = tp_counts_read(ps->tp) == 0;
+
+	for (int k = 0; k < ps->nr_tp; k++) {
+		for (int c = 0; c < ps->nr_tp_cpus; c++) {
+			struct sample *smp = &base[k * ps->nr_tp_cpus + c];
+			uint64_t *prev = &ps->tp_prev[k * ps->nr_tp_cpus + c];
+			uint64_t count = tp_counts_get(ps->tp, k, ps->tp_cpu[c]);
+
+			smp->valid = ok;
+			if (!ok)
+				continue;
+			smp->value = count - *prev;
+			smp->enabled_ns = smp->running_ns = span;
+			*prev = count;
+		}
+	}
+	ps->tp_last_ns = now;
+}
+
 /* Split events into groups; try each group; when a group cannot open, find
  * the events that cannot (one by one) and go on without them. */
 static int perf_open(struct source *src, struct series_table *table, struct ms_error *err)
@@ -397,6 +502,8 @@ static int perf_open(struct source *src, struct series_table *table, struct ms_e
 		ms_error_set(err, "out of memory");
 		return -1;
 	}
+	if (tp_open(ps, placed, table) < 0)
+		goto oom;
 	for (int i = 0; i < opt->nr_events; i++) {
 		struct perf_group *g;
 		int limit, ret;
@@ -500,12 +607,12 @@ static int perf_open(struct source *src, struct series_table *table, struct ms_e
 		ps->nr_groups++;
 	}
 	free(placed);
-	if (ps->nr_groups == 0) {
+	if (ps->nr_groups == 0 && ps->nr_tp == 0) {
 		ms_error_set(err, "none of the events can be counted here: %s",
 			     ps->nr_skipped ? ps->skipped_reason[0] : "no events");
 		return -1;
 	}
-	ps->read_buf = malloc(max_read);
+	ps->read_buf = malloc(max_read ? max_read : sizeof(uint64_t));
 	if (!ps->read_buf)
 		goto oom_placed_freed;
 	src->count = table->nr - src->first;
@@ -522,6 +629,13 @@ static int perf_enable(struct source *src, struct ms_error *err)
 	struct perf_source *ps = src->priv;
 
 	(void)err;
+	if (ps->tp) {
+		ps->tp_last_ns = monotonic_ns();
+		if (tp_counts_read(ps->tp) == 0)
+			for (int k = 0; k < ps->nr_tp; k++)
+				for (int c = 0; c < ps->nr_tp_cpus; c++)
+					ps->tp_prev[k * ps->nr_tp_cpus + c] = tp_counts_get(ps->tp, k, ps->tp_cpu[c]);
+	}
 	/* A command's counters start at its exec (enable_on_exec); the rest now.
 	 * Members are opened enabled and count while their leader does, so one
 	 * ioctl per leader descriptor starts a whole group. */
@@ -596,6 +710,8 @@ static int perf_sample(struct source *src, struct frame *frame)
 	}
 	for (int s = 0; s < ps->nr_skipped; s++)
 		frame->samples[ps->skipped_series[s]].valid = false;
+	if (ps->tp)
+		tp_sample(ps, frame, monotonic_ns());
 
 	for (int gi = 0; gi < ps->nr_groups; gi++) {
 		struct perf_group *g = &ps->groups[gi];
@@ -653,6 +769,10 @@ static void perf_close(struct source *src)
 	free(ps->skipped_series);
 	free(ps->groups);
 	free(ps->read_buf);
+	tp_counts_close(ps->tp);
+	free(ps->tp_event);
+	free(ps->tp_cpu);
+	free(ps->tp_prev);
 	event_list_free(ps->owned_events, ps->nr_owned_events);
 	free(ps);
 	src->priv = NULL;

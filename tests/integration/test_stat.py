@@ -3,6 +3,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -93,6 +94,30 @@ def test_one_millisecond_interval_system_wide(memscope, touchmem):
     for ev in ("page-faults", "context-switches"):
         assert sum(r["value"] for r in lines if r["event"] == ev) == totals(rows)[("total", ev)]
     assert totals(rows)[("total", "page-faults")] >= 5 * expected_faults(20)
+
+
+RENAMES = 100_000
+RENAME = ("import ctypes; libc = ctypes.CDLL(None)\n"
+          "for _ in range(%d): libc.prctl(15, b'ms-rename', 0, 0, 0)" % RENAMES)
+
+
+@pytest.mark.parametrize("counted_by", ["ebpf", "perf"])
+def test_system_wide_tracepoint_counts_the_workloads_hits(memscope, counted_by):
+    """task:task_rename on every CPU, counted by eBPF per-CPU counters (read without
+    interrupting other CPUs) or by perf (MEMSCOPE_PERF_TRACEPOINTS=1): the workload's
+    100,000 renames, plus the few other processes make (an exec renames too), per CPU
+    rows that add up, and a syscall tracepoint (no raw tracepoint: always perf) beside it."""
+    env = dict(os.environ, MEMSCOPE_PERF_TRACEPOINTS="1" if counted_by == "perf" else "0")
+    rows, _ = stat_csv(memscope, ["-a", "-I", "100", "--per-cpu", "-e",
+                                  "task:task_rename,syscalls:sys_enter_getppid", "--", sys.executable, "-c",
+                                  RENAME + "\nimport os\nfor _ in range(5000): os.getppid()"], env=env)
+    t = totals(rows)
+    cpus = [f"cpu{i}" for i in range(os.cpu_count())]
+    renames = sum(t[(c, "task:task_rename")] for c in cpus)
+    assert RENAMES <= renames <= RENAMES * 1.02, renames
+    assert sum(t[(c, "syscalls:sys_enter_getppid")] for c in cpus) >= 5000
+    lines = intervals(rows)
+    assert sum(r["value"] for r in lines if r["event"] == "task:task_rename") == renames
 
 
 def test_text_output_repeats_its_header_like_vmstat(memscope, touchmem):
