@@ -13,6 +13,7 @@
 #include "util/text_append.h"
 #include "config.h"
 #include "events/bpf_series.h"
+#include "events/plugin_series.h"
 
 static const char *const metric_keys[] = { "name", "unit", "kind", "description", "formula", "vendors", NULL };
 static const char *const family_keys[] = { "family", "description", "priority", "sources", "detect", "pmus",
@@ -21,11 +22,11 @@ static const char *const detect_keys[] = { "cpu", NULL };
 static const char *const cpu_keys[] = { "vendor", "family", "model", "implementer", "part", NULL };
 static const char *const role_keys[] = { "match", "source", "requires_formats", "rejects_formats", "scope",
 					 "counters", "width", "description", "events", "counters_cpuid", NULL };
-static const char *const event_keys[] = { "config", "perf", "procfs", "bpf", "alias", "pfm", "description",
+static const char *const event_keys[] = { "config", "perf", "procfs", "bpf", "plugin", "alias", "pfm", "description",
 					  "upstream_differs", NULL };
 static const char *const mapping_keys[] = { "formula", "source", "caveat", "fidelity", "upstream_differs", NULL };
 static const char *const scopes[] = { "cpu", "core", "ccx", "channel", "die", "sccl", "node", "socket", "system",
-				      NULL };
+				      "instance", NULL };
 
 const char *metric_kind_name(enum metric_kind kind)
 {
@@ -93,6 +94,7 @@ static void role_free(struct catalog_role *r)
 static void family_free(struct catalog_family *f)
 {
 	free(f->name);
+	free(f->plugin);
 	free(f->description);
 	free(f->uncore_since);
 	free_strv(f->sources, f->nr_sources);
@@ -524,7 +526,7 @@ static int parse_unavailable(struct catalog *cat, struct yaml_file *yf, yaml_nod
 
 static const char *role_source_name(enum catalog_role_source source)
 {
-	return source == ROLE_PROCFS ? "procfs" : source == ROLE_BPF ? "bpf" : "perf";
+	return source == ROLE_PROCFS ? "procfs" : source == ROLE_BPF ? "bpf" : source == ROLE_PLUGIN ? "plugin" : "perf";
 }
 
 /* A bpf event must name a series the eBPF source provides: a typo would
@@ -546,7 +548,7 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 {
 	struct catalog_event *ev = &role->events[role->nr_events];
 	const char *name = (const char *)key->data.scalar.value;
-	char *config = NULL, *perf = NULL, *procfs = NULL, *bpf = NULL;
+	char *config = NULL, *perf = NULL, *procfs = NULL, *bpf = NULL, *plugin = NULL;
 	int given;
 
 	memset(ev, 0, sizeof(*ev));
@@ -561,6 +563,7 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 		/* shorthand: name: "event=0x01" */
 		ev->how = role->source == ROLE_PROCFS ? EVENT_HOW_PROCFS
 			  : role->source == ROLE_BPF  ? EVENT_HOW_BPF
+			  : role->source == ROLE_PLUGIN ? EVENT_HOW_PLUGIN
 						      : EVENT_HOW_CONFIG;
 		if (!(ev->text = strdup((const char *)val->data.scalar.value)))
 			return yaml_fail(yf, val, "out of memory");
@@ -569,7 +572,7 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 		return ev->how == EVENT_HOW_BPF ? check_bpf_series(yf, val, name, ev->text) : 0;
 	}
 	if (val->type != YAML_MAPPING_NODE)
-		return yaml_fail(yf, val, "event '%s' must be a mapping (config/perf/procfs/bpf, alias, pfm, description) "
+		return yaml_fail(yf, val, "event '%s' must be a mapping (config/perf/procfs/bpf/plugin, alias, pfm, description) "
 				 "or a scalar of format terms, found %s", name, yaml_node_kind(val));
 	if (yaml_check_keys(yf, val, "an event", event_keys))
 		return -1;
@@ -577,24 +580,29 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 	    yaml_get_str(yf, val, "perf", false, &perf, name) ||
 	    yaml_get_str(yf, val, "procfs", false, &procfs, name) ||
 	    yaml_get_str(yf, val, "bpf", false, &bpf, name) ||
+	    yaml_get_str(yf, val, "plugin", false, &plugin, name) ||
 	    yaml_get_str(yf, val, "alias", false, &ev->alias, name) ||
 	    yaml_get_str(yf, val, "pfm", false, &ev->pfm, name) ||
 	    yaml_get_str(yf, val, "description", false, &ev->description, name) ||
 	    yaml_get_str(yf, val, "upstream_differs", false, &ev->upstream_differs, name)) {
-		free(config), free(perf), free(procfs), free(bpf);
+		free(config), free(perf), free(procfs), free(bpf), free(plugin);
 		return -1;
 	}
-	given = !!config + !!perf + !!procfs + !!bpf;
+	given = !!config + !!perf + !!procfs + !!bpf + !!plugin;
 	if (given != 1) {
-		free(config), free(perf), free(procfs), free(bpf);
+		free(config), free(perf), free(procfs), free(bpf), free(plugin);
 		return yaml_fail(yf, val, "event '%s': give exactly one of 'config' (format terms), 'perf' (an event "
-				 "string), 'procfs' (vmstat/KEY or numastat/KEY) or 'bpf' (an eBPF series)", name);
+				 "string), 'procfs' (vmstat/KEY or numastat/KEY), 'bpf' (an eBPF series) or 'plugin' "
+				 "(a plugin's series)", name);
 	}
-	ev->how = config ? EVENT_HOW_CONFIG : perf ? EVENT_HOW_PERF : procfs ? EVENT_HOW_PROCFS : EVENT_HOW_BPF;
-	ev->text = config ? config : perf ? perf : procfs ? procfs : bpf;
+	ev->how = config ? EVENT_HOW_CONFIG : perf ? EVENT_HOW_PERF : procfs ? EVENT_HOW_PROCFS
+		: bpf ? EVENT_HOW_BPF : EVENT_HOW_PLUGIN;
+	ev->text = config ? config : perf ? perf : procfs ? procfs : bpf ? bpf : plugin;
 	if ((ev->how == EVENT_HOW_PROCFS) != (role->source == ROLE_PROCFS) ||
-	    (ev->how == EVENT_HOW_BPF) != (role->source == ROLE_BPF)) {
-		const char *kind = ev->how == EVENT_HOW_PROCFS ? "procfs" : ev->how == EVENT_HOW_BPF ? "bpf" : NULL;
+	    (ev->how == EVENT_HOW_BPF) != (role->source == ROLE_BPF) ||
+	    (ev->how == EVENT_HOW_PLUGIN) != (role->source == ROLE_PLUGIN)) {
+		const char *kind = ev->how == EVENT_HOW_PROCFS ? "procfs" : ev->how == EVENT_HOW_BPF ? "bpf"
+				 : ev->how == EVENT_HOW_PLUGIN ? "plugin" : NULL;
 
 		if (role->source != ROLE_PERF)
 			return yaml_fail(yf, val, "event '%s': a 'source: %s' role takes only '%s' events", name,
@@ -632,13 +640,15 @@ static int parse_role(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val, 
 		return -1;
 	if (yaml_get_str(yf, val, "source", false, &source, name))
 		return -1;
-	if (source && strcmp(source, "procfs") != 0 && strcmp(source, "perf") != 0 && strcmp(source, "bpf") != 0) {
+	if (source && strcmp(source, "procfs") != 0 && strcmp(source, "perf") != 0 && strcmp(source, "bpf") != 0 &&
+	    strcmp(source, "plugin") != 0) {
 		free(source);
-		return yaml_fail(yf, yaml_get(yf, val, "source"), "role '%s': unknown source; expected perf, procfs "
-				 "or bpf", name);
+		return yaml_fail(yf, yaml_get(yf, val, "source"), "role '%s': unknown source; expected perf, procfs, "
+				 "bpf or plugin", name);
 	}
 	role->source = !source ? ROLE_PERF : !strcmp(source, "procfs") ? ROLE_PROCFS
 				 : !strcmp(source, "bpf")      ? ROLE_BPF
+				 : !strcmp(source, "plugin")   ? ROLE_PLUGIN
 							       : ROLE_PERF;
 	free(source);
 	if (yaml_get_str(yf, val, "match", role->source == ROLE_PERF, &role->match, name) ||
@@ -654,7 +664,11 @@ static int parse_role(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val, 
 			;
 		if (!*s)
 			return yaml_fail(yf, yaml_get(yf, val, "scope"), "role '%s': unknown scope '%s'; expected one "
-					 "of: cpu, core, ccx, channel, die, sccl, node, socket, system", name, role->scope);
+					 "of: cpu, core, ccx, channel, die, sccl, node, socket, system, instance", name,
+					 role->scope);
+		if (!strcmp(role->scope, "instance") && role->source != ROLE_PLUGIN)
+			return yaml_fail(yf, yaml_get(yf, val, "scope"), "role '%s': scope 'instance' (a row per "
+					 "instance or cgroup label) is for 'source: plugin' roles", name);
 	}
 	if (role->match) {
 		int rc = regcomp(&role->match_re, role->match, REG_EXTENDED | REG_NOSUB);
@@ -832,7 +846,37 @@ static int parse_family_metric(struct catalog *cat, struct yaml_file *yf, yaml_n
 	return 0;
 }
 
-static int load_family(struct catalog *cat, const char *path, struct ms_error *err)
+/* A plugin's family may name only the series that plugin serves: a typo
+ * would otherwise only show up as a metric never counted. */
+static int check_plugin_events(const struct catalog_family *f, struct ms_error *err)
+{
+	const struct plugin_vocabulary *v = f->plugin ? plugin_series_plugin(f->plugin) : NULL;
+
+	for (int r = 0; v && r < f->nr_roles; r++)
+		for (int e = 0; e < f->roles[r].nr_events; e++) {
+			const struct catalog_event *ev = &f->roles[r].events[e];
+			char known[1024] = "";
+			size_t len = 0;
+			bool found = false;
+
+			if (ev->how != EVENT_HOW_PLUGIN)
+				continue;
+			for (int i = 0; i < v->nr_series; i++) {
+				found |= !strcmp(v->series[i].name, ev->text);
+				if (len < sizeof(known))
+					len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s", i ? ", " : "",
+								v->series[i].name);
+			}
+			if (!found) {
+				ms_error_set(err, "%s:%d:%d: event '%s': plugin '%s' serves no series '%s'; it serves: %s",
+					     ev->pos.file, ev->pos.line, ev->pos.column, ev->name, f->plugin, ev->text, known);
+				return -1;
+			}
+		}
+	return 0;
+}
+
+static int load_family(struct catalog *cat, const char *path, const char *plugin, struct ms_error *err)
 {
 	struct catalog_family *f = &cat->families[cat->nr_families];
 	struct yaml_file yf;
@@ -851,6 +895,8 @@ static int load_family(struct catalog *cat, const char *path, struct ms_error *e
 		return -1;
 	cat->nr_families++;
 	f->file = (char *)file;
+	if (plugin && !(f->plugin = strdup(plugin)))
+		goto oom;
 	root = yaml_file_root(&yf);
 	if (yaml_expect(&yf, root, YAML_MAPPING_NODE, "the top of a PMU family file") ||
 	    yaml_check_keys(&yf, root, "a PMU family file", family_keys) ||
@@ -906,6 +952,8 @@ static int load_family(struct catalog *cat, const char *path, struct ms_error *e
 		if (parse_role(&yf, k, yaml_document_get_node(&yf.doc, pair->value), f))
 			goto out;
 	}
+	if (check_plugin_events(f, err))
+		goto out;
 	v = yaml_get(&yf, root, "metrics");
 	if (v) {
 		if (yaml_expect(&yf, v, YAML_MAPPING_NODE, "'metrics'"))
@@ -979,24 +1027,52 @@ int catalog_load(struct catalog **out, const char *dir, struct ms_error *err)
 		ms_error_set(err, "%s/pmu: cannot list the PMU family files", dir);
 		goto fail;
 	}
-	cat->families = calloc(g.gl_pathc + 1, sizeof(*cat->families));
+	cat->families = calloc(g.gl_pathc + (size_t)plugin_series_count() + 1, sizeof(*cat->families));
 	if (!cat->families) {
 		globfree(&g);
 		ms_error_set(err, "out of memory");
 		goto fail;
 	}
 	for (size_t i = 0; i < g.gl_pathc; i++)
-		if (load_family(cat, g.gl_pathv[i], err)) {
+		if (load_family(cat, g.gl_pathv[i], NULL, err)) {
 			globfree(&g);
 			goto fail;
 		}
 	globfree(&g);
+	/* The families of the loaded plugins (checked when each was loaded). */
+	for (int i = 0; i < plugin_series_count(); i++) {
+		const struct plugin_vocabulary *v = plugin_series_at(i);
+
+		if (v->family_file && load_family(cat, v->family_file, v->plugin, err)) {
+			ms_error_append(err, " (the catalog family of plugin %s)", v->plugin);
+			goto fail;
+		}
+	}
 	qsort(cat->families, (size_t)cat->nr_families, sizeof(*cat->families), family_order);
 	*out = cat;
 	return 0;
 fail:
 	catalog_free(cat);
 	return -1;
+}
+
+int catalog_add_plugin_family(struct catalog *cat, const char *path, const char *plugin, struct ms_error *err)
+{
+	struct catalog_family *grown = realloc(cat->families, sizeof(*grown) * (size_t)(cat->nr_families + 2));
+	int before = cat->nr_families;
+
+	if (!grown) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	cat->families = grown;
+	if (load_family(cat, path, plugin, err)) {
+		if (cat->nr_families > before)
+			family_free(&cat->families[--cat->nr_families]);
+		return -1;
+	}
+	qsort(cat->families, (size_t)cat->nr_families, sizeof(*cat->families), family_order);
+	return 0;
 }
 
 int catalog_load_default(struct catalog **out, struct ms_error *err)

@@ -47,12 +47,13 @@ enum catalog_event_how {
 	EVENT_HOW_PERF,     /* a complete perf event string (generic software name) */
 	EVENT_HOW_PROCFS,   /* a kernel statistic: "vmstat/<key>" or "numastat/<key>" */
 	EVENT_HOW_BPF,      /* a series of memscope's eBPF probes: "proc.<name>" (sources/bpf_source.h) */
+	EVENT_HOW_PLUGIN,   /* a series a loaded plugin serves: "resctrl.mbm_total_bytes" (docs/plugins.md) */
 };
 
 struct catalog_event {
 	char *name;               /* "flux_rd" */
 	enum catalog_event_how how;
-	char *text;               /* terms, perf string, procfs key or eBPF series name */
+	char *text;               /* terms, perf string, procfs key, eBPF or plugin series name */
 	char *alias;              /* sysfs alias of the same event, optional */
 	char *pfm;                /* libpfm4 name of the same event, optional */
 	char *description;
@@ -60,7 +61,7 @@ struct catalog_event {
 	struct catalog_pos pos;
 };
 
-enum catalog_role_source { ROLE_PERF, ROLE_PROCFS, ROLE_BPF };
+enum catalog_role_source { ROLE_PERF, ROLE_PROCFS, ROLE_BPF, ROLE_PLUGIN };
 
 /* One kind of PMU within a family, e.g. HiSilicon DDRC v1. */
 struct catalog_role {
@@ -73,7 +74,7 @@ struct catalog_role {
 	int nr_requires_formats;
 	char **rejects_formats;   /* format fields an instance must not have */
 	int nr_rejects_formats;
-	char *scope;              /* cpu, ccx, channel, die, sccl, node, socket, system */
+	char *scope;              /* cpu, ccx, channel, die, sccl, node, socket, system; instance (plugins) */
 	int counters;             /* programmable counters per instance (0 = unknown) */
 	int width;                /* counter width in bits (0 = unknown) */
 	/* Counters per instance as CPUID tells them ("0x80000022 ebx 10-15"), when only
@@ -139,6 +140,7 @@ struct catalog_family {
 	char *description;
 	char *uncore_since;       /* the kernel that adds this CPU's uncore support, optional */
 	char *file;               /* the file it came from */
+	char *plugin;             /* the plugin that shipped the file (its series only), else NULL */
 	int priority;             /* lower wins when two families map a metric (CATALOG_PRIORITY_MIN..MAX) */
 	char **sources;
 	int nr_sources;
@@ -164,8 +166,13 @@ struct catalog {
 
 /* Load <dir>/metrics.yaml and every <dir>/pmu/FAMILY.yaml file. */
 int catalog_load(struct catalog **out, const char *dir, struct ms_error *err);
-/* $MEMSCOPE_CATALOG_DIR, else the source tree's catalog/, else the installed one. */
+/* $MEMSCOPE_CATALOG_DIR, else the source tree's catalog/, else the installed one;
+ * then the family file of each loaded plugin (events/plugin_series.h). */
 int catalog_load_default(struct catalog **out, struct ms_error *err);
+/* Add the family file a plugin ships to a loaded catalog: its `plugin:`
+ * events may name only that plugin's series. -1 with err (file:line:col) when
+ * the file is wrong; the catalog is then as it was. */
+int catalog_add_plugin_family(struct catalog *cat, const char *path, const char *plugin, struct ms_error *err);
 void catalog_free(struct catalog *cat);
 
 int catalog_metric_index(const struct catalog *cat, const char *name);

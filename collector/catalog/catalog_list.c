@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "catalog/resolver.h"
+#include "events/plugin_series.h"
 
 static int total_instances(const struct resolved_family *rf)
 {
@@ -150,6 +151,18 @@ struct explain_ctx {
 	int nr_seen;
 };
 
+/* The plugin serving a plugin event, and where it was loaded from. */
+static void print_plugin_event(const struct catalog_event *ev, FILE *out)
+{
+	const struct plugin_vocabulary *v = plugin_series_owner(ev->text);
+
+	fprintf(out, "plugin series %s", ev->text);
+	if (v)
+		fprintf(out, " (plugin %s, %s)", v->plugin, v->path);
+	else
+		fprintf(out, " (no loaded plugin serves it)");
+}
+
 static int explain_ref(struct expr *ref, void *ctx)
 {
 	struct explain_ctx *c = ctx;
@@ -180,6 +193,8 @@ static int explain_ref(struct expr *ref, void *ctx)
 	fprintf(c->out, "    %s.%s = ", role->name, ev->name);
 	if (ev->how == EVENT_HOW_CONFIG)
 		fprintf(c->out, "%s", ev->text);
+	else if (ev->how == EVENT_HOW_PLUGIN)
+		print_plugin_event(ev, c->out);
 	else
 		fprintf(c->out, "%s %s", ev->how == EVENT_HOW_PERF ? "perf event" : ev->how == EVENT_HOW_BPF ? "eBPF series"
 					 : "kernel statistic", ev->text);
@@ -237,6 +252,10 @@ static int explain_ref(struct expr *ref, void *ctx)
 			fprintf(c->out, "the measured processes (-a: every process), one series per node (its node label)");
 		else if (ev->how == EVENT_HOW_BPF)
 			fprintf(c->out, "the measured processes (-a: every process), no node split");
+		else if (ev->how == EVENT_HOW_PLUGIN)
+			fprintf(c->out, "what plugin %s reads, %s", inst->name,
+				strcmp(role->scope, "instance") ? "each series counted toward its node and socket labels"
+				: "one row per instance or cgroup label (stat --per-instance), and its node and socket");
 		else
 			fprintf(c->out, "every CPU (%d), each counted toward its node and socket", inst->cpus.nr);
 		fprintf(c->out, "\n");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events/plugin_series.h"
 #include "host/cpuid.h"
 #include "host/privileges.h"
 #include "host/sysfs.h"
@@ -239,6 +240,27 @@ static int find_bpf_instances(const struct host *host, struct resolved_role *rr)
 	return 0;
 }
 
+/* A plugin role: one instance, the loaded plugin serving its series, when
+ * that plugin can read on this host. */
+static int find_plugin_instances(const struct host *host, const struct catalog_role *role, struct resolved_role *rr)
+{
+	const struct plugin_vocabulary *v = role->nr_events ? plugin_series_owner(role->events[0].text) : NULL;
+	struct cpulist cpus;
+
+	if (!v) {
+		snprintf(rr->why, sizeof(rr->why), "no loaded plugin serves '%.100s' (load the plugin that does: "
+			 "memscope --plugin PATH.so; memscope list --plugins)", role->nr_events ? role->events[0].text : "");
+		return 0;
+	}
+	if (!v->available) {
+		snprintf(rr->why, sizeof(rr->why), "plugin %.40s: %.200s", v->plugin, v->why);
+		return 0;
+	}
+	if (all_online_cpus(&host->topo, &cpus) || add_instance(rr, NULL, v->plugin, &cpus))
+		return -1;
+	return 0;
+}
+
 /* ---- event checks ---- */
 
 void resolved_event_text(const struct catalog_role *role, const struct catalog_event *ev,
@@ -319,6 +341,14 @@ static bool event_usable(const struct host *host, const struct catalog_role *rol
 			}
 			if (!alias_agrees(ev, inst, &attr, why, size))
 				return false;
+		} else if (ev->how == EVENT_HOW_PLUGIN) {
+			const struct plugin_vocabulary *v = plugin_series_owner(ev->text);
+
+			if (!v || strcmp(v->plugin, inst->name) != 0) {
+				snprintf(why, size, "%s.%s: plugin %s serves no series '%s'", role->name, ev->name,
+					 inst->name, ev->text);
+				return false;
+			}
 		} else if (ev->how == EVENT_HOW_PROCFS) {
 			const char *key = strchr(ev->text, '/') + 1;
 
@@ -571,8 +601,9 @@ static void resolve_base(struct resolution *res, struct resolved_metric *rm)
 			snprintf(rm->detail, sizeof(rm->detail), "mapped only by PMU families not active on this host (%s); "
 				 "this host is %s", mapped_by, res->cpu.text);
 		else
-			snprintf(rm->detail, sizeof(rm->detail), "no PMU family in %s maps '%s'", cat->dir,
-				 cat->metrics[rm->metric].name);
+			snprintf(rm->detail, sizeof(rm->detail), "no PMU family in %s maps '%s'%s", cat->dir,
+				 cat->metrics[rm->metric].name, plugin_series_count() ? ""
+				 : " (plugins can: memscope list --plugins)");
 	}
 	one_line_reason(res, rm);
 }
@@ -686,6 +717,7 @@ int resolve(const struct host *host, const struct catalog *cat, struct resolutio
 			const struct catalog_role *role = &family->roles[r];
 			int rc = role->source == ROLE_PROCFS ? find_procfs_instances(host, role, &rf->roles[r])
 				 : role->source == ROLE_BPF  ? find_bpf_instances(host, &rf->roles[r])
+				 : role->source == ROLE_PLUGIN ? find_plugin_instances(host, role, &rf->roles[r])
 							     : find_perf_instances(host, family, role, &rf->roles[r]);
 
 			if (rc)

@@ -21,8 +21,8 @@
 bool catalog_cpu_matches(const struct catalog_family *family, const struct cpu_identity *id);
 
 struct resolved_instance {
-	const struct pmu *pmu;     /* NULL for procfs and bpf roles */
-	char name[64];             /* PMU name, "vmstat" / "numastat" for procfs, "bpf" for the eBPF probes */
+	const struct pmu *pmu;     /* NULL for procfs, bpf and plugin roles */
+	char name[64];             /* PMU name, "vmstat" / "numastat" for procfs, "bpf" for the eBPF probes, the plugin's name */
 	struct cpulist cpus;       /* CPUs counted on (cpumask; every online CPU for core PMUs) */
 	bool no_cpumask;           /* an uncore PMU whose sysfs directory has no cpumask: one CPU */
 };

@@ -12,16 +12,20 @@
 #include "host/host.h"
 #include "events/perf_errors.h"
 #include "events/pfm.h"
+#include "events/plugin_series.h"
+#include "sources/plugin_loader.h"
 
 static void list_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memscope list [--pmus | --events | --libpfm | --metrics | --explain METRIC] [PMU...]\n"
+		"usage: memscope list [--pmus | --events | --libpfm | --metrics | --explain METRIC | --plugins] [PMU...]\n"
 		"  --pmus     kernel PMUs: type, cpumask, format fields\n"
 		"  --events   every event name accepted by -e: generic names and PMU aliases\n"
 		"  --libpfm   libpfm4's PMUs and whether the kernel can really open them here\n"
 		"  --metrics  portable metrics: which this host has, through which counters, and why not\n"
-		"  --explain METRIC   formula, raw events per instance, scale and caveats of one metric\n");
+		"  --explain METRIC   formula, raw events per instance, scale and caveats of one metric\n"
+		"  --plugins  each plugin named with --plugin or found in the plugin directories: loaded or why\n"
+		"             not, whether it can run here, its series, arguments and catalog family\n");
 }
 
 static const char *word_name(enum pmu_config_word word)
@@ -91,6 +95,15 @@ static void list_events(const struct host *host, char **filters, int nr)
 			putchar('\n');
 		}
 	}
+	for (int p = 0; nr == 0 && p < plugin_series_count(); p++) {
+		const struct plugin_vocabulary *v = plugin_series_at(p);
+
+		printf("# plugin %s (%s)%s%s\n", v->plugin, v->path, v->available ? "" : ", not available here: ",
+		       v->available ? "" : v->why);
+		for (int s = 0; s < v->nr_series; s++)
+			printf("  %-40s %s%s%s\n", v->series[s].name, v->series[s].gauge ? "gauge" : "counter",
+			       v->series[s].unit[0] ? ", " : "", v->series[s].unit);
+	}
 	if (nr == 0)
 		printf("# tracepoints: subsystem:event, see /sys/kernel/tracing/events\n"
 		       "# libpfm4: pmu::EVENT:UMASK, see memscope list --libpfm\n");
@@ -124,6 +137,80 @@ static void list_libpfm(const struct host *host)
 	printf("\n%d libpfm4 PMUs claim this CPU; %d can be opened through the kernel's PMUs.\n", claimed, openable);
 }
 
+/* The metrics a plugin's catalog family maps. */
+static void print_plugin_family(const struct catalog *cat, const struct loaded_plugin *p)
+{
+	for (int f = 0; cat && f < cat->nr_families; f++) {
+		const struct catalog_family *family = &cat->families[f];
+
+		if (!family->plugin || strcmp(family->plugin, p->desc->name) != 0)
+			continue;
+		printf("  catalog family: %s (%s), maps:", family->name, family->file);
+		for (int m = 0; m < family->nr_metrics; m++)
+			printf("%s %s", m ? "," : "", cat->metrics[family->metrics[m].metric].name);
+		printf("\n");
+		return;
+	}
+	if (p->catalog_why[0])
+		printf("  catalog family: not accepted: %s\n", p->catalog_why);
+	else
+		printf("  catalog family: none\n");
+}
+
+static void list_plugins(void)
+{
+	const struct plugin_set *set = plugins_process();
+	struct catalog *cat = NULL;
+	struct ms_error err = { "" };
+
+	printf("plugin directories:");
+	for (int d = 0; d < set->nr_dirs; d++)
+		printf("%s %s", d ? "," : "", set->dirs[d]);
+	printf("\n");
+	if (set->nr == 0) {
+		printf("no plugins: name one with memscope --plugin PATH.so COMMAND, or put it in a plugin directory "
+		       "(docs/plugins.md)\n");
+		return;
+	}
+	if (catalog_load_default(&cat, &err) < 0)
+		printf("(the catalog did not load: %s)\n", err.text);
+	for (int i = 0; i < set->nr; i++) {
+		const struct loaded_plugin *p = set->plugins[i];
+		const struct plugin_vocabulary *v;
+
+		printf("\n%s (%s)\n", p->path, p->named ? "named with --plugin" : "found in a plugin directory");
+		if (!p->loaded) {
+			printf("  not loaded: %s\n", p->why);
+			continue;
+		}
+		v = plugin_series_plugin(p->desc->name);
+		printf("  loaded: plugin %s%s%s%s%s\n", p->desc->name, p->desc->version ? " " : "",
+		       p->desc->version ? p->desc->version : "", p->desc->description ? ": " : "",
+		       p->desc->description ? p->desc->description : "");
+		if (v && v->available)
+			printf("  available here: yes\n");
+		else
+			printf("  available here: no: %s\n", v ? v->why : "unknown");
+		printf("  series:\n");
+		for (uint32_t s = 0; s < p->desc->nr_series; s++) {
+			const struct memscope_series_decl *d = &p->desc->series[s];
+
+			printf("    %-36s %-7s %-6s %s\n", d->name, d->kind == MEMSCOPE_SERIES_GAUGE ? "gauge" : "counter",
+			       d->unit && d->unit[0] ? d->unit : "-", d->description ? d->description : "");
+		}
+		if (p->desc->nr_args) {
+			printf("  arguments (--plugin %s:KEY=VAL,...):\n", p->path);
+			for (uint32_t a = 0; a < p->desc->nr_args; a++)
+				printf("    %-16s %s\n", p->desc->args[a].key,
+				       p->desc->args[a].description ? p->desc->args[a].description : "");
+		}
+		for (int a = 0; a < p->nr_args; a++)
+			printf("  given: %s=%s\n", p->args[a].key, p->args[a].value);
+		print_plugin_family(cat, p);
+	}
+	catalog_free(cat);
+}
+
 static int list_catalog(const struct host *host, const char *explain)
 {
 	struct catalog *cat = NULL;
@@ -150,7 +237,7 @@ static int list_catalog(const struct host *host, const char *explain)
 
 int cmd_list(int argc, char **argv)
 {
-	enum { LIST_EVENTS, LIST_PMUS, LIST_LIBPFM, LIST_METRICS, LIST_EXPLAIN } what = LIST_EVENTS;
+	enum { LIST_EVENTS, LIST_PMUS, LIST_LIBPFM, LIST_METRICS, LIST_EXPLAIN, LIST_PLUGINS } what = LIST_EVENTS;
 	const char *explain = NULL;
 	int status = 0;
 	static const struct option longopts[] = {
@@ -159,6 +246,7 @@ int cmd_list(int argc, char **argv)
 		{ "libpfm", no_argument, NULL, 'L' },
 		{ "metrics", no_argument, NULL, 'M' },
 		{ "explain", required_argument, NULL, 'X' },
+		{ "plugins", no_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -174,9 +262,14 @@ int cmd_list(int argc, char **argv)
 		case 'L': what = LIST_LIBPFM; break;
 		case 'M': what = LIST_METRICS; break;
 		case 'X': what = LIST_EXPLAIN; explain = optarg; break;
+		case 'G': what = LIST_PLUGINS; break;
 		case 'h': list_usage(stdout); return 0;
 		default: list_usage(stderr); return EXIT_USAGE;
 		}
+	}
+	if (what == LIST_PLUGINS) {
+		list_plugins();
+		return 0;
 	}
 	if (host_load(&host, &err) < 0) {
 		fprintf(stderr, "memscope list: %s\n", err.text);

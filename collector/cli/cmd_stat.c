@@ -39,7 +39,8 @@ static void stat_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: memscope stat [-e EVENTS] [-m METRICS] [-I MS] [-a | -p PID[,PID...] | [--] CMD [ARGS...]]\n"
-		"                     [--per-cpu | --per-socket | --per-node | --per-channel] [-x SEP | --json]\n"
+		"                     [--per-cpu | --per-socket | --per-node | --per-channel | --per-instance]\n"
+		"                     [-x SEP | --json]\n"
 		"       memscope stat --replay FILE -m METRICS [--per-node | --per-socket | --per-channel] ...\n\n%s"
 		"  -x, --field-separator SEP   CSV output\n"
 		"      --json          one JSON object per line\n"
@@ -146,19 +147,24 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 	return 0;
 }
 
-/* --per-channel needs catalog metrics, and memory channels among what they count. */
-static int check_channels(const struct session *s)
+/* --per-channel (--per-instance) needs catalog metrics, and memory channels
+ * (or plugin instances) among what they count. */
+static int check_channels(const struct session *s, enum aggr_mode mode)
 {
+	const char *option = mode == AGGR_INSTANCE ? "--per-instance" : "--per-channel";
+
 	if (!s->plan) {
-		fprintf(stderr, "memscope stat: --per-channel shows catalog metrics per memory channel: "
-			"name some with -m (e.g. -m mem.read_bw,mem.write_bw)\n");
+		fprintf(stderr, "memscope stat: %s shows catalog metrics per memory channel%s: "
+			"name some with -m (e.g. -m mem.read_bw,mem.write_bw)\n", option,
+			mode == AGGR_INSTANCE ? " or plugin instance" : "");
 		return EXIT_USAGE;
 	}
 	if (metric_engine_nr_scopes(s->engine, SCOPE_CHANNEL) == 0) {
-		fprintf(stderr, "memscope stat: --per-channel: none of the metrics asked for is counted per memory "
-			"channel on this machine: the PMUs behind them cover a socket, die or node, or the host has "
+		fprintf(stderr, "memscope stat: %s: none of the metrics asked for is counted per memory "
+			"channel%s on this machine: the PMUs behind them cover a socket, die or node, or the host has "
 			"none (channel PMUs: Intel uncore_imc_N, HiSilicon DDRC, AMD UMC; memscope list --explain "
-			"METRIC shows what a metric uses here)\n");
+			"METRIC shows what a metric uses here)\n", option,
+			mode == AGGR_INSTANCE ? " or plugin instance" : "");
 		return 1;
 	}
 	return 0;
@@ -216,7 +222,7 @@ int cmd_stat(int argc, char **argv)
 	}
 	status = 1;
 	run.session = &session;
-	if (opt.aggr == AGGR_CHANNEL && (status = check_channels(&session)) != 0)
+	if ((opt.aggr == AGGR_CHANNEL || opt.aggr == AGGR_INSTANCE) && (status = check_channels(&session, opt.aggr)) != 0)
 		goto out;
 	status = 1;
 	if (opt.aggr == AGGR_CPU && (opt.metrics || run.nr_lua_metrics)) {

@@ -11,6 +11,7 @@ const char *aggr_mode_name(enum aggr_mode mode)
 	case AGGR_NODE: return "node";
 	case AGGR_THREAD: return "tid";
 	case AGGR_CHANNEL: return "channel";
+	case AGGR_INSTANCE: return "instance";
 	default: return "total";
 	}
 }

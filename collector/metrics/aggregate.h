@@ -11,8 +11,9 @@
 /* AGGR_THREAD rows come from the eBPF source's per-thread maps (stat_threads.h),
  * not from series labels. */
 /* AGGR_CHANNEL rows are the metric engine's memory channels (metrics only:
- * the series are not grouped by channel). */
-enum aggr_mode { AGGR_TOTAL, AGGR_CPU, AGGR_SOCKET, AGGR_NODE, AGGR_THREAD, AGGR_CHANNEL };
+ * the series are not grouped by channel); AGGR_INSTANCE shows the same rows,
+ * which also hold the instances of plugin series (a resctrl group, a cgroup). */
+enum aggr_mode { AGGR_TOTAL, AGGR_CPU, AGGR_SOCKET, AGGR_NODE, AGGR_THREAD, AGGR_CHANNEL, AGGR_INSTANCE };
 
 struct aggr_cell {
 	double value;           /* sum of multiplexing-scaled counts, in counts (not scaled units) */

@@ -431,7 +431,17 @@ const struct metric_channel *metric_engine_channel(const struct metric_engine *e
 
 static bool is_channel_event(const struct plan_event *pe)
 {
-	return pe->role && pe->role->scope && !strcmp(pe->role->scope, "channel");
+	return pe->role && pe->role->scope && (!strcmp(pe->role->scope, "channel") || !strcmp(pe->role->scope, "instance"));
+}
+
+/* The channel (or plugin instance) a series of a channel event belongs to. */
+static const char *channel_name(const struct plan_event *pe, const struct series *series)
+{
+	if (strcmp(pe->role->scope, "instance") != 0)
+		return pe->instance;
+	if (series->labels.instance[0])
+		return series->labels.instance;
+	return series->labels.cgroup ? series->labels.cgroup : pe->instance;
 }
 
 static int find_channel(const struct metric_engine *e, const char *instance, int cpu)
@@ -469,10 +479,10 @@ static int collect_channels(struct metric_engine *e, const struct series_table *
 		struct metric_channel *ch;
 
 		if (ev < 0 || !is_channel_event(&e->plan->events[ev]) ||
-		    find_channel(e, e->plan->events[ev].instance, series->labels.cpu) >= 0)
+		    find_channel(e, channel_name(&e->plan->events[ev], series), series->labels.cpu) >= 0)
 			continue;
 		ch = &e->channels[e->nr_channels++];
-		snprintf(ch->instance, sizeof(ch->instance), "%s", e->plan->events[ev].instance);
+		ch->instance = channel_name(&e->plan->events[ev], series);
 		ch->cpu = series->labels.cpu;
 		ch->node = series->labels.node;
 		ch->socket = series->labels.socket;
@@ -543,8 +553,9 @@ int metric_engine_new(const struct metric_plan *plan, const struct host *host, c
 							     ? -1
 							     : int_index(e->socket_ids, e->nr_sockets, series->labels.socket);
 		e->bound[e->nr_bound].channel_scope =
-			is_channel_event(&plan->events[ev]) ? find_channel(e, plan->events[ev].instance, series->labels.cpu)
-							    : -1;
+			is_channel_event(&plan->events[ev])
+				? find_channel(e, channel_name(&plan->events[ev], series), series->labels.cpu)
+				: -1;
 		e->nr_bound++;
 	}
 	e->event_missing = calloc((size_t)plan->nr_events + 1, sizeof(bool));

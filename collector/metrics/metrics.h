@@ -28,9 +28,11 @@ enum metric_scope { SCOPE_SYSTEM, SCOPE_NODE, SCOPE_SOCKET, SCOPE_CHANNEL };
 
 /* A memory channel scope: one instance of a channel-scoped PMU, counted on
  * one CPU (Intel's uncore_imc_0 is a channel on every socket, read through
- * one CPU of each, so the instance name alone does not name a channel). */
+ * one CPU of each, so the instance name alone does not name a channel). The
+ * same scope holds the instances of a plugin role scoped per `instance`: one
+ * per instance label (or, without one, cgroup label) of its series. */
 struct metric_channel {
-	char instance[64];
+	const char *instance;     /* owned by the plan or the series table */
 	int cpu;                  /* LABEL_NONE when the series has no CPU */
 	int node, socket;         /* of that CPU (LABEL_NONE when unknown) */
 };

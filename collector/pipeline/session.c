@@ -23,7 +23,9 @@ const char session_options_help[] =
 	"  -a, --all-cpus      the whole system, one counter per CPU (with CMD: while it runs)\n"
 	"  -p, --pid PIDS      attach to running processes (all their threads)\n"
 	"      --per-cpu       one row per CPU (also --per-socket, --per-node)\n"
-	"      --per-channel   -m metrics per memory channel (PMUs the catalog scopes per channel)\n";
+	"      --per-channel   -m metrics per memory channel (PMUs the catalog scopes per channel)\n"
+	"      --per-instance  -m metrics per memory channel and per instance of a plugin's series\n"
+	"                      (a resctrl group and L3 domain, a cgroup)\n";
 
 void session_options_init(struct session_options *opt, const char *command_name)
 {
@@ -86,6 +88,7 @@ int session_option(struct session_options *opt, int c, const char *arg)
 	case SESSION_OPT_PER_SOCKET: opt->aggr = AGGR_SOCKET; return 1;
 	case SESSION_OPT_PER_NODE: opt->aggr = AGGR_NODE; return 1;
 	case SESSION_OPT_PER_CHANNEL: opt->aggr = AGGR_CHANNEL; return 1;
+	case SESSION_OPT_PER_INSTANCE: opt->aggr = AGGR_INSTANCE; return 1;
 	default: return 0;
 	}
 }
@@ -251,13 +254,14 @@ static int create_sources(struct session *s, const struct session_options *opt, 
 		 * still count. */
 		status = 0;
 		note_left_out(s, kind, &why);
-		if (!opt->bpf_optional)
-			fprintf(stderr, "memscope %s: %s\n", opt->command_name, why.text);
 	}
 	if (!status && !s->nr_sources && s->nr_left_out) {
 		*err = s->left_out[0].why;
 		status = 1;
 	}
+	/* Said once: as the error when nothing else runs, else as notes. */
+	for (int i = 0; !status && !opt->bpf_optional && i < s->nr_left_out; i++)
+		fprintf(stderr, "memscope %s: %s\n", opt->command_name, s->left_out[i].why.text);
 out:
 	free(owner);
 	free(claimed);
@@ -411,7 +415,7 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 	if (opt->registry)
 		s->registry = *opt->registry;
 	else
-		source_registry_init(&s->registry);
+		s->registry = *source_registry_process();
 	if (host_load(&s->host, err) < 0)
 		return 1;
 	s->host_loaded = true;

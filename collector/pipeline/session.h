@@ -23,6 +23,7 @@ enum {
 	SESSION_OPT_PER_SOCKET,
 	SESSION_OPT_PER_NODE,
 	SESSION_OPT_PER_CHANNEL,
+	SESSION_OPT_PER_INSTANCE,
 	SESSION_OPT_REPLAY,
 	SESSION_OPT_INPUT,
 };
@@ -39,7 +40,8 @@ enum {
 	{ "per-cpu", no_argument, NULL, SESSION_OPT_PER_CPU }, \
 	{ "per-socket", no_argument, NULL, SESSION_OPT_PER_SOCKET }, \
 	{ "per-node", no_argument, NULL, SESSION_OPT_PER_NODE }, \
-	{ "per-channel", no_argument, NULL, SESSION_OPT_PER_CHANNEL }
+	{ "per-channel", no_argument, NULL, SESSION_OPT_PER_CHANNEL }, \
+	{ "per-instance", no_argument, NULL, SESSION_OPT_PER_INSTANCE }
 
 /* The text for a command's usage that describes the shared options. */
 extern const char session_options_help[];
@@ -70,7 +72,7 @@ struct session_options {
 	bool bpf_optional;          /* an optional source that does not start is not even noted */
 	int bpf_top_n;              /* processes the eBPF source keeps; 0: its default */
 	FILE *notes;                /* where notes go (left-out probes, events not counted); NULL: stderr */
-	const struct source_registry *registry; /* with the plugins loaded; NULL: the built-in kinds */
+	const struct source_registry *registry; /* NULL: source_registry_process() (built-ins and plugins) */
 };
 
 void session_options_init(struct session_options *opt, const char *command_name);

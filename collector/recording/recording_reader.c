@@ -258,6 +258,7 @@ static int get_int_label(struct recording_reader *r, const json_t *obj, const ch
 /* One entry of "series" (header) or of a series record (index: its "i"). */
 struct series_entry {
 	char name[512], kind[16], unit[32], unavailable[1024];
+	char cgroup[4096];            /* labels.cgroup points here when the entry has one */
 	struct series_labels labels;
 	double scale;
 	bool retired;
@@ -284,6 +285,7 @@ static int read_series_entry(struct recording_reader *r, const json_t *o, int po
 	    get_string(r, o, "instance", false, e->labels.instance, sizeof(e->labels.instance), err) < 0 ||
 	    get_string(r, o, "comm", false, e->labels.comm, sizeof(e->labels.comm), err) < 0 ||
 	    get_string(r, o, "unavailable", false, e->unavailable, sizeof(e->unavailable), err) < 0 ||
+	    get_string(r, o, "cgroup", false, e->cgroup, sizeof(e->cgroup), err) < 0 ||
 	    get_int_label(r, o, "cpu", position, &e->labels.cpu, err) < 0 ||
 	    get_int_label(r, o, "node", position, &e->labels.node, err) < 0 ||
 	    get_int_label(r, o, "socket", position, &e->labels.socket, err) < 0 ||
@@ -313,6 +315,9 @@ static int read_series_entry(struct recording_reader *r, const json_t *o, int po
 			     !index ? "missing" : json_is_integer(index) ? "negative" : type_name(index));
 		return -1;
 	}
+	/* Optional: only the series of a plugin about one cgroup have it. */
+	if (json_object_get(o, "cgroup"))
+		e->labels.cgroup = e->cgroup;
 	e->scale = scale ? json_number_value(scale) : 1.0;
 	e->retired = retired && json_is_true(retired);
 	e->index = index && json_is_integer(index) ? json_integer_value(index) : -1;
@@ -324,7 +329,7 @@ static int put_series(struct recording_reader *r, int index, const struct series
 {
 	struct series_table *t = &r->header.table;
 	struct series *s;
-	char *name, *unavailable = NULL;
+	char *name, *unavailable = NULL, *cgroup;
 
 	if (index == t->nr) {
 		if (series_table_add(t, e->name, e->unit, e->scale, strcmp(e->kind, "gauge") ? SERIES_COUNTER :
@@ -336,18 +341,23 @@ static int put_series(struct recording_reader *r, int index, const struct series
 	} else {
 		s = &t->series[index];
 		name = strdup(e->name);
-		if (!name) {
+		cgroup = e->labels.cgroup ? strdup(e->labels.cgroup) : NULL;
+		if (!name || (e->labels.cgroup && !cgroup)) {
+			free(name);
+			free(cgroup);
 			ms_error_set(err, "out of memory");
 			return -1;
 		}
 		free(s->name);
 		free(s->unavailable);
+		free(s->labels.cgroup);
 		memset(s, 0, sizeof(*s));
 		s->name = name;
 		snprintf(s->unit, sizeof(s->unit), "%s", e->unit);
 		s->scale = e->scale;
 		s->kind = strcmp(e->kind, "gauge") ? SERIES_COUNTER : SERIES_GAUGE;
 		s->labels = e->labels;
+		s->labels.cgroup = cgroup;
 		t->nr_retired--;
 	}
 	if (e->unavailable[0] && !(unavailable = strdup(e->unavailable))) {

@@ -187,6 +187,8 @@ static json_t *one_series_json(const struct series *s, int index)
 		json_object_set_new(o, "comm", json_name(s->labels.comm));
 	if (s->labels.instance[0])
 		json_object_set_new(o, "instance", json_string(s->labels.instance));
+	if (s->labels.cgroup)
+		json_object_set_new(o, "cgroup", json_string(s->labels.cgroup));
 	if (s->unavailable)
 		json_object_set_new(o, "unavailable", json_string(s->unavailable));
 	/* A file continued mid-run (ctl record): indices that wait for reuse. */

@@ -41,12 +41,17 @@ static int fill_series(struct series *s, const char *name, const char *unit, dou
 		       const struct series_labels *labels)
 {
 	char *copy = strdup(name);
+	char *cgroup = labels && labels->cgroup ? strdup(labels->cgroup) : NULL;
 
-	if (!copy)
+	if (!copy || (labels && labels->cgroup && !cgroup)) {
+		free(copy);
+		free(cgroup);
 		return -1;
+	}
 	/* A reused entry: no reader looks at its old contents any more. */
 	free(s->name);
 	free(s->unavailable);
+	free(s->labels.cgroup);
 	memset(s, 0, sizeof(*s));
 	s->name = copy;
 	snprintf(s->unit, sizeof(s->unit), "%s", unit ? unit : "");
@@ -56,6 +61,7 @@ static int fill_series(struct series *s, const char *name, const char *unit, dou
 		s->labels = *labels;
 	else
 		series_labels_init(&s->labels);
+	s->labels.cgroup = cgroup;
 	s->state = SERIES_LIVE;
 	return 0;
 }
@@ -166,6 +172,7 @@ void series_table_free(struct series_table *table)
 	for (int i = 0; i < table->nr; i++) {
 		free(table->series[i].name);
 		free(table->series[i].unavailable);
+		free(table->series[i].labels.cgroup);
 	}
 	stable_array_free(&table->storage);
 	list_free(&table->added);

@@ -1,7 +1,7 @@
 /* Series and frames: the one data model every source fills and every sink reads.
  *
  * A series is a name plus labels (cpu, node, socket, pid, tid, comm, pmu
- * instance). A frame is one sample instant holding a value for every series,
+ * instance, cgroup). A frame is one sample instant holding a value for every series,
  * in the order of the series table. Counter samples carry the delta over the
  * interval and the enabled/running time deltas that say how much of it was
  * counted (multiplexing); gauge samples carry a value.
@@ -38,6 +38,8 @@ struct series_labels {
 	int tid;
 	char instance[64];     /* PMU instance name for uncore series, else "" */
 	char comm[16];         /* process or thread name (pid/tid series), else "" */
+	char *cgroup;          /* cgroup path ("/" the root) of a plugin's series, else NULL; a
+				* series table owns a copy of each of its series' */
 };
 
 /* Where a series stands in a run. */

@@ -13,7 +13,8 @@ static enum metric_scope scope_of(enum aggr_mode mode)
 	switch (mode) {
 	case AGGR_NODE: return SCOPE_NODE;
 	case AGGR_SOCKET: return SCOPE_SOCKET;
-	case AGGR_CHANNEL: return SCOPE_CHANNEL;
+	case AGGR_CHANNEL:
+	case AGGR_INSTANCE: return SCOPE_CHANNEL;
 	default: return SCOPE_SYSTEM;
 	}
 }
@@ -140,8 +141,9 @@ void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr,
 			memset(out, 0, sizeof(*out));
 			if (!in || in->not_applicable) {
 				out->status = CELL_NOT_APPLICABLE;
-				if (t->mode == AGGR_CHANNEL)
-					out->why = "events are not grouped by memory channel: --per-channel is for -m metrics";
+				if (t->mode == AGGR_CHANNEL || t->mode == AGGR_INSTANCE)
+					out->why = "events are not grouped by memory channel or instance: --per-channel and "
+						   "--per-instance are for -m metrics";
 				continue;
 			}
 			if (in->unsupported)
@@ -221,7 +223,7 @@ void stat_table_set_lua_metrics(struct stat_table *t, const struct lua_engine *l
 
 bool stat_table_row_is_channel(const struct stat_table *t)
 {
-	return t->mode == AGGR_CHANNEL && t->engine;
+	return (t->mode == AGGR_CHANNEL || t->mode == AGGR_INSTANCE) && t->engine;
 }
 
 void stat_table_row_label(const struct stat_table *t, int row, char *buf, size_t size)

@@ -1,5 +1,6 @@
 #include "sources/registry.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 void source_registry_init(struct source_registry *r)
@@ -33,6 +34,16 @@ int source_registry_add(struct source_registry *r, const struct source_kind *kin
 	return 0;
 }
 
+void source_registry_remove(struct source_registry *r, const struct source_kind *kind)
+{
+	for (int i = 0; i < r->nr; i++)
+		if (r->kinds[i] == kind) {
+			memmove(&r->kinds[i], &r->kinds[i + 1], sizeof(r->kinds[0]) * (size_t)(r->nr - i - 1));
+			r->nr--;
+			return;
+		}
+}
+
 const struct source_kind *source_registry_claim(const struct source_registry *r, enum source_kind_mode mode,
 						const char *name)
 {
@@ -48,4 +59,16 @@ const struct source_kind *source_registry_find(const struct source_registry *r, 
 		if (!strcmp(r->kinds[i]->name, kind_name))
 			return r->kinds[i];
 	return NULL;
+}
+
+struct source_registry *source_registry_process(void)
+{
+	static struct source_registry process;
+	static bool ready;
+
+	if (!ready) {
+		source_registry_init(&process);
+		ready = true;
+	}
+	return &process;
 }

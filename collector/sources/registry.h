@@ -73,10 +73,15 @@ void source_registry_init(struct source_registry *r);
 /* Add a kind before perf (plugins). -1 with err when the registry is full
  * or the name is taken. */
 int source_registry_add(struct source_registry *r, const struct source_kind *kind, struct ms_error *err);
+/* Take a kind out again (a plugin that failed after joining). */
+void source_registry_remove(struct source_registry *r, const struct source_kind *kind);
 /* The kind of this mode that serves name, or NULL when none does. */
 const struct source_kind *source_registry_claim(const struct source_registry *r, enum source_kind_mode mode,
 						const char *name);
 const struct source_kind *source_registry_find(const struct source_registry *r, const char *kind_name);
+/* The registry of this process: the built-in kinds, then the plugins loaded
+ * at start (sources/plugin_loader.h). Sessions use it unless given another. */
+struct source_registry *source_registry_process(void);
 
 /* The built-in kinds (each defined beside its source). */
 extern const struct source_kind perf_source_kind;

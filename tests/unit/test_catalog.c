@@ -208,11 +208,18 @@ static void test_errors(void)
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01",
 						"flux_rd: { config: event=0x01, perf: page-faults }")),
 		     "pmu/test.yaml:9:16: event 'flux_rd': give exactly one of 'config' (format terms), 'perf' (an "
-		     "event string), 'procfs' (vmstat/KEY or numastat/KEY) or 'bpf' (an eBPF series)");
+		     "event string), 'procfs' (vmstat/KEY or numastat/KEY), 'bpf' (an eBPF series) or 'plugin' "
+		     "(a plugin's series)");
+	/* a plugin's series belongs in a 'source: plugin' role, and 'instance' scopes only those */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01", "flux_rd: { plugin: x.bytes }")),
+		     "pmu/test.yaml:9:16: event 'flux_rd': 'plugin' events belong in a role with 'source: plugin'");
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "scope: channel", "scope: instance")),
+		     "pmu/test.yaml:7:12: role 'ddrc': scope 'instance' (a row per instance or cgroup label) is for "
+		     "'source: plugin' roles");
 	/* unknown scope */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "scope: channel", "scope: chanel")),
 		     "pmu/test.yaml:7:12: role 'ddrc': unknown scope 'chanel'; expected one of: cpu, core, ccx, "
-		     "channel, die, sccl, node, socket, system");
+		     "channel, die, sccl, node, socket, system, instance");
 	/* a cycle between derived metrics */
 	CHECK_EQ_STR(load("metrics:\n"
 			  "  - { name: a.x, kind: counter, description: x, formula: a.y + 1 }\n"
@@ -311,7 +318,7 @@ static void test_bpf_events(void)
 		     "pmu/test.yaml:9:15: event 'faults': a 'source: bpf' role takes only 'bpf' events");
 	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "    source: bpf\n    scope: system",
 						"    source: ebpf\n    scope: system")),
-		     "pmu/test.yaml:6:13: role 'proc': unknown source; expected perf, procfs or bpf");
+		     "pmu/test.yaml:6:13: role 'proc': unknown source; expected perf, procfs, bpf or plugin");
 
 	/* the shipped family: every proc.* metric is built on eBPF series */
 	snprintf(dir, sizeof(dir), "%s/catalog", MEMSCOPE_SOURCE_DIR);

@@ -1,0 +1,162 @@
+"""The cgroup_memory plugin, live: a workload in a cgroup this test creates holds memory,
+and memscope's figures must equal the kernel's own files for that cgroup, per node."""
+import os
+import pathlib
+import subprocess
+import time
+
+import pytest
+
+from conftest import run
+from stat_output import intervals, parse_csv, totals
+
+HOLD_MB = 64
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def memory_hierarchy():
+    """(mount point, version) of the cgroup memory controller, or None."""
+    v2 = None
+    for line in open("/proc/self/mountinfo"):
+        left, _, right = line.partition(" - ")
+        fstype, _, opts = right.split()[:3]
+        point = left.split()[4]
+        if fstype == "cgroup" and "memory" in opts.split(","):
+            return pathlib.Path(point), 1
+        if fstype == "cgroup2" and v2 is None:
+            v2 = pathlib.Path(point)
+    if v2 and "memory" in (v2 / "cgroup.controllers").read_text().split():
+        return v2, 2
+    return None
+
+
+@pytest.fixture
+def cgroup():
+    """A fresh memory cgroup (name, directory, version), removed afterwards."""
+    found = memory_hierarchy()
+    if os.geteuid() != 0 or not found:
+        pytest.skip("needs root and a cgroup memory controller")
+    mount, version = found
+    name = f"memscope-test-{os.getpid()}-{time.monotonic_ns()}"
+    path = mount / name
+    path.mkdir()
+    yield name, path, version
+    for _ in range(50):
+        try:
+            path.rmdir()
+            break
+        except OSError:
+            time.sleep(0.1)
+
+
+def kernel_anon(path, version):
+    """{node: anon bytes} from the cgroup's memory.numa_stat, as the kernel writes it."""
+    for line in (path / "memory.numa_stat").read_text().splitlines():
+        words = line.split()
+        if version == 2 and words[0] == "anon":
+            return {int(w[1:].split("=")[0]): int(w.split("=")[1]) for w in words[1:]}
+        if version == 1 and words[0].startswith("hierarchical_anon="):
+            return {int(w[1:].split("=")[0]): int(w.split("=")[1]) * PAGE for w in words[1:]}
+    raise AssertionError(f"no anon line in {path}/memory.numa_stat")
+
+
+def hold_and_compare(cmd, path, version, **popen):
+    """Run memscope (cmd) whose workload is holdmem; while it holds, read the kernel's
+    numbers. Returns (memscope's CSV rows inside the hold, kernel anon per node, stderr)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, **popen)
+    first = p.stdout.readline()
+    assert first == "ready\n", (first, p.stderr.read() if p.poll() is not None else "")
+    ready = time.monotonic() - t0
+    time.sleep(1.0)
+    kernel = kernel_anon(path, version)
+    time.sleep(1.0)
+    close = time.monotonic() - t0
+    out, err = p.communicate(input="", timeout=60)
+    assert p.returncode == 0, err
+    rows = parse_csv(out)
+    # Frames wholly inside the hold (memscope's clock starts after t0: its times are earlier).
+    held = [r for r in intervals(rows) if ready + 0.4 < float(r["time"]) < close - 0.4]
+    assert len(held) >= 4, (ready, close, out)
+    return held, kernel, rows, err
+
+
+def test_anon_per_node_equals_the_kernels_numa_stat(memscope, build_dir, cgroup):
+    name, path, version = cgroup
+    holdmem = build_dir / "tests" / "plugins" / "holdmem"
+    plugin = f"{build_dir}/contrib/plugins/cgroup_memory.so:cgroup=/{name}"
+    cmd = [memscope, "--plugin", plugin, "stat", "-x,", "-I", "200", "--per-node", "-m", "mem.anon_bytes",
+           "--", "sh", "-c", f"echo $$ > {path}/cgroup.procs && exec {holdmem} {HOLD_MB}"]
+    held, kernel, _, _ = hold_and_compare(cmd, path, version)
+    for node, value in kernel.items():
+        ours = [r["value"] for r in held if r["scope"] == f"node{node}" and r["event"] == "mem.anon_bytes"]
+        assert ours, (node, held)
+        # The workload holds still: every frame of the hold shows the kernel's figure.
+        for v in ours:
+            assert abs(v - value) <= 64 * 1024, (node, v, value)
+    assert HOLD_MB << 20 <= sum(kernel.values()) <= (HOLD_MB + 4) << 20, kernel
+
+
+def test_the_issue_check_as_written_counts_the_commands_cgroup(memscope, build_dir, cgroup):
+    """memscope --plugin cgroup_memory.so stat -m mem.anon_bytes -- WORKLOAD: no argument, so the
+    plugin reads the command's cgroup - here memscope's own, which the test put in its cgroup."""
+    name, path, version = cgroup
+    holdmem = build_dir / "tests" / "plugins" / "holdmem"
+    cmd = [memscope, "--plugin", f"{build_dir}/contrib/plugins/cgroup_memory.so", "stat", "-x,", "-I", "200",
+           "-m", "mem.anon_bytes", "--", str(holdmem), str(HOLD_MB)]
+
+    def join():
+        (path / "cgroup.procs").write_text(str(os.getpid()))
+
+    held, kernel, _, _ = hold_and_compare(cmd, path, version, preexec_fn=join)
+    total = sum(kernel.values())
+    for r in held:
+        assert r["scope"] == "total" and r["event"] == "mem.anon_bytes"
+        # memscope's own memory is in the cgroup too and moves a little between reads.
+        assert abs(r["value"] - total) <= 1 << 20, (r, total)
+    assert total >= HOLD_MB << 20
+
+
+def test_per_instance_names_the_cgroup_and_faults_are_the_workloads(memscope, build_dir, cgroup):
+    name, path, _ = cgroup
+    plugin = f"{build_dir}/contrib/plugins/cgroup_memory.so:cgroup=/{name}"
+    workload = f"echo $$ > {path}/cgroup.procs && {build_dir}/tests/plugins/holdmem {HOLD_MB} </dev/null >/dev/null"
+    res = run([memscope, "--plugin", plugin, "stat", "-x,", "-m", "mem.used_bytes", "--per-instance",
+               "--", "sh", "-c", workload])
+    assert res.returncode == 0, res.stderr
+    t = totals(parse_csv(res.stdout))
+    assert (f"/{name}", "mem.used_bytes") in t, t
+    # A counter: the faults the cgroup took, one per page touched plus the shell's and the loader's few.
+    res = run([memscope, "--plugin", plugin, "stat", "-x,", "-e", "cgroup.memory.pgfault", "--", "sh", "-c",
+               workload])
+    assert res.returncode == 0, res.stderr
+    faults = totals(parse_csv(res.stdout))[("total", "cgroup.memory.pgfault")]
+    assert HOLD_MB * 256 <= faults <= HOLD_MB * 256 + 3000, faults
+
+
+def test_nested_cgroups_are_refused(memscope, build_dir, cgroup):
+    name, path, _ = cgroup
+    res = run([memscope, "--plugin", f"{build_dir}/contrib/plugins/cgroup_memory.so:cgroup=/,cgroup=/{name}",
+               "stat", "-m", "mem.anon_bytes", "--", "true"])
+    assert res.returncode == 1
+    assert (f"plugin cgroup_memory: cgroup /{name} is inside /, whose numbers already include it: their sum "
+            "would count it twice; name one of them") in res.stderr
+
+
+def test_system_pressure_agrees_with_proc_pressure(memscope, build_dir, touchmem):
+    if not os.path.exists("/proc/pressure/memory") or not memory_hierarchy():
+        pytest.skip("needs PSI and a cgroup memory controller")
+
+    def some_total():
+        line = open("/proc/pressure/memory").readline().split()
+        assert line[0] == "some"
+        return int(line[4].split("=")[1])
+
+    before = some_total()
+    res = run([memscope, "--plugin", f"{build_dir}/contrib/plugins/cgroup_memory.so", "stat", "-x,",
+               "-m", "psi.memory_some_us", "-a", "--", touchmem, "32"])
+    after = some_total()
+    assert res.returncode == 0, res.stderr
+    value = totals(parse_csv(res.stdout))[("total", "psi.memory_some_us")]
+    assert 0 <= value <= after - before
