@@ -211,3 +211,20 @@ def test_root_refuses_plugins_other_users_can_write(memscope, plugins, tmp_path)
     res = run([memscope, "list", "--plugins"], env=env)
     assert f"{xdg} (found in a plugin directory)\n  not loaded: refused: plugin {xdg} is not run as root: the file " \
         f"{xdg} can be changed by every user" in res.stdout
+
+
+def test_the_example_of_docs_plugins_md_builds_loads_and_reads(memscope, tmp_path):
+    """docs/plugins.md's example, compiled as the page says, counts what the kernel says."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    text = open(os.path.join(root, "docs", "plugins.md")).read()
+    code = text.split("```c\n")[1].split("```\n")[0]
+    (tmp_path / "example.c").write_text(code)
+    cc = run(["cc", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-I", os.path.join(root, "include"),
+              "-o", str(tmp_path / "example.so"), str(tmp_path / "example.c")])
+    assert cc.returncode == 0, cc.stderr
+    res = run([memscope, "--plugin", str(tmp_path / "example.so"), "stat", "-x,", "-e", "example.files_open",
+               "-a", "--", "true"], env=isolated_env(tmp_path))
+    assert res.returncode == 0, res.stderr
+    value = totals(parse_csv(res.stdout))[("total", "example.files_open")]
+    kernel = int(open("/proc/sys/fs/file-nr").read().split()[0])
+    assert value > 0 and abs(value - kernel) <= 2000, (value, kernel)
