@@ -66,18 +66,29 @@ def hold_and_compare(cmd, path, version, **popen):
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, **popen)
-    first = p.stdout.readline()
-    assert first == "ready\n", (first, p.stderr.read() if p.poll() is not None else "")
+    before = []
+    for line in p.stdout:       # memscope's own lines may come first
+        if line == "ready\n":
+            break
+        before.append(line)
+    else:
+        raise AssertionError(f"the workload never got ready: {p.stderr.read()}")
     ready = time.monotonic() - t0
     time.sleep(1.0)
     kernel = kernel_anon(path, version)
     time.sleep(1.0)
     close = time.monotonic() - t0
-    out, err = p.communicate(input="", timeout=60)
+    # Read on through the same buffered stream the lines before "ready" came from.
+    p.stdin.close()
+    out = p.stdout.read()
+    err = p.stderr.read()
+    p.wait(timeout=60)
     assert p.returncode == 0, err
-    rows = parse_csv(out)
-    # Frames wholly inside the hold (memscope's clock starts after t0: its times are earlier).
-    held = [r for r in intervals(rows) if ready + 0.4 < float(r["time"]) < close - 0.4]
+    rows = parse_csv("".join(before) + out)
+    # Frames wholly inside the hold. memscope's clock starts when it is ready to count (how
+    # long that takes varies), but the run ends with the hold: count back from its last frame.
+    end = max(float(r["time"]) for r in intervals(rows))
+    held = [r for r in intervals(rows) if end - (close - ready) + 0.4 < float(r["time"]) < end - 0.4]
     assert len(held) >= 4, (ready, close, out)
     return held, kernel, rows, err
 
