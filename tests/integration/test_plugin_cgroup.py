@@ -171,3 +171,25 @@ def test_system_pressure_agrees_with_proc_pressure(memscope, build_dir, touchmem
     assert res.returncode == 0, res.stderr
     value = totals(parse_csv(res.stdout))[("total", "psi.memory_some_us")]
     assert 0 <= value <= after - before
+
+
+def test_the_cgroup_label_goes_through_a_recording(memscope, build_dir, tmp_path):
+    if not memory_hierarchy():
+        pytest.skip("needs a cgroup memory controller")
+    plugin = f"{build_dir}/contrib/plugins/cgroup_memory.so"
+    rec = tmp_path / "cg.rec"
+    res = run([memscope, "--plugin", plugin, "record", "-o", str(rec), "-I", "100", "-m", "mem.used_bytes",
+               "-a", "--", "sleep", "0.3"])
+    assert res.returncode == 0, res.stderr
+    header = rec.read_text().splitlines()[0]
+    assert '"name":"cgroup.memory.current"' in header and '"cgroup":"/"' in header, header
+    res = run([memscope, "--plugin", plugin, "stat", "--input", str(rec), "-x,", "--per-instance"])
+    assert res.returncode == 0, res.stderr
+    t = totals(parse_csv(res.stdout))
+    assert t[("/", "mem.used_bytes")] > 0, t
+    # A cgroup that is not a string is the file's mistake, said with its line.
+    bad = tmp_path / "bad.rec"
+    bad.write_text(rec.read_text().replace('"cgroup":"/"', '"cgroup":5', 1))
+    res = run([memscope, "stat", "--input", str(bad)])
+    assert res.returncode != 0
+    assert f'{bad}:1: "cgroup" is an integer; expected a string' in res.stderr, res.stderr
