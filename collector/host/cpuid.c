@@ -38,7 +38,8 @@ int cpuid_read(const struct sysfs_roots *roots, unsigned leaf, unsigned subleaf,
 	if (roots->is_fixture)
 		return cpuid_from_file(roots, leaf, subleaf, regs);
 #if defined(__x86_64__) || defined(__i386__)
-	if (__get_cpuid_max(leaf & 0x80000000u, NULL) < leaf)
+	/* clang's cpuid.h returns int, gcc's unsigned. */
+	if ((unsigned)__get_cpuid_max(leaf & 0x80000000u, NULL) < leaf)
 		return -1;
 	__cpuid_count(leaf, subleaf, regs[0], regs[1], regs[2], regs[3]);
 	return 0;
