@@ -14,18 +14,21 @@
 #include "events/pfm.h"
 #include "events/plugin_series.h"
 #include "sources/plugin_loader.h"
+#include "sources/registry.h"
 
 static void list_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memscope list [--pmus | --events | --libpfm | --metrics | --explain METRIC | --plugins] [PMU...]\n"
+		"usage: memscope list [--pmus | --events | --libpfm | --metrics | --explain METRIC | --plugins |\n"
+		"                      --sources] [PMU...]\n"
 		"  --pmus     kernel PMUs: type, cpumask, format fields\n"
 		"  --events   every event name accepted by -e: generic names and PMU aliases\n"
 		"  --libpfm   libpfm4's PMUs and whether the kernel can really open them here\n"
 		"  --metrics  portable metrics: which this host has, through which counters, and why not\n"
 		"  --explain METRIC   formula, raw events per instance, scale and caveats of one metric\n"
 		"  --plugins  each plugin named with --plugin or found in the plugin directories: loaded or why\n"
-		"             not, whether it can run here, its series, arguments and catalog family\n");
+		"             not, whether it can run here, its series, arguments and catalog family\n"
+		"  --sources  every kind of source, what it reads, and whether it can run here (why not)\n");
 }
 
 static const char *word_name(enum pmu_config_word word)
@@ -235,9 +238,28 @@ static int list_catalog(const struct host *host, const char *explain)
 	return status;
 }
 
+/* Each registered kind of source, in the order names are routed to them. */
+static void list_sources(const struct host *host)
+{
+	/* The built-in kinds and the plugins loaded (--plugin, the plugin directories). */
+	const struct source_registry registry = *source_registry_process();
+
+	printf("%-14s %-5s %s\n", "SOURCE", "HERE", "READS");
+	for (int i = 0; i < registry.nr; i++) {
+		const struct source_kind *kind = registry.kinds[i];
+		struct ms_error why = { "" };
+		bool present = !kind->present || kind->present(kind, host, &why);
+
+		printf("%-14s %-5s %s\n", kind->name, present ? "yes" : "no", kind->description);
+		if (!present)
+			printf("%-14s %-5s why not: %s\n", "", "", why.text);
+	}
+}
+
 int cmd_list(int argc, char **argv)
 {
-	enum { LIST_EVENTS, LIST_PMUS, LIST_LIBPFM, LIST_METRICS, LIST_EXPLAIN, LIST_PLUGINS } what = LIST_EVENTS;
+	enum { LIST_EVENTS, LIST_PMUS, LIST_LIBPFM, LIST_METRICS, LIST_EXPLAIN, LIST_PLUGINS, LIST_SOURCES } what =
+		LIST_EVENTS;
 	const char *explain = NULL;
 	int status = 0;
 	static const struct option longopts[] = {
@@ -247,6 +269,7 @@ int cmd_list(int argc, char **argv)
 		{ "metrics", no_argument, NULL, 'M' },
 		{ "explain", required_argument, NULL, 'X' },
 		{ "plugins", no_argument, NULL, 'G' },
+		{ "sources", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -263,6 +286,7 @@ int cmd_list(int argc, char **argv)
 		case 'M': what = LIST_METRICS; break;
 		case 'X': what = LIST_EXPLAIN; explain = optarg; break;
 		case 'G': what = LIST_PLUGINS; break;
+		case 'S': what = LIST_SOURCES; break;
 		case 'h': list_usage(stdout); return 0;
 		default: list_usage(stderr); return EXIT_USAGE;
 		}
@@ -278,6 +302,7 @@ int cmd_list(int argc, char **argv)
 	switch (what) {
 	case LIST_PMUS: list_pmus(&host, argv + optind, argc - optind); break;
 	case LIST_LIBPFM: list_libpfm(&host); break;
+	case LIST_SOURCES: list_sources(&host); break;
 	case LIST_METRICS:
 	case LIST_EXPLAIN:
 		status = list_catalog(&host, explain);

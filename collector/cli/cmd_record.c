@@ -20,6 +20,9 @@
 #include "recording/recording_host.h"
 #include "pipeline/lua_session.h"
 #include "pipeline/session.h"
+#include "pipeline/session_control.h"
+#include "sinks/lua_sink.h"
+#include "sinks/recording_sink.h"
 
 enum { OPT_COMPRESS = 0x2000, OPT_NO_CTL, OPT_FIFO };
 
@@ -27,17 +30,11 @@ enum { OPT_COMPRESS = 0x2000, OPT_NO_CTL, OPT_FIFO };
 #define DEFAULT_INTERVAL_MS 1000
 
 struct record_run {
-	struct session *session;
 	struct recording_writer_options wopt;
-	struct recording_writer *writer;
 	struct ctl_server ctl;
 	struct ctl_fifo fifo;        /* --fifo: the same commands, one per line */
 	const char *fifo_path;
 	char path[PATH_MAX];
-	char target[512];
-	bool paused;
-	bool failed;                 /* a write failed: the run stops */
-	struct ms_error err;
 	struct lua_engine *lua;      /* --lua scripts on the frames as they are recorded, or NULL */
 	int *lua_metrics;            /* -m names the scripts define: their inputs are recorded */
 	int nr_lua_metrics;
@@ -151,185 +148,6 @@ static json_t *plan_json(const struct metric_plan *plan)
 	return cat;
 }
 
-/* ---- Frames ---- */
-
-static int on_frame(const struct frame *frame, bool last, void *ctx)
-{
-	struct record_run *run = ctx;
-
-	if (run->failed || !run->writer)
-		return 1;
-	/* Paused: frames are read (so the next one covers one interval only)
-	 * but not written; the gap stays visible in the file. */
-	if (run->paused)
-		return 0;
-	if (last && frame->interval_ns == 0)
-		return 0;
-	lua_cli_frame(run->lua, run->session, frame);
-	if (recording_writer_frame(run->writer, frame, &run->err) < 0) {
-		run->failed = true;
-		return 1;
-	}
-	return 0;
-}
-
-/* ---- Control requests ---- */
-
-static double seconds_now(const struct record_run *run)
-{
-	uint64_t now = monotonic_ns();
-
-	return now > run->wopt.time_origin_ns ? (double)(now - run->wopt.time_origin_ns) / 1e9 : 0.0;
-}
-
-static int open_writer(struct record_run *run, const char *path, struct ms_error *err)
-{
-	run->wopt.path = path;
-	if (!run->session->sources[0].replay)
-		run->wopt.time_origin_ns = monotonic_ns();
-	return recording_writer_open(&run->writer, &run->wopt, &run->session->sampler.table, err);
-}
-
-static void ctl_rotate(struct record_run *run, const char *path, char *reply, size_t size)
-{
-	struct recording_writer *old = run->writer;
-	char old_path[PATH_MAX], new_path[PATH_MAX];
-	unsigned long long old_frames = recording_writer_frames(old);
-	struct ms_error err = { "" };
-	uint64_t origin = run->wopt.time_origin_ns;
-
-	if (!path[0] || strlen(path) >= sizeof(new_path)) {
-		snprintf(reply, size, "error: record needs a file name");
-		return;
-	}
-	snprintf(old_path, sizeof(old_path), "%s", recording_writer_path(old));
-	snprintf(new_path, sizeof(new_path), "%s", path);
-	if (!strcmp(old_path, new_path)) {
-		snprintf(reply, size, "error: already recording to %s", path);
-		return;
-	}
-	if (open_writer(run, new_path, &err) < 0) {
-		run->writer = old;
-		run->wopt.time_origin_ns = origin;
-		snprintf(reply, size, "error: %s (still recording to %s)", err.text, old_path);
-		return;
-	}
-	snprintf(run->path, sizeof(run->path), "%s", new_path);
-	if (run->paused)
-		recording_writer_control(run->writer, monotonic_ns(), "pause", 0, &err);
-	if (recording_writer_close(old, "continued in another file", &err) < 0)
-		snprintf(reply, size, "error: recording to %s now, but closing %s failed: %s", new_path,
-			 old_path, err.text);
-	else
-		snprintf(reply, size, "ok: recording to %s; %s closed with %llu frames", new_path, old_path,
-			 old_frames);
-}
-
-static void ctl_interval(struct record_run *run, const char *arg, char *reply, size_t size)
-{
-	char *end;
-	long ms;
-	struct ms_error err = { "" };
-
-	errno = 0;
-	ms = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || ms < SESSION_MIN_INTERVAL_MS || ms > SESSION_MAX_INTERVAL_MS) {
-		snprintf(reply, size, "error: interval '%s': give milliseconds between %d and %ld", arg,
-			 SESSION_MIN_INTERVAL_MS, SESSION_MAX_INTERVAL_MS);
-		return;
-	}
-	if (sampler_set_interval(&run->session->sampler, (uint64_t)ms * 1000000ull, &err) < 0 ||
-	    recording_writer_control(run->writer, monotonic_ns(), "interval", (uint64_t)ms * 1000000ull,
-				     &err) < 0) {
-		snprintf(reply, size, "error: %s", err.text);
-		return;
-	}
-	run->wopt.interval_ns = (uint64_t)ms * 1000000ull;
-	snprintf(reply, size, "ok: interval %ld ms from %.3f s", ms, seconds_now(run));
-}
-
-static void ctl_handle(const char *command, const char *arg, char *reply, size_t size, void *ctx)
-{
-	struct record_run *run = ctx;
-	struct ms_error err = { "" };
-	int ret = 0;
-
-	if (!run->writer || run->failed) {
-		snprintf(reply, size, "error: the recording has stopped%s%s", run->failed ? ": " : "",
-			 run->failed ? run->err.text : "");
-		return;
-	}
-	if (!strcmp(command, "label")) {
-		if (!arg[0]) {
-			snprintf(reply, size, "error: label needs a text: label TEXT");
-			return;
-		}
-		ret = recording_writer_label(run->writer, monotonic_ns(), arg, NULL, &err);
-		if (!ret)
-			snprintf(reply, size, "ok: label '%s' at %.3f s in %s", arg, seconds_now(run), run->path);
-	} else if (!strcmp(command, "phase")) {
-		const char *name = strchr(arg, ' ');
-
-		if (!name || (strncmp(arg, "begin ", 6) && strncmp(arg, "end ", 4)) || !name[1]) {
-			snprintf(reply, size, "error: phase begin NAME, or phase end NAME");
-			return;
-		}
-		ret = recording_writer_label(run->writer, monotonic_ns(), name + 1, arg[0] == 'b' ? "begin" : "end",
-					     &err);
-		if (!ret)
-			snprintf(reply, size, "ok: phase '%s' %s at %.3f s", name + 1, arg[0] == 'b' ? "begins" : "ends",
-				 seconds_now(run));
-	} else if (!strcmp(command, "pause") || !strcmp(command, "resume")) {
-		bool pause = command[0] == 'p';
-
-		if (run->paused == pause) {
-			snprintf(reply, size, "ok: already %s", pause ? "paused" : "running");
-			return;
-		}
-		ret = recording_writer_control(run->writer, monotonic_ns(), command, 0, &err);
-		if (!ret) {
-			run->paused = pause;
-			snprintf(reply, size, pause ? "ok: paused at %.3f s: no frames are written until resume"
-						    : "ok: resumed at %.3f s", seconds_now(run));
-		}
-	} else if (!strcmp(command, "interval")) {
-		ctl_interval(run, arg, reply, size);
-		return;
-	} else if (!strcmp(command, "record")) {
-		ctl_rotate(run, arg, reply, size);
-		return;
-	} else if (!strcmp(command, "status")) {
-		snprintf(reply, size, "ok: recording %s to %s: %llu frames, %llu bytes%s, interval %llu ms, %s, "
-			 "pid %d", run->target, run->path, (unsigned long long)recording_writer_frames(run->writer),
-			 (unsigned long long)recording_writer_bytes(run->writer),
-			 recording_writer_compressed(run->writer) ? " (zstd)" : "",
-			 (unsigned long long)(run->wopt.interval_ns / 1000000ull),
-			 run->paused ? "paused" : "running", (int)getpid());
-		return;
-	} else {
-		snprintf(reply, size, "error: unknown command '%s'; the commands are label TEXT, phase begin|end "
-			 "NAME, pause, resume, interval MS, record FILE, status", command);
-		return;
-	}
-	if (ret < 0) {
-		run->failed = true;
-		run->err = err;
-		snprintf(reply, size, "error: %s", err.text);
-	}
-}
-
-/* The socket or the FIFO is readable. */
-static int on_ctl_ready(struct sampler *s, int fd, void *ctx)
-{
-	struct record_run *run = ctx;
-
-	if (fd == run->ctl.fd)
-		ctl_server_serve(&run->ctl, ctl_handle, run);
-	else
-		ctl_fifo_serve(&run->fifo, "record", ctl_handle, run);
-	return 0;
-}
-
 /* ---- The command ---- */
 
 static void start_ctl(struct record_run *run)
@@ -347,45 +165,12 @@ static void start_ctl(struct record_run *run)
 	setenv(CTL_SOCKET_ENV, path, 1);
 }
 
-static const char *end_reason(const struct session *s, char *buf, size_t size)
-{
-	switch (s->sampler.end) {
-	case SAMPLER_END_SIGNAL:
-		snprintf(buf, size, "%s", s->sampler.end_signal == SIGINT ? "SIGINT"
-			 : s->sampler.end_signal == SIGTERM ? "SIGTERM" : "SIGHUP");
-		return buf;
-	case SAMPLER_END_SOURCE:
-		return "stopped";
-	default:
-		return s->target.kind == TARGET_COMMAND ? "the command exited"
-		       : s->sources[0].replay ? "end of the replayed input" : "the processes exited";
-	}
-}
-
-/* Write the end record and say what was written, as perf record does. */
-static int finish(struct record_run *run, const struct session *session)
-{
-	unsigned long long frames = recording_writer_frames(run->writer);
-	char reason[64];
-	struct ms_error err = { "" };
-	struct stat st;
-	int ret = recording_writer_close(run->writer, end_reason(session, reason, sizeof(reason)), &err);
-
-	run->writer = NULL;
-	if (ret < 0) {
-		fprintf(stderr, "memscope record: %s\n", err.text);
-		return -1;
-	}
-	fprintf(stderr, "memscope record: wrote %llu frames (%lld bytes) to %s\n", frames,
-		stat(run->path, &st) == 0 ? (long long)st.st_size : -1LL, run->path);
-	return 0;
-}
-
 int cmd_record(int argc, char **argv)
 {
 	struct session_options opt;
 	struct session session;
 	struct record_run run;
+	struct sink recording = { 0 }, lua_sink = { 0 };
 	struct ms_error err = { "" };
 	bool use_ctl = true;
 	struct lua_cli lua_cli = { .nr_scripts = 0 };
@@ -395,7 +180,6 @@ int cmd_record(int argc, char **argv)
 	memset(&session, 0, sizeof(session));
 	run.ctl.fd = -1;
 	run.fifo.fd = -1;
-	run.session = &session;
 	snprintf(run.path, sizeof(run.path), "%s", RECORDING_DEFAULT_FILE);
 	session_options_init(&opt, "record");
 	if (parse_options(argc, argv, &opt, &run, &use_ctl, &lua_cli) < 0) {
@@ -432,9 +216,9 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	status = 1;
-	session_describe_target(&opt, run.target, sizeof(run.target));
+	run.wopt.path = run.path;
 	run.wopt.host = &session.host;
-	run.wopt.target = run.target;
+	run.wopt.target = session.title;
 	run.wopt.interval_ns = (uint64_t)opt.interval_ms * 1000000ull;
 	/* With metrics, the PMUs and topology they were resolved on go into the
 	 * file too, so they can be recomputed on any machine. */
@@ -443,44 +227,34 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "memscope record: out of memory\n");
 		goto out;
 	}
-	if (open_writer(&run, run.path, &err) < 0) {
+	/* The file first: its "wrote N frames" comes before the scripts' reports. */
+	if (recording_sink_init(&recording, &run.wopt, &err) < 0 ||
+	    session_add_sink(&session, &recording, NULL, &err) < 0 ||
+	    (run.lua && (lua_sink_init(&lua_sink, run.lua, &err) < 0 ||
+			 session_add_sink(&session, &lua_sink, NULL, &err) < 0)) ||
+	    ((run.ctl.fd >= 0 || run.fifo.fd >= 0) && session_control_attach(&session, &run.ctl, &run.fifo, &err) < 0)) {
 		fprintf(stderr, "memscope record: %s\n", err.text);
 		goto out;
 	}
-	if (lua_cli_start(run.lua, &session, &opt, run.target, &err) < 0) {
+	if (session_run(&session, &opt, &err) < 0) {
 		fprintf(stderr, "memscope record: %s\n", err.text);
 		goto out;
 	}
-	if ((run.ctl.fd >= 0 && sampler_watch_add(&session.sampler, run.ctl.fd, on_ctl_ready, &run, &err) < 0) ||
-	    (run.fifo.fd >= 0 && sampler_watch_add(&session.sampler, run.fifo.fd, on_ctl_ready, &run, &err) < 0)) {
-		fprintf(stderr, "memscope record: %s\n", err.text);
-		goto out;
-	}
-	if (session_run(&session, &opt, on_frame, &run, &err) < 0) {
-		fprintf(stderr, "memscope record: %s\n", err.text);
-		recording_writer_abandon(run.writer);
-		run.writer = NULL;
-		goto out;
-	}
-	if (run.failed) {
-		fprintf(stderr, "memscope record: %s\n", run.err.text);
-		recording_writer_abandon(run.writer);
-		run.writer = NULL;
-		goto out;
-	}
-	if (finish(&run, &session) < 0)
+	if (recording_sink_error(&recording))
 		goto out;
 	/* Stopped by SIGINT/SIGTERM: the recording is complete, which is what was
 	 * asked for; the command's status (killed by memscope) says nothing. */
 	status = session.sampler.end == SAMPLER_END_SIGNAL ? 0 : session_exit_code(&session);
-	lua_engine_end(run.lua);
 out:
+	session_close(&session);
+	if (recording.ops && recording.priv)
+		recording.ops->close(&recording);
+	if (lua_sink.ops && lua_sink.priv)
+		lua_sink.ops->close(&lua_sink);
 	ctl_server_close(&run.ctl);
 	ctl_fifo_close(&run.fifo);
-	recording_writer_abandon(run.writer);
 	lua_engine_free(run.lua);
 	free(run.lua_metrics);
-	session_close(&session);
 	json_decref(run.wopt.catalog);
 	json_decref(run.wopt.host_files);
 	session_options_free(&opt);

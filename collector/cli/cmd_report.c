@@ -17,7 +17,7 @@
 #include "catalog/resolver.h"
 #include "pipeline/session.h"
 #include "pipeline/session_recording.h"
-#include "sources/recording_source.h"
+#include "sinks/lua_sink.h"
 
 enum { OPT_FORMAT = 0x3000, OPT_REPLAY };
 
@@ -131,28 +131,6 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	return 0;
 }
 
-static void on_record(const struct recording_record *rec, void *ctx)
-{
-	if (rec->kind == RECORD_LABEL)
-		lua_engine_label(ctx, (double)rec->t_ns / 1e9, rec->text, rec->phase);
-}
-
-struct report_run {
-	struct session *session;
-	struct lua_engine *lua;
-};
-
-static int on_frame(const struct frame *frame, bool last, void *ctx)
-{
-	struct report_run *run = ctx;
-
-	(void)last;
-	if (run->session->engine)
-		metric_engine_compute(run->session->engine, frame);
-	lua_engine_frame(run->lua, frame);
-	return 0;
-}
-
 /* -m plus the metrics the scripts ask for that the replayed machine has
  * (the others are for the scripts to explain, through memscope.why). */
 static int replay_metrics(const struct report_options *o, const struct lua_engine *lua, char **out,
@@ -216,11 +194,13 @@ static int open_session(const struct report_options *o, struct lua_engine *lua, 
 	return status;
 }
 
+/* The frames (and labels) of the recording or replay go to one sink: the
+ * scripts. A file's frames are never merged: the reader waits for them. */
 static int report(const struct report_options *o, struct lua_engine *lua, struct ms_error *err)
 {
 	struct session_options opt;
 	struct session session;
-	struct report_run run = { &session, lua };
+	struct sink lua_sink = { 0 };
 	int status;
 
 	memset(&session, 0, sizeof(session));
@@ -228,26 +208,15 @@ static int report(const struct report_options *o, struct lua_engine *lua, struct
 	status = open_session(o, lua, &session, &opt, err);
 	if (status)
 		goto out;
-	if (!o->replay)
-		recording_source_on_record(&session.sources[0], on_record, lua);
-	struct lua_engine_inputs in = {
-		.table = &session.sampler.table,
-		.topo = session.host_loaded || o->replay ? &session.host.topo : NULL,
-		.plan = session.plan,
-		.metrics = session.engine,
-		.res = session.resolution,
-		.source = o->replay ? "replay" : "recording",
-		.source_name = o->replay ? o->replay : o->file,
-	};
-	if (!o->replay && session_recording_header(&session)->has_topology)
-		in.topo = &session_recording_header(&session)->topo;
 	status = 1;
-	if (lua_engine_start(lua, &in, err) < 0 || session_run(&session, &opt, on_frame, &run, err) < 0)
+	if (lua_sink_init(&lua_sink, lua, err) < 0 || session_add_sink(&session, &lua_sink, NULL, err) < 0 ||
+	    session_run(&session, &opt, err) < 0)
 		goto out;
-	lua_engine_end(lua);
 	status = 0;
 out:
 	session_close(&session);
+	if (lua_sink.ops && lua_sink.priv)
+		lua_sink.ops->close(&lua_sink);
 	session_options_free(&opt);
 	return status;
 }

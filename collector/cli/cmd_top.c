@@ -275,7 +275,8 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 		return 1;
 	if (frame->time_ns - run->recording_checked_ns >= RECORDING_CHECK_NS)
 		check_recording(run);
-	lua_cli_frame(run->model.lua, &run->model.session, frame);
+	top_model_compute(&run->model, frame);
+	lua_engine_frame(run->model.lua, frame, run->model.values, 1);
 	if (run->view) {
 		/* Paused: the screen keeps the values it shows; frames go on. */
 		if (!run->display.paused) {

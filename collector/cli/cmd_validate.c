@@ -253,15 +253,15 @@ static int scope_index(const struct metric_engine *engine, int node)
 	return -1;
 }
 
-static int on_frame(const struct frame *frame, bool last, void *ctx)
+/* The validation's sink: each frame's metric values (computed once by the
+ * session) and raw series add up into the totals to judge. */
+static int validate_frame(struct sink *sink, const struct sink_frame *f)
 {
-	struct totals *t = ctx;
+	struct totals *t = sink->priv;
 	struct session *s = t->s;
+	const struct frame *frame = f->frame;
 	double seconds = (double)frame->interval_ns * 1e-9;
 
-	(void)last;
-	if (s->engine)
-		metric_engine_compute(s->engine, frame);
 	for (int e = 0; e < t->check->nr; e++) {
 		const struct expect *x = &t->check->exp[e];
 		int pm = s->plan ? metric_plan_find(s->plan, x->metric) : -1;
@@ -269,7 +269,7 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 		if (pm >= 0) {
 			int idx = scope_index(s->engine, x->node);
 			const struct metric_value *v = idx < 0 ? NULL :
-				metric_engine_value(s->engine, pm, x->node < 0 ? SCOPE_SYSTEM : SCOPE_NODE, idx);
+				metric_engine_value(s->engine, f->metrics, pm, x->node < 0 ? SCOPE_SYSTEM : SCOPE_NODE, idx);
 
 			if (v && v->valid && isfinite(v->value)) {
 				/* Counts add up; a bandwidth times its interval is bytes; ratios are averaged. */
@@ -294,6 +294,27 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 	}
 	return 0;
 }
+
+static int validate_open(struct sink *sink, const struct sink_setup *setup, struct ms_error *err)
+{
+	(void)sink;
+	(void)setup;
+	(void)err;
+	return 0;
+}
+
+static void validate_end(struct sink *sink, const struct sink_end *end)
+{
+	(void)sink;
+	(void)end;
+}
+
+static const struct sink_ops validate_sink_ops = {
+	.name = "validate",
+	.open = validate_open,
+	.frame = validate_frame,
+	.end = validate_end,
+};
 
 static void judge(const struct check *c, int e, const struct totals *t, const char *why, struct verdict *v)
 {
@@ -349,6 +370,7 @@ static int run_check(const struct check *c, const char *replay, struct verdict *
 	struct session_options opt;
 	struct session s;
 	struct totals t;
+	struct sink sink;
 	struct ms_error err = { "" };
 	char whybuf[MAX_EXPECT][400];
 	const char *why[MAX_EXPECT] = { NULL };
@@ -391,7 +413,8 @@ static int run_check(const struct check *c, const char *replay, struct verdict *
 	}
 	t.check = c;
 	t.s = &s;
-	if (status == 0 && session_run(&s, &opt, on_frame, &t, &err) < 0)
+	sink = (struct sink){ .ops = &validate_sink_ops, .priv = &t };
+	if (status == 0 && (session_add_sink(&s, &sink, NULL, &err) < 0 || session_run(&s, &opt, &err) < 0))
 		status = 1;
 	if (status == 0 && !replay && session_exit_code(&s) != 0) {
 		ms_error_set(&err, "the workload exited with status %d", session_exit_code(&s));

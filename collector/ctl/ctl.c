@@ -220,10 +220,15 @@ static void answer(struct ctl_server *srv, int fd, ctl_handler_fn handler, void 
 	else if (!ctl_limit_take(&srv->limit))
 		snprintf(reply, sizeof(reply), "error: too many control requests (more than %d a second): this one "
 			 "was dropped (%lu so far)", CTL_RATE, srv->limit.dropped);
-	else
-		handler(request, arg ? arg : "", reply, sizeof(reply), ctx);
-	send(fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
-	close(fd);
+	else if (handler(request, arg ? arg : "", fd, reply, sizeof(reply), ctx) == CTL_ANSWER_LATER)
+		return;      /* the handler answers with ctl_reply() */
+	ctl_reply(fd, reply);
+}
+
+void ctl_reply(int client, const char *reply)
+{
+	send(client, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(client);
 }
 
 void ctl_server_serve(struct ctl_server *srv, ctl_handler_fn handler, void *ctx)

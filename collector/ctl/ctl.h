@@ -41,8 +41,15 @@ struct ctl_server {
 };
 
 /* Answer one request: command is the first word ("label"), arg the rest
- * (may be ""). Write "ok: ..." or "error: ..." to reply. */
-typedef void (*ctl_handler_fn)(const char *command, const char *arg, char *reply, size_t size, void *ctx);
+ * (may be ""). Write "ok: ..." or "error: ..." to reply and return
+ * CTL_ANSWERED; or return CTL_ANSWER_LATER to answer once the work is done
+ * (on any thread): the handler then owns client - a connection to answer
+ * with ctl_reply(), or CTL_CLIENT_FIFO (the FIFO: report a failure on
+ * stderr). */
+enum { CTL_ANSWERED, CTL_ANSWER_LATER };
+#define CTL_CLIENT_FIFO (-1)
+typedef int (*ctl_handler_fn)(const char *command, const char *arg, int client, char *reply, size_t size,
+			      void *ctx);
 
 /* Where control sockets live (created 0700 if missing, checked if present). */
 int ctl_socket_dir(char *buf, size_t size, bool create, struct ms_error *err);
@@ -59,6 +66,8 @@ int ctl_server_open(struct ctl_server *srv, const char *path, struct ms_error *e
 void ctl_server_serve(struct ctl_server *srv, ctl_handler_fn handler, void *ctx);
 /* Close and remove the socket. */
 void ctl_server_close(struct ctl_server *srv);
+/* Answer a request kept with CTL_ANSWER_LATER, and close its connection. Any thread. */
+void ctl_reply(int client, const char *reply);
 
 /* Client: send request to the socket at path and wait for the reply. */
 int ctl_request(const char *path, const char *request, char *reply, size_t size, struct ms_error *err);

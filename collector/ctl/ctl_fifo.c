@@ -90,7 +90,8 @@ static void run_line(char *line, const char *command_name, ctl_handler_fn handle
 	if (arg)
 		*arg++ = '\0';
 	reply[0] = '\0';
-	handler(line, arg ? arg : "", reply, sizeof(reply), ctx);
+	if (handler(line, arg ? arg : "", CTL_CLIENT_FIFO, reply, sizeof(reply), ctx) == CTL_ANSWER_LATER)
+		return;      /* the handler reports a failure itself */
 	if (strncmp(reply, "ok", 2) != 0)
 		fprintf(stderr, "memscope %s: fifo: %s\n", command_name, reply[0] ? reply : "error: no reply");
 }

@@ -85,7 +85,7 @@ static bool channel_value(struct lua_engine *e, int m, const struct label_filter
 			       : "no memory channel with these labels (memscope.channels() lists them)";
 		return false;
 	}
-	v = metric_engine_value(me, m, SCOPE_CHANNEL, found);
+	v = metric_engine_value(me, e->values, m, SCOPE_CHANNEL, found);
 	if (!v->valid) {
 		*why = v->why ? v->why : "not counted in this frame";
 		return false;
@@ -116,7 +116,7 @@ static bool catalog_value(struct lua_engine *e, int m, const struct label_filter
 	}
 	for (int i = 0; i < metric_engine_nr_scopes(e->in.metrics, scope); i++)
 		if (scope == SCOPE_SYSTEM || metric_engine_scope_id(e->in.metrics, scope, i) == id) {
-			v = metric_engine_value(e->in.metrics, m, scope, i);
+			v = metric_engine_value(e->in.metrics, e->values, m, scope, i);
 			break;
 		}
 	if (!v) {

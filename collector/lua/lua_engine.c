@@ -16,6 +16,7 @@
 #include "lua/lua_internal.h"
 #include "util/text_append.h"
 #include "util/trusted_path.h"
+#include "metrics/metrics.h"
 
 /* Instructions between two looks at the clock: cheap enough to be invisible
  * (a clock read per ~10 us of Lua), fine enough to stop a loop in time. */
@@ -864,6 +865,10 @@ int lua_engine_start(struct lua_engine *engine, const struct lua_engine_inputs *
 		return -1;
 	}
 	e->data_ready = true;
+	if (in->metrics && !(e->values = metric_values_new(in->metrics))) {
+		ms_error_set(err, "out of memory for the metric values");
+		return -1;
+	}
 	e->started = true;
 	for (int i = 0; i < e->nr_scripts; i++)
 		lua_script_run(&e->scripts[i], "on_start", set_source_body, e);
@@ -879,6 +884,8 @@ void lua_frame_fields(lua_State *L, const struct lua_engine *e)
 	lua_setfield(L, -2, "time");
 	lua_pushnumber(L, e->data.interval_s);
 	lua_setfield(L, -2, "interval");
+	lua_pushinteger(L, (lua_Integer)e->merged);
+	lua_setfield(L, -2, "merged");
 }
 
 static void fill_frame(lua_State *L, void *arg)
@@ -895,10 +902,14 @@ static void fill_frame(lua_State *L, void *arg)
 	lua_frame_fields(L, e);
 }
 
-void lua_engine_frame(struct lua_engine *engine, const struct frame *frame)
+void lua_engine_frame(struct lua_engine *engine, const struct frame *frame, const struct metric_values *values,
+		      uint64_t merged)
 {
 	if (!engine || !engine->started)
 		return;
+	engine->merged = merged ? merged : 1;
+	if (engine->values && values)
+		metric_values_copy(engine->values, values);
 	lua_data_push(&engine->data, frame);
 	lua_metrics_compute(engine);
 	call_each(engine, "on_frame", fill_frame, engine);
@@ -968,10 +979,16 @@ int lua_engine_nr_failed(const struct lua_engine *engine)
 	return engine->nr_failed;
 }
 
+const char *lua_engine_script_label(const struct lua_engine *engine, int index)
+{
+	return index >= 0 && index < engine->nr_scripts ? engine->scripts[index].label : NULL;
+}
+
 void lua_engine_free(struct lua_engine *engine)
 {
 	if (!engine)
 		return;
+	metric_values_free(engine->values);
 	lua_metrics_free(engine);
 	for (int i = 0; i < engine->nr_scripts; i++) {
 		if (engine->scripts[i].L)

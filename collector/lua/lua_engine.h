@@ -27,6 +27,7 @@
 
 struct metric_plan;
 struct metric_engine;
+struct metric_values;
 struct resolution;
 
 enum lua_output_format { LUA_OUTPUT_TEXT, LUA_OUTPUT_CSV, LUA_OUTPUT_JSON };
@@ -53,7 +54,7 @@ struct lua_engine_inputs {
 	const struct series_table *table;
 	const struct topology *topo;
 	const struct metric_plan *plan;       /* catalog metrics, or NULL */
-	const struct metric_engine *metrics;  /* computed by the caller before each frame, or NULL */
+	const struct metric_engine *metrics;  /* reads the values handed with each frame, or NULL */
 	const struct resolution *res;         /* why catalog metrics are unavailable, or NULL */
 	const char *source;                   /* "live", "recording", "replay" */
 	const char *source_name;              /* the recording's path, the target, ... */
@@ -73,8 +74,13 @@ const char *lua_engine_wanted_metrics(const struct lua_engine *engine);
 
 /* Bind to the data and call each script's on_start. */
 int lua_engine_start(struct lua_engine *engine, const struct lua_engine_inputs *in, struct ms_error *err);
-void lua_engine_frame(struct lua_engine *engine, const struct frame *frame);
-/* A label at time_s; phase: "begin" or "end" for a phase marker, else NULL. */
+/* values: the frame's catalog metric values (computed by the session), or
+ * NULL without metrics; the engine keeps a copy for the scripts. merged:
+ * the sampler frames it stands for (more than 1 when the scripts fell
+ * behind), frame.merged for them. */
+void lua_engine_frame(struct lua_engine *engine, const struct frame *frame, const struct metric_values *values,
+		      uint64_t merged);
+/* A label (phase NULL) or a phase's begin or end ("begin", "end"): on_label. */
 void lua_engine_label(struct lua_engine *engine, double time_s, const char *text, const char *phase);
 /* on_end of every live script (their reports), then flush the output. */
 void lua_engine_end(struct lua_engine *engine);
@@ -82,6 +88,8 @@ void lua_engine_end(struct lua_engine *engine);
 /* Scripts loaded, and how many were disabled by an error. */
 int lua_engine_nr_scripts(const struct lua_engine *engine);
 int lua_engine_nr_failed(const struct lua_engine *engine);
+/* Script index's file name, as reports name it ("remote_ratio.lua"). */
+const char *lua_engine_script_label(const struct lua_engine *engine, int index);
 
 /* Metrics the scripts define with memscope.metric{} (first-class: a command
  * may show them like catalog metrics). Values are per scope: node -1 is the

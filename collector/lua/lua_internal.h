@@ -55,6 +55,8 @@ struct lua_engine {
 	/* Bound at start. */
 	bool started;
 	struct lua_engine_inputs in;
+	struct metric_values *values; /* the current frame's catalog metric values (a copy), when in.metrics */
+	uint64_t merged;              /* sampler frames the current one stands for */
 	struct lua_data data;
 	bool data_ready;
 	struct lua_metric *metrics;

@@ -389,8 +389,14 @@ struct metric_engine {
 	int *node_ids, *socket_ids;
 	struct metric_channel *channels;
 	bool *event_missing;      /* plan event with no series: its source could not open it */
-	struct input_acc *acc;    /* nr_inputs x nr_scopes */
+};
+
+/* One frame's values, owned by whoever computes them: the engine itself is
+ * never written after metric_engine_new, so any thread may compute. */
+struct metric_values {
+	struct input_acc *acc;    /* nr_inputs x nr_scopes: scratch of the last compute */
 	struct metric_value *values; /* nr_metrics x nr_scopes */
+	int nr_values;
 	double seconds;
 };
 
@@ -491,10 +497,44 @@ static int collect_channels(struct metric_engine *e, const struct series_table *
 	return 0;
 }
 
-const struct metric_value *metric_engine_value(const struct metric_engine *e, int plan_metric, enum metric_scope scope,
-					       int index)
+const struct metric_value *metric_engine_value(const struct metric_engine *e, const struct metric_values *v,
+					       int plan_metric, enum metric_scope scope, int index)
 {
-	return &e->values[plan_metric * e->nr_scopes + scope_offset(e, scope) + index];
+	return &v->values[plan_metric * e->nr_scopes + scope_offset(e, scope) + index];
+}
+
+struct metric_values *metric_values_new(const struct metric_engine *e)
+{
+	struct metric_values *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	v->nr_values = e->plan->nr_metrics * e->nr_scopes;
+	v->acc = calloc((size_t)(e->plan->nr_inputs * e->nr_scopes) + 1, sizeof(*v->acc));
+	v->values = calloc((size_t)v->nr_values + 1, sizeof(*v->values));
+	if (!v->acc || !v->values) {
+		metric_values_free(v);
+		return NULL;
+	}
+	/* Nothing computed yet: no value is shown as a number. */
+	for (int i = 0; i < v->nr_values; i++)
+		v->values[i] = (struct metric_value){ .valid = false, .why = "no frame yet", .coverage = 1.0 };
+	return v;
+}
+
+void metric_values_free(struct metric_values *v)
+{
+	if (!v)
+		return;
+	free(v->acc);
+	free(v->values);
+	free(v);
+}
+
+void metric_values_copy(struct metric_values *dst, const struct metric_values *src)
+{
+	memcpy(dst->values, src->values, sizeof(*dst->values) * (size_t)src->nr_values);
+	dst->seconds = src->seconds;
 }
 
 static int int_index(const int *v, int n, int x)
@@ -535,9 +575,7 @@ int metric_engine_new(const struct metric_plan *plan, const struct host *host, c
 		goto oom;
 	e->nr_scopes = 1 + e->nr_nodes + e->nr_sockets + e->nr_channels;
 	e->bound = calloc((size_t)table->nr + 1, sizeof(*e->bound));
-	e->acc = calloc((size_t)(plan->nr_inputs * e->nr_scopes) + 1, sizeof(*e->acc));
-	e->values = calloc((size_t)(plan->nr_metrics * e->nr_scopes) + 1, sizeof(*e->values));
-	if (!e->bound || !e->acc || !e->values)
+	if (!e->bound)
 		goto oom;
 	for (int s = 0; s < table->nr; s++) {
 		const struct series *series = &table->series[s];
@@ -584,8 +622,6 @@ void metric_engine_free(struct metric_engine *e)
 	free(e->node_ids);
 	free(e->socket_ids);
 	free(e->channels);
-	free(e->acc);
-	free(e->values);
 	free(e->event_missing);
 	free(e);
 }
@@ -607,7 +643,8 @@ static void acc_add(struct input_acc *a, const struct sample *s, int group)
 }
 
 struct eval_ctx {
-	struct metric_engine *e;
+	const struct metric_engine *e;
+	struct metric_values *v;
 	const struct plan_metric *pm;
 	int scope;            /* absolute scope index */
 	double coverage;
@@ -630,14 +667,14 @@ static bool lookup_input(const struct expr *ref, void *ctx, double *value)
 	const struct input_acc *a = NULL;
 
 	if (ref->slot == CATALOG_SLOT_SECONDS) {
-		*value = c->e->seconds;
-		if (c->e->seconds <= 0)
+		*value = c->v->seconds;
+		if (c->v->seconds <= 0)
 			c->why = "zero-length interval";
-		return c->e->seconds > 0;
+		return c->v->seconds > 0;
 	}
 	for (int i = 0; i < c->pm->nr_slot_inputs; i++)
 		if (c->pm->slot_inputs[2 * i] == ref->slot)
-			a = &c->e->acc[c->pm->slot_inputs[2 * i + 1] * c->e->nr_scopes + c->scope];
+			a = &c->v->acc[c->pm->slot_inputs[2 * i + 1] * c->e->nr_scopes + c->scope];
 	if (!a || a->nr == 0 || a->invalid || a->missing) {
 		c->why = a && a->missing ? "a counter of this metric could not be opened"
 			 : !a || a->nr == 0 ? "no counter of this metric belongs to this scope"
@@ -658,13 +695,13 @@ static bool lookup_metric(const struct expr *ref, void *ctx, double *value)
 	int dep;
 
 	if (ref->slot == CATALOG_SLOT_SECONDS) {
-		*value = c->e->seconds;
-		if (c->e->seconds <= 0)
+		*value = c->v->seconds;
+		if (c->v->seconds <= 0)
 			c->why = "zero-length interval";
-		return c->e->seconds > 0;
+		return c->v->seconds > 0;
 	}
 	dep = c->pm->dep_plan[ref->slot];
-	v = &c->e->values[dep * c->e->nr_scopes + c->scope];
+	v = &c->v->values[dep * c->e->nr_scopes + c->scope];
 	if (!v->valid) {
 		c->why = v->why;
 		return false;
@@ -676,18 +713,18 @@ static bool lookup_metric(const struct expr *ref, void *ctx, double *value)
 	return true;
 }
 
-void metric_engine_compute(struct metric_engine *e, const struct frame *frame)
+void metric_engine_compute(const struct metric_engine *e, const struct frame *frame, struct metric_values *out)
 {
 	const struct metric_plan *plan = e->plan;
 
-	e->seconds = (double)frame->interval_ns / 1e9;
+	out->seconds = (double)frame->interval_ns / 1e9;
 	for (int in = 0; in < plan->nr_inputs; in++) {
 		bool missing = false;
 
 		for (int k = 0; k < plan->inputs[in].nr_events; k++)
 			missing |= e->event_missing[plan->inputs[in].events[k]];
 		for (int sc = 0; sc < e->nr_scopes; sc++)
-			e->acc[in * e->nr_scopes + sc] = (struct input_acc){ .coverage = 1.0, .group = -1, .missing = missing };
+			out->acc[in * e->nr_scopes + sc] = (struct input_acc){ .coverage = 1.0, .group = -1, .missing = missing };
 	}
 	for (int b = 0; b < e->nr_bound; b++) {
 		const struct bound_series *bs = &e->bound[b];
@@ -696,7 +733,7 @@ void metric_engine_compute(struct metric_engine *e, const struct frame *frame)
 
 		for (int in = 0; in < plan->nr_inputs; in++) {
 			const struct plan_input *pin = &plan->inputs[in];
-			struct input_acc *row = &e->acc[in * e->nr_scopes];
+			struct input_acc *row = &out->acc[in * e->nr_scopes];
 			bool uses = false;
 
 			for (int k = 0; k < pin->nr_events && !uses; k++)
@@ -723,8 +760,8 @@ void metric_engine_compute(struct metric_engine *e, const struct frame *frame)
 			formula = rm->fm->mappings[rm->mapping].formula;
 		}
 		for (int sc = 0; sc < e->nr_scopes; sc++) {
-			struct eval_ctx c = { e, pm, sc, 1.0, -2, false, false, NULL };
-			struct metric_value *v = &e->values[m * e->nr_scopes + sc];
+			struct eval_ctx c = { e, out, pm, sc, 1.0, -2, false, false, NULL };
+			struct metric_value *v = &out->values[m * e->nr_scopes + sc];
 			const char *fault;
 
 			v->value = expr_eval(formula, cm->formula ? lookup_metric : lookup_input, &c, &fault);

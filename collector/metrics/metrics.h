@@ -99,14 +99,27 @@ struct metric_value {
 	const char *why;          /* static text when !valid */
 };
 
+/* The engine binds a plan to a series table once (metric_engine_new) and is
+ * read-only afterwards: every compute writes into caller-owned values, so
+ * the session computes each frame once and any thread reads (or computes)
+ * values of its own. */
 struct metric_engine;
+struct metric_values;
 
 int metric_engine_new(const struct metric_plan *plan, const struct host *host, const struct series_table *table,
 		      struct metric_engine **out, struct ms_error *err);
 void metric_engine_free(struct metric_engine *engine);
 
-/* Compute every plan metric in every scope from one frame. No allocation. */
-void metric_engine_compute(struct metric_engine *engine, const struct frame *frame);
+/* Room for one frame's values of every plan metric in every scope (all
+ * invalid, "no frame yet", until computed); NULL when out of memory. */
+struct metric_values *metric_values_new(const struct metric_engine *engine);
+void metric_values_free(struct metric_values *values);
+/* dst = src, both made for the same engine. No allocation. */
+void metric_values_copy(struct metric_values *dst, const struct metric_values *src);
+
+/* Compute every plan metric in every scope from one frame into out. No
+ * allocation; the engine is not written. */
+void metric_engine_compute(const struct metric_engine *engine, const struct frame *frame, struct metric_values *out);
 
 /* Number of scopes of a kind (1 for system) and the node/socket id of one
  * (for a channel: its index; see metric_engine_channel). */
@@ -114,9 +127,9 @@ int metric_engine_nr_scopes(const struct metric_engine *engine, enum metric_scop
 int metric_engine_scope_id(const struct metric_engine *engine, enum metric_scope scope, int index);
 /* Channel scope i, ordered by socket, node, instance name (natural order) and CPU. */
 const struct metric_channel *metric_engine_channel(const struct metric_engine *engine, int index);
-/* Value of plan metric i in a scope after the last compute. */
-const struct metric_value *metric_engine_value(const struct metric_engine *engine, int plan_metric,
-					       enum metric_scope scope, int index);
+/* Value of plan metric i in a scope, as computed into values. */
+const struct metric_value *metric_engine_value(const struct metric_engine *engine, const struct metric_values *values,
+					       int plan_metric, enum metric_scope scope, int index);
 /* Plan index of a metric by name, or -1. */
 int metric_plan_find(const struct metric_plan *plan, const char *name);
 

@@ -112,15 +112,6 @@ int lua_cli_start(struct lua_engine *lua, const struct session *s, const struct 
 	return lua_engine_start(lua, &in, err);
 }
 
-void lua_cli_frame(struct lua_engine *lua, const struct session *s, const struct frame *frame)
-{
-	if (!lua)
-		return;
-	if (s->engine)
-		metric_engine_compute(s->engine, frame);
-	lua_engine_frame(lua, frame);
-}
-
 /* What a Lua metric computes from must be measured: series go to the events,
  * anything else is taken as a catalog metric. */
 static int add_input(struct session_options *opt, const char *input)

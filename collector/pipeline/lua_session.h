@@ -4,9 +4,8 @@
  *
  *   parse:  if (lua_cli_option(&cli, c, optarg)) continue;   (with LUA_CLI_LONG_OPTIONS)
  *   after session_options_finish:  lua_cli_open(&cli, &opt, format, &lua, &err)
- *   after session_open:            lua_cli_start(lua, &session, title, &err)
- *   on each frame:                 lua_cli_frame(lua, &session, frame)
- *   at the end:                    lua_engine_end(lua); lua_engine_free(lua)
+ *   after session_open:            a Lua sink (sinks/lua_sink.h) added to the session
+ *   after the run:                 lua_engine_free(lua)
  */
 #ifndef MEMSCOPE_LUA_SESSION_H
 #define MEMSCOPE_LUA_SESSION_H
@@ -53,7 +52,5 @@ int lua_cli_take_metrics(struct lua_engine *lua, struct session_options *opt, in
 /* Bind to the opened session (series, topology, metric plan) and run on_start. */
 int lua_cli_start(struct lua_engine *lua, const struct session *s, const struct session_options *opt,
 		  const char *title, struct ms_error *err);
-/* Metrics for this frame (when the session has -m), then the scripts. */
-void lua_cli_frame(struct lua_engine *lua, const struct session *s, const struct frame *frame);
 
 #endif

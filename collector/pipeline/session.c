@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
+#include "pipeline/session_pipeline.h"
 #include "pipeline/session_recording.h"
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
@@ -409,9 +410,13 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 {
 	int ret;
 
-	if (opt->input_path)
-		return session_open_recording(s, opt, opt->input_path, err);
+	if (opt->input_path) {
+		ret = session_open_recording(s, opt, opt->input_path, err);
+		session_describe_target(opt, s->title, sizeof(s->title));
+		return ret;
+	}
 	memset(s, 0, sizeof(*s));
+	session_describe_target(opt, s->title, sizeof(s->title));
 	if (opt->registry)
 		s->registry = *opt->registry;
 	else
@@ -453,15 +458,6 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 	return 0;
 }
 
-int session_run(struct session *s, const struct session_options *opt, sampler_frame_fn on_frame,
-		void *ctx, struct ms_error *err)
-{
-	if (sampler_run(&s->sampler, &s->target, (uint64_t)opt->interval_ms * 1000000ull, on_frame, ctx,
-			err) < 0)
-		return -1;
-	return session_recording_end(s, opt->command_name, err);
-}
-
 struct source *session_bpf_source(struct session *s)
 {
 	for (int i = 0; i < s->nr_sources; i++)
@@ -487,6 +483,7 @@ void session_close(struct session *s)
 {
 	int closed = 0;
 
+	session_pipeline_close(s);
 	if (s->sampler_opened) {
 		closed = s->sampler.nr_sources;
 		sampler_close(&s->sampler);

@@ -16,6 +16,7 @@
 #include "sampler/source.h"
 #include "sources/registry.h"
 #include "sampler/target.h"
+#include "sinks/sink.h"
 
 /* getopt codes of the shared long-only options. */
 enum {
@@ -87,11 +88,14 @@ void session_options_free(struct session_options *opt);
 void session_describe_target(const struct session_options *opt, char *buf, size_t size);
 
 #define SESSION_MAX_SOURCES SOURCE_REGISTRY_MAX
+#define SESSION_MAX_SINKS 8
 
 struct catalog;
 struct resolution;
 struct metric_plan;
 struct metric_engine;
+struct session_pipeline;
+struct session_control;
 
 struct session {
 	struct host host;
@@ -119,6 +123,14 @@ struct session {
 	bool host_loaded;
 	bool sampler_opened;
 	bool recording;             /* sources[0] replays a recording (session_recording.h) */
+	/* Where frames go (session_add_sink), in the order they were added. */
+	struct sink *sinks[SESSION_MAX_SINKS];
+	const struct sink *follows[SESSION_MAX_SINKS]; /* the sink whose thread it shares, or NULL */
+	bool sink_opened[SESSION_MAX_SINKS];
+	int nr_sinks;
+	struct session_pipeline *pipeline; /* the sinks' queues and threads (session_run.c) */
+	struct session_control *control;   /* the control socket and FIFO, when attached */
+	char title[512];            /* what is measured, for people */
 };
 
 /* Load the host, parse events, prepare the target (a command is forked and
@@ -126,10 +138,21 @@ struct session {
  * cannot be counted go to stderr. Returns 0, or the exit code to end with
  * (1 runtime, 2 usage) with err set. */
 int session_open(struct session *s, const struct session_options *opt, struct ms_error *err);
-/* Sample until the target ends or a signal arrives (or a replayed recording
- * ends: then -1 with err when a broken record ended it early). */
-int session_run(struct session *s, const struct session_options *opt, sampler_frame_fn on_frame,
-		void *ctx, struct ms_error *err);
+/* Add a sink (before session_run); sinks end in the order they are added.
+ * follows: another sink of the session (added before or after) whose thread
+ * this one shares, running after it on the same frames (stat's columns of
+ * metrics a Lua script computes), or NULL for a thread of its own. */
+int session_add_sink(struct session *s, struct sink *sink, const struct sink *follows, struct ms_error *err);
+/* Open every sink, then sample until the target ends, a signal arrives, a
+ * sink asks to stop, or a replayed file ends: each frame's metrics are
+ * computed once and the frame goes to every sink's queue (session_run.c).
+ * Then the sinks take what is left and end, in the order they were added.
+ * -1 with err when a sink could not open, or a broken record ended a
+ * replayed recording early (the sinks do not end then: no report of part of
+ * a file as if it were all of it). */
+int session_run(struct session *s, const struct session_options *opt, struct ms_error *err);
+/* Why the run ended, for people: "the command exited", "SIGINT", ... */
+const char *session_end_reason(const struct session *s);
 /* The session's eBPF source, or NULL when no proc.* series was asked for. */
 struct source *session_bpf_source(struct session *s);
 /* Why the optional source kind kind_name did not start, or NULL when it

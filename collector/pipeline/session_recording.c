@@ -85,9 +85,14 @@ int session_open_recording(struct session *s, const struct session_options *opt,
 {
 	char *metrics = NULL;
 	int ret = 0;
+	const struct source_kind *kind;
+	struct source_request req = { .path = path, .command_name = opt->command_name };
 
 	memset(s, 0, sizeof(*s));
-	if (recording_source_create(&s->sources[0], path, err) < 0)
+	s->registry = opt->registry ? *opt->registry : *source_registry_process();
+	kind = source_registry_find(&s->registry, "recording");
+	req.notes = opt->notes ? opt->notes : stderr;
+	if (!kind || kind->create(kind, &s->sources[0], &req, err))
 		return 1;
 	s->nr_sources = 1;
 	s->recording = true;

@@ -249,3 +249,33 @@ void frame_accumulate(struct frame *total, const struct frame *frame, const stru
 	total->time_ns = frame->time_ns;
 	total->seq++;
 }
+
+void frame_copy(struct frame *dst, const struct frame *src)
+{
+	frame_fit(dst, src->nr);
+	dst->seq = src->seq;
+	dst->time_ns = src->time_ns;
+	dst->interval_ns = src->interval_ns;
+	memcpy(dst->samples, src->samples, sizeof(*dst->samples) * (size_t)(src->nr < dst->nr ? src->nr : dst->nr));
+}
+
+void frame_merge(struct frame *dst, const struct frame *next, const struct series_table *table)
+{
+	frame_fit(dst, next->nr);
+	for (int i = 0; i < dst->nr && i < next->nr; i++) {
+		struct sample *d = &dst->samples[i];
+		const struct sample *n = &next->samples[i];
+
+		if (table->series[i].kind == SERIES_GAUGE) {
+			*d = *n;
+			continue;
+		}
+		d->value += n->value;
+		d->enabled_ns += n->enabled_ns;
+		d->running_ns += n->running_ns;
+		d->valid = d->valid && n->valid;
+	}
+	dst->interval_ns += next->interval_ns;
+	dst->time_ns = next->time_ns;
+	dst->seq = next->seq;
+}

@@ -146,6 +146,21 @@ void frame_free(struct frame *frame);
  * keep the latest value, the interval grows; validity is kept per sample. */
 void frame_accumulate(struct frame *total, const struct frame *frame, const struct series_table *table);
 
+/* dst = src's time and samples (dst grows to src's length first; its
+ * changes are left alone). */
+void frame_copy(struct frame *dst, const struct frame *src);
+
+/* Merge next, the frame that came right after dst, into dst, so that dst
+ * stands for both (a sink that fell behind gets one frame for several):
+ * counters add up (values, enabled and running times: the scaled value stays
+ * what both intervals counted), gauges take next's sample (value and
+ * validity: the latest reading), the interval covers both and the time,
+ * sequence number are next's. A counter is valid only when both were read:
+ * a sum missing one interval is not the sum of both. dst grows to next's
+ * length first. Series that start or end (frame.changes) are the caller's
+ * to treat: this is the arithmetic. */
+void frame_merge(struct frame *dst, const struct frame *next, const struct series_table *table);
+
 /* Counter value scaled for multiplexing: value * enabled / running. */
 double sample_scaled(const struct sample *s);
 /* running / enabled in [0,1]; 1 when enabled is 0 (nothing to say). */

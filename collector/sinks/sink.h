@@ -1,19 +1,25 @@
 /* Sinks: where frames leave the pipeline (stat's printers, the recording
- * writer, Lua scripts, top, the HTTP/SSE server and Prometheus exporter).
+ * writer, Lua scripts, top, and later the HTTP/SSE server and Prometheus).
  *
  * The session computes every metric once per frame and hands the frame and
- * its metric values to every sink. Each sink runs off the sampling thread
+ * its metric values to every sink. Each sink runs on a thread of its own
  * behind a bounded queue (pipeline/sink_queue.h): a sink that falls behind
  * gets frames merged (counters summed, intervals joined, gauges at their
- * latest value) and learns how many in sink_frame.merged and sink_end;
- * frames are never dropped silently and the sampler never waits for a sink.
- * Events (labels, phases, pause/resume, interval changes) are never merged
- * and reach each sink in order with its frames.
+ * latest value, metrics recomputed for the merged frame) and learns how many
+ * in sink_frame.merged and sink_end.frames_merged; frames are never dropped
+ * silently and live sampling never waits for a sink. Frames read from a file
+ * (a recording, --replay) are never merged: there the reader waits for the
+ * sinks, because a report must see every frame. Events (labels, phases,
+ * pause/resume, interval changes, requests) are never merged and reach each
+ * sink in order with its frames.
  *
- * Life cycle, all calls for one sink on one thread:
- *   open -> (series | frame | event)* -> end -> close
- * open and close may also run on the caller's thread, before the run starts
- * and after it has ended. */
+ * Life cycle: open -> (series | frame | event)* -> end -> close. open runs on
+ * the caller's thread before the run; series, frame and event on the sink's
+ * thread (series just before the frame it describes); end
+ * on the caller's thread once every sink has taken all its frames, in the
+ * order the sinks were added (stat's totals before the scripts' reports);
+ * close when the session closes, for every sink added (opened or not, ended
+ * or not: a run that failed). A sink never runs two calls at once. */
 #ifndef MEMSCOPE_SINK_H
 #define MEMSCOPE_SINK_H
 
@@ -33,18 +39,27 @@ struct sink;
  * comes from. Pointers stay valid until close. */
 struct sink_setup {
 	const char *command_name;          /* "stat", for messages */
-	const struct series_table *table;  /* the series of every frame; it may grow (see sink_ops.series) */
+	const struct series_table *table;  /* the series of every frame */
+	const struct host *host;           /* the machine measured (a recording's, loaded from its files), or NULL */
 	const struct topology *topo;       /* NULL when unknown (a recording made without topology) */
 	const struct metric_plan *plan;    /* catalog metrics, or NULL */
-	const struct metric_engine *engine;/* reads values from sink_frame.metrics; NULL without a plan */
+	const struct metric_engine *engine;/* reads sink_frame.metrics; NULL without a plan */
 	const struct resolution *res;      /* why catalog metrics are unavailable, or NULL */
 	const char *title;                 /* what is measured, for people: "'touchmem 50'", "system wide" */
 	const char *origin;                /* "live", "recording" or "replay" */
+	const char *origin_name;           /* the file read (recording, replay), else the title */
 	uint64_t interval_ns;              /* 0: one frame at the end */
+	bool from_file;                    /* frames come from a file, with their recorded times */
+	/* Ask for another sampling interval (top's + and -), from the sink's
+	 * thread; the change reaches every sink as a SINK_EVENT_INTERVAL. */
+	void (*set_interval)(void *ctx, uint64_t interval_ns);
+	void *ctx;
 };
 
 struct sink_frame {
-	const struct frame *frame;         /* its time is relative to the start of the run */
+	/* Times are relative to the start of the run (a file's frames keep
+	 * their recorded times, which are). */
+	const struct frame *frame;
 	const struct metric_values *metrics; /* this frame's metric values, or NULL without a plan */
 	uint64_t merged;                   /* sampler frames this one stands for: 1, more when the sink fell behind */
 	bool last;                         /* the run's final frame (often a partial interval) */
@@ -54,35 +69,55 @@ enum sink_event_kind {
 	SINK_EVENT_LABEL,                  /* text */
 	SINK_EVENT_PHASE_BEGIN,            /* text: the phase's name */
 	SINK_EVENT_PHASE_END,
-	SINK_EVENT_PAUSE,
+	SINK_EVENT_PAUSE,                  /* no frames until SINK_EVENT_RESUME */
 	SINK_EVENT_RESUME,
 	SINK_EVENT_INTERVAL,               /* interval_ns: the new interval */
+	SINK_EVENT_REQUEST,                /* text: a control request for the answering sink ("status", "record FILE") */
+	SINK_EVENT_KEYS,                   /* text: bytes typed on the terminal (length); 0 bytes: it was resized */
+};
+
+/* The answer to a control request (memscope ctl), written by the sink that
+ * answers: "ok: ..." or "error: ...". */
+#define SINK_REPLY_MAX 1024
+struct sink_reply {
+	char text[SINK_REPLY_MAX];
 };
 
 struct sink_event {
 	enum sink_event_kind kind;
 	uint64_t time_ns;                  /* relative to the start of the run */
 	char text[256];
+	int length;                        /* SINK_EVENT_KEYS: bytes in text */
 	uint64_t interval_ns;
+	/* Non-NULL for the sink that answers control requests (sink.answers):
+	 * the reply goes back to the client once event() returns. */
+	struct sink_reply *reply;
 };
 
 struct sink_end {
 	enum sampler_end reason;
 	int signal;                        /* SAMPLER_END_SIGNAL: which */
-	const char *reason_text;           /* "the command exited", "SIGINT", "end of the recording" */
-	uint64_t frames;                   /* frames the sampler produced */
-	uint64_t frames_merged;            /* of those, how many reached this sink merged into another */
+	const char *reason_text;           /* "the command exited", "SIGINT", "end of the replayed input" */
+	uint64_t frames;                   /* frames the session handed on (not those taken while paused) */
+	uint64_t frames_merged;            /* of those, how many reached this sink merged with others */
+	/* Every frame handed on, added up (frame_accumulate), and its metric
+	 * values (NULL without a plan): the whole run. */
+	const struct frame *total;
+	const struct metric_values *total_metrics;
 };
 
 struct sink_ops {
-	const char *name;                  /* "stat", "recording", "lua", "top", "http" */
+	const char *name;                  /* "stat", "recording", "lua", "top" */
 	int (*open)(struct sink *sink, const struct sink_setup *setup, struct ms_error *err);
-	/* Non-zero asks the run to stop (top's q, a failed write). */
+	/* Non-zero asks the run to stop (top's q, a failed write); the sink
+	 * then gets no more frames, but still its events and end. */
 	int (*frame)(struct sink *sink, const struct sink_frame *f);
-	void (*event)(struct sink *sink, const struct sink_event *ev);
+	/* Optional (events are then only answered for). Non-zero: as frame. */
+	int (*event)(struct sink *sink, const struct sink_event *ev);
 	/* Optional: the series table changed with the next frame (frame.h):
 	 * changes->added start with it (new indices, or indices of series
-	 * retired earlier), changes->retired hold their last values in it.
+	 * retired earlier), changes->retired hold their last values in it
+	 * (for a merged frame: every change of the frames it stands for).
 	 * Entries listed here and before are safe to read from the sink's
 	 * thread while the sampler appends more; table->nr is not (it is the
 	 * sampler's): a sink sizes what it keeps by the indices it was given.
@@ -96,7 +131,10 @@ struct sink_ops {
 struct sink {
 	const struct sink_ops *ops;
 	void *priv;
-	int queue_length;                  /* frames it may fall behind before merging; 0: the default */
+	int queue_length;                  /* frames it may fall behind before merging; 0: SINK_QUEUE_DEFAULT */
+	bool answers;                      /* answers control requests (the recording) */
 };
+
+#define SINK_QUEUE_DEFAULT 8
 
 #endif

@@ -159,7 +159,7 @@ void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr,
 }
 
 void stat_table_set_metrics(struct stat_table *t, const struct metric_plan *plan,
-			    const struct metric_engine *engine)
+			    const struct metric_engine *engine, const struct metric_values *values)
 {
 	enum metric_scope scope = scope_of(t->mode);
 	int nr_scopes = metric_engine_nr_scopes(engine, scope);
@@ -183,7 +183,7 @@ void stat_table_set_metrics(struct stat_table *t, const struct metric_plan *plan
 				out->why = "metrics are computed for the system, each node, socket or memory channel";
 				continue;
 			}
-			v = metric_engine_value(engine, i, scope, index);
+			v = metric_engine_value(engine, values, i, scope, index);
 			if (!v || !v->valid) {
 				out->status = CELL_NOT_COUNTED;
 				out->why = v ? v->why : NULL;

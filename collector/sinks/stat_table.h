@@ -14,6 +14,7 @@
 struct lua_engine;
 struct metric_engine;
 struct metric_plan;
+struct metric_values;
 
 enum stat_cell_status {
 	CELL_OK,
@@ -59,9 +60,9 @@ void stat_table_free(struct stat_table *t);
 
 /* Event columns from aggregated cells (aggr rows are matched by key). */
 void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr, const struct aggr_cell *cells);
-/* Metric columns from the engine's values after its last compute. */
+/* Metric columns from values the engine computed. */
 void stat_table_set_metrics(struct stat_table *t, const struct metric_plan *plan,
-			    const struct metric_engine *engine);
+			    const struct metric_engine *engine, const struct metric_values *values);
 
 /* Lua metric columns from the engine's last frame. `whole_run` is false when
  * the values cover only the last of several frames: they are then not shown

@@ -4,24 +4,30 @@
 
 #include "sinks/stat_output.h"
 
+/* Each output is written whole under the stream's lock: another sink's
+ * thread (a Lua script's print) may write to the same stream. */
 void stat_output_interval(struct stat_output *o, double time_s, double interval_s, const struct stat_table *t)
 {
+	flockfile(o->out);
 	switch (o->format) {
 	case STAT_CSV: stat_csv_interval(o, time_s, t); break;
 	case STAT_JSON: stat_json_interval(o, time_s, interval_s, t); break;
 	default: stat_text_interval(o, time_s, t); break;
 	}
 	fflush(o->out);
+	funlockfile(o->out);
 }
 
 void stat_output_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t)
 {
+	flockfile(o->out);
 	switch (o->format) {
 	case STAT_CSV: stat_csv_totals(o, elapsed_s, t); break;
 	case STAT_JSON: stat_json_totals(o, elapsed_s, t); break;
 	default: stat_text_totals(o, elapsed_s, t); break;
 	}
 	fflush(o->out);
+	funlockfile(o->out);
 }
 
 /* 1234567 -> "1,234,567"; values that are not whole counts keep 2-3 significant decimals. */

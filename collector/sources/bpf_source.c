@@ -4,9 +4,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "host/privileges.h"
+#include "host/sysfs.h"
 
 #include "bpf/memscope_bpf.h"
 #include "sources/bpf/bpf_probes.h"
@@ -103,6 +108,12 @@ struct bpf_source {
 	__u32 *target_keys;
 	__u8 *target_values;
 	__u64 *drop_values;                  /* ncpus */
+	/* The same for bpf_source_processes() and _threads(), which a sink's
+	 * thread calls while the sampler samples: buffers of their own. */
+	__u32 *reader_task_keys;
+	struct ms_task_stats *reader_task_values;
+	struct ms_node_key *reader_node_keys;
+	__u64 *reader_node_values;
 	/* Per-process table for bpf_source_processes(): open addressing. */
 	struct bpf_process_stats *procs;
 	int procs_capacity;                  /* a power of two */
@@ -332,6 +343,10 @@ static void bpf_close(struct source *src)
 	free(s->node_values);
 	free(s->target_keys);
 	free(s->target_values);
+	free(s->reader_task_keys);
+	free(s->reader_task_values);
+	free(s->reader_node_keys);
+	free(s->reader_node_values);
 	free(s->drop_values);
 	free(s->procs);
 	free(s->procs_used);
@@ -403,11 +418,16 @@ static int alloc_buffers(struct bpf_source *s, struct ms_error *err)
 	s->target_keys = calloc(n, sizeof(__u32));
 	s->target_values = calloc(n, sizeof(__u64));
 	s->drop_values = calloc(cpus, sizeof(__u64));
+	s->reader_task_keys = calloc(n, sizeof(__u32));
+	s->reader_task_values = calloc(n * cpus, sizeof(struct ms_task_stats));
+	s->reader_node_keys = calloc(n, sizeof(struct ms_node_key));
+	s->reader_node_values = calloc(n * cpus, sizeof(__u64));
 	s->procs = calloc((size_t)s->procs_capacity, sizeof(*s->procs));
 	s->procs_used = calloc((size_t)s->procs_capacity, sizeof(int));
 	s->procs_sorted = calloc((size_t)s->procs_capacity, sizeof(*s->procs_sorted));
 	if (!s->task_keys || !s->task_values || !s->node_keys || !s->node_values || !s->target_keys ||
-	    !s->target_values || !s->drop_values || !s->procs || !s->procs_used || !s->procs_sorted) {
+	    !s->target_values || !s->drop_values || !s->procs || !s->procs_used || !s->procs_sorted ||
+	    !s->reader_task_keys || !s->reader_task_values || !s->reader_node_keys || !s->reader_node_values) {
 		ms_error_set(err, "bpf source: out of memory for the map read buffers");
 		return -1;
 	}
@@ -608,10 +628,10 @@ int bpf_source_processes(struct source *src, struct bpf_process_stats *out, int 
 
 	int rc = 0;
 
-	if (read_map(s, bpf_probes_task_stats_fd(&s->probes), s->task_keys, sizeof(__u32), s->task_values,
-		     (size_t)s->ncpus * sizeof(struct ms_task_stats), visit_task_process) < 0 ||
-	    read_map(s, bpf_probes_node_pages_fd(&s->probes), s->node_keys, sizeof(struct ms_node_key),
-		     s->node_values, (size_t)s->ncpus * sizeof(__u64), visit_node_process) < 0)
+	if (read_map(s, bpf_probes_task_stats_fd(&s->probes), s->reader_task_keys, sizeof(__u32),
+		     s->reader_task_values, (size_t)s->ncpus * sizeof(struct ms_task_stats), visit_task_process) < 0 ||
+	    read_map(s, bpf_probes_node_pages_fd(&s->probes), s->reader_node_keys, sizeof(struct ms_node_key),
+		     s->reader_node_values, (size_t)s->ncpus * sizeof(__u64), visit_node_process) < 0)
 		rc = -1;
 	for (int i = 0; i < s->nr_procs_used; i++) {
 		struct bpf_process_stats *p = &s->procs[s->procs_used[i]];
@@ -696,8 +716,8 @@ int bpf_source_threads(struct source *src, struct bpf_thread_values *out, int ma
 	int rc;
 
 	s->visit_ctx = &walk;
-	rc = read_map(s, bpf_probes_task_stats_fd(&s->probes), s->task_keys, sizeof(__u32), s->task_values,
-		      (size_t)s->ncpus * sizeof(struct ms_task_stats), visit_task_thread);
+	rc = read_map(s, bpf_probes_task_stats_fd(&s->probes), s->reader_task_keys, sizeof(__u32),
+		      s->reader_task_values, (size_t)s->ncpus * sizeof(struct ms_task_stats), visit_task_thread);
 	s->visit_ctx = NULL;
 	if (rc < 0)
 		return -1;
@@ -730,11 +750,39 @@ static int bpf_kind_create(const struct source_kind *kind, struct source *src, c
 	return 0;
 }
 
+/* The probes need the privileges to load tracing programs and the kernel's
+ * BTF (CO-RE); whether every probe attaches is known only when they load. */
+static bool bpf_present(const struct source_kind *kind, const struct host *host, struct ms_error *why)
+{
+	struct privileges priv;
+	char btf[4096];
+	const char *env = getenv("MEMSCOPE_BPF_BTF");
+
+	(void)kind;
+	privileges_read(&priv);
+	if (!privileges_allow_bpf(&priv)) {
+		ms_error_set(why, "loading eBPF probes needs root, or CAP_BPF with CAP_PERFMON "
+			     "(sudo setcap cap_perfmon,cap_bpf+ep $(command -v memscope))");
+		return false;
+	}
+	if (env && env[0])
+		snprintf(btf, sizeof(btf), "%s", env);
+	else
+		sysfs_join(btf, sizeof(btf), host->roots.sys, "kernel/btf/vmlinux");
+	if (access(btf, R_OK) < 0) {
+		ms_error_set(why, "no kernel BTF at %s (CONFIG_DEBUG_INFO_BTF): the probes are compiled once "
+			     "and need it to run on this kernel", btf);
+		return false;
+	}
+	return true;
+}
+
 const struct source_kind bpf_source_kind = {
 	.name = "bpf",
 	.description = "memscope's eBPF probes: faults, page placement, scheduling, NUMA balancing (proc.*)",
 	.mode = SOURCE_LIVE,
 	.claims = bpf_claims,
+	.present = bpf_present,
 	.create = bpf_kind_create,
 	.optional = true,
 };

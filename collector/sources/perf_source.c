@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "events/event.h"
@@ -891,11 +892,44 @@ static int perf_check(const struct source_kind *kind, const struct host *host, c
 	return ret;
 }
 
+/* Present when this process may count its own task clock: the smallest
+ * thing perf_event_open does. What it may count beyond that (other
+ * processes, the whole system, PMUs) each event's error says. */
+static bool perf_present(const struct source_kind *kind, const struct host *host, struct ms_error *why)
+{
+	struct perf_event_attr attr = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(attr),
+					.config = PERF_COUNT_SW_TASK_CLOCK, .disabled = 1,
+					.exclude_kernel = 1, .exclude_hv = 1 };
+	int fd;
+
+	(void)kind;
+	if (host->roots.is_fixture) {
+		ms_error_set(why, "MEMSCOPE_SYSFS_ROOT=%s describes another machine: its counters cannot be "
+			     "opened here", host->roots.sys);
+		return false;
+	}
+	fd = (int)syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	if (errno == ENOSYS || errno == ENOENT)
+		ms_error_set(why, "this kernel has no perf events (CONFIG_PERF_EVENTS)");
+	else if (errno == EACCES || errno == EPERM)
+		ms_error_set(why, "perf_event_open refused even this process's own task clock "
+			     "(kernel.perf_event_paranoid = %d): lower it, or give memscope CAP_PERFMON",
+			     perf_event_paranoid());
+	else
+		ms_error_set(why, "perf_event_open: %s", strerror(errno));
+	return false;
+}
+
 const struct source_kind perf_source_kind = {
 	.name = "perf",
 	.description = "perf_event counters: software, tracepoints, core and uncore PMUs (libperf, libpfm4)",
 	.mode = SOURCE_LIVE,
 	.claims = perf_claims,
+	.present = perf_present,
 	.check = perf_check,
 	.create = perf_kind_create,
 };

@@ -288,11 +288,25 @@ static int procfs_kind_create(const struct source_kind *kind, struct source *src
 	return 0;
 }
 
+static bool procfs_present(const struct source_kind *kind, const struct host *host, struct ms_error *why)
+{
+	char path[4096];
+
+	(void)kind;
+	sysfs_join(path, sizeof(path), host->roots.proc, "vmstat");
+	if (access(path, R_OK) < 0) {
+		ms_error_set(why, "cannot read %s: %s", path, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
 const struct source_kind procfs_source_kind = {
 	.name = "procfs",
 	.description = "kernel statistics: /proc/vmstat and each node's numastat",
 	.mode = SOURCE_LIVE,
 	.claims = procfs_claims,
+	.present = procfs_present,
 	.check = procfs_check,
 	.create = procfs_kind_create,
 };

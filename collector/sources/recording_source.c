@@ -1,4 +1,5 @@
 #include "sources/recording_source.h"
+#include "sources/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,10 @@ struct recording_source {
 	int nr_retiring, retiring_cap;
 	recording_record_fn on_record;
 	void *on_record_ctx;
+	/* Labels and control records read ahead: they are passed on when the
+	 * frame before them has gone out (at the next sample, or at the end). */
+	struct recording_record *held;
+	int nr_held, held_cap;
 	struct ms_error error;
 	bool failed;
 };
@@ -76,7 +81,30 @@ static int note_changes(struct recording_source *rs, const struct recording_reco
 	return 0;
 }
 
-/* The next frame into rs->next, passing labels and control events on. A
+static int hold(struct recording_source *rs, const struct recording_record *rec)
+{
+	if (rs->nr_held == rs->held_cap) {
+		int cap = rs->held_cap ? 2 * rs->held_cap : 8;
+		struct recording_record *grown = realloc(rs->held, sizeof(*grown) * (size_t)cap);
+
+		if (!grown)
+			return -1;
+		rs->held = grown;
+		rs->held_cap = cap;
+	}
+	rs->held[rs->nr_held++] = *rec;
+	return 0;
+}
+
+/* Labels and control records between the frame that went out and the next. */
+static void pass_held(struct recording_source *rs)
+{
+	for (int i = 0; i < rs->nr_held; i++)
+		rs->on_record(&rs->held[i], rs->on_record_ctx);
+	rs->nr_held = 0;
+}
+
+/* The next frame into rs->next, holding labels and control events met. A
  * broken record ends the replay; recording_source_error() then says where. */
 static void read_ahead(struct recording_source *rs)
 {
@@ -106,8 +134,11 @@ static void read_ahead(struct recording_source *rs)
 			}
 			continue;
 		}
-		if (rs->on_record)
-			rs->on_record(&rec, rs->on_record_ctx);
+		if (rs->on_record && hold(rs, &rec) < 0) {
+			ms_error_set(&rs->error, "%s: out of memory", rs->path);
+			rs->failed = true;
+			return;
+		}
 	}
 }
 
@@ -150,6 +181,8 @@ static int rec_enable(struct source *src, struct ms_error *err)
 
 static int rec_disable(struct source *src)
 {
+	/* Those after the last frame. */
+	pass_held(src->priv);
 	return 0;
 }
 
@@ -177,6 +210,8 @@ static int rec_sample(struct source *src, struct frame *frame)
 {
 	struct recording_source *rs = src->priv;
 
+	/* What came before this frame, after the one before it went out. */
+	pass_held(rs);
 	if (!rs->have_next) {
 		/* No frame at all (an empty recording): an empty last frame. */
 		for (int i = 0; i < rs->map_cap; i++)
@@ -225,6 +260,7 @@ static void rec_close(struct source *src)
 	free(rs->map);
 	free(rs->pending);
 	free(rs->retiring);
+	free(rs->held);
 	free(rs->path);
 	free(rs);
 	src->priv = NULL;
@@ -289,3 +325,29 @@ const char *recording_source_error(const struct source *src)
 
 	return rs->failed ? rs->error.text : NULL;
 }
+
+/* ---- The registry kind: whole recordings (--input), not names ---- */
+
+static bool recording_claims(const struct source_kind *kind, const char *name)
+{
+	(void)kind;
+	(void)name;
+	return false;    /* chosen by --input FILE; it brings its own series */
+}
+
+static int recording_kind_create(const struct source_kind *kind, struct source *src,
+				 const struct source_request *req, struct ms_error *err)
+{
+	if (recording_source_create(src, req->path, err) < 0)
+		return 1;
+	src->kind = kind;
+	return 0;
+}
+
+const struct source_kind recording_source_kind = {
+	.name = "recording",
+	.description = "the frames of a recording (--input FILE, report; docs/recording-format.md)",
+	.mode = SOURCE_FILE,
+	.claims = recording_claims,
+	.create = recording_kind_create,
+};

@@ -10,6 +10,7 @@ void source_registry_init(struct source_registry *r)
 	r->kinds[r->nr++] = &procfs_source_kind;
 	r->kinds[r->nr++] = &perf_source_kind;   /* last live kind: takes every name left */
 	r->kinds[r->nr++] = &replay_source_kind;
+	r->kinds[r->nr++] = &recording_source_kind;
 }
 
 int source_registry_add(struct source_registry *r, const struct source_kind *kind, struct ms_error *err)

@@ -68,7 +68,9 @@ struct source_registry {
 };
 
 /* The built-in kinds, in claiming order: bpf, procfs, then perf (which
- * takes every name no other kind claimed), and the replay file kind. */
+ * takes every name no other kind claimed), and the file kinds: replay
+ * (--replay: counter values for names) and recording (--input: whole
+ * recordings, which claim no name). */
 void source_registry_init(struct source_registry *r);
 /* Add a kind before perf (plugins). -1 with err when the registry is full
  * or the name is taken. */
@@ -88,5 +90,6 @@ extern const struct source_kind perf_source_kind;
 extern const struct source_kind bpf_source_kind;
 extern const struct source_kind procfs_source_kind;
 extern const struct source_kind replay_source_kind;
+extern const struct source_kind recording_source_kind;
 
 #endif

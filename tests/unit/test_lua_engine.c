@@ -105,7 +105,7 @@ static void rig_frame(struct rig *r, uint64_t seq, uint64_t f0, uint64_t f1, uin
 	for (int i = 0; i < 5; i++)
 		r->frame.samples[i] = (struct sample){ v[i], 1000, 1000, true };
 	r->frame.samples[5] = (struct sample){ 0, 0, 0, false };
-	lua_engine_frame(r->lua, &r->frame);
+	lua_engine_frame(r->lua, &r->frame, NULL, 1);
 }
 
 static void rig_flush(struct rig *r)

@@ -26,6 +26,7 @@ struct rig {
 	struct series_table table;
 	struct frame frame;
 	struct metric_engine *engine;
+	struct metric_values *values;
 	char dir[4096];
 	struct ms_error err;
 };
@@ -84,7 +85,11 @@ static int rig_run_quiet(struct rig *r, const char *machine, const char *metrics
 	    metric_engine_new(r->plan, &r->host, &r->table, &r->engine, &r->err))
 		goto fail;
 	r->src.ops->sample(&r->src, &r->frame);
-	metric_engine_compute(r->engine, &r->frame);
+	if (!(r->values = metric_values_new(r->engine))) {
+		ms_error_set(&r->err, "out of memory");
+		goto fail;
+	}
+	metric_engine_compute(r->engine, &r->frame, r->values);
 	return 0;
 fail:
 	if (!quiet)
@@ -99,6 +104,7 @@ static int rig_run(struct rig *r, const char *machine, const char *metrics)
 
 static void rig_free(struct rig *r)
 {
+	metric_values_free(r->values);
 	metric_engine_free(r->engine);
 	if (r->src.ops)
 		r->src.ops->close(&r->src);
@@ -123,7 +129,7 @@ static const struct metric_value *get(struct rig *r, const char *metric, enum me
 	}
 	for (int i = 0; i < metric_engine_nr_scopes(r->engine, scope); i++)
 		if (scope == SCOPE_SYSTEM || metric_engine_scope_id(r->engine, scope, i) == id)
-			return metric_engine_value(r->engine, m, scope, i);
+			return metric_engine_value(r->engine, r->values, m, scope, i);
 	CHECK_FAIL("no scope %d/%d", scope, id);
 	exit(1);
 }
@@ -675,6 +681,7 @@ static void test_live_numastat(void)
 	struct resolution *res = NULL;
 	struct metric_plan *plan = NULL;
 	struct metric_engine *engine = NULL;
+	struct metric_values *values = NULL;
 	struct series_table table = { 0 };
 	struct frame frame = { 0 };
 	struct source src = { 0 };
@@ -700,11 +707,14 @@ static void test_live_numastat(void)
 		mem[i] = 1;
 	src.ops->sample(&src, &frame);
 	frame.interval_ns = 1000000000;
-	metric_engine_compute(engine, &frame);
-	{
-		const struct metric_value *hit = metric_engine_value(engine, metric_plan_find(plan, "numa.hit"), SCOPE_NODE, 0);
-		const struct metric_value *sys = metric_engine_value(engine, metric_plan_find(plan, "numa.local"),
-								     SCOPE_SYSTEM, 0);
+	values = metric_values_new(engine);
+	CHECK(values != NULL);
+	if (values) {
+		const struct metric_value *hit, *sys;
+
+		metric_engine_compute(engine, &frame, values);
+		hit = metric_engine_value(engine, values, metric_plan_find(plan, "numa.hit"), SCOPE_NODE, 0);
+		sys = metric_engine_value(engine, values, metric_plan_find(plan, "numa.local"), SCOPE_SYSTEM, 0);
 
 		/* 16384 pages touched, each allocated on node 0 */
 		CHECK(hit->valid);
@@ -715,6 +725,7 @@ static void test_live_numastat(void)
 	}
 	munmap(mem, size);
 out:
+	metric_values_free(values);
 	metric_engine_free(engine);
 	if (src.ops)
 		src.ops->close(&src);

@@ -266,6 +266,10 @@ int top_model_open(struct top_model *m, const struct top_options *opt, struct ms
 		m->plan_metric[c] = node_metric[c] && s->plan ? metric_plan_find(s->plan, node_metric[c]) : -1;
 		m->node_col_why[c] = node_metric[c] ? session_metric_why(s, node_metric[c]) : NULL;
 	}
+	if (s->engine && !(m->values = metric_values_new(s->engine))) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
 	m->bpf = session_bpf_source(&m->session);
 	find_pages_series(m);
 	name_sources(m);
@@ -285,6 +289,7 @@ int top_model_open(struct top_model *m, const struct top_options *opt, struct ms
 
 void top_model_close(struct top_model *m)
 {
+	metric_values_free(m->values);
 	lua_engine_free(m->lua);
 	session_close(&m->session);
 	free(m->notes);
@@ -341,7 +346,7 @@ static void metric_cell(struct top_model *m, int col, enum metric_scope scope, i
 		out->why = m->node_col_why[col] ? m->node_col_why[col] : "not measured";
 		return;
 	}
-	v = metric_engine_value(m->session.engine, p, scope, index);
+	v = metric_engine_value(m->session.engine, m->values, p, scope, index);
 	if (!v || !v->valid) {
 		out->valid = false;
 		out->why = v && v->why ? v->why : "not measured in this scope";
@@ -362,9 +367,6 @@ static void update_nodes(struct top_model *m, const struct frame *frame)
 	double pages_total = 0;
 	bool pages_any = false;
 
-	/* With --lua, lua_cli_frame() has computed this frame's metrics already. */
-	if (m->session.engine && !m->lua)
-		metric_engine_compute(m->session.engine, frame);
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
 		if (c == TOP_NODE_PAGES_ALLOC)
 			continue;
@@ -662,6 +664,12 @@ const char *top_lua_column_why(const struct top_model *m, int col)
 		if (!m->nodes[i].lua[col].valid)
 			return m->nodes[i].lua[col].why ? m->nodes[i].lua[col].why : "no frame yet";
 	return NULL;
+}
+
+void top_model_compute(struct top_model *m, const struct frame *frame)
+{
+	if (m->values)
+		metric_engine_compute(m->session.engine, frame, m->values);
 }
 
 void top_model_update(struct top_model *m, const struct frame *frame)

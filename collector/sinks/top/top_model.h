@@ -139,6 +139,7 @@ struct top_model {
 	/* The measuring setup: the session (perf events of the plan counted on
 	 * every CPU, the eBPF probes system-wide, the procfs statistics) */
 	struct session session;
+	struct metric_values *values; /* the latest frame's metrics */
 	struct source *bpf;          /* the session's eBPF source, or NULL */
 	char *notes;                 /* what the sources reported while starting (left-out probes) */
 	uint64_t baseline_ns;        /* when the eBPF counts started */
@@ -151,6 +152,8 @@ struct top_model {
 /* Open the session (host, catalog, sources, sampler). Notes about what
  * cannot be measured go into the model (n/a reasons), not stderr. */
 int top_model_open(struct top_model *m, const struct top_options *opt, struct ms_error *err);
+/* This frame's metric values (before the scripts and the update read them). */
+void top_model_compute(struct top_model *m, const struct frame *frame);
 /* Take a frame into the model: node rates, processes, threads. */
 void top_model_update(struct top_model *m, const struct frame *frame);
 void top_model_close(struct top_model *m);

@@ -1,0 +1,471 @@
+/* session_run: the sinks' queues and threads around the sampler. On the
+ * sampling thread, each frame gets its metrics computed once and a copy goes
+ * into every sink's queue; each sink's thread takes its frames and events in
+ * order; at the end the queues are drained and the sinks end in the order
+ * they were added. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "metrics/metrics.h"
+#include "pipeline/session_control.h"
+#include "pipeline/session_pipeline.h"
+#include "pipeline/session_recording.h"
+#include "sources/recording_source.h"
+
+int session_add_sink(struct session *s, struct sink *sink, const struct sink *follows, struct ms_error *err)
+{
+	if (s->nr_sinks == SESSION_MAX_SINKS) {
+		ms_error_set(err, "at most %d sinks", SESSION_MAX_SINKS);
+		return -1;
+	}
+	s->follows[s->nr_sinks] = follows;
+	s->sinks[s->nr_sinks++] = sink;
+	return 0;
+}
+
+uint64_t session_pipeline_now(const struct session_pipeline *p)
+{
+	uint64_t now = monotonic_ns(), start = p->session->sampler.start_ns;
+
+	return now > start ? now - start : 0;
+}
+
+bool session_pipeline_event_room(struct session_pipeline *p)
+{
+	for (int i = 0; i < p->nr_runners; i++)
+		if (!sink_queue_event_room(&p->runners[i].queue))
+			return false;
+	return true;
+}
+
+int session_pipeline_broadcast(struct session_pipeline *p, const struct sink_event *ev)
+{
+	/* The sampling thread is the only producer: room seen here stays. */
+	if (!p->from_file && !session_pipeline_event_room(p))
+		return -1;
+	for (int i = 0; i < p->nr_runners; i++) {
+		struct sink_event copy = *ev;
+		bool answers = false;
+
+		for (int k = 0; k < p->runners[i].nr_sinks; k++)
+			answers |= p->runners[i].sinks[k]->answers;
+		if (!answers)
+			copy.reply = NULL;
+		sink_queue_put_event(&p->runners[i].queue, &copy);
+	}
+	return 0;
+}
+
+bool session_pipeline_answers(const struct session_pipeline *p)
+{
+	for (int i = 0; i < p->session->nr_sinks; i++)
+		if (p->session->sinks[i]->answers)
+			return true;
+	return false;
+}
+
+int session_pipeline_set_interval(struct session_pipeline *p, uint64_t interval_ns, struct ms_error *err)
+{
+	struct sink_event ev = { .kind = SINK_EVENT_INTERVAL, .interval_ns = interval_ns };
+
+	if (!p->from_file && !session_pipeline_event_room(p)) {
+		ms_error_set(err, "busy: a sink has fallen behind; try again");
+		return -1;
+	}
+	if (sampler_set_interval(&p->session->sampler, interval_ns, err) < 0)
+		return -1;
+	ev.time_ns = session_pipeline_now(p);
+	return session_pipeline_broadcast(p, &ev);
+}
+
+static void wake(struct session_pipeline *p)
+{
+	uint64_t one = 1;
+
+	if (write(p->wake_fd, &one, sizeof(one)) < 0) {
+		/* The counter is full: the sampling thread has a wake-up pending anyway. */
+	}
+}
+
+/* On a sink's thread. */
+static void sink_stopped(void *ctx)
+{
+	struct session_pipeline *p = ctx;
+
+	atomic_store(&p->stop, true);
+	wake(p);
+}
+
+static void sink_replied(struct sink_reply *reply, void *ctx)
+{
+	struct session_pipeline *p = ctx;
+
+	if (p->session->control)
+		session_control_replied(p->session->control, reply);
+}
+
+static void sink_set_interval(void *ctx, uint64_t interval_ns)
+{
+	struct session_pipeline *p = ctx;
+
+	atomic_store(&p->interval_ns, interval_ns);
+	wake(p);
+}
+
+/* On the sampling thread: what sink threads asked for. An interval that no
+ * queue has room to announce now is tried again at the next frame. */
+static void take_requests(struct session_pipeline *p)
+{
+	uint64_t interval = atomic_exchange(&p->interval_ns, 0);
+	struct ms_error err = { "" };
+
+	if (interval && session_pipeline_set_interval(p, interval, &err) < 0)
+		atomic_store(&p->interval_ns, interval);
+}
+
+static int on_wake(struct sampler *sampler, int fd, void *ctx)
+{
+	struct session_pipeline *p = ctx;
+	uint64_t count;
+
+	(void)sampler;
+	if (read(fd, &count, sizeof(count)) < 0) {
+		/* Nothing pending (EAGAIN): look at the requests anyway. */
+	}
+	take_requests(p);
+	return atomic_load(&p->stop);
+}
+
+/* Series changes of frames not handed on (paused): kept for the first frame
+ * handed on after them. Lists grow only past their largest size yet. */
+static void keep_changes(struct session_pipeline *p, const struct series_changes *c)
+{
+	for (int k = 0; k < c->nr_added; k++)
+		if (util_int_list_push(&p->held_added, c->added[k]) < 0)
+			p->changes_lost++;
+	for (int k = 0; k < c->nr_retired; k++)
+		if (util_int_list_push(&p->held_retired, c->retired[k]) < 0)
+			p->changes_lost++;
+}
+
+static int on_frame(const struct frame *frame, bool last, void *ctx)
+{
+	struct session_pipeline *p = ctx;
+	struct session *s = p->session;
+	struct frame rel = *frame;   /* shares the samples: only the time (and the changes) differ */
+
+	/* Sinks see times from the start of the run (a file's frames have them). */
+	rel.time_ns = frame->time_ns > s->sampler.start_ns ? frame->time_ns - s->sampler.start_ns : 0;
+	if (p->paused) {
+		if (frame->changes)
+			keep_changes(p, frame->changes);
+		take_requests(p);
+		return atomic_load(&p->stop);
+	}
+	if (p->held_added.nr || p->held_retired.nr) {
+		if (frame->changes)
+			keep_changes(p, frame->changes);
+		p->held_changes = (struct series_changes){ p->held_added.v, p->held_added.nr, p->held_retired.v,
+							   p->held_retired.nr };
+		rel.changes = &p->held_changes;
+	}
+	if (s->engine) {
+		metric_engine_compute(s->engine, &rel, p->values);
+		p->computed++;
+	}
+	for (int i = 0; i < p->nr_runners; i++)
+		sink_queue_put_frame(&p->runners[i].queue, &rel, p->values, last);
+	/* The whole run: a series that starts counts from here. */
+	frame_fit(&p->total, rel.nr);
+	for (int k = 0; rel.changes && k < rel.changes->nr_added; k++)
+		p->total.samples[rel.changes->added[k]] = (struct sample){ .valid = true };
+	frame_accumulate(&p->total, &rel, &s->sampler.table);
+	p->frames++;
+	p->held_added.nr = p->held_retired.nr = 0;
+	take_requests(p);
+	return atomic_load(&p->stop);
+}
+
+/* The oldest frame a sink may still read; while paused, the first frame not
+ * handed on (its retired series are announced with a later frame). */
+static uint64_t readers_done(void *ctx)
+{
+	struct session_pipeline *p = ctx;
+	uint64_t oldest = p->paused ? p->paused_since : UINT64_MAX;
+
+	for (int i = 0; i < p->nr_runners; i++) {
+		uint64_t done = sink_queue_readers_done(&p->runners[i].queue);
+
+		if (done < oldest)
+			oldest = done;
+	}
+	return oldest == UINT64_MAX ? p->session->sampler.frame.seq : oldest;
+}
+
+const char *session_end_reason(const struct session *s)
+{
+	switch (s->sampler.end) {
+	case SAMPLER_END_SIGNAL:
+		return s->sampler.end_signal == SIGINT ? "SIGINT" : s->sampler.end_signal == SIGTERM ? "SIGTERM"
+											   : "SIGHUP";
+	case SAMPLER_END_SOURCE:
+		return "stopped";
+	default:
+		return s->target.kind == TARGET_COMMAND ? "the command exited"
+		       : s->nr_sources && s->sources[0].replay ? "end of the replayed input"
+							       : "the processes exited";
+	}
+}
+
+static void fill_setup(const struct session *s, const struct session_options *opt, struct session_pipeline *p,
+		       struct sink_setup *setup)
+{
+	const struct recording_header *h = s->recording ? session_recording_header(s) : NULL;
+
+	*setup = (struct sink_setup){
+		.command_name = opt->command_name,
+		.table = &s->sampler.table,
+		.host = s->host_loaded ? &s->host : NULL,
+		.topo = s->host_loaded ? &s->host.topo : NULL,
+		.plan = s->plan,
+		.engine = s->engine,
+		.res = s->resolution,
+		.title = s->title,
+		.origin = s->recording ? "recording" : opt->replay_path ? "replay" : "live",
+		.origin_name = opt->input_path ? opt->input_path : opt->replay_path ? opt->replay_path : s->title,
+		.interval_ns = (uint64_t)opt->interval_ms * 1000000ull,
+		.from_file = p->from_file,
+		.set_interval = sink_set_interval,
+		.ctx = p,
+	};
+	/* A recording's own topology when it carries one (without -m it has no host files). */
+	if (h && h->has_topology)
+		setup->topo = &h->topo;
+}
+
+static int sink_index(const struct session *s, const struct sink *sink)
+{
+	for (int i = 0; i < s->nr_sinks; i++)
+		if (s->sinks[i] == sink)
+			return i;
+	return -1;
+}
+
+/* One runner per sink that follows none, in the order they were added;
+ * then each follower joins its leader's runner, after it. */
+static int start_runners(struct session *s, struct session_pipeline *p, struct ms_error *err)
+{
+	for (int i = 0; i < s->nr_sinks; i++) {
+		struct sink_runner *r;
+
+		if (s->follows[i])
+			continue;
+		r = &p->runners[p->nr_runners++];
+		r->on_stop = sink_stopped;
+		r->on_reply = sink_replied;
+		r->ctx = p;
+		r->sinks[r->nr_sinks++] = s->sinks[i];
+		p->runner_of[i] = (int)(r - p->runners);
+	}
+	for (int i = 0; i < s->nr_sinks; i++) {
+		int leader = s->follows[i] ? sink_index(s, s->follows[i]) : -1;
+		struct sink_runner *r;
+
+		if (!s->follows[i])
+			continue;
+		if (leader < 0 || s->follows[leader]) {
+			ms_error_set(err, "sink %s follows a sink that is not added, or follows another",
+				     s->sinks[i]->ops->name);
+			return -1;
+		}
+		r = &p->runners[p->runner_of[leader]];
+		if (r->nr_sinks == SINK_RUNNER_MAX_SINKS) {
+			ms_error_set(err, "too many sinks share the thread of %s", r->sinks[0]->ops->name);
+			return -1;
+		}
+		r->sinks[r->nr_sinks++] = s->sinks[i];
+		p->runner_of[i] = p->runner_of[leader];
+	}
+	for (int i = 0; i < p->nr_runners; i++) {
+		struct sink_runner *r = &p->runners[i];
+		int length = 0;
+
+		for (int k = 0; k < r->nr_sinks; k++)
+			if (r->sinks[k]->queue_length > length)
+				length = r->sinks[k]->queue_length;
+		if (sink_runner_start(r, length ? length : SINK_QUEUE_DEFAULT, &s->sampler.table, s->engine,
+				      p->from_file, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A label or control record met while replaying a recording: an event, in
+ * its place among the frames (the reader waits for room: nothing is lost). */
+static void recorded_event(const struct recording_record *rec, void *ctx)
+{
+	struct session_pipeline *p = ctx;
+	struct sink_event ev = { .time_ns = rec->t_ns, .interval_ns = rec->interval_ns };
+
+	if (rec->kind == RECORD_LABEL) {
+		ev.kind = !strcmp(rec->phase, "begin") ? SINK_EVENT_PHASE_BEGIN
+			  : !strcmp(rec->phase, "end") ? SINK_EVENT_PHASE_END : SINK_EVENT_LABEL;
+		snprintf(ev.text, sizeof(ev.text), "%s", rec->text);
+	} else if (rec->kind == RECORD_CONTROL && !strcmp(rec->control, "pause")) {
+		ev.kind = SINK_EVENT_PAUSE;
+	} else if (rec->kind == RECORD_CONTROL && !strcmp(rec->control, "resume")) {
+		ev.kind = SINK_EVENT_RESUME;
+	} else if (rec->kind == RECORD_CONTROL && !strcmp(rec->control, "interval")) {
+		ev.kind = SINK_EVENT_INTERVAL;
+	} else {
+		return;
+	}
+	session_pipeline_broadcast(p, &ev);
+}
+
+static int open_pipeline(struct session *s, const struct session_options *opt, struct ms_error *err)
+{
+	struct session_pipeline *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		goto oom;
+	s->pipeline = p;
+	p->session = s;
+	p->command_name = opt->command_name;
+	p->wake_fd = -1;
+	p->from_file = s->nr_sources > 0;
+	for (int i = 0; i < s->nr_sources; i++)
+		p->from_file &= s->sources[i].replay;
+	atomic_init(&p->stop, false);
+	atomic_init(&p->interval_ns, 0);
+	if (frame_init(&p->total, s->sampler.table.nr) < 0)
+		goto oom;
+	if (s->engine && (!(p->values = metric_values_new(s->engine)) ||
+			  !(p->total_values = metric_values_new(s->engine))))
+		goto oom;
+	fill_setup(s, opt, p, &p->setup);
+	for (int i = 0; i < s->nr_sinks; i++) {
+		if (s->sinks[i]->ops->open(s->sinks[i], &p->setup, err) < 0)
+			return -1;
+		s->sink_opened[i] = true;
+	}
+	if (start_runners(s, p, err) < 0)
+		return -1;
+	p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (p->wake_fd < 0) {
+		ms_error_set(err, "eventfd: %s", strerror(errno));
+		return -1;
+	}
+	if (sampler_watch_add(&s->sampler, p->wake_fd, on_wake, p, err) < 0)
+		return -1;
+	sampler_set_readers_done(&s->sampler, readers_done, p);
+	if (s->control && session_control_start(s->control, p, err) < 0)
+		return -1;
+	if (s->recording)
+		recording_source_on_record(&s->sources[0], recorded_event, p);
+	return 0;
+oom:
+	ms_error_set(err, "out of memory");
+	return -1;
+}
+
+static void print_stats(const struct session *s, const char *command_name)
+{
+	const struct session_pipeline *p = s->pipeline;
+
+	fprintf(stderr, "memscope %s: pipeline: %llu frames, %llu metric computations\n", command_name,
+		(unsigned long long)p->frames, (unsigned long long)p->computed);
+	for (int i = 0; i < s->nr_sinks; i++) {
+		struct sink_queue_stats st;
+
+		sink_queue_stats((struct sink_queue *)&p->runners[p->runner_of[i]].queue, &st);
+		fprintf(stderr, "memscope %s: pipeline: sink %s: %llu frames taken, %llu of %llu frames merged, "
+			"%llu metric recomputations, deepest queue %d, %llu waits\n", command_name,
+			s->sinks[i]->ops->name, (unsigned long long)st.frames_out,
+			(unsigned long long)st.frames_merged, (unsigned long long)st.frames_in,
+			(unsigned long long)st.recomputed, st.deepest, (unsigned long long)st.waits);
+	}
+}
+
+static void end_sinks(struct session *s)
+{
+	struct session_pipeline *p = s->pipeline;
+	struct sink_end end = {
+		.reason = s->sampler.end,
+		.signal = s->sampler.end_signal,
+		.reason_text = session_end_reason(s),
+		.frames = p->frames,
+		.total = &p->total,
+	};
+
+	if (s->engine) {
+		metric_engine_compute(s->engine, &p->total, p->total_values);
+		end.total_metrics = p->total_values;
+	}
+	for (int i = 0; i < s->nr_sinks; i++) {
+		struct sink_queue_stats st;
+
+		sink_queue_stats(&p->runners[p->runner_of[i]].queue, &st);
+		end.frames_merged = st.frames_merged;
+		s->sinks[i]->ops->end(s->sinks[i], &end);
+	}
+}
+
+int session_run(struct session *s, const struct session_options *opt, struct ms_error *err)
+{
+	struct session_pipeline *p;
+	int ret;
+
+	if (open_pipeline(s, opt, err) < 0)
+		return -1;
+	p = s->pipeline;
+	ret = sampler_run(&s->sampler, &s->target, (uint64_t)opt->interval_ms * 1000000ull, on_frame, p, err);
+	/* Every sink takes what is queued for it. */
+	for (int i = 0; i < p->nr_runners; i++)
+		sink_runner_finish(&p->runners[i]);
+	if (s->control)
+		session_control_stop(s->control);
+	if (ret < 0 || session_recording_end(s, opt->command_name, err) < 0)
+		return -1;
+	end_sinks(s);
+	if (getenv("MEMSCOPE_PIPELINE_STATS"))
+		print_stats(s, opt->command_name);
+	return 0;
+}
+
+void session_pipeline_close(struct session *s)
+{
+	struct session_pipeline *p = s->pipeline;
+
+	if (p) {
+		for (int i = 0; i < p->nr_runners; i++)
+			sink_runner_finish(&p->runners[i]);
+		if (s->control)
+			session_control_stop(s->control);
+	}
+	/* Every sink added, opened or not: it may hold what its maker gave it. */
+	for (int i = 0; i < s->nr_sinks; i++)
+		if (s->sinks[i]->ops->close)
+			s->sinks[i]->ops->close(s->sinks[i]);
+	if (p) {
+		for (int i = 0; i < p->nr_runners; i++)
+			sink_runner_destroy(&p->runners[i]);
+		if (p->wake_fd >= 0)
+			close(p->wake_fd);
+		frame_free(&p->total);
+		free(p->held_added.v);
+		free(p->held_retired.v);
+		metric_values_free(p->values);
+		metric_values_free(p->total_values);
+		free(p);
+	}
+	session_control_free(s->control);
+	s->control = NULL;
+	s->pipeline = NULL;
+	s->nr_sinks = 0;
+}

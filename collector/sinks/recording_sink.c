@@ -1,0 +1,237 @@
+#include "sinks/recording_sink.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct recording_sink {
+	struct recording_writer_options wopt;
+	struct recording_writer *writer;
+	const struct series_table *table;
+	char path[PATH_MAX];
+	const char *command_name;
+	bool paused;
+	bool failed;                 /* a write failed: no more frames, the run stops */
+	struct ms_error err;
+};
+
+static int rec_open(struct sink *sink, const struct sink_setup *setup, struct ms_error *err)
+{
+	struct recording_sink *r = sink->priv;
+
+	r->command_name = setup->command_name;
+	r->table = setup->table;
+	/* Frames and events carry times from the start of the run. */
+	r->wopt.time_origin_ns = 0;
+	r->wopt.path = r->path;
+	return recording_writer_open(&r->writer, &r->wopt, setup->table, err);
+}
+
+static void fail(struct recording_sink *r, const struct ms_error *err)
+{
+	r->failed = true;
+	r->err = *err;
+}
+
+static int rec_frame(struct sink *sink, const struct sink_frame *f)
+{
+	struct recording_sink *r = sink->priv;
+	struct ms_error err = { "" };
+
+	if (r->failed)
+		return 1;
+	/* A final frame that covers nothing adds nothing to the file. */
+	if (f->last && f->frame->interval_ns == 0)
+		return 0;
+	if (recording_writer_frame(r->writer, f->frame, &err) < 0) {
+		fail(r, &err);
+		return 1;
+	}
+	return 0;
+}
+
+static double seconds(const struct recording_sink *r, uint64_t t_ns)
+{
+	return t_ns > r->wopt.time_origin_ns ? (double)(t_ns - r->wopt.time_origin_ns) / 1e9 : 0.0;
+}
+
+/* record FILE: the next frames go to a new file; the old one is closed. */
+static void rotate(struct recording_sink *r, const char *path, uint64_t now, const struct series_table *table,
+		   char *reply, size_t size)
+{
+	struct recording_writer *old = r->writer;
+	char old_path[PATH_MAX];
+	unsigned long long old_frames = recording_writer_frames(old);
+	struct recording_writer_options wopt = r->wopt;
+	struct ms_error err = { "" };
+
+	if (!path[0] || strlen(path) >= sizeof(r->path)) {
+		snprintf(reply, size, "error: record needs a file name");
+		return;
+	}
+	snprintf(old_path, sizeof(old_path), "%s", r->path);
+	if (!strcmp(old_path, path)) {
+		snprintf(reply, size, "error: already recording to %s", path);
+		return;
+	}
+	wopt.path = path;
+	wopt.time_origin_ns = now;
+	if (recording_writer_open(&r->writer, &wopt, table, &err) < 0) {
+		r->writer = old;
+		snprintf(reply, size, "error: %s (still recording to %s)", err.text, old_path);
+		return;
+	}
+	r->wopt.time_origin_ns = now;
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	if (r->paused)
+		recording_writer_control(r->writer, now, "pause", 0, &err);
+	if (recording_writer_close(old, "continued in another file", &err) < 0)
+		snprintf(reply, size, "error: recording to %s now, but closing %s failed: %s", path, old_path,
+			 err.text);
+	else
+		snprintf(reply, size, "ok: recording to %s; %s closed with %llu frames", path, old_path, old_frames);
+}
+
+static void status(const struct recording_sink *r, char *reply, size_t size)
+{
+	snprintf(reply, size, "ok: recording %s to %s: %llu frames, %llu bytes%s, interval %llu ms, %s, pid %d",
+		 r->wopt.target ? r->wopt.target : "", r->path,
+		 (unsigned long long)recording_writer_frames(r->writer),
+		 (unsigned long long)recording_writer_bytes(r->writer),
+		 recording_writer_compressed(r->writer) ? " (zstd)" : "",
+		 (unsigned long long)(r->wopt.interval_ns / 1000000ull), r->paused ? "paused" : "running",
+		 (int)getpid());
+}
+
+static int rec_event(struct sink *sink, const struct sink_event *ev)
+{
+	struct recording_sink *r = sink->priv;
+	char scratch[SINK_REPLY_MAX];
+	char *reply = ev->reply ? ev->reply->text : scratch;
+	size_t size = ev->reply ? sizeof(ev->reply->text) : sizeof(scratch);
+	struct ms_error err = { "" };
+	int ret = 0;
+
+	if (r->failed) {
+		snprintf(reply, size, "error: the recording has stopped: %s", r->err.text);
+		return 1;
+	}
+	switch (ev->kind) {
+	case SINK_EVENT_LABEL:
+		ret = recording_writer_label(r->writer, ev->time_ns, ev->text, NULL, &err);
+		snprintf(reply, size, "ok: label '%s' at %.3f s in %s", ev->text, seconds(r, ev->time_ns), r->path);
+		break;
+	case SINK_EVENT_PHASE_BEGIN:
+	case SINK_EVENT_PHASE_END: {
+		bool begin = ev->kind == SINK_EVENT_PHASE_BEGIN;
+
+		ret = recording_writer_label(r->writer, ev->time_ns, ev->text, begin ? "begin" : "end", &err);
+		snprintf(reply, size, "ok: phase '%s' %s at %.3f s", ev->text, begin ? "begins" : "ends",
+			 seconds(r, ev->time_ns));
+		break;
+	}
+	case SINK_EVENT_PAUSE:
+	case SINK_EVENT_RESUME:
+		r->paused = ev->kind == SINK_EVENT_PAUSE;
+		ret = recording_writer_control(r->writer, ev->time_ns, r->paused ? "pause" : "resume", 0, &err);
+		snprintf(reply, size, r->paused ? "ok: paused at %.3f s: no frames are written until resume"
+						: "ok: resumed at %.3f s", seconds(r, ev->time_ns));
+		break;
+	case SINK_EVENT_INTERVAL:
+		r->wopt.interval_ns = ev->interval_ns;
+		ret = recording_writer_control(r->writer, ev->time_ns, "interval", ev->interval_ns, &err);
+		snprintf(reply, size, "ok: interval %llu ms from %.3f s",
+			 (unsigned long long)(ev->interval_ns / 1000000ull), seconds(r, ev->time_ns));
+		break;
+	case SINK_EVENT_REQUEST:
+		if (!strcmp(ev->text, "status"))
+			status(r, reply, size);
+		else if (!strncmp(ev->text, "record", 6) && (!ev->text[6] || ev->text[6] == ' '))
+			rotate(r, ev->text[6] ? ev->text + 7 : "", ev->time_ns, r->table,
+			       reply, size);
+		else
+			snprintf(reply, size, "error: the recording does not know '%s'", ev->text);
+		break;
+	default:
+		break;
+	}
+	if (ret < 0) {
+		fail(r, &err);
+		snprintf(reply, size, "error: %s", err.text);
+		return 1;
+	}
+	return 0;
+}
+
+/* Write the end record and say what was written, as perf record does. */
+static void rec_end(struct sink *sink, const struct sink_end *end)
+{
+	struct recording_sink *r = sink->priv;
+	unsigned long long frames;
+	struct ms_error err = { "" };
+	struct stat st;
+
+	if (r->failed || !r->writer) {
+		fprintf(stderr, "memscope %s: %s\n", r->command_name, r->err.text);
+		return;
+	}
+	frames = recording_writer_frames(r->writer);
+	if (recording_writer_close(r->writer, end->reason_text, &err) < 0) {
+		r->writer = NULL;
+		fail(r, &err);
+		fprintf(stderr, "memscope %s: %s\n", r->command_name, err.text);
+		return;
+	}
+	r->writer = NULL;
+	fprintf(stderr, "memscope %s: wrote %llu frames (%lld bytes) to %s\n", r->command_name, frames,
+		stat(r->path, &st) == 0 ? (long long)st.st_size : -1LL, r->path);
+}
+
+static void rec_close(struct sink *sink)
+{
+	struct recording_sink *r = sink->priv;
+
+	if (!r)
+		return;
+	/* Not ended (the run failed), or a write failed: no end record. */
+	recording_writer_abandon(r->writer);
+	free(r);
+	sink->priv = NULL;
+}
+
+static const struct sink_ops recording_sink_ops = {
+	.name = "recording",
+	.open = rec_open,
+	.frame = rec_frame,
+	.event = rec_event,
+	.end = rec_end,
+	.close = rec_close,
+};
+
+int recording_sink_init(struct sink *sink, const struct recording_writer_options *opt, struct ms_error *err)
+{
+	struct recording_sink *r = calloc(1, sizeof(*r));
+
+	memset(sink, 0, sizeof(*sink));
+	if (!r) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	r->wopt = *opt;
+	snprintf(r->path, sizeof(r->path), "%s", opt->path);
+	sink->ops = &recording_sink_ops;
+	sink->priv = r;
+	sink->queue_length = RECORDING_SINK_QUEUE;
+	sink->answers = true;
+	return 0;
+}
+
+const char *recording_sink_error(const struct sink *sink)
+{
+	const struct recording_sink *r = sink->priv;
+
+	return r && r->failed ? r->err.text : NULL;
+}

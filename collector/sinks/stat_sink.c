@@ -1,0 +1,139 @@
+#include "sinks/stat_sink.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sinks/stat_table.h"
+
+struct stat_sink {
+	struct stat_sink_options opt;
+	const struct sink_setup *setup;
+	struct aggregation aggr;
+	struct aggr_cell *interval_cells;
+	struct aggr_cell *total_cells;
+	struct stat_table table;
+	bool opened;
+};
+
+static int stat_open(struct sink *sink, const struct sink_setup *setup, struct ms_error *err)
+{
+	struct stat_sink *st = sink->priv;
+	size_t cells;
+
+	st->setup = setup;
+	st->opt.output.title = setup->title;
+	if (aggregation_init(&st->aggr, setup->table, st->opt.aggr) < 0)
+		goto oom;
+	st->opened = true;
+	/* With -m, a metric's raw inputs stay hidden unless -e named them. */
+	if (stat_table_init(&st->table, &st->aggr, st->opt.shown, st->opt.nr_shown, setup->plan, setup->engine,
+			    st->opt.lua, st->opt.lua_metrics, st->opt.nr_lua_metrics) < 0)
+		goto oom;
+	cells = (size_t)(st->aggr.nr_rows * st->aggr.nr_columns);
+	st->interval_cells = calloc(cells + 1, sizeof(struct aggr_cell));
+	st->total_cells = calloc(cells + 1, sizeof(struct aggr_cell));
+	if (!st->interval_cells || !st->total_cells)
+		goto oom;
+	aggregation_clear(&st->aggr, st->total_cells);
+	return 0;
+oom:
+	ms_error_set(err, "out of memory");
+	return -1;
+}
+
+/* The table from cells and, with metrics, from values; Lua metrics from the
+ * scripts' latest frame (the whole run's only when whole_run). */
+static void fill_table(struct stat_sink *st, const struct aggr_cell *cells, const struct metric_values *values,
+		       bool whole_run)
+{
+	stat_table_set_events(&st->table, &st->aggr, cells);
+	if (st->setup->engine && values)
+		stat_table_set_metrics(&st->table, st->setup->plan, st->setup->engine, values);
+	if (st->opt.nr_lua_metrics)
+		stat_table_set_lua_metrics(&st->table, st->opt.lua, whole_run);
+}
+
+static int stat_frame(struct sink *sink, const struct sink_frame *f)
+{
+	struct stat_sink *st = sink->priv;
+	const struct frame *frame = f->frame;
+
+	aggregation_clear(&st->aggr, st->interval_cells);
+	aggregation_add(&st->aggr, frame, st->interval_cells);
+	aggregation_add(&st->aggr, frame, st->total_cells);
+	/* The last frame is usually a partial interval; it is printed too, so the
+	 * interval lines always add up to the totals. */
+	if (!st->opt.intervals || (frame->interval_ns == 0 && f->last))
+		return 0;
+	if (st->opt.threads) {
+		if (stat_threads_fill(st->opt.threads, false) == 0)
+			stat_output_interval(&st->opt.output, (double)frame->time_ns / 1e9,
+					     (double)frame->interval_ns / 1e9, &st->opt.threads->table);
+		return 0;
+	}
+	fill_table(st, st->interval_cells, f->metrics, true);
+	stat_output_interval(&st->opt.output, (double)frame->time_ns / 1e9, (double)frame->interval_ns / 1e9,
+			     &st->table);
+	return 0;
+}
+
+static void stat_end(struct sink *sink, const struct sink_end *end)
+{
+	struct stat_sink *st = sink->priv;
+	double elapsed = (double)end->total->interval_ns / 1e9;
+
+	if (st->opt.threads) {
+		if (stat_threads_fill(st->opt.threads, true) < 0) {
+			fprintf(stderr, "memscope %s: cannot read the per-thread eBPF maps\n", st->setup->command_name);
+			return;
+		}
+		stat_output_totals(&st->opt.output, elapsed, &st->opt.threads->table);
+		return;
+	}
+	/* Lua metrics were computed on the latest frame: they are the whole
+	 * run's when that frame was the only one. */
+	fill_table(st, st->total_cells, end->total_metrics, end->frames == 1);
+	stat_output_totals(&st->opt.output, elapsed, &st->table);
+}
+
+static void stat_close(struct sink *sink)
+{
+	struct stat_sink *st = sink->priv;
+
+	if (!st)
+		return;
+	if (st->opened) {
+		aggregation_free(&st->aggr);
+		stat_table_free(&st->table);
+	}
+	free(st->interval_cells);
+	free(st->total_cells);
+	free(st);
+	sink->priv = NULL;
+}
+
+static const struct sink_ops stat_sink_ops = {
+	.name = "stat",
+	.open = stat_open,
+	.frame = stat_frame,
+	.end = stat_end,
+	.close = stat_close,
+};
+
+int stat_sink_init(struct sink *sink, const struct stat_sink_options *opt, struct ms_error *err)
+{
+	struct stat_sink *st = calloc(1, sizeof(*st));
+
+	memset(sink, 0, sizeof(*sink));
+	if (!st) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	st->opt = *opt;
+	sink->ops = &stat_sink_ops;
+	sink->priv = st;
+	/* Printing is quick: a deep queue rides out a slow terminal. */
+	sink->queue_length = 32;
+	return 0;
+}
