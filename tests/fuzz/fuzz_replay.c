@@ -41,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *path = fuzz_file("input.jsonl", data, size);
 	struct series_table table;
 	struct metric_engine *engine = NULL;
+	struct metric_values *values = NULL;
 	struct ms_error err = { "" };
 	struct source src = { 0 };
 	struct frame f;
@@ -55,12 +56,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		series_table_free(&table);
 		return 0;
 	}
-	if (frame_init(&f, table.nr) < 0 || metric_engine_new(plan, &host, &table, &engine, &err) < 0)
+	if (frame_init(&f, table.nr) < 0 || metric_engine_new(plan, &host, &table, &engine, &err) < 0 ||
+	    !(values = metric_values_new(engine)))
 		abort();
 	while (!src.finished) {
 		src.ops->sample(&src, &f);
-		metric_engine_compute(engine, &f);
+		metric_engine_compute(engine, &f, values);
 	}
+	metric_values_free(values);
 	metric_engine_free(engine);
 	frame_free(&f);
 	src.ops->close(&src);
