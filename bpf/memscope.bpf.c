@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* memscope's kernel-side probes: page faults, page allocations per NUMA
  * node, scheduling (on/off-CPU time, switches, migrations), NUMA balancing,
- * fork and exit. Everything is counted in per-CPU maps here, in the kernel;
- * user space reads the maps once per interval. Only tracepoints and tp_btf
- * are used: fentry and kprobes are unavailable on many kernels.
+ * fork, exec and exit. Only tracepoints and tp_btf are used: fentry and
+ * kprobes are unavailable on many kernels.
+ *
+ * Each task that has an event gets a slot in `slots`, a memory-mapped array
+ * user space reads without system calls; task-local storage remembers the
+ * slot, so counting an event is one storage lookup and an array index. When
+ * a task is gone (its last switch away, or its exit when scheduling is not
+ * probed) its final values go through the `exits` ring and the slot is
+ * freed for the next task: the table holds live tasks only, and a sample
+ * costs what the live tasks cost. A task that finds the table full counts in
+ * slot 0, named in `overflow` and counted in `drops`; nothing goes uncounted.
  *
  * Filtering: with filter_tgids set, only processes in `targets` count; the
  * set grows when one of them forks and shrinks when a process exits. */
@@ -25,10 +33,20 @@ const volatile __u32 nr_pfn_ranges = 0;
 const volatile struct ms_pfn_range pfn_ranges[MS_BPF_MAX_PFN_RANGES] = {};
 const volatile __s32 cpu_node[MS_BPF_MAX_CPUS] = {};
 const volatile __u32 nr_cpu_nodes = 0;
+const volatile __s32 node_index[MS_BPF_MAX_NODES] = {};  /* node id -> its page counter, -1: none */
+const volatile __u32 nr_slots = 1;
+const volatile __u32 exit_ring_bytes = 4096;
 
-/* Set by user space when counting starts (bpf_ktime_get_ns clock): time a
- * thread spent on or off a CPU before it is not counted. */
+/* Set by user space (.bss is memory-mapped). count_from_ns: when counting
+ * started (bpf_ktime_get_ns clock); time a thread spent on or off a CPU
+ * before it is not counted. switch_attached: the final switch of a task
+ * frees its slot; else its exit does. */
 __u64 count_from_ns = 0;
+__u32 switch_attached = 0;
+/* Written here, read by user space. */
+__u32 next_slot = 1;             /* slots [next_slot, nr_slots) were never used */
+__u32 overflow_head = 0;         /* entries written to `overflow` */
+__s64 processes_delta = 0;       /* system-wide: processes forked minus exited since attach */
 
 static __always_inline u64 since(u64 then, u64 now)
 {
@@ -37,41 +55,49 @@ static __always_inline u64 since(u64 then, u64 now)
 	return now > from ? now - from : 0;
 }
 
+#define task_state ms_task_state
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_state);
+} task_states SEC(".maps");
+
 /* Sizes below are replaced by user space before load. */
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct ms_task_slot);
+} slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 1);
+	__type(value, u32);
+} free_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} exits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MS_BPF_OVERFLOW_RING);
+	__type(key, u32);
+	__type(value, struct ms_overflow);
+} overflow SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
 	__type(key, u32);            /* tgid */
 	__type(value, u8);
 } targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, u32);            /* tid */
-	__type(value, struct ms_task_stats);
-} task_stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct ms_node_key);
-	__type(value, u64);          /* pages */
-} node_pages SEC(".maps");
-
-/* When each tracked thread last went on or off a CPU. */
-struct switch_state {
-	u64 time_ns;
-	u32 on_cpu;
-	u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, u32);            /* tid */
-	__type(value, struct switch_state);
-} switches SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -100,20 +126,139 @@ static __always_inline bool tracked(u32 tgid)
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
-static __always_inline struct ms_task_stats *stats_of(u32 tid, u32 tgid)
+static __always_inline struct ms_task_slot *slot_at(u32 slot)
 {
-	struct ms_task_stats *st = bpf_map_lookup_elem(&task_stats, &tid);
+	return bpf_map_lookup_elem(&slots, &slot);
+}
 
-	if (st)
-		return st;
-	struct ms_task_stats zero = { .tgid = tgid };
-	long rc = bpf_map_update_elem(&task_stats, &tid, &zero, BPF_NOEXIST);
+/* A free slot for task t, or 0 (shared, counted as a drop) when none is. */
+static __always_inline u32 take_slot(struct task_struct *t)
+{
+	u32 slot = 0;
+	struct ms_task_slot *s;
 
-	if (rc && rc != -17 /* EEXIST: another CPU added it */) {
-		count_drop(MS_DROP_TASK_MAP_FULL);
-		return NULL;
+	if (bpf_map_pop_elem(&free_slots, &slot) != 0) {
+		slot = 0;
+		if (next_slot < nr_slots)
+			slot = __sync_fetch_and_add(&next_slot, 1);
+		if (slot == 0 || slot >= nr_slots) {
+			u32 at = __sync_fetch_and_add(&overflow_head, 1) % MS_BPF_OVERFLOW_RING;
+			struct ms_overflow *o = bpf_map_lookup_elem(&overflow, &at);
+
+			if (o) {
+				o->tgid = BPF_CORE_READ(t, tgid);
+				o->tid = BPF_CORE_READ(t, pid);
+				BPF_CORE_READ_STR_INTO(&o->comm, t, comm);
+			}
+			count_drop(MS_DROP_TASK_TABLE_FULL);
+			return 0;
+		}
 	}
-	return bpf_map_lookup_elem(&task_stats, &tid);
+	s = slot_at(slot);
+	if (!s)
+		return 0;
+	/* Counters are zero: a freed slot was cleared before it was queued. */
+	s->tid = BPF_CORE_READ(t, pid);
+	s->tgid = BPF_CORE_READ(t, tgid);
+	s->cpu = -1;
+	BPF_CORE_READ_STR_INTO(&s->comm, t, comm);
+	barrier();
+	s->state = MS_SLOT_LIVE;
+	return slot;
+}
+
+/* The state of a followed task, created at its first event; NULL for a task
+ * that is not followed (or when storage cannot be had: then slot 0 counts). */
+static __always_inline struct task_state *state_of(struct task_struct *t, u32 *slot_out)
+{
+	struct task_state *ts = bpf_task_storage_get(&task_states, t, 0, 0);
+	u32 slot, old;
+
+	if (!ts) {
+		if (!tracked(BPF_CORE_READ(t, tgid)))
+			return NULL;
+		/* Events after a task's slot was freed (its last moments) go to slot 0. */
+		if (BPF_CORE_READ(t, flags) & PF_EXITING) {
+			*slot_out = 0;
+			return NULL;
+		}
+		ts = bpf_task_storage_get(&task_states, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!ts) {
+			/* Another CPU created it a moment ago, or memory is short. */
+			ts = bpf_task_storage_get(&task_states, t, 0, 0);
+			if (!ts) {
+				count_drop(MS_DROP_TASK_STORAGE);
+				*slot_out = 0;
+				return NULL;
+			}
+		}
+	}
+	if (ts->slot1) {
+		*slot_out = ts->slot1 - 1;
+		return ts;
+	}
+	slot = take_slot(t);
+	/* Two CPUs may give the task a slot at once: one wins, the other's goes back. */
+	old = __sync_val_compare_and_swap(&ts->slot1, 0, slot + 1);
+	if (old) {
+		if (slot)
+			bpf_map_push_elem(&free_slots, &slot, 0);
+		slot = old - 1;
+	}
+	*slot_out = slot;
+	return ts;
+}
+
+/* Counters of task t, or NULL when it is not followed. *shared: they are
+ * slot 0's, which tasks on several CPUs update at once. */
+static __always_inline struct ms_task_slot *counters_of(struct task_struct *t, bool *shared)
+{
+	u32 slot = (u32)-1;
+	struct task_state *ts = state_of(t, &slot);
+
+	if (!ts && slot == (u32)-1)
+		return NULL;
+	*shared = slot == 0;
+	return slot_at(slot);
+}
+
+/* A task's own slot is only updated from its own CPU (or under the run
+ * queue's lock): plain adds. Slot 0 is shared: atomic ones. */
+#define COUNT(s, shared, index, n) do {                                      \
+		if (shared)                                                  \
+			__sync_fetch_and_add(&(s)->counter[index], (n));     \
+		else                                                         \
+			(s)->counter[index] += (n);                          \
+	} while (0)
+
+/* Task t is gone: its final values leave through the exit ring and its slot
+ * is freed (or, with the ring full, left for user space to free). */
+static __always_inline void release(struct task_struct *t, struct task_state *ts)
+{
+	u32 slot = ts->slot1 ? ts->slot1 - 1 : 0;
+	struct ms_task_slot *s = slot ? slot_at(slot) : NULL;
+
+	bpf_task_storage_delete(&task_states, t);
+	if (!s)
+		return;
+	struct ms_task_exit *e = bpf_ringbuf_reserve(&exits, sizeof(*e), 0);
+
+	if (!e) {
+		count_drop(MS_DROP_EXIT_RING_FULL);
+		s->state = MS_SLOT_EXITED;
+		return;
+	}
+	e->slot = slot;
+	e->pad = 0;
+	__builtin_memcpy(&e->values, s, sizeof(*s));
+	/* Wake the reader only when the ring is half full: it drains at each sample. */
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(&exits, BPF_RB_AVAIL_DATA) > exit_ring_bytes / 2
+				      ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	s->gen++;
+	s->state = MS_SLOT_FREE;
+	barrier();
+	__builtin_memset(s->counter, 0, sizeof(s->counter));
+	bpf_map_push_elem(&free_slots, &slot, 0);
 }
 
 static __always_inline void emit(u32 kind, u32 tgid, u32 tid, u64 a0, u64 a1, u64 a2)
@@ -141,29 +286,21 @@ static __always_inline void emit(u32 kind, u32 tgid, u32 tid, u64 a0, u64 a1, u6
 
 static __always_inline int count_fault(unsigned long address, unsigned long error_code, bool user)
 {
-	u64 id = bpf_get_current_pid_tgid();
-	u32 tgid = id >> 32, tid = (u32)id;
+	struct task_struct *t = bpf_get_current_task_btf();
+	bool shared;
+	struct ms_task_slot *s = counters_of(t, &shared);
 
-	if (!tracked(tgid))
-		return 0;
-	struct ms_task_stats *st = stats_of(tid, tgid);
-
-	if (!st)
+	if (!s)
 		return 0;
 	bool write = error_code & X86_PF_WRITE;
 
-	if (user) {
-		if (write)
-			st->faults_user_write++;
-		else
-			st->faults_user_read++;
-	} else {
-		if (write)
-			st->faults_kernel_write++;
-		else
-			st->faults_kernel_read++;
+	COUNT(s, shared, user ? (write ? MS_C_FAULTS_USER_WRITE : MS_C_FAULTS_USER_READ)
+			      : (write ? MS_C_FAULTS_KERNEL_WRITE : MS_C_FAULTS_KERNEL_READ), 1);
+	if (emit_events) {
+		u64 id = bpf_get_current_pid_tgid();
+
+		emit(MS_EVENT_FAULT, id >> 32, (u32)id, address, error_code, user);
 	}
-	emit(MS_EVENT_FAULT, tgid, tid, address, error_code, user);
 	return 0;
 }
 
@@ -206,38 +343,33 @@ static __always_inline u32 pfn_node(u64 pfn)
 SEC("tracepoint/kmem/mm_page_alloc")
 int on_mm_page_alloc(struct trace_event_raw_mm_page_alloc *ctx)
 {
-	u64 id = bpf_get_current_pid_tgid();
-	u32 tgid = id >> 32;
-
-	if (!tracked(tgid))
-		return 0;
 	u64 pfn = BPF_CORE_READ(ctx, pfn);
 	u32 order = BPF_CORE_READ(ctx, order);
 
 	if (pfn == (u64)-1 || order > 20) /* failed allocation */
 		return 0;
-	u64 pages = 1ULL << order;
-	struct ms_node_key key = { .tgid = tgid, .node = pfn_node(pfn) };
-	u64 *n = bpf_map_lookup_elem(&node_pages, &key);
+	struct task_struct *t = bpf_get_current_task_btf();
+	bool shared;
+	struct ms_task_slot *s = counters_of(t, &shared);
 
-	if (n) {
-		*n += pages;
-	} else {
-		long rc = bpf_map_update_elem(&node_pages, &key, &pages, BPF_NOEXIST);
+	if (!s)
+		return 0;
+	u32 node = pfn_node(pfn);
+	s32 index = node < MS_BPF_MAX_NODES ? node_index[node] : -1;
 
-		if (rc == -17) {
-			n = bpf_map_lookup_elem(&node_pages, &key);
-			if (n)
-				*n += pages;
-		} else if (rc) {
-			count_drop(MS_DROP_NODE_MAP_FULL);
-		}
+	if (index >= 0 && index < MS_BPF_SLOT_NODES)
+		COUNT(s, shared, MS_C_PAGES_NODE0 + index, 1ULL << order);
+	else
+		COUNT(s, shared, MS_C_PAGES_UNPLACED, 1ULL << order);
+	if (emit_events) {
+		u64 id = bpf_get_current_pid_tgid();
+
+		emit(MS_EVENT_PAGE_ALLOC, id >> 32, (u32)id, pfn, order, node);
 	}
-	emit(MS_EVENT_PAGE_ALLOC, tgid, (u32)id, pfn, order, key.node);
 	return 0;
 }
 
-static __always_inline long task_state(struct task_struct *t)
+static __always_inline long run_state_of(struct task_struct *t)
 {
 	if (bpf_core_field_exists(t->__state))
 		return BPF_CORE_READ(t, __state);
@@ -253,26 +385,16 @@ static __always_inline u32 task_cpu(struct task_struct *t)
 
 static __always_inline s32 node_of_cpu(u32 cpu)
 {
-	if (cpu >= MS_BPF_MAX_CPUS || cpu >= nr_cpu_nodes)
+	u64 c = cpu;
+
+	if (c >= nr_cpu_nodes)
 		return -1;
-	return cpu_node[cpu];
-}
-
-/* Update in place when the thread has an entry: a map update replaces the
- * element and can fail under lock contention, which would lose a switch. */
-static __always_inline void set_switch_state(struct switch_state *sw, u32 tid, u64 now, u32 on_cpu)
-{
-	if (sw) {
-		sw->time_ns = now;
-		sw->on_cpu = on_cpu;
-		return;
-	}
-	struct switch_state fresh = { .time_ns = now, .on_cpu = on_cpu };
-
-	long rc = bpf_map_update_elem(&switches, &tid, &fresh, BPF_NOEXIST);
-
-	if (rc && rc != -17 /* EEXIST */)
-		count_drop(MS_DROP_TASK_MAP_FULL);
+	/* Checked again after the barrier: the compiler may not merge the
+	 * checks into one the verifier cannot follow. */
+	barrier_var(c);
+	if (c >= MS_BPF_MAX_CPUS)
+		return -1;
+	return cpu_node[c];
 }
 
 SEC("tp_btf/sched_switch")
@@ -282,39 +404,54 @@ int on_sched_switch(u64 *ctx)
 	struct task_struct *prev = (void *)ctx[1];
 	struct task_struct *next = (void *)ctx[2];
 	u64 now = bpf_ktime_get_ns();
-	u32 prev_tid = BPF_CORE_READ(prev, pid), prev_tgid = BPF_CORE_READ(prev, tgid);
-	u32 next_tid = BPF_CORE_READ(next, pid), next_tgid = BPF_CORE_READ(next, tgid);
+	u32 slot = (u32)-1;
+	struct task_state *ts;
+	struct ms_task_slot *s;
 
-	if (prev_tid && tracked(prev_tgid)) {
-		struct ms_task_stats *st = stats_of(prev_tid, prev_tgid);
+	if (BPF_CORE_READ(prev, pid)) {
 		/* The kernel's own rule (kernel/sched/core.c __schedule): a switch is
 		 * voluntary when the task was not preempted and is no longer runnable. */
-		long state = switch_has_prev_state ? (long)ctx[3] : task_state(prev);
-		struct switch_state *sw = bpf_map_lookup_elem(&switches, &prev_tid);
+		long state = switch_has_prev_state ? (long)ctx[3] : run_state_of(prev);
 
-		if (st) {
+		ts = state_of(prev, &slot);
+		s = slot != (u32)-1 ? slot_at(slot) : NULL;
+		if (s) {
+			bool shared = slot == 0;
+
 			if (!preempt && state)
-				st->switches_voluntary++;
+				COUNT(s, shared, MS_C_SWITCHES_VOLUNTARY, 1);
 			else
-				st->switches_involuntary++;
-			if (sw && sw->on_cpu)
-				st->oncpu_ns += since(sw->time_ns, now);
+				COUNT(s, shared, MS_C_SWITCHES_INVOLUNTARY, 1);
+			if (slot)
+				s->run_state = preempt ? 0 : (u32)state;
+			if (ts && ts->on_cpu && ts->switch_ns)
+				COUNT(s, shared, MS_C_ONCPU_NS, since(ts->switch_ns, now));
 		}
-		if (BPF_CORE_READ(prev, flags) & PF_EXITING)
-			bpf_map_delete_elem(&switches, &prev_tid);
-		else
-			set_switch_state(sw, prev_tid, now, 0);
+		if (ts) {
+			/* Its last switch: nothing of it runs again. */
+			if (!preempt && (state & TASK_DEAD)) {
+				release(prev, ts);
+			} else {
+				ts->switch_ns = now;
+				ts->on_cpu = 0;
+			}
+		}
 	}
-	if (next_tid && tracked(next_tgid)) {
-		struct switch_state *sw = bpf_map_lookup_elem(&switches, &next_tid);
-
-		if (sw && !sw->on_cpu) {
-			struct ms_task_stats *st = stats_of(next_tid, next_tgid);
-
-			if (st)
-				st->offcpu_ns += since(sw->time_ns, now);
+	if (BPF_CORE_READ(next, pid)) {
+		slot = (u32)-1;
+		ts = state_of(next, &slot);
+		if (ts && (s = slot_at(slot))) {
+			if (!ts->on_cpu && ts->switch_ns)
+				COUNT(s, slot == 0, MS_C_OFFCPU_NS, since(ts->switch_ns, now));
+			if (slot) {
+				s->cpu = bpf_get_smp_processor_id();
+				s->run_state = 0;
+			}
 		}
-		set_switch_state(sw, next_tid, now, 1);
+		if (ts) {
+			ts->switch_ns = now;
+			ts->on_cpu = 1;
+		}
 	}
 	return 0;
 }
@@ -322,39 +459,35 @@ int on_sched_switch(u64 *ctx)
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(on_sched_migrate_task, struct task_struct *p, int dest_cpu)
 {
-	u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
-
-	if (!tid || !tracked(tgid))
+	if (!BPF_CORE_READ(p, pid))
 		return 0;
-	struct ms_task_stats *st = stats_of(tid, tgid);
+	bool shared;
+	struct ms_task_slot *s = counters_of(p, &shared);
 
-	if (!st)
+	if (!s)
 		return 0;
 	u32 orig_cpu = task_cpu(p);
 	s32 from = node_of_cpu(orig_cpu), to = node_of_cpu(dest_cpu);
 	bool cross = from >= 0 && to >= 0 && from != to;
 
-	st->migrations++;
+	/* Not the task's own CPU: another probe may count it at the same time. */
+	__sync_fetch_and_add(&s->counter[MS_C_MIGRATIONS], 1);
 	if (cross)
-		st->migrations_cross_node++;
-	emit(MS_EVENT_MIGRATE, tgid, tid, orig_cpu, dest_cpu, cross);
+		__sync_fetch_and_add(&s->counter[MS_C_MIGRATIONS_CROSS_NODE], 1);
+	if (emit_events)
+		emit(MS_EVENT_MIGRATE, BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid), orig_cpu, dest_cpu, cross);
 	return 0;
 }
 
 static __always_inline void count_numa_task(struct task_struct *p, bool swap)
 {
-	u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
-
-	if (!tid || !tracked(tgid))
+	if (!BPF_CORE_READ(p, pid))
 		return;
-	struct ms_task_stats *st = stats_of(tid, tgid);
+	bool shared;
+	struct ms_task_slot *s = counters_of(p, &shared);
 
-	if (!st)
-		return;
-	if (swap)
-		st->numa_task_swaps++;
-	else
-		st->numa_task_moves++;
+	if (s)
+		__sync_fetch_and_add(&s->counter[swap ? MS_C_NUMA_TASK_SWAPS : MS_C_NUMA_TASK_MOVES], 1);
 }
 
 SEC("tp_btf/sched_move_numa")
@@ -378,16 +511,12 @@ int BPF_PROG(on_sched_swap_numa, struct task_struct *src, int src_cpu, struct ta
 SEC("tp_btf/mm_migrate_pages")
 int on_mm_migrate_pages(u64 *ctx)
 {
-	u64 id = bpf_get_current_pid_tgid();
-	u32 tgid = id >> 32, tid = (u32)id;
+	bool shared;
+	struct ms_task_slot *s = counters_of(bpf_get_current_task_btf(), &shared);
 
-	if (!tracked(tgid))
-		return 0;
-	struct ms_task_stats *st = stats_of(tid, tgid);
-
-	if (st) {
-		st->pages_migrated += ctx[0];
-		st->pages_migrate_failed += ctx[1];
+	if (s) {
+		COUNT(s, shared, MS_C_PAGES_MIGRATED, ctx[0]);
+		COUNT(s, shared, MS_C_PAGES_MIGRATE_FAILED, ctx[1]);
 	}
 	return 0;
 }
@@ -397,8 +526,12 @@ int BPF_PROG(on_sched_process_fork, struct task_struct *parent, struct task_stru
 {
 	u32 parent_tgid = BPF_CORE_READ(parent, tgid), child_tgid = BPF_CORE_READ(child, tgid);
 
-	if (!filter_tgids || parent_tgid == child_tgid) /* a new thread is already covered */
+	if (parent_tgid == child_tgid) /* a new thread: it counts with its process */
 		return 0;
+	if (!filter_tgids) {
+		__sync_fetch_and_add(&processes_delta, 1);
+		return 0;
+	}
 	if (!bpf_map_lookup_elem(&targets, &parent_tgid))
 		return 0;
 	u8 one = 1;
@@ -409,19 +542,56 @@ int BPF_PROG(on_sched_process_fork, struct task_struct *parent, struct task_stru
 	return 0;
 }
 
+/* exec: a new program name (and, when a thread other than the leader
+ * executes, the leader's pid). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_sched_process_exec, struct task_struct *p, int old_pid, void *bprm)
+{
+	struct task_state *ts = bpf_task_storage_get(&task_states, p, 0, 0);
+	struct ms_task_slot *s = ts && ts->slot1 > 1 ? slot_at(ts->slot1 - 1) : NULL;
+
+	if (!s)
+		return 0;
+	s->tid = BPF_CORE_READ(p, pid);
+	BPF_CORE_READ_STR_INTO(&s->comm, p, comm);
+	barrier();
+	s->comm_gen++;
+	return 0;
+}
+
+/* prctl(PR_SET_NAME) and the like: fires before the new name is copied. */
+SEC("tp_btf/task_rename")
+int BPF_PROG(on_task_rename, struct task_struct *task, const char *comm)
+{
+	struct task_state *ts = bpf_task_storage_get(&task_states, task, 0, 0);
+	struct ms_task_slot *s = ts && ts->slot1 > 1 ? slot_at(ts->slot1 - 1) : NULL;
+
+	if (!s)
+		return 0;
+	bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), comm);
+	barrier();
+	s->comm_gen++;
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_sched_process_exit, struct task_struct *p)
 {
 	u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
-
-	if (!tracked(tgid))
-		return 0;
 	/* signal->live drops to 0 when the last thread exits, before this
 	 * tracepoint fires (kernel/exit.c do_exit). */
 	bool group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
+	struct task_state *ts;
 
+	if (group_dead && !filter_tgids)
+		__sync_fetch_and_sub(&processes_delta, 1);
+	if (!tracked(tgid))
+		return 0;
 	if (group_dead && filter_tgids)
 		bpf_map_delete_elem(&targets, &tgid);
 	emit(MS_EVENT_EXIT, tgid, tid, group_dead, 0, 0);
+	/* Without the switch probe nothing sees its last switch: free it now. */
+	if (!switch_attached && (ts = bpf_task_storage_get(&task_states, p, 0, 0)))
+		release(p, ts);
 	return 0;
 }

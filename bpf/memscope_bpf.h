@@ -1,5 +1,5 @@
 /* Types shared by the eBPF programs (memscope.bpf.c) and the collector that
- * loads them (collector/bpf_probes.c, collector/sources/bpf_source.c).
+ * loads them (collector/sources/bpf/bpf_probes.c, collector/sources/bpf_source.c).
  * Only fixed-width kernel uapi types: the same layout on both sides. */
 #ifndef MEMSCOPE_BPF_H
 #define MEMSCOPE_BPF_H
@@ -11,32 +11,79 @@
 #define MS_BPF_MAX_PFN_RANGES 512
 /* Page allocations whose pfn lies in no range of the table. */
 #define MS_BPF_NODE_UNKNOWN   0xffffffffu
+/* Page counts kept per task: the first nodes of the host (by node index);
+ * pages on later nodes count as unplaced, and the source says so. */
+#define MS_BPF_SLOT_NODES     16
 
-/* Per thread (map key: tid), one copy per CPU, summed by user space. */
-struct ms_task_stats {
+/* Counters of one task, in the order user space sums them. */
+enum ms_counter {
+	MS_C_FAULTS_USER_READ,
+	MS_C_FAULTS_USER_WRITE,
+	MS_C_FAULTS_KERNEL_READ,     /* faults taken in kernel mode (copy_to_user...) */
+	MS_C_FAULTS_KERNEL_WRITE,
+	MS_C_ONCPU_NS,
+	MS_C_OFFCPU_NS,              /* asleep or waiting on a run queue */
+	MS_C_SWITCHES_VOLUNTARY,
+	MS_C_SWITCHES_INVOLUNTARY,
+	MS_C_MIGRATIONS,             /* sched_migrate_task: moved to another CPU */
+	MS_C_MIGRATIONS_CROSS_NODE,  /* ... whose node differs from the old one */
+	MS_C_NUMA_TASK_MOVES,        /* sched_move_numa (NUMA balancing moved it) */
+	MS_C_NUMA_TASK_SWAPS,        /* sched_swap_numa (swapped with another task) */
+	MS_C_PAGES_MIGRATED,         /* mm_migrate_pages: succeeded, in this task's context */
+	MS_C_PAGES_MIGRATE_FAILED,
+	MS_C_PAGES_UNPLACED,         /* allocated pages on no node of the table (or beyond the kept ones) */
+	MS_C_PAGES_NODE0,            /* ... MS_BPF_SLOT_NODES of them: pages allocated on node index i */
+	MS_C_NR = MS_C_PAGES_NODE0 + MS_BPF_SLOT_NODES,
+};
+
+/* A slot of the task table (a memory-mapped array): one per live task that
+ * had an event, so the probes reach its counters with one task-local storage
+ * lookup and user space reads every live task without a system call. Slot 0
+ * collects what no slot could take (the table was full). */
+enum ms_slot_state {
+	MS_SLOT_FREE = 0,
+	MS_SLOT_LIVE = 1,
+	MS_SLOT_EXITED = 2,          /* final values the exit ring could not take: user space frees it */
+};
+
+struct ms_task_slot {
+	__u32 state;                 /* enum ms_slot_state */
+	__u32 gen;                   /* bumped each time the slot is freed */
+	__u32 tid;
 	__u32 tgid;
+	__u32 comm_gen;              /* bumped when comm changes (exec, rename) */
+	__s32 cpu;                   /* last CPU the task ran on */
+	__u32 run_state;             /* the kernel's task state at its last switch away; 0: running or runnable */
 	__u32 pad;
-	__u64 faults_user_read;
-	__u64 faults_user_write;
-	__u64 faults_kernel_read;    /* faults taken in kernel mode (copy_to_user...) */
-	__u64 faults_kernel_write;
-	__u64 oncpu_ns;
-	__u64 offcpu_ns;             /* asleep or waiting on a run queue */
-	__u64 switches_voluntary;
-	__u64 switches_involuntary;
-	__u64 migrations;            /* sched_migrate_task: moved to another CPU */
-	__u64 migrations_cross_node; /* ... whose node differs from the old one */
-	__u64 numa_task_moves;       /* sched_move_numa (NUMA balancing moved it) */
-	__u64 numa_task_swaps;       /* sched_swap_numa (swapped with another task) */
-	__u64 pages_migrated;        /* mm_migrate_pages: succeeded, in this task's context */
-	__u64 pages_migrate_failed;
+	char comm[16];
+	__u64 counter[MS_C_NR];
 };
 
-/* Page allocations per (tgid, node), one copy per CPU. */
-struct ms_node_key {
-	__u32 tgid;
-	__u32 node;                  /* MS_BPF_NODE_UNKNOWN when the pfn is in no range */
+/* Task-local storage of a followed task: where its counters are, and its
+ * scheduling state. User space creates one (through a pidfd) for a thread it
+ * wants shown before the thread's first event. */
+struct ms_task_state {
+	__u32 slot1;                 /* slot + 1; 0: none yet */
+	__u32 on_cpu;
+	__u64 switch_ns;             /* when it last went on or off a CPU; 0: not seen */
 };
+
+/* The final values of a task, sent through the exit ring when it is gone
+ * (its slot is free again by the time user space reads this). */
+struct ms_task_exit {
+	__u32 slot;
+	__u32 pad;
+	struct ms_task_slot values;
+};
+
+/* A thread that found the task table full: named in the output. */
+struct ms_overflow {
+	__u32 tgid;
+	__u32 tid;
+	char comm[16];
+};
+
+#define MS_BPF_OVERFLOW_RING 64
 
 /* [start_pfn, end_pfn) belongs to node; sorted by start_pfn, disjoint. */
 struct ms_pfn_range {
@@ -48,10 +95,11 @@ struct ms_pfn_range {
 
 /* Why an update was dropped (index into the per-CPU `drops` array). */
 enum ms_drop_reason {
-	MS_DROP_TASK_MAP_FULL,
-	MS_DROP_NODE_MAP_FULL,
+	MS_DROP_TASK_TABLE_FULL,     /* a thread counted in slot 0: no slot was free */
+	MS_DROP_TASK_STORAGE,        /* task-local storage could not be created: counted in slot 0 */
 	MS_DROP_TARGET_MAP_FULL,
 	MS_DROP_EVENT_RING_FULL,
+	MS_DROP_EXIT_RING_FULL,      /* not a loss: the slot is freed by user space at the next sample */
 	MS_DROP_NR,
 };
 

@@ -43,6 +43,7 @@ struct task_struct {
 	unsigned int cpu;            /* before 5.16 */
 	int pid;
 	int tgid;
+	char comm[16];
 	struct signal_struct *signal;
 };
 
@@ -64,6 +65,8 @@ struct trace_event_raw_mm_page_alloc {
 #pragma clang attribute pop
 
 #define PF_EXITING 0x00000004    /* include/linux/sched.h */
+#define PF_KTHREAD 0x00200000    /* include/linux/sched.h */
+#define TASK_DEAD  0x00000080    /* include/linux/sched.h: the final switch away from an exited task */
 #define X86_PF_WRITE (1UL << 1)  /* arch/x86/include/asm/trap_pf.h */
 
 #endif

@@ -155,6 +155,7 @@ int cmd_stat(int argc, char **argv)
 	status = 1;
 	if (lua_cli_take_metrics(lua, &opt, &lua_metrics, &nr_lua_metrics) < 0)
 		goto oom;
+	opt.per_thread = per_thread;
 	status = session_open(&session, &opt, &err);
 	if (status) {
 		fprintf(stderr, "memscope stat: %s\n", err.text);
@@ -179,7 +180,7 @@ int cmd_stat(int argc, char **argv)
 			status = EXIT_USAGE;
 			goto out;
 		}
-		if (stat_threads_init(&threads, bpf, &session.sampler.table, &err) < 0) {
+		if (stat_threads_init(&threads, &session.sampler.table, &err) < 0) {
 			fprintf(stderr, "memscope stat: %s\n", err.text);
 			goto out;
 		}

@@ -23,6 +23,9 @@ static const char *const names[] = {
 	"proc.pages_alloc",
 	"proc.pages_alloc_unplaced",
 	"proc.processes",
+	"proc.threads",
+	"proc.cpu",
+	"proc.state",
 	"proc.bpf_drops",
 	NULL,
 };

@@ -231,7 +231,9 @@ static int create_sources(struct session *s, const struct session_options *opt, 
 			.path = opt->replay_path,
 			/* Split by CPU only when the output splits by CPU, socket or node. */
 			.per_cpu = opt->aggr != AGGR_TOTAL,
-			.top_n = opt->bpf_top_n,
+			.per_process = opt->per_process,
+			.per_thread = opt->per_thread,
+			.thread_pid = opt->thread_pid,
 			.notes = opt->notes ? opt->notes : stderr,
 			.command_name = opt->command_name,
 		};

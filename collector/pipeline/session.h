@@ -71,7 +71,9 @@ struct session_options {
 	 * not load (the reason: session_source_why(s, "bpf")). */
 	bool metrics_if_available;
 	bool bpf_optional;          /* an optional source that does not start is not even noted */
-	int bpf_top_n;              /* processes the eBPF source keeps; 0: its default */
+	bool per_process;           /* sources that can also give a series per process do (top, record -a) */
+	bool per_thread;            /* ... and per thread (stat --per-thread) */
+	pid_t thread_pid;           /* > 0: per-thread series of this process only (top -p) */
 	FILE *notes;                /* where notes go (left-out probes, events not counted); NULL: stderr */
 	const struct source_registry *registry; /* NULL: source_registry_process() (built-ins and plugins) */
 };

@@ -62,6 +62,10 @@ static int stat_frame(struct sink *sink, const struct sink_frame *f)
 	aggregation_clear(&st->aggr, st->interval_cells);
 	aggregation_add(&st->aggr, frame, st->interval_cells);
 	aggregation_add(&st->aggr, frame, st->total_cells);
+	if (st->opt.threads && stat_threads_frame(st->opt.threads, st->setup->table, frame) < 0) {
+		fprintf(stderr, "memscope %s: out of memory for the per-thread rows\n", st->setup->command_name);
+		return 1;
+	}
 	/* The last frame is usually a partial interval; it is printed too, so the
 	 * interval lines always add up to the totals. */
 	if (!st->opt.intervals || (frame->interval_ns == 0 && f->last))
@@ -85,7 +89,7 @@ static void stat_end(struct sink *sink, const struct sink_end *end)
 
 	if (st->opt.threads) {
 		if (stat_threads_fill(st->opt.threads, true) < 0) {
-			fprintf(stderr, "memscope %s: cannot read the per-thread eBPF maps\n", st->setup->command_name);
+			fprintf(stderr, "memscope %s: out of memory for the per-thread rows\n", st->setup->command_name);
 			return;
 		}
 		stat_output_totals(&st->opt.output, elapsed, &st->opt.threads->table);

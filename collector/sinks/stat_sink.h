@@ -19,7 +19,7 @@ struct stat_sink_options {
 	const char *const *shown;       /* with metrics: only these events are columns; NULL: every event */
 	int nr_shown;
 	bool intervals;                 /* a line per frame (-I) */
-	struct stat_threads *threads;   /* --per-thread: rows from the eBPF per-thread maps, or NULL */
+	struct stat_threads *threads;   /* --per-thread: rows from the per-thread series, or NULL */
 	/* Columns of metrics --lua scripts define: the stat sink then follows the
 	 * Lua sink (session_add_sink), which computes them on the same frame. */
 	const struct lua_engine *lua;

@@ -3,22 +3,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sources/bpf_source.h"
+struct stat_thread_row {
+	int tid;
+	bool in_interval;         /* had a series in the frames since the last fill */
+	uint64_t *interval;       /* nr_columns values */
+	uint64_t *total;
+	bool *seen;               /* the column has a series for this thread */
+};
 
-#define MAX_THREADS 65536
-
-int stat_threads_init(struct stat_threads *st, struct source *bpf, const struct series_table *series,
-		      struct ms_error *err)
+int stat_threads_init(struct stat_threads *st, const struct series_table *series, struct ms_error *err)
 {
 	memset(st, 0, sizeof(*st));
-	st->bpf = bpf;
 	st->names = calloc((size_t)series->nr + 1, sizeof(char *));
 	st->units = calloc((size_t)series->nr + 1, sizeof(char *));
-	st->value_index = calloc((size_t)series->nr + 1, sizeof(int));
-	st->capacity = 256;
-	st->now = calloc((size_t)st->capacity, sizeof(*st->now));
-	st->prev = calloc((size_t)st->capacity, sizeof(*st->prev));
-	if (!st->names || !st->units || !st->value_index || !st->now || !st->prev) {
+	if (!st->names || !st->units) {
 		stat_threads_free(st);
 		ms_error_set(err, "out of memory");
 		return -1;
@@ -26,112 +24,186 @@ int stat_threads_init(struct stat_threads *st, struct source *bpf, const struct 
 	for (int i = 0; i < series->nr; i++) {
 		bool seen = false;
 
+		if (series_is_per_task(&series->series[i]))
+			continue;
 		for (int c = 0; c < st->nr_columns; c++)
 			seen |= !strcmp(st->names[c], series->series[i].name);
 		if (seen)
 			continue;
 		st->names[st->nr_columns] = series->series[i].name;
-		st->units[st->nr_columns] = series->series[i].unit;
-		st->value_index[st->nr_columns++] = bpf_thread_value_index(series->series[i].name);
+		st->units[st->nr_columns++] = series->series[i].unit;
 	}
 	return 0;
 }
 
-static const struct bpf_thread_values *find_tid(const struct bpf_thread_values *list, int nr, pid_t tid)
+static int column_of(const struct stat_threads *st, const char *name)
 {
-	int lo = 0, hi = nr - 1;
-
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-
-		if (list[mid].tid == tid)
-			return &list[mid];
-		if (list[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return NULL;
+	for (int c = 0; c < st->nr_columns; c++)
+		if (!strcmp(st->names[c], name))
+			return c;
+	return -1;
 }
 
-static int read_threads(struct stat_threads *st)
+static int row_of(struct stat_threads *st, int tid)
 {
-	int nr;
+	struct stat_thread_row *r;
 
-	for (;;) {
-		nr = bpf_source_threads(st->bpf, st->now, st->capacity);
-		if (nr < st->capacity || st->capacity >= MAX_THREADS)
-			break;
-		/* Possibly more threads than room: grow and read again. */
-		struct bpf_thread_values *now = realloc(st->now, sizeof(*now) * (size_t)st->capacity * 2);
-		struct bpf_thread_values *prev = realloc(st->prev, sizeof(*prev) * (size_t)st->capacity * 2);
+	for (int i = 0; i < st->nr_rows; i++)
+		if (st->rows[i].tid == tid)
+			return i;
+	if (st->nr_rows == st->rows_cap) {
+		int cap = st->rows_cap ? st->rows_cap * 2 : 64;
+		struct stat_thread_row *grown = realloc(st->rows, sizeof(*grown) * (size_t)cap);
 
-		if (now)
-			st->now = now;
-		if (prev)
-			st->prev = prev;
-		if (!now || !prev)
+		if (!grown)
 			return -1;
-		st->capacity *= 2;
+		st->rows = grown;
+		st->rows_cap = cap;
 	}
-	st->nr_now = nr;
-	return nr;
+	r = &st->rows[st->nr_rows];
+	memset(r, 0, sizeof(*r));
+	r->tid = tid;
+	r->interval = calloc((size_t)st->nr_columns + 1, sizeof(uint64_t));
+	r->total = calloc((size_t)st->nr_columns + 1, sizeof(uint64_t));
+	r->seen = calloc((size_t)st->nr_columns + 1, sizeof(bool));
+	if (!r->interval || !r->total || !r->seen) {
+		free(r->interval);
+		free(r->total);
+		free(r->seen);
+		return -1;
+	}
+	return st->nr_rows++;
+}
+
+static int map(struct stat_threads *st, const struct series_table *series, int index)
+{
+	const struct series *s = &series->series[index];
+
+	if (index >= st->nr_mapped) {
+		int n = index + 64;
+		int *rows = realloc(st->series_row, sizeof(int) * (size_t)n);
+		int *cols = rows ? realloc(st->series_col, sizeof(int) * (size_t)n) : NULL;
+
+		if (rows)
+			st->series_row = rows;
+		if (!cols)
+			return -1;
+		st->series_col = cols;
+		for (int i = st->nr_mapped; i < n; i++)
+			st->series_row[i] = st->series_col[i] = -1;
+		st->nr_mapped = n;
+	}
+	st->series_row[index] = st->series_col[index] = -1;
+	if (s->labels.tid == LABEL_NONE)
+		return 0;
+	st->series_col[index] = column_of(st, s->name);
+	if (st->series_col[index] < 0)
+		return 0;
+	st->series_row[index] = row_of(st, s->labels.tid);
+	if (st->series_row[index] < 0)
+		return -1;
+	st->rows[st->series_row[index]].seen[st->series_col[index]] = true;
+	return 0;
+}
+
+int stat_threads_frame(struct stat_threads *st, const struct series_table *series, const struct frame *frame)
+{
+	const struct series_changes *c = frame->changes;
+
+	for (int i = 0; c && i < c->nr_added; i++)
+		if (map(st, series, c->added[i]) < 0)
+			return -1;
+	for (int i = 0; i < st->nr_mapped && i < frame->nr; i++) {
+		int row = st->series_row[i], col = st->series_col[i];
+		const struct sample *s = &frame->samples[i];
+
+		if (row < 0 || col < 0)
+			continue;
+		st->rows[row].in_interval = true;
+		if (!s->valid)
+			continue;
+		st->rows[row].interval[col] += s->value;
+		st->rows[row].total[col] += s->value;
+	}
+	/* Their last values were in this frame. */
+	for (int i = 0; c && i < c->nr_retired; i++)
+		if (c->retired[i] < st->nr_mapped)
+			st->series_row[c->retired[i]] = st->series_col[c->retired[i]] = -1;
+	return 0;
+}
+
+static int by_tid(const void *a, const void *b, void *arg)
+{
+	const struct stat_thread_row *rows = arg;
+	int x = rows[*(const int *)a].tid, y = rows[*(const int *)b].tid;
+
+	return (x > y) - (x < y);
 }
 
 int stat_threads_fill(struct stat_threads *st, bool cumulative)
 {
 	struct stat_table *t = &st->table;
-	struct bpf_thread_values *swap;
+	int *order = calloc((size_t)st->nr_rows + 1, sizeof(int)), n = 0;
 
-	if (read_threads(st) < 0)
-		return -1;
 	stat_table_free(t);
+	if (!order)
+		return -1;
+	for (int r = 0; r < st->nr_rows; r++)
+		if (cumulative || st->rows[r].in_interval)
+			order[n++] = r;
+	qsort_r(order, (size_t)n, sizeof(int), by_tid, st->rows);
 	t->mode = AGGR_THREAD;
-	t->nr_rows = st->nr_now;
+	t->nr_rows = n;
 	t->nr_columns = t->nr_event_columns = st->nr_columns;
-	t->row_keys = calloc((size_t)st->nr_now + 1, sizeof(int));
+	t->row_keys = calloc((size_t)n + 1, sizeof(int));
 	t->names = calloc((size_t)st->nr_columns + 1, sizeof(char *));
 	t->units = calloc((size_t)st->nr_columns + 1, sizeof(char *));
-	t->cells = calloc((size_t)(st->nr_now * st->nr_columns) + 1, sizeof(*t->cells));
-	if (!t->row_keys || !t->names || !t->units || !t->cells)
+	t->cells = calloc((size_t)(n * st->nr_columns) + 1, sizeof(*t->cells));
+	if (!t->row_keys || !t->names || !t->units || !t->cells) {
+		free(order);
 		return -1;
+	}
 	memcpy(t->names, st->names, sizeof(char *) * (size_t)st->nr_columns);
 	memcpy(t->units, st->units, sizeof(char *) * (size_t)st->nr_columns);
-	for (int r = 0; r < st->nr_now; r++) {
-		const struct bpf_thread_values *now = &st->now[r];
-		const struct bpf_thread_values *before = cumulative ? NULL : find_tid(st->prev, st->nr_prev, now->tid);
+	for (int k = 0; k < n; k++) {
+		struct stat_thread_row *row = &st->rows[order[k]];
 
-		t->row_keys[r] = (int)now->tid;
+		t->row_keys[k] = row->tid;
 		for (int c = 0; c < st->nr_columns; c++) {
-			struct stat_cell *cell = &t->cells[r * st->nr_columns + c];
-			int v = st->value_index[c];
+			struct stat_cell *cell = &t->cells[k * st->nr_columns + c];
 
-			if (v < 0) {
+			if (!row->seen[c]) {
 				cell->status = CELL_NOT_APPLICABLE;
 				cell->why = "not kept per thread";
 				continue;
 			}
-			cell->raw = now->value[v] - (before ? before->value[v] : 0);
+			cell->raw = cumulative ? row->total[c] : row->interval[c];
 			cell->value = (double)cell->raw;
 			cell->coverage = 1.0;
 			cell->integer = true;
 		}
 	}
 	/* The next interval is measured from here. */
-	swap = st->prev;
-	st->prev = st->now;
-	st->now = swap;
-	st->nr_prev = st->nr_now;
+	for (int r = 0; r < st->nr_rows; r++) {
+		memset(st->rows[r].interval, 0, sizeof(uint64_t) * (size_t)st->nr_columns);
+		st->rows[r].in_interval = false;
+	}
+	free(order);
 	return 0;
 }
 
 void stat_threads_free(struct stat_threads *st)
 {
 	stat_table_free(&st->table);
+	for (int r = 0; r < st->nr_rows; r++) {
+		free(st->rows[r].interval);
+		free(st->rows[r].total);
+		free(st->rows[r].seen);
+	}
+	free(st->rows);
 	free(st->names);
 	free(st->units);
-	free(st->value_index);
-	free(st->now);
-	free(st->prev);
+	free(st->series_row);
+	free(st->series_col);
 	memset(st, 0, sizeof(*st));
 }

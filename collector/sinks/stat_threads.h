@@ -1,34 +1,36 @@
 /* stat --per-thread: one row per thread of the measured processes, from the
- * eBPF source's per-thread maps. Threads come and go during a run, so these
- * rows are built at each output (outside the sampling hot path), as deltas
- * against the previous output or as totals. */
+ * per-thread series in the frames (labels pid, tid, comm). Threads come and
+ * go during a run: their series appear and are retired (sampler/frame.h),
+ * and each thread keeps its row, with its totals, to the end. */
 #ifndef MEMSCOPE_STAT_THREADS_H
 #define MEMSCOPE_STAT_THREADS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "util/error.h"
 #include "sampler/frame.h"
 #include "sinks/stat_table.h"
-#include "sampler/source.h"
 
-struct bpf_thread_values;
+struct stat_thread_row;
 
 struct stat_threads {
-	struct source *bpf;
 	int nr_columns;
-	const char **names;       /* distinct series names, table order */
+	const char **names;       /* distinct names of the series without a thread, table order */
 	const char **units;
-	int *value_index;         /* per column: index into bpf_thread_values.value, or -1 (n/a) */
-	struct bpf_thread_values *now, *prev;
-	int nr_now, nr_prev, capacity;
+	/* Per series index: the row and column its values go to, -1: none. */
+	int *series_row, *series_col;
+	int nr_mapped;
+	struct stat_thread_row *rows;
+	int nr_rows, rows_cap;
 	struct stat_table table;
 };
 
-int stat_threads_init(struct stat_threads *st, struct source *bpf, const struct series_table *series,
-		      struct ms_error *err);
-/* Read the threads and fill st->table: totals since the start when
- * `cumulative`, else the change since the previous call. */
+int stat_threads_init(struct stat_threads *st, const struct series_table *series, struct ms_error *err);
+/* Take a frame's per-thread values (and the series it adds or retires). */
+int stat_threads_frame(struct stat_threads *st, const struct series_table *series, const struct frame *frame);
+/* Fill st->table: totals since the start when `cumulative`, else the frames
+ * since the previous call (the threads that had a series in them). */
 int stat_threads_fill(struct stat_threads *st, bool cumulative);
 void stat_threads_free(struct stat_threads *st);
 

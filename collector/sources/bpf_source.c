@@ -3,24 +3,27 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bpf/memscope_bpf.h"
 #include "host/privileges.h"
 #include "host/sysfs.h"
-
-#include "bpf/memscope_bpf.h"
 #include "sources/bpf/bpf_probes.h"
 
-#define BATCH 256                 /* map entries per lookup_batch call */
-#define DEFAULT_TOP_N 20
 #define DEFAULT_RING_BYTES (4u << 20)
+#define EXIT_RING_BYTES (256u << 10)   /* ~800 exits between two samples before the reader is woken */
+#define MIN_TASKS 4096
+#define MAX_TASKS (1 << 20)
+#define MAX_NAMED_OVERFLOWS 16          /* processes named when the task table is full */
+#define NV MS_C_NR
 
-/* What a series shows; the sum over the target set of one map field, or more. */
+/* What a series shows, computed from a task's counters. */
 enum bpf_value {
 	V_FAULTS, V_FAULTS_USER, V_FAULTS_KERNEL, V_FAULTS_READ, V_FAULTS_WRITE,
 	V_ONCPU_NS, V_OFFCPU_NS, V_SWITCHES, V_SWITCHES_VOLUNTARY, V_SWITCHES_INVOLUNTARY,
@@ -28,11 +31,18 @@ enum bpf_value {
 	V_PAGES_ALLOC,        /* one series per node */
 	V_PAGES_ALLOC_UNPLACED,
 	V_PROCESSES,          /* gauge */
+	V_THREADS,            /* gauge: live threads */
+	V_CPU,                /* gauge, per thread: the CPU it last ran on */
+	V_STATE,              /* gauge, per thread: the kernel's task state at its last switch away */
 	V_DROPS,
 	V_NR,
 };
 
 #define P(x) BPF_PROBE_BIT(BPF_PROBE_##x)
+
+/* Which series a desc has: the total, and per process or per thread.
+ * THREAD_ONLY descs have no total (a thread's CPU has no sum). */
+enum task_scope { TOTAL_ONLY, PER_PROCESS = 1, PER_THREAD = 2, PER_TASK = 3, THREAD_ONLY = 6 };
 
 struct series_desc {
 	const char *name;
@@ -40,32 +50,37 @@ struct series_desc {
 	enum series_kind kind;
 	enum bpf_value value;
 	unsigned probes;      /* the series is valid when any of these runs; 0: always */
+	enum task_scope scope;
 };
 
 static const struct series_desc series_descs[] = {
-	{ "proc.faults", "", SERIES_COUNTER, V_FAULTS, P(FAULT_USER) | P(FAULT_KERNEL) },
-	{ "proc.faults_user", "", SERIES_COUNTER, V_FAULTS_USER, P(FAULT_USER) },
-	{ "proc.faults_kernel", "", SERIES_COUNTER, V_FAULTS_KERNEL, P(FAULT_KERNEL) },
-	{ "proc.faults_read", "", SERIES_COUNTER, V_FAULTS_READ, P(FAULT_USER) | P(FAULT_KERNEL) },
-	{ "proc.faults_write", "", SERIES_COUNTER, V_FAULTS_WRITE, P(FAULT_USER) | P(FAULT_KERNEL) },
-	{ "proc.oncpu_ns", "ns", SERIES_COUNTER, V_ONCPU_NS, P(SCHED_SWITCH) },
-	{ "proc.offcpu_ns", "ns", SERIES_COUNTER, V_OFFCPU_NS, P(SCHED_SWITCH) },
-	{ "proc.switches", "", SERIES_COUNTER, V_SWITCHES, P(SCHED_SWITCH) },
-	{ "proc.switches_voluntary", "", SERIES_COUNTER, V_SWITCHES_VOLUNTARY, P(SCHED_SWITCH) },
-	{ "proc.switches_involuntary", "", SERIES_COUNTER, V_SWITCHES_INVOLUNTARY, P(SCHED_SWITCH) },
-	{ "proc.migrations", "", SERIES_COUNTER, V_MIGRATIONS, P(MIGRATE_TASK) },
-	{ "proc.migrations_cross_node", "", SERIES_COUNTER, V_MIGRATIONS_CROSS_NODE, P(MIGRATE_TASK) },
-	{ "proc.numa_task_moves", "", SERIES_COUNTER, V_NUMA_TASK_MOVES, P(MOVE_NUMA) },
-	{ "proc.numa_task_swaps", "", SERIES_COUNTER, V_NUMA_TASK_SWAPS, P(SWAP_NUMA) },
-	{ "proc.pages_migrated", "", SERIES_COUNTER, V_PAGES_MIGRATED, P(MIGRATE_PAGES) },
-	{ "proc.pages_alloc", "", SERIES_COUNTER, V_PAGES_ALLOC, P(PAGE_ALLOC) },
-	{ "proc.pages_alloc_unplaced", "", SERIES_COUNTER, V_PAGES_ALLOC_UNPLACED, P(PAGE_ALLOC) },
-	{ "proc.processes", "", SERIES_GAUGE, V_PROCESSES, 0 },
-	{ "proc.bpf_drops", "", SERIES_COUNTER, V_DROPS, 0 },
+	{ "proc.faults", "", SERIES_COUNTER, V_FAULTS, P(FAULT_USER) | P(FAULT_KERNEL), PER_TASK },
+	{ "proc.faults_user", "", SERIES_COUNTER, V_FAULTS_USER, P(FAULT_USER), PER_TASK },
+	{ "proc.faults_kernel", "", SERIES_COUNTER, V_FAULTS_KERNEL, P(FAULT_KERNEL), PER_TASK },
+	{ "proc.faults_read", "", SERIES_COUNTER, V_FAULTS_READ, P(FAULT_USER) | P(FAULT_KERNEL), PER_TASK },
+	{ "proc.faults_write", "", SERIES_COUNTER, V_FAULTS_WRITE, P(FAULT_USER) | P(FAULT_KERNEL), PER_TASK },
+	{ "proc.oncpu_ns", "ns", SERIES_COUNTER, V_ONCPU_NS, P(SCHED_SWITCH), PER_TASK },
+	{ "proc.offcpu_ns", "ns", SERIES_COUNTER, V_OFFCPU_NS, P(SCHED_SWITCH), PER_TASK },
+	{ "proc.switches", "", SERIES_COUNTER, V_SWITCHES, P(SCHED_SWITCH), PER_TASK },
+	{ "proc.switches_voluntary", "", SERIES_COUNTER, V_SWITCHES_VOLUNTARY, P(SCHED_SWITCH), PER_TASK },
+	{ "proc.switches_involuntary", "", SERIES_COUNTER, V_SWITCHES_INVOLUNTARY, P(SCHED_SWITCH), PER_TASK },
+	{ "proc.migrations", "", SERIES_COUNTER, V_MIGRATIONS, P(MIGRATE_TASK), PER_TASK },
+	{ "proc.migrations_cross_node", "", SERIES_COUNTER, V_MIGRATIONS_CROSS_NODE, P(MIGRATE_TASK), PER_TASK },
+	{ "proc.numa_task_moves", "", SERIES_COUNTER, V_NUMA_TASK_MOVES, P(MOVE_NUMA), PER_TASK },
+	{ "proc.numa_task_swaps", "", SERIES_COUNTER, V_NUMA_TASK_SWAPS, P(SWAP_NUMA), PER_TASK },
+	{ "proc.pages_migrated", "", SERIES_COUNTER, V_PAGES_MIGRATED, P(MIGRATE_PAGES), PER_TASK },
+	{ "proc.pages_alloc", "", SERIES_COUNTER, V_PAGES_ALLOC, P(PAGE_ALLOC), PER_TASK },
+	{ "proc.pages_alloc_unplaced", "", SERIES_COUNTER, V_PAGES_ALLOC_UNPLACED, P(PAGE_ALLOC), PER_TASK },
+	{ "proc.processes", "", SERIES_GAUGE, V_PROCESSES, 0, TOTAL_ONLY },
+	{ "proc.threads", "", SERIES_GAUGE, V_THREADS, 0, PER_PROCESS },
+	{ "proc.cpu", "", SERIES_GAUGE, V_CPU, P(SCHED_SWITCH), THREAD_ONLY },
+	{ "proc.state", "", SERIES_GAUGE, V_STATE, P(SCHED_SWITCH), THREAD_ONLY },
+	{ "proc.bpf_drops", "", SERIES_COUNTER, V_DROPS, 0, TOTAL_ONLY },
 };
 
 #define NR_DESCS ((int)(sizeof(series_descs) / sizeof(series_descs[0])))
-
+/* Series of one process or thread: every desc, pages once per kept node. */
+#define MAX_TASK_SERIES (NR_DESCS + MS_BPF_SLOT_NODES)
 
 static const struct series_desc *find_desc(const char *name)
 {
@@ -75,57 +90,95 @@ static const struct series_desc *find_desc(const char *name)
 	return NULL;
 }
 
-/* Sums over the target set, cumulative since the probes started. */
-struct totals {
-	uint64_t value[V_NR];
-	uint64_t node_pages[BPF_SOURCE_MAX_NODES]; /* by slot in bpf_source.nodes */
-};
-
+/* One series the source fills: which value, for which node. */
 struct bpf_series {
 	enum bpf_value value;
-	int node_slot;        /* V_PAGES_ALLOC */
+	int node_slot;        /* V_PAGES_ALLOC: index into bpf_source.nodes */
 	bool valid;
+};
+
+/* User space's view of one slot of the task table. */
+struct shadow {
+	bool used;            /* holds a task seen at a sample (or at enable) */
+	bool in_proc;         /* counted in its process's nr_threads */
+	bool gone;            /* gone_gen's task has exited: its slot may still read as live a moment */
+	uint32_t gen, gone_gen;
+	pid_t tid, tgid;
+	uint32_t comm_gen;
+	uint64_t value[NV];   /* counters at the last read */
+};
+
+/* Per thread (per_thread): its series and what it did since the last sample. */
+struct thread_out {
+	bool has_series;
+	int series[MAX_TASK_SERIES];
+	uint64_t delta[NV];
+	pid_t tid, tgid;
+	int cpu;
+	uint32_t run_state;
+	char comm[16];
+};
+
+/* A process with live threads (or gone since the last sample). */
+struct proc {
+	pid_t tgid;           /* 0: unused entry */
+	char comm[16];
+	int nr_threads;       /* live threads with a slot */
+	bool named_by_leader; /* comm is the leader thread's */
+	bool has_series;      /* per_process: series[] are in the table */
+	uint64_t delta[NV];   /* since the last sample */
+	int series[MAX_TASK_SERIES]; /* per-process series indices, -1: none */
+	int live_at;          /* its place in bpf_source.live */
 };
 
 struct bpf_source {
 	struct bpf_probes probes;
 	bool filter;
-	int top_n;
+	bool per_process, per_thread;
+	pid_t thread_tgid;                /* per_thread: only this process's threads; 0: all */
 	int ncpus;
-	int max_tasks;
 	bool wanted[NR_DESCS];
 	int nodes[BPF_SOURCE_MAX_NODES];  /* node ids with a pages series, ascending */
 	int nr_nodes;
-	struct bpf_series *series;
+	int node_index[BPF_SOURCE_MAX_NODES]; /* node id -> its page counter in a slot, -1: unplaced */
+	struct bpf_series *series;        /* the totals' series, in table order from src->first */
 	int nr_series;
-	struct totals cur, prev;
+	/* Per-task series: which desc/node each of the MAX_TASK_SERIES positions is. */
+	struct bpf_series task_series[MAX_TASK_SERIES];
+	const struct series_desc *task_desc[MAX_TASK_SERIES];
+	int nr_task_series;
+	struct series_table *table;       /* the sampler's, for series added during the run */
 	uint64_t last_ns;
-	/* Batch buffers, allocated at create so sampling never allocates. */
-	__u32 *task_keys;
-	struct ms_task_stats *task_values;   /* BATCH x ncpus */
-	struct ms_node_key *node_keys;
-	__u64 *node_values;                  /* BATCH x ncpus */
-	__u32 *target_keys;
-	__u8 *target_values;
-	__u64 *drop_values;                  /* ncpus */
-	/* The same for bpf_source_processes() and _threads(), which a sink's
-	 * thread calls while the sampler samples: buffers of their own. */
-	__u32 *reader_task_keys;
-	struct ms_task_stats *reader_task_values;
-	struct ms_node_key *reader_node_keys;
-	__u64 *reader_node_values;
-	/* Per-process table for bpf_source_processes(): open addressing. */
-	struct bpf_process_stats *procs;
-	int procs_capacity;                  /* a power of two */
-	/* Slots of procs in use since the last bpf_source_processes(): only these
-	 * are cleared and sorted, not the whole (large, mostly empty) table. */
-	int *procs_used;
-	int nr_procs_used;
-	struct bpf_process_stats *procs_sorted;
+	bool enabled;
+	/* Totals: this sample's change, and the gauges. */
+	uint64_t delta[NV];
+	uint64_t drops_prev, drops_now;
+	int64_t processes_base;           /* system-wide: processes at enable, before the probes' delta */
+	int live_threads;
+	/* Slots as user space last saw them. */
+	struct shadow *shadow;
+	struct thread_out *threads;       /* per_thread: one per slot */
+	struct thread_out *gone;          /* per_thread: threads gone since the last sample */
+	int nr_gone, gone_cap;
+	/* Processes: open addressing by tgid, and the list of those in use. */
+	struct proc *procs;
+	int procs_capacity;               /* a power of two */
+	int *live;
+	int nr_live;
+	/* Reading */
+	struct ring_buffer *exits;
 	struct ring_buffer *ring;
 	void (*on_event)(const struct ms_event *event, void *arg);
 	void *event_arg;
-	void *visit_ctx;                     /* for visitors that fill a caller's buffer */
+	__u64 *drop_values;               /* ncpus */
+	__u32 *target_keys;
+	__u8 *target_values;
+	/* A full task table is named once per process. */
+	FILE *warnings;
+	uint32_t overflow_seen;
+	pid_t named[MAX_NAMED_OVERFLOWS];
+	int nr_named;
+	bool said_full;
 };
 
 static uint64_t now_ns(void)
@@ -136,114 +189,481 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Walk a map with BPF_MAP_LOOKUP_BATCH, BATCH entries at a time, calling
- * visit for each key with its per-CPU values. */
-typedef void (*visit_fn)(struct bpf_source *s, const void *key, const void *values);
+/* ---- Values ---- */
 
-static int read_map(struct bpf_source *s, int fd, void *keys, size_t key_size, void *values,
-		    size_t values_per_key_bytes, visit_fn visit)
+static uint64_t derive(const struct bpf_series *ser, const uint64_t *c, const struct bpf_source *s)
 {
-	__u64 in_token = 0, out_token = 0;
-	bool first = true;
+	switch (ser->value) {
+	case V_FAULTS:
+		return c[MS_C_FAULTS_USER_READ] + c[MS_C_FAULTS_USER_WRITE] + c[MS_C_FAULTS_KERNEL_READ] +
+		       c[MS_C_FAULTS_KERNEL_WRITE];
+	case V_FAULTS_USER: return c[MS_C_FAULTS_USER_READ] + c[MS_C_FAULTS_USER_WRITE];
+	case V_FAULTS_KERNEL: return c[MS_C_FAULTS_KERNEL_READ] + c[MS_C_FAULTS_KERNEL_WRITE];
+	case V_FAULTS_READ: return c[MS_C_FAULTS_USER_READ] + c[MS_C_FAULTS_KERNEL_READ];
+	case V_FAULTS_WRITE: return c[MS_C_FAULTS_USER_WRITE] + c[MS_C_FAULTS_KERNEL_WRITE];
+	case V_ONCPU_NS: return c[MS_C_ONCPU_NS];
+	case V_OFFCPU_NS: return c[MS_C_OFFCPU_NS];
+	case V_SWITCHES: return c[MS_C_SWITCHES_VOLUNTARY] + c[MS_C_SWITCHES_INVOLUNTARY];
+	case V_SWITCHES_VOLUNTARY: return c[MS_C_SWITCHES_VOLUNTARY];
+	case V_SWITCHES_INVOLUNTARY: return c[MS_C_SWITCHES_INVOLUNTARY];
+	case V_MIGRATIONS: return c[MS_C_MIGRATIONS];
+	case V_MIGRATIONS_CROSS_NODE: return c[MS_C_MIGRATIONS_CROSS_NODE];
+	case V_NUMA_TASK_MOVES: return c[MS_C_NUMA_TASK_MOVES];
+	case V_NUMA_TASK_SWAPS: return c[MS_C_NUMA_TASK_SWAPS];
+	case V_PAGES_MIGRATED: return c[MS_C_PAGES_MIGRATED];
+	case V_PAGES_ALLOC: {
+		int k = s->node_index[s->nodes[ser->node_slot]];
 
-	for (;;) {
-		__u32 count = BATCH;
-		int rc = bpf_map_lookup_batch(fd, first ? NULL : &in_token, &out_token, keys, values, &count, NULL);
-		int saved = errno;
-
-		for (__u32 i = 0; i < count; i++)
-			visit(s, (const char *)keys + i * key_size, (const char *)values + i * values_per_key_bytes);
-		if (rc < 0)
-			return saved == ENOENT ? 0 : -1;
-		in_token = out_token;
-		first = false;
+		return k >= 0 ? c[MS_C_PAGES_NODE0 + k] : 0;
 	}
-}
+	case V_PAGES_ALLOC_UNPLACED: {
+		uint64_t unplaced = c[MS_C_PAGES_UNPLACED];
 
-static void sum_task_into(uint64_t *value, const struct ms_task_stats *st)
-{
-	value[V_FAULTS_USER] += st->faults_user_read + st->faults_user_write;
-	value[V_FAULTS_KERNEL] += st->faults_kernel_read + st->faults_kernel_write;
-	value[V_FAULTS_READ] += st->faults_user_read + st->faults_kernel_read;
-	value[V_FAULTS_WRITE] += st->faults_user_write + st->faults_kernel_write;
-	value[V_ONCPU_NS] += st->oncpu_ns;
-	value[V_OFFCPU_NS] += st->offcpu_ns;
-	value[V_SWITCHES_VOLUNTARY] += st->switches_voluntary;
-	value[V_SWITCHES_INVOLUNTARY] += st->switches_involuntary;
-	value[V_MIGRATIONS] += st->migrations;
-	value[V_MIGRATIONS_CROSS_NODE] += st->migrations_cross_node;
-	value[V_NUMA_TASK_MOVES] += st->numa_task_moves;
-	value[V_NUMA_TASK_SWAPS] += st->numa_task_swaps;
-	value[V_PAGES_MIGRATED] += st->pages_migrated;
-}
+		/* Nodes the host lists past the kept ones have no series. */
+		for (int k = 0; k < MS_BPF_SLOT_NODES; k++) {
+			bool shown = false;
 
-static void visit_task_total(struct bpf_source *s, const void *key, const void *values)
-{
-	const struct ms_task_stats *per_cpu = values;
-
-	for (int c = 0; c < s->ncpus; c++)
-		sum_task_into(s->cur.value, &per_cpu[c]);
-}
-
-static int node_slot(const struct bpf_source *s, __u32 node)
-{
-	for (int i = 0; i < s->nr_nodes; i++)
-		if ((__u32)s->nodes[i] == node)
-			return i;
-	return -1;
-}
-
-static void visit_node_total(struct bpf_source *s, const void *key, const void *values)
-{
-	const struct ms_node_key *k = key;
-	const __u64 *per_cpu = values;
-	uint64_t pages = 0;
-	int slot = node_slot(s, k->node);
-
-	for (int c = 0; c < s->ncpus; c++)
-		pages += per_cpu[c];
-	if (slot >= 0)
-		s->cur.node_pages[slot] += pages;
-	else
-		s->cur.value[V_PAGES_ALLOC_UNPLACED] += pages;
-}
-
-static void visit_target(struct bpf_source *s, const void *key, const void *values)
-{
-	s->cur.value[V_PROCESSES]++;
-}
-
-static int read_totals(struct bpf_source *s)
-{
-	const struct bpf_probes *p = &s->probes;
-	int rc = 0;
-
-	memset(&s->cur, 0, sizeof(s->cur));
-	rc |= read_map(s, bpf_probes_task_stats_fd(p), s->task_keys, sizeof(__u32), s->task_values,
-		       (size_t)s->ncpus * sizeof(struct ms_task_stats), visit_task_total);
-	rc |= read_map(s, bpf_probes_node_pages_fd(p), s->node_keys, sizeof(struct ms_node_key), s->node_values,
-		       (size_t)s->ncpus * sizeof(__u64), visit_node_total);
-	if (s->filter)
-		rc |= read_map(s, bpf_probes_targets_fd(p), s->target_keys, sizeof(__u32), s->target_values,
-			       sizeof(__u8), visit_target);
-	for (__u32 reason = 0; reason < MS_DROP_NR; reason++) {
-		if (bpf_map_lookup_elem(bpf_probes_drops_fd(p), &reason, s->drop_values) < 0) {
-			rc = -1;
-			continue;
+			for (int i = 0; i < s->nr_nodes && !shown; i++)
+				shown = s->node_index[s->nodes[i]] == k;
+			if (!shown)
+				unplaced += c[MS_C_PAGES_NODE0 + k];
 		}
-		for (int c = 0; c < s->ncpus; c++)
-			s->cur.value[V_DROPS] += s->drop_values[c];
+		return unplaced;
 	}
-	s->cur.value[V_FAULTS] = s->cur.value[V_FAULTS_USER] + s->cur.value[V_FAULTS_KERNEL];
-	s->cur.value[V_SWITCHES] = s->cur.value[V_SWITCHES_VOLUNTARY] + s->cur.value[V_SWITCHES_INVOLUNTARY];
-	return rc;
+	default: return 0;
+	}
 }
+
+static void add_counters(uint64_t *to, const uint64_t *delta)
+{
+	for (int i = 0; i < NV; i++)
+		to[i] += delta[i];
+}
+
+/* ---- Processes ---- */
+
+static unsigned proc_hash(const struct bpf_source *s, pid_t tgid)
+{
+	return ((unsigned)tgid * 2654435761u) & (unsigned)(s->procs_capacity - 1);
+}
+
+static int proc_find(const struct bpf_source *s, pid_t tgid)
+{
+	unsigned mask = (unsigned)s->procs_capacity - 1;
+
+	for (unsigned i = proc_hash(s, tgid);; i = (i + 1) & mask) {
+		if (s->procs[i].tgid == tgid)
+			return (int)i;
+		if (s->procs[i].tgid == 0)
+			return -1;
+	}
+}
+
+/* Remove entry i, moving later entries of its probe sequence back so
+ * lookups never stop at a hole. */
+static void proc_remove(struct bpf_source *s, int i)
+{
+	unsigned mask = (unsigned)s->procs_capacity - 1, hole = (unsigned)i;
+	struct proc *p = &s->procs[i];
+	int last = s->live[--s->nr_live];
+
+	s->live[p->live_at] = last;
+	s->procs[last].live_at = p->live_at;
+	memset(p, 0, sizeof(*p));
+	for (unsigned j = (hole + 1) & mask; s->procs[j].tgid; j = (j + 1) & mask) {
+		unsigned home = proc_hash(s, s->procs[j].tgid);
+
+		/* j may move to the hole when its home is not between hole and j. */
+		if ((j > hole && (home <= hole || home > j)) || (j < hole && home <= hole && home > j)) {
+			s->procs[hole] = s->procs[j];
+			s->live[s->procs[hole].live_at] = (int)hole;
+			memset(&s->procs[j], 0, sizeof(s->procs[j]));
+			hole = j;
+		}
+	}
+}
+
+static int proc_get(struct bpf_source *s, pid_t tgid, const char *comm, bool leader)
+{
+	unsigned mask = (unsigned)s->procs_capacity - 1;
+	int i = proc_find(s, tgid);
+	struct proc *p;
+
+	if (i >= 0)
+		return i;
+	if (s->nr_live >= s->procs_capacity / 2)
+		return -1;   /* cannot happen: twice the slots */
+	for (i = (int)proc_hash(s, tgid); s->procs[i].tgid; i = (int)(((unsigned)i + 1) & mask))
+		;
+	p = &s->procs[i];
+	memset(p, 0, sizeof(*p));
+	p->tgid = tgid;
+	snprintf(p->comm, sizeof(p->comm), "%.15s", comm);
+	p->named_by_leader = leader;
+	for (int k = 0; k < MAX_TASK_SERIES; k++)
+		p->series[k] = -1;
+	p->live_at = s->nr_live;
+	s->live[s->nr_live++] = i;
+	return i;
+}
+
+/* The names the kernel gives tasks may hold any byte; labels keep text. */
+static void clean_comm(char *out, const char *comm)
+{
+	snprintf(out, 16, "%.15s", comm);
+	for (char *c = out; *c; c++)
+		if (!isprint((unsigned char)*c))
+			*c = '?';
+}
+
+static void add_task_series(struct bpf_source *s, int *at, pid_t pid, pid_t tid, const char *comm, bool process)
+{
+	struct series_labels labels;
+
+	series_labels_init(&labels);
+	labels.pid = pid;
+	labels.tid = tid;
+	clean_comm(labels.comm, comm);
+	for (int k = 0; k < s->nr_task_series; k++) {
+		const struct series_desc *d = s->task_desc[k];
+
+		at[k] = -1;
+		if (!(d->scope & (process ? PER_PROCESS : PER_THREAD)))
+			continue;
+		if (d->value == V_PAGES_ALLOC)
+			labels.node = s->nodes[s->task_series[k].node_slot];
+		/* A full table is counted in the totals: never a wrong value. */
+		at[k] = series_table_add_live(s->table, d->name, d->unit, 1.0, d->kind, &labels);
+		labels.node = LABEL_NONE;
+	}
+}
+
+static void retire_task_series(struct bpf_source *s, int *at)
+{
+	for (int k = 0; k < s->nr_task_series; k++) {
+		if (at[k] >= 0)
+			series_table_retire(s->table, at[k]);
+		at[k] = -1;
+	}
+}
+
+/* ---- Reading the task table ---- */
+
+/* A task's change since the last read goes to the totals, its process and
+ * (per thread) its own series. */
+static void account(struct bpf_source *s, int slot, const struct ms_task_slot *cur, const uint64_t *base)
+{
+	uint64_t d[NV];
+	struct shadow *sh = &s->shadow[slot];
+	int p;
+
+	for (int i = 0; i < NV; i++)
+		d[i] = cur->counter[i] - base[i];
+	add_counters(s->delta, d);
+	if (slot == 0 || !(s->per_process || s->per_thread))
+		return;   /* slot 0: threads without a slot of their own count in the totals only */
+	p = proc_find(s, (pid_t)cur->tgid);
+	if (p < 0) {
+		char comm[16];
+
+		clean_comm(comm, cur->comm);
+		p = proc_get(s, (pid_t)cur->tgid, comm, cur->tid == cur->tgid);
+	}
+	if (p < 0)
+		return;
+	add_counters(s->procs[p].delta, d);
+	if (sh->used && !sh->in_proc) {
+		s->procs[p].nr_threads++;
+		sh->in_proc = true;
+	}
+	if (s->per_thread && (!s->thread_tgid || s->thread_tgid == (pid_t)cur->tgid)) {
+		struct thread_out *t = &s->threads[slot];
+
+		add_counters(t->delta, d);
+		t->tid = (pid_t)cur->tid;
+		t->tgid = (pid_t)cur->tgid;
+		t->cpu = cur->cpu;
+		t->run_state = cur->run_state;
+		clean_comm(t->comm, cur->comm);
+	}
+}
+
+/* Threads gone since the last sample keep their series until it is written. */
+static void keep_gone_thread(struct bpf_source *s, struct thread_out *t)
+{
+	if (s->nr_gone == s->gone_cap) {
+		int cap = s->gone_cap ? s->gone_cap * 2 : 64;
+		struct thread_out *grown = realloc(s->gone, sizeof(*grown) * (size_t)cap);
+
+		if (!grown) {
+			/* Without memory its last values stay in the totals and its process. */
+			if (t->has_series)
+				retire_task_series(s, t->series);
+			return;
+		}
+		s->gone = grown;
+		s->gone_cap = cap;
+	}
+	s->gone[s->nr_gone++] = *t;
+}
+
+/* A thread is gone: its process has one thread less; its per-thread values
+ * wait for the next frame, where its series end. */
+static void thread_gone(struct bpf_source *s, int slot, uint32_t gen)
+{
+	struct shadow *sh = &s->shadow[slot];
+
+	if (sh->used) {
+		int p = proc_find(s, sh->tgid);
+
+		s->live_threads--;
+		if (sh->in_proc && p >= 0)
+			s->procs[p].nr_threads--;
+	}
+	if (s->per_thread) {
+		struct thread_out *t = &s->threads[slot];
+
+		keep_gone_thread(s, t);
+		memset(t, 0, sizeof(*t));
+	}
+	sh->used = sh->in_proc = false;
+	sh->gone = true;
+	sh->gone_gen = gen;
+}
+
+/* The final values of an exited task, from the exit ring. Before the first
+ * sample (enable), what exited only sets where counting starts. */
+static int on_exit_record(void *ctx, void *data, size_t size)
+{
+	struct bpf_source *s = ctx;
+	const struct ms_task_exit *e = data;
+	static const uint64_t zero[NV];
+	struct shadow *sh;
+
+	if (size < sizeof(*e) || e->slot == 0 || (int)e->slot >= s->probes.nr_slots)
+		return 0;
+	sh = &s->shadow[e->slot];
+	if (sh->used && sh->gen == e->values.gen)
+		account(s, (int)e->slot, &e->values, sh->value);
+	else if (s->enabled)
+		account(s, (int)e->slot, &e->values, zero);   /* started and ended between two samples */
+	else
+		return 0;
+	thread_gone(s, (int)e->slot, e->values.gen);
+	return 0;
+}
+
+/* The slot's contents, unless the probes are reusing it right now. */
+static bool read_slot(const volatile struct ms_task_slot *v, struct ms_task_slot *out)
+{
+	uint32_t gen = __atomic_load_n(&v->gen, __ATOMIC_ACQUIRE);
+
+	memcpy(out, (const void *)v, sizeof(*out));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&v->gen, __ATOMIC_RELAXED) == gen && out->gen == gen;
+}
+
+/* The leader's name is its process's. */
+static void leader_seen(struct bpf_source *s, const struct ms_task_slot *cur)
+{
+	int p = proc_find(s, (pid_t)cur->tgid);
+
+	if (p >= 0 && !s->procs[p].named_by_leader) {
+		clean_comm(s->procs[p].comm, cur->comm);
+		s->procs[p].named_by_leader = true;
+	}
+}
+
+/* A new name (exec, prctl): series carry names, so the task's series end
+ * and new ones begin in the next frame. */
+static void renamed(struct bpf_source *s, int slot, const struct ms_task_slot *cur)
+{
+	struct shadow *sh = &s->shadow[slot];
+	int p = proc_find(s, (pid_t)cur->tgid);
+
+	sh->comm_gen = cur->comm_gen;
+	sh->tid = (pid_t)cur->tid;
+	if (s->per_thread && s->threads[slot].has_series) {
+		struct thread_out *t = &s->threads[slot];
+
+		/* What it did under the old name ends with the old series. */
+		keep_gone_thread(s, t);
+		memset(t->delta, 0, sizeof(t->delta));
+		t->has_series = false;
+		clean_comm(t->comm, cur->comm);
+	}
+	if (p >= 0 && cur->tid == cur->tgid) {
+		struct proc *pr = &s->procs[p];
+
+		clean_comm(pr->comm, cur->comm);
+		pr->named_by_leader = true;
+		if (pr->has_series) {
+			retire_task_series(s, pr->series);
+			pr->has_series = false;
+		}
+	}
+}
+
+/* Give an exited task's slot back (the exit ring was full when it left). */
+static void free_slot(struct bpf_source *s, int slot)
+{
+	volatile struct ms_task_slot *v = &s->probes.slots[slot];
+	__u32 index = (__u32)slot;
+
+	memset((void *)v->counter, 0, sizeof(v->counter));
+	v->gen++;
+	__atomic_store_n(&v->state, MS_SLOT_FREE, __ATOMIC_RELEASE);
+	bpf_map_update_elem(bpf_probes_free_slots_fd(&s->probes), NULL, &index, BPF_ANY);
+}
+
+static void scan_slots(struct bpf_source *s)
+{
+	uint32_t end = __atomic_load_n(s->probes.next_slot, __ATOMIC_ACQUIRE);
+	struct ms_task_slot cur;
+
+	if (end > (uint32_t)s->probes.nr_slots)
+		end = (uint32_t)s->probes.nr_slots;
+	for (uint32_t i = 0; i < end; i++) {
+		struct shadow *sh = &s->shadow[i];
+
+		if (!read_slot(&s->probes.slots[i], &cur))
+			continue;   /* being reused: its exit record tells the rest */
+		if (cur.state != MS_SLOT_LIVE && cur.state != MS_SLOT_EXITED)
+			continue;
+		/* The task we knew here has left: its final values are in the exit
+		 * ring already (they go there before the slot is freed). */
+		if (sh->used && sh->gen != cur.gen)
+			ring_buffer__consume(s->exits);
+		/* An exited task, its slot not yet marked free. */
+		if (!sh->used && sh->gone && sh->gone_gen == cur.gen)
+			continue;
+		if (!sh->used || sh->gen != cur.gen) {
+			/* A task new since the last sample: all its counts are new; at
+			 * enable, they are the baseline. */
+			if (s->enabled)
+				memset(sh->value, 0, sizeof(sh->value));
+			else
+				memcpy(sh->value, cur.counter, sizeof(sh->value));
+			sh->used = true;
+			sh->in_proc = sh->gone = false;
+			sh->gen = cur.gen;
+			sh->tid = (pid_t)cur.tid;
+			sh->tgid = (pid_t)cur.tgid;
+			sh->comm_gen = cur.comm_gen;
+			if (i)
+				s->live_threads++;
+			if (!s->enabled)
+				continue;
+		} else {
+			bool torn = false;
+
+			for (int k = 0; k < NV && !torn; k++)
+				torn = cur.counter[k] < sh->value[k];
+			if (torn)
+				continue;   /* read while the probes reset it: next time */
+		}
+		account(s, (int)i, &cur, sh->value);
+		memcpy(sh->value, cur.counter, sizeof(sh->value));
+		if (i && sh->comm_gen != cur.comm_gen)
+			renamed(s, (int)i, &cur);
+		else if (i && cur.tid == cur.tgid)
+			leader_seen(s, &cur);
+		if (cur.state == MS_SLOT_EXITED && i) {
+			thread_gone(s, (int)i, cur.gen);
+			free_slot(s, (int)i);
+		}
+	}
+}
+
+/* Threads that found the task table full: named once per process. */
+static void name_overflows(struct bpf_source *s)
+{
+	uint32_t head = __atomic_load_n(s->probes.overflow_head, __ATOMIC_ACQUIRE);
+
+	if (head == s->overflow_seen)
+		return;
+	if (!s->said_full) {
+		fprintf(s->warnings, "memscope: eBPF: the task table (%d threads) is full: threads started "
+			"from now on count in the totals but not in their process's series; set "
+			"MEMSCOPE_BPF_TASKS to a larger number to give each its own\n", s->probes.nr_slots - 1);
+		s->said_full = true;
+	}
+	if (head - s->overflow_seen > MS_BPF_OVERFLOW_RING)
+		s->overflow_seen = head - MS_BPF_OVERFLOW_RING;
+	for (; s->overflow_seen != head; s->overflow_seen++) {
+		__u32 at = s->overflow_seen % MS_BPF_OVERFLOW_RING;
+		struct ms_overflow o;
+		bool known = false;
+		char comm[16];
+
+		if (bpf_map_lookup_elem(bpf_probes_overflow_fd(&s->probes), &at, &o) < 0)
+			continue;
+		for (int i = 0; i < s->nr_named && !known; i++)
+			known = s->named[i] == (pid_t)o.tgid;
+		if (known || s->nr_named == MAX_NAMED_OVERFLOWS)
+			continue;
+		s->named[s->nr_named++] = (pid_t)o.tgid;
+		clean_comm(comm, o.comm);
+		fprintf(s->warnings, "memscope: eBPF: task table full: pid %u (%s) counted in the totals only%s\n",
+			o.tgid, comm, s->nr_named == MAX_NAMED_OVERFLOWS ? "; further processes are not named" : "");
+	}
+}
+
+static int read_drops(struct bpf_source *s, uint64_t *total)
+{
+	*total = 0;
+	for (__u32 reason = 0; reason < MS_DROP_NR; reason++) {
+		/* A full exit ring loses nothing: the slot is freed at the sample. */
+		if (reason == MS_DROP_EXIT_RING_FULL)
+			continue;
+		if (bpf_map_lookup_elem(bpf_probes_drops_fd(&s->probes), &reason, s->drop_values) < 0)
+			return -1;
+		for (int c = 0; c < s->ncpus; c++)
+			*total += s->drop_values[c];
+	}
+	return 0;
+}
+
+static int count_targets(struct bpf_source *s)
+{
+	int fd = bpf_probes_targets_fd(&s->probes), n = 0;
+	__u32 key, next;
+	__u32 *prev = NULL;
+
+	/* The set is small (the followed processes): one key at a time. */
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+/* Processes on the system now, counted from /proc once at enable; the
+ * probes count forks and exits from attach on, so this is exact when no
+ * process came or went while /proc was read. */
+static int64_t count_processes(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int64_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += e->d_name[0] >= '1' && e->d_name[0] <= '9';
+	closedir(d);
+	return n;
+}
+
+/* ---- Source operations ---- */
 
 static int bpf_open(struct source *src, struct series_table *table, struct ms_error *err)
 {
 	struct bpf_source *s = src->priv;
 	int capacity = 0;
 
+	s->table = table;
 	src->first = table->nr;
 	for (int d = 0; d < NR_DESCS; d++)
 		if (s->wanted[d])
@@ -260,6 +680,13 @@ static int bpf_open(struct source *src, struct series_table *table, struct ms_er
 
 		if (!s->wanted[d])
 			continue;
+		if (desc->scope == THREAD_ONLY) {
+			if (s->nr_task_series < MAX_TASK_SERIES) {
+				s->task_series[s->nr_task_series] = (struct bpf_series){ desc->value, 0, valid };
+				s->task_desc[s->nr_task_series++] = desc;
+			}
+			continue;
+		}
 		for (int i = 0; i < copies; i++) {
 			struct series_labels labels;
 
@@ -271,21 +698,91 @@ static int bpf_open(struct source *src, struct series_table *table, struct ms_er
 				return -1;
 			}
 			s->series[s->nr_series++] = (struct bpf_series){ desc->value, i, valid };
+			/* The same, per process or thread: pages only on the nodes a slot keeps. */
+			if (desc->scope != TOTAL_ONLY && s->nr_task_series < MAX_TASK_SERIES &&
+			    (desc->value != V_PAGES_ALLOC || s->node_index[s->nodes[i]] >= 0)) {
+				s->task_series[s->nr_task_series] = s->series[s->nr_series - 1];
+				s->task_desc[s->nr_task_series++] = desc;
+			}
 		}
 	}
 	src->count = s->nr_series;
 	return 0;
 }
 
+/* The threads of the focused process get their slots now, so idle ones are
+ * shown too (the others would appear at their first event). */
+static void seed_threads(struct bpf_source *s)
+{
+	char path[64], text[512];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)s->thread_tgid);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		char comm[16] = "", *paren;
+		uint32_t run_state = 0;
+		int cpu = -1;
+		FILE *f;
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->thread_tgid, (int)tid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(text, sizeof(text), f) && (paren = strrchr(text, ')')) && paren[1] == ' ') {
+			char *open = strchr(text, '(');
+
+			if (open && paren > open)
+				snprintf(comm, sizeof(comm), "%.*s", (int)(paren - open - 1), open + 1);
+			/* proc(5) state letter -> the kernel's state bits at a switch. */
+			run_state = paren[2] == 'S' ? 1 : paren[2] == 'D' ? 2 : paren[2] == 'I' ? 0x402 :
+				    paren[2] == 'T' ? 4 : paren[2] == 't' ? 8 : 0;
+			/* Field 39: the CPU it last ran on. */
+			for (int field = 3; field <= 39 && paren; field++)
+				paren = strchr(paren + 1, ' ');
+			cpu = paren ? atoi(paren + 1) : -1;
+		}
+		fclose(f);
+		bpf_probes_seed_thread(&s->probes, tid, s->thread_tgid, comm, run_state, cpu);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int bpf_enable(struct source *src, struct ms_error *err)
 {
 	struct bpf_source *s = src->priv;
 
+	if (s->per_thread && s->thread_tgid > 0)
+		seed_threads(s);
+
 	/* Counts from here on: what happened before enable is the baseline. */
 	s->last_ns = now_ns();
 	bpf_probes_count_from(&s->probes, s->last_ns);
-	read_totals(s);
-	s->prev = s->cur;
+	s->enabled = false;
+	scan_slots(s);
+	ring_buffer__consume(s->exits);
+	s->enabled = true;
+	memset(s->delta, 0, sizeof(s->delta));
+	for (int i = 0; i < s->nr_live; i++)
+		memset(s->procs[s->live[i]].delta, 0, sizeof(s->procs[0].delta));
+	read_drops(s, &s->drops_prev);
+	if (!s->filter) {
+		int64_t before = __atomic_load_n(s->probes.processes_delta, __ATOMIC_ACQUIRE), after, n;
+
+		for (int tries = 0;; tries++) {
+			n = count_processes();
+			after = __atomic_load_n(s->probes.processes_delta, __ATOMIC_ACQUIRE);
+			if (after == before || tries == 3)
+				break;
+			before = after;
+		}
+		s->processes_base = n - after;
+	}
 	return 0;
 }
 
@@ -294,38 +791,144 @@ static int bpf_disable(struct source *src)
 	return 0;
 }
 
-static uint64_t series_value(const struct bpf_source *s, const struct totals *t, const struct bpf_series *ser)
+static void put_task_values(struct bpf_source *s, const int *series, const uint64_t *delta, int nr_threads,
+			    const struct thread_out *thread, struct frame *frame)
 {
-	return ser->value == V_PAGES_ALLOC ? t->node_pages[ser->node_slot] : t->value[ser->value];
+	for (int k = 0; k < s->nr_task_series; k++) {
+		struct sample *out;
+
+		if (series[k] < 0)
+			continue;
+		out = &frame->samples[series[k]];
+		out->valid = s->task_series[k].valid;
+		switch (s->task_desc[k]->value) {
+		case V_THREADS: out->value = (uint64_t)(nr_threads > 0 ? nr_threads : 0); break;
+		case V_CPU:
+			out->valid &= thread->cpu >= 0;
+			out->value = thread->cpu >= 0 ? (uint64_t)thread->cpu : 0;
+			break;
+		case V_STATE: out->value = thread->run_state; break;
+		default: out->value = derive(&s->task_series[k], delta, s); break;
+		}
+		out->enabled_ns = out->running_ns = frame->interval_ns;
+	}
+}
+
+/* The per-process series of live processes; those with no thread left end here. */
+static void fill_processes(struct bpf_source *s, struct frame *frame)
+{
+	for (int i = 0; i < s->nr_live; i++) {
+		struct proc *p = &s->procs[s->live[i]];
+
+		if (s->per_process) {
+			if (!p->has_series) {
+				add_task_series(s, p->series, p->tgid, LABEL_NONE, p->comm, true);
+				p->has_series = true;
+				frame_fit(frame, s->table->nr);
+			}
+			put_task_values(s, p->series, p->delta, p->nr_threads, NULL, frame);
+		}
+		memset(p->delta, 0, sizeof(p->delta));
+		if (p->nr_threads <= 0) {
+			if (p->has_series)
+				retire_task_series(s, p->series);
+			proc_remove(s, s->live[i]);
+			i--;   /* the last live entry moved here */
+		}
+	}
+}
+
+/* Per-thread series: live threads, then those gone since the last sample
+ * (their last values; the series end with this frame). */
+static void fill_threads(struct bpf_source *s, struct frame *frame)
+{
+	uint32_t end = __atomic_load_n(s->probes.next_slot, __ATOMIC_ACQUIRE);
+
+	if (end > (uint32_t)s->probes.nr_slots)
+		end = (uint32_t)s->probes.nr_slots;
+	for (uint32_t i = 1; i < end; i++) {
+		struct thread_out *t = &s->threads[i];
+
+		if (!s->shadow[i].used)
+			continue;
+		if (!t->has_series && t->tid) {
+			add_task_series(s, t->series, t->tgid, t->tid, t->comm, false);
+			t->has_series = true;
+			frame_fit(frame, s->table->nr);
+		}
+		if (t->has_series)
+			put_task_values(s, t->series, t->delta, 0, t, frame);
+		memset(t->delta, 0, sizeof(t->delta));
+	}
+	for (int i = 0; i < s->nr_gone; i++) {
+		struct thread_out *t = &s->gone[i];
+
+		if (!t->has_series && t->tid) {
+			add_task_series(s, t->series, t->tgid, t->tid, t->comm, false);
+			t->has_series = true;
+			frame_fit(frame, s->table->nr);
+		}
+		if (t->has_series) {
+			put_task_values(s, t->series, t->delta, 0, t, frame);
+			retire_task_series(s, t->series);
+		}
+	}
+	s->nr_gone = 0;
 }
 
 static int bpf_sample(struct source *src, struct frame *frame)
 {
 	struct bpf_source *s = src->priv;
 	uint64_t now = now_ns(), interval = now - s->last_ns;
-	bool read_ok = read_totals(s) == 0;
+	int targets = s->filter ? count_targets(s) : -1;
+	bool read_ok;
 
+	/* Exits first: a slot freed since the last sample may hold a new task. */
+	ring_buffer__consume(s->exits);
+	scan_slots(s);
 	if (s->ring)
 		ring_buffer__consume(s->ring);
+	read_ok = read_drops(s, &s->drops_now) == 0;
+	name_overflows(s);
 	for (int i = 0; i < s->nr_series; i++) {
 		const struct bpf_series *ser = &s->series[i];
 		struct sample *out = &frame->samples[src->first + i];
-		uint64_t cur = series_value(s, &s->cur, ser), prev = series_value(s, &s->prev, ser);
 
-		out->valid = read_ok && ser->valid;
+		out->valid = ser->valid;
 		out->enabled_ns = out->running_ns = interval;
-		if (ser->value == V_PROCESSES)
-			out->value = cur;
-		else
-			out->value = cur >= prev ? cur - prev : 0;
+		switch (ser->value) {
+		case V_PROCESSES:
+			if (s->filter) {
+				out->value = (uint64_t)(targets > 0 ? targets : 0);
+			} else {
+				int64_t n = s->processes_base + __atomic_load_n(s->probes.processes_delta, __ATOMIC_ACQUIRE);
+
+				out->value = n > 0 ? (uint64_t)n : 0;
+			}
+			break;
+		case V_THREADS:
+			out->value = s->live_threads > 0 ? (uint64_t)s->live_threads : 0;
+			break;
+		case V_DROPS:
+			out->valid = read_ok;
+			out->value = s->drops_now >= s->drops_prev ? s->drops_now - s->drops_prev : 0;
+			break;
+		default:
+			out->value = derive(ser, s->delta, s);
+			break;
+		}
 	}
 	if (read_ok)
-		s->prev = s->cur;
+		s->drops_prev = s->drops_now;
+	memset(s->delta, 0, sizeof(s->delta));
+	if (s->per_thread)
+		fill_threads(s, frame);
+	fill_processes(s, frame);
 	s->last_ns = now;
 	/* Everyone followed has exited. */
-	if (read_ok && s->filter && s->cur.value[V_PROCESSES] == 0)
+	if (s->filter && targets == 0)
 		src->finished = true;
-	return read_ok ? 0 : -1;
+	return 0;
 }
 
 static void bpf_close(struct source *src)
@@ -335,22 +938,15 @@ static void bpf_close(struct source *src)
 	if (!s)
 		return;
 	ring_buffer__free(s->ring);
+	ring_buffer__free(s->exits);
 	bpf_probes_close(&s->probes);
 	free(s->series);
-	free(s->task_keys);
-	free(s->task_values);
-	free(s->node_keys);
-	free(s->node_values);
-	free(s->target_keys);
-	free(s->target_values);
-	free(s->reader_task_keys);
-	free(s->reader_task_values);
-	free(s->reader_node_keys);
-	free(s->reader_node_values);
-	free(s->drop_values);
+	free(s->shadow);
+	free(s->threads);
+	free(s->gone);
 	free(s->procs);
-	free(s->procs_used);
-	free(s->procs_sorted);
+	free(s->live);
+	free(s->drop_values);
 	free(s);
 	src->priv = NULL;
 }
@@ -364,11 +960,21 @@ static const struct source_ops bpf_source_ops = {
 	.close = bpf_close,
 };
 
+/* ---- Creating ---- */
+
+static int node_slot(const struct bpf_source *s, int node)
+{
+	for (int i = 0; i < s->nr_nodes; i++)
+		if (s->nodes[i] == node)
+			return i;
+	return -1;
+}
+
 static void add_node(struct bpf_source *s, int node)
 {
 	int at = 0;
 
-	if (node < 0 || s->nr_nodes == BPF_SOURCE_MAX_NODES || node_slot(s, (__u32)node) >= 0)
+	if (node < 0 || node >= BPF_SOURCE_MAX_NODES || s->nr_nodes == BPF_SOURCE_MAX_NODES || node_slot(s, node) >= 0)
 		return;
 	while (at < s->nr_nodes && s->nodes[at] < node)
 		at++;
@@ -404,31 +1010,61 @@ static int select_series(struct bpf_source *s, const char *const *names, int nr_
 	return 0;
 }
 
-static int alloc_buffers(struct bpf_source *s, struct ms_error *err)
+/* Live threads now, from /proc/loadavg's "running/total" field. */
+static int threads_now(void)
 {
-	size_t n = BATCH, cpus = (size_t)s->ncpus;
+	FILE *f = fopen("/proc/loadavg", "r");
+	int running = 0, total = 0;
 
-	s->procs_capacity = 1;
-	while (s->procs_capacity < 2 * s->max_tasks)
+	if (f) {
+		if (fscanf(f, "%*s %*s %*s %d/%d", &running, &total) != 2)
+			total = 0;
+		fclose(f);
+	}
+	return total;
+}
+
+static int table_size(const struct bpf_source_options *opt, FILE *warnings)
+{
+	const char *env = getenv("MEMSCOPE_BPF_TASKS");
+	long n = opt->max_tasks;
+
+	if (!n && env && *env) {
+		char *end;
+
+		n = strtol(env, &end, 10);
+		if (*end || n < 2 || n > MAX_TASKS) {
+			fprintf(warnings, "memscope: MEMSCOPE_BPF_TASKS=%s is not a number of threads from 2 to %d; "
+				"the default is used\n", env, MAX_TASKS);
+			n = 0;
+		}
+	}
+	if (!n) {
+		/* Room for the threads there are and as many again twice over. */
+		n = 4L * threads_now();
+		if (n < MIN_TASKS)
+			n = MIN_TASKS;
+		if (n > MAX_TASKS)
+			n = MAX_TASKS;
+	}
+	return (int)n + 1;   /* slot 0 is the shared one */
+}
+
+static int alloc_state(struct bpf_source *s, struct ms_error *err)
+{
+	int slots = s->probes.nr_slots;
+
+	s->procs_capacity = 64;
+	while (s->procs_capacity < 2 * slots)
 		s->procs_capacity *= 2;
-	s->task_keys = calloc(n, sizeof(__u32));
-	s->task_values = calloc(n * cpus, sizeof(struct ms_task_stats));
-	s->node_keys = calloc(n, sizeof(struct ms_node_key));
-	s->node_values = calloc(n * cpus, sizeof(__u64));
-	s->target_keys = calloc(n, sizeof(__u32));
-	s->target_values = calloc(n, sizeof(__u64));
-	s->drop_values = calloc(cpus, sizeof(__u64));
-	s->reader_task_keys = calloc(n, sizeof(__u32));
-	s->reader_task_values = calloc(n * cpus, sizeof(struct ms_task_stats));
-	s->reader_node_keys = calloc(n, sizeof(struct ms_node_key));
-	s->reader_node_values = calloc(n * cpus, sizeof(__u64));
+	s->shadow = calloc((size_t)slots, sizeof(*s->shadow));
 	s->procs = calloc((size_t)s->procs_capacity, sizeof(*s->procs));
-	s->procs_used = calloc((size_t)s->procs_capacity, sizeof(int));
-	s->procs_sorted = calloc((size_t)s->procs_capacity, sizeof(*s->procs_sorted));
-	if (!s->task_keys || !s->task_values || !s->node_keys || !s->node_values || !s->target_keys ||
-	    !s->target_values || !s->drop_values || !s->procs || !s->procs_used || !s->procs_sorted ||
-	    !s->reader_task_keys || !s->reader_task_values || !s->reader_node_keys || !s->reader_node_values) {
-		ms_error_set(err, "bpf source: out of memory for the map read buffers");
+	s->live = calloc((size_t)s->procs_capacity, sizeof(int));
+	s->drop_values = calloc((size_t)s->ncpus, sizeof(__u64));
+	if (s->per_thread)
+		s->threads = calloc((size_t)slots, sizeof(*s->threads));
+	if (!s->shadow || !s->procs || !s->live || !s->drop_values || (s->per_thread && !s->threads)) {
+		ms_error_set(err, "bpf source: out of memory for the task table's state");
 		return -1;
 	}
 	return 0;
@@ -450,7 +1086,7 @@ int bpf_source_create(struct source *src, const struct host *host, const struct 
 	struct bpf_pfn_table own_table = { 0 };
 	const struct bpf_pfn_table *table = opt->pfn_table;
 	int *cpu_node = NULL;
-	int max_cpu = host->topo.max_cpu;
+	int max_cpu = host->topo.max_cpu, kept = 0;
 	unsigned probes;
 	struct bpf_probe_config cfg;
 	FILE *warnings = opt->warnings ? opt->warnings : stderr;
@@ -463,9 +1099,11 @@ int bpf_source_create(struct source *src, const struct host *host, const struct 
 	}
 	src->ops = &bpf_source_ops;
 	src->priv = s;
+	s->warnings = warnings;
 	s->filter = !opt->system_wide;
-	s->top_n = opt->top_n > 0 ? opt->top_n : DEFAULT_TOP_N;
-	s->max_tasks = s->filter ? 8192 : 65536;
+	s->per_process = opt->per_process;
+	s->per_thread = opt->per_thread;
+	s->thread_tgid = opt->thread_tgid;
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {
 		ms_error_set(err, "bpf source: cannot count the possible CPUs (%s)", strerror(-s->ncpus));
@@ -475,7 +1113,7 @@ int bpf_source_create(struct source *src, const struct host *host, const struct 
 		ms_error_set(err, "bpf source: no process to follow (give pids, or system-wide)");
 		goto fail;
 	}
-	if (select_series(s, names, nr_names, &probes, err) < 0 || alloc_buffers(s, err) < 0)
+	if (select_series(s, names, nr_names, &probes, err) < 0)
 		goto fail;
 
 	if (!table) {
@@ -496,6 +1134,15 @@ int bpf_source_create(struct source *src, const struct host *host, const struct 
 		add_node(s, host->topo.nodes[i]);
 	for (int i = 0; table && i < table->nr; i++)
 		add_node(s, table->ranges[i].node);
+	/* Each task keeps pages for the first MS_BPF_SLOT_NODES nodes. */
+	for (int n = 0; n < BPF_SOURCE_MAX_NODES; n++)
+		s->node_index[n] = -1;
+	for (int i = 0; i < s->nr_nodes; i++)
+		s->node_index[s->nodes[i]] = kept < MS_BPF_SLOT_NODES ? kept++ : -1;
+	if (s->nr_nodes > MS_BPF_SLOT_NODES && (probes & P(PAGE_ALLOC)))
+		fprintf(warnings, "memscope: eBPF: pages on the %d nodes after node %d are counted in "
+			"proc.pages_alloc_unplaced (per-task counters keep %d nodes)\n",
+			s->nr_nodes - MS_BPF_SLOT_NODES, s->nodes[MS_BPF_SLOT_NODES - 1], MS_BPF_SLOT_NODES);
 
 	cpu_node = malloc((size_t)(max_cpu > 0 ? max_cpu : 1) * sizeof(int));
 	if (!cpu_node) {
@@ -512,8 +1159,11 @@ int bpf_source_create(struct source *src, const struct host *host, const struct 
 		.filter_tgids = s->filter,
 		.tgids = opt->tgids,
 		.nr_tgids = opt->nr_tgids,
-		.max_tasks = s->max_tasks,
+		.max_tasks = table_size(opt, warnings),
 		.max_processes = s->filter ? 4096 : 1,
+		.exit_ring_bytes = EXIT_RING_BYTES,
+		.node_index = s->node_index,
+		.nr_node_index = BPF_SOURCE_MAX_NODES,
 		.event_ring_bytes = ring_bytes,
 		.pfn_table = table,
 		.cpu_node = cpu_node,
@@ -525,6 +1175,13 @@ int bpf_source_create(struct source *src, const struct host *host, const struct 
 		goto fail;
 	if (s->probes.warnings[0])
 		fprintf(warnings, "memscope: %s", s->probes.warnings);
+	if (alloc_state(s, err) < 0)
+		goto fail;
+	s->exits = ring_buffer__new(bpf_probes_exits_fd(&s->probes), on_exit_record, s, NULL);
+	if (!s->exits) {
+		ms_error_set(err, "bpf source: cannot map the exit ring buffer (%s)", strerror(errno));
+		goto fail;
+	}
 	if (opt->on_event) {
 		s->on_event = opt->on_event;
 		s->event_arg = opt->event_arg;
@@ -546,183 +1203,26 @@ fail:
 	return -1;
 }
 
-/* --- per-process view ------------------------------------------------- */
-
-static struct bpf_process_stats *proc_slot(struct bpf_source *s, __u32 tgid)
-{
-	unsigned mask = (unsigned)s->procs_capacity - 1;
-
-	for (unsigned i = (tgid * 2654435761u) & mask, n = 0; n < (unsigned)s->procs_capacity; i = (i + 1) & mask, n++) {
-		struct bpf_process_stats *p = &s->procs[i];
-
-		if (p->tgid == (pid_t)tgid)
-			return p;
-		if (p->tgid == 0) {
-			p->tgid = (pid_t)tgid;
-			s->procs_used[s->nr_procs_used++] = (int)i;
-			return p;
-		}
-	}
-	return NULL;
-}
-
-static void visit_task_process(struct bpf_source *s, const void *key, const void *values)
-{
-	const struct ms_task_stats *per_cpu = values;
-	uint64_t v[V_NR] = { 0 };
-	__u32 tgid = 0;
-
-	for (int c = 0; c < s->ncpus; c++) {
-		sum_task_into(v, &per_cpu[c]);
-		if (per_cpu[c].tgid)
-			tgid = per_cpu[c].tgid;
-	}
-	struct bpf_process_stats *p = tgid ? proc_slot(s, tgid) : NULL;
-
-	if (!p)
-		return;
-	p->nr_threads++;
-	p->faults_user += v[V_FAULTS_USER];
-	p->faults_kernel += v[V_FAULTS_KERNEL];
-	p->faults += v[V_FAULTS_USER] + v[V_FAULTS_KERNEL];
-	p->faults_write += v[V_FAULTS_WRITE];
-	p->oncpu_ns += v[V_ONCPU_NS];
-	p->offcpu_ns += v[V_OFFCPU_NS];
-	p->switches_voluntary += v[V_SWITCHES_VOLUNTARY];
-	p->switches_involuntary += v[V_SWITCHES_INVOLUNTARY];
-	p->migrations += v[V_MIGRATIONS];
-	p->migrations_cross_node += v[V_MIGRATIONS_CROSS_NODE];
-}
-
-static void visit_node_process(struct bpf_source *s, const void *key, const void *values)
-{
-	const struct ms_node_key *k = key;
-	const __u64 *per_cpu = values;
-	uint64_t pages = 0;
-	struct bpf_process_stats *p = proc_slot(s, k->tgid);
-
-	if (!p)
-		return;
-	for (int c = 0; c < s->ncpus; c++)
-		pages += per_cpu[c];
-	p->pages_alloc += pages;
-	if (k->node < BPF_SOURCE_MAX_NODES)
-		p->pages_alloc_node[k->node] += pages;
-}
-
-static int by_faults_desc(const void *a, const void *b)
-{
-	const struct bpf_process_stats *x = a, *y = b;
-
-	if (x->faults != y->faults)
-		return x->faults < y->faults ? 1 : -1;
-	if (x->oncpu_ns != y->oncpu_ns)
-		return x->oncpu_ns < y->oncpu_ns ? 1 : -1;
-	return x->tgid - y->tgid;
-}
-
-int bpf_source_processes(struct source *src, struct bpf_process_stats *out, int max)
-{
-	struct bpf_source *s = src->priv;
-	int n = 0, keep;
-
-	int rc = 0;
-
-	if (read_map(s, bpf_probes_task_stats_fd(&s->probes), s->reader_task_keys, sizeof(__u32),
-		     s->reader_task_values, (size_t)s->ncpus * sizeof(struct ms_task_stats), visit_task_process) < 0 ||
-	    read_map(s, bpf_probes_node_pages_fd(&s->probes), s->reader_node_keys, sizeof(struct ms_node_key),
-		     s->reader_node_values, (size_t)s->ncpus * sizeof(__u64), visit_node_process) < 0)
-		rc = -1;
-	for (int i = 0; i < s->nr_procs_used; i++) {
-		struct bpf_process_stats *p = &s->procs[s->procs_used[i]];
-
-		s->procs_sorted[n++] = *p;
-		memset(p, 0, sizeof(*p)); /* ready for the next call */
-	}
-	s->nr_procs_used = 0;
-	if (rc < 0)
-		return -1;
-	qsort(s->procs_sorted, (size_t)n, sizeof(*s->procs_sorted), by_faults_desc);
-	keep = n < max ? n : max;
-	if (keep > s->top_n)
-		keep = s->top_n;
-	memcpy(out, s->procs_sorted, (size_t)keep * sizeof(*out));
-	return keep;
-}
-
 int bpf_source_nr_targets(struct source *src)
 {
 	struct bpf_source *s = src->priv;
 
-	if (!s->filter)
-		return -1;
-	s->cur.value[V_PROCESSES] = 0;
-	if (read_map(s, bpf_probes_targets_fd(&s->probes), s->target_keys, sizeof(__u32), s->target_values,
-		     sizeof(__u8), visit_target) < 0)
-		return -1;
-	return (int)s->cur.value[V_PROCESSES];
+	return s->filter ? count_targets(s) : -1;
 }
 
-/* Per-thread values, for stat --per-thread. */
-
-int bpf_thread_value_index(const char *series)
-{
-	const struct series_desc *d = find_desc(series);
-
-	_Static_assert(V_NR <= BPF_THREAD_VALUES, "bpf_thread_values.value is too small");
-	if (!d || d->value == V_PAGES_ALLOC || d->value == V_PAGES_ALLOC_UNPLACED ||
-	    d->value == V_PROCESSES || d->value == V_DROPS)
-		return -1;
-	return (int)d->value;
-}
-
-struct thread_walk {
-	struct bpf_thread_values *out;
-	int max;
-	int nr;
-};
-
-static void visit_task_thread(struct bpf_source *s, const void *key, const void *values)
-{
-	const struct ms_task_stats *per_cpu = values;
-	struct thread_walk *walk = s->visit_ctx;
-	struct bpf_thread_values *t;
-
-	if (walk->nr >= walk->max)
-		return;
-	t = &walk->out[walk->nr++];
-	memset(t, 0, sizeof(*t));
-	t->tid = (pid_t)*(const __u32 *)key;
-	for (int c = 0; c < s->ncpus; c++) {
-		sum_task_into(t->value, &per_cpu[c]);
-		if (per_cpu[c].tgid)
-			t->tgid = (pid_t)per_cpu[c].tgid;
-	}
-	t->value[V_FAULTS] = t->value[V_FAULTS_USER] + t->value[V_FAULTS_KERNEL];
-	t->value[V_SWITCHES] = t->value[V_SWITCHES_VOLUNTARY] + t->value[V_SWITCHES_INVOLUNTARY];
-}
-
-static int by_tid(const void *a, const void *b)
-{
-	const struct bpf_thread_values *x = a, *y = b;
-
-	return (x->tid > y->tid) - (x->tid < y->tid);
-}
-
-int bpf_source_threads(struct source *src, struct bpf_thread_values *out, int max)
+int bpf_source_table_size(struct source *src)
 {
 	struct bpf_source *s = src->priv;
-	struct thread_walk walk = { out, max, 0 };
-	int rc;
 
-	s->visit_ctx = &walk;
-	rc = read_map(s, bpf_probes_task_stats_fd(&s->probes), s->reader_task_keys, sizeof(__u32),
-		      s->reader_task_values, (size_t)s->ncpus * sizeof(struct ms_task_stats), visit_task_thread);
-	s->visit_ctx = NULL;
-	if (rc < 0)
-		return -1;
-	qsort(out, (size_t)walk.nr, sizeof(*out), by_tid);
-	return walk.nr;
+	return s->probes.nr_slots - 1;
+}
+
+int bpf_source_table_peak(struct source *src)
+{
+	struct bpf_source *s = src->priv;
+	uint32_t next = __atomic_load_n(s->probes.next_slot, __ATOMIC_ACQUIRE);
+
+	return (int)(next < (uint32_t)s->probes.nr_slots ? next : (uint32_t)s->probes.nr_slots) - 1;
 }
 
 /* ---- The registry kind: the proc.* series ---- */
@@ -731,23 +1231,6 @@ static bool bpf_claims(const struct source_kind *kind, const char *name)
 {
 	(void)kind;
 	return bpf_series_name_known(name);
-}
-
-static int bpf_kind_create(const struct source_kind *kind, struct source *src, const struct source_request *req,
-			   struct ms_error *err)
-{
-	struct bpf_source_options bopt;
-
-	memset(&bopt, 0, sizeof(bopt));
-	bopt.tgids = req->target->pids;
-	bopt.nr_tgids = req->target->nr_pids;
-	bopt.system_wide = req->target->system_wide;
-	bopt.top_n = req->top_n;
-	bopt.warnings = req->notes;
-	if (bpf_source_create(src, req->host, &bopt, req->names, req->nr_names, err) < 0)
-		return 1;
-	src->kind = kind;
-	return 0;
 }
 
 /* The probes need the privileges to load tracing programs and the kernel's
@@ -775,6 +1258,25 @@ static bool bpf_present(const struct source_kind *kind, const struct host *host,
 		return false;
 	}
 	return true;
+}
+
+static int bpf_kind_create(const struct source_kind *kind, struct source *src, const struct source_request *req,
+			   struct ms_error *err)
+{
+	struct bpf_source_options bopt;
+
+	memset(&bopt, 0, sizeof(bopt));
+	bopt.tgids = req->target->pids;
+	bopt.nr_tgids = req->target->nr_pids;
+	bopt.system_wide = req->target->system_wide;
+	bopt.per_process = req->per_process;
+	bopt.per_thread = req->per_thread || req->thread_pid > 0;
+	bopt.thread_tgid = req->thread_pid;
+	bopt.warnings = req->notes;
+	if (bpf_source_create(src, req->host, &bopt, req->names, req->nr_names, err) < 0)
+		return 1;
+	src->kind = kind;
+	return 0;
 }
 
 const struct source_kind bpf_source_kind = {

@@ -3,11 +3,20 @@
  * balancing) for a set of processes that grows with their forks, or for the
  * whole system.
  *
- * For stat, every series is summed over the target set; proc.pages_alloc has
- * one series per node. bpf_source_processes() gives the per-process numbers
- * (for top). Environment, read once at create (for checks and debugging):
+ * Each series is summed over the target set (proc.pages_alloc has one series
+ * per node). On request it also gives the same series per process (labels
+ * pid and comm, plus proc.threads) and per thread (pid, tid, comm): they
+ * appear when a process or thread is first seen and are retired at the
+ * sample after it is gone (sampler/frame.h), so a recording keeps what top
+ * showed. A process that execs gets new series under its new name.
+ * proc.cpu and proc.state exist per thread only (the CPU a thread last ran
+ * on, its kernel task state at its last switch away: 0 running or runnable).
+ *
+ * Environment, read once at create (for checks and debugging):
  *   MEMSCOPE_BPF_BTF=PATH     kernel BTF file instead of /sys/kernel/btf/vmlinux
- *   MEMSCOPE_BPF_ATTACH=PROBE=SUBSYS:NAME[,...]   attach a probe elsewhere */
+ *   MEMSCOPE_BPF_ATTACH=PROBE=SUBSYS:NAME[,...]   attach a probe elsewhere
+ *   MEMSCOPE_BPF_TASKS=N      live threads the task table holds (default: 4 x
+ *                             the threads running at start, at least 4096) */
 #ifndef MEMSCOPE_BPF_SOURCE_H
 #define MEMSCOPE_BPF_SOURCE_H
 
@@ -30,10 +39,13 @@ struct bpf_source_options {
 	const pid_t *tgids;           /* processes to follow (with their future children) */
 	int nr_tgids;
 	bool system_wide;             /* every process; tgids ignored */
-	int top_n;                    /* processes bpf_source_processes() keeps; 0: 20 */
+	bool per_process;             /* also a series per process (labels pid, comm) */
+	bool per_thread;              /* also a series per thread (labels pid, tid, comm) */
+	pid_t thread_tgid;            /* per_thread: only the threads of this process; 0: all */
+	int max_tasks;                /* live threads the task table holds; 0: MEMSCOPE_BPF_TASKS or from the host */
 	const char *btf_path;         /* NULL: MEMSCOPE_BPF_BTF or the kernel's */
 	const struct bpf_pfn_table *pfn_table; /* NULL: read from the host's sysfs */
-	FILE *warnings;               /* where left-out probes are reported; NULL: stderr */
+	FILE *warnings;               /* where left-out probes and a full task table are reported; NULL: stderr */
 	/* Optional event stream (ring buffer drained at each sample, no wakeup
 	 * per event). Called from sample(); must not block. */
 	void (*on_event)(const struct ms_event *event, void *arg);
@@ -41,46 +53,16 @@ struct bpf_source_options {
 	size_t event_ring_bytes;      /* 0: 4 MiB when on_event is set */
 };
 
-/* Per-process numbers since the probes started. */
-struct bpf_process_stats {
-	pid_t tgid;
-	int nr_threads;               /* threads seen */
-	uint64_t faults, faults_user, faults_kernel, faults_write;
-	uint64_t oncpu_ns, offcpu_ns;
-	uint64_t switches_voluntary, switches_involuntary;
-	uint64_t migrations, migrations_cross_node;
-	uint64_t pages_alloc;         /* all nodes */
-	uint64_t pages_alloc_node[BPF_SOURCE_MAX_NODES]; /* by node id */
-};
-
-
 /* Load and attach the probes now (counting starts); series come at open.
  * names: the series wanted (NULL/0: all). An error says what is missing
  * (BTF, permission) and that the other sources keep running. */
 int bpf_source_create(struct source *src, const struct host *host, const struct bpf_source_options *opt,
 		      const char *const *names, int nr_names, struct ms_error *err);
 
-/* The top processes by faults (system-wide: at most top_n), highest first;
- * returns how many were written to out (at most max). */
-int bpf_source_processes(struct source *src, struct bpf_process_stats *out, int max);
-
-/* One thread of the measured processes, cumulative since the probes started:
- * value[bpf_thread_value_index(series)] for each per-thread series. */
-#define BPF_THREAD_VALUES 32
-struct bpf_thread_values {
-	pid_t tid;
-	pid_t tgid;
-	uint64_t value[BPF_THREAD_VALUES];
-};
-
-/* Where a series lives in bpf_thread_values.value, or -1 when it is not kept
- * per thread (page allocations are kept per process and node). */
-int bpf_thread_value_index(const char *series);
-/* Every thread seen (exited ones included), by tid; returns how many were
- * written to out (at most max), or -1. Not for the hot path: reads the map. */
-int bpf_source_threads(struct source *src, struct bpf_thread_values *out, int max);
-
 /* Processes in the in-kernel target set now (filtering mode), else -1. */
 int bpf_source_nr_targets(struct source *src);
+/* Live threads the task table holds, and the most it has held at once. */
+int bpf_source_table_size(struct source *src);
+int bpf_source_table_peak(struct source *src);
 
 #endif

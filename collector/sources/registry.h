@@ -30,7 +30,9 @@ struct source_request {
 	const struct metric_plan *plan;    /* the metrics measured (their events are among names), or NULL */
 	const char *path;                  /* file kinds: the file to read */
 	bool per_cpu;                      /* task targets: also split by CPU (per-cpu/socket/node output) */
-	int top_n;                         /* processes a per-process source keeps; 0: its default */
+	bool per_process;                  /* also a series per process (labels pid, comm), where the kind can */
+	bool per_thread;                   /* also a series per thread (labels pid, tid, comm), where the kind can */
+	pid_t thread_pid;                  /* > 0: per-thread series of this process only */
 	FILE *notes;                       /* where a source reports what it left out; never NULL */
 	const char *command_name;          /* "stat", for messages */
 };

@@ -12,30 +12,35 @@
 #include "pipeline/lua_session.h"
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
-#include "sources/bpf_source.h"
 
-/* Counters of one process or thread at the previous update: rates are the
- * difference over the time between updates. */
-struct top_proc_counts {
-	pid_t pid;
-	char comm[32];
-	uint64_t faults, oncpu_ns, offcpu_ns, migrations;
-	uint64_t pages_node[TOP_MAX_NODES];
-	uint64_t pages_alloc_sum;                    /* all nodes */
+/* The per-process and per-thread series of the frames (labels pid, tid,
+ * comm), gathered by task: each frame's values are the task's deltas over
+ * that frame, so rates need no previous totals. */
+enum top_field {
+	F_FAULTS, F_ONCPU, F_OFFCPU, F_MIGRATIONS, F_THREADS, F_CPU, F_STATE,
+	F_PAGES,                                     /* + node index */
+	F_NR = F_PAGES + TOP_MAX_NODES,
 };
 
-struct top_thread_counts {
-	pid_t tid;
-	uint64_t faults, ticks;
+struct top_task {
+	pid_t pid, tid;                              /* tid 0: the process; pid 0: free */
+	char comm[16];
+	int nr_series;                               /* live series gathered here */
+	bool seen[F_NR];
+	double value[F_NR];                          /* this frame */
+	uint64_t faults_total;                       /* since top started */
+	int next_free;
 };
 
 struct top_cumulative {
-	struct top_proc_counts *procs, *next_procs;  /* sorted by pid; swapped each update */
-	int nr_procs;
-	struct bpf_process_stats *bpf;                /* read buffer */
-	struct top_thread_counts *threads, *next_threads;
-	int nr_threads;
-	pid_t threads_of;                             /* the process the thread counts belong to */
+	struct top_task *tasks;
+	int nr_tasks, tasks_cap, free_task;          /* tasks[0 .. nr_tasks) used or on the free list */
+	/* Per series index: the task and field it fills; task -1: none. */
+	int *series_task, *series_field;
+	int nr_mapped;
+	/* pid/tid -> task: open addressing, 2 x tasks_cap entries, -1 empty, -2 removed. */
+	int *index;
+	int index_cap;
 };
 
 /* Which catalog metric fills each node column (none: from the eBPF probes). */
@@ -142,9 +147,10 @@ static int take_lua_metrics(struct top_model *m, struct session_options *opt)
  * help screen instead of printed under the display. */
 static int open_session(struct top_model *m, const struct top_options *topt, struct ms_error *err)
 {
-	/* The probes behind the per-process numbers (faults, scheduling,
-	 * migrations, page allocations); only proc.pages_alloc is read as series. */
-	char events[] = "proc.pages_alloc,proc.faults,proc.oncpu_ns,proc.offcpu_ns,proc.migrations";
+	/* The per-process numbers, as series per process (and, for the focused
+	 * process, per thread): faults, scheduling, migrations, page allocations. */
+	char events[] = "proc.pages_alloc,proc.faults,proc.oncpu_ns,proc.offcpu_ns,proc.migrations,proc.threads,"
+			"proc.cpu,proc.state";
 	char metrics[512];
 	struct session_options opt;
 	size_t notes_len = 0;
@@ -168,7 +174,8 @@ static int open_session(struct top_model *m, const struct top_options *topt, str
 	opt.system_wide = true;
 	opt.metrics_if_available = true;
 	opt.bpf_optional = true;
-	opt.bpf_top_n = TOP_MAX_PROCESSES;
+	opt.per_process = true;
+	opt.thread_pid = topt->focus_pid;
 	opt.notes = open_memstream(&m->notes, &notes_len);
 	ret = session_open(&m->session, &opt, err);
 	if (!ret)
@@ -217,13 +224,7 @@ static int alloc_tables(struct top_model *m)
 	m->lua_why = calloc(((size_t)m->nr_nodes + 1) * TOP_MAX_LUA_COLS, sizeof(*m->lua_why));
 	if (!p || !m->nodes || !m->procs || !m->threads || !m->lua_why)
 		return -1;
-	p->procs = calloc(TOP_MAX_PROCESSES + 1, sizeof(*p->procs));
-	p->next_procs = calloc(TOP_MAX_PROCESSES + 1, sizeof(*p->next_procs));
-	p->bpf = calloc(TOP_MAX_PROCESSES, sizeof(*p->bpf));
-	p->threads = calloc(TOP_MAX_THREADS, sizeof(*p->threads));
-	p->next_threads = calloc(TOP_MAX_THREADS, sizeof(*p->next_threads));
-	if (!p->procs || !p->next_procs || !p->bpf || !p->threads || !p->next_threads)
-		return -1;
+	p->free_task = -1;
 	for (int i = 0; i < m->nr_nodes; i++)
 		m->nodes[i].node = m->session.host.topo.nodes[i];
 	m->total.node = -1;
@@ -294,11 +295,10 @@ void top_model_close(struct top_model *m)
 	session_close(&m->session);
 	free(m->notes);
 	if (m->prev) {
-		free(m->prev->procs);
-		free(m->prev->next_procs);
-		free(m->prev->bpf);
-		free(m->prev->threads);
-		free(m->prev->next_threads);
+		free(m->prev->tasks);
+		free(m->prev->series_task);
+		free(m->prev->series_field);
+		free(m->prev->index);
 		free(m->prev);
 	}
 	free(m->nodes);
@@ -406,169 +406,222 @@ static void update_nodes(struct top_model *m, const struct frame *frame)
 		pages_any ? NULL : m->bpf_why ? m->bpf_why : "the page allocation probe is not running";
 }
 
-static int cmp_counts_pid(const void *a, const void *b)
+static unsigned task_hash(pid_t pid, pid_t tid, int cap)
 {
-	const struct top_proc_counts *x = a, *y = b;
-
-	return (x->pid > y->pid) - (x->pid < y->pid);
+	return ((unsigned)pid * 2654435761u ^ (unsigned)tid * 40503u) & (unsigned)(cap - 1);
 }
 
-static const struct top_proc_counts *find_prev(const struct top_cumulative *c, pid_t pid)
+static int task_find(const struct top_cumulative *c, pid_t pid, pid_t tid)
 {
-	struct top_proc_counts key = { .pid = pid };
+	if (!c->index_cap)
+		return -1;
+	for (unsigned i = task_hash(pid, tid, c->index_cap), n = 0; n < (unsigned)c->index_cap;
+	     i = (i + 1) & (unsigned)(c->index_cap - 1), n++) {
+		int k = c->index[i];
 
-	return bsearch(&key, c->procs, (size_t)c->nr_procs, sizeof(key), cmp_counts_pid);
+		if (k == -1)
+			return -1;
+		if (k >= 0 && c->tasks[k].pid == pid && c->tasks[k].tid == tid)
+			return k;
+	}
+	return -1;
 }
 
-/* /proc/PID/comm; false when the process is gone. */
-static bool read_comm(const struct top_model *m, pid_t pid, pid_t tid, char *comm, size_t size)
+static int index_put(struct top_cumulative *c, int k)
 {
-	char rel[64], path[4200];
-
-	if (tid)
-		snprintf(rel, sizeof(rel), "%d/task/%d/comm", (int)pid, (int)tid);
-	else
-		snprintf(rel, sizeof(rel), "%d/comm", (int)pid);
-	sysfs_join(path, sizeof(path), m->session.host.roots.proc, rel);
-	return sysfs_read_str(path, comm, size) == 0;
+	for (unsigned i = task_hash(c->tasks[k].pid, c->tasks[k].tid, c->index_cap);;
+	     i = (i + 1) & (unsigned)(c->index_cap - 1))
+		if (c->index[i] < 0) {
+			c->index[i] = k;
+			return 0;
+		}
 }
 
-static double rate(uint64_t now, uint64_t before, double seconds)
+/* Room for more tasks: the index stays at most half full (removed entries
+ * count until it is rebuilt). */
+static int grow_tasks(struct top_cumulative *c)
 {
-	return now > before && seconds > 0 ? (double)(now - before) / seconds : 0;
+	int cap = c->tasks_cap ? c->tasks_cap * 2 : 256;
+	struct top_task *tasks = realloc(c->tasks, sizeof(*tasks) * (size_t)cap);
+	int *index = malloc(sizeof(int) * (size_t)cap * 4);
+
+	if (tasks)
+		c->tasks = tasks;
+	if (!tasks || !index) {
+		free(index);
+		return -1;
+	}
+	free(c->index);
+	c->index = index;
+	c->index_cap = cap * 4;
+	c->tasks_cap = cap;
+	for (int i = 0; i < c->index_cap; i++)
+		c->index[i] = -1;
+	for (int k = 0; k < c->nr_tasks; k++)
+		if (c->tasks[k].pid)
+			index_put(c, k);
+	return 0;
 }
 
-static void fill_process(struct top_model *m, const struct bpf_process_stats *b,
-			 const struct top_proc_counts *before, struct top_proc_counts *now, double seconds)
+static int task_get(struct top_cumulative *c, pid_t pid, pid_t tid)
 {
-	struct top_process_row *row = &m->procs[m->nr_procs];
-	static const struct top_proc_counts zero;
-	uint64_t d_on, d_off;
-	bool idle, alive;
+	int k = task_find(c, pid, tid);
 
-	if (!before)
-		before = &zero;  /* new since the last update: all its counts are recent */
-	idle = b->faults == before->faults && b->oncpu_ns == before->oncpu_ns && b->offcpu_ns == before->offcpu_ns &&
-	       b->pages_alloc == before->pages_alloc_sum;
-	/* The probes' maps keep processes that have exited; one that did nothing
-	 * since the last update and is gone has no row. kill(pid, 0) is one
-	 * system call, cheaper than opening /proc. */
-	alive = kill(b->tgid, 0) == 0 || errno == EPERM;
-	if (!(idle && !alive))
-		m->nr_procs++;
+	if (k >= 0)
+		return k;
+	if (c->free_task >= 0) {
+		k = c->free_task;
+		c->free_task = c->tasks[k].next_free;
+	} else {
+		if (c->nr_tasks == c->tasks_cap && grow_tasks(c) < 0)
+			return -1;
+		k = c->nr_tasks++;
+	}
+	memset(&c->tasks[k], 0, sizeof(c->tasks[k]));
+	c->tasks[k].pid = pid;
+	c->tasks[k].tid = tid;
+	index_put(c, k);
+	return k;
+}
+
+static void task_drop(struct top_cumulative *c, int k)
+{
+	for (unsigned i = task_hash(c->tasks[k].pid, c->tasks[k].tid, c->index_cap);;
+	     i = (i + 1) & (unsigned)(c->index_cap - 1))
+		if (c->index[i] == k) {
+			c->index[i] = -2;
+			break;
+		}
+	c->tasks[k].pid = 0;
+	c->tasks[k].next_free = c->free_task;
+	c->free_task = k;
+}
+
+/* The field a per-task series fills, or -1. */
+static int field_of(const struct top_model *m, const struct series *s)
+{
+	static const struct { const char *name; enum top_field field; } fields[] = {
+		{ "proc.faults", F_FAULTS }, { "proc.oncpu_ns", F_ONCPU }, { "proc.offcpu_ns", F_OFFCPU },
+		{ "proc.migrations", F_MIGRATIONS }, { "proc.threads", F_THREADS }, { "proc.cpu", F_CPU },
+		{ "proc.state", F_STATE },
+	};
+
+	if (!strcmp(s->name, "proc.pages_alloc")) {
+		int i = top_model_node_index(m, s->labels.node);
+
+		return i >= 0 ? F_PAGES + i : -1;
+	}
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (!strcmp(s->name, fields[i].name))
+			return fields[i].field;
+	return -1;
+}
+
+static int map_series(struct top_model *m, const struct series_table *table, int index)
+{
+	struct top_cumulative *c = m->prev;
+	const struct series *s = &table->series[index];
+	int field, k;
+
+	if (index >= c->nr_mapped) {
+		int n = index + 256;
+		int *tasks = realloc(c->series_task, sizeof(int) * (size_t)n);
+		int *fields = tasks ? realloc(c->series_field, sizeof(int) * (size_t)n) : NULL;
+
+		if (tasks)
+			c->series_task = tasks;
+		if (!fields)
+			return -1;
+		c->series_field = fields;
+		for (int i = c->nr_mapped; i < n; i++)
+			c->series_task[i] = -1;
+		c->nr_mapped = n;
+	}
+	c->series_task[index] = -1;
+	if (!series_is_per_task(s) || s->labels.pid == LABEL_NONE || (field = field_of(m, s)) < 0)
+		return 0;
+	/* Threads: only the focused process's. */
+	if (s->labels.tid != LABEL_NONE && s->labels.pid != m->focus_pid)
+		return 0;
+	k = task_get(c, s->labels.pid, s->labels.tid == LABEL_NONE ? 0 : s->labels.tid);
+	if (k < 0)
+		return -1;
+	snprintf(c->tasks[k].comm, sizeof(c->tasks[k].comm), "%s", s->labels.comm);
+	c->tasks[k].nr_series++;
+	c->series_task[index] = k;
+	c->series_field[index] = field;
+	return 0;
+}
+
+static double rate(double delta, double seconds)
+{
+	return seconds > 0 ? delta / seconds : 0;
+}
+
+static void process_row(struct top_model *m, struct top_task *t, double seconds)
+{
+	struct top_process_row *row = &m->procs[m->nr_procs++];
+	double on = t->value[F_ONCPU], off = t->value[F_OFFCPU];
+
 	memset(row, 0, sizeof(*row));
-	row->pid = b->tgid;
-	row->nr_threads = b->nr_threads;
-	row->faults_total = b->faults;
-	row->faults = rate(b->faults, before->faults, seconds);
-	row->migrations = rate(b->migrations, before->migrations, seconds);
-	d_on = b->oncpu_ns > before->oncpu_ns ? b->oncpu_ns - before->oncpu_ns : 0;
-	d_off = b->offcpu_ns > before->offcpu_ns ? b->offcpu_ns - before->offcpu_ns : 0;
-	row->cpu_pct = seconds > 0 ? (double)d_on / 1e9 / seconds * 100.0 : 0;
-	row->offcpu_pct.valid = d_on + d_off > 0;
-	row->offcpu_pct.value = row->offcpu_pct.valid ? (double)d_off * 100.0 / (double)(d_on + d_off) : 0;
+	row->pid = t->pid;
+	snprintf(row->comm, sizeof(row->comm), "%s", t->comm);
+	row->nr_threads = (int)t->value[F_THREADS];
+	t->faults_total += (uint64_t)t->value[F_FAULTS];
+	row->faults_total = t->faults_total;
+	row->faults = rate(t->value[F_FAULTS], seconds);
+	row->migrations = rate(t->value[F_MIGRATIONS], seconds);
+	row->cpu_pct = rate(on / 1e9, seconds) * 100.0;
+	row->offcpu_pct.valid = on + off > 0;
+	row->offcpu_pct.value = row->offcpu_pct.valid ? off * 100.0 / (on + off) : 0;
 	row->offcpu_pct.why = row->offcpu_pct.valid ? NULL : "not switched in or out this interval";
 	row->remote_pct.valid = false;
 	row->remote_pct.why = m->proc_remote_why;
-
-	memset(now, 0, sizeof(*now));
-	now->pid = b->tgid;
-	now->faults = b->faults;
-	now->oncpu_ns = b->oncpu_ns;
-	now->offcpu_ns = b->offcpu_ns;
-	now->migrations = b->migrations;
-	now->pages_alloc_sum = b->pages_alloc;
 	for (int i = 0; i < m->nr_nodes && i < TOP_MAX_NODES; i++) {
-		int node = m->session.host.topo.nodes[i];
-		uint64_t pages = node < BPF_SOURCE_MAX_NODES ? b->pages_alloc_node[node] : 0;
-
-		now->pages_node[i] = pages;
-		row->pages_node[i] = rate(pages, before->pages_node[i], seconds);
+		row->pages_node[i] = rate(t->value[F_PAGES + i], seconds);
 		row->pages += row->pages_node[i];
 	}
-	/* An exec changes the name and always faults: read it again only then. */
-	if (before->comm[0] && row->faults == 0 && before->faults == b->faults) {
-		memcpy(now->comm, before->comm, sizeof(now->comm));
-	} else if (!read_comm(m, b->tgid, 0, now->comm, sizeof(now->comm))) {
-		if (before->comm[0])
-			memcpy(now->comm, before->comm, sizeof(now->comm));
-		else
-			snprintf(now->comm, sizeof(now->comm), "<exited>");
-	}
-	memcpy(row->comm, now->comm, sizeof(row->comm));
 }
 
-static void update_processes(struct top_model *m, double seconds)
+/* The kernel's task state at the last switch away, as ps shows it. */
+static char state_letter(bool seen, double state)
 {
-	struct top_cumulative *c = m->prev;
-	struct top_proc_counts *swap;
-	int n;
-	bool focus_seen = false;
+	unsigned s = (unsigned)state;
 
-	m->nr_procs = 0;
-	if (!m->bpf)
+	if (!seen)
+		return '?';
+	if (s == 0)
+		return 'R';
+	if ((s & 0x402) == 0x402)   /* TASK_IDLE: uninterruptible, not counted as load */
+		return 'I';
+	if (s & 2)
+		return 'D';
+	if (s & 1)
+		return 'S';
+	if (s & 4)
+		return 'T';
+	if (s & 8)
+		return 't';
+	return '?';
+}
+
+static void thread_row(struct top_model *m, const struct top_task *t, double seconds)
+{
+	struct top_thread_row *row;
+	const struct cpu_place *place;
+
+	if (m->nr_threads == TOP_MAX_THREADS)
 		return;
-	n = bpf_source_processes(m->bpf, c->bpf, TOP_MAX_PROCESSES);
-	for (int i = 0; i < n; i++) {
-		fill_process(m, &c->bpf[i], find_prev(c, c->bpf[i].tgid), &c->next_procs[i], seconds);
-		focus_seen |= c->bpf[i].tgid == m->focus_pid;
-	}
-	/* A focused process the probes have not seen yet still gets its row. */
-	if (m->focus_pid && !focus_seen && m->focus_alive) {
-		struct top_process_row *row = &m->procs[m->nr_procs++];
-
-		memset(row, 0, sizeof(*row));
-		row->pid = m->focus_pid;
-		row->nr_threads = m->nr_threads;
-		read_comm(m, m->focus_pid, 0, row->comm, sizeof(row->comm));
-		row->remote_pct.why = m->proc_remote_why;
-		row->offcpu_pct.why = "not switched in or out since top started";
-	}
-	qsort(c->next_procs, (size_t)(n > 0 ? n : 0), sizeof(*c->next_procs), cmp_counts_pid);
-	swap = c->procs;
-	c->procs = c->next_procs;
-	c->next_procs = swap;
-	c->nr_procs = n > 0 ? n : 0;
-}
-
-/* Fields of /proc/PID/task/TID/stat after the command (see proc(5)). */
-static bool read_thread_stat(const struct top_model *m, pid_t pid, pid_t tid, struct top_thread_row *row,
-			     uint64_t *faults, uint64_t *ticks)
-{
-	char rel[64], path[4200], text[1024];
-	char *p, *tok, *save = NULL;
-	unsigned long long minflt = 0, majflt = 0, utime = 0, stime = 0;
-	int field = 3;
-
-	snprintf(rel, sizeof(rel), "%d/task/%d/stat", (int)pid, (int)tid);
-	sysfs_join(path, sizeof(path), m->session.host.roots.proc, rel);
-	if (sysfs_read_str(path, text, sizeof(text)) < 0)
-		return false;
-	p = strrchr(text, ')');
-	if (!p)
-		return false;
-	row->cpu = -1;
-	for (tok = strtok_r(p + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save), field++) {
-		switch (field) {
-		case 3: row->state = tok[0]; break;
-		case 10: minflt = strtoull(tok, NULL, 10); break;
-		case 12: majflt = strtoull(tok, NULL, 10); break;
-		case 14: utime = strtoull(tok, NULL, 10); break;
-		case 15: stime = strtoull(tok, NULL, 10); break;
-		case 39: row->cpu = atoi(tok); break;
-		default: break;
-		}
-	}
-	*faults = minflt + majflt;
-	*ticks = utime + stime;
-	return true;
-}
-
-static int cmp_thread_tid(const void *a, const void *b)
-{
-	const struct top_thread_counts *x = a, *y = b;
-
-	return (x->tid > y->tid) - (x->tid < y->tid);
+	row = &m->threads[m->nr_threads++];
+	memset(row, 0, sizeof(*row));
+	row->tid = t->tid;
+	snprintf(row->comm, sizeof(row->comm), "%s", t->comm);
+	row->state = state_letter(t->seen[F_STATE], t->value[F_STATE]);
+	row->faults = rate(t->value[F_FAULTS], seconds);
+	row->cpu_pct = rate(t->value[F_ONCPU] / 1e9, seconds) * 100.0;
+	row->cpu = t->seen[F_CPU] ? (int)t->value[F_CPU] : -1;
+	place = row->cpu >= 0 ? topology_cpu(&m->session.host.topo, row->cpu) : NULL;
+	row->node = place ? place->node : -1;
 }
 
 static int cmp_thread_row(const void *a, const void *b)
@@ -578,61 +631,66 @@ static int cmp_thread_row(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static void update_threads(struct top_model *m, double seconds)
+/* Rows from the frame's per-task series; tasks whose series end in this
+ * frame show their last interval and are then forgotten. */
+static void update_tasks(struct top_model *m, const struct frame *frame, double seconds)
 {
 	struct top_cumulative *c = m->prev;
-	struct top_thread_counts *swap;
-	char rel[64], path[4200];
-	struct dirent *d;
-	DIR *dir;
-	long hz = sysconf(_SC_CLK_TCK);
-	int n = 0;
+	const struct series_table *table = &m->session.sampler.table;
+	const struct series_changes *ch = frame->changes;
+	bool focus_seen = false;
 
-	m->nr_threads = 0;
-	snprintf(rel, sizeof(rel), "%d/task", (int)m->focus_pid);
-	sysfs_join(path, sizeof(path), m->session.host.roots.proc, rel);
-	dir = opendir(path);
-	m->focus_alive = dir != NULL;
-	if (!dir)
-		return;
-	if (c->threads_of != m->focus_pid) {
-		c->nr_threads = 0;
-		c->threads_of = m->focus_pid;
+	m->nr_procs = m->nr_threads = 0;
+	for (int i = 0; ch && i < ch->nr_added; i++)
+		map_series(m, table, ch->added[i]);
+	for (int k = 0; k < c->nr_tasks; k++) {
+		memset(c->tasks[k].value, 0, sizeof(c->tasks[k].value));
+		memset(c->tasks[k].seen, 0, sizeof(c->tasks[k].seen));
 	}
-	while ((d = readdir(dir)) && n < TOP_MAX_THREADS) {
-		struct top_thread_row *row = &m->threads[n];
-		struct top_thread_counts key, *before;
-		const struct cpu_place *place;
-		pid_t tid = (pid_t)atoi(d->d_name);
+	for (int i = 0; i < c->nr_mapped && i < frame->nr; i++) {
+		int k = c->series_task[i];
 
-		if (tid <= 0)
+		if (k < 0 || !frame->samples[i].valid)
 			continue;
-		memset(row, 0, sizeof(*row));
-		row->tid = tid;
-		if (!read_thread_stat(m, m->focus_pid, tid, row, &key.faults, &key.ticks))
-			continue;   /* exited between readdir and read */
-		read_comm(m, m->focus_pid, tid, row->comm, sizeof(row->comm));
-		key.tid = tid;
-		before = bsearch(&key, c->threads, (size_t)c->nr_threads, sizeof(key), cmp_thread_tid);
-		row->faults = rate(key.faults, before ? before->faults : 0, seconds);
-		row->cpu_pct = hz > 0 ? rate(key.ticks, before ? before->ticks : 0, seconds) / (double)hz * 100.0 : 0;
-		if (!before) {
-			/* First sight: its counts cover its whole life, not this interval. */
-			row->faults = 0;
-			row->cpu_pct = 0;
-		}
-		place = row->cpu >= 0 ? topology_cpu(&m->session.host.topo, row->cpu) : NULL;
-		row->node = place ? place->node : -1;
-		c->next_threads[n++] = key;
+		c->tasks[k].value[c->series_field[i]] += (double)frame->samples[i].value;
+		c->tasks[k].seen[c->series_field[i]] = true;
 	}
-	closedir(dir);
-	m->nr_threads = n;
-	qsort(m->threads, (size_t)n, sizeof(*m->threads), cmp_thread_row);
-	qsort(c->next_threads, (size_t)n, sizeof(*c->next_threads), cmp_thread_tid);
-	swap = c->threads;
-	c->threads = c->next_threads;
-	c->next_threads = swap;
-	c->nr_threads = n;
+	for (int k = 0; k < c->nr_tasks; k++) {
+		struct top_task *t = &c->tasks[k];
+
+		if (!t->pid)
+			continue;
+		if (!t->tid && m->nr_procs < TOP_MAX_PROCESSES) {
+			process_row(m, t, seconds);
+			focus_seen |= t->pid == m->focus_pid;
+		} else if (t->tid) {
+			thread_row(m, t, seconds);
+		}
+	}
+	for (int i = 0; ch && i < ch->nr_retired; i++) {
+		int index = ch->retired[i], k = index < c->nr_mapped ? c->series_task[index] : -1;
+
+		if (k < 0)
+			continue;
+		c->series_task[index] = -1;
+		if (--c->tasks[k].nr_series == 0)
+			task_drop(c, k);
+	}
+	qsort(m->threads, (size_t)m->nr_threads, sizeof(*m->threads), cmp_thread_row);
+	if (m->focus_pid) {
+		/* Live, a focused process that has not run since top started still
+		 * exists; a recording knows only what it recorded. */
+		m->focus_alive = focus_seen || (!m->replay && (kill(m->focus_pid, 0) == 0 || errno == EPERM));
+		if (!focus_seen && m->focus_alive && m->nr_procs < TOP_MAX_PROCESSES) {
+			struct top_process_row *row = &m->procs[m->nr_procs++];
+
+			memset(row, 0, sizeof(*row));
+			row->pid = m->focus_pid;
+			snprintf(row->comm, sizeof(row->comm), "?");
+			row->remote_pct.why = m->proc_remote_why;
+			row->offcpu_pct.why = "not switched in or out since top started";
+		}
+	}
 }
 
 /* The Lua columns, as the scripts computed them for this frame: values
@@ -675,16 +733,13 @@ void top_model_compute(struct top_model *m, const struct frame *frame)
 void top_model_update(struct top_model *m, const struct frame *frame)
 {
 	uint64_t now = frame->time_ns;
-	double seconds = now > m->last_ns ? (double)(now - m->last_ns) / 1e9 : 0;
 
 	m->interval_s = (double)frame->interval_ns / 1e9;
 	m->elapsed_s = now > m->session.sampler.start_ns ? (double)(now - m->session.sampler.start_ns) / 1e9 : 0;
 	update_coverage(m, frame);
 	update_nodes(m, frame);
 	update_lua_columns(m);
-	if (m->focus_pid)
-		update_threads(m, seconds);
-	update_processes(m, seconds);
+	update_tasks(m, frame, m->interval_s);
 	m->last_ns = now;
 	m->updates++;
 }

@@ -19,7 +19,7 @@
 #include "sampler/source.h"
 
 #define TOP_MAX_NODES 8          /* node columns shown per process */
-#define TOP_MAX_PROCESSES 1024   /* processes read from the eBPF maps each interval */
+#define TOP_MAX_PROCESSES 4096   /* process rows kept per update */
 #define TOP_MAX_THREADS 512      /* threads of the focused process */
 #define TOP_MAX_LUA_COLS 16      /* metrics --lua scripts define, shown per node */
 
@@ -132,6 +132,7 @@ struct top_model {
 
 	/* Focused process */
 	pid_t focus_pid;
+	bool replay;                 /* frames from a recording: nothing is asked of the live host */
 	bool focus_alive;
 	struct top_thread_row *threads;
 	int nr_threads;

@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bpf/memscope_bpf.h"
@@ -53,7 +56,12 @@ static const struct probe_desc probe_descs[BPF_PROBE_NR] = {
 	[BPF_PROBE_FORK] = { "sched_process_fork", "sched", "sched_process_fork", true,
 			     "following the target's children" },
 	[BPF_PROBE_EXIT] = { "sched_process_exit", "sched", "sched_process_exit", true,
-			     "dropping exited processes from the target set" },
+			     "freeing the task table of exited threads (without it the table fills and later threads "
+			     "count without a process)" },
+	[BPF_PROBE_EXEC] = { "sched_process_exec", "sched", "sched_process_exec", true,
+			     "process names after exec (the name at first sight is kept)" },
+	[BPF_PROBE_RENAME] = { "task_rename", "task", "task_rename", true,
+			       "thread names set after first sight (prctl PR_SET_NAME)" },
 };
 
 const char *bpf_probe_tracepoint(enum bpf_probe probe)
@@ -69,6 +77,8 @@ const char *bpf_probe_tracepoint(enum bpf_probe probe)
 		[BPF_PROBE_MIGRATE_PAGES] = "migrate:mm_migrate_pages",
 		[BPF_PROBE_FORK] = "sched:sched_process_fork",
 		[BPF_PROBE_EXIT] = "sched:sched_process_exit",
+		[BPF_PROBE_EXEC] = "sched:sched_process_exec",
+		[BPF_PROBE_RENAME] = "task:task_rename",
 	};
 	return (unsigned)probe < BPF_PROBE_NR ? names[probe] : "?";
 }
@@ -86,6 +96,8 @@ static struct bpf_program *probe_program(struct memscope_bpf *skel, enum bpf_pro
 	case BPF_PROBE_MIGRATE_PAGES: return skel->progs.on_mm_migrate_pages;
 	case BPF_PROBE_FORK: return skel->progs.on_sched_process_fork;
 	case BPF_PROBE_EXIT: return skel->progs.on_sched_process_exit;
+	case BPF_PROBE_EXEC: return skel->progs.on_sched_process_exec;
+	case BPF_PROBE_RENAME: return skel->progs.on_task_rename;
 	case BPF_PROBE_NR: break;
 	}
 	return NULL;
@@ -218,8 +230,9 @@ static void warn(struct bpf_probes *probes, const char *fmt, ...)
 
 static void configure(struct memscope_bpf *skel, const struct bpf_probe_config *cfg, bool switch_state_arg)
 {
-	int tasks = cfg->max_tasks > 0 ? cfg->max_tasks : 8192;
+	int tasks = cfg->max_tasks > 0 ? cfg->max_tasks : 4096;
 	int procs = cfg->max_processes > 0 ? cfg->max_processes : 1024;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
 	skel->rodata->filter_tgids = cfg->filter_tgids;
 	skel->rodata->emit_events = cfg->event_ring_bytes > 0;
@@ -237,14 +250,41 @@ static void configure(struct memscope_bpf *skel, const struct bpf_probe_config *
 	for (int cpu = 0; cpu < cfg->nr_cpu_node && cpu < MS_BPF_MAX_CPUS; cpu++)
 		skel->rodata->cpu_node[cpu] = cfg->cpu_node[cpu];
 	skel->rodata->nr_cpu_nodes = (__u32)(cfg->nr_cpu_node < MS_BPF_MAX_CPUS ? cfg->nr_cpu_node : MS_BPF_MAX_CPUS);
+	for (int n = 0; n < MS_BPF_MAX_NODES; n++)
+		skel->rodata->node_index[n] = n < cfg->nr_node_index ? cfg->node_index[n] : -1;
+	skel->rodata->nr_slots = (__u32)tasks;
+	skel->rodata->exit_ring_bytes = (__u32)(cfg->exit_ring_bytes ? cfg->exit_ring_bytes : page);
 
+	/* Right-sized, and nothing preallocated per CPU: the task table is one
+	 * array (slot 0 included), the rest grows as it is used. */
+	bpf_map__set_max_entries(skel->maps.slots, (__u32)tasks);
+	bpf_map__set_max_entries(skel->maps.free_slots, (__u32)tasks);
+	bpf_map__set_max_entries(skel->maps.exits, (__u32)(cfg->exit_ring_bytes ? cfg->exit_ring_bytes : page));
 	bpf_map__set_max_entries(skel->maps.targets, (__u32)(cfg->filter_tgids ? procs : 1));
-	bpf_map__set_max_entries(skel->maps.task_stats, (__u32)tasks);
-	bpf_map__set_max_entries(skel->maps.switches, (__u32)tasks);
-	/* A process touches few nodes; room for every node of the tracked ones. */
-	bpf_map__set_max_entries(skel->maps.node_pages, (__u32)(cfg->filter_tgids ? procs * 4 : tasks * 2));
-	bpf_map__set_max_entries(skel->maps.events, (__u32)(cfg->event_ring_bytes ? cfg->event_ring_bytes :
-							    (size_t)sysconf(_SC_PAGESIZE)));
+	bpf_map__set_max_entries(skel->maps.events, (__u32)(cfg->event_ring_bytes ? cfg->event_ring_bytes : page));
+}
+
+/* The task table in this process's memory: read without a system call. */
+static int map_task_table(struct bpf_probes *probes, struct ms_error *err)
+{
+	size_t bytes = bpf_map__value_size(probes->skel->maps.slots) * bpf_map__max_entries(probes->skel->maps.slots);
+	void *at;
+
+	probes->nr_slots = (int)bpf_map__max_entries(probes->skel->maps.slots);
+	bytes = (bytes + (size_t)sysconf(_SC_PAGESIZE) - 1) / (size_t)sysconf(_SC_PAGESIZE) * (size_t)sysconf(_SC_PAGESIZE);
+	at = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(probes->skel->maps.slots), 0);
+	if (at == MAP_FAILED) {
+		ms_error_set(err, "eBPF probes: cannot map the task table (%s); %s", strerror(errno), still_works);
+		return -1;
+	}
+	probes->slots = at;
+	probes->slots_bytes = bytes;
+	/* Slot 0 takes what no other slot could: live for the whole run. */
+	probes->slots[0].state = MS_SLOT_LIVE;
+	probes->next_slot = &probes->skel->data->next_slot;
+	probes->overflow_head = &probes->skel->bss->overflow_head;
+	probes->processes_delta = &probes->skel->bss->processes_delta;
+	return 0;
 }
 
 /* Descriptors loading takes: maps, programs, BTF, libbpf's feature probes. */
@@ -289,8 +329,9 @@ int bpf_probes_open(struct bpf_probes *probes, const struct bpf_probe_config *cf
 	}
 	if (parse_overrides(cfg->attach_override, points, err) < 0)
 		goto fail;
-	if (cfg->filter_tgids)
-		wanted |= BPF_PROBE_BIT(BPF_PROBE_FORK) | BPF_PROBE_BIT(BPF_PROBE_EXIT);
+	/* Following children, counting processes, freeing exited tasks, names. */
+	wanted |= BPF_PROBE_BIT(BPF_PROBE_FORK) | BPF_PROBE_BIT(BPF_PROBE_EXIT) | BPF_PROBE_BIT(BPF_PROBE_EXEC) |
+		  BPF_PROBE_BIT(BPF_PROBE_RENAME);
 	if (wanted & BPF_PROBE_BIT(BPF_PROBE_PAGE_ALLOC)) {
 		struct ms_error tracefs_err;
 
@@ -399,11 +440,17 @@ int bpf_probes_open(struct bpf_probes *probes, const struct bpf_probe_config *cf
 		case BPF_PROBE_MIGRATE_PAGES: probes->skel->links.on_mm_migrate_pages = link; break;
 		case BPF_PROBE_FORK: probes->skel->links.on_sched_process_fork = link; break;
 		case BPF_PROBE_EXIT: probes->skel->links.on_sched_process_exit = link; break;
+		case BPF_PROBE_EXEC: probes->skel->links.on_sched_process_exec = link; break;
+		case BPF_PROBE_RENAME: probes->skel->links.on_task_rename = link; break;
 		}
 		probes->attached |= BPF_PROBE_BIT(p);
 	}
 	if (cfg->filter_tgids && !(probes->attached & BPF_PROBE_BIT(BPF_PROBE_FORK)))
 		warn(probes, "eBPF: without sched:sched_process_fork, children of the target are not followed");
+	/* The final switch away from a task frees its slot; else its exit does. */
+	probes->skel->bss->switch_attached = (probes->attached & BPF_PROBE_BIT(BPF_PROBE_SCHED_SWITCH)) != 0;
+	if (map_task_table(probes, err) < 0)
+		goto fail;
 	btf__free(vmlinux);
 	return 0;
 fail:
@@ -412,19 +459,67 @@ fail:
 	return -1;
 }
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL   /* include/uapi/linux/pidfd.h, 6.9+ */
+#endif
+
+int bpf_probes_seed_thread(struct bpf_probes *probes, pid_t tid, pid_t tgid, const char *comm, uint32_t run_state,
+			   int cpu)
+{
+	int queue = bpf_map__fd(probes->skel->maps.free_slots), pidfd;
+	struct ms_task_state ts = { 0 };
+	struct ms_task_slot *s;
+	__u32 slot;
+	int ret = -1;
+
+	pidfd = (int)syscall(SYS_pidfd_open, tid, tid == tgid ? 0 : PIDFD_THREAD);
+	if (pidfd < 0)
+		return -1;   /* gone, or a kernel without thread pidfds: it shows at its first event */
+	if (bpf_map_lookup_and_delete_elem(queue, NULL, &slot) < 0) {
+		slot = __atomic_fetch_add(&probes->skel->data->next_slot, 1, __ATOMIC_ACQ_REL);
+		if (slot >= (__u32)probes->nr_slots) {
+			close(pidfd);
+			return -1;
+		}
+	}
+	s = &probes->slots[slot];
+	s->tid = (__u32)tid;
+	s->tgid = (__u32)tgid;
+	s->cpu = cpu;
+	s->run_state = run_state;
+	snprintf(s->comm, sizeof(s->comm), "%s", comm);
+	__atomic_store_n(&s->state, MS_SLOT_LIVE, __ATOMIC_RELEASE);
+	ts.slot1 = slot + 1;
+	/* It had an event meanwhile: it has a slot of its own, give this one back. */
+	if (bpf_map_update_elem(bpf_map__fd(probes->skel->maps.task_states), &pidfd, &ts, BPF_NOEXIST) == 0) {
+		ret = 0;
+	} else {
+		s->gen++;
+		__atomic_store_n(&s->state, MS_SLOT_FREE, __ATOMIC_RELEASE);
+		bpf_map_update_elem(queue, NULL, &slot, BPF_ANY);
+	}
+	close(pidfd);
+	return ret;
+}
+
 bool bpf_probes_running(const struct bpf_probes *probes, enum bpf_probe probe)
 {
 	return (probes->attached & BPF_PROBE_BIT(probe)) != 0;
 }
 
-int bpf_probes_task_stats_fd(const struct bpf_probes *probes)
+int bpf_probes_free_slots_fd(const struct bpf_probes *probes)
 {
-	return bpf_map__fd(probes->skel->maps.task_stats);
+	return bpf_map__fd(probes->skel->maps.free_slots);
 }
 
-int bpf_probes_node_pages_fd(const struct bpf_probes *probes)
+int bpf_probes_exits_fd(const struct bpf_probes *probes)
 {
-	return bpf_map__fd(probes->skel->maps.node_pages);
+	return bpf_map__fd(probes->skel->maps.exits);
+}
+
+int bpf_probes_overflow_fd(const struct bpf_probes *probes)
+{
+	return bpf_map__fd(probes->skel->maps.overflow);
 }
 
 int bpf_probes_targets_fd(const struct bpf_probes *probes)
@@ -450,6 +545,9 @@ void bpf_probes_count_from(struct bpf_probes *probes, uint64_t monotonic_ns)
 
 void bpf_probes_close(struct bpf_probes *probes)
 {
+	if (probes->slots)
+		munmap(probes->slots, probes->slots_bytes);
+	probes->slots = NULL;
 	if (probes->skel)
 		memscope_bpf__destroy(probes->skel);
 	probes->skel = NULL;
