@@ -16,6 +16,7 @@
 #include "ctl/ctl.h"
 #include "ctl/ctl_fifo.h"
 #include "metrics/metrics.h"
+#include "sinks/top/top_model.h"
 #include "recording/recording.h"
 #include "recording/recording_host.h"
 #include "pipeline/lua_session.h"
@@ -53,7 +54,8 @@ static void record_usage(FILE *out)
 		"                      as NUMAscope's control FIFO: echo 'label phase 2' > PATH\n"
 		"%s"
 		"Frames come every -I MS (default %d ms). While it runs, 'memscope ctl' adds labels,\n"
-		"pauses, resumes, changes the interval or starts a new file.\n",
+		"pauses, resumes, changes the interval or starts a new file. -a without -e or -m records\n"
+		"what top shows, each process with its own series: memscope top --input FILE replays it.\n",
 		session_options_help, lua_cli_help, DEFAULT_INTERVAL_MS);
 }
 
@@ -104,6 +106,20 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			return -1;
 		}
 	}
+	/* -a alone records what top shows: its events and metrics (those this
+	 * host has) and a series per process, so top --input replays it. */
+	if (opt->system_wide && !opt->events && !opt->metrics && !opt->replay_path && !opt->input_path) {
+		char metrics[512];
+
+		top_node_metric_list(metrics, sizeof(metrics));
+		if (session_option(opt, 'e', SESSION_DEFAULT_EVENTS "," TOP_PROCESS_EVENTS) < 0 ||
+		    session_option(opt, 'm', metrics) < 0)
+			return -1;
+		opt->metrics_if_available = true;
+		opt->bpf_optional = true;
+	}
+	/* Processes of the run have series of their own in the file (proc.*). */
+	opt->per_process = true;
 	if (session_options_finish(opt, argc, argv) < 0)
 		return -1;
 	if (opt->input_path) {

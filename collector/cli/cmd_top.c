@@ -1,8 +1,12 @@
 /* memscope top: a live view of NUMA nodes and processes, full screen or as
  * batch text. The sampler drives the updates; the terminal (keys and resizes)
- * is one more descriptor it waits on, so keys act between two frames. */
+ * is one more descriptor it waits on, so keys act between two frames.
+ * With --input, the frames of a recording (memscope record -a) instead, at
+ * their recorded pace on the full screen, as fast as they are read in batch. */
+#include <poll.h>
 #include <errno.h>
 #include <getopt.h>
+#include <time.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +17,7 @@
 #include "ctl/ctl.h"
 #include "pipeline/lua_session.h"
 #include "pipeline/session.h"
+#include "pipeline/session_recording.h"
 #include "sinks/top/top_model.h"
 #include "sinks/top/top_view.h"
 
@@ -39,8 +44,10 @@ struct top_run {
 static void top_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memscope top [-I MS] [-p PID] [-b] [-n COUNT] [-s COLUMN] [--lua SCRIPT]...\n\n"
+		"usage: memscope top [-I MS] [-p PID] [-b] [-n COUNT] [-s COLUMN] [--lua SCRIPT]...\n"
+		"       memscope top --input FILE [-p PID] [-b] [-n COUNT] [-s COLUMN] [--lua SCRIPT]...\n\n"
 		"  -I, --interval MS   refresh every MS milliseconds (default %d, at least 10)\n"
+		"      --input FILE    replay a recording (memscope record -a) instead of measuring\n"
 		"  -p, --pid PID       focus one process: its row and its threads\n"
 		"  -b, --batch         plain text blocks for scripts instead of the full screen\n"
 		"                      (also when stdout is not a terminal or TERM is dumb)\n"
@@ -70,7 +77,7 @@ static int parse_sort(const char *text, enum top_proc_col *col)
 	return -1;
 }
 
-static int parse_pid(const char *text, pid_t *pid)
+static int parse_pid(const char *text, pid_t *pid, bool check_live)
 {
 	char *end, path[64];
 	long value;
@@ -82,7 +89,8 @@ static int parse_pid(const char *text, pid_t *pid)
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%ld", value);
-	if (access(path, F_OK) < 0) {
+	/* A recording's processes are not this host's: checked against it later. */
+	if (check_live && access(path, F_OK) < 0) {
 		fprintf(stderr, "memscope top: -p %s: no such process (ps -e lists the running ones)\n", text);
 		return -1;
 	}
@@ -100,10 +108,12 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		{ "batch", no_argument, NULL, 'b' },
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "sort", required_argument, NULL, 's' },
+		{ "input", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
+	const char *pid_text = NULL;
 	int c;
 
 	optind = 1;
@@ -121,8 +131,10 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 				return -1;
 			break;
 		case 'p':
-			if (parse_pid(optarg, &topt->focus_pid) < 0)
-				return -1;
+			pid_text = optarg;
+			break;
+		case 'i':
+			topt->input_path = optarg;
 			break;
 		case 'b':
 			*batch = true;
@@ -150,6 +162,13 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	if (optind < argc) {
 		fprintf(stderr, "memscope top: unexpected argument '%s' (top watches the whole system; "
 			"-p PID focuses one process)\n", argv[optind]);
+		return -1;
+	}
+	if (pid_text && parse_pid(pid_text, &topt->focus_pid, !topt->input_path) < 0)
+		return -1;
+	if (topt->input_path && opt->interval_ms) {
+		fprintf(stderr, "memscope top: --input replays the frames at the interval they were recorded "
+			"with; -I does not apply\n");
 		return -1;
 	}
 	if (!opt->interval_ms)
@@ -266,14 +285,40 @@ static int on_terminal(struct sampler *s, int fd, void *ctx)
 	return run->quit; /* q ends the run now */
 }
 
+/* A recording on the full screen: each frame stays up for its recorded
+ * interval, and keys work meanwhile. Non-zero: q was pressed. */
+static int replay_pace(struct top_run *run, uint64_t interval_ns)
+{
+	uint64_t until = monotonic_ns() + interval_ns;
+
+	for (;;) {
+		uint64_t now = monotonic_ns();
+		struct pollfd pfd = { .fd = top_view_input_fd(run->view), .events = POLLIN };
+
+		if (now >= until && !run->display.paused)
+			return 0;
+		/* Paused: the screen stays until p again (or q). */
+		if (poll(&pfd, 1, run->display.paused ? 250 : (int)((until - now) / 1000000 + 1)) > 0) {
+			int steps, requests = top_view_input(run->view, &run->model, &run->display, &steps);
+
+			handle_requests(run, requests & ~TOP_REQ_INTERVAL, steps);
+			if (run->quit)
+				return 1;
+		}
+	}
+}
+
 static int on_frame(const struct frame *frame, bool last, void *ctx)
 {
 	struct top_run *run = ctx;
 
-	/* The final frame only closes the run; it is usually a partial interval. */
-	if (last || run->quit)
+	/* The final frame only closes the run; it is usually a partial interval.
+	 * A recording's last frame is what it recorded last: shown. */
+	if (run->quit || (last && (!run->model.replay || frame->interval_ns == 0)))
 		return 1;
-	if (frame->time_ns - run->recording_checked_ns >= RECORDING_CHECK_NS)
+	if (run->view && run->model.replay && run->updates && replay_pace(run, frame->interval_ns))
+		return 1;
+	if (!run->model.replay && frame->time_ns - run->recording_checked_ns >= RECORDING_CHECK_NS)
 		check_recording(run);
 	top_model_compute(&run->model, frame);
 	lua_engine_frame(run->model.lua, frame, run->model.values, 1);
@@ -324,11 +369,16 @@ int cmd_top(int argc, char **argv)
 		topt.lua = &lua;
 	}
 	run.display.interval_ms = (uint64_t)opt.interval_ms;
-	check_recording(&run);
+	if (topt.input_path)
+		snprintf(run.display.recording, sizeof(run.display.recording), "replay of %s", topt.input_path);
+	else
+		check_recording(&run);
 	if (top_model_open(&run.model, &topt, &err) < 0) {
 		fprintf(stderr, "memscope top: %s\n", err.text);
 		goto out;
 	}
+	if (run.model.replay)
+		run.display.interval_ms = session_recording_header(&run.model.session)->interval_ns / 1000000ull;
 	if (!batch) {
 		run.view = top_view_open(why, sizeof(why));
 		if (!run.view)

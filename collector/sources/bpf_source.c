@@ -350,11 +350,13 @@ static void retire_task_series(struct bpf_source *s, int *at)
 /* ---- Reading the task table ---- */
 
 /* A task's change since the last read goes to the totals, its process and
- * (per thread) its own series. */
-static void account(struct bpf_source *s, int slot, const struct ms_task_slot *cur, const uint64_t *base)
+ * (per thread) its own series. sh: the task's shadow, or NULL for a task
+ * that started and ended between two samples (its slot's shadow may hold
+ * the next task already). */
+static void account(struct bpf_source *s, int slot, const struct ms_task_slot *cur, const uint64_t *base,
+		    struct shadow *sh, struct thread_out *gone)
 {
 	uint64_t d[NV];
-	struct shadow *sh = &s->shadow[slot];
 	int p;
 
 	for (int i = 0; i < NV; i++)
@@ -372,12 +374,12 @@ static void account(struct bpf_source *s, int slot, const struct ms_task_slot *c
 	if (p < 0)
 		return;
 	add_counters(s->procs[p].delta, d);
-	if (sh->used && !sh->in_proc) {
+	if (sh && sh->used && !sh->in_proc) {
 		s->procs[p].nr_threads++;
 		sh->in_proc = true;
 	}
 	if (s->per_thread && (!s->thread_tgid || s->thread_tgid == (pid_t)cur->tgid)) {
-		struct thread_out *t = &s->threads[slot];
+		struct thread_out *t = sh ? &s->threads[slot] : gone;
 
 		add_counters(t->delta, d);
 		t->tid = (pid_t)cur->tid;
@@ -443,13 +445,18 @@ static int on_exit_record(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e) || e->slot == 0 || (int)e->slot >= s->probes.nr_slots)
 		return 0;
 	sh = &s->shadow[e->slot];
-	if (sh->used && sh->gen == e->values.gen)
-		account(s, (int)e->slot, &e->values, sh->value);
-	else if (s->enabled)
-		account(s, (int)e->slot, &e->values, zero);   /* started and ended between two samples */
-	else
-		return 0;
-	thread_gone(s, (int)e->slot, e->values.gen);
+	if (sh->used && sh->gen == e->values.gen) {
+		account(s, (int)e->slot, &e->values, sh->value, sh, NULL);
+		thread_gone(s, (int)e->slot, e->values.gen);
+	} else if (s->enabled) {
+		/* Started and ended between two samples: the slot's shadow is not its. */
+		struct thread_out gone;
+
+		memset(&gone, 0, sizeof(gone));
+		account(s, (int)e->slot, &e->values, zero, NULL, &gone);
+		if (s->per_thread && gone.tid)
+			keep_gone_thread(s, &gone);
+	}
 	return 0;
 }
 
@@ -562,7 +569,7 @@ static void scan_slots(struct bpf_source *s)
 			if (torn)
 				continue;   /* read while the probes reset it: next time */
 		}
-		account(s, (int)i, &cur, sh->value);
+		account(s, (int)i, &cur, sh->value, sh, NULL);
 		memcpy(sh->value, cur.counter, sizeof(sh->value));
 		if (i && sh->comm_gen != cur.comm_gen)
 			renamed(s, (int)i, &cur);

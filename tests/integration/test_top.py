@@ -1,5 +1,6 @@
 """memscope top: the full screen driven through tmux (send-keys, capture-pane) and the batch output
 parsed field by field, with workloads whose page faults are known."""
+import json
 import os
 import re
 import shutil
@@ -174,6 +175,57 @@ def test_batch_focus_shows_the_process_and_its_threads(memscope, build_dir):
     # eBPF (per process) and /proc (per thread) are read a moment apart: the sums over
     # the run can differ by a burst per worker at its start and at its end, no more.
     assert abs(proc_faults - thread_faults) <= 2 * 3 * 1024 + 100, (proc_faults, thread_faults)
+
+
+def pid_rates(blocks, pid):
+    """(FAULTS/s, seconds the update covers, COMMAND) of pid in each block that has its row."""
+    out = []
+    for before, b in zip(blocks, blocks[1:]):
+        for p in b["procs"]:
+            if int(p["PID"]) == pid:
+                out.append((float(p["FAULTS/s"]), b["time_s"] - before["time_s"], p["COMMAND"]))
+    return out
+
+
+def test_replay_of_record_a_shows_what_live_top_showed(memscope, build_dir, tmp_path):
+    """record -a, then top --input: the workload's row with the faults/s live top showed for the same run."""
+    threads = build_dir / "contrib" / "bench" / "threads"
+    rec = tmp_path / "memscope.rec"
+    live = subprocess.Popen([memscope, "top", "-b", "-I", "200", "-n", "40"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=NO_RECORDING)
+    time.sleep(1.0)
+    # One worker touching 4 MB (1024 pages) every 100 ms from 300 ms to 3.3 s: 10240 faults/s.
+    res = run([memscope, "record", "-a", "-I", "200", "-o", str(rec), "--", str(threads), "1", "0", "0",
+               "3300", "4"])
+    out, err = live.communicate(timeout=60)
+    assert res.returncode == 0 and live.returncode == 0, (res.stderr, err)
+    pid = int(re.search(r"^ready (\d+)", res.stdout, re.M).group(1))
+    pages = int(re.search(r"^pages (\d+)", res.stdout, re.M).group(1))
+    replay = run([memscope, "top", "-b", "--input", str(rec)])
+    assert replay.returncode == 0, replay.stderr
+    shown = {"live": pid_rates(parse_batch(out), pid), "replay": pid_rates(parse_batch(replay.stdout), pid)}
+    for how, rows in shown.items():
+        # record forks the workload and holds it before exec: its first row may carry
+        # memscope's name; exec names it (new series under the new name).
+        names = [command for _, _, command in rows]
+        assert rows and names[-1] == "threads" and set(names) <= {"memscope", "threads"}, (how, rows)
+        assert names == sorted(names), (how, rows)
+        # Every fault of the run, each frame's rate times its interval (page faults of the
+        # program's start-up on top of those its worker counted).
+        total = sum(r * s for r, s, _ in rows)
+        assert pages <= total <= pages + 400, (how, total, pages, rows)
+        busy = sorted(r for r, _, _ in rows if r > 1000)
+        # The steady frames: 2 bursts of 1024 pages in some 200 ms frames, 3 in others.
+        assert len(busy) >= 10 and busy[len(busy) // 2] == pytest.approx(10240, rel=0.25), (how, rows)
+    medians = [sorted(r for r, _, _ in rows if r > 1000)[len([r for r, _, _ in rows if r > 1000]) // 2]
+               for rows in shown.values()]
+    assert medians[0] == pytest.approx(medians[1], rel=0.2), shown
+    # The recording is format 2: the workload's series appear and are retired.
+    lines = [json.loads(line) for line in rec.read_text().splitlines()]
+    mine = [s for rec_ in lines if "series" in rec_ and "t" in rec_ for s in rec_["series"] if s.get("pid") == pid]
+    assert {s["name"] for s in mine} >= {"proc.faults", "proc.threads", "proc.oncpu_ns"}
+    retired = {i for rec_ in lines if "retire" in rec_ for i in rec_["retire"]}
+    assert {s["i"] for s in mine if s["name"] == "proc.faults"} <= retired
 
 
 def test_lua_scripts_run_on_top_frames_and_report_at_the_end(memscope, touchmem):

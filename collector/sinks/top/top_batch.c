@@ -103,7 +103,7 @@ static void print_processes(FILE *out, const struct top_model *m, const struct t
 
 	fprintf(out, "\nPID THR FAULTS/s ALLOC/s");
 	for (int i = 0; i < shown_nodes; i++)
-		fprintf(out, " ALLOC_N%d/s", m->session.host.topo.nodes[i]);
+		fprintf(out, " ALLOC_N%d/s", m->topo->nodes[i]);
 	fprintf(out, " REMOTE%% CPU%% OFFCPU%% MIGR/s COMMAND\n");
 	for (int i = 0; i < m->nr_procs; i++) {
 		const struct top_process_row *r = &m->procs[i];

@@ -12,6 +12,7 @@
 #include "pipeline/lua_session.h"
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
+#include "pipeline/session_recording.h"
 
 /* The per-process and per-thread series of the frames (labels pid, tid,
  * comm), gathered by task: each frame's values are the task's deltas over
@@ -76,7 +77,7 @@ const char *top_proc_col_name(enum top_proc_col col)
 
 int top_model_node_index(const struct top_model *m, int node)
 {
-	int i = topology_node_index(&m->session.host.topo, node);
+	int i = topology_node_index(m->topo, node);
 
 	return i >= 0 && i < TOP_MAX_NODES ? i : -1;
 }
@@ -112,7 +113,7 @@ static void read_cpu_model(struct top_model *m)
 
 /* The node columns' metrics, one comma list: the session plans those this
  * host can measure and keeps the reason for the others. */
-static void node_metric_list(char *names, size_t size)
+void top_node_metric_list(char *names, size_t size)
 {
 	size_t len = 0;
 
@@ -149,29 +150,32 @@ static int open_session(struct top_model *m, const struct top_options *topt, str
 {
 	/* The per-process numbers, as series per process (and, for the focused
 	 * process, per thread): faults, scheduling, migrations, page allocations. */
-	char events[] = "proc.pages_alloc,proc.faults,proc.oncpu_ns,proc.offcpu_ns,proc.migrations,proc.threads,"
-			"proc.cpu,proc.state";
+	char events[] = TOP_PROCESS_EVENTS ",proc.cpu,proc.state";
 	char metrics[512];
 	struct session_options opt;
 	size_t notes_len = 0;
 	int ret;
 
-	node_metric_list(metrics, sizeof(metrics));
+	top_node_metric_list(metrics, sizeof(metrics));
 	session_options_init(&opt, "top");
-	/* Heap copies: --lua scripts may add the events and metrics they read. */
-	opt.events = strdup(events);
-	opt.metrics = strdup(metrics);
-	if (!opt.events || !opt.metrics) {
-		ms_error_set(err, "out of memory");
-		goto fail;
+	/* Heap copies: --lua scripts may add the events and metrics they read.
+	 * A recording says itself what was measured and which metrics it holds. */
+	if (!topt->input_path) {
+		opt.events = strdup(events);
+		opt.metrics = strdup(metrics);
+		if (!opt.events || !opt.metrics) {
+			ms_error_set(err, "out of memory");
+			goto fail;
+		}
 	}
+	opt.input_path = topt->input_path;
 	if (topt->lua && lua_cli_open(topt->lua, &opt, LUA_OUTPUT_TEXT, &m->lua, err))
 		goto fail;
 	if (take_lua_metrics(m, &opt) < 0) {
 		ms_error_set(err, "out of memory");
 		goto fail;
 	}
-	opt.system_wide = true;
+	opt.system_wide = !topt->input_path;
 	opt.metrics_if_available = true;
 	opt.bpf_optional = true;
 	opt.per_process = true;
@@ -204,7 +208,7 @@ static void find_pages_series(struct top_model *m)
 	for (int s = 0; s < t->nr; s++) {
 		int idx;
 
-		if (strcmp(t->series[s].name, "proc.pages_alloc") != 0)
+		if (strcmp(t->series[s].name, "proc.pages_alloc") != 0 || series_is_per_task(&t->series[s]))
 			continue;
 		idx = top_model_node_index(m, t->series[s].labels.node);
 		if (idx >= 0)
@@ -217,7 +221,7 @@ static int alloc_tables(struct top_model *m)
 	struct top_cumulative *p = calloc(1, sizeof(*p));
 
 	m->prev = p;
-	m->nr_nodes = m->session.host.topo.nr_nodes;
+	m->nr_nodes = m->topo->nr_nodes;
 	m->nodes = calloc((size_t)m->nr_nodes + 1, sizeof(*m->nodes));
 	m->procs = calloc(TOP_MAX_PROCESSES + 1, sizeof(*m->procs));
 	m->threads = calloc(TOP_MAX_THREADS, sizeof(*m->threads));
@@ -226,7 +230,7 @@ static int alloc_tables(struct top_model *m)
 		return -1;
 	p->free_task = -1;
 	for (int i = 0; i < m->nr_nodes; i++)
-		m->nodes[i].node = m->session.host.topo.nodes[i];
+		m->nodes[i].node = m->topo->nodes[i];
 	m->total.node = -1;
 	return 0;
 }
@@ -257,15 +261,34 @@ int top_model_open(struct top_model *m, const struct top_options *opt, struct ms
 		snprintf(m->hostname, sizeof(m->hostname), "unknown host");
 	if (open_session(m, opt, err) < 0)
 		return -1;
-	m->baseline_ns = monotonic_ns();
+	m->replay = opt->input_path != NULL;
+	m->topo = &m->session.host.topo;
+	if (m->replay) {
+		const struct recording_header *h = session_recording_header(&m->session);
+
+		/* The recording machine, as recorded. */
+		if (!m->session.host_loaded)
+			m->topo = &h->topo;
+		snprintf(m->hostname, sizeof(m->hostname), "%s", h->hostname[0] ? h->hostname : "recorded host");
+		snprintf(m->source_names, sizeof(m->source_names), "recording");
+		snprintf(m->cpu_model, sizeof(m->cpu_model), "%s",
+			 m->session.resolution && m->session.resolution->cpu.known ? m->session.resolution->cpu.text
+										    : "CPU not recorded");
+	}
+	m->baseline_ns = m->replay ? 0 : monotonic_ns();
 	if (alloc_tables(m) < 0) {
 		ms_error_set(err, "out of memory");
 		return -1;
 	}
-	read_cpu_model(m);
+	if (!m->replay) {
+		read_cpu_model(m);
+		name_sources(m);
+	}
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
 		m->plan_metric[c] = node_metric[c] && s->plan ? metric_plan_find(s->plan, node_metric[c]) : -1;
 		m->node_col_why[c] = node_metric[c] ? session_metric_why(s, node_metric[c]) : NULL;
+		if (m->replay && node_metric[c] && m->plan_metric[c] < 0)
+			m->node_col_why[c] = "not in the recording (memscope record -a records what top shows)";
 	}
 	if (s->engine && !(m->values = metric_values_new(s->engine))) {
 		ms_error_set(err, "out of memory");
@@ -273,7 +296,6 @@ int top_model_open(struct top_model *m, const struct top_options *opt, struct ms
 	}
 	m->bpf = session_bpf_source(&m->session);
 	find_pages_series(m);
-	name_sources(m);
 	if (session_source_why(s, "bpf")) {
 		m->bpf_why = session_source_why(s, "bpf");
 		m->node_col_why[TOP_NODE_PAGES_ALLOC] = m->bpf_why;
@@ -620,7 +642,7 @@ static void thread_row(struct top_model *m, const struct top_task *t, double sec
 	row->faults = rate(t->value[F_FAULTS], seconds);
 	row->cpu_pct = rate(t->value[F_ONCPU] / 1e9, seconds) * 100.0;
 	row->cpu = t->seen[F_CPU] ? (int)t->value[F_CPU] : -1;
-	place = row->cpu >= 0 ? topology_cpu(&m->session.host.topo, row->cpu) : NULL;
+	place = row->cpu >= 0 ? topology_cpu(m->topo, row->cpu) : NULL;
 	row->node = place ? place->node : -1;
 }
 

@@ -91,8 +91,15 @@ struct top_thread_row {
 struct lua_cli;
 struct lua_engine;
 
+/* What top shows, as series: `record -a` records the same, so a recording
+ * replays in top (top --input) with the rows live top showed. */
+#define TOP_PROCESS_EVENTS "proc.pages_alloc,proc.faults,proc.oncpu_ns,proc.offcpu_ns,proc.migrations,proc.threads"
+/* The node panel's catalog metrics, one comma list, into names. */
+void top_node_metric_list(char *names, size_t size);
+
 struct top_options {
 	uint64_t interval_ns;
+	const char *input_path;      /* replay this recording instead of measuring */
 	pid_t focus_pid;             /* 0: none */
 	const struct lua_cli *lua;   /* --lua scripts to run on the frames, or NULL */
 };
@@ -141,6 +148,7 @@ struct top_model {
 	 * every CPU, the eBPF probes system-wide, the procfs statistics) */
 	struct session session;
 	struct metric_values *values; /* the latest frame's metrics */
+	const struct topology *topo; /* the measured host's (a recording's: as recorded) */
 	struct source *bpf;          /* the session's eBPF source, or NULL */
 	char *notes;                 /* what the sources reported while starting (left-out probes) */
 	uint64_t baseline_ns;        /* when the eBPF counts started */
@@ -150,8 +158,9 @@ struct top_model {
 	int plan_metric[TOP_NODE_NR_COLS]; /* plan index of each node column's metric, or -1 */
 };
 
-/* Open the session (host, catalog, sources, sampler). Notes about what
- * cannot be measured go into the model (n/a reasons), not stderr. */
+/* Open the session (host, catalog, sources, sampler; or the recording with
+ * opt->input_path). Notes about what cannot be measured go into the model
+ * (n/a reasons), not stderr. */
 int top_model_open(struct top_model *m, const struct top_options *opt, struct ms_error *err);
 /* This frame's metric values (before the scripts and the update read them). */
 void top_model_compute(struct top_model *m, const struct frame *frame);

@@ -227,8 +227,8 @@ static int draw_header(const struct top_model *m, const struct top_display *d)
 	char line[512], coverage[32];
 
 	snprintf(line, sizeof(line), "memscope top - %s - %s - %d node%s, %d CPU%s - up %.0fs", m->hostname,
-		 m->cpu_model, m->nr_nodes, m->nr_nodes == 1 ? "" : "s", m->session.host.topo.nr_cpus,
-		 m->session.host.topo.nr_cpus == 1 ? "" : "s", m->elapsed_s);
+		 m->cpu_model, m->nr_nodes, m->nr_nodes == 1 ? "" : "s", m->topo->nr_cpus,
+		 m->topo->nr_cpus == 1 ? "" : "s", m->elapsed_s);
 	attron(A_BOLD);
 	put(0, 0, line);
 	attroff(A_BOLD);
@@ -357,7 +357,7 @@ static void process_title(const struct top_model *m, const struct top_display *d
 	for (int n = 0; n < shown_node_columns(m); n++) {
 		char title[16];
 
-		snprintf(title, sizeof(title), "N%d/s", m->session.host.topo.nodes[n]);
+		snprintf(title, sizeof(title), "N%d/s", m->topo->nodes[n]);
 		len += (size_t)snprintf(line + len, size - len, " %6s", title);
 	}
 	snprintf(line + len, size - len, " %7s %6s %7s %7s %s", "REMOTE%", "CPU%", "OFFCPU%", "MIGR/s", "COMMAND");
