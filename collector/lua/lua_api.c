@@ -323,8 +323,11 @@ static int api_series(lua_State *L)
 	lua_newtable(L);
 	if (!e->in.table)
 		return 1;
-	for (int i = 0; i < e->in.table->nr; i++) {
+	for (int i = 0; i < (e->data_ready ? e->data.nr_series : e->in.table->nr); i++) {
 		const struct series *s = &e->in.table->series[i];
+
+		if (s->state == SERIES_RETIRED)
+			continue;
 
 		if (only && strcmp(only, s->name))
 			continue;

@@ -33,26 +33,35 @@ int lua_data_find(const struct lua_data *d, const char *name)
 	}
 }
 
+/* Series grouped by name, over the first nr_series entries of the table
+ * (those the frames so far hold). */
 static int build_names(struct lua_data *d)
 {
 	const struct series_table *t = d->table;
-	int *name_of = calloc((size_t)t->nr + 1, sizeof(int));
+	int nr = d->nr_series;
+	int *name_of = calloc((size_t)nr + 1, sizeof(int));
 	int *count;
 
-	d->names = calloc((size_t)t->nr + 1, sizeof(char *));
-	d->name_first = calloc((size_t)t->nr + 2, sizeof(int));
-	d->by_name = calloc((size_t)t->nr + 1, sizeof(int));
+	free(d->names);
+	free(d->name_first);
+	free(d->by_name);
+	free(d->hash);
+	d->nr_names = 0;
+	d->names = calloc((size_t)nr + 1, sizeof(char *));
+	d->name_first = calloc((size_t)nr + 2, sizeof(int));
+	d->by_name = calloc((size_t)nr + 1, sizeof(int));
 	d->hash_size = 16;
-	while (d->hash_size < 2 * t->nr + 2)
+	while (d->hash_size < 2 * nr + 2)
 		d->hash_size *= 2;
 	d->hash = malloc((size_t)d->hash_size * sizeof(int));
 	if (!name_of || !d->names || !d->name_first || !d->by_name || !d->hash) {
 		free(name_of);
+		d->hash_size = 0;   /* no name is found: never a wrong one */
 		return -1;
 	}
 	for (int i = 0; i < d->hash_size; i++)
 		d->hash[i] = -1;
-	for (int s = 0; s < t->nr; s++) {
+	for (int s = 0; s < nr; s++) {
 		int n = lua_data_find(d, t->series[s].name);
 
 		if (n < 0) {
@@ -72,9 +81,10 @@ static int build_names(struct lua_data *d)
 	count = calloc((size_t)d->nr_names + 1, sizeof(int));
 	if (!count) {
 		free(name_of);
+		d->hash_size = 0;
 		return -1;
 	}
-	for (int s = 0; s < t->nr; s++)
+	for (int s = 0; s < nr; s++)
 		d->by_name[d->name_first[name_of[s]] + count[name_of[s]]++] = s;
 	free(count);
 	free(name_of);
@@ -120,9 +130,58 @@ void lua_data_free(struct lua_data *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/* Series that appeared during the run (processes): the arrays grow to the
+ * frame's length (the history keeps its rows, new columns not read), and a
+ * reused index starts its totals again. */
+static int grow(struct lua_data *d, const struct frame *frame)
+{
+	const struct series_changes *c = frame->changes;
+	int old = d->nr_series, nr = frame->nr > old ? frame->nr : old;
+	size_t n = (size_t)nr + 1;
+
+	if (nr > old) {
+		double *current = realloc(d->current, n * sizeof(double));
+		double *totals = current ? realloc(d->totals, n * sizeof(double)) : NULL;
+		bool *seen = totals ? realloc(d->seen, n * sizeof(bool)) : NULL;
+		double *history = seen ? malloc((size_t)d->history_cap * n * sizeof(double)) : NULL;
+
+		if (current)
+			d->current = current;
+		if (totals)
+			d->totals = totals;
+		if (seen)
+			d->seen = seen;
+		if (!history)
+			return -1;
+		for (int row = 0; row < d->history_cap; row++)
+			for (int i = 0; i < nr + 1; i++)
+				history[(size_t)row * n + (size_t)i] =
+					i < old ? d->history[(size_t)row * (size_t)(old + 1) + (size_t)i] : NAN;
+		free(d->history);
+		d->history = history;
+		for (int i = old; i < nr; i++) {
+			d->current[i] = NAN;
+			d->totals[i] = 0;
+			d->seen[i] = false;
+		}
+		d->nr_series = nr;
+	}
+	for (int k = 0; c && k < c->nr_added; k++)
+		if (c->added[k] < old) {
+			d->totals[c->added[k]] = 0;
+			d->seen[c->added[k]] = false;
+		}
+	return nr > old || (c && c->nr_added) ? build_names(d) : 0;
+}
+
 void lua_data_push(struct lua_data *d, const struct frame *frame)
 {
-	double *slot = d->history + (size_t)d->history_head * (size_t)(d->nr_series + 1);
+	double *slot;
+
+	/* Without memory for the new series, they are left out; the others go on. */
+	if (frame->nr > d->nr_series || (frame->changes && frame->changes->nr_added))
+		grow(d, frame);
+	slot = d->history + (size_t)d->history_head * (size_t)(d->nr_series + 1);
 
 	if (!d->frames)
 		d->start_ns = frame->time_ns - frame->interval_ns;

@@ -93,7 +93,10 @@ def test_faults_on_a_recording_made_here(memscope, touch_recording):
     assert abs(pages["rows"][0]["MiB"] - pages["rows"][0]["pages"] * 4096 / 1048576) < 1e-9
     rate = table(tables, "faults.lua", "Fault rate")["rows"][0]
     assert rate["peak/s"] >= rate["avg/s"] > 0
-    assert any("no per-process series" in n for n in notes)
+    # The recording has the process's own series (format 2): the one process made every fault.
+    per_process = table(tables, "faults.lua", "Faults per process")["rows"]
+    assert len(per_process) == 1 and per_process[0]["faults"] == total["count"], per_process
+    assert per_process[0]["share"] == 1.0
 
 
 def test_faults_text_names_its_sources(memscope, touch_recording):

@@ -210,7 +210,9 @@ def test_a_full_disk_leaves_a_readable_file_and_says_so(memscope, tmp_path, smal
     with open(filler, "wb") as f:
         f.write(b"\0" * (1024 * 1024 - 24 * 1024))
     rec = small_tmpfs / "full.rec"
-    res = run([memscope, "record", "-I", "10", "-a", "-o", str(rec), "--", "sleep", "60"], timeout=60)
+    # Small frames (-e): -a alone would record top's process table, a few KiB a frame.
+    res = run([memscope, "record", "-I", "10", "-a", "-e", "task-clock,page-faults", "-o", str(rec), "--",
+               "sleep", "60"], timeout=60)
     assert res.returncode == 1
     assert f"{rec}: the disk is full" in res.stderr
     assert "record to another file system (-o)" in res.stderr

@@ -115,6 +115,7 @@ static void test_batch_text(void)
 	m.updates = 3;
 	m.session.host.topo.nodes = nodes;
 	m.session.host.topo.nr_nodes = 2;
+	m.topo = &m.session.host.topo;
 	m.nr_nodes = 2;
 	m.nodes = node_rows;
 	for (int i = 0; i < 2; i++) {

@@ -12,7 +12,7 @@
 #include "pipeline/lua_session.h"
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
-#include "pipeline/session_recording.h"
+#include "sources/recording_source.h"
 
 /* The per-process and per-thread series of the frames (labels pid, tid,
  * comm), gathered by task: each frame's values are the task's deltas over
@@ -264,7 +264,7 @@ int top_model_open(struct top_model *m, const struct top_options *opt, struct ms
 	m->replay = opt->input_path != NULL;
 	m->topo = &m->session.host.topo;
 	if (m->replay) {
-		const struct recording_header *h = session_recording_header(&m->session);
+		const struct recording_header *h = recording_source_header(&m->session.sources[0]);
 
 		/* The recording machine, as recorded. */
 		if (!m->session.host_loaded)

@@ -1,0 +1,11 @@
+"""The soak stage shares the integration tests' fixtures (the built binary, the workloads)."""
+import importlib.util
+import pathlib
+
+_spec = importlib.util.spec_from_file_location(
+    "integration_conftest", pathlib.Path(__file__).resolve().parents[1] / "integration" / "conftest.py")
+_integration = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_integration)
+
+build_dir = _integration.build_dir
+memscope = _integration.memscope
