@@ -52,6 +52,14 @@ static void child(int threads)
 	_exit(0);
 }
 
+/* SIGTERM ends the churn early; the idle children go with it. */
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	stop = sig;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -72,10 +80,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+	signal(SIGTERM, on_term);
 	sleepers = calloc((size_t)idle + 1, sizeof(pid_t));
 	for (int i = 0; i < idle; i++) {
 		sleepers[i] = fork();
 		if (sleepers[i] == 0) {
+			signal(SIGTERM, SIG_DFL);
+			/* Gone with the parent, however it ends. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 			pause();
 			_exit(0);
 		}
@@ -83,7 +95,7 @@ int main(int argc, char **argv)
 	printf("ready\n");
 	fflush(stdout);
 	start = now();
-	while (now() - start < seconds) {
+	while (!stop && now() - start < seconds) {
 		double due = start + (double)forked / rate;
 		pid_t pid;
 
@@ -92,6 +104,8 @@ int main(int argc, char **argv)
 
 			nanosleep(&gap, NULL);
 		}
+		if (stop)
+			break;
 		pid = fork();
 		if (pid == 0)
 			child(threads);

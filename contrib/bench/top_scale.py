@@ -86,7 +86,7 @@ def main():
         if idle:
             seconds = 3600
             load = subprocess.Popen([str(build / "contrib" / "bench" / "churn"), str(args.active), str(seconds), "0",
-                                     str(idle)], stdout=subprocess.PIPE, text=True)
+                                     str(idle)], stdout=subprocess.PIPE, text=True, start_new_session=True)
             assert load.stdout.readline().startswith("ready")
             time.sleep(1)
         try:
@@ -94,7 +94,7 @@ def main():
             tables.append((label, processes, measure(cmds, args.updates, args.repeat)))
         finally:
             if load:
-                load.terminate()
+                os.killpg(load.pid, 15)
                 load.wait()
 
     lines = [START,

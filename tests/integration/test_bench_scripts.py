@@ -24,6 +24,8 @@ SCRIPTS = {
     "recording_size.py": (["--seconds", "1"], "<!-- recording-size:start -->", "plain JSON Lines:"),
     "top_cpu.py": (["--seconds", "1", "--repeat", "1", "--intervals", "250"], "<!-- top-cpu:start -->",
                    "| memscope top batch |"),
+    "top_scale.py": (["--idle", "20", "--active", "2", "--updates", "2", "--repeat", "1"],
+                     "<!-- top-scale:start -->", "| memscope top |"),
 }
 
 
