@@ -52,6 +52,10 @@ struct recording_writer_options {
 	/* recording_host_snapshot() of the host, so metrics can be recomputed
 	 * on another machine; NULL: none. The writer takes a reference. */
 	json_t *host_files;
+	/* The writer of the previous file of this run (ctl record FILE): the
+	 * new header lists the series as its frames left them. NULL: the run
+	 * starts with this file, with the table as it is at open. */
+	const struct recording_writer *continues;
 };
 
 struct recording_writer;

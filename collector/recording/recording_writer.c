@@ -36,6 +36,11 @@ struct recording_writer {
 	uint64_t bytes;              /* written to the file */
 	uint64_t origin_ns;
 	const struct series_table *table; /* the series of the frames; grows during the run */
+	/* The table as of the frames written (the sampler's may be ahead, on
+	 * another thread): its length, and which indices are retired. */
+	int known;
+	unsigned char *retired;
+	int retired_cap;
 	json_t *values;              /* reused per frame: the "v" array */
 };
 
@@ -191,19 +196,42 @@ static json_t *one_series_json(const struct series *s, int index)
 		json_object_set_new(o, "cgroup", json_string(s->labels.cgroup));
 	if (s->unavailable)
 		json_object_set_new(o, "unavailable", json_string(s->unavailable));
-	/* A file continued mid-run (ctl record): indices that wait for reuse. */
-	if (s->state == SERIES_RETIRED)
-		json_object_set_new(o, "retired", json_true());
 	return o;
 }
 
-static json_t *series_json(const struct series_table *table)
+/* The header's table: every index the frames hold so far. A retired one
+ * (a file continued mid-run) is only a place: its entry may be reused by
+ * the sampler at any moment, so it is not read. */
+static json_t *series_json(const struct recording_writer *w)
 {
 	json_t *list = json_array();
 
-	for (int i = 0; list && i < table->nr; i++)
-		json_array_append_new(list, one_series_json(&table->series[i], -1));
+	for (int i = 0; list && i < w->known; i++)
+		json_array_append_new(list, i < w->retired_cap && w->retired[i]
+					    ? json_pack("{s:s, s:b}", "name", "retired", "retired", 1)
+					    : one_series_json(&w->table->series[i], -1));
 	return list;
+}
+
+static int mark(struct recording_writer *w, int index, unsigned char retired)
+{
+	if (index >= w->retired_cap) {
+		int cap = w->retired_cap ? w->retired_cap : 256;
+		unsigned char *grown;
+
+		while (cap <= index)
+			cap *= 2;
+		grown = realloc(w->retired, (size_t)cap);
+		if (!grown)
+			return -1;
+		memset(grown + w->retired_cap, 0, (size_t)(cap - w->retired_cap));
+		w->retired = grown;
+		w->retired_cap = cap;
+	}
+	w->retired[index] = retired;
+	if (index >= w->known)
+		w->known = index + 1;
+	return 0;
 }
 
 static json_t *host_json(const struct host *host, json_t *files)
@@ -246,7 +274,7 @@ static json_t *host_json(const struct host *host, json_t *files)
 	return h;
 }
 
-static json_t *header_json(const struct recording_writer_options *opt, const struct series_table *table)
+static json_t *header_json(const struct recording_writer_options *opt, const struct recording_writer *w)
 {
 	json_t *h = json_object(), *start = json_object();
 	struct timespec now;
@@ -267,7 +295,7 @@ static json_t *header_json(const struct recording_writer_options *opt, const str
 	json_object_set_new(h, "target", json_string(opt->target ? opt->target : ""));
 	if (opt->host)
 		json_object_set_new(h, "host", host_json(opt->host, opt->host_files));
-	json_object_set_new(h, "series", series_json(table));
+	json_object_set_new(h, "series", series_json(w));
 	if (opt->catalog)
 		json_object_set(h, "catalog", opt->catalog);
 	return h;
@@ -290,6 +318,18 @@ int recording_writer_open(struct recording_writer **out, const struct recording_
 	w->flush_frames = opt->flush_frames > 0 ? opt->flush_frames : RECORDING_FLUSH_FRAMES;
 	w->origin_ns = opt->time_origin_ns;
 	w->table = table;
+	/* Continuing a run: the indices as the previous file's frames had them. */
+	if (opt->continues) {
+		const struct recording_writer *old = opt->continues;
+
+		for (int i = 0; i < old->known; i++)
+			if (mark(w, i, i < old->retired_cap && old->retired[i]) < 0) {
+				ms_error_set(err, "out of memory");
+				goto fail;
+			}
+	} else {
+		w->known = table->nr;
+	}
 	w->values = json_array();
 	if (opt->compress || ends_with(opt->path, ".zst")) {
 		w->zstd = ZSTD_createCCtx();
@@ -305,7 +345,7 @@ int recording_writer_open(struct recording_writer **out, const struct recording_
 	}
 	if (!w->values || (w->fd = recording_create(w->path, err)) < 0)
 		goto fail;
-	header = header_json(opt, table);
+	header = header_json(opt, w);
 	ret = header ? append_line(w, header, err) : -1;
 	json_decref(header);
 	if (ret < 0 || flush_pending(w, false, err) < 0)
@@ -360,8 +400,15 @@ int recording_writer_frame(struct recording_writer *w, const struct frame *frame
 	json_t *rec, *mux = NULL;
 	int ret;
 
-	if (frame->changes && frame->changes->nr_added && write_added(w, frame, err) < 0)
-		return -1;
+	if (frame->changes && frame->changes->nr_added) {
+		for (int k = 0; k < frame->changes->nr_added; k++)
+			if (mark(w, frame->changes->added[k], 0) < 0) {
+				ms_error_set(err, "%s: out of memory", w->path);
+				return -1;
+			}
+		if (write_added(w, frame, err) < 0)
+			return -1;
+	}
 	rec = json_object();
 	if (!rec) {
 		ms_error_set(err, "out of memory");
@@ -395,8 +442,12 @@ int recording_writer_frame(struct recording_writer *w, const struct frame *frame
 	json_decref(rec);
 	if (ret < 0)
 		return -1;
-	if (frame->changes && frame->changes->nr_retired && write_retired(w, frame, err) < 0)
-		return -1;
+	if (frame->changes && frame->changes->nr_retired) {
+		if (write_retired(w, frame, err) < 0)
+			return -1;
+		for (int k = 0; k < frame->changes->nr_retired; k++)
+			mark(w, frame->changes->retired[k], 1);
+	}
 	w->frames++;
 	if (++w->frames_since_flush >= w->flush_frames)
 		return flush_pending(w, false, err);
@@ -443,6 +494,7 @@ static void free_writer(struct recording_writer *w)
 		close(w->fd);
 	ZSTD_freeCCtx(w->zstd);
 	json_decref(w->values);
+	free(w->retired);
 	free(w->zout);
 	free(w->pending);
 	free(w->path);

@@ -79,6 +79,7 @@ static void rotate(struct recording_sink *r, const char *path, uint64_t now, con
 	}
 	wopt.path = path;
 	wopt.time_origin_ns = now;
+	wopt.continues = old;
 	if (recording_writer_open(&r->writer, &wopt, table, &err) < 0) {
 		r->writer = old;
 		snprintf(reply, size, "error: %s (still recording to %s)", err.text, old_path);

@@ -216,7 +216,7 @@ def test_replay_of_record_a_shows_what_live_top_showed(memscope, build_dir, tmp_
         assert pages <= total <= pages + 400, (how, total, pages, rows)
         busy = sorted(r for r, _, _ in rows if r > 1000)
         # The steady frames: 2 bursts of 1024 pages in some 200 ms frames, 3 in others.
-        assert len(busy) >= 10 and busy[len(busy) // 2] == pytest.approx(10240, rel=0.25), (how, rows)
+        assert len(busy) >= 5 and busy[len(busy) // 2] == pytest.approx(10240, rel=0.25), (how, rows)
     medians = [sorted(r for r, _, _ in rows if r > 1000)[len([r for r, _, _ in rows if r > 1000]) // 2]
                for rows in shown.values()]
     assert medians[0] == pytest.approx(medians[1], rel=0.2), shown

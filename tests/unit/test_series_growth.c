@@ -200,6 +200,7 @@ static void describe(const struct series_table *t, const struct frame *f, char *
 struct run {
 	struct sampler *sampler;
 	struct recording_writer *writer;
+	const char *rotate_to;   /* before frame 4, go on in this file (ctl record FILE) */
 	char seen[8][1024];
 	int frames;
 	int nr_at_end;
@@ -212,6 +213,14 @@ static int on_frame(const struct frame *f, bool last, void *ctx)
 
 	if (r->frames < 8)
 		describe(&r->sampler->table, f, r->seen[r->frames], sizeof(r->seen[0]));
+	if (r->rotate_to && r->frames == 4) {
+		struct recording_writer_options opt = { .path = r->rotate_to, .interval_ns = 1000, .continues = r->writer };
+		struct recording_writer *next;
+
+		CHECK_EQ_INT(recording_writer_open(&next, &opt, &r->sampler->table, &err), 0);
+		CHECK_EQ_INT(recording_writer_close(r->writer, "continued in another file", &err), 0);
+		r->writer = next;
+	}
 	r->frames++;
 	r->nr_at_end = f->nr;
 	if (r->writer && recording_writer_frame(r->writer, f, &err) < 0)
@@ -339,6 +348,54 @@ static void totals_skip_per_task(void)
 	series_table_free(&t);
 }
 
+/* ctl record FILE after frame 3: the new file's header lists alpha's indices
+ * as retired places (not their old contents), and gamma takes them. */
+static void continued_file(void)
+{
+	struct churn churn = { 0 };
+	struct source src = { .ops = &churn_ops, .priv = &churn, .replay = true };
+	struct sampler s;
+	struct target target;
+	struct run run = { 0 };
+	struct ms_error err = { "" };
+	char first[512], second[512];
+	struct recording_writer_options opt = { .interval_ns = 1000 };
+	struct recording_reader *rd;
+	struct recording_record rec;
+	struct frame f;
+	int frames = 0;
+
+	memset(&target, 0, sizeof(target));
+	snprintf(first, sizeof(first), "%s/first.rec", dir);
+	snprintf(second, sizeof(second), "%s/second.rec", dir);
+	opt.path = first;
+	run.rotate_to = second;
+	CHECK_EQ_INT(sampler_open(&s, &src, 1, &err), 0);
+	run.sampler = &s;
+	CHECK_EQ_INT(recording_writer_open(&run.writer, &opt, &s.table, &err), 0);
+	CHECK_EQ_INT(sampler_run(&s, &target, 0, on_frame, &run, &err), 0);
+	CHECK_EQ_INT(recording_writer_close(run.writer, "the end", &err), 0);
+	sampler_close(&s);
+	if (recording_reader_open(&rd, second, &err) < 0) {
+		CHECK_FAIL("%s", err.text);
+		return;
+	}
+	const struct series_table *h = &recording_reader_header(rd)->table;
+
+	CHECK_EQ_INT(h->nr, 5);
+	CHECK_EQ_INT(h->series[1].state, SERIES_RETIRED);
+	CHECK_EQ_INT(h->series[2].state, SERIES_RETIRED);
+	CHECK_EQ_STR(h->series[3].labels.comm, "beta");
+	frame_init(&f, 0);
+	while (recording_reader_next(rd, &rec, &f, &err) == 0 && rec.kind != RECORD_EOF)
+		frames += rec.kind == RECORD_FRAME;
+	CHECK_EQ_STR(err.text, "");
+	CHECK_EQ_INT(frames, 2);
+	CHECK_EQ_STR(h->series[1].labels.comm, "gamma");
+	frame_free(&f);
+	recording_reader_close(rd);
+}
+
 /* A recording made before series could appear (format 1) reads as before. */
 static void reads_version_1(void)
 {
@@ -442,6 +499,7 @@ int main(void)
 	record_and_replay("churn.rec");
 	record_and_replay("churn.rec.zst");
 	reads_version_1();
+	continued_file();
 	bad_records();
 	totals_skip_per_task();
 	{
