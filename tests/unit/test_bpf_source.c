@@ -3,6 +3,7 @@
  * numbers checked against perf's own counters or known amounts. Needs root
  * (or CAP_BPF + CAP_PERFMON) and at least 2 CPUs. */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -152,6 +153,78 @@ static uint64_t value_of(const struct measure *m, const char *name, int node)
 		return 0;
 	}
 	return s->value;
+}
+
+/* Per-process and per-thread series summed over the frames sampled: what a
+ * recording of the run would hold for each task. */
+struct task_sum {
+	int pid, tid;
+	char comm[16];
+	char name[32];
+	uint64_t total;
+	int frames;        /* frames it had a value in */
+	bool retired;
+};
+
+struct task_sums {
+	struct task_sum sum[512];
+	int nr;
+	int at[1 << 16];   /* series index -> sum + 1; 0: none */
+};
+
+static void sums_take(struct task_sums *ts, const struct measure *m)
+{
+	const struct series_changes *c;
+	struct series_changes own;
+
+	c = series_table_changes(&m->table, &own) ? &own : NULL;
+	for (int i = 0; c && i < c->nr_added; i++) {
+		const struct series *s = &m->table.series[c->added[i]];
+
+		if (ts->nr == 512 || c->added[i] >= (1 << 16))
+			continue;
+		struct task_sum *t = &ts->sum[ts->nr];
+
+		memset(t, 0, sizeof(*t));
+		t->pid = s->labels.pid;
+		t->tid = s->labels.tid;
+		snprintf(t->comm, sizeof(t->comm), "%s", s->labels.comm);
+		snprintf(t->name, sizeof(t->name), "%s", s->name);
+		ts->at[c->added[i]] = ++ts->nr;
+	}
+	for (int i = 0; i < m->frame.nr && i < (1 << 16); i++)
+		if (ts->at[i] && m->frame.samples[i].valid) {
+			ts->sum[ts->at[i] - 1].total += m->frame.samples[i].value;
+			ts->sum[ts->at[i] - 1].frames++;
+		}
+	for (int i = 0; c && i < c->nr_retired; i++)
+		if (c->retired[i] < (1 << 16) && ts->at[c->retired[i]]) {
+			ts->sum[ts->at[c->retired[i]] - 1].retired = true;
+			ts->at[c->retired[i]] = 0;
+		}
+}
+
+/* Sample, then what a sampler does after a frame went out. */
+static int measure_frame(struct measure *m, struct task_sums *ts)
+{
+	int ret = measure_sample(m);
+
+	frame_fit(&m->frame, m->table.nr);
+	if (ts)
+		sums_take(ts, m);
+	series_table_frame_done(&m->table, &m->frame, m->frame.seq);
+	m->frame.seq++;
+	m->table.horizon = m->frame.seq;
+	return ret;
+}
+
+/* The sum for (pid, tid, name); NULL when there is none. */
+static const struct task_sum *sum_of(const struct task_sums *ts, int pid, int tid, const char *name)
+{
+	for (int i = 0; i < ts->nr; i++)
+		if (ts->sum[i].pid == pid && ts->sum[i].tid == tid && !strcmp(ts->sum[i].name, name))
+			return &ts->sum[i];
+	return NULL;
 }
 
 static int perf_page_faults(pid_t pid)
@@ -431,28 +504,59 @@ static void test_one_migration(const struct host *host)
 }
 
 /* forktree 3 8: the workload forks a child, which forks a grandchild, which
- * forks a great-grandchild touching 8 MB: all four are followed. */
+ * forks a great-grandchild touching 8 MB: all four are followed, each with
+ * its own series, and all four are retired in the frame after they exited. */
 static void test_descendants_followed(const struct host *host)
 {
 	const char *args[] = { "3", "8", NULL };
-	const char *names[] = { "proc.faults", "proc.processes" };
-	struct bpf_process_stats procs[16];
+	const char *names[] = { "proc.faults", "proc.processes", "proc.threads" };
+	static struct task_sums ts;
+	struct workload w;
 	struct measure m;
+	struct ms_error err;
+	int processes = 0, retired = 0;
+	uint64_t biggest = 0, sum = 0;
 
-	if (measure_workload(host, &m, "forktree", args, -1, names, 2) == 0) {
-		int n = bpf_source_processes(&m.src, procs, 16);
+	memset(&ts, 0, sizeof(ts));
+	workload_spawn(&w, "forktree", args, -1);
+	pid_t tgid = w.pid;
+	struct bpf_source_options opt = { .tgids = &tgid, .nr_tgids = 1, .per_process = true };
 
-		fprintf(stderr, "forktree: %d processes seen, faults %llu, top %d: %llu faults\n", n,
-			(unsigned long long)value_of(&m, "proc.faults", LABEL_NONE), n > 0 ? procs[0].tgid : -1,
-			n > 0 ? (unsigned long long)procs[0].faults : 0ull);
-		CHECK_EQ_INT(n, 4);
-		CHECK(n > 0 && procs[0].faults >= 8 * 256);
-		CHECK(value_of(&m, "proc.faults", LABEL_NONE) >= 8 * 256);
-		/* All exited: the set is empty again. */
-		CHECK_EQ_U64(value_of(&m, "proc.processes", LABEL_NONE), 0);
-		CHECK_EQ_INT(bpf_source_nr_targets(&m.src), 0);
-		CHECK(m.src.finished);
+	if (measure_open(&m, host, &opt, names, 3, &err) < 0) {
+		CHECK_FAIL("bpf source: %s", err.text);
+		workload_start(&w);
+		workload_wait(&w);
+		measure_close(&m);
+		return;
 	}
+	workload_start(&w);
+	CHECK_EQ_INT(workload_wait(&w), 0);
+	CHECK_EQ_INT(measure_frame(&m, &ts), 0);
+	for (int i = 0; i < ts.nr; i++) {
+		if (strcmp(ts.sum[i].name, "proc.faults"))
+			continue;
+		processes++;
+		retired += ts.sum[i].retired;
+		sum += ts.sum[i].total;
+		biggest = ts.sum[i].total > biggest ? ts.sum[i].total : biggest;
+		CHECK_EQ_STR(ts.sum[i].comm, "forktree");
+		CHECK_EQ_INT(ts.sum[i].tid, LABEL_NONE);
+	}
+	fprintf(stderr, "forktree: %d processes with series, %d retired, faults %llu (biggest %llu)\n", processes,
+		retired, (unsigned long long)value_of(&m, "proc.faults", LABEL_NONE), (unsigned long long)biggest);
+	CHECK_EQ_INT(processes, 4);
+	CHECK_EQ_INT(retired, 4);
+	CHECK(sum_of(&ts, w.pid, LABEL_NONE, "proc.faults") != NULL);
+	CHECK(biggest >= 8 * 256);
+	/* The processes' series add up to the total. */
+	CHECK_EQ_U64(sum, value_of(&m, "proc.faults", LABEL_NONE));
+	CHECK(value_of(&m, "proc.faults", LABEL_NONE) >= 8 * 256);
+	/* All exited: the set is empty again. */
+	CHECK_EQ_U64(value_of(&m, "proc.processes", LABEL_NONE), 0);
+	CHECK_EQ_U64(value_of(&m, "proc.threads", LABEL_NONE), 0);
+	CHECK_EQ_INT(bpf_source_nr_targets(&m.src), 0);
+	CHECK_EQ_INT(series_table_live(&m.table), m.src.count);
+	CHECK(m.src.finished);
 	measure_close(&m);
 }
 
@@ -481,18 +585,22 @@ static void test_exited_pid_dropped(const struct host *host)
 	measure_close(&m);
 }
 
-/* System-wide: every process counts; the workload shows among the top ones. */
-static void test_system_wide_top(const struct host *host)
+/* System-wide: every process counts; the workload has its own series, named
+ * and with its faults, and proc.processes counts the processes there are. */
+static void test_system_wide_processes(const struct host *host)
 {
 	const char *args[] = { "32", NULL };
-	const char *names[] = { "proc.faults" };
-	struct bpf_process_stats procs[5];
-	struct bpf_source_options opt = { .system_wide = true, .top_n = 5 };
+	const char *names[] = { "proc.faults", "proc.processes", "proc.threads" };
+	struct bpf_source_options opt = { .system_wide = true, .per_process = true };
+	static struct task_sums ts;
 	struct workload w;
 	struct measure m;
 	struct ms_error err;
+	const struct task_sum *mine;
+	uint64_t processes;
 
-	if (measure_open(&m, host, &opt, names, 1, &err) < 0) {
+	memset(&ts, 0, sizeof(ts));
+	if (measure_open(&m, host, &opt, names, 3, &err) < 0) {
 		CHECK_FAIL("bpf source: %s", err.text);
 		measure_close(&m);
 		return;
@@ -500,19 +608,157 @@ static void test_system_wide_top(const struct host *host)
 	workload_spawn(&w, "touchmem", args, -1);
 	workload_start(&w);
 	CHECK_EQ_INT(workload_wait(&w), 0);
-	CHECK_EQ_INT(measure_sample(&m), 0);
-	int n = bpf_source_processes(&m.src, procs, 5), at = -1;
-
-	for (int i = 0; i < n; i++)
-		if (procs[i].tgid == w.pid)
-			at = i;
-	fprintf(stderr, "system-wide: %d top processes, workload at %d with %llu faults, all: %llu\n", n, at,
-		at >= 0 ? (unsigned long long)procs[at].faults : 0ull,
-		(unsigned long long)value_of(&m, "proc.faults", LABEL_NONE));
-	CHECK(n >= 1 && n <= 5);
-	CHECK(at >= 0 && procs[at].faults >= 32 * 256);
+	CHECK_EQ_INT(measure_frame(&m, &ts), 0);
+	mine = sum_of(&ts, w.pid, LABEL_NONE, "proc.faults");
+	processes = value_of(&m, "proc.processes", LABEL_NONE);
+	fprintf(stderr, "system-wide: %d series of processes, workload %llu faults (%s), all %llu; "
+		"%llu processes, %llu threads seen\n", ts.nr, mine ? (unsigned long long)mine->total : 0ull,
+		mine ? mine->comm : "-", (unsigned long long)value_of(&m, "proc.faults", LABEL_NONE),
+		(unsigned long long)processes, (unsigned long long)value_of(&m, "proc.threads", LABEL_NONE));
+	CHECK(mine && mine->total >= 32 * 256 && mine->retired);
+	CHECK(mine && !strcmp(mine->comm, "touchmem"));
 	CHECK(value_of(&m, "proc.faults", LABEL_NONE) >= 32 * 256);
+	/* This test process and its parents at least; /proc's count a moment apart. */
+	{
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		long n = 0;
+
+		while (d && (e = readdir(d)))
+			n += e->d_name[0] >= '1' && e->d_name[0] <= '9';
+		if (d)
+			closedir(d);
+		CHECK(processes >= 3);
+		CHECK_NEAR((double)processes, (double)n, 20.0);
+	}
 	CHECK_EQ_INT(bpf_source_nr_targets(&m.src), -1);
+	measure_close(&m);
+}
+
+/* churn forks 300 short-lived processes a second: the task table frees
+ * each one's slot when it is gone, so it never holds more than the few
+ * alive at once, and the faults add up to perf's count of the same run. */
+static void churn_run(const struct host *host, int max_tasks, const char *what)
+{
+	const char *args[] = { "300", "1", "1", NULL };
+	const char *names[] = { "proc.faults", "proc.threads", "proc.bpf_drops" };
+	static struct task_sums ts;
+	struct workload w;
+	struct measure m;
+	struct ms_error err;
+	uint64_t faults = 0, drops = 0, perf_count = 0;
+	int frames = 0;
+	char *notes = NULL;
+	size_t notes_len = 0;
+
+	memset(&ts, 0, sizeof(ts));
+	workload_spawn(&w, "churn", args, -1);
+	pid_t tgid = w.pid;
+	struct bpf_source_options opt = { .tgids = &tgid, .nr_tgids = 1, .per_process = true,
+					  .max_tasks = max_tasks, .warnings = open_memstream(&notes, &notes_len) };
+
+	if (measure_open(&m, host, &opt, names, 3, &err) < 0) {
+		CHECK_FAIL("bpf source: %s", err.text);
+		workload_start(&w);
+		workload_wait(&w);
+		measure_close(&m);
+		fclose(opt.warnings);
+		free(notes);
+		return;
+	}
+	int perf_fd = perf_page_faults(w.pid);
+
+	workload_start(&w);
+	while (!m.src.finished && frames < 100) {
+		sleep_ms(50);
+		CHECK_EQ_INT(measure_frame(&m, &ts), 0);
+		faults += value_of(&m, "proc.faults", LABEL_NONE);
+		drops += value_of(&m, "proc.bpf_drops", LABEL_NONE);
+		frames++;
+	}
+	CHECK_EQ_INT(workload_wait(&w), 0);
+	CHECK(read(perf_fd, &perf_count, sizeof(perf_count)) == sizeof(perf_count));
+	close(perf_fd);
+	fprintf(stderr, "churn (%s): %d frames, %llu faults (perf %llu), %d process series, table peak %d of %d, "
+		"drops %llu, live series at the end %d\n", what, frames, (unsigned long long)faults,
+		(unsigned long long)perf_count, ts.nr / 2, bpf_source_table_peak(&m.src),
+		bpf_source_table_size(&m.src), (unsigned long long)drops, series_table_live(&m.table));
+	/* Every fault counted, whether the table had room or not. */
+	CHECK_NEAR((double)faults, (double)perf_count, 0.01 * (double)perf_count + 10);
+	CHECK(faults >= 250 * 17);
+	if (max_tasks == 0 || max_tasks >= 64) {
+		/* ~300 processes of two threads came and went; few were alive at once. */
+		CHECK(ts.nr / 2 >= 250);
+		CHECK(bpf_source_table_peak(&m.src) < 64);
+		CHECK_EQ_U64(drops, 0);
+	} else {
+		/* A full table (the parent holds the one slot): each child's threads
+		 * count as drops, in the totals, and the output names them. */
+		fflush(opt.warnings);
+		CHECK(drops >= 250);
+		CHECK_CONTAINS(notes, "the task table (1 threads) is full");
+		CHECK_CONTAINS(notes, "(churn) counted in the totals only");
+	}
+	/* Every process series was retired: only the totals are left. */
+	CHECK_EQ_INT(series_table_live(&m.table), m.src.count);
+	measure_close(&m);
+	fclose(opt.warnings);
+	free(notes);
+}
+
+static void test_churn(const struct host *host)
+{
+	churn_run(host, 0, "default table");
+	churn_run(host, 1, "a table of 1 thread");
+}
+
+/* threads 3 0 0 400 2 100: per-thread series for each thread, with the
+ * thread's own faults (2 MB each), named, and retired when it exits. */
+static void test_per_thread_series(const struct host *host)
+{
+	const char *args[] = { "3", "0", "0", "400", "2", "100", NULL };
+	const char *names[] = { "proc.faults", "proc.cpu", "proc.state" };
+	static struct task_sums ts;
+	struct workload w;
+	struct measure m;
+	struct ms_error err;
+	int workers = 0;
+
+	memset(&ts, 0, sizeof(ts));
+	workload_spawn(&w, "threads", args, -1);
+	pid_t tgid = w.pid;
+	struct bpf_source_options opt = { .tgids = &tgid, .nr_tgids = 1, .per_thread = true };
+
+	if (measure_open(&m, host, &opt, names, 3, &err) < 0) {
+		CHECK_FAIL("bpf source: %s", err.text);
+		workload_start(&w);
+		workload_wait(&w);
+		measure_close(&m);
+		return;
+	}
+	workload_start(&w);
+	while (!m.src.finished) {
+		sleep_ms(100);
+		CHECK_EQ_INT(measure_frame(&m, &ts), 0);
+	}
+	workload_wait(&w);
+	for (int i = 0; i < ts.nr; i++) {
+		const struct task_sum *s = &ts.sum[i];
+
+		if (strcmp(s->name, "proc.faults") || s->tid == w.pid)
+			continue;
+		workers++;
+		fprintf(stderr, "thread %d (%s): %llu faults in %d frames%s\n", s->tid, s->comm,
+			(unsigned long long)s->total, s->frames, s->retired ? ", retired" : "");
+		CHECK_EQ_INT(s->pid, w.pid);
+		/* 2 MB every 100 ms from 100 ms to 400 ms: three or four rounds of 512 faults. */
+		CHECK(s->total >= 2 * 512 && s->total <= 4 * 512 + 100);
+		CHECK(s->retired);
+		CHECK(sum_of(&ts, w.pid, s->tid, "proc.cpu") != NULL);
+	}
+	CHECK_EQ_INT(workers, 3);
+	CHECK(sum_of(&ts, w.pid, w.pid, "proc.faults") != NULL);
+	CHECK_EQ_INT(series_table_live(&m.table), m.src.count);
 	measure_close(&m);
 }
 
@@ -635,7 +881,9 @@ int main(void)
 	test_one_migration(&host);
 	test_descendants_followed(&host);
 	test_exited_pid_dropped(&host);
-	test_system_wide_top(&host);
+	test_system_wide_processes(&host);
+	test_churn(&host);
+	test_per_thread_series(&host);
 	host_free(&host);
 	return check_summary("bpf_source");
 }
