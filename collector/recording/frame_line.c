@@ -4,24 +4,23 @@
 
 /* A JSON integer as jansson takes it (json_int_t is int64_t): digits, no
  * leading zero, at most INT64_MAX, followed by something that ends a number
- * here (',' or ']'; a '.', 'e' or 'E' makes it a fraction: not ours). */
-static bool scan_u64(const char **pp, const char *end, uint64_t *out)
+ * here (',' or ']'; a '.', 'e' or 'E' makes it a fraction: not ours). Up to
+ * 18 digits cannot overflow; a 19th is checked. */
+static inline bool scan_u64(const char **pp, const char *end, uint64_t *out)
 {
-	const char *p = *pp;
+	const char *p = *pp, *start = p, *fast_end = end - p > 18 ? p + 18 : end;
 	uint64_t v = 0;
-	int digits = 0;
 
-	if (p >= end || *p < '0' || *p > '9')
+	while (p < fast_end && (unsigned)(*p - '0') < 10)
+		v = v * 10 + (unsigned)(*p++ - '0');
+	if (p == start || (*start == '0' && p - start > 1))
 		return false;
-	if (*p == '0' && p + 1 < end && p[1] >= '0' && p[1] <= '9')
-		return false;
-	while (p < end && *p >= '0' && *p <= '9') {
-		unsigned digit = (unsigned)(*p - '0');
+	if (p < end && (unsigned)(*p - '0') < 10) {
+		unsigned digit = (unsigned)(*p++ - '0');
 
-		if (++digits > 19 || v > ((uint64_t)INT64_MAX - digit) / 10)
+		if (v > ((uint64_t)INT64_MAX - digit) / 10 || (p < end && (unsigned)(*p - '0') < 10))
 			return false;
 		v = v * 10 + digit;
-		p++;
 	}
 	if (p < end && (*p == '.' || *p == 'e' || *p == 'E'))
 		return false;
@@ -58,7 +57,7 @@ bool frame_line_parse(const char *line, size_t length, const struct series_table
 			if (i >= nr)
 				return false;
 			s = &frame->samples[i];
-			if (EXPECT(p, end, "null")) {
+			if (p < end && *p == 'n' && EXPECT(p, end, "null")) {
 				memset(s, 0, sizeof(*s));
 			} else {
 				if (table->series[i].state == SERIES_RETIRED || !scan_u64(&p, end, &s->value))

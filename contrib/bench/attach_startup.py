@@ -51,6 +51,7 @@ def main():
     ap.add_argument("--threads", default="16,64,256,512")
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--stop-after-ms", type=int, default=600)
+    ap.add_argument("--baseline", help="another build directory whose memscope runs alongside (before/after)")
     ap.add_argument("--write")
     args = ap.parse_args()
     build = pathlib.Path(args.build)
@@ -66,12 +67,14 @@ def main():
             "memscope": [str(build / "memscope"), "stat", "-x,", "-I", str(INTERVAL_MS), "-p", pid, "-e", EVENTS],
             "perf": ["perf", "stat", "-x,", "--log-fd", "1", "-I", str(INTERVAL_MS), "-p", pid, "-e", EVENTS],
         }
+        if args.baseline:
+            tools["baseline"] = [str(pathlib.Path(args.baseline) / "memscope")] + tools["memscope"][1:]
         res = {name: ([], []) for name in tools}
         for name, cmd in tools.items():  # warm up
             one_run(rusage, cmd, args.stop_after_ms)
+        names = list(tools)
         for r in range(args.runs):
-            order = list(tools) if r % 2 == 0 else list(reversed(list(tools)))
-            for name in order:
+            for name in names[r % len(names):] + names[:r % len(names)]:
                 start, cpu = one_run(rusage, tools[name], args.stop_after_ms)
                 res[name][0].append(start)
                 res[name][1].append(cpu)
@@ -81,19 +84,19 @@ def main():
 
     lines = [
         START,
-        "Measured with `python3 contrib/bench/attach_startup.py --build build --threads %s --runs %d` "
+        "Measured with `python3 contrib/bench/attach_startup.py --build build --threads %s --runs %d%s` "
         "(events: `%s`; medians of %d alternating runs, interquartile range in brackets)."
-        % (args.threads, args.runs, EVENTS, args.runs),
+        % (args.threads, args.runs, " --baseline BUILD" if args.baseline else "", EVENTS, args.runs),
         "",
-        "| threads | memscope start-up | perf start-up | memscope CPU | perf CPU | start-up memscope / perf |",
-        "|---|---|---|---|---|---|",
+        "| threads | tool | start-up | CPU | start-up / perf's |",
+        "|---|---|---|---|---|",
     ]
     for n, res in rows:
-        ms_s, pf_s = quartiles(res["memscope"][0]), quartiles(res["perf"][0])
-        ms_c, pf_c = quartiles(res["memscope"][1]), quartiles(res["perf"][1])
         fmt = lambda q: "%.1f ms [%.1f, %.1f]" % (q[1] * 1e3, q[0] * 1e3, q[2] * 1e3)
-        lines.append("| %d | %s | %s | %s | %s | %.2f |" % (n, fmt(ms_s), fmt(pf_s), fmt(ms_c), fmt(pf_c),
-                                                           ms_s[1] / pf_s[1]))
+        perf_start = quartiles(res["perf"][0])[1]
+        for name, (start, cpu) in res.items():
+            lines.append("| %d | %s | %s | %s | %.2f |" % (n, name, fmt(quartiles(start)), fmt(quartiles(cpu)),
+                                                          quartiles(start)[1] / perf_start))
     lines.append(END)
     text = "\n".join(lines)
     print(text)

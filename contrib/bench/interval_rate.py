@@ -2,8 +2,10 @@
 """Short intervals: how many intervals `memscope stat -a -I MS` delivers per second and what
 it costs, next to `perf stat -a -I MS`, in the same run.
 
-Events: 16 software and tracepoint events, counted on every CPU (16 x CPUs counters), and
-the two of the quick start (page-faults,context-switches). Each tool runs for --seconds
+Events: 16 software and tracepoint events, counted on every CPU (16 x CPUs counters), the two
+of the quick start (page-faults,context-switches), and 8 tracepoints, which memscope counts
+with eBPF per-CPU counters under -a; "memscope (perf tracepoints)" counts them with perf
+(MEMSCOPE_PERF_TRACEPOINTS=1), as before, to show the difference in the same run. Each tool runs for --seconds
 around `sleep`, alternating with the other, --runs times; its output goes to a file. Per
 run: intervals delivered per second (interval lines / events / seconds) and CPU time of the
 tool process (user + system, wait4 of the tool: contrib/bench/rusage) per second. Medians
@@ -24,6 +26,8 @@ EVENTS_16 = ("cpu-clock,task-clock,page-faults,minor-faults,major-faults,context
              "alignment-faults,emulation-faults,sched:sched_switch,sched:sched_wakeup,sched:sched_migrate_task,"
              "sched:sched_process_fork,kmem:mm_page_alloc,kmem:mm_page_free,timer:hrtimer_expire_entry")
 EVENTS_2 = "page-faults,context-switches"
+TRACEPOINTS_8 = ("sched:sched_switch,sched:sched_wakeup,sched:sched_migrate_task,sched:sched_process_fork,"
+                 "kmem:mm_page_alloc,kmem:mm_page_free,timer:hrtimer_expire_entry,irq:softirq_entry")
 START, END = "<!-- interval-rate:start -->", "<!-- interval-rate:end -->"
 
 
@@ -49,26 +53,31 @@ def main():
     build = pathlib.Path(args.build)
     memscope = str(build / "memscope")
     intervals = [int(i) for i in args.intervals.split(",")]
-    cases = [(ms, events) for ms in intervals for events in (EVENTS_16, EVENTS_2)]
+    cases = [(ms, events) for ms in intervals for events in (EVENTS_16, EVENTS_2, TRACEPOINTS_8)]
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "out.csv"
         for ms, events in cases:
             nr = len(events.split(","))
+            stat = [memscope, "stat", "-a", "-I", str(ms), "-x,", "-e", events, "--", "sleep", str(args.seconds)]
             cmds = {
-                "memscope": ([memscope, "stat", "-a", "-I", str(ms), "-x,", "-e", events, "--", "sleep",
-                              str(args.seconds)], out),
+                "memscope": (stat, out, "0"),
                 "perf": (["perf", "stat", "-a", "-I", str(ms), "-x,", "-o", str(out), "-e", events, "--", "sleep",
-                          str(args.seconds)], None),
+                          str(args.seconds)], None, "0"),
             }
+            if events == TRACEPOINTS_8:
+                cmds["memscope (perf tracepoints)"] = (stat, out, "1")
             res = {name: ([], []) for name in cmds}
+            names = list(cmds)
             for r in range(args.runs):
-                for name in (["memscope", "perf"] if r % 2 == 0 else ["perf", "memscope"]):
-                    cmd, stdout = cmds[name]
+                for name in names[r % len(names):] + names[:r % len(names)]:
+                    cmd, stdout, perf_tp = cmds[name]
+                    os.environ["MEMSCOPE_PERF_TRACEPOINTS"] = perf_tp
                     usage = measured(build, cmd, stdout=stdout)
                     res[name][0].append(interval_lines(out) / nr / args.seconds)
                     res[name][1].append(usage.cpu_s / args.seconds)
             results[(ms, events)] = res
+        os.environ.pop("MEMSCOPE_PERF_TRACEPOINTS", None)
 
     lines = [
         START,
@@ -77,17 +86,20 @@ def main():
         "system time per second of the run, 100%% = one CPU)." % (args.intervals, args.runs, args.seconds,
                                                                    os.cpu_count(), args.runs),
         "",
-        "| -I | counters | memscope intervals/s | perf intervals/s | memscope CPU | perf CPU | CPU memscope / perf |",
-        "|---|---|---|---|---|---|---|",
+        "| -I | events | tool | intervals/s | CPU | CPU / perf's |",
+        "|---|---|---|---|---|---|",
     ]
+    labels = {EVENTS_16: "16 software + tracepoint", EVENTS_2: "page-faults, context-switches",
+              TRACEPOINTS_8: "8 tracepoints"}
     for (ms, events), res in results.items():
-        nr = len(events.split(","))
-        lines.append("| %d ms | %d events x %d CPUs | %s | %s | %s | %s | %.2f |" % (
-            ms, nr, os.cpu_count(), spread(res["memscope"][0], "%.0f"), spread(res["perf"][0], "%.0f"),
-            spread(res["memscope"][1], "%.2f", 100, "%"), spread(res["perf"][1], "%.2f", 100, "%"),
-            statistics.median(res["memscope"][1]) / statistics.median(res["perf"][1])))
+        perf_cpu = statistics.median(res["perf"][1])
+        for name, (rate, cpu) in res.items():
+            lines.append("| %d ms | %s x %d CPUs | %s | %s | %s | %.2f |" % (
+                ms, labels[events], os.cpu_count(), name, spread(rate, "%.0f"), spread(cpu, "%.2f", 100, "%"),
+                statistics.median(cpu) / perf_cpu))
     lines.append("")
-    lines.append("Events: `%s` (16) and `%s` (2)." % (EVENTS_16, EVENTS_2))
+    lines.append("Events: 16 = `%s`; 8 tracepoints = `%s`." % (EVENTS_16, TRACEPOINTS_8))
+    lines.append("Load average when the runs ended: %.1f." % os.getloadavg()[0])
     lines.append(END)
     text = "\n".join(lines)
     print(text)

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""How fast memscope reads a recording: the synthetic 1-hour, 50-series, 10 Hz recording of
+lua_report.py (36,000 frames, about 10 MB), read by `memscope report FILE` (no script: the
+file read, the frames replayed, the summary) and `memscope stat --input FILE`, next to
+`cat FILE` and `wc -l FILE` (the floor of getting the bytes in and finding the lines), with
+--baseline DIR the same commands of another build (before/after), all alternating, --runs times.
+
+Rates are the file's size over the command's CPU time (user + system, wait4 of the command
+itself: contrib/bench/rusage) and over its wall time; medians with interquartile ranges.
+
+Usage: read_rate.py [--build DIR] [--baseline DIR] [--frames N] [--runs N] [--write docs/performance.md]
+"""
+import argparse
+import os
+import pathlib
+import tempfile
+
+import perfdoc  # beside this script
+from benchutil import measured, spread
+from lua_report import write_recording
+
+START, END = "<!-- read-rate:start -->", "<!-- read-rate:end -->"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--baseline", help="another build directory to compare (e.g. the previous version)")
+    ap.add_argument("--frames", type=int, default=36000)
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--write")
+    args = ap.parse_args()
+    builds = [("memscope", pathlib.Path(args.build))]
+    if args.baseline:
+        builds.append(("baseline", pathlib.Path(args.baseline)))
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = pathlib.Path(tmp) / "hour.rec"
+        write_recording(rec, args.frames)
+        size = rec.stat().st_size
+        cmds = {}
+        for label, build in builds:
+            cmds["%s report" % label] = [str(build / "memscope"), "report", str(rec)]
+            cmds["%s stat --input" % label] = [str(build / "memscope"), "stat", "--input", str(rec)]
+        cmds["cat"] = ["cat", str(rec)]
+        cmds["wc -l"] = ["wc", "-l", str(rec)]
+        names = list(cmds)
+        res = {name: ([], []) for name in names}
+        tool_build = builds[0][1]
+        for r in range(args.runs):
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                usage = measured(tool_build, cmds[name])
+                res[name][0].append(usage.cpu_s)
+                res[name][1].append(usage.wall_s)
+    lines = [
+        START,
+        "Measured with `python3 contrib/bench/read_rate.py --build build --frames %d --runs %d%s` (%d CPUs; a "
+        "%.1f MB recording of %d frames x 50 series; medians of %d alternating runs, interquartile range in "
+        "brackets; load average %.1f at the end)." % (args.frames, args.runs,
+                                                      " --baseline BUILD" if args.baseline else "", os.cpu_count(),
+                                                      size / 1e6, args.frames, args.runs, os.getloadavg()[0]),
+        "",
+        "| command | CPU time | MB/s of CPU time | wall time |",
+        "|---|---|---|---|",
+    ]
+    for name in names:
+        cpu, wall = res[name]
+        rates = [size / 1e6 / max(c, 1e-6) for c in cpu]
+        lines.append("| %s | %s | %s | %s |" % (name, spread(cpu, "%.3f", 1, " s"), spread(rates, "%.0f"),
+                                                spread(wall, "%.3f", 1, " s")))
+    lines.append(END)
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        perfdoc.write_section(args.write, "Reading recordings", START, END, text)
+
+
+if __name__ == "__main__":
+    main()
