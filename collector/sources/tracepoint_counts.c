@@ -22,6 +22,7 @@ struct tp_counts {
 	int nr_cpus;               /* possible CPUs: the per-CPU values the kernel returns */
 	size_t stride;             /* bytes per CPU in a lookup (value size rounded up to 8) */
 	unsigned char *values;     /* the last lookup: nr_cpus x stride */
+	int map_fd;
 };
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -72,6 +73,7 @@ struct tp_counts *tp_counts_open(const char *const *names, int nr, bool *attache
 	}
 	if (tpcount_bpf__load(t->skel))
 		goto fail;
+	t->map_fd = bpf_map__fd(t->skel->maps.tp_counts);
 	/* Attach in order; a tracepoint without a raw tracepoint (syscalls:*)
 	 * stays with perf, and the next name takes the same program. */
 	for (int i = 0; i < nr && t->nr_slots < TPCOUNT_SLOTS; i++) {
@@ -101,8 +103,9 @@ int tp_counts_read(struct tp_counts *t)
 {
 	__u32 zero = 0;
 
-	return bpf_map__lookup_elem(t->skel->maps.tp_counts, &zero, sizeof(zero), t->values,
-				    (size_t)t->nr_cpus * t->stride, 0) ? -1 : 0;
+	/* The plain system call: libbpf's checked lookup counts the possible
+	 * CPUs again on every call. */
+	return bpf_map_lookup_elem(t->map_fd, &zero, t->values) ? -1 : 0;
 }
 
 uint64_t tp_counts_get(const struct tp_counts *t, int slot, int cpu)

@@ -4,10 +4,10 @@
 
 For each thread count, a process with that many (sleeping) threads is started
 (contrib/bench/threads N 0 0 RUN 0); then, alternately, each tool attaches to it with
--I 100 and is stopped with SIGINT 0.6 s later. Two figures per run:
+-I 100 and is stopped with SIGINT 2 s later (--stop-after-ms). Two figures per run:
 - start-up: the time from starting the tool to its first interval line, minus the
   100 ms interval (what the user waits for before counting starts);
-- CPU: the tool's user + system time for the whole run (attach, 0.6 s idle, detach),
+- CPU: the tool's user + system time for the whole run (attach, 2 s idle, detach),
   from wait4() of the tool itself (contrib/bench/rusage).
 Medians over the runs, with the interquartile range.
 
@@ -50,7 +50,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--threads", default="16,64,256,512")
     ap.add_argument("--runs", type=int, default=9)
-    ap.add_argument("--stop-after-ms", type=int, default=600)
+    ap.add_argument("--stop-after-ms", type=int, default=2000)
     ap.add_argument("--baseline", help="another build directory whose memscope runs alongside (before/after)")
     ap.add_argument("--write")
     args = ap.parse_args()
