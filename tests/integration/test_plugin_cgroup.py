@@ -106,7 +106,11 @@ def test_anon_per_node_equals_the_kernels_numa_stat(memscope, build_dir, cgroup)
         # The workload holds still: every frame of the hold shows the kernel's figure.
         for v in ours:
             assert abs(v - value) <= 64 * 1024, (node, v, value)
-    assert HOLD_MB << 20 <= sum(kernel.values()) <= (HOLD_MB + 4) << 20, kernel
+    # The cgroup holds the workload's memory. The kernel flushes a cgroup's per-CPU statistics
+    # only past a threshold (64 pages a CPU, MEMCG_CHARGE_BATCH), so numa_stat may show up to
+    # that much less than was touched.
+    unflushed = 64 * 4096 * os.cpu_count()
+    assert (HOLD_MB << 20) - unflushed <= sum(kernel.values()) <= (HOLD_MB + 4) << 20, kernel
 
 
 def test_the_issue_check_as_written_counts_the_commands_cgroup(memscope, build_dir, cgroup):
