@@ -1,0 +1,483 @@
+#include "sinks/http/http_server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sinks/http/peer_uid.h"
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	struct http_listen listen;
+	struct http_token token;
+	struct http_route routes[HTTP_MAX_ROUTES];
+	int nr_routes;
+	int web_fd;                    /* O_PATH directory, or -1 */
+	uid_t uid;                     /* who runs memscope */
+	char url[256];
+	_Atomic unsigned long long requests, refused, connections;
+};
+
+/* Per connection: whose socket is at the other end (asked once). */
+struct conn_state {
+	bool asked;
+	bool same_user;
+};
+
+/* Per request: the POST body as it arrives. */
+struct request_state {
+	char body[HTTP_MAX_BODY + 1];
+	size_t len;
+	bool too_long;
+};
+
+enum MHD_Result http_respond(struct MHD_Connection *conn, unsigned status, const char *content_type,
+			     const char *text, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+enum MHD_Result http_respond_error(struct MHD_Connection *conn, unsigned status, const char *fmt, ...)
+{
+	char text[1100];
+	size_t len = 0;
+	va_list ap;
+
+	len = (size_t)snprintf(text, sizeof(text), "error: ");
+	va_start(ap, fmt);
+	vsnprintf(text + len, sizeof(text) - len - 1, fmt, ap);
+	va_end(ap);
+	len = strlen(text);
+	text[len++] = '\n';
+	return http_respond(conn, status, "text/plain; charset=utf-8", text, len);
+}
+
+bool http_static_path_ok(const char *path)
+{
+	const char *seg = path;
+
+	if (!path || path[0] != '/')
+		return false;
+	for (const char *p = path; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == '\\' || *p == 0x7f)
+			return false;
+	/* Every segment after the first '/' (the root itself is index.html). */
+	if (!strcmp(path, "/"))
+		return true;
+	while (*seg == '/') {
+		const char *next = strchr(seg + 1, '/');
+		size_t len = next ? (size_t)(next - seg - 1) : strlen(seg + 1);
+
+		/* Empty (//, a trailing /), dot files, "." and "..". */
+		if (len == 0 || seg[1] == '.')
+			return false;
+		if (!next)
+			break;
+		seg = next;
+	}
+	return true;
+}
+
+static const char *content_type_of(const char *path)
+{
+	static const struct { const char *ext, *type; } types[] = {
+		{ ".html", "text/html; charset=utf-8" },
+		{ ".js", "text/javascript; charset=utf-8" },
+		{ ".css", "text/css; charset=utf-8" },
+		{ ".json", "application/json" },
+		{ ".svg", "image/svg+xml" },
+		{ ".png", "image/png" },
+		{ ".ico", "image/x-icon" },
+		{ ".txt", "text/plain; charset=utf-8" },
+	};
+	const char *dot = strrchr(path, '.');
+
+	for (size_t i = 0; dot && i < sizeof(types) / sizeof(types[0]); i++)
+		if (!strcmp(dot, types[i].ext))
+			return types[i].type;
+	return "application/octet-stream";
+}
+
+/* Open rel beneath the web root, never outside it (no "..", no symbolic
+ * link, no mount point crossed on the way). */
+static int open_beneath(int dir, const char *rel)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	long fd = syscall(SYS_openat2, dir, rel, &how, sizeof(how));
+
+	if (fd < 0 && errno == ENOSYS)
+		/* Kernels before 5.6: the path was checked segment by segment. */
+		fd = openat(dir, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	return (int)fd;
+}
+
+static enum MHD_Result serve_static(struct http_server *s, struct MHD_Connection *conn, const char *path,
+				    bool set_cookie)
+{
+	const char *rel = !strcmp(path, "/") ? "index.html" : path + 1;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	struct stat st;
+	int fd;
+
+	if (s->web_fd < 0)
+		return http_respond_error(conn, MHD_HTTP_NOT_FOUND,
+					  "this memscope serves no page (--no-ui, or the page is not installed): "
+					  "/metrics and /api/stream still answer");
+	if (!http_static_path_ok(path)) {
+		atomic_fetch_add(&s->refused, 1);
+		return http_respond_error(conn, MHD_HTTP_FORBIDDEN, "%s: not a path beneath the page's directory",
+					  path);
+	}
+	fd = open_beneath(s->web_fd, rel);
+	if (fd < 0) {
+		if (errno == EXDEV || errno == ELOOP) {
+			atomic_fetch_add(&s->refused, 1);
+			return http_respond_error(conn, MHD_HTTP_FORBIDDEN, "%s: leads outside the page's directory",
+						  path);
+		}
+		return http_respond_error(conn, MHD_HTTP_NOT_FOUND, "%s: no such file", path);
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return http_respond_error(conn, MHD_HTTP_NOT_FOUND, "%s: no such file", path);
+	}
+	r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+	if (!r) {
+		close(fd);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type_of(rel));
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Content-Security-Policy",
+				"default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+				"connect-src 'self'; frame-ancestors 'none'");
+	if (set_cookie) {
+		char cookie[HTTP_TOKEN_MAX + 80];
+
+		snprintf(cookie, sizeof(cookie), "memscope_token=%s; Path=/; HttpOnly; SameSite=Strict",
+			 s->token.text);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, cookie);
+	}
+	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static bool token_in(const struct http_server *s, const char *value, const char *prefix)
+{
+	size_t plen = prefix ? strlen(prefix) : 0;
+
+	if (!value)
+		return false;
+	if (plen) {
+		if (strncasecmp(value, prefix, plen))
+			return false;
+		value += plen;
+	}
+	return http_token_equal(&s->token, value, strlen(value));
+}
+
+static bool header_token(const struct http_server *s, struct MHD_Connection *conn)
+{
+	return token_in(s, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+			"Bearer ") ||
+	       token_in(s, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Memscope-Token"), NULL);
+}
+
+static bool same_user(struct http_server *s, struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const union MHD_ConnectionInfo *fdinfo = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct conn_state *cs = info ? info->socket_context : NULL;
+	uid_t uid;
+
+	if (!cs || !fdinfo)
+		return false;
+	if (!cs->asked) {
+		cs->asked = true;
+		cs->same_user = peer_uid(fdinfo->connect_fd, &uid) && uid == s->uid;
+	}
+	return cs->same_user;
+}
+
+/* On loopback, Host must name loopback (or be absent: HTTP/1.0 tools). */
+static bool host_ok(const struct http_server *s, struct MHD_Connection *conn)
+{
+	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	char name[300];
+	size_t len;
+
+	if (!s->listen.loopback || !host)
+		return true;
+	snprintf(name, sizeof(name), "%s", host);
+	/* Strip the port. */
+	len = strlen(name);
+	if (name[0] == '[') {
+		char *close = strchr(name, ']');
+
+		if (close)
+			close[1] = '\0';
+	} else {
+		char *colon = strrchr(name, ':');
+
+		if (colon)
+			*colon = '\0';
+	}
+	(void)len;
+	return !strcmp(name, "localhost") || !strncmp(name, "127.", 4) || !strcmp(name, "[::1]") ||
+	       !strcmp(name, s->listen.host);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+			      const char *version, const char *upload_data, size_t *upload_data_size, void **req_cls)
+{
+	struct http_server *s = cls;
+	struct request_state *rs = *req_cls;
+	const struct http_route *route = NULL;
+	struct http_request req;
+	const char *query_token;
+	bool is_post = !strcmp(method, MHD_HTTP_METHOD_POST);
+	bool header, cookie, query;
+
+	if (!rs) {
+		/* First call: headers only. A POST body follows in more calls. */
+		rs = calloc(1, sizeof(*rs));
+		if (!rs)
+			return MHD_NO;
+		*req_cls = rs;
+		atomic_fetch_add(&s->requests, 1);
+		if (is_post)
+			return MHD_YES;
+	}
+	if (is_post && *upload_data_size) {
+		if (rs->len + *upload_data_size > HTTP_MAX_BODY)
+			rs->too_long = true;
+		else {
+			memcpy(rs->body + rs->len, upload_data, *upload_data_size);
+			rs->len += *upload_data_size;
+		}
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (!host_ok(s, conn)) {
+		atomic_fetch_add(&s->refused, 1);
+		return http_respond_error(conn, MHD_HTTP_FORBIDDEN,
+					  "this server listens on loopback; the Host header must name a loopback address");
+	}
+	header = header_token(s, conn);
+	cookie = token_in(s, MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "memscope_token"), NULL);
+	query_token = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
+	query = token_in(s, query_token, NULL);
+	for (int i = 0; i < s->nr_routes; i++) {
+		if (!strcmp(s->routes[i].path, url)) {
+			route = &s->routes[i];
+			if (!strcmp(route->method, method))
+				break;
+		}
+	}
+	if (route && strcmp(route->method, method))
+		return http_respond_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "%s takes %s, not %s", url,
+					  route->method, method);
+	if (!route && strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return http_respond_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "%s: only GET", url);
+	if (route && route->access == HTTP_CONTROL) {
+		if (!header) {
+			atomic_fetch_add(&s->refused, 1);
+			return http_respond_error(conn, MHD_HTTP_FORBIDDEN,
+						  "control needs the token memscope live printed at start, in an "
+						  "'Authorization: Bearer TOKEN' header (the page sends it when "
+						  "opened with the URL memscope printed)");
+		}
+	} else if (!header && !cookie && !query && !(s->listen.loopback && same_user(s, conn))) {
+		atomic_fetch_add(&s->refused, 1);
+		return http_respond_error(conn, MHD_HTTP_FORBIDDEN,
+					  s->listen.loopback
+					  ? "only the user running memscope live, or a client with its token, may read it"
+					  : "every request needs the token memscope live printed at start "
+					    "('Authorization: Bearer TOKEN', or ?token=TOKEN)");
+	}
+	if (!route)
+		return serve_static(s, conn, url, query && !cookie);
+	if (rs->too_long)
+		return http_respond_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "the request body is over %d bytes",
+					  HTTP_MAX_BODY);
+	rs->body[rs->len] = '\0';
+	req = (struct http_request){
+		.conn = conn, .method = method, .path = url,
+		.body = is_post ? rs->body : NULL, .body_len = rs->len,
+		.token = header || cookie || query,
+	};
+	(void)version;
+	return route->handle(route->ctx, &req);
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+	free(*req_cls);
+	*req_cls = NULL;
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			      enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_server *s = cls;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_context = calloc(1, sizeof(struct conn_state));
+		atomic_fetch_add(&s->connections, 1);
+	} else {
+		free(*socket_context);
+		*socket_context = NULL;
+	}
+}
+
+/* Room for every connection asked for, as far as the hard limit allows. */
+static void raise_fd_limit(unsigned connections)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)connections + 256;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int http_server_start(struct http_server **out, const struct http_server_options *opt,
+		      const struct http_route *routes, int nr_routes, bool *usage, struct ms_error *err)
+{
+	struct http_server *s = calloc(1, sizeof(*s));
+	unsigned max = opt->max_connections ? opt->max_connections : HTTP_DEFAULT_CONNECTIONS;
+	int fd = -1;
+
+	*usage = false;
+	*out = NULL;
+	if (!s) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	s->web_fd = -1;
+	s->uid = geteuid();
+	if (nr_routes > HTTP_MAX_ROUTES) {
+		ms_error_set(err, "too many routes");
+		goto fail;
+	}
+	if (nr_routes)
+		memcpy(s->routes, routes, sizeof(*routes) * (size_t)nr_routes);
+	s->nr_routes = nr_routes;
+	if (http_listen_parse(opt->listen ? opt->listen : HTTP_LISTEN_DEFAULT, &s->listen, err) < 0) {
+		*usage = true;
+		goto fail;
+	}
+	if (!s->listen.loopback && !opt->allow_remote) {
+		ms_error_set(err, "--listen %s is not a loopback address: the counters and the control of this "
+			     "machine would be open to the network; add --remote to mean it (every request then "
+			     "needs the token memscope prints, or the one in --token-file)", opt->listen);
+		*usage = true;
+		goto fail;
+	}
+	if (opt->token_file ? http_token_read(&s->token, opt->token_file, err) < 0
+			    : http_token_generate(&s->token, err) < 0) {
+		*usage = opt->token_file != NULL;
+		goto fail;
+	}
+	if (opt->web_root) {
+		s->web_fd = open(opt->web_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s->web_fd < 0) {
+			ms_error_set(err, "the page's directory %s: %s", opt->web_root, strerror(errno));
+			goto fail;
+		}
+	}
+	raise_fd_limit(max);
+	fd = http_listen_bind(&s->listen, err);
+	if (fd < 0)
+		goto fail;
+	s->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME,
+				     0, NULL, NULL, handle, s,
+				     MHD_OPTION_LISTEN_SOCKET, fd,
+				     MHD_OPTION_CONNECTION_LIMIT, max,
+				     MHD_OPTION_CONNECTION_TIMEOUT, opt->idle_timeout_s ? opt->idle_timeout_s : 60u,
+				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024,
+				     MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+				     MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s,
+				     MHD_OPTION_END);
+	if (!s->daemon) {
+		ms_error_set(err, "cannot start the web server (libmicrohttpd) on %s:%d", s->listen.host,
+			     s->listen.port);
+		close(fd);
+		goto fail;
+	}
+	snprintf(s->url, sizeof(s->url), "http://%s:%d/?token=%s", s->listen.host, s->listen.port, s->token.text);
+	*out = s;
+	return 0;
+fail:
+	if (s->web_fd >= 0)
+		close(s->web_fd);
+	free(s);
+	return -1;
+}
+
+const char *http_server_url(const struct http_server *s)
+{
+	return s->url;
+}
+
+const struct http_listen *http_server_listen(const struct http_server *s)
+{
+	return &s->listen;
+}
+
+const struct http_token *http_server_token(const struct http_server *s)
+{
+	return &s->token;
+}
+
+void http_server_get_stats(const struct http_server *s, struct http_server_stats *out)
+{
+	out->requests = atomic_load(&s->requests);
+	out->refused = atomic_load(&s->refused);
+	out->connections = atomic_load(&s->connections);
+}
+
+void http_server_stop(struct http_server *s)
+{
+	int fd;
+
+	if (!s)
+		return;
+	if (s->daemon) {
+		/* MHD does not close a socket it was given. */
+		fd = (int)MHD_quiesce_daemon(s->daemon);
+		MHD_stop_daemon(s->daemon);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (s->web_fd >= 0)
+		close(s->web_fd);
+	free(s);
+}
