@@ -29,6 +29,8 @@ packages=(
   libclang-rt-14-dev
   # the 2-node NUMA guest
   qemu-system-x86 python3-venv kmod busybox-static
+  # memscope live's tests: a real browser and a real Prometheus (stage 60)
+  chromium chromium-driver prometheus
 )
 
 install_packages() {
@@ -71,10 +73,33 @@ provide_libperf() {
   rm -rf "$work"
 }
 
+# The page's libraries (uPlot, fzstd) and the browser tests' driver
+# (playwright-core, with Debian's chromium) from npm, as the lock files pin
+# them; again only when a lock file changed. Node.js and npm come from
+# Debian where the machine has none.
+web_changed=0
+provide_npm_modules() {
+  if ! command -v npm >/dev/null; then
+    as_root apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends nodejs npm >/dev/null
+  fi
+  local dir
+  for dir in "$top/contrib/web" "$top/tests/web"; do
+    if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.memscope-lock"; then
+      log "npm ci in ${dir#$top/}"
+      (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+      cp "$dir/package-lock.json" "$dir/node_modules/.memscope-lock"
+      web_changed=1
+    fi
+  done
+}
+
 build_memscope() {
   export PKG_CONFIG_PATH=$deps/libperf/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" "$top" ${MEMSCOPE_MESON_ARGS:-} >/dev/null
+  elif [ "$web_changed" = 1 ]; then
+    # The page is built only where its npm libraries are: look again.
+    meson setup --reconfigure "$build" "$top" >/dev/null
   fi
   ninja -C "$build" >/dev/null
   log "built $build/memscope"
@@ -82,4 +107,5 @@ build_memscope() {
 
 install_packages
 provide_libperf
+provide_npm_modules
 build_memscope

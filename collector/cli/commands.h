@@ -13,6 +13,7 @@ int cmd_record(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_live(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 

@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{ "stat", cmd_stat, "count events and metrics for a command, processes or the system" },
 	{ "list", cmd_list, "what this host can measure: PMUs, events, metrics, plugins" },
 	{ "top", cmd_top, "live full-screen view of NUMA nodes and processes" },
+	{ "live", cmd_live, "web page with live charts, recordings in the browser, /metrics for Prometheus" },
 	{ "record", cmd_record, "record frames to a file, for stat --input and reports" },
 	{ "ctl", cmd_ctl, "label, pause, resume or redirect a running memscope record" },
 	{ "doctor", cmd_doctor, "permissions, PMUs, BTF, limits: what is missing and the fix" },

@@ -27,6 +27,8 @@ SCRIPTS = {
                    "| memscope top batch |"),
     "top_scale.py": (["--idle", "20", "--active", "2", "--updates", "2", "--repeat", "1"],
                      "<!-- top-scale:start -->", "| memscope top |"),
+    "live_overhead.py": (["--seconds", "1", "--repeat", "1", "--series", "8"], "<!-- live-overhead:start -->",
+                         "| memscope live, one page streaming |"),
 }
 
 

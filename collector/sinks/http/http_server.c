@@ -1,6 +1,8 @@
 #include "sinks/http/http_server.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
@@ -373,6 +375,7 @@ int http_server_start(struct http_server **out, const struct http_server_options
 {
 	struct http_server *s = calloc(1, sizeof(*s));
 	unsigned max = opt->max_connections ? opt->max_connections : HTTP_DEFAULT_CONNECTIONS;
+	sigset_t all, old;
 	int fd = -1;
 
 	*usage = false;
@@ -417,6 +420,10 @@ int http_server_start(struct http_server **out, const struct http_server_options
 	fd = http_listen_bind(&s->listen, err);
 	if (fd < 0)
 		goto fail;
+	/* Signals are the sampling thread's (a signalfd): the server's thread,
+	 * which inherits this mask, must not take SIGINT and die of it. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	s->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME,
 				     0, NULL, NULL, handle, s,
 				     MHD_OPTION_LISTEN_SOCKET, fd,
@@ -426,6 +433,7 @@ int http_server_start(struct http_server **out, const struct http_server_options
 				     MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 				     MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s,
 				     MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!s->daemon) {
 		ms_error_set(err, "cannot start the web server (libmicrohttpd) on %s:%d", s->listen.host,
 			     s->listen.port);

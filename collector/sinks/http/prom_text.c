@@ -87,6 +87,17 @@ void prom_name_of(const char *name, const char *unit, double scale, enum prom_ty
 		 type == PROM_COUNTER ? "_total" : type == PROM_INFO ? "_info" : "");
 }
 
+double prom_value(const struct prom_name *n, double v)
+{
+	if (n->factor > 0 && n->factor < 1) {
+		double inverse = round(1 / n->factor);
+
+		if (fabs(inverse * n->factor - 1) < 1e-12)
+			return v / inverse;
+	}
+	return v * n->factor;
+}
+
 void prom_format_double(double v, char *out, size_t size)
 {
 	if (isnan(v)) {

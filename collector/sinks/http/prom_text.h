@@ -28,8 +28,12 @@ struct prom_name {
 	char family[160];      /* without _total: OpenMetrics' family name */
 	char sample[168];      /* what sample lines carry: family + "_total" for counters */
 	char unit[32];         /* OpenMetrics UNIT ("bytes", "seconds"), or "" */
-	double factor;         /* multiply values shown in `unit` by this for the base unit */
+	double factor;         /* multiply a stored value by this for the base unit (prom_value) */
 };
+
+/* A stored value in the base unit: divided where the factor is a power of
+ * ten below one (ns to s: 1781890765 / 1e9, not * 1e-9, which is not exact). */
+double prom_value(const struct prom_name *n, double v);
 
 /* Name a memscope series or metric. unit: memscope's ("B", "B/s", "ns",
  * "msec", "faults", ""); scale: what a stored value is multiplied by to be

@@ -1,0 +1,353 @@
+/* memscope live: a web page with live charts of what a session measures,
+ * recordings replayed into it, and /metrics for Prometheus - the HTTP sink
+ * of the pipeline (sinks/http/http_sink.h), steered from the page through
+ * the run's control socket as memscope ctl steers record. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "config.h"
+#include "ctl/ctl.h"
+#include "pipeline/lua_session.h"
+#include "pipeline/session.h"
+#include "pipeline/session_control.h"
+#include "recording/recording_host.h"
+#include "sinks/http/http_sink.h"
+#include "sinks/http/http_stream.h"
+#include "sinks/recording_sink.h"
+
+enum {
+	OPT_LISTEN = 0x2000, OPT_REMOTE, OPT_TOKEN_FILE, OPT_NO_UI, OPT_HISTORY, OPT_NO_CTL, OPT_EXIT_AT_END,
+	OPT_MAX_CONNECTIONS,
+};
+
+#define LIVE_DEFAULT_INTERVAL_MS 500
+/* Without -e or -m: what a page about the memory system shows first, where
+ * this host can count it (the rest is listed on the page with the reason). */
+#define LIVE_DEFAULT_METRICS \
+	"mem.read_bw,mem.write_bw,mem.remote_ratio,llc.miss_rate,kernel.faults,kernel.cpu_migrations," \
+	"kernel.pages_migrated,numa.hit,numa.miss,numa.local_alloc_ratio"
+#define LIVE_DEFAULT_EVENTS SESSION_DEFAULT_EVENTS ",proc.faults,proc.pages_alloc"
+
+struct live_run {
+	struct http_sink_options http;
+	bool ui;
+	bool use_ctl;
+	bool exit_at_end;
+	const char *record_path;       /* -o: also record */
+	struct ctl_server ctl;
+	struct recording_writer_options wopt;
+};
+
+static void live_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: memscope live [--listen ADDR:PORT] [--remote] [--token-file FILE] [--no-ui]\n"
+		"                     [--history MB] [-o FILE] [-I MS] [-e EVENTS] [-m METRICS]\n"
+		"                     [-a | -p PID[,PID...] | [--] CMD [ARGS...] | --input FILE | --replay FILE]\n\n%s"
+		"      --listen ADDR:PORT  where the page and /metrics are served (default " HTTP_LISTEN_DEFAULT ";\n"
+		"                          :0 takes any free port)\n"
+		"      --remote            allow an address other than loopback; every request then needs\n"
+		"                          the token\n"
+		"      --token-file FILE   the token, from a file only its owner can read (default: a new\n"
+		"                          one, printed in the URL)\n"
+		"      --no-ui             no page: /metrics for Prometheus (and the stream) only\n"
+		"      --history MB        stream history kept for pages that connect late or reconnect\n"
+		"                          (default %u MB)\n"
+		"  -o, --output FILE       also record to FILE (labels typed in the page go into it)\n"
+		"      --no-ctl            no control socket: neither the page nor memscope ctl steers the run\n"
+		"      --exit-at-end       exit when the run ends (the command exits, the input is read);\n"
+		"                          by default the page stays until Ctrl-C\n"
+		"%s"
+		"Frames come every -I MS (default %d ms) and reach the page in batches about every 400 ms.\n"
+		"Without -e or -m the page shows the memory-system metrics this host can count, page faults,\n"
+		"context switches and migrations, and per-process faults.\n",
+		session_options_help, HTTP_STREAM_DEFAULT_BYTES >> 20, lua_cli_help, LIVE_DEFAULT_INTERVAL_MS);
+}
+
+static int parse_options(int argc, char **argv, struct session_options *opt, struct live_run *run,
+			 struct lua_cli *lua)
+{
+	static const struct option longopts[] = {
+		SESSION_LONG_OPTIONS,
+		LUA_CLI_LONG_OPTIONS,
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "remote", no_argument, NULL, OPT_REMOTE },
+		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
+		{ "no-ui", no_argument, NULL, OPT_NO_UI },
+		{ "history", required_argument, NULL, OPT_HISTORY },
+		{ "output", required_argument, NULL, 'o' },
+		{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
+		{ "exit-at-end", no_argument, NULL, OPT_EXIT_AT_END },
+		{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	long v;
+	int c, shared;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+" SESSION_SHORT_OPTIONS "o:h", longopts, NULL)) != -1) {
+		shared = measure_option(opt, lua, c, optarg);
+		if (shared < 0)
+			return -1;
+		if (shared)
+			continue;
+		switch (c) {
+		case OPT_LISTEN:
+			run->http.server.listen = optarg;
+			break;
+		case OPT_REMOTE:
+			run->http.server.allow_remote = true;
+			break;
+		case OPT_TOKEN_FILE:
+			run->http.server.token_file = optarg;
+			break;
+		case OPT_NO_UI:
+			run->ui = false;
+			break;
+		case OPT_HISTORY:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 65536) {
+				fprintf(stderr, "memscope live: --history %s: needs megabytes, 1-65536 (e.g. --history 64)\n",
+					optarg);
+				return -1;
+			}
+			run->http.history_bytes = (size_t)v << 20;
+			break;
+		case OPT_MAX_CONNECTIONS:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 100000) {
+				fprintf(stderr, "memscope live: --max-connections %s: needs a number, 1-100000\n", optarg);
+				return -1;
+			}
+			run->http.server.max_connections = (unsigned)v;
+			break;
+		case 'o':
+			run->record_path = optarg;
+			break;
+		case OPT_NO_CTL:
+			run->use_ctl = false;
+			break;
+		case OPT_EXIT_AT_END:
+			run->exit_at_end = true;
+			break;
+		case 'h':
+			live_usage(stdout);
+			exit(0);
+		default:
+			live_usage(stderr);
+			return -1;
+		}
+	}
+	/* Without -e or -m: what the page shows first (before the shared
+	 * defaults fill in stat's events). */
+	if (!opt->events && !opt->metrics && !opt->input_path && !opt->replay_path) {
+		if (session_option(opt, 'e', LIVE_DEFAULT_EVENTS) < 0 || session_option(opt, 'm', LIVE_DEFAULT_METRICS) < 0)
+			return -1;
+		opt->metrics_if_available = true;
+		opt->bpf_optional = true;
+	}
+	if (session_options_finish(opt, argc, argv) < 0)
+		return -1;
+	if (opt->aggr != AGGR_TOTAL) {
+		fprintf(stderr, "memscope live: --per-* chooses how stat shows totals; the page shows every scope "
+			"(system, node, socket, channel) and /metrics every series\n");
+		return -1;
+	}
+	if (run->record_path && (opt->input_path || opt->replay_path)) {
+		fprintf(stderr, "memscope live: -o records what is counted here; with --%s there is nothing to "
+			"record (the file is the record)\n", opt->input_path ? "input" : "replay");
+		return -1;
+	}
+	return 0;
+}
+
+/* The page: $MEMSCOPE_WEB_DIR, the build tree beside this program, or the
+ * installed one. */
+static const char *find_web_root(char *buf, size_t size)
+{
+	const char *env = getenv("MEMSCOPE_WEB_DIR");
+	char exe[PATH_MAX], probe[PATH_MAX + 64];
+	ssize_t n;
+	struct stat st;
+
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		snprintf(probe, sizeof(probe), "%s/contrib/web/lib/uPlot.iife.min.js", exe);
+		if (stat(probe, &st) == 0) {
+			snprintf(buf, size, "%s/contrib/web", exe);
+			return buf;
+		}
+	}
+	snprintf(probe, sizeof(probe), "%s/web/lib/uPlot.iife.min.js", MEMSCOPE_DATADIR);
+	if (stat(probe, &st) == 0) {
+		snprintf(buf, size, "%s/web", MEMSCOPE_DATADIR);
+		return buf;
+	}
+	return NULL;
+}
+
+/* The page's control requests, through the run's own control socket: the
+ * same path, checks and answers as memscope ctl. */
+static int control_request(const char *line, char *reply, size_t size, void *ctx)
+{
+	struct live_run *run = ctx;
+	struct ms_error err = { "" };
+
+	if (ctl_request(run->ctl.path, line, reply, size, &err) < 0) {
+		snprintf(reply, size, "%s", err.text);
+		return -1;
+	}
+	return 0;
+}
+
+static void start_ctl(struct live_run *run)
+{
+	char path[sizeof(run->ctl.path)];
+	struct ms_error err = { "" };
+
+	if (ctl_socket_path(getpid(), path, sizeof(path), true, &err) < 0 ||
+	    ctl_server_open(&run->ctl, path, &err) < 0) {
+		fprintf(stderr, "memscope live: note: no control socket (the page cannot pause or label this run): %s\n",
+			err.text);
+		return;
+	}
+	setenv(CTL_SOCKET_ENV, path, 1);
+	run->http.control = control_request;
+	run->http.control_ctx = run;
+}
+
+/* The run ended by itself: keep serving until Ctrl-C (or SIGTERM). */
+static void linger(const struct session *s, const char *url)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	fprintf(stderr, "memscope live: %s; still serving %s (Ctrl-C to stop)\n", session_end_reason(s), url);
+	sigwait(&set, &sig);
+}
+
+int cmd_live(int argc, char **argv)
+{
+	struct session_options opt;
+	struct session session;
+	struct live_run run;
+	struct sink http = { 0 }, recording = { 0 };
+	struct lua_cli lua_cli = { .nr_scripts = 0 };
+	struct ms_error err = { "" };
+	char web[PATH_MAX];
+	bool usage = false;
+	int status;
+
+	memset(&run, 0, sizeof(run));
+	memset(&session, 0, sizeof(session));
+	run.ctl.fd = -1;
+	run.ui = true;
+	run.use_ctl = true;
+	session_options_init(&opt, "live");
+	if (parse_options(argc, argv, &opt, &run, &lua_cli) < 0) {
+		session_options_free(&opt);
+		return EXIT_USAGE;
+	}
+	if (lua_cli.nr_scripts) {
+		fprintf(stderr, "memscope live: --lua scripts run in stat, top, record and report; the page shows "
+			"catalog metrics and events (-m, -e)\n");
+		session_options_free(&opt);
+		return EXIT_USAGE;
+	}
+	if (!opt.interval_ms)
+		opt.interval_ms = LIVE_DEFAULT_INTERVAL_MS;
+	if (run.ui) {
+		run.http.server.web_root = find_web_root(web, sizeof(web));
+		if (!run.http.server.web_root)
+			fprintf(stderr, "memscope live: note: the page is not installed (build it: npm ci in contrib/web, "
+				"then ninja; or set MEMSCOPE_WEB_DIR): /metrics and /api/stream still answer\n");
+	}
+	if (run.use_ctl && !opt.replay_path && !opt.input_path)
+		start_ctl(&run);
+	/* The server first: a usage error (an address, a token file) before any
+	 * command starts, and the URL printed before sampling. */
+	status = 1;
+	if (http_sink_init(&http, &run.http, &usage, &err) < 0) {
+		fprintf(stderr, "memscope live: %s\n", err.text);
+		status = usage ? EXIT_USAGE : 1;
+		goto out;
+	}
+	status = session_open(&session, &opt, &err);
+	if (status) {
+		fprintf(stderr, "memscope live: %s\n", err.text);
+		goto out;
+	}
+	status = 1;
+	/* Metrics asked for (or shown by default) that this host cannot count:
+	 * the page lists them with the reason. */
+	if (http_sink_set_na(&http, session.unmeasured, session.nr_unmeasured) < 0) {
+		fprintf(stderr, "memscope live: out of memory\n");
+		goto out;
+	}
+	if (run.record_path) {
+		run.wopt.path = run.record_path;
+		run.wopt.host = &session.host;
+		run.wopt.target = session.title;
+		run.wopt.interval_ns = (uint64_t)opt.interval_ms * 1000000ull;
+		if (session.plan && !(run.wopt.host_files = recording_host_snapshot(&session.host.roots))) {
+			fprintf(stderr, "memscope live: out of memory\n");
+			goto out;
+		}
+		if (recording_sink_init(&recording, &run.wopt, &err) < 0 ||
+		    session_add_sink(&session, &recording, NULL, &err) < 0) {
+			fprintf(stderr, "memscope live: %s\n", err.text);
+			goto out;
+		}
+	}
+	if (session_add_sink(&session, &http, NULL, &err) < 0 ||
+	    (run.ctl.fd >= 0 && session_control_attach(&session, &run.ctl, NULL, &err) < 0)) {
+		fprintf(stderr, "memscope live: %s\n", err.text);
+		goto out;
+	}
+	fprintf(stderr, "memscope live: %s %s: open %s\n", run.ui && run.http.server.web_root ? "charts of" : "serving",
+		session.title, http_sink_url(&http));
+	fflush(stderr);
+	if (session_run(&session, &opt, &err) < 0) {
+		fprintf(stderr, "memscope live: %s\n", err.text);
+		goto out;
+	}
+	if (session.sampler.end != SAMPLER_END_SIGNAL && !run.exit_at_end)
+		linger(&session, http_sink_url(&http));
+	status = session.sampler.end == SAMPLER_END_SIGNAL ? 0 : session_exit_code(&session);
+out:
+	session_close(&session);
+	if (recording.ops && recording.priv)
+		recording.ops->close(&recording);
+	if (http.ops && http.priv)
+		http.ops->close(&http);
+	ctl_server_close(&run.ctl);
+	json_decref(run.wopt.host_files);
+	session_options_free(&opt);
+	return status;
+}

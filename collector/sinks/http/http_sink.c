@@ -1,0 +1,1134 @@
+#include "sinks/http/http_sink.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#include "config.h"
+#include "sinks/http/http_stream.h"
+#include "sinks/http/prom_text.h"
+#include "util/text_buf.h"
+
+/* ---- What the page charts: columns ---- */
+
+enum column_kind { COLUMN_METRIC, COLUMN_EVENT };
+
+struct column {
+	enum column_kind kind;
+	int plan_metric;              /* COLUMN_METRIC */
+	enum metric_scope scope;
+	int scope_index;
+	int *members;                 /* COLUMN_EVENT: series summed */
+	int nr_members;
+	const char *group;            /* metric or event name */
+	char label[96];               /* "node 0", "socket 1", "uncore_imc_0 (cpu 0)", "all" */
+	const char *unit;
+	const char *kind_name;        /* counter, gauge, ratio */
+	double scale;
+};
+
+/* ---- /metrics: running totals ---- */
+
+struct series_live {
+	double total;                 /* counters: scaled values added up since the series started */
+	double last;                  /* gauges: the latest value */
+	bool seen;                    /* a valid value came */
+	bool alive;
+	bool retiring;                /* its last values are in the next frame */
+	struct prom_name pn;
+	bool pmu_event;               /* exported as memscope_pmu_events{event=...} */
+	/* This batch (process table). */
+	double batch;
+	bool batch_seen;
+};
+
+struct metric_state {
+	double total, last;
+	bool seen;
+};
+
+struct http_sink {
+	struct http_sink_options opt;
+	struct http_server *server;
+	struct http_stream *stream;
+	const struct sink_setup *setup;
+	char **na;
+	int nr_na;
+
+	/* Guarded by lock: what the server reads. */
+	pthread_mutex_t lock;
+	bool opened, ended, paused;
+	bool columns_ready;           /* the page's columns are known (after the first frame) */
+	char end_reason[128];
+	struct series_live *series;
+	int nr_series, cap_series;
+	struct metric_state *metrics; /* plan metric x every scope, in metric_slot() order */
+	int nr_metric_slots;
+	int scope_base[4];            /* first slot of each scope kind, per metric */
+	int scopes_per_metric;
+	uint64_t frames, frames_merged;
+	uint64_t last_seq, last_time_ns, interval_ns;
+	uint64_t batches;
+	double start_unix;            /* wall clock at open */
+
+	/* The sink thread's own. */
+	struct column *columns;
+	int nr_columns;
+	struct text_buf batch;
+	int batch_frames;
+	uint64_t batch_start_ns;
+	struct text_buf events;
+	uint64_t proc_since_ns;       /* start of the process table's period */
+	bool proc_started;
+	int *retiring;
+	int nr_retiring, cap_retiring;
+};
+
+static int metric_slot(const struct http_sink *h, int plan_metric, enum metric_scope scope, int index)
+{
+	return plan_metric * h->scopes_per_metric + h->scope_base[scope] + index;
+}
+
+/* ---- Series state ---- */
+
+static void name_series(struct http_sink *h, int i)
+{
+	const struct series *s = &h->setup->table->series[i];
+	struct series_live *st = &h->series[i];
+	enum prom_type type = s->kind == SERIES_COUNTER ? PROM_COUNTER : PROM_GAUGE;
+
+	st->pmu_event = strchr(s->name, '/') != NULL;
+	prom_name_of(st->pmu_event ? "pmu_events" : s->name, s->unit, s->scale, type, &st->pn);
+}
+
+static int fit_series(struct http_sink *h, int nr)
+{
+	if (nr <= h->cap_series) {
+		if (nr > h->nr_series)
+			h->nr_series = nr;
+		return 0;
+	}
+	int cap = h->cap_series ? h->cap_series : 64;
+	struct series_live *n;
+
+	while (cap < nr)
+		cap *= 2;
+	n = realloc(h->series, (size_t)cap * sizeof(*n));
+	if (!n)
+		return -1;
+	memset(n + h->cap_series, 0, (size_t)(cap - h->cap_series) * sizeof(*n));
+	h->series = n;
+	h->cap_series = cap;
+	h->nr_series = nr;
+	return 0;
+}
+
+static void start_series(struct http_sink *h, int i)
+{
+	struct series_live *st = &h->series[i];
+
+	memset(st, 0, sizeof(*st));
+	st->alive = h->setup->table->series[i].state != SERIES_RETIRED;
+	name_series(h, i);
+}
+
+/* ---- Columns ---- */
+
+static const char *scope_word(enum metric_scope scope)
+{
+	static const char *const words[] = { "system", "node", "socket", "channel" };
+
+	return words[scope];
+}
+
+static int add_column(struct http_sink *h, const struct column *c)
+{
+	struct column *n = realloc(h->columns, (size_t)(h->nr_columns + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	h->columns = n;
+	h->columns[h->nr_columns++] = *c;
+	return 0;
+}
+
+static bool is_plan_event(const struct metric_plan *plan, const char *name)
+{
+	for (int e = 0; plan && e < plan->nr_events; e++)
+		if (!strcmp(plan->events[e].text, name))
+			return true;
+	return false;
+}
+
+static int build_columns(struct http_sink *h)
+{
+	const struct sink_setup *su = h->setup;
+	const struct series_table *t = su->table;
+
+	/* Catalog metrics asked for, in every scope this host has. */
+	for (int m = 0; su->plan && m < su->plan->nr_metrics; m++) {
+		const struct plan_metric *pm = &su->plan->metrics[m];
+		const struct catalog_metric *cm = &su->plan->cat->metrics[pm->metric];
+
+		if (!pm->requested)
+			continue;
+		for (int sc = SCOPE_SYSTEM; sc <= SCOPE_CHANNEL; sc++) {
+			int n = metric_engine_nr_scopes(su->engine, (enum metric_scope)sc);
+
+			for (int i = 0; i < n; i++) {
+				struct column c = {
+					.kind = COLUMN_METRIC, .plan_metric = m, .scope = (enum metric_scope)sc,
+					.scope_index = i, .group = cm->name, .unit = cm->unit,
+					.kind_name = metric_kind_name(cm->kind), .scale = 1,
+				};
+
+				if (sc == SCOPE_SYSTEM)
+					snprintf(c.label, sizeof(c.label), "all");
+				else if (sc == SCOPE_CHANNEL) {
+					const struct metric_channel *ch = metric_engine_channel(su->engine, i);
+
+					snprintf(c.label, sizeof(c.label), "%s (cpu %d)", ch->instance, ch->cpu);
+				} else
+					snprintf(c.label, sizeof(c.label), "%s %d", scope_word((enum metric_scope)sc),
+						 metric_engine_scope_id(su->engine, (enum metric_scope)sc, i));
+				if (add_column(h, &c) < 0)
+					return -1;
+			}
+		}
+	}
+	/* Events (not a metric's raw inputs, not per process), summed per node. */
+	for (int i = 0; i < t->nr; i++) {
+		const struct series *s = &t->series[i];
+		int found = -1;
+
+		if (series_is_per_task(s) || s->unavailable || s->state == SERIES_RETIRED ||
+		    is_plan_event(su->plan, s->name))
+			continue;
+		for (int c = 0; c < h->nr_columns; c++) {
+			const struct column *col = &h->columns[c];
+
+			if (col->kind == COLUMN_EVENT && !strcmp(col->group, s->name) &&
+			    t->series[col->members[0]].labels.node == s->labels.node) {
+				found = c;
+				break;
+			}
+		}
+		if (found < 0) {
+			struct column c = {
+				.kind = COLUMN_EVENT, .group = s->name, .unit = s->unit,
+				.kind_name = s->kind == SERIES_COUNTER ? "counter" : "gauge", .scale = s->scale,
+			};
+
+			if (s->labels.node != LABEL_NONE)
+				snprintf(c.label, sizeof(c.label), "node %d", s->labels.node);
+			else
+				snprintf(c.label, sizeof(c.label), "all");
+			if (add_column(h, &c) < 0)
+				return -1;
+			found = h->nr_columns - 1;
+		}
+		struct column *col = &h->columns[found];
+		int *m = realloc(col->members, (size_t)(col->nr_members + 1) * sizeof(int));
+
+		if (!m)
+			return -1;
+		col->members = m;
+		col->members[col->nr_members++] = i;
+	}
+	return 0;
+}
+
+/* ---- The sink ---- */
+
+static int http_open(struct sink *sink, const struct sink_setup *setup, struct ms_error *err)
+{
+	struct http_sink *h = sink->priv;
+	const struct series_table *t = setup->table;
+	struct timespec now;
+	int nr_slots = 0;
+
+	pthread_mutex_lock(&h->lock);
+	h->setup = setup;
+	h->interval_ns = setup->interval_ns;
+	clock_gettime(CLOCK_REALTIME, &now);
+	h->start_unix = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+	if (fit_series(h, t->nr) < 0)
+		goto oom;
+	for (int i = 0; i < t->nr; i++)
+		start_series(h, i);
+	if (setup->engine) {
+		for (int sc = SCOPE_SYSTEM; sc <= SCOPE_CHANNEL; sc++) {
+			h->scope_base[sc] = nr_slots;
+			nr_slots += metric_engine_nr_scopes(setup->engine, (enum metric_scope)sc);
+		}
+		h->scopes_per_metric = nr_slots;
+		h->nr_metric_slots = nr_slots * setup->plan->nr_metrics;
+		h->metrics = calloc((size_t)h->nr_metric_slots + 1, sizeof(*h->metrics));
+		if (!h->metrics)
+			goto oom;
+	}
+	if (build_columns(h) < 0)
+		goto oom;
+	h->opened = true;
+	pthread_mutex_unlock(&h->lock);
+	return 0;
+oom:
+	pthread_mutex_unlock(&h->lock);
+	ms_error_set(err, "out of memory");
+	return -1;
+}
+
+static void number(struct text_buf *b, double v)
+{
+	char num[40];
+
+	prom_format_double(v, num, sizeof(num));
+	text_buf_add(b, num, strlen(num));
+}
+
+static void json_text(struct text_buf *b, const char *s)
+{
+	json_t *str = json_string(s);
+	char *text = str ? json_dumps(str, JSON_ENCODE_ANY) : NULL;
+
+	text_buf_add(b, text ? text : "\"\"", text ? strlen(text) : 2);
+	free(text);
+	json_decref(str);
+}
+
+/* The column's value in this frame; false when it has none. */
+static bool column_value(const struct http_sink *h, const struct column *c, const struct sink_frame *f, double *v)
+{
+	if (c->kind == COLUMN_METRIC) {
+		const struct metric_value *mv;
+
+		if (!f->metrics)
+			return false;
+		mv = metric_engine_value(h->setup->engine, f->metrics, c->plan_metric, c->scope, c->scope_index);
+		*v = mv->value;
+		return mv->valid;
+	}
+	bool any = false;
+
+	*v = 0;
+	for (int i = 0; i < c->nr_members; i++) {
+		const struct sample *s;
+		const struct series *se = &h->setup->table->series[c->members[i]];
+
+		if (c->members[i] >= f->frame->nr)
+			continue;
+		s = &f->frame->samples[c->members[i]];
+		if (!s->valid)
+			continue;
+		*v += (se->kind == SERIES_COUNTER ? sample_scaled(s) : (double)s->value) * se->scale;
+		any = true;
+	}
+	return any;
+}
+
+struct proc_ref {
+	int pid;
+	int index;
+};
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct proc_ref *x = a, *y = b;
+
+	return x->pid != y->pid ? (x->pid < y->pid ? -1 : 1) : (x->index < y->index ? -1 : x->index > y->index);
+}
+
+struct proc_row {
+	int pid;
+	const char *comm;
+	int first;                    /* in refs */
+	int count;
+	double key;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	const struct proc_row *x = a, *y = b;
+
+	return x->key != y->key ? (x->key > y->key ? -1 : 1) : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The process table of the period: per process (pid series, not threads),
+ * each series' value - counters added up over the period, gauges the
+ * latest - under the series' name ("proc.pages_alloc@node1" per node). */
+static void write_processes(struct http_sink *h, struct text_buf *b, uint64_t now_ns)
+{
+	const struct series_table *t = h->setup->table;
+	struct proc_ref *refs = malloc((size_t)(h->nr_series + 1) * sizeof(*refs));
+	struct proc_row *rows = malloc((size_t)(h->nr_series + 1) * sizeof(*rows));
+	char (*names)[80] = malloc(64 * sizeof(*names));
+	int nr_refs = 0, nr_rows = 0, nr_names = 0;
+
+	if (!refs || !rows || !names)
+		goto out;
+	for (int i = 0; i < h->nr_series; i++) {
+		const struct series *s = &t->series[i];
+
+		if (h->series[i].batch_seen && s->labels.pid != LABEL_NONE && s->labels.tid == LABEL_NONE)
+			refs[nr_refs++] = (struct proc_ref){ s->labels.pid, i };
+	}
+	qsort(refs, (size_t)nr_refs, sizeof(*refs), by_pid);
+	for (int r = 0; r < nr_refs; r++) {
+		const struct series *s = &t->series[refs[r].index];
+		char key[80];
+		int n;
+
+		if (!nr_rows || rows[nr_rows - 1].pid != refs[r].pid)
+			rows[nr_rows++] = (struct proc_row){ refs[r].pid, s->labels.comm, r, 0, 0 };
+		rows[nr_rows - 1].count++;
+		if (s->labels.node != LABEL_NONE)
+			snprintf(key, sizeof(key), "%s@node%d", s->name, s->labels.node);
+		else
+			snprintf(key, sizeof(key), "%s", s->name);
+		for (n = 0; n < nr_names && strcmp(names[n], key); n++)
+			;
+		if (n == nr_names && nr_names < 64)
+			snprintf(names[nr_names++], sizeof(names[0]), "%s", key);
+		/* The busiest first: by the first counter named (proc.faults). */
+		if (n == 0 && s->kind == SERIES_COUNTER)
+			rows[nr_rows - 1].key = h->series[refs[r].index].batch;
+	}
+	qsort(rows, (size_t)nr_rows, sizeof(*rows), by_key);
+	if (!nr_rows)
+		goto out;
+	text_buf_printf(b, ",\"p\":{\"d\":%" PRIu64 ",\"all\":%d,\"n\":[", (now_ns - h->proc_since_ns + 500000) / 1000000,
+			nr_rows);
+	for (int n = 0; n < nr_names; n++) {
+		if (n)
+			text_buf_addc(b, ',');
+		json_text(b, names[n]);
+	}
+	text_buf_add(b, "],\"r\":[", 7);
+	for (int r = 0; r < nr_rows && r < HTTP_PROC_ROWS; r++) {
+		text_buf_printf(b, "%s[%d,", r ? "," : "", rows[r].pid);
+		json_text(b, rows[r].comm);
+		for (int n = 0; n < nr_names; n++) {
+			bool found = false;
+
+			text_buf_addc(b, ',');
+			for (int k = rows[r].first; k < rows[r].first + rows[r].count; k++) {
+				const struct series *s = &t->series[refs[k].index];
+				char key[80];
+
+				if (s->labels.node != LABEL_NONE)
+					snprintf(key, sizeof(key), "%s@node%d", s->name, s->labels.node);
+				else
+					snprintf(key, sizeof(key), "%s", s->name);
+				if (!strcmp(key, names[n])) {
+					number(b, h->series[refs[k].index].batch * s->scale);
+					found = true;
+					break;
+				}
+			}
+			if (!found)
+				text_buf_add(b, "null", 4);
+		}
+		text_buf_addc(b, ']');
+	}
+	text_buf_add(b, "]}", 2);
+out:
+	for (int i = 0; i < h->nr_series; i++) {
+		h->series[i].batch = 0;
+		h->series[i].batch_seen = false;
+	}
+	free(refs);
+	free(rows);
+	free(names);
+}
+
+/* Close the batch: frames, events, (once a second) processes, into the ring. */
+static void flush(struct http_sink *h, uint64_t now_ns, bool force_procs, const char *end)
+{
+	struct text_buf b = { 0 };
+	bool procs = h->proc_started && (force_procs || now_ns - h->proc_since_ns >= HTTP_PROC_PERIOD_NS);
+
+	if (!h->batch_frames && !h->events.len && !end)
+		return;
+	text_buf_add(&b, "{\"f\":[", 6);
+	if (h->batch.len)
+		text_buf_add(&b, h->batch.text, h->batch.len);
+	text_buf_addc(&b, ']');
+	if (h->events.len) {
+		text_buf_add(&b, ",\"e\":[", 6);
+		text_buf_add(&b, h->events.text, h->events.len);
+		text_buf_addc(&b, ']');
+	}
+	if (procs) {
+		write_processes(h, &b, now_ns);
+		h->proc_since_ns = now_ns;
+	}
+	if (end) {
+		text_buf_add(&b, ",\"end\":", 7);
+		json_text(&b, end);
+	}
+	text_buf_addc(&b, '}');
+	if (!b.failed)
+		http_stream_put(h->stream, b.text, b.len);
+	text_buf_free(&b);
+	text_buf_clear(&h->batch);
+	text_buf_clear(&h->events);
+	h->batch_frames = 0;
+	pthread_mutex_lock(&h->lock);
+	h->batches++;
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void update_totals(struct http_sink *h, const struct sink_frame *f)
+{
+	const struct frame *fr = f->frame;
+	const struct series_table *t = h->setup->table;
+
+	for (int i = 0; i < fr->nr && i < h->nr_series; i++) {
+		const struct sample *s = &fr->samples[i];
+		struct series_live *st = &h->series[i];
+
+		if (!st->alive || !s->valid)
+			continue;
+		if (t->series[i].kind == SERIES_COUNTER) {
+			double v = sample_scaled(s);
+
+			st->total += v;
+			st->batch += v;
+		} else {
+			st->last = (double)s->value;
+			st->batch = st->last;
+		}
+		st->seen = st->batch_seen = true;
+	}
+	for (int m = 0; f->metrics && m < h->setup->plan->nr_metrics; m++) {
+		const struct catalog_metric *cm = &h->setup->plan->cat->metrics[h->setup->plan->metrics[m].metric];
+
+		for (int sc = SCOPE_SYSTEM; sc <= SCOPE_CHANNEL; sc++) {
+			int n = metric_engine_nr_scopes(h->setup->engine, (enum metric_scope)sc);
+
+			for (int i = 0; i < n; i++) {
+				const struct metric_value *mv = metric_engine_value(h->setup->engine, f->metrics, m,
+										    (enum metric_scope)sc, i);
+				struct metric_state *ms = &h->metrics[metric_slot(h, m, (enum metric_scope)sc, i)];
+
+				if (!mv->valid)
+					continue;
+				if (cm->kind == METRIC_COUNTER)
+					ms->total += mv->value;
+				ms->last = mv->value;
+				ms->seen = true;
+			}
+		}
+	}
+	for (int r = 0; r < h->nr_retiring; r++)
+		if (h->retiring[r] < h->nr_series)
+			h->series[h->retiring[r]].alive = false;
+	h->nr_retiring = 0;
+	h->frames++;
+	h->frames_merged += f->merged > 1 ? f->merged : 0;
+	h->last_seq = fr->seq;
+	h->last_time_ns = fr->time_ns;
+}
+
+/* A metric that has no counter in a scope (a system-wide kernel statistic
+ * per node) has no column there: the first frame's values say which. */
+static void prune_columns(struct http_sink *h, const struct sink_frame *f)
+{
+	int kept = 0;
+
+	for (int c = 0; c < h->nr_columns; c++) {
+		struct column *col = &h->columns[c];
+
+		if (col->kind == COLUMN_METRIC && col->scope != SCOPE_SYSTEM && f->metrics) {
+			const struct metric_value *mv = metric_engine_value(h->setup->engine, f->metrics, col->plan_metric,
+									    col->scope, col->scope_index);
+
+			if (!mv->valid && mv->why && strstr(mv->why, "belongs to this scope")) {
+				free(col->members);
+				continue;
+			}
+		}
+		h->columns[kept++] = *col;
+	}
+	h->nr_columns = kept;
+}
+
+static int http_frame(struct sink *sink, const struct sink_frame *f)
+{
+	struct http_sink *h = sink->priv;
+	const struct frame *fr = f->frame;
+
+	pthread_mutex_lock(&h->lock);
+	if (fit_series(h, fr->nr) == 0)
+		update_totals(h, f);
+	if (!h->columns_ready) {
+		prune_columns(h, f);
+		h->columns_ready = true;
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (!h->proc_started) {
+		h->proc_started = true;
+		h->proc_since_ns = fr->time_ns - fr->interval_ns;
+	}
+	if (!h->batch_frames)
+		h->batch_start_ns = fr->time_ns - fr->interval_ns;
+	/* [seq, t ms, d us, columns...] */
+	text_buf_printf(&h->batch, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64, h->batch_frames ? "," : "", fr->seq,
+			(fr->time_ns + 500000) / 1000000, (fr->interval_ns + 500) / 1000);
+	for (int c = 0; c < h->nr_columns; c++) {
+		double v;
+
+		text_buf_addc(&h->batch, ',');
+		if (column_value(h, &h->columns[c], f, &v))
+			number(&h->batch, v);
+		else
+			text_buf_add(&h->batch, "null", 4);
+	}
+	text_buf_addc(&h->batch, ']');
+	h->batch_frames++;
+	if (h->setup->from_file ? h->batch.len >= HTTP_BATCH_BYTES : fr->time_ns - h->batch_start_ns >= HTTP_BATCH_NS)
+		flush(h, fr->time_ns, false, NULL);
+	else if (f->last)
+		flush(h, fr->time_ns, true, NULL);
+	return 0;
+}
+
+static void http_series(struct sink *sink, const struct series_table *table, const struct series_changes *changes)
+{
+	struct http_sink *h = sink->priv;
+	int top = 0;
+
+	for (int a = 0; a < changes->nr_added; a++)
+		if (changes->added[a] + 1 > top)
+			top = changes->added[a] + 1;
+	pthread_mutex_lock(&h->lock);
+	if (fit_series(h, top) == 0)
+		for (int a = 0; a < changes->nr_added; a++)
+			start_series(h, changes->added[a]);
+	pthread_mutex_unlock(&h->lock);
+	/* Retired series hold their last values in the coming frame. */
+	if (h->nr_retiring + changes->nr_retired > h->cap_retiring) {
+		int cap = h->nr_retiring + changes->nr_retired + 64;
+		int *n = realloc(h->retiring, (size_t)cap * sizeof(int));
+
+		if (!n)
+			return;
+		h->retiring = n;
+		h->cap_retiring = cap;
+	}
+	for (int r = 0; r < changes->nr_retired; r++)
+		h->retiring[h->nr_retiring++] = changes->retired[r];
+	(void)table;
+}
+
+static int http_event(struct sink *sink, const struct sink_event *ev)
+{
+	struct http_sink *h = sink->priv;
+	static const char *const kinds[] = {
+		[SINK_EVENT_LABEL] = "label", [SINK_EVENT_PHASE_BEGIN] = "begin", [SINK_EVENT_PHASE_END] = "end",
+		[SINK_EVENT_PAUSE] = "pause", [SINK_EVENT_RESUME] = "resume", [SINK_EVENT_INTERVAL] = "interval",
+	};
+
+	if (ev->kind > SINK_EVENT_INTERVAL)
+		return 0;
+	pthread_mutex_lock(&h->lock);
+	if (ev->kind == SINK_EVENT_PAUSE || ev->kind == SINK_EVENT_RESUME)
+		h->paused = ev->kind == SINK_EVENT_PAUSE;
+	if (ev->kind == SINK_EVENT_INTERVAL)
+		h->interval_ns = ev->interval_ns;
+	pthread_mutex_unlock(&h->lock);
+	text_buf_printf(&h->events, "%s{\"t\":%" PRIu64 ",\"k\":\"%s\"", h->events.len ? "," : "",
+			(ev->time_ns + 500000) / 1000000, kinds[ev->kind]);
+	if (ev->kind == SINK_EVENT_INTERVAL)
+		text_buf_printf(&h->events, ",\"x\":%" PRIu64, ev->interval_ns / 1000000);
+	else if (ev->kind != SINK_EVENT_PAUSE && ev->kind != SINK_EVENT_RESUME) {
+		text_buf_add(&h->events, ",\"x\":", 5);
+		json_text(&h->events, ev->text);
+	}
+	text_buf_addc(&h->events, '}');
+	/* Events reach the page at once, not with the next batch. */
+	flush(h, ev->time_ns, false, NULL);
+	return 0;
+}
+
+static void http_end(struct sink *sink, const struct sink_end *end)
+{
+	struct http_sink *h = sink->priv;
+
+	pthread_mutex_lock(&h->lock);
+	h->ended = true;
+	snprintf(h->end_reason, sizeof(h->end_reason), "%s", end->reason_text ? end->reason_text : "ended");
+	pthread_mutex_unlock(&h->lock);
+	flush(h, h->last_time_ns, true, h->end_reason);
+}
+
+static void free_sink(struct http_sink *h)
+{
+	for (int c = 0; c < h->nr_columns; c++)
+		free(h->columns[c].members);
+	free(h->columns);
+	for (int i = 0; i < h->nr_na; i++)
+		free(h->na[i]);
+	free(h->na);
+	free(h->series);
+	free(h->metrics);
+	free(h->retiring);
+	text_buf_free(&h->batch);
+	text_buf_free(&h->events);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
+static void http_close(struct sink *sink)
+{
+	struct http_sink *h = sink->priv;
+
+	if (!h)
+		return;
+	if (h->stream)
+		http_stream_close(h->stream);
+	http_server_stop(h->server);
+	http_stream_free(h->stream);
+	free_sink(h);
+	sink->priv = NULL;
+}
+
+static const struct sink_ops http_sink_ops = {
+	.name = "http",
+	.open = http_open,
+	.frame = http_frame,
+	.event = http_event,
+	.series = http_series,
+	.end = http_end,
+	.close = http_close,
+};
+
+/* ---- Answers ---- */
+
+static enum MHD_Result not_ready(struct MHD_Connection *conn)
+{
+	return http_respond_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "memscope live is still starting");
+}
+
+struct series_order {
+	const char *family;
+	int index;
+};
+
+static int by_family(const void *a, const void *b)
+{
+	const struct series_order *x = a, *y = b;
+	int c = strcmp(x->family, y->family);
+
+	return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+static void int_label(char *buf, size_t size, int v)
+{
+	if (v == LABEL_NONE)
+		buf[0] = '\0';
+	else
+		snprintf(buf, size, "%d", v);
+}
+
+static void render_series(struct http_sink *h, struct text_buf *b, enum prom_format fmt)
+{
+	const struct series_table *t = h->setup->table;
+	struct series_order *order = malloc((size_t)(h->nr_series + 1) * sizeof(*order));
+	int n = 0;
+	const char *family = NULL;
+
+	if (!order) {
+		b->failed = true;
+		return;
+	}
+	for (int i = 0; i < h->nr_series; i++)
+		if (h->series[i].alive && h->series[i].seen && !t->series[i].unavailable)
+			order[n++] = (struct series_order){ h->series[i].pn.family, i };
+	qsort(order, (size_t)n, sizeof(*order), by_family);
+	for (int k = 0; k < n; k++) {
+		const struct series *s = &t->series[order[k].index];
+		const struct series_live *st = &h->series[order[k].index];
+		enum prom_type type = s->kind == SERIES_COUNTER ? PROM_COUNTER : PROM_GAUGE;
+		char cpu[16], node[16], socket[16], pid[16], tid[16], help[300];
+		struct prom_label labels[9];
+		int nl = 0;
+
+		if (!family || strcmp(family, st->pn.family)) {
+			family = st->pn.family;
+			if (st->pmu_event)
+				snprintf(help, sizeof(help), "PMU events as memscope opened them (event label), counted "
+					 "on the cpu label's CPU");
+			else
+				snprintf(help, sizeof(help), "The %s '%s'%s%s%s", s->kind == SERIES_COUNTER ? "event" :
+					 "gauge", s->name, s->unit[0] ? " (in " : "", s->unit,
+					 s->unit[0] ? ", shown in base units)" : "");
+			prom_family(b, fmt, &st->pn, type, help);
+		}
+		int_label(cpu, sizeof(cpu), s->labels.cpu);
+		int_label(node, sizeof(node), s->labels.node);
+		int_label(socket, sizeof(socket), s->labels.socket);
+		int_label(pid, sizeof(pid), s->labels.pid);
+		int_label(tid, sizeof(tid), s->labels.tid);
+		if (st->pmu_event)
+			labels[nl++] = (struct prom_label){ "event", s->name };
+		labels[nl++] = (struct prom_label){ "node", node[0] ? node : NULL };
+		labels[nl++] = (struct prom_label){ "socket", socket[0] ? socket : NULL };
+		labels[nl++] = (struct prom_label){ "cpu", cpu[0] ? cpu : NULL };
+		labels[nl++] = (struct prom_label){ "pmu", s->labels.instance[0] ? s->labels.instance : NULL };
+		labels[nl++] = (struct prom_label){ "pid", pid[0] ? pid : NULL };
+		labels[nl++] = (struct prom_label){ "tid", tid[0] ? tid : NULL };
+		labels[nl++] = (struct prom_label){ "comm", s->labels.comm[0] ? s->labels.comm : NULL };
+		prom_sample(b, fmt, &st->pn, type, labels, nl,
+			    prom_value(&st->pn, type == PROM_COUNTER ? st->total : st->last));
+	}
+	free(order);
+}
+
+static void render_metrics(struct http_sink *h, struct text_buf *b, enum prom_format fmt)
+{
+	const struct metric_plan *plan = h->setup->plan;
+
+	for (int m = 0; plan && m < plan->nr_metrics; m++) {
+		const struct catalog_metric *cm = &plan->cat->metrics[plan->metrics[m].metric];
+		enum prom_type type = cm->kind == METRIC_COUNTER ? PROM_COUNTER : PROM_GAUGE;
+		struct prom_name pn;
+		bool any = false;
+
+		prom_name_of(cm->name, cm->unit, 1, type, &pn);
+		for (int sc = SCOPE_SYSTEM; sc <= SCOPE_CHANNEL; sc++) {
+			int n = metric_engine_nr_scopes(h->setup->engine, (enum metric_scope)sc);
+
+			for (int i = 0; i < n; i++) {
+				const struct metric_state *ms = &h->metrics[metric_slot(h, m, (enum metric_scope)sc, i)];
+				char id[16], cpu[16], socket[16], node[16];
+				struct prom_label labels[6];
+				int nl = 0;
+
+				if (!ms->seen)
+					continue;
+				if (!any) {
+					prom_family(b, fmt, &pn, type, cm->description);
+					any = true;
+				}
+				labels[nl++] = (struct prom_label){ "scope", scope_word((enum metric_scope)sc) };
+				if (sc == SCOPE_NODE || sc == SCOPE_SOCKET) {
+					snprintf(id, sizeof(id), "%d",
+						 metric_engine_scope_id(h->setup->engine, (enum metric_scope)sc, i));
+					labels[nl++] = (struct prom_label){ scope_word((enum metric_scope)sc), id };
+				} else if (sc == SCOPE_CHANNEL) {
+					const struct metric_channel *ch = metric_engine_channel(h->setup->engine, i);
+
+					int_label(cpu, sizeof(cpu), ch->cpu);
+					int_label(node, sizeof(node), ch->node);
+					int_label(socket, sizeof(socket), ch->socket);
+					labels[nl++] = (struct prom_label){ "channel", ch->instance };
+					labels[nl++] = (struct prom_label){ "node", node[0] ? node : NULL };
+					labels[nl++] = (struct prom_label){ "socket", socket[0] ? socket : NULL };
+					labels[nl++] = (struct prom_label){ "cpu", cpu[0] ? cpu : NULL };
+				}
+				prom_sample(b, fmt, &pn, type, labels, nl, prom_value(&pn, type == PROM_COUNTER ? ms->total : ms->last));
+			}
+		}
+	}
+}
+
+static void render_self(struct http_sink *h, struct text_buf *b, enum prom_format fmt)
+{
+	const struct resolution *res = h->setup->res;
+	struct http_stream_stats ss;
+	struct prom_name pn;
+	struct utsname u;
+	bool any = false;
+	struct prom_label info[5];
+
+	uname(&u);
+	prom_name_of("up", "", 1, PROM_GAUGE, &pn);
+	prom_family(b, fmt, &pn, PROM_GAUGE, "1 while memscope counts (0 once its run has ended: the values stay)");
+	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, h->ended ? 0 : 1);
+	prom_name_of("", "", 1, PROM_INFO, &pn);
+	snprintf(pn.family, sizeof(pn.family), "memscope");
+	snprintf(pn.sample, sizeof(pn.sample), "memscope_info");
+	prom_family(b, fmt, &pn, PROM_INFO, "The host memscope measures: one sample per PMU family of the catalog "
+					    "active here");
+	info[0] = (struct prom_label){ "version", MEMSCOPE_VERSION };
+	info[1] = (struct prom_label){ "origin", h->setup->origin };
+	info[2] = (struct prom_label){ "cpu", h->setup->host ? h->setup->host->cpu.text : NULL };
+	info[3] = (struct prom_label){ "kernel", u.release };
+	for (int f = 0; res && f < res->nr_families; f++) {
+		if (!res->families[f].active)
+			continue;
+		info[4] = (struct prom_label){ "family", res->families[f].family->name };
+		prom_sample(b, fmt, &pn, PROM_INFO, info, 5, 1);
+		any = true;
+	}
+	if (!any) {
+		info[4] = (struct prom_label){ "family", "none" };
+		prom_sample(b, fmt, &pn, PROM_INFO, info, 5, 1);
+	}
+	prom_name_of("frames", "", 1, PROM_COUNTER, &pn);
+	prom_family(b, fmt, &pn, PROM_COUNTER, "Frames this exporter took from the sampler");
+	prom_sample(b, fmt, &pn, PROM_COUNTER, NULL, 0, (double)h->frames);
+	prom_name_of("frame_seq", "", 1, PROM_GAUGE, &pn);
+	prom_family(b, fmt, &pn, PROM_GAUGE, "Sequence number of the latest frame in these values");
+	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, (double)h->last_seq);
+	prom_name_of("frame_time", "ns", 1, PROM_GAUGE, &pn);
+	prom_family(b, fmt, &pn, PROM_GAUGE, "Time of the latest frame since the run started");
+	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, prom_value(&pn, (double)h->last_time_ns));
+	prom_name_of("interval", "ns", 1, PROM_GAUGE, &pn);
+	prom_family(b, fmt, &pn, PROM_GAUGE, "The sampling interval");
+	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, prom_value(&pn, (double)h->interval_ns));
+	http_stream_get_stats(h->stream, &ss);
+	prom_name_of("stream_clients", "", 1, PROM_GAUGE, &pn);
+	prom_family(b, fmt, &pn, PROM_GAUGE, "Pages streaming from this memscope now");
+	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, ss.clients);
+	prom_name_of("stream_sent", "B", 1, PROM_COUNTER, &pn);
+	prom_family(b, fmt, &pn, PROM_COUNTER, "Bytes of stream sent to pages");
+	prom_sample(b, fmt, &pn, PROM_COUNTER, NULL, 0, (double)ss.sent_bytes);
+	prom_name_of("history", "B", 1, PROM_GAUGE, &pn);
+	prom_family(b, fmt, &pn, PROM_GAUGE, "Bytes of stream history held for pages that (re)connect");
+	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, (double)ss.bytes);
+}
+
+static enum MHD_Result answer_metrics(void *ctx, const struct http_request *req)
+{
+	struct http_sink *h = ctx;
+	enum prom_format fmt = prom_format_from_accept(
+		MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+	struct text_buf b = { 0 };
+	enum MHD_Result ret;
+
+	pthread_mutex_lock(&h->lock);
+	if (!h->opened) {
+		pthread_mutex_unlock(&h->lock);
+		return not_ready(req->conn);
+	}
+	render_self(h, &b, fmt);
+	render_metrics(h, &b, fmt);
+	render_series(h, &b, fmt);
+	pthread_mutex_unlock(&h->lock);
+	prom_end(&b, fmt);
+	if (b.failed) {
+		text_buf_free(&b);
+		return http_respond_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	}
+	ret = http_respond(req->conn, MHD_HTTP_OK,
+			   fmt == PROM_OPENMETRICS ? PROM_OPENMETRICS_CONTENT_TYPE : PROM_TEXT_CONTENT_TYPE,
+			   b.text, b.len);
+	text_buf_free(&b);
+	return ret;
+}
+
+static json_t *session_json(struct http_sink *h, bool token)
+{
+	const struct sink_setup *su = h->setup;
+	json_t *o = json_object(), *cols = json_array(), *na = json_array(), *host = json_object();
+	struct http_stream_stats ss;
+	struct utsname u;
+
+	uname(&u);
+	http_stream_get_stats(h->stream, &ss);
+	json_object_set_new(o, "memscope", json_string(MEMSCOPE_VERSION));
+	json_object_set_new(o, "title", json_string(su->title ? su->title : ""));
+	json_object_set_new(o, "origin", json_string(su->origin ? su->origin : "live"));
+	json_object_set_new(o, "origin_name", json_string(su->origin_name ? su->origin_name : ""));
+	json_object_set_new(o, "from_file", json_boolean(su->from_file));
+	json_object_set_new(o, "start_unix_ms", json_real(h->start_unix * 1000));
+	json_object_set_new(o, "interval_ms", json_integer((json_int_t)(h->interval_ns / 1000000)));
+	json_object_set_new(o, "paused", json_boolean(h->paused));
+	json_object_set_new(o, "ended", json_boolean(h->ended));
+	json_object_set_new(o, "end_reason", json_string(h->end_reason));
+	json_object_set_new(o, "frames", json_integer((json_int_t)h->frames));
+	json_object_set_new(o, "frame_seq", json_integer((json_int_t)h->last_seq));
+	json_object_set_new(o, "control", json_boolean(h->opt.control != NULL));
+	json_object_set_new(o, "token", json_boolean(token));
+	if (!strcmp(su->origin, "live")) {
+		json_object_set_new(host, "hostname", json_string(u.nodename));
+		json_object_set_new(host, "kernel", json_string(u.release));
+	}
+	if (su->host)
+		json_object_set_new(host, "cpu", json_string(su->host->cpu.text));
+	if (su->topo) {
+		json_object_set_new(host, "cpus", json_integer(su->topo->nr_cpus));
+		json_object_set_new(host, "nodes", json_integer(su->topo->nr_nodes));
+		json_object_set_new(host, "sockets", json_integer(su->topo->nr_sockets));
+	}
+	if (su->res) {
+		json_t *fam = json_array();
+
+		for (int f = 0; f < su->res->nr_families; f++)
+			if (su->res->families[f].active)
+				json_array_append_new(fam, json_string(su->res->families[f].family->name));
+		json_object_set_new(host, "families", fam);
+	}
+	json_object_set_new(o, "host", host);
+	for (int c = 0; c < h->nr_columns; c++) {
+		const struct column *col = &h->columns[c];
+
+		json_array_append_new(cols, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "group", col->group,
+						      "label", col->label, "unit", col->unit ? col->unit : "",
+						      "kind", col->kind_name, "source",
+						      col->kind == COLUMN_METRIC ? "metric" : "event", "scope",
+						      col->kind == COLUMN_METRIC ? scope_word(col->scope)
+										 : strcmp(col->label, "all") ? "node" : "system"));
+	}
+	json_object_set_new(o, "columns", cols);
+	for (int i = 0; i < h->nr_na; i++) {
+		const char *colon = strstr(h->na[i], ": ");
+
+		json_array_append_new(na, json_pack("{s:s%, s:s}", "name", h->na[i],
+						    colon ? (size_t)(colon - h->na[i]) : strlen(h->na[i]),
+						    "why", colon ? colon + 2 : ""));
+	}
+	for (int i = 0; i < su->table->nr && i < h->nr_series; i++) {
+		const struct series *s = &su->table->series[i];
+
+		if (s->unavailable)
+			json_array_append_new(na, json_pack("{s:s, s:s}", "name", s->name, "why", s->unavailable));
+	}
+	json_object_set_new(o, "na", na);
+	json_object_set_new(o, "history", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "bytes", (json_int_t)ss.bytes,
+						    "limit", (json_int_t)ss.limit, "batches", (json_int_t)ss.batches,
+						    "oldest", (json_int_t)ss.oldest, "newest", (json_int_t)ss.newest,
+						    "evicted", (json_int_t)ss.evicted));
+	return o;
+}
+
+static enum MHD_Result answer_session(void *ctx, const struct http_request *req)
+{
+	struct http_sink *h = ctx;
+	json_t *o;
+	char *text;
+	enum MHD_Result ret;
+
+	pthread_mutex_lock(&h->lock);
+	/* The columns are known once the first frame came (or the run ended without one). */
+	if (!h->opened || (!h->columns_ready && !h->ended)) {
+		pthread_mutex_unlock(&h->lock);
+		return not_ready(req->conn);
+	}
+	o = session_json(h, req->token);
+	pthread_mutex_unlock(&h->lock);
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!text)
+		return http_respond_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	ret = http_respond(req->conn, MHD_HTTP_OK, "application/json", text, strlen(text));
+	free(text);
+	return ret;
+}
+
+static enum MHD_Result answer_stream(void *ctx, const struct http_request *req)
+{
+	struct http_sink *h = ctx;
+
+	return http_stream_respond(h->stream, req->conn);
+}
+
+/* POST /api/control: one line, as memscope ctl takes it. */
+static enum MHD_Result answer_control(void *ctx, const struct http_request *req)
+{
+	static const char *const allowed[] = { "label", "phase", "pause", "resume", "interval", "record", "status" };
+	struct http_sink *h = ctx;
+	char line[HTTP_CONTROL_MAX], reply[HTTP_CONTROL_MAX];
+	size_t word;
+	bool ok = false;
+
+	if (!h->opt.control)
+		return http_respond_error(req->conn, MHD_HTTP_CONFLICT, "this run takes no control (%s)",
+					  h->setup && h->setup->from_file ? "it replays a file" : "started with --no-ctl");
+	snprintf(line, sizeof(line), "%s", req->body ? req->body : "");
+	line[strcspn(line, "\r\n")] = '\0';
+	word = strcspn(line, " ");
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		if (strlen(allowed[i]) == word && !strncmp(line, allowed[i], word))
+			ok = true;
+	if (!ok)
+		return http_respond_error(req->conn, MHD_HTTP_BAD_REQUEST,
+					  "'%.*s': the commands are label TEXT, phase begin|end NAME, pause, resume, "
+					  "interval MS, record FILE, status", (int)word, line);
+	/* Waits for the answer of the sink that does it (the recording): only
+	 * this request waits, never the sampler. */
+	reply[0] = '\0';
+	if (h->opt.control(line, reply, sizeof(reply), h->opt.control_ctx) < 0)
+		return http_respond_error(req->conn, MHD_HTTP_SERVICE_UNAVAILABLE, "%s", reply);
+	return http_respond(req->conn, strncmp(reply, "ok", 2) ? MHD_HTTP_CONFLICT : MHD_HTTP_OK,
+			    "text/plain; charset=utf-8", reply, strlen(reply));
+}
+
+int http_sink_init(struct sink *sink, const struct http_sink_options *opt, bool *usage, struct ms_error *err)
+{
+	struct http_sink *h = calloc(1, sizeof(*h));
+	struct http_route routes[] = {
+		{ "GET", "/metrics", HTTP_READ, answer_metrics, h },
+		{ "GET", "/api/session", HTTP_READ, answer_session, h },
+		{ "GET", "/api/stream", HTTP_READ, answer_stream, h },
+		{ "POST", "/api/control", HTTP_CONTROL, answer_control, h },
+	};
+
+	memset(sink, 0, sizeof(*sink));
+	*usage = false;
+	if (!h) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	pthread_mutex_init(&h->lock, NULL);
+	h->opt = *opt;
+	if (http_stream_new(&h->stream, opt->history_bytes, err) < 0)
+		goto fail;
+	if (http_server_start(&h->server, &opt->server, routes, (int)(sizeof(routes) / sizeof(routes[0])), usage,
+			      err) < 0)
+		goto fail;
+	sink->ops = &http_sink_ops;
+	sink->priv = h;
+	/* Turning a frame into a row is quick; a deep queue rides out a burst. */
+	sink->queue_length = 32;
+	return 0;
+fail:
+	http_stream_free(h->stream);
+	free_sink(h);
+	return -1;
+}
+
+int http_sink_set_na(struct sink *sink, char *const *na, int nr)
+{
+	struct http_sink *h = sink->priv;
+	char **copy = calloc((size_t)nr + 1, sizeof(char *));
+
+	if (!copy)
+		return -1;
+	for (int i = 0; i < nr; i++) {
+		if (!(copy[i] = strdup(na[i]))) {
+			while (i--)
+				free(copy[i]);
+			free(copy);
+			return -1;
+		}
+	}
+	pthread_mutex_lock(&h->lock);
+	for (int i = 0; i < h->nr_na; i++)
+		free(h->na[i]);
+	free(h->na);
+	h->na = copy;
+	h->nr_na = nr;
+	pthread_mutex_unlock(&h->lock);
+	return 0;
+}
+
+const char *http_sink_url(const struct sink *sink)
+{
+	const struct http_sink *h = sink->priv;
+
+	return http_server_url(h->server);
+}
+
+const struct http_server *http_sink_server(const struct sink *sink)
+{
+	const struct http_sink *h = sink->priv;
+
+	return h->server;
+}

@@ -1,0 +1,183 @@
+"""memscope live over HTTP, as a browser, Prometheus and other users of the
+machine reach it: the stream and /metrics agree with each other and with
+the recording of the same run, control needs the token, other users and
+paths outside the page are refused, and idle or stalled clients neither
+grow memscope nor hold up sampling."""
+import json
+import os
+import resource
+import socket
+import subprocess
+import time
+
+import pytest
+
+from conftest import run
+from live_server import Live, prom_samples, prom_value
+from test_record import read_recording
+
+PAGE = 4096
+
+
+def column(session, group, label="all"):
+    for i, c in enumerate(session["columns"]):
+        if c["group"] == group and c["label"] == label:
+            return i
+    raise AssertionError(f"no column {group} ({label}): {session['columns']}")
+
+
+def test_a_non_loopback_address_needs_remote_and_a_private_token(memscope, tmp_path):
+    res = run([memscope, "live", "--listen", "0.0.0.0:0", "--", "true"])
+    assert res.returncode == 2
+    assert "not a loopback address" in res.stderr and "--remote" in res.stderr
+    token = tmp_path / "token"
+    token.write_text("0123456789abcdef0123456789\n")
+    token.chmod(0o644)
+    res = run([memscope, "live", "--listen", "0.0.0.0:0", "--remote", "--token-file", str(token), "--", "true"])
+    assert res.returncode == 2 and "chmod 600" in res.stderr
+    res = run([memscope, "live", "--listen", "127.0.0.1", "--", "true"])
+    assert res.returncode == 2 and "ADDRESS:PORT" in res.stderr
+
+
+def test_the_stream_metrics_and_recording_agree(memscope, touchmem, tmp_path):
+    rec = tmp_path / "live.rec"
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "50", "-e", "page-faults,context-switches",
+                           "-o", str(rec), "--", touchmem, "100", "--sleep-ms", "300"])
+    try:
+        live.wait_for("still serving")
+        session = live.session()
+        assert session["ended"] and session["end_reason"] == "the command exited"
+        pf = column(session, "page-faults")
+        batches = live.stream(lambda b: "end" in b[-1][2])
+        ids = [i for _, i, _ in batches]
+        assert ids == list(range(1, len(ids) + 1)), "batch ids run 1, 2, 3... without a gap"
+        frames = [f for _, _, b in batches for f in b["f"]]
+        assert [f[0] for f in frames] == list(range(len(frames))), "every frame, in order, none merged"
+        streamed = sum(f[3 + pf] for f in frames if f[3 + pf] is not None)
+        samples = prom_samples(live.metrics())
+        exported = prom_value(samples, "memscope_page_faults_total")
+        assert streamed == exported
+        assert exported >= 100 * 1024 * 1024 // PAGE, "touchmem 100 faults each of its 25,600 pages"
+        assert prom_value(samples, "memscope_frames_total") == len(frames)
+        assert prom_value(samples, "memscope_frame_seq") == frames[-1][0]
+        assert prom_value(samples, "memscope_up") == 0, "the run has ended"
+        # A client that comes back with the last id it had goes on from the next.
+        again = live.stream(lambda b: len(b) >= 1, last_id=2)
+        assert again[0][1] == 3 and again[0][2] == batches[2][2]
+        # OpenMetrics when asked for.
+        status, headers, text = live.get("/metrics", headers={"Accept": "application/openmetrics-text; version=1.0.0"})
+        assert status == 200 and headers["Content-Type"].startswith("application/openmetrics-text")
+        assert text.endswith("# EOF\n")
+        assert "# TYPE memscope_page_faults counter\n" in text
+        assert "\nmemscope_page_faults_total " in text
+    finally:
+        live.stop()
+    header, rec_frames, others = read_recording(rec)
+    i = next(k for k, s in enumerate(header["series"]) if s["name"] == "page-faults")
+    assert sum(f["v"][i] for f in rec_frames if f["v"][i] is not None) == exported
+    assert len(rec_frames) == len(frames)
+
+
+def other_user(*cmd):
+    return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_control_needs_the_token_and_labels_reach_the_recording(memscope, touchmem, tmp_path):
+    rec = tmp_path / "ctl.rec"
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100", "-e", "page-faults", "-o", str(rec),
+                           "--exit-at-end", "--", touchmem, "8", "--sleep-ms", "4000"])
+    try:
+        live.session()
+        status, _, text = live.control("label before the token", token=False)
+        assert status == 403 and "token" in text
+        # A cookie is what a browser sends with another site's request: not enough.
+        status, _, _ = live.request("POST", "/api/control", body="pause",
+                                    headers={"Cookie": f"memscope_token={live.token}"})
+        assert status == 403
+        status, _, text = live.control("label phase two")
+        assert status == 200 and text.startswith("ok: label 'phase two'"), text
+        status, _, text = live.control("pause")
+        assert status == 200 and "paused" in text, text
+        status, _, text = live.control("resume")
+        assert status == 200 and "resumed" in text, text
+        status, _, text = live.control("rm -rf /")
+        assert status == 400
+        if os.geteuid() == 0:
+            url = f"http://127.0.0.1:{live.port}"
+            res = other_user("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST",
+                             "--data", "pause", f"{url}/api/control")
+            assert res.stdout == "403", res
+            res = other_user("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", f"{url}/metrics")
+            assert res.stdout == "403", res
+            res = other_user("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", f"{url}/")
+            assert res.stdout == "403", res
+        events = live.stream(lambda b: any(e["k"] == "resume" for _, _, x in b for e in x.get("e", [])))
+        kinds = [(e["k"], e.get("x")) for _, _, b in events for e in b.get("e", [])]
+        assert ("label", "phase two") in kinds and ("pause", None) in kinds
+    finally:
+        live.stop()
+    _, _, others = read_recording(rec)
+    assert any(o.get("label") == "phase two" for o in others)
+    assert [o["control"] for o in others if "control" in o][:2] == ["pause", "resume"]
+
+
+def raw_get(port, path, host="127.0.0.1"):
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    return int(data.split(b" ", 2)[1]), data
+
+
+def test_nothing_outside_the_page_is_served(memscope, tmp_path):
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "200", "-e", "page-faults", "--", "sleep", "30"])
+    try:
+        status, page = raw_get(live.port, "/")
+        assert status == 200 and b"memscope" in page
+        for path in ["/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/lib/../../../etc/shadow",
+                     "//etc/passwd", "/.hidden", "/lib/%2E%2E/%2E%2E/%2E%2E/etc/passwd"]:
+            status, data = raw_get(live.port, path)
+            assert status == 403, (path, data[:200])
+            assert b"root:" not in data
+        status, _ = raw_get(live.port, "/metrics", host="attacker.example")
+        assert status == 403, "a name rebound to 127.0.0.1 gets nothing"
+    finally:
+        live.stop()
+
+
+def test_idle_connections_and_a_client_that_never_reads(memscope, tmp_path):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < 1200:
+        pytest.skip(f"the hard limit of open files is {hard}: 1,000 connections need more")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100", "-e", "page-faults,context-switches",
+                           "--", "sleep", "120"])
+    idle, stalled = [], None
+    try:
+        live.session()
+        rss_before = live.rss_kb()
+        for _ in range(1000):
+            idle.append(socket.create_connection(("127.0.0.1", live.port), timeout=30))
+        # A stream client with a tiny window that never reads a byte.
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.connect(("127.0.0.1", live.port))
+        stalled.sendall(f"GET /api/stream HTTP/1.1\r\nHost: 127.0.0.1:{live.port}\r\n\r\n".encode())
+        seq_before = prom_value(prom_samples(live.metrics()), "memscope_frame_seq")
+        # Meanwhile a normal client gets every frame, none merged.
+        batches = live.stream(lambda b: sum(len(x["f"]) for _, _, x in b) >= 60, timeout=120)
+        frames = [f[0] for _, _, b in batches for f in b["f"]]
+        assert frames == list(range(frames[0], frames[0] + len(frames)))
+        samples = prom_samples(live.metrics())
+        assert prom_value(samples, "memscope_frame_seq") > seq_before + 20, "sampling went on"
+        grown = live.rss_kb() - rss_before
+        assert grown < 96 * 1024, f"memscope grew by {grown} kB with 1,000 idle clients and a stalled one"
+        assert live.proc.poll() is None
+    finally:
+        for s in idle:
+            s.close()
+        if stalled:
+            stalled.close()
+        live.stop()

@@ -1,0 +1,186 @@
+"""A real Chromium on memscope live's page: charts fed by a live run show
+the values /metrics serves for the same frame, a label typed in the page
+reaches the recording, pause and resume work, the charts are drawn; a
+replay of another machine gives per-node bandwidth charts; a recording
+opened in the page shows the same totals as the server's stream; and the
+page stays responsive with 50 series over an hour at 10 Hz."""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import fixture_env
+from live_server import Live, prom_samples, prom_value
+from test_record import read_recording
+
+HERE = pathlib.Path(__file__).resolve().parent
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+pytestmark = pytest.mark.skipif(not pathlib.Path(CHROMIUM).exists() or not (HERE / "node_modules").exists(),
+                                reason="needs Debian's chromium and `npm ci` in tests/web (scripts/setup.sh)")
+
+
+@pytest.fixture
+def outdir(tmp_path):
+    keep = os.environ.get("MEMSCOPE_TEST_RESULTS")
+    yield tmp_path
+    if keep:
+        for png in tmp_path.glob("*.png"):
+            shutil.copy(png, pathlib.Path(keep) / f"browser-{png.name}")
+
+
+def browser(scenario, url, outdir, *extra):
+    res = subprocess.run(["node", str(HERE / "browser.mjs"), scenario, url, str(outdir), *extra],
+                         capture_output=True, text=True, timeout=600, cwd=HERE)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert "error" not in out, out["error"]
+    assert not [m for m in out["console"] if m.startswith(("error", "pageerror"))], out["console"]
+    return out
+
+
+def column(columns, group, label="all"):
+    return next(i for i, c in enumerate(columns) if c["group"] == group and c["label"] == label)
+
+
+def test_live_page_charts_labels_pause_and_metrics_agree(memscope, touchmem, outdir):
+    rec = outdir / "page.rec"
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100", "-e", "page-faults,context-switches",
+                           "-o", str(rec), "--", touchmem, "20", "--repeat", "100000"])
+    try:
+        out = browser("live", live.url, outdir)
+        final = out["final"]
+        # Paused: the page's last frame is the one /metrics describes.
+        assert final["state"] == "paused"
+        samples = prom_samples(live.metrics())
+        assert prom_value(samples, "memscope_frame_seq") == final["seq"]
+        pf = column(final["columns"], "page-faults")
+        assert final["totals"][pf] == prom_value(samples, "memscope_page_faults_total")
+        assert final["totals"][pf] > 0
+        cs = column(final["columns"], "context-switches")
+        assert final["totals"][cs] == prom_value(samples, "memscope_context_switches_total")
+        assert out["seq_while_paused"][0] == out["seq_while_paused"][1], "no frames while paused"
+        assert out["resumed_seq"] > out["seq_while_paused"][0]
+        assert out["inked"]["page-faults"] > 100, "the page-faults chart has its line drawn"
+        assert (outdir / "live.png").stat().st_size > 10000
+        print(f"first draw {out['first_draw_ms']:.0f} ms after navigation, {out['fps_streaming']:.1f} "
+              f"frames/s while streaming")
+        assert out["fps_streaming"] > 5, "the page keeps drawing while batches stream in"
+    finally:
+        live.stop()
+    _, _, others = read_recording(rec)
+    assert any(o.get("label") == "typed in the page" for o in others)
+
+
+def kunpeng_replay(path, seconds):
+    """Kunpeng 920 (2 sockets, 4 nodes: SCCL 1, 3, 5, 7) DDRC read counts, 0.1 s apart:
+    SCCL s channel c reads (s + 1) * 1000 + c * 10 counts of 32 bytes every interval."""
+    lines = [json.dumps({"format": "memscope-replay", "version": 1})]
+    for k in range(1, int(seconds * 10) + 1):
+        values = {f"hisi_sccl{s}_ddrc{c}/flux_rd/": (s + 1) * 1000 + c * 10 for s in (1, 3, 5, 7) for c in range(4)}
+        lines.append(json.dumps({"t": round(k * 0.1, 1), "values": values}))
+    path.write_text("\n".join(lines) + "\n")
+    # Bytes read per interval on each node (node i is SCCL 1, 3, 5, 7).
+    return {node: sum(((s + 1) * 1000 + c * 10) * 32 for c in range(4)) for node, s in enumerate((1, 3, 5, 7))}
+
+
+def test_replay_of_another_machine_has_per_node_bandwidth_charts(memscope, outdir):
+    per_node = kunpeng_replay(outdir / "kunpeng.jsonl", 5)
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "--replay", str(outdir / "kunpeng.jsonl"), "-I", "100",
+                           "-m", "mem.read_bw"], env=fixture_env("kunpeng920-2s"))
+    try:
+        live.wait_for("still serving")
+        out = browser("load", live.url, outdir)
+        charts = {c["key"]: c["series"] for c in out["charts"]}
+        assert charts["mem.read_bw"] == ["node 0", "node 1", "node 2", "node 3"]
+        final = out["final"]
+        assert final["frames"] == 50
+        for node, bytes_per_interval in per_node.items():
+            i = column(final["columns"], "mem.read_bw", f"node {node}")
+            assert final["last"][3 + i] == pytest.approx(bytes_per_interval / 0.1, rel=1e-9)
+        assert out["inked"]["mem.read_bw"] > 50
+    finally:
+        live.stop()
+
+
+def test_a_recording_opened_in_the_page_shows_what_the_server_streams(memscope, touchmem, outdir):
+    rec = outdir / "run.rec.zst"
+    res = subprocess.run([memscope, "record", "-I", "50", "-o", str(rec), "-e", "page-faults,context-switches",
+                          "--", touchmem, "300"], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "--input", str(rec)])
+    try:
+        live.wait_for("still serving")
+        session = live.session()
+        batches = live.stream(lambda b: "end" in b[-1][2])
+        frames = [f for _, _, b in batches for f in b["f"]]
+        out = browser("file", live.url, outdir, str(rec))
+        final = out["final"]
+        assert final["fileError"] is None
+        assert final["session"]["origin"] == "file"
+        assert final["frames"] == len(frames)
+        for name in ("page-faults", "context-switches"):
+            page = final["totals"][column(final["columns"], name)]
+            served = sum(f[3 + column(session["columns"], name)] or 0 for f in frames)
+            assert page == served, name
+        assert page > 0
+        assert out["inked"]["page-faults"] > 50
+    finally:
+        live.stop()
+
+
+def test_a_broken_recording_is_refused_with_its_line(memscope, outdir):
+    bad = outdir / "bad.rec"
+    bad.write_text(json.dumps({"format": "memscope-recording", "version": 2, "interval_ns": 100000000,
+                               "series": [{"name": "page-faults", "kind": "counter"}]}) + "\n"
+                   '{"t":100000000,"d":100000000,"v":[5]}\n{"t":200000000,"d":100000000,"v":[5,6]}\n'
+                   '{"t":300000000,"d":100000000,"v":[7]}\n')
+    newer = outdir / "newer.rec"
+    newer.write_text(json.dumps({"format": "memscope-recording", "version": 3, "series": []}) + "\n")
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "-e", "page-faults", "--", "sleep", "60"])
+    try:
+        out = browser("file", live.url, outdir, str(bad))
+        assert out["final"]["fileError"] == "bad.rec:3: the frame has 2 values for 1 series"
+        out = browser("file", live.url, outdir, str(newer))
+        assert out["final"]["fileError"].startswith("newer.rec:1: format version 3 is newer")
+    finally:
+        live.stop()
+
+
+def long_recording(path, series=50, frames=36000, interval_ns=100_000_000):
+    """An hour at 10 Hz of 50 counters, in the recording format (docs/recording-format.md)."""
+    header = {"format": "memscope-recording", "version": 2, "memscope": "0.1.0", "interval_ns": interval_ns,
+              "target": "an hour of 50 series",
+              "series": [{"name": f"event{k:02d}", "kind": "counter", "node": k % 2} for k in range(series)]}
+    with open(path, "w") as f:
+        f.write(json.dumps(header) + "\n")
+        for n in range(frames):
+            v = [(n * 37 + k * 101) % 5000 + 1000 * (k % 5) for k in range(series)]
+            f.write(json.dumps({"t": (n + 1) * interval_ns, "d": interval_ns, "v": v}, separators=(",", ":")) + "\n")
+        f.write(json.dumps({"end": "the command exited", "frames": frames}) + "\n")
+
+
+def test_an_hour_of_50_series_at_10_hz_stays_responsive(memscope, outdir):
+    rec = outdir / "hour.rec"
+    long_recording(rec)
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "--input", str(rec)])
+    try:
+        live.wait_for("still serving")
+        out = browser("load", live.url, outdir)
+        assert out["final"]["frames"] == 36000
+        assert len(out["final"]["columns"]) == 50
+        print(f"an hour of 50 series at 10 Hz: all drawn {out['all_drawn_ms']:.0f} ms after navigation "
+              f"(first draw at {out['first_draw_ms']:.0f} ms), a redraw of every chart {out['redraw_ms']:.1f} ms "
+              f"(median), {out['fps_idle']:.0f} frames/s after")
+        with open(outdir / "hour.json", "w") as f:
+            json.dump({k: out[k] for k in ("all_drawn_ms", "first_draw_ms", "redraw_ms", "fps_idle")}, f)
+        keep = os.environ.get("MEMSCOPE_TEST_RESULTS")
+        if keep:
+            shutil.copy(outdir / "hour.json", pathlib.Path(keep) / "browser-hour.json")
+        # Responsive: a redraw of 36,000 points x 50 series fits well inside a 400 ms batch.
+        assert out["redraw_ms"] < 400
+    finally:
+        live.stop()
