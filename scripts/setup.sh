@@ -29,7 +29,7 @@ packages=(
   libclang-rt-14-dev
   # the 2-node NUMA guest
   qemu-system-x86 python3-venv kmod busybox-static
-  # memscope live's tests: a real browser and a real Prometheus (stage 60)
+  # memscope live's tests: a real browser and a real Prometheus (stage 65)
   chromium chromium-driver prometheus
 )
 

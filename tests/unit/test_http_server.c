@@ -213,7 +213,7 @@ static void test_refusals(const char *dir)
 static void test_other_user(const char *token_header)
 {
 	pid_t pid;
-	int status;
+	int status = -1; /* not an exit status if waitpid fails */
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "test_http_server: not root, the other-user check is left out\n");
