@@ -159,6 +159,9 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		opt->metrics_if_available = true;
 		opt->bpf_optional = true;
 	}
+	/* The page's process table and /metrics' pid labels: the processes
+	 * of the run have series of their own, as top's do. */
+	opt->per_process = true;
 	if (session_options_finish(opt, argc, argv) < 0)
 		return -1;
 	if (opt->aggr != AGGR_TOTAL) {

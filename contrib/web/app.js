@@ -131,6 +131,7 @@
     for (const c of charts) c.plot.destroy();
     $("charts").innerHTML = "";
     charts = [];
+    procChart = null;
     const byKey = new Map();
     session.columns.forEach((col, i) => {
       const key = chartKey(col, session.columns);
@@ -225,6 +226,7 @@
         if (v !== null && M.columns[c].kind === "counter") M.totals[c] += v;
       }
       for (const ch of charts) {
+        if (ch.procs) continue;
         ch.data[0].push(x);
         ch.cols.forEach((c, k) => {
           const v = row[3 + c];
@@ -318,8 +320,62 @@
     M.lastDrawAt = performance.now();
   }
 
+  // The busiest processes as series: the table's first counter (faults)
+  // per second, one point a second, for up to PROC_SERIES processes (those
+  // seen busiest first, kept while they run). A new process among them
+  // rebuilds the chart.
+  const PROC_SERIES = 8;
+  let procChart = null;
+  function chartProcs(p) {
+    if (!p.n.length || M.last === null) return;
+    const x = (t0 + M.last[1]) / 1000;
+    const secs = p.d / 1000;
+    const key = `${p.n[0]} per process`;
+    let ch = procChart;
+    const pids = ch ? ch.pids.slice() : [];
+    for (const r of p.r) if (pids.length < PROC_SERIES && !pids.includes(r[0])) pids.push(r[0]);
+    if (!pids.length) return;
+    if (!ch || pids.length !== ch.pids.length) {
+      const old = ch;
+      const el = old ? old.el : document.createElement("div");
+      if (old) old.plot.destroy();
+      else {
+        el.className = "chart";
+        $("charts").appendChild(el);
+      }
+      el.dataset.key = key;
+      el.innerHTML = "<h3></h3>";
+      el.querySelector("h3").textContent = `${key} (per second)`;
+      const data = [old ? old.data[0] : [], ...pids.map((pid) => {
+        const k = old ? old.pids.indexOf(pid) : -1;
+        return k >= 0 ? old.data[k + 1] : (old ? old.data[0].map(() => null) : []);
+      })];
+      const names = old ? old.names : new Map();
+      for (const r of p.r) names.set(r[0], `${r[1]} (${r[0]})`);
+      const plot = new uPlot({
+        width: Math.max(300, el.clientWidth - 12), height: 220,
+        scales: { x: { time: t0 > 0 } },
+        cursor: { sync: { key: "memscope" }, drag: { x: true, y: false } },
+        series: [{}, ...pids.map((pid, k) => ({ label: names.get(pid) || String(pid), stroke: COLORS[k % COLORS.length],
+                                               width: 1, value: (u, v) => fmt(v, "/s", "counter") }))],
+        axes: [{}, { size: 70, values: (u, vals) => vals.map((v) => fmt(v, "", "counter")) }],
+        plugins: [labelsPlugin(), zoomPlugin()],
+      }, data, el);
+      ch = { key, el, plot, cols: [], data, pids, names, procs: true };
+      if (old) charts[charts.indexOf(old)] = ch; else charts.push(ch);
+      procChart = ch;
+      M.charts = charts.map((c) => ({ key: c.key, series: c.procs ? c.pids.map(String) : c.cols.map((i) => M.columns[i].label) }));
+    }
+    ch.data[0].push(x);
+    ch.pids.forEach((pid, k) => {
+      const r = p.r.find((row) => row[0] === pid);
+      ch.data[k + 1].push(r && r[2] !== null ? r[2] / secs : null);
+    });
+  }
+
   function showProcs(p) {
     M.procs = p;
+    chartProcs(p);
     const secs = p.d / 1000;
     const head = $("procs").querySelector("thead");
     const body = $("procs").querySelector("tbody");

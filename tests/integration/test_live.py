@@ -181,3 +181,38 @@ def test_idle_connections_and_a_client_that_never_reads(memscope, tmp_path):
         if stalled:
             stalled.close()
         live.stop()
+
+
+def test_the_process_table_and_per_pid_metrics_count_the_command(memscope, touchmem, tmp_path):
+    """The command's process has its own series: /metrics gives it pid and comm
+    labels while it runs, and the stream's process tables, added up, count
+    what it faulted, the run's own proc.faults total."""
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100", "--", touchmem, "50", "--sleep-ms", "3000"])
+    try:
+        pid = None
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            samples = prom_samples(live.metrics())
+            rows = [(dict(l), v) for (n, l), v in samples.items()
+                    if n == "memscope_proc_faults_total" and dict(l).get("comm") == "touchmem"]
+            if rows and rows[0][1] >= 50 * 1024 * 1024 // PAGE:
+                pid = int(rows[0][0]["pid"])
+                break
+            time.sleep(0.2)
+        assert pid, "touchmem's own row never reached its 12,800 faults in /metrics"
+        with open(f"/proc/{pid}/status") as f:
+            ppid = next(int(line.split()[1]) for line in f if line.startswith("PPid:"))
+        assert ppid == live.proc.pid, "the row is the command memscope started"
+        # One page, one frame: the process's series and the run's total agree.
+        assert rows[0][1] == prom_value(samples, "memscope_proc_faults_total")
+        live.wait_for("still serving")
+        batches = live.stream(lambda b: "end" in b[-1][2])
+        tables = [b["p"] for _, _, b in batches if "p" in b]
+        assert tables and all(t["n"][0] == "proc.faults" for t in tables)
+        mine = [r for t in tables for r in t["r"] if r[0] == pid]
+        assert mine and all(r[1] == "touchmem" for r in mine)
+        total = prom_value(prom_samples(live.metrics()), "memscope_proc_faults_total")
+        assert sum(r[2] for r in mine if r[2] is not None) == total
+        assert total >= 50 * 1024 * 1024 // PAGE
+    finally:
+        live.stop()

@@ -86,6 +86,8 @@ try {
     await page.waitForTimeout(800);
     result.final = await snapshot(page);
     result.inked = await inkedShare(page);
+    result.procs_table = await page.evaluate(() => [...document.querySelectorAll("#procs tbody tr")]
+      .map((tr) => [...tr.children].map((td) => td.textContent)));
     await page.screenshot({ path: path.join(outdir, "live.png"), fullPage: true });
   } else if (scenario === "file") {
     await page.waitForFunction(() => window.memscope && memscope.session, null, { timeout: 60000 });

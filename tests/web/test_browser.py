@@ -48,7 +48,7 @@ def column(columns, group, label="all"):
 
 def test_live_page_charts_labels_pause_and_metrics_agree(memscope, touchmem, outdir):
     rec = outdir / "page.rec"
-    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100", "-e", "page-faults,context-switches",
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100", "-e", "page-faults,context-switches,proc.faults",
                            "-o", str(rec), "--", touchmem, "20", "--repeat", "100000"])
     try:
         out = browser("live", live.url, outdir)
@@ -65,6 +65,16 @@ def test_live_page_charts_labels_pause_and_metrics_agree(memscope, touchmem, out
         assert out["seq_while_paused"][0] == out["seq_while_paused"][1], "no frames while paused"
         assert out["resumed_seq"] > out["seq_while_paused"][0]
         assert out["inked"]["page-faults"] > 100, "the page-faults chart has its line drawn"
+        # The process table and the per-process chart: touchmem, the pid
+        # /metrics labels its own series with.
+        rows = final["procs"]["r"]
+        assert final["procs"]["n"][0] == "proc.faults" and rows[0][1] == "touchmem"
+        pid = rows[0][0]
+        assert prom_value(samples, "memscope_proc_faults_total", pid=pid, comm="touchmem") > 0
+        chart = next(c for c in final["charts"] if c["key"] == "proc.faults per process")
+        assert chart["series"] == [str(pid)]
+        assert out["procs_table"][0][:2] == [str(pid), "touchmem"]
+        assert out["inked"]["proc.faults per process"] > 100, "its line is drawn"
         assert (outdir / "live.png").stat().st_size > 10000
         print(f"first draw {out['first_draw_ms']:.0f} ms after navigation, {out['fps_streaming']:.1f} "
               f"frames/s while streaming")
