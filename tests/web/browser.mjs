@@ -2,7 +2,8 @@
 // page, as a person would: waits for charts, labels, pauses and resumes,
 // opens a recording, takes a screenshot. Prints what the page showed as JSON.
 //
-//   node browser.mjs live URL OUTDIR     a live run (with the token in URL)
+//   node browser.mjs live URL OUTDIR REC a live run (with the token in URL),
+//                                        recording to REC from the page
 //   node browser.mjs file URL OUTDIR REC a recording opened in the page
 //   node browser.mjs load URL OUTDIR     time to first draw of a long history
 import { chromium } from "playwright-core";
@@ -81,11 +82,26 @@ try {
     await page.click("#pause");
     await page.waitForFunction((s) => memscope.state === "running" && memscope.seq > s + 2, paused.seq, { timeout: 30000 });
     result.resumed_seq = await page.evaluate(() => memscope.seq);
+    // The interval from the page's menu: frames come 200 ms apart.
+    await page.selectOption("#interval", "200");
+    await page.waitForFunction(() => memscope.last && memscope.last[2] >= 180000, null, { timeout: 30000 });
+    result.interval_reply = await page.textContent("#control-reply");
+    // A new recording from the page's form (FILE is where).
+    if (file) {
+      await page.fill("#record-file", file);
+      await page.click("#record-form button");
+      await page.waitForFunction(() => /recording to/.test(document.querySelector("#control-reply").textContent),
+                                 null, { timeout: 30000 });
+      result.record_reply = await page.textContent("#control-reply");
+      await page.waitForFunction((s) => memscope.seq > s + 5, await page.evaluate(() => memscope.seq),
+                                 { timeout: 30000 });
+    }
     await page.click("#pause");
     await page.waitForFunction(() => memscope.state === "paused", null, { timeout: 30000 });
     await page.waitForTimeout(800);
     result.final = await snapshot(page);
     result.inked = await inkedShare(page);
+    result.na = await page.evaluate(() => [...document.querySelectorAll("#na li")].map((li) => li.textContent));
     result.procs_table = await page.evaluate(() => [...document.querySelectorAll("#procs tbody tr")]
       .map((tr) => [...tr.children].map((td) => td.textContent)));
     await page.screenshot({ path: path.join(outdir, "live.png"), fullPage: true });

@@ -47,24 +47,30 @@ def column(columns, group, label="all"):
 
 
 def test_live_page_charts_labels_pause_and_metrics_agree(memscope, touchmem, outdir):
-    rec = outdir / "page.rec"
-    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100", "-e", "page-faults,context-switches,proc.faults",
+    rec, second = outdir / "page.rec", outdir / "second.rec"
+    # No -e or -m: what a new user sees (metrics this host lacks are listed with why).
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100",
                            "-o", str(rec), "--", touchmem, "20", "--repeat", "100000"])
     try:
-        out = browser("live", live.url, outdir)
+        out = browser("live", live.url, outdir, str(second))
         final = out["final"]
+        assert out["interval_reply"].startswith("ok: interval 200 ms"), out["interval_reply"]
+        assert out["record_reply"].startswith(f"ok: recording to {second}; {rec} closed"), out["record_reply"]
+        # The n/a reasons: what the session says this host lacks, as the page lists them.
+        session = live.session()
+        assert out["na"] == [f"{n['name']}: {n['why']}" for n in session["na"]]
         # Paused: the page's last frame is the one /metrics describes.
         assert final["state"] == "paused"
         samples = prom_samples(live.metrics())
         assert prom_value(samples, "memscope_frame_seq") == final["seq"]
-        pf = column(final["columns"], "page-faults")
-        assert final["totals"][pf] == prom_value(samples, "memscope_page_faults_total")
+        pf = column(final["columns"], "kernel.faults")
+        assert final["totals"][pf] == prom_value(samples, "memscope_kernel_faults_total", scope="system")
         assert final["totals"][pf] > 0
         cs = column(final["columns"], "context-switches")
         assert final["totals"][cs] == prom_value(samples, "memscope_context_switches_total")
         assert out["seq_while_paused"][0] == out["seq_while_paused"][1], "no frames while paused"
         assert out["resumed_seq"] > out["seq_while_paused"][0]
-        assert out["inked"]["page-faults"] > 100, "the page-faults chart has its line drawn"
+        assert out["inked"]["kernel.faults"] > 100, "the faults chart has its line drawn"
         # The process table and the per-process chart: touchmem, the pid
         # /metrics labels its own series with.
         rows = final["procs"]["r"]
@@ -81,8 +87,15 @@ def test_live_page_charts_labels_pause_and_metrics_agree(memscope, touchmem, out
         assert out["fps_streaming"] > 5, "the page keeps drawing while batches stream in"
     finally:
         live.stop()
-    _, _, others = read_recording(rec)
+    _, first_frames, others = read_recording(rec)
     assert any(o.get("label") == "typed in the page" for o in others)
+    changes = [o for o in others if o.get("control") == "interval"]
+    assert [c["interval_ns"] for c in changes] == [200_000_000]
+    after = [f for f in first_frames if f["t"] > changes[0]["t"]]
+    assert after and all(f["d"] > 150_000_000 for f in after[1:]), "frames 200 ms apart after the change"
+    # The page's recording goes on where the first one stopped, 200 ms apart.
+    _, frames, _ = read_recording(second)
+    assert len(frames) >= 5 and all(f["d"] > 150_000_000 for f in frames[1:])
 
 
 def kunpeng_replay(path, seconds):
