@@ -1,5 +1,6 @@
 /* Loading and validating the catalog (format: docs/catalog.md). */
 #include "catalog/catalog.h"
+#include "catalog/catalog_sampling.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -17,7 +18,7 @@
 
 static const char *const metric_keys[] = { "name", "unit", "kind", "description", "formula", "vendors", NULL };
 static const char *const family_keys[] = { "family", "description", "priority", "sources", "detect", "pmus",
-					   "metrics", "unavailable", "uncore_since", NULL };
+					   "metrics", "unavailable", "uncore_since", "sampling", NULL };
 static const char *const detect_keys[] = { "cpu", NULL };
 static const char *const cpu_keys[] = { "vendor", "family", "model", "implementer", "part", NULL };
 static const char *const role_keys[] = { "match", "source", "requires_formats", "rejects_formats", "scope",
@@ -109,6 +110,7 @@ static void family_free(struct catalog_family *f)
 	for (int i = 0; i < f->nr_unavailable; i++)
 		free(f->unavailable[i].reason);
 	free(f->unavailable);
+	catalog_sampling_free(f);
 	for (int i = 0; i < f->nr_roles; i++)
 		role_free(&f->roles[i]);
 	free(f->roles);
@@ -982,6 +984,9 @@ static int load_family(struct catalog *cat, const char *path, const char *plugin
 	}
 	v = yaml_get(&yf, root, "unavailable");
 	if (v && parse_unavailable(cat, &yf, v, f))
+		goto out;
+	v = yaml_get(&yf, root, "sampling");
+	if (v && catalog_sampling_parse(&yf, v, f))
 		goto out;
 	rc = 0;
 	goto out;

@@ -23,6 +23,8 @@ struct catalog_pos {
 
 enum metric_kind { METRIC_COUNTER, METRIC_GAUGE, METRIC_RATIO };
 
+struct catalog_sampling;
+
 struct catalog_vendor_note {
 	char *vendor;   /* "hisilicon", "amd", "intel", "arm", "thunderx2", "linux" */
 	char *text;
@@ -152,6 +154,8 @@ struct catalog_family {
 	int nr_metrics;
 	struct catalog_unavailable *unavailable;
 	int nr_unavailable;
+	struct catalog_sampling *sampling;   /* `sampling:` entries (catalog_sampling.h), in file order */
+	int nr_sampling;
 };
 
 struct catalog {

@@ -1,4 +1,5 @@
 #include "catalog/catalog_list.h"
+#include "catalog/catalog_sampling.h"
 
 #include <linux/perf_event.h>
 #include <string.h>
@@ -342,6 +343,16 @@ int cmd_list_explain(const struct host *host, const struct catalog *cat, const c
 	struct resolution *res;
 	int idx = catalog_metric_index(cat, metric);
 
+	/* sample.NAME: the sampling event `record --sample NAME` opens here. */
+	if (idx < 0 && !strncmp(metric, "sample.", 7)) {
+		int ret;
+
+		if (resolve(host, cat, &res, err))
+			return 1;
+		ret = sampling_explain(res, metric + 7, out, err) < 0;
+		resolution_free(res);
+		return ret;
+	}
 	if (idx < 0) {
 		ms_error_set(err, "unknown metric '%s' (memscope list --metrics lists them)", metric);
 		return 1;

@@ -25,7 +25,8 @@ static void list_usage(FILE *out)
 		"  --events   every event name accepted by -e: generic names and PMU aliases\n"
 		"  --libpfm   libpfm4's PMUs and whether the kernel can really open them here\n"
 		"  --metrics  portable metrics: which this host has, through which counters, and why not\n"
-		"  --explain METRIC   formula, raw events per instance, scale and caveats of one metric\n"
+		"  --explain METRIC   formula, raw events per instance, scale and caveats of one metric;\n"
+		"                     sample.mem: the memory sampling event record --sample mem uses here, and why\n"
 		"  --plugins  each plugin named with --plugin or found in the plugin directories: loaded or why\n"
 		"             not, whether it can run here, its series, arguments and catalog family\n"
 		"  --sources  every kind of source, what it reads, and whether it can run here (why not)\n");

@@ -345,6 +345,10 @@ def driver_formats(src, globs_=None):
             idents = re.findall(r"[A-Za-z_]\w*", m.group(1))
             if idents:
                 pairs.setdefault((idents[-1], m.group(2)), rel)
+        # PMU_EVENT_ATTR_STRING(name, var, "config:16"): a format file some drivers (AMD IBS's
+        # l3missonly) make with the event attribute macro and list in a "format" group
+        for m in re.finditer(r"PMU_EVENT_ATTR_STRING\s*\(\s*(\w+)\s*,\s*\w+\s*,\s*\"(config[123]?:[0-9,\-]+)\"\s*\)", text):
+            pairs.setdefault((m.group(1), m.group(2)), rel)
         # GEN_PMU_FORMAT_ATTR(name) with ATTR_CFG_FLD_name_CFG/_LO/_HI (arm_pmuv3, arm_dmc620...)
         defs = dict(re.findall(r"#define\s+(ATTR_CFG_FLD_\w+)\s+(\w+)", text))
         for name in re.findall(r"GEN_PMU_FORMAT_ATTR\s*\(\s*(\w+)\s*\)", text):
