@@ -1,12 +1,12 @@
 /* memscope top: a live view of NUMA nodes and processes, full screen or as
- * batch text. The sampler drives the updates; the terminal (keys and resizes)
- * is one more descriptor it waits on, so keys act between two frames.
- * With --input, the frames of a recording (memscope record -a) instead, at
- * their recorded pace on the full screen, as fast as they are read in batch. */
-#include <poll.h>
+ * batch text. The command builds a system-wide session and adds the top sink
+ * (and the --lua scripts' sink, whose metrics are columns); the terminal is
+ * one more descriptor the sampler waits on, and what is typed goes to the
+ * top sink's thread as events. With --input, the frames of a recording
+ * (memscope record -a) instead, at their recorded pace on the full screen,
+ * as fast as they are read in batch. */
 #include <errno.h>
 #include <getopt.h>
-#include <time.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,30 +15,33 @@
 
 #include "cli/commands.h"
 #include "ctl/ctl.h"
+#include "catalog/resolver.h"
+#include "metrics/metrics.h"
 #include "pipeline/lua_session.h"
 #include "pipeline/session.h"
 #include "pipeline/session_recording.h"
+#include "sinks/lua_sink.h"
 #include "sinks/top/top_model.h"
+#include "sinks/top/top_sink.h"
 #include "sinks/top/top_view.h"
 
 #define TOP_DEFAULT_INTERVAL_MS 1000
 #define TOP_MIN_INTERVAL_MS 10
-/* How often top asks whether a `memscope record` is running. */
-#define RECORDING_CHECK_NS (2ull * 1000000000ull)
 
-/* The intervals + and - step through. */
-static const long interval_steps_ms[] = { 100, 250, 500, 1000, 2000, 5000, 10000 };
-#define NR_STEPS ((int)(sizeof(interval_steps_ms) / sizeof(interval_steps_ms[0])))
+/* What top measures: the per-process numbers, as series per process (and,
+ * for the focused process, per thread): faults, scheduling, migrations, page
+ * allocations; and the node columns' metrics this host has. */
+#define TOP_EVENTS TOP_PROCESS_EVENTS ",proc.cpu,proc.state"
 
 struct top_run {
-	struct top_model model;
-	struct top_display display;
-	struct top_view *view;       /* NULL: batch output */
-	long max_updates;            /* -n; 0: until q or a signal */
-	long updates;
-	bool quit;
-	uint64_t recording_checked_ns;
+	struct session session;
+	struct top_view *view;       /* the full screen until the top sink has it, or NULL: batch output */
+	struct top_view *terminal;   /* the full screen's input, read by the sampler (the sink owns it) */
 	char recording_socket[108];  /* control socket of the running recording, "" when none */
+	char *notes;                 /* what the sources said while starting */
+	char source_names[64];
+	char hostname[64];           /* a recording's */
+	char cpu_model[128];
 };
 
 static void top_usage(FILE *out)
@@ -98,8 +101,8 @@ static int parse_pid(const char *text, pid_t *pid, bool check_live)
 	return 0;
 }
 
-static int parse_options(int argc, char **argv, struct session_options *opt, struct top_run *run,
-			 struct top_options *topt, bool *batch, struct lua_cli *lua)
+static int parse_options(int argc, char **argv, struct session_options *opt, struct top_sink_options *topt,
+			 bool *batch, struct lua_cli *lua)
 {
 	static const struct option longopts[] = {
 		LUA_CLI_LONG_OPTIONS,
@@ -134,21 +137,21 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			pid_text = optarg;
 			break;
 		case 'i':
-			topt->input_path = optarg;
+			opt->input_path = optarg;
 			break;
 		case 'b':
 			*batch = true;
 			break;
 		case 'n':
 			errno = 0;
-			run->max_updates = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || run->max_updates <= 0) {
+			topt->max_updates = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || topt->max_updates <= 0) {
 				fprintf(stderr, "memscope top: -n %s: needs a number of updates, e.g. -n 5\n", optarg);
 				return -1;
 			}
 			break;
 		case 's':
-			if (parse_sort(optarg, &run->display.sort) < 0)
+			if (parse_sort(optarg, &topt->display.sort) < 0)
 				return -1;
 			break;
 		case 'h':
@@ -164,9 +167,9 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			"-p PID focuses one process)\n", argv[optind]);
 		return -1;
 	}
-	if (pid_text && parse_pid(pid_text, &topt->focus_pid, !topt->input_path) < 0)
+	if (pid_text && parse_pid(pid_text, &topt->inputs.focus_pid, !opt->input_path) < 0)
 		return -1;
-	if (topt->input_path && opt->interval_ms) {
+	if (opt->input_path && opt->interval_ms) {
 		fprintf(stderr, "memscope top: --input replays the frames at the interval they were recorded "
 			"with; -I does not apply\n");
 		return -1;
@@ -179,54 +182,25 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			"intervals: memscope stat -I or memscope record -I)\n", opt->interval_ms, TOP_MIN_INTERVAL_MS);
 		return -1;
 	}
-	topt->interval_ns = (uint64_t)opt->interval_ms * 1000000ull;
+	topt->inputs.interval_ns = (uint64_t)opt->interval_ms * 1000000ull;
+	topt->display.interval_ms = (uint64_t)opt->interval_ms;
+	topt->inputs.replay = opt->input_path != NULL;
 	return 0;
 }
 
-/* Move steps along interval_steps_ms (+ longer, - shorter). */
-static void change_interval(struct top_run *run, int steps)
-{
-	long now = (long)run->display.interval_ms, next;
-	struct ms_error err = { "" };
-	int at = 0;
-
-	/* The step nearest the current interval (which -I may have set anywhere). */
-	for (int i = 0; i < NR_STEPS; i++)
-		if (labs(interval_steps_ms[i] - now) < labs(interval_steps_ms[at] - now))
-			at = i;
-	/* Off the ladder: reaching the nearest step is the first step. */
-	if (steps > 0 && interval_steps_ms[at] > now)
-		steps--;
-	if (steps < 0 && interval_steps_ms[at] < now)
-		steps++;
-	at += steps;
-	at = at < 0 ? 0 : at >= NR_STEPS ? NR_STEPS - 1 : at;
-	next = interval_steps_ms[at];
-	if (next == now) {
-		snprintf(run->display.notice, sizeof(run->display.notice), "interval stays %ld ms (range %ld-%ld ms)",
-			 now, interval_steps_ms[0], interval_steps_ms[NR_STEPS - 1]);
-		return;
-	}
-	if (sampler_set_interval(&run->model.session.sampler, (uint64_t)next * 1000000ull, &err) < 0) {
-		snprintf(run->display.notice, sizeof(run->display.notice), "%s", err.text);
-		return;
-	}
-	run->display.interval_ms = (uint64_t)next;
-	snprintf(run->display.notice, sizeof(run->display.notice), "interval %ld ms", next);
-}
-
 /* Is a `memscope record` running for this user? Its control socket says
- * where it records ("ok: recording TARGET to PATH: N frames, ..., pid P"). */
-static void check_recording(struct top_run *run)
+ * where it records ("ok: recording TARGET to PATH: N frames, ..., pid P").
+ * On the top sink's thread. */
+static void check_recording(void *ctx, char *recording, size_t size)
 {
+	struct top_run *run = ctx;
 	char reply[CTL_MAX_MESSAGE], path[512] = "";
 	struct ms_error err = { "" };
 	const char *to, *pid;
 	int pid_value = 0;
 
-	run->recording_checked_ns = monotonic_ns();
 	run->recording_socket[0] = '\0';
-	snprintf(run->display.recording, sizeof(run->display.recording), "off");
+	snprintf(recording, size, "off");
 	if (ctl_find_socket(0, run->recording_socket, sizeof(run->recording_socket), &err) < 0 ||
 	    ctl_request(run->recording_socket, "status", reply, sizeof(reply), &err) < 0 ||
 	    strncmp(reply, "ok: recording ", 14) != 0) {
@@ -239,174 +213,204 @@ static void check_recording(struct top_run *run)
 		snprintf(path, sizeof(path), "%.*s", (int)strcspn(to + 4, ":"), to + 4);
 	if (pid)
 		pid_value = atoi(pid + 4);
-	snprintf(run->display.recording, sizeof(run->display.recording), "on file=%s pid=%d",
-		 path[0] ? path : "?", pid_value);
+	snprintf(recording, size, "on file=%s pid=%d", path[0] ? path : "?", pid_value);
 }
 
-static void add_label(struct top_run *run, const char *text)
+/* A label typed in top goes to the running recording. On the top sink's thread. */
+static void add_label(void *ctx, const char *text, double elapsed_s, char *notice, size_t size)
 {
+	struct top_run *run = ctx;
 	char request[CTL_MAX_MESSAGE], reply[CTL_MAX_MESSAGE];
 	struct ms_error err = { "" };
 
-	check_recording(run);
 	if (!run->recording_socket[0]) {
 		/* Shown with its time, so it can be matched with what was on screen. */
-		snprintf(run->display.notice, sizeof(run->display.notice),
-			 "label \"%s\" at %.1f s (not stored: no recording is running)", text, run->model.elapsed_s);
+		snprintf(notice, size, "label \"%s\" at %.1f s (not stored: no recording is running)", text, elapsed_s);
 		return;
 	}
 	snprintf(request, sizeof(request), "label %s", text);
 	if (ctl_request(run->recording_socket, request, reply, sizeof(reply), &err) < 0)
-		snprintf(run->display.notice, sizeof(run->display.notice), "label not stored: %s", err.text);
+		snprintf(notice, size, "label not stored: %s", err.text);
 	else
-		snprintf(run->display.notice, sizeof(run->display.notice), "%s", reply);
+		snprintf(notice, size, "%s", reply);
 }
 
-static void handle_requests(struct top_run *run, int requests, int interval_steps)
-{
-	if (requests & TOP_REQ_QUIT) {
-		run->quit = true;
-		return;
-	}
-	if (requests & TOP_REQ_INTERVAL)
-		change_interval(run, interval_steps);
-	if (requests & TOP_REQ_LABEL)
-		add_label(run, top_view_label(run->view));
-	if (requests != TOP_REQ_NONE)
-		top_view_draw(run->view, &run->model, &run->display);
-}
-
+/* The terminal is readable: on the sampling thread, read what was typed (and
+ * whether it was resized) and hand it to the top sink; nothing is drawn here. */
 static int on_terminal(struct sampler *s, int fd, void *ctx)
 {
 	struct top_run *run = ctx;
-	int steps, requests = top_view_input(run->view, &run->model, &run->display, &steps);
+	struct sink_event ev = { .kind = SINK_EVENT_KEYS };
+	bool resized;
 
-	handle_requests(run, requests, steps);
-	return run->quit; /* q ends the run now */
-}
-
-/* A recording on the full screen: each frame stays up for its recorded
- * interval, and keys work meanwhile. Non-zero: q was pressed. */
-static int replay_pace(struct top_run *run, uint64_t interval_ns)
-{
-	uint64_t until = monotonic_ns() + interval_ns;
-
-	for (;;) {
-		uint64_t now = monotonic_ns();
-		struct pollfd pfd = { .fd = top_view_input_fd(run->view), .events = POLLIN };
-
-		if (now >= until && !run->display.paused)
-			return 0;
-		/* Paused: the screen stays until p again (or q). */
-		if (poll(&pfd, 1, run->display.paused ? 250 : (int)((until - now) / 1000000 + 1)) > 0) {
-			int steps, requests = top_view_input(run->view, &run->model, &run->display, &steps);
-
-			handle_requests(run, requests & ~TOP_REQ_INTERVAL, steps);
-			if (run->quit)
-				return 1;
-		}
-	}
-}
-
-static int on_frame(const struct frame *frame, bool last, void *ctx)
-{
-	struct top_run *run = ctx;
-
-	/* The final frame only closes the run; it is usually a partial interval.
-	 * A recording's last frame is what it recorded last: shown. */
-	if (run->quit || (last && (!run->model.replay || frame->interval_ns == 0)))
-		return 1;
-	if (run->view && run->model.replay && run->updates && replay_pace(run, frame->interval_ns))
-		return 1;
-	if (!run->model.replay && frame->time_ns - run->recording_checked_ns >= RECORDING_CHECK_NS)
-		check_recording(run);
-	top_model_compute(&run->model, frame);
-	lua_engine_frame(run->model.lua, frame, run->model.values, 1);
-	if (run->view) {
-		/* Paused: the screen keeps the values it shows; frames go on. */
-		if (!run->display.paused) {
-			top_model_update(&run->model, frame);
-			top_view_draw(run->view, &run->model, &run->display);
-		}
-	} else {
-		top_model_update(&run->model, frame);
-		top_batch_print(stdout, &run->model, &run->display);
-	}
-	if (run->max_updates && ++run->updates >= run->max_updates)
-		return 1;
+	(void)s;
+	(void)fd;
+	ev.length = top_view_read_input(run->terminal, ev.text, sizeof(ev.text), &resized);
+	if (resized)
+		session_event(&run->session, &(struct sink_event){ .kind = SINK_EVENT_RESIZE });
+	if (ev.length)
+		session_event(&run->session, &ev);
 	return 0;
+}
+
+/* The node columns' metrics (a recording says itself which it holds), and
+ * every metric the --lua scripts define (so that lua_cli_take_metrics()
+ * measures their inputs and hands back their indices). */
+static int want_metrics(struct session_options *opt, struct lua_engine *lua, int **lua_metrics, int *nr)
+{
+	for (int c = 0; !opt->input_path && c < TOP_NODE_NR_COLS; c++)
+		if (top_node_col_metric(c) && session_option(opt, 'm', top_node_col_metric(c)) < 0)
+			return -1;
+	for (int i = 0; lua && i < lua_engine_nr_metrics(lua); i++)
+		if (session_option(opt, 'm', lua_engine_metric_name(lua, i)) < 0)
+			return -1;
+	return lua_cli_take_metrics(lua, opt, lua_metrics, nr);
+}
+
+/* "perf procfs bpf": the session's kinds of sources, the one that takes
+ * every name left first (the reverse of the order they claim names in). */
+static void name_sources(struct top_run *run)
+{
+	const struct session *s = &run->session;
+	size_t len = 0;
+
+	for (int k = s->registry.nr - 1; k >= 0; k--)
+		for (int i = 0; i < s->nr_sources; i++)
+			if (s->sources[i].kind == s->registry.kinds[k]) {
+				len += (size_t)snprintf(run->source_names + len, sizeof(run->source_names) - len, "%s%s",
+							len ? " " : "", s->registry.kinds[k]->name);
+				break;
+			}
 }
 
 int cmd_top(int argc, char **argv)
 {
 	struct session_options opt;
-	struct top_options topt = { 0 };
+	struct top_sink_options topt = { .display = { .sort = TOP_PROC_FAULTS } };
 	struct top_run run;
+	struct sink top_sink = { 0 }, lua_sink = { 0 };
 	struct ms_error err = { "" };
 	char why[256];
 	bool batch = false;
-	int status = 1;
-	struct lua_cli lua = { .nr_scripts = 0 };
+	int status = 1, *lua_metrics = NULL, nr_lua_metrics = 0;
+	struct lua_cli lua_cli = { .nr_scripts = 0 };
+	struct lua_engine *lua = NULL;
 	char *lua_report = NULL;
-	size_t lua_report_len = 0;
+	size_t lua_report_len = 0, notes_len = 0;
 
 	memset(&run, 0, sizeof(run));
 	session_options_init(&opt, "top");
-	run.display.sort = TOP_PROC_FAULTS;
-	if (parse_options(argc, argv, &opt, &run, &topt, &batch, &lua) < 0) {
+	if (parse_options(argc, argv, &opt, &topt, &batch, &lua_cli) < 0) {
 		session_options_free(&opt);
 		return EXIT_USAGE;
 	}
-	if (lua.nr_scripts) {
+	if (lua_cli.nr_scripts) {
 		/* Script output would tear the full screen: it is kept and printed
 		 * when top ends. */
-		lua.out = open_memstream(&lua_report, &lua_report_len);
-		if (!lua.out) {
-			fprintf(stderr, "memscope top: out of memory\n");
-			session_options_free(&opt);
-			return 1;
-		}
-		topt.lua = &lua;
+		lua_cli.out = open_memstream(&lua_report, &lua_report_len);
+		if (!lua_cli.out)
+			goto oom;
 	}
-	run.display.interval_ms = (uint64_t)opt.interval_ms;
-	if (topt.input_path)
-		snprintf(run.display.recording, sizeof(run.display.recording), "replay of %s", topt.input_path);
-	else
-		check_recording(&run);
-	if (top_model_open(&run.model, &topt, &err) < 0) {
+	if (!opt.input_path && session_option(&opt, 'e', TOP_EVENTS) < 0)
+		goto oom;
+	if (lua_cli_open(&lua_cli, &opt, LUA_OUTPUT_TEXT, &lua, &err)) {
 		fprintf(stderr, "memscope top: %s\n", err.text);
 		goto out;
 	}
-	if (run.model.replay)
-		run.display.interval_ms = session_recording_header(&run.model.session)->interval_ns / 1000000ull;
+	if (want_metrics(&opt, lua, &lua_metrics, &nr_lua_metrics) < 0)
+		goto oom;
+	opt.system_wide = !opt.input_path;
+	/* Show what this host has, and why not for the rest, in the display:
+	 * the notes go into the help screen, not under the full screen. */
+	opt.metrics_if_available = true;
+	opt.bpf_optional = true;
+	opt.per_process = true;
+	opt.thread_pid = topt.inputs.focus_pid;
+	opt.notes = open_memstream(&run.notes, &notes_len);
+	status = session_open(&run.session, &opt, &err);
+	if (opt.notes)
+		fclose(opt.notes);
+	opt.notes = NULL;
+	if (status) {
+		fprintf(stderr, "memscope top: %s\n", err.text);
+		status = 1;
+		goto out;
+	}
+	/* What the model reads besides the frames. */
+	topt.inputs.bpf_why = session_source_why(&run.session, "bpf");
+	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
+		const char *metric = top_node_col_metric(c);
+
+		topt.inputs.node_col_why[c] = metric ? session_metric_why(&run.session, metric) : NULL;
+		if (opt.input_path && metric && (!run.session.plan || metric_plan_find(run.session.plan, metric) < 0))
+			topt.inputs.node_col_why[c] = "not in the recording (memscope record -a records what top shows)";
+	}
+	if (opt.input_path) {
+		const struct recording_header *h = session_recording_header(&run.session);
+
+		/* The recording machine, as recorded. */
+		snprintf(run.hostname, sizeof(run.hostname), "%s", h->hostname[0] ? h->hostname : "recorded host");
+		snprintf(run.source_names, sizeof(run.source_names), "recording");
+		snprintf(run.cpu_model, sizeof(run.cpu_model), "%s",
+			 run.session.resolution && run.session.resolution->cpu.known ? run.session.resolution->cpu.text
+										      : "CPU not recorded");
+		topt.inputs.hostname = run.hostname;
+		topt.inputs.cpu_model = run.cpu_model;
+		topt.display.interval_ms = h->interval_ns / 1000000ull;
+		snprintf(topt.display.recording, sizeof(topt.display.recording), "replay of %s", opt.input_path);
+	} else {
+		name_sources(&run);
+		topt.check_recording = check_recording;
+		topt.add_label = add_label;
+	}
+	topt.inputs.source_names = run.source_names;
+	topt.inputs.notes = run.notes;
+	topt.inputs.lua = lua;
+	topt.inputs.lua_metrics = lua_metrics;
+	topt.inputs.nr_lua_metrics = nr_lua_metrics;
+	topt.ctx = &run;
 	if (!batch) {
 		run.view = top_view_open(why, sizeof(why));
 		if (!run.view)
 			fprintf(stderr, "memscope top: %s: batch output instead of the full screen\n", why);
 	}
-	if (run.view) {
-		if (sampler_watch_add(&run.model.session.sampler, top_view_input_fd(run.view), on_terminal, &run,
-				      &err) < 0) {
-			top_view_close(run.view);
-			run.view = NULL;
-			fprintf(stderr, "memscope top: %s\n", err.text);
-			goto out;
-		}
-		top_view_draw(run.view, &run.model, &run.display);
-	}
-	if (sampler_run(&run.model.session.sampler, &run.model.session.target, topt.interval_ns, on_frame, &run, &err) < 0) {
-		top_view_close(run.view);
-		run.view = NULL;
+	topt.view = run.view;
+	/* top draws on the scripts' thread, after them: their metrics are its
+	 * columns. It ends first: the screen goes, then the reports. */
+	if (top_sink_init(&top_sink, &topt, &err) < 0 ||
+	    session_add_sink(&run.session, &top_sink, lua ? &lua_sink : NULL, &err) < 0 ||
+	    (lua && (lua_sink_init(&lua_sink, lua, &err) < 0 ||
+		     session_add_sink(&run.session, &lua_sink, NULL, &err) < 0)) ||
+	    /* A recording's frames come as fast as top takes them: the top sink
+	     * paces them and reads the keys itself. */
+	    (run.view && !opt.input_path &&
+	     sampler_watch_add(&run.session.sampler, top_view_input_fd(run.view), on_terminal, &run, &err) < 0)) {
 		fprintf(stderr, "memscope top: %s\n", err.text);
 		goto out;
 	}
-	lua_engine_end(run.model.lua);
+	run.terminal = run.view;
+	run.view = NULL;     /* the sink's now */
+	if (session_run(&run.session, &opt, &err) < 0) {
+		session_close(&run.session);   /* the screen goes first */
+		fprintf(stderr, "memscope top: %s\n", err.text);
+		goto out;
+	}
 	status = 0;
+	goto out;
+oom:
+	fprintf(stderr, "memscope top: out of memory\n");
 out:
+	session_close(&run.session);
+	if (top_sink.ops && top_sink.priv)
+		top_sink.ops->close(&top_sink);
+	if (lua_sink.ops && lua_sink.priv)
+		lua_sink.ops->close(&lua_sink);
 	top_view_close(run.view);
-	top_model_close(&run.model);
-	if (lua.out) {
-		fclose(lua.out);
+	lua_engine_free(lua);
+	free(lua_metrics);
+	free(run.notes);
+	if (lua_cli.out) {
+		fclose(lua_cli.out);
 		if (lua_report)
 			fputs(lua_report, stdout);
 		free(lua_report);

@@ -94,24 +94,6 @@ int lua_cli_open(const struct lua_cli *cli, struct session_options *opt, enum lu
 	return 0;
 }
 
-int lua_cli_start(struct lua_engine *lua, const struct session *s, const struct session_options *opt,
-		  const char *title, struct ms_error *err)
-{
-	struct lua_engine_inputs in = {
-		.table = &s->sampler.table,
-		.topo = &s->host.topo,
-		.plan = s->plan,
-		.metrics = s->engine,
-		.res = s->resolution,
-		.source = opt->replay_path ? "replay" : "live",
-		.source_name = opt->replay_path ? opt->replay_path : title,
-	};
-
-	if (!lua)
-		return 0;
-	return lua_engine_start(lua, &in, err);
-}
-
 /* What a Lua metric computes from must be measured: series go to the events,
  * anything else is taken as a catalog metric. */
 static int add_input(struct session_options *opt, const char *input)

@@ -49,8 +49,4 @@ int lua_cli_open(const struct lua_cli *cli, struct session_options *opt, enum lu
  * and give their engine indices (*indices: caller frees). */
 int lua_cli_take_metrics(struct lua_engine *lua, struct session_options *opt, int **indices, int *nr_indices);
 
-/* Bind to the opened session (series, topology, metric plan) and run on_start. */
-int lua_cli_start(struct lua_engine *lua, const struct session *s, const struct session_options *opt,
-		  const char *title, struct ms_error *err);
-
 #endif

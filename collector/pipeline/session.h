@@ -153,6 +153,10 @@ int session_add_sink(struct session *s, struct sink *sink, const struct sink *fo
  * replayed recording early (the sinks do not end then: no report of part of
  * a file as if it were all of it). */
 int session_run(struct session *s, const struct session_options *opt, struct ms_error *err);
+/* From the sampling thread during the run (a watch callback: top's terminal):
+ * ev, stamped with the time since the start, to every sink, in order with
+ * the frames. -1 when a sink's queue has no room for it now. */
+int session_event(struct session *s, const struct sink_event *ev);
 /* Why the run ended, for people: "the command exited", "SIGINT", ... */
 const char *session_end_reason(const struct session *s);
 /* The session's eBPF source, or NULL when no proc.* series was asked for. */

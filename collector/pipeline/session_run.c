@@ -61,6 +61,17 @@ int session_pipeline_broadcast(struct session_pipeline *p, const struct sink_eve
 	return 0;
 }
 
+int session_event(struct session *s, const struct sink_event *ev)
+{
+	struct sink_event stamped = *ev;
+
+	if (!s->pipeline)
+		return -1;
+	stamped.time_ns = session_pipeline_now(s->pipeline);
+	stamped.reply = NULL;
+	return session_pipeline_broadcast(s->pipeline, &stamped);
+}
+
 bool session_pipeline_answers(const struct session_pipeline *p)
 {
 	for (int i = 0; i < p->session->nr_sinks; i++)

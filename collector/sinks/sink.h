@@ -73,7 +73,8 @@ enum sink_event_kind {
 	SINK_EVENT_RESUME,
 	SINK_EVENT_INTERVAL,               /* interval_ns: the new interval */
 	SINK_EVENT_REQUEST,                /* text: a control request for the answering sink ("status", "record FILE") */
-	SINK_EVENT_KEYS,                   /* text: bytes typed on the terminal (length); 0 bytes: it was resized */
+	SINK_EVENT_KEYS,                   /* text: bytes typed on the terminal (length of them) */
+	SINK_EVENT_RESIZE,                 /* the terminal changed size */
 };
 
 /* The answer to a control request (memscope ctl), written by the sink that

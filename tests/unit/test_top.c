@@ -98,6 +98,7 @@ static void test_batch_text(void)
 	struct top_node_row node_rows[2];
 	struct top_process_row procs[2];
 	struct top_model m;
+	struct topology topo;
 	struct top_display d;
 	char *text = NULL;
 	size_t len = 0;
@@ -113,9 +114,10 @@ static void test_batch_text(void)
 	m.coverage_pct = 62.5;
 	m.elapsed_s = 2.5;
 	m.updates = 3;
-	m.session.host.topo.nodes = nodes;
-	m.session.host.topo.nr_nodes = 2;
-	m.topo = &m.session.host.topo;
+	memset(&topo, 0, sizeof(topo));
+	topo.nodes = nodes;
+	topo.nr_nodes = 2;
+	m.topo = &topo;
 	m.nr_nodes = 2;
 	m.nodes = node_rows;
 	for (int i = 0; i < 2; i++) {

@@ -9,10 +9,9 @@
 #include <unistd.h>
 
 #include "catalog/catalog.h"
-#include "pipeline/lua_session.h"
+#include "lua/lua_engine.h"
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
-#include "sources/recording_source.h"
 
 /* The per-process and per-thread series of the frames (labels pid, tid,
  * comm), gathered by task: each frame's values are the task's deltas over
@@ -89,7 +88,7 @@ static void read_cpu_model(struct top_model *m)
 	char path[4200], line[512];
 	FILE *f;
 
-	sysfs_join(path, sizeof(path), m->session.host.roots.proc, "cpuinfo");
+	sysfs_join(path, sizeof(path), m->host->roots.proc, "cpuinfo");
 	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f)) {
 		char *colon = strchr(line, ':');
@@ -105,8 +104,8 @@ static void read_cpu_model(struct top_model *m)
 	}
 	if (f)
 		fclose(f);
-	if (!m->cpu_model[0] && m->session.resolution && m->session.resolution->cpu.known)
-		snprintf(m->cpu_model, sizeof(m->cpu_model), "%s", m->session.resolution->cpu.text);
+	if (!m->cpu_model[0] && m->res && m->res->cpu.known)
+		snprintf(m->cpu_model, sizeof(m->cpu_model), "%s", m->res->cpu.text);
 	if (!m->cpu_model[0])
 		snprintf(m->cpu_model, sizeof(m->cpu_model), "unknown CPU");
 }
@@ -123,85 +122,14 @@ void top_node_metric_list(char *names, size_t size)
 			len += (size_t)snprintf(names + len, size - len, "%s%s", len ? "," : "", node_metric[c]);
 }
 
-/* Every metric the --lua scripts define is a column of the node panel: ask
- * for them all, so that lua_cli_take_metrics() measures their inputs (series
- * as events, other names as catalog metrics, kept only where this host has
- * them) and hands back their engine indices. */
-static int take_lua_metrics(struct top_model *m, struct session_options *opt)
+const char *top_node_col_metric(enum top_node_col col)
 {
-	int nr = m->lua ? lua_engine_nr_metrics(m->lua) : 0, *indices, nr_indices;
-
-	for (int i = 0; i < nr; i++)
-		if (session_option(opt, 'm', lua_engine_metric_name(m->lua, i)) < 0)
-			return -1;
-	if (lua_cli_take_metrics(m->lua, opt, &indices, &nr_indices) < 0)
-		return -1;
-	m->nr_lua_cols = nr_indices < TOP_MAX_LUA_COLS ? nr_indices : TOP_MAX_LUA_COLS;
-	m->lua_left_out = nr_indices - m->nr_lua_cols;
-	for (int i = 0; i < m->nr_lua_cols; i++)
-		m->lua_metric[i] = indices[i];
-	free(indices);
-	return 0;
-}
-
-/* Start the session: system-wide, left-out probes and events noted for the
- * help screen instead of printed under the display. */
-static int open_session(struct top_model *m, const struct top_options *topt, struct ms_error *err)
-{
-	/* The per-process numbers, as series per process (and, for the focused
-	 * process, per thread): faults, scheduling, migrations, page allocations. */
-	char events[] = TOP_PROCESS_EVENTS ",proc.cpu,proc.state";
-	char metrics[512];
-	struct session_options opt;
-	size_t notes_len = 0;
-	int ret;
-
-	top_node_metric_list(metrics, sizeof(metrics));
-	session_options_init(&opt, "top");
-	/* Heap copies: --lua scripts may add the events and metrics they read.
-	 * A recording says itself what was measured and which metrics it holds. */
-	if (!topt->input_path) {
-		opt.events = strdup(events);
-		opt.metrics = strdup(metrics);
-		if (!opt.events || !opt.metrics) {
-			ms_error_set(err, "out of memory");
-			goto fail;
-		}
-	}
-	opt.input_path = topt->input_path;
-	if (topt->lua && lua_cli_open(topt->lua, &opt, LUA_OUTPUT_TEXT, &m->lua, err))
-		goto fail;
-	if (take_lua_metrics(m, &opt) < 0) {
-		ms_error_set(err, "out of memory");
-		goto fail;
-	}
-	opt.system_wide = !topt->input_path;
-	opt.metrics_if_available = true;
-	opt.bpf_optional = true;
-	opt.per_process = true;
-	opt.thread_pid = topt->focus_pid;
-	opt.notes = open_memstream(&m->notes, &notes_len);
-	ret = session_open(&m->session, &opt, err);
-	if (!ret)
-		ret = lua_cli_start(m->lua, &m->session, &opt, "system wide", err);
-	free(opt.events);
-	free(opt.metrics);
-	if (opt.notes)
-		fclose(opt.notes);
-	if (m->notes && !m->notes[0]) {
-		free(m->notes);
-		m->notes = NULL;
-	}
-	return ret ? -1 : 0;
-fail:
-	free(opt.events);
-	free(opt.metrics);
-	return -1;
+	return (int)col >= 0 && col < TOP_NODE_NR_COLS ? node_metric[col] : NULL;
 }
 
 static void find_pages_series(struct top_model *m)
 {
-	const struct series_table *t = &m->session.sampler.table;
+	const struct series_table *t = m->table;
 
 	for (int i = 0; i < TOP_MAX_NODES; i++)
 		m->pages_series[i] = -1;
@@ -235,69 +163,48 @@ static int alloc_tables(struct top_model *m)
 	return 0;
 }
 
-/* "perf procfs bpf": the kinds of sources in a fixed order, whatever order
- * the session created them in. */
-static void name_sources(struct top_model *m)
+int top_model_open(struct top_model *m, const struct top_inputs *in, struct ms_error *err)
 {
-	static const char *const kinds[] = { "perf", "procfs", "bpf" };
-	const struct session *s = &m->session;
-	size_t len = 0;
-
-	for (int k = 0; k < (int)(sizeof(kinds) / sizeof(kinds[0])); k++)
-		for (int i = 0; i < s->nr_sources; i++)
-			if (!strcmp(s->sources[i].ops->name, kinds[k]))
-				len += (size_t)snprintf(m->source_names + len, sizeof(m->source_names) - len, "%s%s",
-							len ? " " : "", kinds[k]);
-}
-
-int top_model_open(struct top_model *m, const struct top_options *opt, struct ms_error *err)
-{
-	const struct session *s = &m->session;
+	static const struct topology no_topology;
 
 	memset(m, 0, sizeof(*m));
-	m->focus_pid = opt->focus_pid;
-	m->interval_s = (double)opt->interval_ns / 1e9;
-	if (gethostname(m->hostname, sizeof(m->hostname) - 1) < 0)
+	m->table = in->table;
+	m->host = in->host;
+	m->topo = in->topo;
+	m->plan = in->plan;
+	m->engine = in->engine;
+	m->res = in->res;
+	m->lua = in->lua;
+	m->focus_pid = in->focus_pid;
+	m->replay = in->replay;
+	m->interval_s = (double)in->interval_ns / 1e9;
+	m->nr_lua_cols = in->nr_lua_metrics < TOP_MAX_LUA_COLS ? in->nr_lua_metrics : TOP_MAX_LUA_COLS;
+	m->lua_left_out = in->nr_lua_metrics - m->nr_lua_cols;
+	for (int i = 0; i < m->nr_lua_cols; i++)
+		m->lua_metric[i] = in->lua_metrics[i];
+	snprintf(m->source_names, sizeof(m->source_names), "%s", in->source_names ? in->source_names : "");
+	if (in->hostname)
+		snprintf(m->hostname, sizeof(m->hostname), "%s", in->hostname);
+	else if (gethostname(m->hostname, sizeof(m->hostname) - 1) < 0)
 		snprintf(m->hostname, sizeof(m->hostname), "unknown host");
-	if (open_session(m, opt, err) < 0)
-		return -1;
-	m->replay = opt->input_path != NULL;
-	m->topo = &m->session.host.topo;
-	if (m->replay) {
-		const struct recording_header *h = recording_source_header(&m->session.sources[0]);
-
-		/* The recording machine, as recorded. */
-		if (!m->session.host_loaded)
-			m->topo = &h->topo;
-		snprintf(m->hostname, sizeof(m->hostname), "%s", h->hostname[0] ? h->hostname : "recorded host");
-		snprintf(m->source_names, sizeof(m->source_names), "recording");
-		snprintf(m->cpu_model, sizeof(m->cpu_model), "%s",
-			 m->session.resolution && m->session.resolution->cpu.known ? m->session.resolution->cpu.text
-										    : "CPU not recorded");
-	}
-	m->baseline_ns = m->replay ? 0 : monotonic_ns();
-	if (alloc_tables(m) < 0) {
+	/* A recording made without its machine's topology: no node rows. */
+	if (!m->topo)
+		m->topo = &no_topology;
+	if ((in->notes && in->notes[0] && !(m->notes = strdup(in->notes))) || alloc_tables(m) < 0) {
 		ms_error_set(err, "out of memory");
 		return -1;
 	}
-	if (!m->replay) {
+	if (in->cpu_model)
+		snprintf(m->cpu_model, sizeof(m->cpu_model), "%s", in->cpu_model);
+	else if (m->host)
 		read_cpu_model(m);
-		name_sources(m);
-	}
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
-		m->plan_metric[c] = node_metric[c] && s->plan ? metric_plan_find(s->plan, node_metric[c]) : -1;
-		m->node_col_why[c] = node_metric[c] ? session_metric_why(s, node_metric[c]) : NULL;
-		if (m->replay && node_metric[c] && m->plan_metric[c] < 0)
-			m->node_col_why[c] = "not in the recording (memscope record -a records what top shows)";
+		m->plan_metric[c] = node_metric[c] && m->plan ? metric_plan_find(m->plan, node_metric[c]) : -1;
+		m->node_col_why[c] = in->node_col_why[c];
 	}
-	if (s->engine && !(m->values = metric_values_new(s->engine))) {
-		ms_error_set(err, "out of memory");
-		return -1;
-	}
-	m->bpf = session_bpf_source(&m->session);
 	find_pages_series(m);
-	if (session_source_why(s, "bpf")) {
-		m->bpf_why = session_source_why(s, "bpf");
+	if (in->bpf_why) {
+		m->bpf_why = in->bpf_why;
 		m->node_col_why[TOP_NODE_PAGES_ALLOC] = m->bpf_why;
 		m->proc_offcpu_why = m->bpf_why;
 	}
@@ -306,15 +213,11 @@ int top_model_open(struct top_model *m, const struct top_options *opt, struct ms
 	m->proc_remote_why = m->node_col_why[TOP_NODE_REMOTE_PCT]
 				     ? m->node_col_why[TOP_NODE_REMOTE_PCT]
 				     : "per-process remote accesses are not in the catalog yet (only per node)";
-	m->last_ns = m->baseline_ns;
 	return 0;
 }
 
 void top_model_close(struct top_model *m)
 {
-	metric_values_free(m->values);
-	lua_engine_free(m->lua);
-	session_close(&m->session);
 	free(m->notes);
 	if (m->prev) {
 		free(m->prev->tasks);
@@ -332,26 +235,22 @@ void top_model_close(struct top_model *m)
 
 /* --- updating ----------------------------------------------------------- */
 
+/* The smallest share of its interval any counter was counted (only
+ * multiplexed perf counters count less than all of it). */
 static void update_coverage(struct top_model *m, const struct frame *frame)
 {
 	double lowest = 1.0;
 	bool any = false;
 
-	for (int i = 0; i < m->session.nr_sources; i++) {
-		const struct source *src = &m->session.sources[i];
+	for (int s = 0; s < frame->nr; s++) {
+		const struct sample *sample = &frame->samples[s];
+		double cov;
 
-		if (strcmp(src->ops->name, "perf") != 0)
+		if (!sample->valid || !sample->enabled_ns || m->table->series[s].kind != SERIES_COUNTER)
 			continue;
-		for (int s = src->first; s < src->first + src->count; s++) {
-			const struct sample *sample = &frame->samples[s];
-			double cov;
-
-			if (!sample->valid || !sample->enabled_ns)
-				continue;
-			cov = sample_coverage(sample);
-			lowest = cov < lowest ? cov : lowest;
-			any = true;
-		}
+		cov = sample_coverage(sample);
+		lowest = cov < lowest ? cov : lowest;
+		any = true;
 	}
 	m->coverage_valid = any;
 	m->coverage_pct = lowest * 100.0;
@@ -363,18 +262,18 @@ static void metric_cell(struct top_model *m, int col, enum metric_scope scope, i
 	const struct metric_value *v;
 	const struct catalog_metric *cm;
 
-	if (p < 0 || !m->session.engine) {
+	if (p < 0 || !m->engine || !m->values) {
 		out->valid = false;
 		out->why = m->node_col_why[col] ? m->node_col_why[col] : "not measured";
 		return;
 	}
-	v = metric_engine_value(m->session.engine, m->values, p, scope, index);
+	v = metric_engine_value(m->engine, m->values, p, scope, index);
 	if (!v || !v->valid) {
 		out->valid = false;
 		out->why = v && v->why ? v->why : "not measured in this scope";
 		return;
 	}
-	cm = &m->session.catalog->metrics[m->session.plan->metrics[p].metric];
+	cm = &m->plan->cat->metrics[m->plan->metrics[p].metric];
 	out->valid = true;
 	out->why = NULL;
 	out->value = v->value;
@@ -396,8 +295,8 @@ static void update_nodes(struct top_model *m, const struct frame *frame)
 		for (int i = 0; i < m->nr_nodes; i++) {
 			int scope = -1;
 
-			for (int k = 0; m->session.engine && k < metric_engine_nr_scopes(m->session.engine, SCOPE_NODE); k++)
-				if (metric_engine_scope_id(m->session.engine, SCOPE_NODE, k) == m->nodes[i].node)
+			for (int k = 0; m->engine && k < metric_engine_nr_scopes(m->engine, SCOPE_NODE); k++)
+				if (metric_engine_scope_id(m->engine, SCOPE_NODE, k) == m->nodes[i].node)
 					scope = k;
 			if (scope < 0 && m->plan_metric[c] >= 0) {
 				m->nodes[i].col[c].valid = false;
@@ -658,7 +557,7 @@ static int cmp_thread_row(const void *a, const void *b)
 static void update_tasks(struct top_model *m, const struct frame *frame, double seconds)
 {
 	struct top_cumulative *c = m->prev;
-	const struct series_table *table = &m->session.sampler.table;
+	const struct series_table *table = m->table;
 	const struct series_changes *ch = frame->changes;
 	bool focus_seen = false;
 
@@ -746,18 +645,13 @@ const char *top_lua_column_why(const struct top_model *m, int col)
 	return NULL;
 }
 
-void top_model_compute(struct top_model *m, const struct frame *frame)
-{
-	if (m->values)
-		metric_engine_compute(m->session.engine, frame, m->values);
-}
-
-void top_model_update(struct top_model *m, const struct frame *frame)
+void top_model_update(struct top_model *m, const struct frame *frame, const struct metric_values *values)
 {
 	uint64_t now = frame->time_ns;
 
+	m->values = values;
 	m->interval_s = (double)frame->interval_ns / 1e9;
-	m->elapsed_s = now > m->session.sampler.start_ns ? (double)(now - m->session.sampler.start_ns) / 1e9 : 0;
+	m->elapsed_s = (double)now / 1e9;
 	update_coverage(m, frame);
 	update_nodes(m, frame);
 	update_lua_columns(m);

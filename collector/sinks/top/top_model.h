@@ -1,11 +1,13 @@
 /* What `memscope top` shows, as numbers: a header, one row per NUMA node,
  * one row per process and, when one process is in focus, one row per thread.
  *
- * The model measures through a system-wide session (session.h: the catalog's
- * metrics this host can measure, the eBPF probes) and turns each frame into
- * per-second rates. A value this host cannot
- * measure is invalid and carries the reason; it is never shown as 0. The
- * drawing (top_view.c) and the batch output (top_batch.c) only read it. */
+ * The command measures through a system-wide session (the catalog's metrics
+ * this host can measure, the eBPF probes' per-process series), or replays a
+ * recording, and hands the model what it needs (top_inputs); the top sink
+ * gives it each frame with its metric values, and the model turns them into
+ * per-second rates. A value this host cannot measure is invalid and carries
+ * the reason; it is never shown as 0. The drawing (top_view.c) and the batch
+ * output (top_batch.c) only read it. */
 #ifndef MEMSCOPE_TOP_MODEL_H
 #define MEMSCOPE_TOP_MODEL_H
 
@@ -13,10 +15,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "util/error.h"
+#include "host/host.h"
+#include "host/topology.h"
+#include "metrics/metrics.h"
 #include "sampler/frame.h"
-#include "pipeline/session.h"
-#include "sampler/source.h"
+#include "util/error.h"
 
 #define TOP_MAX_NODES 8          /* node columns shown per process */
 #define TOP_MAX_PROCESSES 4096   /* process rows kept per update */
@@ -88,7 +91,6 @@ struct top_thread_row {
 	int node;                    /* that CPU's node */
 };
 
-struct lua_cli;
 struct lua_engine;
 
 /* What top shows, as series: `record -a` records the same, so a recording
@@ -96,12 +98,30 @@ struct lua_engine;
 #define TOP_PROCESS_EVENTS "proc.pages_alloc,proc.faults,proc.oncpu_ns,proc.offcpu_ns,proc.migrations,proc.threads"
 /* The node panel's catalog metrics, one comma list, into names. */
 void top_node_metric_list(char *names, size_t size);
+/* The catalog metric behind a node column, or NULL (the eBPF page allocations). */
+const char *top_node_col_metric(enum top_node_col col);
 
-struct top_options {
-	uint64_t interval_ns;
-	const char *input_path;      /* replay this recording instead of measuring */
+/* What the model reads besides the frames, as the command found it.
+ * Pointers stay valid while the model is open. */
+struct top_inputs {
+	const struct series_table *table;
+	const struct host *host;     /* the live host (/proc, for the CPU's name); NULL: a recording's */
+	const struct topology *topo; /* the measured machine's (a recording's: as recorded) */
+	const struct metric_plan *plan;   /* the node columns' metrics measured, or NULL */
+	const struct metric_engine *engine;
+	const struct resolution *res;
+	const char *bpf_why;         /* why the eBPF probes did not start, or NULL */
+	const char *node_col_why[TOP_NODE_NR_COLS]; /* why a node column's metric is not measured, or NULL */
+	const char *source_names;    /* "perf procfs bpf" */
+	const char *hostname;        /* NULL: this host's */
+	const char *cpu_model;       /* NULL: this host's (/proc/cpuinfo, else the resolver's) */
+	const char *notes;           /* what the sources said while starting, or NULL */
+	struct lua_engine *lua;      /* --lua scripts (their metrics are columns), or NULL */
+	const int *lua_metrics;      /* the scripts' metrics, by engine index */
+	int nr_lua_metrics;          /* all of them; past TOP_MAX_LUA_COLS they are counted, not shown */
 	pid_t focus_pid;             /* 0: none */
-	const struct lua_cli *lua;   /* --lua scripts to run on the frames, or NULL */
+	bool replay;                 /* frames from a recording: nothing is asked of the live host */
+	uint64_t interval_ns;
 };
 
 struct top_cumulative;           /* counters at the previous update (top_model.c) */
@@ -144,28 +164,26 @@ struct top_model {
 	struct top_thread_row *threads;
 	int nr_threads;
 
-	/* The measuring setup: the session (perf events of the plan counted on
-	 * every CPU, the eBPF probes system-wide, the procfs statistics) */
-	struct session session;
-	struct metric_values *values; /* the latest frame's metrics */
+	/* What it reads (top_inputs) */
+	const struct series_table *table;
+	const struct host *host;
+	const struct metric_plan *plan;
+	const struct metric_engine *engine;
+	const struct resolution *res;
+	const struct metric_values *values; /* the latest frame's metrics */
 	const struct topology *topo; /* the measured host's (a recording's: as recorded) */
-	struct source *bpf;          /* the session's eBPF source, or NULL */
 	char *notes;                 /* what the sources reported while starting (left-out probes) */
-	uint64_t baseline_ns;        /* when the eBPF counts started */
 	uint64_t last_ns;            /* time of the previous update */
 	struct top_cumulative *prev;
 	int pages_series[TOP_MAX_NODES]; /* series index of proc.pages_alloc per node, or -1 */
 	int plan_metric[TOP_NODE_NR_COLS]; /* plan index of each node column's metric, or -1 */
 };
 
-/* Open the session (host, catalog, sources, sampler; or the recording with
- * opt->input_path). Notes about what cannot be measured go into the model
- * (n/a reasons), not stderr. */
-int top_model_open(struct top_model *m, const struct top_options *opt, struct ms_error *err);
-/* This frame's metric values (before the scripts and the update read them). */
-void top_model_compute(struct top_model *m, const struct frame *frame);
-/* Take a frame into the model: node rates, processes, threads. */
-void top_model_update(struct top_model *m, const struct frame *frame);
+/* Ready the model for what in describes (copied). */
+int top_model_open(struct top_model *m, const struct top_inputs *in, struct ms_error *err);
+/* Take a frame into the model: node rates, processes, threads. Its time is
+ * from the start of the run; values are its metrics (NULL without a plan). */
+void top_model_update(struct top_model *m, const struct frame *frame, const struct metric_values *values);
 void top_model_close(struct top_model *m);
 
 /* Sort rows by a column, highest first (PID and COMMAND ascending). */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -114,18 +115,28 @@ static void unwatch_terminal(struct top_view *v)
 	sigprocmask(SIG_SETMASK, &v->old_mask, NULL);
 }
 
-/* A pending resize: tell ncurses the new size. */
-static bool take_resize(struct top_view *v)
+/* The terminal's size now, to ncurses (after a SIGWINCH). */
+static void take_resize(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
+		resizeterm(ws.ws_row, ws.ws_col);
+}
+
+int top_view_read_input(struct top_view *v, char *buf, size_t size, bool *resized)
 {
 	struct signalfd_siginfo si;
-	struct winsize ws;
-	bool resized = false;
+	struct pollfd in = { .fd = STDIN_FILENO, .events = POLLIN };
+	ssize_t n = 0;
 
+	*resized = false;
 	while (read(v->winch_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		resized = true;
-	if (resized && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
-		resizeterm(ws.ws_row, ws.ws_col);
-	return resized;
+		*resized = true;
+	/* Read only what is there: never wait on the sampling thread. */
+	if (poll(&in, 1, 0) == 1 && (in.revents & POLLIN))
+		n = read(STDIN_FILENO, buf, size);
+	return n > 0 ? (int)n : 0;
 }
 
 struct top_view *top_view_open(char *why, size_t size)
@@ -569,7 +580,7 @@ static int prompt_key(struct top_view *v, struct top_display *d, int key)
 
 	if (key == 27) {                            /* Esc: cancel */
 		v->prompt = PROMPT_NONE;
-	} else if (key == '\n' || key == '\r' || key == KEY_ENTER) {
+	} else if (key == '\n' || key == '\r') {
 		if (v->prompt == PROMPT_FILTER) {
 			snprintf(d->filter, sizeof(d->filter), "%s", v->input);
 		} else if (v->input_len) {
@@ -577,7 +588,7 @@ static int prompt_key(struct top_view *v, struct top_display *d, int key)
 			requests |= TOP_REQ_LABEL;
 		}
 		v->prompt = PROMPT_NONE;
-	} else if (key == KEY_BACKSPACE || key == 127 || key == 8) {
+	} else if (key == 127 || key == 8) {
 		if (v->input_len)
 			v->input[--v->input_len] = '\0';
 	} else if (key >= 32 && key < 127 && v->input_len + 1 < sizeof(v->input)) {
@@ -594,16 +605,46 @@ static void start_prompt(struct top_view *v, enum prompt_kind kind, const char *
 	v->input_len = strlen(v->input);
 }
 
-int top_view_input(struct top_view *v, struct top_model *m, struct top_display *d, int *interval_steps)
+/* The keys in a burst of terminal bytes, one at a time: a byte is a key,
+ * except escape sequences (arrows, function keys: ESC [ ... or ESC O x),
+ * which mean nothing here and are skipped whole; a lone ESC cancels a
+ * prompt. */
+static int next_key(const char *bytes, int len, int *at)
 {
-	int requests = TOP_REQ_NONE, key;
-	bool redraw = take_resize(v);
+	unsigned char c = (unsigned char)bytes[(*at)++];
 
+	if (c != 27 || *at >= len)
+		return c;
+	if (bytes[*at] == '[') {
+		for ((*at)++; *at < len; (*at)++)
+			if ((unsigned char)bytes[*at] >= 0x40 && (unsigned char)bytes[*at] <= 0x7e) {
+				(*at)++;
+				break;
+			}
+		return -1;
+	}
+	if (bytes[*at] == 'O') {
+		*at += *at + 1 < len ? 2 : 1;
+		return -1;
+	}
+	return 27;
+}
+
+int top_view_keys(struct top_view *v, struct top_model *m, struct top_display *d, const char *bytes, int len,
+		  bool resized, int *interval_steps)
+{
+	int requests = TOP_REQ_NONE, at = 0;
+	bool redraw = resized;
+
+	if (resized)
+		take_resize();
 	*interval_steps = 0;
-	while ((key = getch()) != ERR) {
-		redraw = true;
-		if (key == KEY_RESIZE)
+	while (at < len) {
+		int key = next_key(bytes, len, &at);
+
+		if (key < 0)
 			continue;
+		redraw = true;
 		if (v->prompt != PROMPT_NONE) {
 			requests |= prompt_key(v, d, key);
 			continue;

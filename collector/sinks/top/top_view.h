@@ -40,12 +40,18 @@ struct top_view;
 /* Start the full screen on the terminal; NULL (and a reason) when it cannot
  * (TERM unknown or dumb): the caller falls back to batch output. */
 struct top_view *top_view_open(char *why, size_t size);
-/* The terminal's input fd, to wait on with the sampler. */
+/* The terminal's input (keys, and resizes through a signalfd) as one fd to
+ * wait on: the sampler watches it. */
 int top_view_input_fd(const struct top_view *v);
-/* Read every pending key; returns TOP_REQ_* bits. Keys read together add
- * up (two '-' are two steps). Redraws when a key changed what is shown
- * (sort, help, a resize). */
-int top_view_input(struct top_view *v, struct top_model *m, struct top_display *d, int *interval_steps);
+/* When that fd is readable, on the sampling thread: the bytes typed (into
+ * buf; their number) and whether the terminal was resized. Never waits and
+ * never touches the screen. */
+int top_view_read_input(struct top_view *v, char *buf, size_t size, bool *resized);
+/* On the top sink's thread: act on what top_view_read_input read. Returns
+ * TOP_REQ_* bits; keys read together add up (two '-' are two steps).
+ * Redraws when a key changed what is shown (sort, help, a resize). */
+int top_view_keys(struct top_view *v, struct top_model *m, struct top_display *d, const char *bytes, int len,
+		  bool resized, int *interval_steps);
 const char *top_view_label(const struct top_view *v);
 void top_view_draw(struct top_view *v, struct top_model *m, const struct top_display *d);
 void top_view_close(struct top_view *v);
