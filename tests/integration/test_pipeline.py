@@ -164,3 +164,45 @@ def test_list_sources_says_what_runs_here_and_why_not(memscope, fixtures_dir):
         kinds, why = table(res)
         assert kinds["bpf"] == "no" and "CAP_BPF" in why["bpf"], why
 
+
+
+def test_a_label_reaches_the_recording_and_the_script(memscope, tmp_path):
+    """record --lua: a label and a phase sent with memscope ctl go to every sink: into the file, in
+    its place between the frames, and to the script's on_label, at the same time."""
+    script = tmp_path / "labels.lua"
+    script.write_text('function on_label(l)\n'
+                      '  print(string.format("seen: %s %s %.3f", l.text, l.phase or "-", l.time))\n'
+                      'end\n')
+    rec = tmp_path / "labels.rec"
+    shell = (f"sleep 0.3; {memscope} ctl label warm up; sleep 0.2; {memscope} ctl phase begin solve; "
+             f"sleep 0.2")
+    rundir = tmp_path / "run"
+    rundir.mkdir(mode=0o700)
+    res = run([memscope, "record", "-o", str(rec), "-I", "50", "--lua", str(script), "--", "sh", "-c", shell],
+              env=dict(os.environ, XDG_RUNTIME_DIR=str(rundir)))
+    assert res.returncode == 0, res.stderr
+    seen = re.findall(r"seen: (.+) (\S+) ([0-9.]+)", res.stdout)
+    assert [(text, phase) for text, phase, _ in seen] == [("warm up", "-"), ("solve", "begin")], res.stdout
+    _, frames, others = read_recording(rec)
+    labels = [o for o in others if "label" in o]
+    assert [(o["label"], o.get("phase")) for o in labels] == [("warm up", None), ("solve", "begin")]
+    # The same instant on both sides (the file in ns from the start, the script in s).
+    for (_, _, t), o in zip(seen, labels):
+        assert abs(float(t) - o["t"] / 1e9) < 0.0015, (t, o)
+    # In its place: after every frame taken before it, before every frame after.
+    lines = rec.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"label"' in line)
+    assert all(json.loads(line)["t"] <= labels[0]["t"] for line in lines[1:at] if line.startswith('{"t"'))
+    assert all(json.loads(line)["t"] >= labels[0]["t"] for line in lines[at + 1:] if line.startswith('{"t"'))
+    # A report over the file sees them in the same place among the frames.
+    order = tmp_path / "order.lua"
+    order.write_text('function on_frame(f) print(string.format("frame %.6f", f.time)) end\n'
+                     'function on_label(l) print(string.format("label %.6f %s", l.time, l.text)) end\n')
+    res = run([memscope, "report", "--lua", str(order), str(rec)])
+    assert res.returncode == 0, res.stderr
+    seq = [line.split()[:2] for line in res.stdout.splitlines() if line.startswith(("frame", "label"))]
+    for i, (kind, t) in enumerate(seq):
+        if kind == "label":
+            assert all(float(u) <= float(t) for k, u in seq[:i] if k == "frame"), seq
+            assert all(float(u) >= float(t) for k, u in seq[i + 1:] if k == "frame"), seq
+    assert [k for k, _ in seq].count("label") == 2
