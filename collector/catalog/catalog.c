@@ -12,7 +12,7 @@
 
 #include "catalog/catalog_yaml.h"
 #include "util/text_append.h"
-#include "config.h"
+#include "util/data_dir.h"
 #include "events/bpf_series.h"
 #include "events/plugin_series.h"
 
@@ -1087,12 +1087,7 @@ int catalog_load_default(struct catalog **out, struct ms_error *err)
 
 	if (env && *env)
 		return catalog_load(out, env, err);
-	snprintf(path, sizeof(path), "%s/catalog/metrics.yaml", MEMSCOPE_SOURCE_DIR);
-	if (access(path, R_OK) == 0) {
-		snprintf(path, sizeof(path), "%s/catalog", MEMSCOPE_SOURCE_DIR);
-		return catalog_load(out, path, err);
-	}
-	snprintf(path, sizeof(path), "%s/catalog", MEMSCOPE_DATADIR);
+	data_dir("catalog", path, sizeof(path));
 	if (catalog_load(out, path, err)) {
 		ms_error_append(err, " (set MEMSCOPE_CATALOG_DIR to the directory holding metrics.yaml)");
 		return -1;

@@ -170,7 +170,7 @@ struct catalog {
 
 /* Load <dir>/metrics.yaml and every <dir>/pmu/FAMILY.yaml file. */
 int catalog_load(struct catalog **out, const char *dir, struct ms_error *err);
-/* $MEMSCOPE_CATALOG_DIR, else the source tree's catalog/, else the installed one;
+/* $MEMSCOPE_CATALOG_DIR, else memscope's data directory's catalog/ (util/data_dir.h);
  * then the family file of each loaded plugin (events/plugin_series.h). */
 int catalog_load_default(struct catalog **out, struct ms_error *err);
 /* Add the family file a plugin ships to a loaded catalog: its `plugin:`

@@ -40,6 +40,15 @@ static int find_bench(char *path, size_t size)
 	return access(path, X_OK);
 }
 
+/* memscope-bench parses its own options (memscope-bench(1)): the table
+ * names only its benchmarks, for the completions. */
+const struct cli_command bench_command = {
+	.name = "bench",
+	.summary = "memory benchmarks: bw, lat, par, ctx, stream, numa-triad, c2c (with plots)",
+	.operands = CLI_COMPLETE_WORDS,
+	.operand_words = "bw lat par ctx stream numa-triad c2c touch selftest",
+};
+
 int cmd_bench(int argc, char **argv)
 {
 	char path[PATH_MAX + 64];

@@ -1,6 +1,5 @@
 /* memscope ctl: steer a running memscope record through its control socket
  * and print its acknowledgement. */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,21 +9,60 @@
 #include "cli/commands.h"
 #include "ctl/ctl.h"
 
-static void ctl_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: memscope ctl [--pid PID | --socket PATH] COMMAND [ARGS...]\n\n"
-		"commands (each is acknowledged with its result):\n"
+static const struct cli_option ctl_options[] = {
+	{ 'p', "pid", "PID", "the memscope to steer, when several run", CLI_COMPLETE_PID, NULL, 0 },
+	{ 's', "socket", "PATH", "its socket (default: $" CTL_SOCKET_ENV ", else the one in\n"
+	  "$XDG_RUNTIME_DIR/memscope, or /run/memscope for root)", CLI_COMPLETE_FILE, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_group ctl_groups[] = {
+	{ NULL, ctl_options },
+	{ NULL, NULL },
+};
+
+const struct cli_command ctl_command = {
+	.name = "ctl",
+	.summary = "label, pause, resume or redirect a running memscope record",
+	.usage = "[--pid PID | --socket PATH] COMMAND [ARGS...]",
+	.groups = ctl_groups,
+	.epilog = "commands (each is acknowledged with its result):\n"
 		"  label TEXT            put a label into the recording now\n"
 		"  phase begin|end NAME  mark where a phase of the program begins or ends\n"
 		"  pause                 stop writing frames (the gap stays visible)\n"
 		"  resume                write frames again\n"
 		"  interval MS           take a frame every MS milliseconds from now on\n"
 		"  record FILE           continue in a new file (the current one is closed)\n"
-		"  status                what is being recorded, where, how much\n\n"
-		"  -p, --pid PID         the memscope to steer, when several run\n"
-		"  -s, --socket PATH     its socket (default: $" CTL_SOCKET_ENV ", else the one in\n"
-		"                        $XDG_RUNTIME_DIR/memscope, or /run/memscope for root)\n");
+		"  status                what is being recorded, where, how much\n",
+	.operands = CLI_COMPLETE_WORDS,
+	.operand_words = "label phase pause resume interval record status",
+	.options_first = true,
+};
+
+struct ctl_args {
+	long pid;
+	char path[PATH_MAX];
+};
+
+static int ctl_option(void *ctx, int key, const char *arg)
+{
+	struct ctl_args *a = ctx;
+	char *end;
+
+	switch (key) {
+	case 'p':
+		a->pid = strtol(arg, &end, 10);
+		if (a->pid <= 0 || *end || end == arg) {
+			fprintf(stderr, "memscope ctl: --pid %s: not a process id\n", arg);
+			return -1;
+		}
+		return 0;
+	case 's':
+		snprintf(a->path, sizeof(a->path), "%s", arg);
+		return 0;
+	default:
+		return -1;
+	}
 }
 
 /* A file name is resolved here, where the user typed it, not in the
@@ -40,48 +78,28 @@ static int absolute_path(const char *name, char *buf, size_t size)
 
 int cmd_ctl(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char path[PATH_MAX] = "", request[CTL_MAX_MESSAGE + 1], reply[CTL_MAX_MESSAGE + 1];
+	struct ctl_args a = { 0, "" };
+	char request[CTL_MAX_MESSAGE + 1], reply[CTL_MAX_MESSAGE + 1];
 	struct ms_error err = { "" };
 	size_t len = 0;
-	long pid = 0;
-	int c;
+	int status, first = cli_parse(&ctl_command, argc, argv, ctl_option, &a, &status);
+	char *path = a.path;
+	long pid;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:s:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			pid = strtol(optarg, NULL, 10);
-			if (pid <= 0) {
-				fprintf(stderr, "memscope ctl: --pid %s: not a process id\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 's':
-			snprintf(path, sizeof(path), "%s", optarg);
-			break;
-		case 'h':
-			ctl_usage(stdout);
-			return 0;
-		default:
-			ctl_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		ctl_usage(stderr);
+	if (first < 0)
+		return status;
+	pid = a.pid;
+	if (first >= argc) {
+		fprintf(stderr, "memscope ctl: say what to do: label TEXT, phase begin|end NAME, pause, resume, "
+			"interval MS, record FILE or status\n");
+		cli_print_usage(&ctl_command, stderr);
 		return EXIT_USAGE;
 	}
-	for (int i = optind; i < argc; i++) {
+	for (int i = first; i < argc; i++) {
 		char arg[PATH_MAX];
 		const char *word = argv[i];
 
-		if (i == optind + 1 && !strcmp(argv[optind], "record")) {
+		if (i == first + 1 && !strcmp(argv[first], "record")) {
 			if (absolute_path(argv[i], arg, sizeof(arg)) < 0) {
 				fprintf(stderr, "memscope ctl: %s: path too long\n", argv[i]);
 				return EXIT_USAGE;
@@ -92,9 +110,9 @@ int cmd_ctl(int argc, char **argv)
 			fprintf(stderr, "memscope ctl: the request is longer than %d bytes\n", CTL_MAX_MESSAGE);
 			return EXIT_USAGE;
 		}
-		len += (size_t)snprintf(request + len, sizeof(request) - len, "%s%s", i > optind ? " " : "", word);
+		len += (size_t)snprintf(request + len, sizeof(request) - len, "%s%s", i > first ? " " : "", word);
 	}
-	if (!path[0] && ctl_find_socket((pid_t)pid, path, sizeof(path), &err) < 0) {
+	if (!path[0] && ctl_find_socket((pid_t)pid, path, sizeof(a.path), &err) < 0) {
 		fprintf(stderr, "memscope ctl: %s\n", err.text);
 		return 1;
 	}

@@ -230,17 +230,40 @@ static void check_kernel_features(struct doctor *d, const struct host *host)
 		ok("NMI watchdog off or absent%s", "");
 }
 
+static const struct cli_group doctor_groups[] = {
+	{ NULL, NULL },
+};
+
+const struct cli_command doctor_command = {
+	.name = "doctor",
+	.summary = "permissions, PMUs, BTF, limits: what is missing and the fix",
+	.usage = "",
+	.groups = doctor_groups,
+	.epilog = "Exits 1 when a problem was found, 0 when there are only warnings or nothing.\n",
+};
+
+static int no_options(void *ctx, int key, const char *arg)
+{
+	(void)ctx;
+	(void)key;
+	(void)arg;
+	return 0;
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	struct doctor d = { 0, 0 };
 	struct host host;
 	struct ms_error err;
+	int status, first = cli_parse(&doctor_command, argc, argv, no_options, NULL, &status);
 
-	if (argc > 1) {
-		fprintf(stderr, "usage: memscope doctor\n");
+	if (first < 0)
+		return status;
+	if (first < argc) {
+		fprintf(stderr, "memscope doctor: unexpected argument '%s' (doctor checks this machine, or the tree "
+			"MEMSCOPE_SYSFS_ROOT names)\n", argv[first]);
 		return EXIT_USAGE;
 	}
-	(void)argv;
 	if (host_load(&host, &err)) {
 		fprintf(stderr, "memscope doctor: %s\n", err.text);
 		return 1;

@@ -1,5 +1,4 @@
 /* memscope list: what this host can measure, and through which counters. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +6,7 @@
 #include "catalog/catalog.h"
 #include "catalog/catalog_list.h"
 #include "cli/commands.h"
+#include "cli/list_topology.h"
 #include "cli/validation_store.h"
 #include "events/event_names.h"
 #include "host/host.h"
@@ -15,22 +15,6 @@
 #include "events/plugin_series.h"
 #include "sources/plugin_loader.h"
 #include "sources/registry.h"
-
-static void list_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: memscope list [--pmus | --events | --libpfm | --metrics | --explain METRIC | --plugins |\n"
-		"                      --sources] [PMU...]\n"
-		"  --pmus     kernel PMUs: type, cpumask, format fields\n"
-		"  --events   every event name accepted by -e: generic names and PMU aliases\n"
-		"  --libpfm   libpfm4's PMUs and whether the kernel can really open them here\n"
-		"  --metrics  portable metrics: which this host has, through which counters, and why not\n"
-		"  --explain METRIC   formula, raw events per instance, scale and caveats of one metric;\n"
-		"                     sample.mem: the memory sampling event record --sample mem uses here, and why\n"
-		"  --plugins  each plugin named with --plugin or found in the plugin directories: loaded or why\n"
-		"             not, whether it can run here, its series, arguments and catalog family\n"
-		"  --sources  every kind of source, what it reads, and whether it can run here (why not)\n");
-}
 
 static const char *word_name(enum pmu_config_word word)
 {
@@ -257,42 +241,72 @@ static void list_sources(const struct host *host)
 	}
 }
 
+enum list_what { LIST_EVENTS, LIST_PMUS, LIST_LIBPFM, LIST_METRICS, LIST_EXPLAIN, LIST_PLUGINS, LIST_SOURCES,
+	LIST_TOPOLOGY };
+
+static const struct cli_option list_options[] = {
+	{ LIST_PMUS + CLI_LONG_ONLY, "pmus", NULL, "kernel PMUs: type, cpumask, format fields", CLI_COMPLETE_NONE, NULL, 0 },
+	{ LIST_EVENTS + CLI_LONG_ONLY, "events", NULL, "every event name accepted by -e: generic names and PMU aliases (the default)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ LIST_LIBPFM + CLI_LONG_ONLY, "libpfm", NULL, "libpfm4's PMUs and whether the kernel can really open them here",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ LIST_METRICS + CLI_LONG_ONLY, "metrics", NULL, "portable metrics: which this host has, through which counters, and why not",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ LIST_EXPLAIN + CLI_LONG_ONLY, "explain", "METRIC", "formula, raw events per instance, scale and caveats of one metric;\n"
+	  "sample.mem: the memory sampling event record --sample mem uses here, and why",
+	  CLI_COMPLETE_METRICS, NULL, 0 },
+	{ LIST_PLUGINS + CLI_LONG_ONLY, "plugins", NULL,
+	  "each plugin named with --plugin or found in the plugin directories: loaded or why\n"
+	  "not, whether it can run here, its series, arguments and catalog family", CLI_COMPLETE_NONE, NULL, 0 },
+	{ LIST_SOURCES + CLI_LONG_ONLY, "sources", NULL,
+	  "every kind of source, what it reads, and whether it can run here (why not)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ LIST_TOPOLOGY + CLI_LONG_ONLY, "topology", NULL,
+	  "NUMA nodes with their CPUs, memory and distances, sockets, caches and the PMUs of each node",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_group list_groups[] = {
+	{ "What to list (one of)", list_options },
+	{ NULL, NULL },
+};
+
+const struct cli_command list_command = {
+	.name = "list",
+	.summary = "what this host can measure: PMUs, events, metrics, plugins, sources, topology",
+	.usage = "[--pmus | --events | --libpfm | --metrics | --explain METRIC | --plugins | --sources |\n"
+		 "--topology] [PMU...]",
+	.groups = list_groups,
+	.epilog = "PMU... keeps the PMUs (of --pmus and --events) whose names begin with one of them.\n",
+	.operands = CLI_COMPLETE_WORDS,
+	.operand_words = "@pmus",
+};
+
+struct list_args {
+	enum list_what what;
+	const char *explain;
+};
+
+static int list_option(void *ctx, int key, const char *arg)
+{
+	struct list_args *a = ctx;
+
+	a->what = (enum list_what)(key - CLI_LONG_ONLY);
+	if (a->what == LIST_EXPLAIN)
+		a->explain = arg;
+	return 0;
+}
+
 int cmd_list(int argc, char **argv)
 {
-	enum { LIST_EVENTS, LIST_PMUS, LIST_LIBPFM, LIST_METRICS, LIST_EXPLAIN, LIST_PLUGINS, LIST_SOURCES } what =
-		LIST_EVENTS;
-	const char *explain = NULL;
-	int status = 0;
-	static const struct option longopts[] = {
-		{ "pmus", no_argument, NULL, 'P' },
-		{ "events", no_argument, NULL, 'E' },
-		{ "libpfm", no_argument, NULL, 'L' },
-		{ "metrics", no_argument, NULL, 'M' },
-		{ "explain", required_argument, NULL, 'X' },
-		{ "plugins", no_argument, NULL, 'G' },
-		{ "sources", no_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct list_args a = { LIST_EVENTS, NULL };
 	struct host host;
 	struct ms_error err = { "" };
-	int c;
+	int status = 0, first = cli_parse(&list_command, argc, argv, list_option, &a, &status);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'P': what = LIST_PMUS; break;
-		case 'E': what = LIST_EVENTS; break;
-		case 'L': what = LIST_LIBPFM; break;
-		case 'M': what = LIST_METRICS; break;
-		case 'X': what = LIST_EXPLAIN; explain = optarg; break;
-		case 'G': what = LIST_PLUGINS; break;
-		case 'S': what = LIST_SOURCES; break;
-		case 'h': list_usage(stdout); return 0;
-		default: list_usage(stderr); return EXIT_USAGE;
-		}
-	}
-	if (what == LIST_PLUGINS) {
+	if (first < 0)
+		return status;
+	if (a.what == LIST_PLUGINS) {
 		list_plugins();
 		return 0;
 	}
@@ -300,15 +314,16 @@ int cmd_list(int argc, char **argv)
 		fprintf(stderr, "memscope list: %s\n", err.text);
 		return 1;
 	}
-	switch (what) {
-	case LIST_PMUS: list_pmus(&host, argv + optind, argc - optind); break;
+	switch (a.what) {
+	case LIST_PMUS: list_pmus(&host, argv + first, argc - first); break;
 	case LIST_LIBPFM: list_libpfm(&host); break;
 	case LIST_SOURCES: list_sources(&host); break;
 	case LIST_METRICS:
 	case LIST_EXPLAIN:
-		status = list_catalog(&host, explain);
+		status = list_catalog(&host, a.explain);
 		break;
-	default: list_events(&host, argv + optind, argc - optind); break;
+	case LIST_TOPOLOGY: status = list_topology(&host, stdout); break;
+	default: list_events(&host, argv + first, argc - first); break;
 	}
 	host_free(&host);
 	return status;

@@ -6,57 +6,40 @@
 #include "cli/commands.h"
 #include "config.h"
 #include "sources/plugin_loader.h"
+#include "util/suggest.h"
 
-struct command {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *summary;
+struct global_args {
+	char **plugin_specs;
+	int nr_plugins;
 };
 
-static const struct command commands[] = {
-	{ "stat", cmd_stat, "count events and metrics for a command, processes or the system" },
-	{ "list", cmd_list, "what this host can measure: PMUs, events, metrics, plugins" },
-	{ "top", cmd_top, "live full-screen view of NUMA nodes and processes" },
-	{ "live", cmd_live, "web page with live charts, recordings in the browser, /metrics for Prometheus" },
-	{ "record", cmd_record, "record frames to a file, for stat --input and reports" },
-	{ "ctl", cmd_ctl, "label, pause, resume or redirect a running memscope record" },
-	{ "doctor", cmd_doctor, "permissions, PMUs, BTF, limits: what is missing and the fix" },
-	{ "report", cmd_report, "Lua reports over a recording (remote_ratio.lua, faults.lua, ...)" },
-	{ "validate", cmd_validate, "check this machine's metrics against workloads of known traffic" },
-	{ "bench", cmd_bench, "memory benchmarks: bw, lat, par, ctx, stream, numa-triad, c2c (with plots)" },
-};
-
-static void usage(FILE *out)
+static int global_option(void *ctx, int key, const char *arg)
 {
-	fprintf(out, "usage: memscope [--plugin PATH.so[:KEY=VAL,...]]... COMMAND [OPTIONS]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n  --plugin PATH.so[:KEY=VAL,...]  load a source plugin (repeatable; docs/plugins.md);\n"
-		     "                                  memscope list --plugins shows every plugin found\n"
-		     "\nmemscope COMMAND --help shows a command's options.\n");
+	struct global_args *a = ctx;
+
+	switch (key) {
+	case MEMSCOPE_OPT_PLUGIN:
+		a->plugin_specs[a->nr_plugins++] = (char *)arg;
+		return 0;
+	case MEMSCOPE_OPT_VERSION:
+		printf("memscope %s\n", MEMSCOPE_VERSION);
+		return CLI_DONE;
+	default:
+		return -1;
+	}
 }
 
-/* The global options before the command: --plugin SPEC, --plugin=SPEC. */
-static int take_plugin_options(int argc, char **argv, char **specs, int *nr)
+static void unknown_command(const char *name)
 {
-	int i = 1;
+	struct suggestions sug;
+	char hint[512];
 
-	while (i < argc) {
-		if (!strcmp(argv[i], "--plugin")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "memscope: --plugin needs the plugin's path: --plugin PATH.so[:KEY=VAL,...]\n");
-				return -1;
-			}
-			specs[(*nr)++] = argv[i + 1];
-			i += 2;
-		} else if (!strncmp(argv[i], "--plugin=", 9)) {
-			specs[(*nr)++] = argv[i] + 9;
-			i++;
-		} else {
-			break;
-		}
-	}
-	return i;
+	suggestions_init(&sug, name);
+	for (int i = 0; i < cli_nr_entries; i++)
+		suggestions_offer(&sug, cli_entries[i].spec->name);
+	suggestions_format(&sug, hint, sizeof(hint));
+	fprintf(stderr, "memscope: unknown command '%s'%s\n", name, hint);
+	cli_commands_help(stderr);
 }
 
 /* Plugins that did not load are said once, here, unless the command is
@@ -81,48 +64,43 @@ static void report_plugins(const struct plugin_set *set, int argc, char **argv)
 
 static int run(int argc, char **argv)
 {
-	if (argc < 1) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h") || !strcmp(argv[0], "help")) {
-		usage(stdout);
-		return 0;
-	}
-	if (!strcmp(argv[0], "--version")) {
-		printf("memscope %s\n", MEMSCOPE_VERSION);
-		return 0;
-	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[0], commands[i].name))
-			return commands[i].run(argc, argv);
-	fprintf(stderr, "memscope: unknown command '%s'\n\n", argv[0]);
-	usage(stderr);
+	for (int i = 0; i < cli_nr_entries; i++)
+		if (!strcmp(argv[0], cli_entries[i].spec->name))
+			return cli_entries[i].run(argc, argv);
+	unknown_command(argv[0]);
 	return EXIT_USAGE;
 }
 
 int main(int argc, char **argv)
 {
-	char **specs = calloc((size_t)argc + 1, sizeof(char *));
-	int nr_specs = 0, first, status;
+	struct global_args a = { calloc((size_t)argc + 1, sizeof(char *)), 0 };
+	int status, first;
 
-	if (!specs) {
+	if (!a.plugin_specs) {
 		fprintf(stderr, "memscope: out of memory\n");
 		return 1;
 	}
-	first = take_plugin_options(argc, argv, specs, &nr_specs);
-	if (first < 0) {
-		free(specs);
-		return EXIT_USAGE;
+	/* "memscope help" is --help, as in git and perf. */
+	if (argc == 2 && !strcmp(argv[1], "help"))
+		argv[1] = "--help";
+	first = cli_parse(&memscope_command, argc, argv, global_option, &a, &status);
+	if (first < 0)
+		goto out;
+	status = EXIT_USAGE;
+	if (first >= argc) {
+		cli_print_usage(&memscope_command, stderr);
+		cli_commands_help(stderr);
+		goto out;
 	}
-	if (plugins_load(plugins_process(), specs, nr_specs, source_registry_process()) < 0) {
+	if (plugins_load(plugins_process(), a.plugin_specs, a.nr_plugins, source_registry_process()) < 0) {
 		fprintf(stderr, "memscope: out of memory while loading plugins\n");
-		free(specs);
-		return 1;
+		status = 1;
+		goto out;
 	}
-	free(specs);
 	report_plugins(plugins_process(), argc - first, argv + first);
 	status = run(argc - first, argv + first);
 	plugins_unload(plugins_process());
+out:
+	free(a.plugin_specs);
 	return status;
 }

@@ -311,3 +311,34 @@ int topology_node_index(const struct topology *topo, int node)
 			return i;
 	return -1;
 }
+
+int topology_node_memory(const char *sys_root, int node, unsigned long long *bytes, struct ms_error *err)
+{
+	char rel[128], path[4096], line[256];
+	FILE *f;
+	int found = -1;
+
+	snprintf(rel, sizeof(rel), NODE_DIR "/node%d/meminfo", node);
+	if (sysfs_join(path, sizeof(path), sys_root, rel) < 0 || !(f = fopen(path, "r")))
+		return 0;
+	/* "Node 0 MemTotal:       98304000 kB" */
+	while (found < 0 && fgets(line, sizeof(line), f)) {
+		unsigned long long kb;
+		int n;
+
+		if (!strstr(line, " MemTotal:"))
+			continue;
+		if (sscanf(line, "Node %d MemTotal: %llu kB", &n, &kb) == 2 && n == node) {
+			*bytes = kb * 1024;
+			found = 1;
+		} else {
+			ms_error_set(err, "%s: '%.*s' is not 'Node %d MemTotal: N kB'", path,
+				     (int)strcspn(line, "\n"), line, node);
+			found = -2;
+		}
+	}
+	fclose(f);
+	if (found == -2)
+		return -1;
+	return found < 0 ? 0 : 1;
+}

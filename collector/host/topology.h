@@ -32,5 +32,8 @@ void topology_free(struct topology *topo);
 const struct cpu_place *topology_cpu(const struct topology *topo, int cpu);
 /* Index of a node id in topo->nodes, or -1. */
 int topology_node_index(const struct topology *topo, int node);
+/* A node's memory (nodeN/meminfo MemTotal) in bytes: 1, 0 when the tree
+ * does not say, -1 with err when the file is there but malformed. */
+int topology_node_memory(const char *sys_root, int node, unsigned long long *bytes, struct ms_error *err);
 
 #endif

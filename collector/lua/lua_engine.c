@@ -3,6 +3,7 @@
  * everything else goes on. */
 #include "lua/lua_engine.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <lauxlib.h>
 #include <lualib.h>
@@ -12,7 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "config.h"
+#include "util/data_dir.h"
 #include "lua/lua_internal.h"
 #include "util/text_append.h"
 #include "util/trusted_path.h"
@@ -61,10 +62,80 @@ static void user_script_dir(char *dir, size_t size)
 		snprintf(dir, size, "%s/.local/share/memscope/lua", home);
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int lua_script_names(const char *dir, char ***names)
+{
+	DIR *d = opendir(dir);
+	struct dirent *ent;
+	char **list = NULL;
+	int nr = 0;
+
+	*names = NULL;
+	if (!d)
+		return 0;
+	while ((ent = readdir(d))) {
+		size_t len = strlen(ent->d_name);
+		char **grown;
+
+		if (len <= 4 || ent->d_name[0] == '.' || strcmp(ent->d_name + len - 4, ".lua"))
+			continue;
+		grown = realloc(list, sizeof(char *) * (size_t)(nr + 1));
+		if (!grown || !(grown[nr] = strdup(ent->d_name))) {
+			list = grown ? grown : list;
+			break;
+		}
+		list = grown;
+		nr++;
+	}
+	closedir(d);
+	if (nr)
+		qsort(list, (size_t)nr, sizeof(char *), by_name);
+	*names = list;
+	return nr;
+}
+
+int lua_script_dirs(char (*dirs)[PATH_MAX], int max)
+{
+	const char *env = getenv("MEMSCOPE_LUA_DIR");
+	int nr = 0;
+
+	if (env && env[0] && nr < max)
+		snprintf(dirs[nr++], PATH_MAX, "%s", env);
+	if (nr < max) {
+		user_script_dir(dirs[nr], PATH_MAX);
+		nr += dirs[nr][0] != '\0';
+	}
+	if (nr < max)
+		data_dir("lua", dirs[nr++], PATH_MAX);
+	return nr;
+}
+
+/* "faults.lua, remote_ratio.lua, ...": what a bare name can be. */
+static void builtin_names(const char *dir, char *buf, size_t size)
+{
+	char **names;
+	int nr = lua_script_names(dir, &names);
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < nr; i++) {
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", names[i]);
+		free(names[i]);
+	}
+	free(names);
+	if (!nr)
+		snprintf(buf, size, "none (%s has no .lua files)", dir);
+}
+
 static int find_file(const char *name, char *path, size_t size, struct ms_error *err)
 {
 	char with_ext[PATH_MAX];
-	char user_lua[PATH_MAX], source_lua[PATH_MAX], data_lua[PATH_MAX];
+	char user_lua[PATH_MAX], data_lua[PATH_MAX];
 	const char *env = getenv("MEMSCOPE_LUA_DIR");
 	size_t len = strlen(name);
 
@@ -86,13 +157,12 @@ static int find_file(const char *name, char *path, size_t size, struct ms_error 
 	snprintf(with_ext, sizeof(with_ext), "%s%s", name,
 		 len > 4 && !strcmp(name + len - 4, ".lua") ? "" : ".lua");
 	user_script_dir(user_lua, sizeof(user_lua));
-	snprintf(source_lua, sizeof(source_lua), "%s/lua", MEMSCOPE_SOURCE_DIR);
-	snprintf(data_lua, sizeof(data_lua), "%s/lua", MEMSCOPE_DATADIR);
+	data_dir("lua", data_lua, sizeof(data_lua));
 	if (try_dir(env, with_ext, path, size) || try_dir(user_lua, with_ext, path, size) ||
-	    try_dir(source_lua, with_ext, path, size) || try_dir(data_lua, with_ext, path, size))
+	    try_dir(data_lua, with_ext, path, size))
 		return 0;
 	{
-		char where[3 * PATH_MAX + 64];
+		char where[3 * PATH_MAX + 64], names[512];
 		size_t n = 0;
 
 		where[0] = '\0';
@@ -101,9 +171,9 @@ static int find_file(const char *name, char *path, size_t size, struct ms_error 
 		if (user_lua[0] && n < sizeof(where))
 			n += (size_t)snprintf(where + n, sizeof(where) - n, "%s, ", user_lua);
 		if (n < sizeof(where))
-			snprintf(where + n, sizeof(where) - n, "%s or %s", source_lua, data_lua);
-		ms_error_set(err, "Lua script '%s' not found in %s; built-in scripts: remote_ratio.lua, bandwidth.lua, "
-			     "topdown.lua, faults.lua, numa_balance.lua, summary.lua%s%s", name, where,
+			snprintf(where + n, sizeof(where) - n, "%s", data_lua);
+		builtin_names(data_lua, names, sizeof(names));
+		ms_error_set(err, "Lua script '%s' not found in %s; built-in scripts: %s%s%s", name, where, names,
 			     is_file(name) ? "; to run the file in the current directory, give its path: --lua ./" : "",
 			     is_file(name) ? name : "");
 	}

@@ -17,6 +17,7 @@
 #ifndef MEMSCOPE_LUA_ENGINE_H
 #define MEMSCOPE_LUA_ENGINE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -110,8 +111,14 @@ void lua_engine_metric_why(struct lua_engine *engine, int index, int node, char 
 
 void lua_engine_free(struct lua_engine *engine);
 
-/* Resolve a script name as --lua does: a path that exists, else NAME in
- * MEMSCOPE_LUA_DIR, the source tree's lua/, then the installed data dir. */
+/* The directories a bare --lua NAME is looked for in, in order
+ * ($MEMSCOPE_LUA_DIR, the user's, the built-in ones); returns how many. */
+int lua_script_dirs(char (*dirs)[PATH_MAX], int max);
+/* The .lua files of dir, sorted (*names and each name: caller frees). */
+int lua_script_names(const char *dir, char ***names);
+
+/* Resolve a script name as --lua does: a path names that file; a bare NAME
+ * is looked for in lua_script_dirs(). */
 int lua_script_find(const char *name, char *path, size_t size, struct ms_error *err);
 
 /* "--lua-format" etc. parsing for commands: "text", "csv", "json". */

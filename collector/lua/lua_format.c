@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/csv.h"
 #include "lua/lua_internal.h"
 
 #define MAX_COLUMNS 64
@@ -173,17 +174,11 @@ static void push_aligned(lua_State *L, int texts_idx, const struct table_shape *
 
 static void add_csv_field(luaL_Buffer *b, const char *s)
 {
-	if (!strpbrk(s, ",\"\n\r")) {
-		luaL_addstring(b, s);
-		return;
-	}
-	luaL_addchar(b, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			luaL_addchar(b, '"');
-		luaL_addchar(b, *s);
-	}
-	luaL_addchar(b, '"');
+	size_t need = csv_format_field(NULL, 0, s, ",");
+	char *room = luaL_prepbuffsize(b, need + 1);
+
+	csv_format_field(room, need + 1, s, ",");
+	luaL_addsize(b, need);
 }
 
 static void push_csv(lua_State *L, int texts_idx, const struct table_shape *t)

@@ -1,0 +1,275 @@
+#include "cli/options.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+#include "util/suggest.h"
+
+static const struct cli_option help_option[] = {
+	{ 'h', "help", NULL, "show this help and exit", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+/* Every option of cmd in help order (its groups, then --help). */
+#define FOR_EACH_OPTION(cmd, g, o) \
+	for (const struct cli_group *g = (cmd)->groups; g && g->options; g++) \
+		for (const struct cli_option *o = g->options; o->key; o++)
+
+static int count_options(const struct cli_command *cmd)
+{
+	int nr = 1;
+
+	FOR_EACH_OPTION(cmd, g, o)
+		nr++;
+	return nr;
+}
+
+static bool is_short(int key)
+{
+	return key > 0 && key < CLI_LONG_ONLY;
+}
+
+static void add_getopt(const struct cli_option *o, char *shorts, size_t *ns, struct option *longs, int *nl)
+{
+	int has_arg = !o->arg ? no_argument : (o->flags & CLI_OPTIONAL_ARG) ? optional_argument
+									    : required_argument;
+
+	if (is_short(o->key)) {
+		shorts[(*ns)++] = (char)o->key;
+		if (has_arg != no_argument)
+			shorts[(*ns)++] = ':';
+		if (has_arg == optional_argument)
+			shorts[(*ns)++] = ':';
+	}
+	if (o->name)
+		longs[(*nl)++] = (struct option){ o->name, has_arg, NULL, o->key };
+}
+
+const struct cli_option *cli_find_option(const struct cli_command *cmd, int key)
+{
+	FOR_EACH_OPTION(cmd, g, o)
+		if (o->key == key)
+			return o;
+	return key == 'h' ? &help_option[0] : NULL;
+}
+
+void cli_option_label(const struct cli_option *o, char *buf, size_t size)
+{
+	if (is_short(o->key) && o->name)
+		snprintf(buf, size, "-%c/--%s", o->key, o->name);
+	else if (o->name)
+		snprintf(buf, size, "--%s", o->name);
+	else
+		snprintf(buf, size, "-%c", o->key);
+}
+
+static void command_path(const struct cli_command *cmd, char *buf, size_t size)
+{
+	snprintf(buf, size, "memscope%s%s", cmd->name ? " " : "", cmd->name ? cmd->name : "");
+}
+
+/* The option the user typed (argv[optind - 1], or the short letter in
+ * optopt), named for a message, and the closest option names. */
+static void report_bad_option(const struct cli_command *cmd, char **argv, int c, char *prog)
+{
+	const char *typed = argv[optind - 1];
+	char name[128], hint[512] = "";
+	struct suggestions sug;
+
+	if (optopt && is_short(optopt) && !(typed[0] == '-' && typed[1] == '-'))
+		snprintf(name, sizeof(name), "-%c", optopt);
+	else
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(typed, "="), typed);
+	if (c == ':') {
+		const struct cli_option *o = cli_find_option(cmd, optopt);
+
+		fprintf(stderr, "%s: option %s needs an argument (%s)\n", prog, name, o && o->arg ? o->arg : "a value");
+		return;
+	}
+	suggestions_init(&sug, name);
+	FOR_EACH_OPTION(cmd, g, o) {
+		char candidate[96];
+
+		if (o->name) {
+			snprintf(candidate, sizeof(candidate), "--%s", o->name);
+			suggestions_offer(&sug, candidate);
+		}
+		if (is_short(o->key)) {
+			snprintf(candidate, sizeof(candidate), "-%c", o->key);
+			suggestions_offer(&sug, candidate);
+		}
+	}
+	suggestions_format(&sug, hint, sizeof(hint));
+	fprintf(stderr, "%s: unknown option '%s'%s (%s --help lists the options)\n", prog, name, hint, prog);
+}
+
+int cli_parse(const struct cli_command *cmd, int argc, char **argv, cli_option_fn fn, void *ctx,
+	      int *exit_code)
+{
+	int nr = count_options(cmd), nl = 0, c, first = -1;
+	char *shorts = malloc((size_t)nr * 3 + 4);
+	struct option *longs = calloc((size_t)nr + 1, sizeof(*longs));
+	char prog[64];
+	size_t ns = 0;
+
+	command_path(cmd, prog, sizeof(prog));
+	*exit_code = EXIT_USAGE;
+	if (!shorts || !longs) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		*exit_code = 1;
+		goto out;
+	}
+	/* '+': stop at the first operand; ':': a missing argument is ':'. */
+	if (cmd->options_first)
+		shorts[ns++] = '+';
+	shorts[ns++] = ':';
+	FOR_EACH_OPTION(cmd, g, o)
+		add_getopt(o, shorts, &ns, longs, &nl);
+	add_getopt(&help_option[0], shorts, &ns, longs, &nl);
+	shorts[ns] = '\0';
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			report_bad_option(cmd, argv, c, prog);
+			goto out;
+		}
+		if (c == 'h') {
+			cli_print_help(cmd, stdout);
+			*exit_code = 0;
+			goto out;
+		}
+		switch (fn(ctx, c, optarg)) {
+		case 0:
+			break;
+		case CLI_DONE:
+			*exit_code = 0;
+			goto out;
+		default:
+			goto out;
+		}
+	}
+	first = optind;
+	*exit_code = 0;
+out:
+	free(shorts);
+	free(longs);
+	return first;
+}
+
+/* "  -e, --events LIST" */
+static int option_head(const struct cli_option *o, char *buf, size_t size)
+{
+	int len;
+
+	if (is_short(o->key) && o->name)
+		len = snprintf(buf, size, "  -%c, --%s", o->key, o->name);
+	else if (o->name)
+		len = snprintf(buf, size, "      --%s", o->name);
+	else
+		len = snprintf(buf, size, "  -%c", o->key);
+	if (o->arg && (size_t)len < size)
+		len += snprintf(buf + len, size - (size_t)len, (o->flags & CLI_OPTIONAL_ARG) ? "[=%s]" : " %s",
+				o->arg);
+	return len;
+}
+
+/* Options whose head is longer than this put their help on the next line. */
+#define HELP_MAX_COLUMN 30
+
+static void print_option(const struct cli_option *o, int column, FILE *out)
+{
+	char head[160];
+	int len = option_head(o, head, sizeof(head));
+	const char *line = o->help;
+
+	fputs(head, out);
+	if (len + 2 > column) {
+		fputc('\n', out);
+		len = 0;
+	}
+	for (;;) {
+		size_t n = strcspn(line, "\n");
+
+		fprintf(out, "%*s%.*s\n", column - len, "", (int)n, line);
+		if (!line[n])
+			break;
+		line += n + 1;
+		len = 0;
+	}
+}
+
+void cli_print_usage(const struct cli_command *cmd, FILE *out)
+{
+	const char *line = cmd->usage ? cmd->usage : "[OPTIONS]";
+	char prog[64];
+	bool first = true;
+
+	command_path(cmd, prog, sizeof(prog));
+	for (;;) {
+		size_t n = strcspn(line, "\n");
+
+		fprintf(out, "%s %s %.*s\n", first ? "usage:" : "      ", prog, (int)n, line);
+		first = false;
+		if (!line[n])
+			break;
+		line += n + 1;
+	}
+}
+
+void cli_print_help(const struct cli_command *cmd, FILE *out)
+{
+	int column = 0;
+	char head[160];
+
+	FOR_EACH_OPTION(cmd, g, o) {
+		int len = option_head(o, head, sizeof(head)) + 2;
+
+		if (len <= HELP_MAX_COLUMN && len > column)
+			column = len;
+	}
+	if (column < 16)
+		column = 16;
+	cli_print_usage(cmd, out);
+	if (cmd->summary)
+		fprintf(out, "\n%s\n", cmd->summary);
+	for (const struct cli_group *g = cmd->groups; g && g->options; g++) {
+		fprintf(out, "\n%s%s", g->title ? g->title : "", g->title ? ":\n" : "");
+		for (const struct cli_option *o = g->options; o->key; o++)
+			print_option(o, column, out);
+	}
+	fputc('\n', out);
+	print_option(&help_option[0], column, out);
+	if (cmd->more_help)
+		cmd->more_help(out);
+	if (cmd->epilog)
+		fprintf(out, "\n%s", cmd->epilog);
+}
+
+static void print_option_line(const char *command, const struct cli_option *o, FILE *out)
+{
+	fprintf(out, "%s ", command);
+	if (is_short(o->key))
+		fprintf(out, "-%c ", o->key);
+	else
+		fputs("- ", out);
+	fprintf(out, "%s%s %s\n", o->name ? "--" : "-", o->name ? o->name : "", o->arg ? o->arg : "-");
+}
+
+void cli_print_option_list(const struct cli_program *p, FILE *out)
+{
+	FOR_EACH_OPTION(p->global, g, o)
+		print_option_line("memscope", o, out);
+	print_option_line("memscope", &help_option[0], out);
+	for (int i = 0; i < p->nr_commands; i++) {
+		/* A command that parses its own options (bench: memscope-bench) has no table. */
+		if (!p->commands[i]->groups)
+			continue;
+		FOR_EACH_OPTION(p->commands[i], g, o)
+			print_option_line(p->commands[i]->name, o, out);
+		print_option_line(p->commands[i]->name, &help_option[0], out);
+	}
+}

@@ -1,0 +1,129 @@
+"""Every option a command accepts is in its --help and its man page, and every
+option they document is accepted: the help is made from the same table the
+parser is, and this checks the man pages and the parser against it."""
+import re
+
+import pytest
+
+from conftest import ROOT, run
+
+MAN = ROOT / "docs" / "man"
+FLAG = r"(?<![\w-])(--[a-z][a-z0-9-]*|-[a-zA-Z])(?=[\s,=\[\]|)]|$)"
+
+# A value each argument name accepts, so that the option is parsed and --help after it is reached.
+SAMPLE = {
+    "MS": "100", "PID": "1", "PIDS": "1", "FILE": "/dev/null", "PATH": "/tmp/memscope-none", "LIST": "page-faults",
+    "EVENTS": "page-faults", "METRICS": "mem.read_bw", "METRIC": "mem.read_bw", "SEP": ",", "N": "1",
+    "COUNT": "1", "COLUMN": "PID", "SCRIPT": "faults.lua", "KIND": "events", "CPUS": "0", "FORMAT": "text",
+    "SPEC": "faults.lua", "DIR": "/tmp", "CGROUP": "/", "SECONDS": "1", "FD": "fd:0", "WHAT": "events",
+}
+
+
+def commands(memscope):
+    res = run([memscope, "completion", "--list", "commands"])
+    assert res.returncode == 0, res.stderr
+    return res.stdout.split()
+
+
+def help_options(text):
+    """{flag: argument name or None} from the option lines of a --help text."""
+    found = {}
+    for line in text.splitlines():
+        s = line.strip()
+        if not s.startswith("-"):
+            continue
+        head = re.split(r"\s{2,}", s)[0]
+        arg = re.search(r"[ =]([A-Z][A-Z0-9_]*)\]?$", head)
+        for flag in re.findall(FLAG, head):
+            found[flag] = arg.group(1) if arg else None
+    return found
+
+
+def roff_text(line):
+    line = line.replace("\\-", "-")
+    line = re.sub(r"\\f[BIRP]", "", line)
+    return line.replace('"', " ")
+
+
+def man_options(page):
+    """Flags in the item heads (.TP) of a man page's OPTIONS section."""
+    text = page.read_text()
+    m = re.search(r"^\.SH OPTIONS\n(.*?)(?=^\.SH |\Z)", text, re.S | re.M)
+    assert m, f"{page.name} has no OPTIONS section"
+    lines = m.group(1).splitlines()
+    flags = set()
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith(".TP"):
+            flags.update(re.findall(FLAG, roff_text(lines[i + 1])))
+    return flags
+
+
+def command_help(memscope, command):
+    res = run([memscope] + ([command] if command else []) + ["--help"])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("usage: memscope"), res.stdout[:200]
+    return res.stdout
+
+
+def test_every_command_has_a_man_page_and_memscope_1_lists_it(memscope):
+    text = (MAN / "memscope.1").read_text()
+    m = re.search(r"^\.SH COMMANDS\n(.*?)(?=^\.SH )", text, re.S | re.M)
+    listed = set(re.findall(r"^\.B (\S+)$", m.group(1), re.M))
+    assert listed == set(commands(memscope))
+    for command in commands(memscope):
+        assert (MAN / f"memscope-{command}.1").exists(), f"memscope-{command}.1 is missing"
+
+
+@pytest.mark.parametrize("command", [None, "list", "ctl", "doctor", "completion"])
+def test_help_and_man_page_name_the_same_options(memscope, command):
+    helped = set(help_options(command_help(memscope, command))) - {"-h", "--help"}
+    page = MAN / (f"memscope-{command}.1" if command else "memscope.1")
+    documented = man_options(page) - {"-h", "--help"}
+    assert helped - documented == set(), f"in --help, not in {page.name}"
+    assert documented - helped == set(), f"in {page.name}, not in --help"
+
+
+@pytest.mark.parametrize("command", [None, "list", "ctl", "doctor", "completion"])
+def test_every_option_in_help_is_accepted(memscope, command):
+    prefix = [memscope] + ([command] if command else [])
+    for flag, arg in help_options(command_help(memscope, command)).items():
+        argv = [flag]
+        if arg:
+            assert arg in SAMPLE, f"{flag} {arg}: add a sample value for {arg} to this test"
+            argv.append(SAMPLE[arg])
+        res = run(prefix + argv + ["--help"])
+        assert res.returncode == 0, f"{' '.join(argv)}: {res.stderr}"
+        assert "unknown option" not in res.stderr
+
+
+def test_every_option_of_the_tables_is_in_help(memscope):
+    res = run([memscope, "completion", "--options"])
+    assert res.returncode == 0, res.stderr
+    helps = {}
+    for line in res.stdout.splitlines():
+        command, short, long_, arg = line.split()
+        if command not in helps:
+            helps[command] = help_options(command_help(memscope, None if command == "memscope" else command))
+        for flag in (short, long_):
+            if flag != "-":
+                assert flag in helps[command], f"{command} {flag}: in the table, not in --help"
+                assert helps[command][flag] == (None if arg == "-" else arg), f"{command} {flag}"
+
+
+def test_unknown_option_is_named_with_the_closest(memscope):
+    res = run([memscope, "list", "--topolgy"])
+    assert res.returncode == 2
+    assert "unknown option '--topolgy'" in res.stderr and "'--topology'" in res.stderr
+    res = run([memscope, "ctl", "--pid"])
+    assert res.returncode == 2
+    assert "--pid needs an argument (PID)" in res.stderr
+    res = run([memscope, "--verison"])
+    assert res.returncode == 2 and "'--version'" in res.stderr
+    res = run([memscope, "lsit"])
+    assert res.returncode == 2 and "unknown command 'lsit'" in res.stderr and "'list'" in res.stderr
+
+
+def test_help_word_and_version(memscope):
+    assert run([memscope, "help"]).stdout == run([memscope, "--help"]).stdout
+    res = run([memscope, "--version"])
+    assert res.returncode == 0 and re.fullmatch(r"memscope \d+\.\d+\.\d+\n", res.stdout)
