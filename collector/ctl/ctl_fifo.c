@@ -7,9 +7,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Only a FIFO of this user that nobody else may open is taken. */
+/* Only a FIFO of this user that nobody else may write is taken. Others
+ * reading it (mkfifo's 0644) cannot send commands. */
 static int check_fifo(const struct stat *st, const char *path, struct ms_error *err)
 {
+	if (S_ISREG(st->st_mode)) {
+		ms_error_set(err, "--fifo %s exists and is not a FIFO but a regular file (a command such as "
+			     "'echo pause > %s' that ran before memscope made the FIFO creates one); remove it, and "
+			     "make the FIFO before starting memscope: mkfifo %s", path, path, path);
+		return -1;
+	}
 	if (!S_ISFIFO(st->st_mode)) {
 		ms_error_set(err, "--fifo %s exists and is not a FIFO; give another path, or remove it", path);
 		return -1;
@@ -20,8 +27,8 @@ static int check_fifo(const struct stat *st, const char *path, struct ms_error *
 			     (unsigned)geteuid());
 		return -1;
 	}
-	if (st->st_mode & 077) {
-		ms_error_set(err, "--fifo %s has mode %04o: other users may write to it; chmod 600 it, or "
+	if (st->st_mode & 022) {
+		ms_error_set(err, "--fifo %s has mode %04o: other users may write to it; chmod go-w it, or "
 			     "remove it and memscope creates it 0600", path, (unsigned)(st->st_mode & 07777));
 		return -1;
 	}

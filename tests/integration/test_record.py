@@ -338,7 +338,8 @@ def test_fifo_refuses_paths_others_could_use(memscope, tmp_path):
     plain = tmp_path / "plain"
     plain.write_text("keep me\n")
     res = run(args(plain))
-    assert res.returncode == 1 and f"--fifo {plain} exists and is not a FIFO" in res.stderr, res.stderr
+    assert res.returncode == 1 and f"--fifo {plain} exists and is not a FIFO but a regular file" in res.stderr
+    assert f"make the FIFO before starting memscope: mkfifo {plain}" in res.stderr
     assert plain.read_text() == "keep me\n"
     link = tmp_path / "link"
     os.mkfifo(tmp_path / "target", 0o600)
@@ -350,6 +351,9 @@ def test_fifo_refuses_paths_others_could_use(memscope, tmp_path):
     os.chmod(open_fifo, 0o622)
     res = run(args(open_fifo))
     assert res.returncode == 1 and "has mode 0622: other users may write to it" in res.stderr, res.stderr
+    os.chmod(open_fifo, 0o620)
+    res = run(args(open_fifo))
+    assert res.returncode == 1 and "has mode 0620: other users may write to it" in res.stderr, res.stderr
     if os.geteuid() == 0:
         theirs = tmp_path / "theirs.fifo"
         os.mkfifo(theirs, 0o600)
@@ -363,6 +367,35 @@ def test_fifo_refuses_paths_others_could_use(memscope, tmp_path):
     assert res.returncode == 0, res.stderr
     assert stat.S_ISFIFO(mine.stat().st_mode)
     assert read_recording(rec)[2][-1]["end"] == "the command exited"
+
+
+def test_fifo_that_others_may_only_read_is_taken(memscope, tmp_path):
+    """mkfifo's default mode (0644 under umask 022): others can read it, not send commands."""
+    rec, fifo = tmp_path / "r.rec", tmp_path / "run.fifo"
+    os.mkfifo(fifo, 0o644)
+    os.chmod(fifo, 0o644)
+    res = run([memscope, "record", "-o", str(rec), "--no-ctl", "--fifo", str(fifo), "--", "true"])
+    assert res.returncode == 0, res.stderr
+    assert stat.S_IMODE(fifo.stat().st_mode) == 0o644
+
+
+def test_readme_fifo_example_runs_as_written(memscope, tmp_path):
+    """The README's line, with ./app a program that runs a second: the FIFO is made first,
+    so the write waits for memscope to open it instead of racing its creation."""
+    line = next(l for l in (pathlib.Path(__file__).parents[2] / "README.md").read_text().splitlines()
+                if "--fifo run.fifo" in l).split("#")[0].strip()
+    assert line.startswith("mkfifo run.fifo;"), line
+    app = tmp_path / "app"
+    app.write_text("#!/bin/sh\nsleep 1\n")
+    app.chmod(0o755)
+    for attempt in range(3):
+        for f in ("run.fifo", "memscope.rec"):
+            (tmp_path / f).unlink(missing_ok=True)
+        res = run(["bash", "-c", f"export PATH={pathlib.Path(memscope).parent}:$PATH; {line}; wait"], cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        assert "fifo" not in res.stderr, res.stderr
+        others = read_recording(tmp_path / "memscope.rec")[2]
+        assert any(o.get("control") == "pause" for o in others), others
 
 
 def test_ctl_from_another_user_is_refused(memscope, tmp_path, runtime_dir):
