@@ -1,0 +1,92 @@
+"""The Debian package: built from debian/ with dpkg-buildpackage, lintian
+clean of errors, installed with apt, used, and removed again."""
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+LOCK = "/run/lock/memscope-package-test.lock"
+
+
+def run(cmd, **kw):
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    kw.setdefault("timeout", 1200)
+    return subprocess.run(cmd, **kw)
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory):
+    """Build from a copy of the tree (dpkg-buildpackage writes next to the source)."""
+    work = tmp_path_factory.mktemp("deb")
+    src = work / "memscope"
+    files = run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"]).stdout
+    for rel in filter(None, files.split("\0")):
+        if (ROOT / rel).is_file():
+            (src / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, src / rel)
+    res = run(["nice", "dpkg-buildpackage", "-us", "-uc", "-b"], cwd=src)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    debs = sorted(work.glob("memscope_*.deb"))
+    assert len(debs) == 1, debs
+    return work, debs[0]
+
+
+def test_lintian_finds_no_error(package):
+    work, _ = package
+    changes = sorted(work.glob("memscope_*.changes"))
+    res = run(["lintian", "--fail-on", "error", str(changes[0])])
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert " E: " not in res.stdout and not res.stdout.startswith("E:")
+
+
+def test_contents(package):
+    _, deb = package
+    listing = run(["dpkg-deb", "-c", str(deb)]).stdout
+    paths = {line.split()[-1].lstrip(".") for line in listing.splitlines()}
+    assert "/usr/bin/memscope" in paths and "/usr/bin/memscope-bench" in paths
+    assert "/usr/share/memscope/catalog/metrics.yaml" in paths
+    for script in (ROOT / "lua").glob("*.lua"):
+        assert f"/usr/share/memscope/lua/{script.name}" in paths
+    for page in (ROOT / "docs" / "man").glob("*.1"):
+        assert f"/usr/share/man/man1/{page.name}.gz" in paths
+    assert "/usr/share/bash-completion/completions/memscope" in paths
+    assert "/usr/share/zsh/vendor-completions/_memscope" in paths
+
+
+def test_installed_and_removed(package, tmp_path):
+    _, deb = package
+    if os.geteuid() != 0:
+        pytest.skip("installing a package needs root")
+    # One package test at a time on a machine (the package is system-wide).
+    with open(LOCK, "w") as lock:
+        import fcntl
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        res = run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "-qq", "--no-install-recommends",
+                   str(deb)], env=env)
+        assert res.returncode == 0, res.stdout + res.stderr
+        try:
+            smoke = run(["sh", "-ec", """
+cd "$1"
+/usr/bin/memscope --version
+/usr/bin/memscope list --metrics > metrics.txt
+/usr/bin/memscope stat -x, -e page-faults -- true > stat.csv
+/usr/bin/memscope record -o run.rec -I 50 -- sleep 0.2 2> record.txt
+/usr/bin/memscope report --lua faults.lua run.rec > report.txt
+bash -c '. /usr/share/bash-completion/completions/memscope && complete -p memscope'
+""", "sh", str(tmp_path)], env=dict(os.environ, PATH="/usr/bin:/bin"))
+            assert smoke.returncode == 0, smoke.stdout + smoke.stderr
+            assert smoke.stdout.startswith("memscope 0.")
+            assert "complete -F _memscope memscope" in smoke.stdout
+            assert "mem.read_bw" in (tmp_path / "metrics.txt").read_text()
+            assert "page-faults" in (tmp_path / "stat.csv").read_text()
+            assert "faults.lua: page faults" in (tmp_path / "report.txt").read_text()
+        finally:
+            res = run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "purge", "-y", "-qq", "memscope"], env=env)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert not pathlib.Path("/usr/bin/memscope").exists()
+        assert not pathlib.Path("/usr/share/memscope").exists()
