@@ -22,15 +22,14 @@ def write_group(resctrl, group, domain, total, local, occupancy):
 
 @pytest.fixture
 def machine(tmp_path):
-    """skylake-sp-2s plus L3 cache ids (one per socket) and a resctrl mount."""
+    """skylake-sp-2s (with its L3 cache ids, one per socket) and a resctrl mount."""
     root = tmp_path / "skylake"
     shutil.copytree(FIXTURES / "skylake-sp-2s", root)
     cpus = root / "sys" / "devices" / "system" / "cpu"
     for cpu in cpus.glob("cpu[0-9]*"):
         socket = (cpu / "topology" / "physical_package_id").read_text().strip()
-        (cpu / "cache" / "index3").mkdir(parents=True)
-        (cpu / "cache" / "index3" / "level").write_text("3\n")
-        (cpu / "cache" / "index3" / "id").write_text(f"{socket}\n")
+        assert (cpu / "cache" / "index3" / "level").read_text() == "3\n"
+        assert (cpu / "cache" / "index3" / "id").read_text() == f"{socket}\n"
     resctrl = root / "sys" / "fs" / "resctrl"
     (resctrl / "info" / "L3_MON").mkdir(parents=True)
     (resctrl / "info" / "L3_MON" / "mon_features").write_text("llc_occupancy\nmbm_total_bytes\nmbm_local_bytes\n")

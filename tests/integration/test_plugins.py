@@ -113,7 +113,7 @@ def test_unknown_argument_names_the_ones_it_takes(memscope, plugins, tmp_path):
 def test_plugin_option_needs_a_path(memscope):
     res = run([memscope, "--plugin"])
     assert res.returncode == 2
-    assert "--plugin needs the plugin's path" in res.stderr
+    assert "memscope: option --plugin needs an argument (PLUGIN)" in res.stderr
 
 
 def install(plugins, directory, name="cgroup_memory"):
