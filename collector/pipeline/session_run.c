@@ -17,6 +17,9 @@
 #include "pipeline/session_recording.h"
 #include "sources/recording_source.h"
 
+/* Frames a recording is read ahead of a sink that takes them slower. */
+#define FILE_READ_AHEAD 32
+
 int session_add_sink(struct session *s, struct sink *sink, const struct sink *follows, struct ms_error *err)
 {
 	if (s->nr_sinks == SESSION_MAX_SINKS) {
@@ -309,7 +312,14 @@ static int start_runners(struct session *s, struct session_pipeline *p, struct m
 		for (int k = 0; k < r->nr_sinks; k++)
 			if (r->sinks[k]->queue_length > length)
 				length = r->sinks[k]->queue_length;
-		if (sink_runner_start(r, length ? length : SINK_QUEUE_DEFAULT, &s->sampler.table, s->engine,
+		if (!length)
+			length = SINK_QUEUE_DEFAULT;
+		/* From a file nothing is merged (the reader waits for room): the
+		 * queue only lets the reader run ahead, so the two threads hand
+		 * frames over in batches rather than one wake-up each. */
+		if (p->from_file && length < FILE_READ_AHEAD)
+			length = FILE_READ_AHEAD;
+		if (sink_runner_start(r, length, &s->sampler.table, s->engine,
 				      p->from_file, err) < 0)
 			return -1;
 	}

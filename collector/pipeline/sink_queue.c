@@ -25,6 +25,8 @@ int sink_queue_init(struct sink_queue *q, int frames, const struct series_table 
 	atomic_init(&q->closed, false);
 	atomic_init(&q->done_next, 0);
 	atomic_init(&q->want_space, false);
+	atomic_init(&q->wake_at, 0);
+	atomic_init(&q->frames_taken, 0);
 	q->ring = calloc((size_t)q->ring_cap, sizeof(*q->ring));
 	q->returned = calloc((size_t)q->returned_cap, sizeof(*q->returned));
 	q->backlog = calloc((size_t)q->backlog_cap, sizeof(*q->backlog));
@@ -180,8 +182,10 @@ static void publish(struct sink_queue *q, const struct sink_item *item)
 
 	q->ring[t % (uint64_t)q->ring_cap] = *item;
 	atomic_store_explicit(&q->tail, t + 1, memory_order_release);
-	if (item->kind == SINK_ITEM_FRAME)
+	if (item->kind == SINK_ITEM_FRAME) {
 		q->frames_out_there++;
+		q->frames_published++;
+	}
 	sem_post(&q->items);
 }
 
@@ -193,10 +197,16 @@ static bool room_for(struct sink_queue *q, bool frame)
 
 /* Wait mode, and the end of a run: wait until the consumer made room. It
  * posts `space` only when asked (want_space), checked after a full fence on
- * both sides, so no wake-up is lost and none piles up while nobody waits. */
+ * both sides, so no wake-up is lost and none piles up while nobody waits;
+ * and only once it has taken all but half of the frames queued (wake_at): a
+ * file is read much faster than a sink takes it, and a wake-up for each
+ * frame taken costs more than reading the frame. */
 static void wait_for_room(struct sink_queue *q, bool frame)
 {
+	uint64_t half = (uint64_t)q->nr_bufs / 2;
+
 	while (!room_for(q, frame)) {
+		atomic_store(&q->wake_at, q->frames_published > half ? q->frames_published - half : 0);
 		atomic_store(&q->want_space, true);
 		atomic_thread_fence(memory_order_seq_cst);
 		if (room_for(q, frame)) {
@@ -368,7 +378,7 @@ void sink_queue_close(struct sink_queue *q)
 static void made_room(struct sink_queue *q)
 {
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load(&q->want_space))
+	if (atomic_load(&q->want_space) && atomic_load(&q->frames_taken) >= atomic_load(&q->wake_at))
 		sem_post(&q->space);
 }
 
@@ -397,6 +407,8 @@ bool sink_queue_take(struct sink_queue *q, struct sink_item *item)
 		}
 	}
 	*item = q->ring[h % (uint64_t)q->ring_cap];
+	if (item->kind == SINK_ITEM_FRAME)
+		atomic_fetch_add(&q->frames_taken, 1);
 	atomic_store_explicit(&q->head, h + 1, memory_order_release);
 	made_room(q);
 	if (item->kind != SINK_ITEM_FRAME)

@@ -98,6 +98,8 @@ struct sink_queue {
 	sem_t items;                    /* posted per item in the ring, and at close */
 	sem_t space;                    /* posted per take while the producer waits for room */
 	atomic_bool want_space;         /* the producer waits (wait mode, or closing) */
+	_Atomic uint64_t wake_at;       /* ... until the consumer has taken this many frames */
+	_Atomic uint64_t frames_taken;  /* by the consumer */
 	atomic_bool closed;
 	bool sems;
 	/* The producer's own. */
@@ -106,6 +108,7 @@ struct sink_queue {
 	struct sink_frame_buf **free_bufs;
 	int nr_free;
 	int frames_out_there;           /* frames published and not yet returned */
+	uint64_t frames_published;
 	struct sink_frame_buf *bufs;
 	int nr_bufs;
 	/* The consumer's own. */

@@ -330,6 +330,39 @@ static void test_wait_mode(void)
 	series_table_free(&t);
 }
 
+/* From a file the reader is faster than the sink: it sleeps until half
+ * the queue is taken, not once per frame (a wake-up each costs more than
+ * reading a frame). */
+static void test_wait_mode_batches_wake_ups(void)
+{
+	struct series_table t;
+	struct sink_queue q;
+	struct sink_item item;
+	struct sink_queue_stats st;
+	struct ms_error err = { "" };
+	struct producer p = { &q, &t, 400 };
+	pthread_t thread;
+	uint64_t next = 0;
+	struct timespec slow = { 0, 100000 };
+
+	make_table(&t);
+	CHECK(sink_queue_init(&q, 32, &t, NULL, true, &err) == 0);
+	pthread_create(&thread, NULL, produce, &p);
+	while (sink_queue_take(&q, &item))
+		if (item.kind == SINK_ITEM_FRAME) {
+			CHECK_EQ_U64(item.buf->frame.seq, next);
+			next++;
+			nanosleep(&slow, NULL);
+		}
+	pthread_join(thread, NULL);
+	CHECK_EQ_U64(next, 400);
+	sink_queue_stats(&q, &st);
+	/* 35 buffers: a wait lets at least 17 frames in. */
+	CHECK(st.waits >= 1 && st.waits <= 400 / 17 + 2);
+	sink_queue_destroy(&q);
+	series_table_free(&t);
+}
+
 struct live_producer {
 	struct sink_queue *q;
 	const struct series_table *t;
@@ -411,6 +444,7 @@ int main(void)
 	test_event_order();
 	test_merge_series_changes();
 	test_wait_mode();
+	test_wait_mode_batches_wake_ups();
 	test_live_threads();
 	return check_summary("sink_queue");
 }
