@@ -23,11 +23,13 @@ def test_move_pages_counted_by_the_kernel(thp_off, no_background_migration):
     assert out["before"] == {"0": NPAGES}, out
     assert out["status"] == {"1": NPAGES}, out
     assert out["after"] == {"1": NPAGES}, out
-    # Measured around the one move_pages call: nothing else migrates in the guest.
-    assert out["vmstat"]["pgmigrate_success"] == NPAGES, out
-    assert out["vmstat"]["pgmigrate_fail"] == 0, out
-    # move_pages is not NUMA balancing.
-    assert out["vmstat"]["numa_pages_migrated"] == 0, out
+    # Measured around the one move_pages call: nothing else starts to migrate in the guest, but
+    # pages NUMA balancing marked before it was switched off may still move when touched; the
+    # kernel counts those in numa_pages_migrated too, and move_pages' pages only in
+    # pgmigrate_success.
+    v = out["vmstat"]
+    assert v["pgmigrate_success"] - v["numa_pages_migrated"] == NPAGES, out
+    assert v["pgmigrate_fail"] == 0, out
 
 
 def test_move_pages_counted_by_memscope(memscope, thp_off, no_background_migration):
@@ -91,8 +93,10 @@ def test_migratepages_counted_by_the_kernel(holder):
     # The whole buffer is on node 1 now, and it is part of what moved.
     assert after_maps[buffer_start] == {1: NPAGES}, after_maps[buffer_start]
     assert moved >= NPAGES, moved
-    # With NUMA balancing and proactive compaction off, nothing else migrates.
-    assert migrated == moved, (migrated, moved, others)
+    # With NUMA balancing and proactive compaction off, nothing else starts to migrate. Pages
+    # balancing marked before it was switched off still fault and move when touched (the kernel
+    # counts those in numa_pages_migrated as well as in pgmigrate_success): take them out.
+    assert migrated - others["numa_pages_migrated"] == moved, (migrated, moved, others)
 
 
 def test_migratepages_counted_by_memscope(memscope, holder):
@@ -107,4 +111,4 @@ def test_migratepages_counted_by_memscope(memscope, holder):
     # memscope counts the pages migratepages moved (what numa_maps shows moved); the
     # kernel's pgmigrate_success is system-wide and may add other tasks' migrations.
     assert sum(r["value"] for r in rows) == moved, (rows, migrated, moved)
-    assert moved <= migrated <= moved + 64, (migrated, moved, others)
+    assert moved <= migrated - others["numa_pages_migrated"] <= moved + 64, (migrated, moved, others)
