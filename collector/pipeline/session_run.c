@@ -434,6 +434,12 @@ static void end_sinks(struct session *s)
 		sink_queue_stats(&p->runners[p->runner_of[i]].queue, &st);
 		end.frames_merged = st.frames_merged;
 		s->sinks[i]->ops->end(s->sinks[i], &end);
+		/* Each merged frame covers the intervals it stands for: nothing is
+		 * lost, but the output has fewer, longer intervals than asked for. */
+		if (st.frames_merged && !s->sinks[i]->ops->says_merged)
+			fprintf(stderr, "memscope %s: sink %s received %llu of %llu frames merged (it fell behind)\n",
+				p->command_name, s->sinks[i]->ops->name, (unsigned long long)st.frames_merged,
+				(unsigned long long)p->frames);
 	}
 }
 

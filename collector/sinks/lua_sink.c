@@ -85,6 +85,7 @@ static const struct sink_ops lua_sink_ops = {
 	.event = lua_event,
 	.end = lua_end,
 	.close = lua_close,
+	.says_merged = true,
 };
 
 int lua_sink_init(struct sink *sink, struct lua_engine *lua, struct ms_error *err)

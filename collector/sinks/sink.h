@@ -127,6 +127,10 @@ struct sink_ops {
 	void (*series)(struct sink *sink, const struct series_table *table, const struct series_changes *changes);
 	void (*end)(struct sink *sink, const struct sink_end *end);
 	void (*close)(struct sink *sink);
+	/* end() says itself how many frames reached it merged (the Lua sink
+	 * names its scripts); for the others the session says it on stderr
+	 * after their end(): merging is never silent. */
+	bool says_merged;
 };
 
 struct sink {

@@ -206,3 +206,33 @@ def test_a_label_reaches_the_recording_and_the_script(memscope, tmp_path):
             assert all(float(u) <= float(t) for k, u in seq[:i] if k == "frame"), seq
             assert all(float(u) >= float(t) for k, u in seq[i + 1:] if k == "frame"), seq
     assert [k for k, _ in seq].count("label") == 2
+
+
+def test_stat_output_that_falls_behind_is_merged_and_said(memscope, touchmem):
+    """stat -I 10 writing into a pipe nobody reads for 2 s: its sink falls behind, gets frames
+    merged, and the session says how many at the end; the merged lines still add up to the total
+    (each covers the intervals it stands for)."""
+    import fcntl
+    import subprocess
+    import time
+
+    r, w = os.pipe()
+    fcntl.fcntl(w, 1031, 4096)   # F_SETPIPE_SZ: a page, full after ~90 lines
+    proc = subprocess.Popen([memscope, "stat", "-x,", "-I", "10", "-e", "page-faults", "--",
+                             touchmem, "8", "--sleep-ms", "3000"], stdout=w, stderr=subprocess.PIPE)
+    os.close(w)
+    time.sleep(2.0)
+    with os.fdopen(r) as out:
+        stdout = out.read()
+    stderr = proc.communicate(timeout=60)[1].decode()
+    assert proc.returncode == 0, stderr
+    m = re.search(r"memscope stat: sink stat received (\d+) of (\d+) frames merged \(it fell behind\)", stderr)
+    assert m, stderr
+    merged, frames = map(int, m.groups())
+    rows = stat_rows(stdout)
+    lines = intervals(rows)
+    total = [r for r in rows if r["time"] == "total"]
+    assert merged > 0 and len(total) == 1
+    # Each merged line stands for two frames or more; a last frame of 0 s prints no line.
+    assert frames - merged <= len(lines) <= frames - merged // 2, (len(lines), merged, frames)
+    assert sum(int(r["value"]) for r in lines) == int(total[0]["value"]) > 2048   # 8 MB touched: 2048 faults and more
