@@ -172,9 +172,7 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	if (per_thread) {
-		struct source *bpf = session_bpf_source(&session);
-
-		if (!bpf) {
+		if (!session_per_task(&session)) {
 			fprintf(stderr, "memscope stat: --per-thread needs eBPF series (-e proc.faults,...): "
 				"perf counts of a process are not kept per thread\n");
 			status = EXIT_USAGE;

@@ -460,12 +460,12 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 	return 0;
 }
 
-struct source *session_bpf_source(struct session *s)
+bool session_per_task(const struct session *s)
 {
 	for (int i = 0; i < s->nr_sources; i++)
-		if (s->sources[i].kind == &bpf_source_kind)
-			return &s->sources[i];
-	return NULL;
+		if (s->sources[i].kind->per_task)
+			return true;
+	return false;
 }
 
 const char *session_source_why(const struct session *s, const char *kind_name)

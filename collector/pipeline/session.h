@@ -159,8 +159,10 @@ int session_run(struct session *s, const struct session_options *opt, struct ms_
 int session_event(struct session *s, const struct sink_event *ev);
 /* Why the run ended, for people: "the command exited", "SIGINT", ... */
 const char *session_end_reason(const struct session *s);
-/* The session's eBPF source, or NULL when no proc.* series was asked for. */
-struct source *session_bpf_source(struct session *s);
+/* Does one of the session's sources give series per process and per thread
+ * (a kind with per_task, such as the eBPF probes when proc.* series were
+ * asked for and they started)? */
+bool session_per_task(const struct session *s);
 /* Why the optional source kind kind_name did not start, or NULL when it
  * started or was not needed. */
 const char *session_source_why(const struct session *s, const char *kind_name);

@@ -1294,4 +1294,5 @@ const struct source_kind bpf_source_kind = {
 	.present = bpf_present,
 	.create = bpf_kind_create,
 	.optional = true,
+	.per_task = true,
 };

@@ -59,6 +59,9 @@ struct source_kind {
 	/* Failing to start is a note, not an error, when other sources run
 	 * (the eBPF probes: without them the counters still count). */
 	bool optional;
+	/* It also gives series per process and per thread when asked
+	 * (source_request.per_process, per_thread): stat --per-thread needs one. */
+	bool per_task;
 	void *data;                        /* the kind's own (a plugin's handle) */
 };
 
