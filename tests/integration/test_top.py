@@ -610,3 +610,41 @@ def test_label_goes_into_a_running_recording(memscope, tmux, tmp_path):
         rec.wait(timeout=20)
     labels = [line for line in recording.read_text().splitlines() if '"label"' in line]
     assert len(labels) == 1 and '"label":"warm phase"' in labels[0], labels
+
+
+@needs_tmux
+def test_screen_replays_a_recording_at_its_pace(memscope, build_dir, tmux, tmp_path):
+    """top --input on the full screen: the recorded workload's row, each frame up for its recorded
+    interval (not as fast as the file reads), the keys work meanwhile, and q ends it."""
+    threads = build_dir / "contrib" / "bench" / "threads"
+    rec = tmp_path / "memscope.rec"
+    # One worker touching 4 MB every 100 ms for 4 s, recorded every 200 ms: about 4 s to replay.
+    res = run([memscope, "record", "-a", "-I", "200", "-o", str(rec), "--", str(threads), "1", "0", "0",
+               "4000", "4"])
+    assert res.returncode == 0, res.stderr
+    pid = int(re.search(r"^ready (\d+)", res.stdout, re.M).group(1))
+
+    def up(lines):
+        m = re.search(r" - up (\d+)s", lines[0])
+        return int(m.group(1)) if m else -1
+
+    t = tmux(f"{memscope} top --input {rec}")
+    lines = t.wait_for(lambda ls: any(int(r["PID"]) == pid and rate(r["FAULTS/s"]) > 1000
+                                      for r in process_rows(ls)))
+    header = "\n".join(lines[:3])
+    assert f"replay of {rec}" in header and "interval: 200 ms" in header and "sources: recording" in header
+    # The recorded pace: a recorded second takes about a second to show (a file read at once
+    # would be over in a few milliseconds).
+    t.wait_for(lambda ls: up(ls) >= 1)
+    started = time.monotonic()
+    t.wait_for(lambda ls: up(ls) >= 2)
+    assert time.monotonic() - started >= 0.7
+    # p freezes the screen (the replay waits), p again goes on, q ends it.
+    t.keys("p")
+    frozen = t.wait_for(lambda ls: "PAUSED" in ls[1])
+    time.sleep(1.0)
+    assert t.screen() == frozen
+    t.keys("p")
+    t.wait_for(lambda ls: "PAUSED" not in ls[1])
+    t.keys("q")
+    assert t.exit_status() == 0
