@@ -337,7 +337,8 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	/* What the model reads besides the frames. */
-	topt.inputs.bpf_why = session_source_why(&run.session, "bpf");
+	/* The per-process series' source (the eBPF probes), when it did not start. */
+	topt.inputs.bpf_why = session_name_why(&run.session, "proc.faults");
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
 		const char *metric = top_node_col_metric(c);
 

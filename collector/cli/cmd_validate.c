@@ -349,8 +349,8 @@ static const char *expect_why(struct session *s, const struct expect *x, char *b
 
 	if (why)
 		return why;
-	if (!strncmp(x->metric, "proc.", 5) && session_source_why(s, "bpf")) {
-		snprintf(buf, size, "the eBPF probes did not load: %s", session_source_why(s, "bpf"));
+	if (session_name_why(s, x->metric)) {
+		snprintf(buf, size, "its source did not start: %s", session_name_why(s, x->metric));
 		return buf;
 	}
 	for (int i = 0; i < s->sampler.table.nr; i++) {

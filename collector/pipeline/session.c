@@ -468,10 +468,10 @@ bool session_per_task(const struct session *s)
 	return false;
 }
 
-const char *session_source_why(const struct session *s, const char *kind_name)
+const char *session_name_why(const struct session *s, const char *name)
 {
 	for (int i = 0; i < s->nr_left_out; i++)
-		if (!strcmp(s->left_out[i].kind->name, kind_name))
+		if (s->left_out[i].kind->claims(s->left_out[i].kind, name))
 			return s->left_out[i].why.text;
 	return NULL;
 }

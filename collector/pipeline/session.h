@@ -68,7 +68,7 @@ struct session_options {
 	/* For commands that show what they can and say why not for the rest
 	 * (top): plan only the metrics this host can measure (the others:
 	 * session_metric_why), and go on without the eBPF probes when they do
-	 * not load (the reason: session_source_why(s, "bpf")). */
+	 * not load (the reason: session_name_why(s, "proc.faults")). */
 	bool metrics_if_available;
 	bool bpf_optional;          /* an optional source that does not start is not even noted */
 	bool per_process;           /* sources that can also give a series per process do (top, record -a) */
@@ -163,9 +163,9 @@ const char *session_end_reason(const struct session *s);
  * (a kind with per_task, such as the eBPF probes when proc.* series were
  * asked for and they started)? */
 bool session_per_task(const struct session *s);
-/* Why the optional source kind kind_name did not start, or NULL when it
- * started or was not needed. */
-const char *session_source_why(const struct session *s, const char *kind_name);
+/* Why the optional source that serves the series name (the eBPF probes for
+ * proc.*) did not start, or NULL when it started or was not needed. */
+const char *session_name_why(const struct session *s, const char *name);
 /* Why a metric asked for is not measured ("METRIC: reason"), or NULL when it
  * is (or was not asked for). */
 const char *session_metric_why(const struct session *s, const char *metric);

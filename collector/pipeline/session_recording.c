@@ -90,7 +90,7 @@ int session_open_recording(struct session *s, const struct session_options *opt,
 
 	memset(s, 0, sizeof(*s));
 	s->registry = opt->registry ? *opt->registry : *source_registry_process();
-	kind = source_registry_find(&s->registry, "recording");
+	kind = source_registry_first(&s->registry, SOURCE_RECORDING);
 	req.notes = opt->notes ? opt->notes : stderr;
 	if (!kind || kind->create(kind, &s->sources[0], &req, err))
 		return 1;

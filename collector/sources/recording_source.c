@@ -347,7 +347,7 @@ static int recording_kind_create(const struct source_kind *kind, struct source *
 const struct source_kind recording_source_kind = {
 	.name = "recording",
 	.description = "the frames of a recording (--input FILE, report; docs/recording-format.md)",
-	.mode = SOURCE_FILE,
+	.mode = SOURCE_RECORDING,
 	.claims = recording_claims,
 	.create = recording_kind_create,
 };

@@ -73,3 +73,11 @@ struct source_registry *source_registry_process(void)
 	}
 	return &process;
 }
+
+const struct source_kind *source_registry_first(const struct source_registry *r, enum source_kind_mode mode)
+{
+	for (int i = 0; i < r->nr; i++)
+		if (r->kinds[i]->mode == mode)
+			return r->kinds[i];
+	return NULL;
+}

@@ -37,7 +37,10 @@ struct source_request {
 	const char *command_name;          /* "stat", for messages */
 };
 
-enum source_kind_mode { SOURCE_LIVE, SOURCE_FILE };
+/* LIVE: reads the host; FILE: serves the names asked for from a file
+ * (--replay); RECORDING: a file that says itself what it holds (--input),
+ * claiming no name. */
+enum source_kind_mode { SOURCE_LIVE, SOURCE_FILE, SOURCE_RECORDING };
 
 struct source_kind {
 	const char *name;                  /* "perf", "bpf", "procfs", "replay", a plugin's name */
@@ -86,6 +89,8 @@ void source_registry_remove(struct source_registry *r, const struct source_kind 
 const struct source_kind *source_registry_claim(const struct source_registry *r, enum source_kind_mode mode,
 						const char *name);
 const struct source_kind *source_registry_find(const struct source_registry *r, const char *kind_name);
+/* The first kind of this mode (the recording reader for --input), or NULL. */
+const struct source_kind *source_registry_first(const struct source_registry *r, enum source_kind_mode mode);
 /* The registry of this process: the built-in kinds, then the plugins loaded
  * at start (sources/plugin_loader.h). Sessions use it unless given another. */
 struct source_registry *source_registry_process(void);
