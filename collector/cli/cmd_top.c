@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -35,6 +36,10 @@
 
 struct top_run {
 	struct session session;
+	/* A replay on the full screen: the signals that end it, blocked and read
+	 * by the top sink (the sampler watches none while reading a file). */
+	int signal_fd;
+	sigset_t old_mask;
 	struct top_view *view;       /* the full screen until the top sink has it, or NULL: batch output */
 	struct top_view *terminal;   /* the full screen's input, read by the sampler (the sink owns it) */
 	char recording_socket[108];  /* control socket of the running recording, "" when none */
@@ -253,6 +258,44 @@ static int on_terminal(struct sampler *s, int fd, void *ctx)
 	return 0;
 }
 
+/* A replay on the full screen ends on SIGINT, SIGTERM or SIGHUP as on q:
+ * they wait in a signalfd the top sink reads between frames. */
+static int block_signals(struct top_run *run, struct ms_error *err)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, &run->old_mask) < 0) {
+		ms_error_set(err, "cannot block signals: %s", strerror(errno));
+		return -1;
+	}
+	run->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (run->signal_fd < 0) {
+		ms_error_set(err, "signalfd: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &run->old_mask, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* The screen is gone: signals that came after the last frame was up end
+ * nothing more (the run is over); they are taken, then unblocked. */
+static void unblock_signals(struct top_run *run)
+{
+	struct signalfd_siginfo si;
+
+	if (run->signal_fd < 0)
+		return;
+	while (read(run->signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		;
+	sigprocmask(SIG_SETMASK, &run->old_mask, NULL);
+	close(run->signal_fd);
+	run->signal_fd = -1;
+}
+
 /* The node columns' metrics (a recording says itself which it holds), and
  * every metric the --lua scripts define (so that lua_cli_take_metrics()
  * measures their inputs and hands back their indices). */
@@ -299,6 +342,8 @@ int cmd_top(int argc, char **argv)
 	size_t lua_report_len = 0, notes_len = 0;
 
 	memset(&run, 0, sizeof(run));
+	run.signal_fd = -1;
+	topt.signal_fd = -1;
 	session_options_init(&opt, "top");
 	if (parse_options(argc, argv, &opt, &topt, &batch, &lua_cli) < 0) {
 		session_options_free(&opt);
@@ -376,6 +421,11 @@ int cmd_top(int argc, char **argv)
 			fprintf(stderr, "memscope top: %s: batch output instead of the full screen\n", why);
 	}
 	topt.view = run.view;
+	if (run.view && opt.input_path && block_signals(&run, &err) < 0) {
+		fprintf(stderr, "memscope top: %s\n", err.text);
+		goto out;
+	}
+	topt.signal_fd = run.signal_fd;
 	/* top draws on the scripts' thread, after them: their metrics are its
 	 * columns. It ends first: the screen goes, then the reports. */
 	if (top_sink_init(&top_sink, &topt, &err) < 0 ||
@@ -407,6 +457,7 @@ out:
 	if (lua_sink.ops && lua_sink.priv)
 		lua_sink.ops->close(&lua_sink);
 	top_view_close(run.view);
+	unblock_signals(&run);
 	lua_engine_free(lua);
 	free(lua_metrics);
 	free(run.notes);

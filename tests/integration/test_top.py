@@ -615,7 +615,7 @@ def test_label_goes_into_a_running_recording(memscope, tmux, tmp_path):
 @needs_tmux
 def test_screen_replays_a_recording_at_its_pace(memscope, build_dir, tmux, tmp_path):
     """top --input on the full screen: the recorded workload's row, each frame up for its recorded
-    interval (not as fast as the file reads), the keys work meanwhile, and q ends it."""
+    interval (not as fast as the file reads), the keys work meanwhile, and q or Ctrl-C ends it."""
     threads = build_dir / "contrib" / "bench" / "threads"
     rec = tmp_path / "memscope.rec"
     # One worker touching 4 MB every 100 ms for 4 s, recorded every 200 ms: about 4 s to replay.
@@ -648,3 +648,9 @@ def test_screen_replays_a_recording_at_its_pace(memscope, build_dir, tmux, tmp_p
     t.wait_for(lambda ls: "PAUSED" not in ls[1])
     t.keys("q")
     assert t.exit_status() == 0
+    # Ctrl-C ends a replay as q does (the screen restored, exit status 0).
+    t = tmux(f"{memscope} top --input {rec}")
+    t.wait_for(lambda ls: any(int(r["PID"]) == pid for r in process_rows(ls)))
+    t.keys("C-c")
+    assert t.exit_status() == 0
+    assert not any("memscope top -" in line for line in t.screen())

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 /* How often top asks whether a `memscope record` is running. */
 #define RECORDING_CHECK_NS (2ull * 1000000000ull)
@@ -63,15 +65,31 @@ static int replay_pace(struct sink *sink, uint64_t interval_ns)
 
 	for (;;) {
 		uint64_t now = monotonic_ns();
-		struct pollfd pfd = { .fd = top_view_input_fd(t->opt.view), .events = POLLIN };
+		struct pollfd pfd[2] = {
+			{ .fd = top_view_input_fd(t->opt.view), .events = POLLIN },
+			{ .fd = t->opt.signal_fd, .events = POLLIN },
+		};
 		struct sink_event ev = { .kind = SINK_EVENT_KEYS };
 		bool resized;
 
 		if (now >= until && !t->opt.display.paused)
 			return 0;
 		/* Paused: the screen stays until p again (or q). */
-		if (poll(&pfd, 1, t->opt.display.paused ? 250 : (int)((until - now) / 1000000 + 1)) <= 0)
+		if (poll(pfd, t->opt.signal_fd >= 0 ? 2 : 1,
+			 t->opt.display.paused ? 250 : (int)((until - now) / 1000000 + 1)) <= 0)
 			continue;
+		/* SIGINT, SIGTERM, SIGHUP: the replay ends as with q. */
+		if (t->opt.signal_fd >= 0 && (pfd[1].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+
+			/* Taken here, so that it is not delivered when the command
+			 * unblocks it. */
+			if (read(t->opt.signal_fd, &si, sizeof(si)) < 0) {
+				/* Taken by the command's drain already. */
+			}
+			t->quit = true;
+			return 1;
+		}
 		ev.length = top_view_read_input(t->opt.view, ev.text, sizeof(ev.text), &resized);
 		if ((resized && top_event(sink, &(struct sink_event){ .kind = SINK_EVENT_RESIZE })) ||
 		    (ev.length && top_event(sink, &ev)))

@@ -22,6 +22,10 @@ struct top_sink_options {
 	struct top_view *view;             /* the full screen (the sink closes it), or NULL: batch to stdout */
 	struct top_display display;        /* sort column, interval */
 	long max_updates;                  /* -n; 0: until q or a signal */
+	/* Replaying on the full screen: a signalfd of the signals that end the
+	 * run (the sampler reads a file and watches none), read while a frame
+	 * is up; -1: none. */
+	int signal_fd;
 	/* The command's, called on the sink's thread: whether a `memscope
 	 * record` runs ("off" or where it records, into recording), and a
 	 * label for it (what happened, into notice). */
