@@ -15,7 +15,7 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 packages=(
   # build
   build-essential meson ninja-build pkg-config
-  libpfm4-dev libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev
+  libpfm4-dev libbpf-dev bpftool clang llvm libelf-dev libdw-dev zlib1g-dev
   liblua5.4-dev libyaml-dev libjansson-dev libmicrohttpd-dev libncurses-dev libzstd-dev libcap-dev
   # run and compare
   linux-perf bpftrace numactl util-linux xz-utils zstd

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_fifo.h"
+#include "catalog/resolver.h"
 #include "metrics/metrics.h"
 #include "sinks/top/top_model.h"
 #include "recording/recording.h"
@@ -24,8 +25,9 @@
 #include "pipeline/session_control.h"
 #include "sinks/lua_sink.h"
 #include "sinks/recording_sink.h"
+#include "sources/sample_source.h"
 
-enum { OPT_COMPRESS = 0x2000, OPT_NO_CTL, OPT_FIFO };
+enum { OPT_COMPRESS = 0x2000, OPT_NO_CTL, OPT_FIFO, OPT_SAMPLE, OPT_MMAP_PAGES, OPT_NO_CALLCHAIN };
 
 /* perf record samples until stopped; memscope record's frames come every second by default. */
 #define DEFAULT_INTERVAL_MS 1000
@@ -45,6 +47,7 @@ static void record_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: memscope record [-o FILE] [--compress] [-I MS] [-e EVENTS] [-m METRICS]\n"
+		"                       [--sample EVENT [-c N | -F HZ] [--mmap-pages N] [--no-callchain]]\n"
 		"                       [-a | -p PID[,PID...] | [--] CMD [ARGS...]] [--no-ctl] [--fifo PATH]\n\n%s"
 		"  -o, --output FILE   the recording (default: " RECORDING_DEFAULT_FILE "; an existing one is kept\n"
 		"                      as FILE.old); a name ending in .zst is compressed\n"
@@ -52,11 +55,60 @@ static void record_usage(FILE *out)
 		"      --no-ctl        no control socket (memscope ctl cannot reach this run)\n"
 		"      --fifo PATH     also take the commands one per line from a FIFO (created 0600),\n"
 		"                      as NUMAscope's control FIFO: echo 'label phase 2' > PATH\n"
+		"      --sample EVENT  also record samples with code and data addresses: mem (this host's\n"
+		"                      memory sampling event: memscope list --explain sample.mem),\n"
+		"                      page-faults, or a PMU event; repeatable. Report: memscope report --sort\n"
+		"  -c, --count N       one sample every N events (page faults: every one by default)\n"
+		"  -F, --freq HZ       samples per second (hardware events: 4000 by default)\n"
+		"      --mmap-pages N  data pages of each CPU's sample ring buffer (power of two, default 128)\n"
+		"      --no-callchain  no call chains (smaller samples)\n"
 		"%s"
 		"Frames come every -I MS (default %d ms). While it runs, 'memscope ctl' adds labels,\n"
 		"pauses, resumes, changes the interval or starts a new file. -a without -e or -m records\n"
 		"what top shows, each process with its own series: memscope top --input FILE replays it.\n",
 		session_options_help, lua_cli_help, DEFAULT_INTERVAL_MS);
+}
+
+static int append_sample(struct session_options *opt, const char *spec)
+{
+	size_t old = opt->samples ? strlen(opt->samples) : 0;
+	char *grown = realloc(opt->samples, old + strlen(spec) + 2);
+
+	if (!grown)
+		return -1;
+	if (old)
+		grown[old++] = ',';
+	strcpy(grown + old, spec);
+	opt->samples = grown;
+	return 0;
+}
+
+/* -c N, -F HZ, --mmap-pages N: positive integers (pages: a power of two). */
+static int sample_number(int c, const char *arg, struct sample_options *so)
+{
+	const char *what = c == 'c' ? "-c" : c == 'F' ? "-F" : "--mmap-pages";
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || v == 0 || arg[0] == '-') {
+		fprintf(stderr, "memscope record: %s '%s': expected a positive integer\n", what, arg);
+		return -1;
+	}
+	if (c == 'c') {
+		so->period = v;
+	} else if (c == 'F') {
+		so->freq = v;
+	} else {
+		if (v > 65536 || (v & (v - 1))) {
+			fprintf(stderr, "memscope record: --mmap-pages '%s': expected a power of two up to 65536\n",
+				arg);
+			return -1;
+		}
+		so->mmap_pages = (int)v;
+	}
+	return 0;
 }
 
 static int parse_options(int argc, char **argv, struct session_options *opt, struct record_run *run,
@@ -69,13 +121,18 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		{ "compress", no_argument, NULL, 'z' },
 		{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
 		{ "fifo", required_argument, NULL, OPT_FIFO },
+		{ "sample", required_argument, NULL, OPT_SAMPLE },
+		{ "count", required_argument, NULL, 'c' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "mmap-pages", required_argument, NULL, OPT_MMAP_PAGES },
+		{ "no-callchain", no_argument, NULL, OPT_NO_CALLCHAIN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, shared;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+" SESSION_SHORT_OPTIONS "o:zh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" SESSION_SHORT_OPTIONS "o:zhc:F:", longopts, NULL)) != -1) {
 		shared = measure_option(opt, lua, c, optarg);
 		if (shared < 0)
 			return -1;
@@ -97,6 +154,22 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			break;
 		case OPT_FIFO:
 			run->fifo_path = optarg;
+			break;
+		case OPT_SAMPLE:
+			if (!optarg[0] || append_sample(opt, optarg) < 0) {
+				fprintf(stderr, "memscope record: --sample needs an event: mem, page-faults or a PMU "
+					"event (memscope list --explain sample.mem)\n");
+				return -1;
+			}
+			break;
+		case 'c':
+		case 'F':
+		case OPT_MMAP_PAGES:
+			if (sample_number(c, optarg, &opt->sampling) < 0)
+				return -1;
+			break;
+		case OPT_NO_CALLCHAIN:
+			opt->sampling.no_callchain = true;
 			break;
 		case 'h':
 			record_usage(stdout);
@@ -122,6 +195,16 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	opt->per_process = true;
 	if (session_options_finish(opt, argc, argv) < 0)
 		return -1;
+	if (!opt->samples && (opt->sampling.period || opt->sampling.freq || opt->sampling.mmap_pages ||
+			      opt->sampling.no_callchain)) {
+		fprintf(stderr, "memscope record: -c, -F, --mmap-pages and --no-callchain say how to sample: "
+			"add --sample EVENT (for example --sample mem)\n");
+		return -1;
+	}
+	if (opt->sampling.period && opt->sampling.freq) {
+		fprintf(stderr, "memscope record: -c (a period) and -F (a frequency) exclude each other: give one\n");
+		return -1;
+	}
 	if (opt->input_path) {
 		fprintf(stderr, "memscope record: --input replays a recording; it is one already (to compress "
 			"it: zstd FILE; memscope reads FILE.zst as it is)\n");
@@ -133,6 +216,42 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- The sampling events, for the header's "sampling" member ---- */
+
+/* The header's "sampling" member: what each sampling event was opened as. */
+static json_t *sampling_json(const struct session *session)
+{
+	json_t *events = json_array(), *cpu = NULL;
+	struct cpu_identity id;
+
+	for (int i = 0; i < session->nr_sources; i++)
+		for (int e = 0; e < sample_source_nr_events(&session->sources[i]); e++) {
+			const struct sample_event_info *info = sample_source_event(&session->sources[i], e);
+			json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:b, s:b, s:i}", "event", info->name, "pmu",
+					      info->pmu, "decode", info->decode, "sample_type",
+					      (json_int_t)info->sample_type, "phys_addr", info->phys_addr, "callchain",
+					      info->callchain, "precise", info->precise);
+
+			json_object_set_new(o, info->period ? "period" : "freq",
+					    json_integer((json_int_t)(info->period ? info->period : info->freq)));
+			json_array_append_new(events, o);
+		}
+	if (!json_array_size(events)) {
+		const char *why = session_name_why(session, SAMPLE_NAME_PREFIX);
+
+		/* Asked for but not started: the file says why, for report. */
+		if (why)
+			return json_pack("{s:o, s:s}", "events", events, "unavailable", why);
+		json_decref(events);
+		return NULL;
+	}
+	/* Some decode tables depend on the CPU model (errata, encodings per part). */
+	if (cpu_identity_read(&session->host.roots, &id) == 0 && id.known)
+		cpu = json_pack("{s:s, s:i, s:i, s:i, s:i}", "vendor", id.vendor, "family", id.family, "model", id.model,
+				"implementer", id.implementer, "part", id.part);
+	return cpu ? json_pack("{s:o, s:o}", "events", events, "cpu", cpu) : json_pack("{s:o}", "events", events);
 }
 
 /* ---- The metric plan, for the header's "catalog" member ---- */
@@ -243,6 +362,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "memscope record: out of memory\n");
 		goto out;
 	}
+	run.wopt.sampling = sampling_json(&session);
 	/* The file first: its "wrote N frames" comes before the scripts' reports. */
 	if (recording_sink_init(&recording, &run.wopt, &err) < 0 ||
 	    session_add_sink(&session, &recording, NULL, &err) < 0 ||
@@ -273,6 +393,7 @@ out:
 	free(run.lua_metrics);
 	json_decref(run.wopt.catalog);
 	json_decref(run.wopt.host_files);
+	json_decref(run.wopt.sampling);
 	session_options_free(&opt);
 	return status;
 }

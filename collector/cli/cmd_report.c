@@ -1,7 +1,9 @@
 /* memscope report: Lua reports over a recording (default: memscope.rec in
  * the current directory, as perf report reads perf.data), or over a replay
  * file of counter values on a machine described by MEMSCOPE_SYSFS_ROOT, with
- * the catalog's metrics computed as they would be live. */
+ * the catalog's metrics computed as they would be live. A recording made
+ * with --sample also has its samples attributed: --sort (code, data object,
+ * nodes), --c2c (contended cache lines), --samples (each sample). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +20,12 @@
 #include "pipeline/session.h"
 #include "pipeline/session_recording.h"
 #include "sinks/lua_sink.h"
+#include "sinks/sample_sink.h"
 
-enum { OPT_FORMAT = 0x3000, OPT_REPLAY };
+enum { OPT_FORMAT = 0x3000, OPT_REPLAY, OPT_SORT, OPT_C2C, OPT_SAMPLES, OPT_TOP };
+
+/* perf report sorts by comm,dso,sym; a memory report asks which code and which data. */
+#define DEFAULT_SORT "sym,obj,node"
 
 struct report_options {
 	struct lua_cli lua;        /* --lua, --lua-unsafe: as stat takes them */
@@ -27,18 +33,30 @@ struct report_options {
 	const char *replay;        /* counter values for a (fixture) machine, instead of a recording */
 	char *metrics;             /* -m: catalog metrics to compute */
 	const char *file;
+	const char *sort;          /* --sort KEYS: the samples by these keys */
+	bool c2c;                  /* --c2c: contended cache lines */
+	bool samples;              /* --samples: every sample */
+	int top;                   /* --top N: rows shown in text */
 };
 
 static void report_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: memscope report [--lua SCRIPT[:KEY=VAL,...]]... [--format text|csv|json] [FILE]\n"
+		"       memscope report [--sort KEYS] [--c2c] [--samples] [--top N] [FILE]\n"
 		"       memscope report --replay COUNTS.jsonl [-m METRICS] --lua SCRIPT...\n\n"
 		"  FILE                 a recording (default: " RECORDING_DEFAULT_FILE ")\n"
 		"  --lua SCRIPT         run a report script: a built-in name (faults.lua, remote_ratio.lua,\n"
 		"                       bandwidth.lua, topdown.lua, numa_balance.lua, bench.lua) or a path; repeatable.\n"
 		"                       Without --lua: summary.lua (every series over the run)\n"
 		"  --format FMT         text (default), csv or json\n"
+		"  --sort KEYS          samples (record --sample) grouped by keys, most first: sym, srcline, dso,\n"
+		"                       obj (data object), node (of the data), cpu_node, remote, level, op, pid,\n"
+		"                       tid, comm, cpu, event, caller (default for a recording with samples and no\n"
+		"                       --lua: " DEFAULT_SORT ")\n"
+		"  --c2c                cache lines whose loads hit modified data (HITM), by offset and code\n"
+		"  --samples            every sample, attributed\n"
+		"  --top N              rows (lines) shown as text (default 25; 0: all)\n"
 		"  --lua-unsafe         give scripts io, os and package (off: sandboxed)\n"
 		"  --replay FILE        counter values per interval (docs/replay-format.md) on the machine\n"
 		"                       MEMSCOPE_SYSFS_ROOT describes; catalog metrics are computed from them\n"
@@ -80,6 +98,10 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "replay", required_argument, NULL, OPT_REPLAY },
 		{ "metrics", required_argument, NULL, 'm' },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "c2c", no_argument, NULL, OPT_C2C },
+		{ "samples", no_argument, NULL, OPT_SAMPLES },
+		{ "top", required_argument, NULL, OPT_TOP },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -106,6 +128,26 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			if (append_list(&o->metrics, optarg) < 0)
 				return -1;
 			break;
+		case OPT_SORT:
+			o->sort = optarg;
+			break;
+		case OPT_C2C:
+			o->c2c = true;
+			break;
+		case OPT_SAMPLES:
+			o->samples = true;
+			break;
+		case OPT_TOP: {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+
+			if (end == optarg || *end || n < 0 || n > 1000000) {
+				fprintf(stderr, "memscope report: --top '%s': expected a number of rows (0: all)\n", optarg);
+				return -1;
+			}
+			o->top = (int)n;
+			break;
+		}
 		case 'h':
 			report_usage(stdout);
 			exit(0);
@@ -124,11 +166,39 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		fprintf(stderr, "memscope report: --replay and a recording exclude each other; give one\n");
 		return -1;
 	}
-	if (!o->lua.nr_scripts)
-		o->lua.scripts[o->lua.nr_scripts++] = "summary.lua";
 	if (!o->file)
 		o->file = RECORDING_DEFAULT_FILE;
+	if ((o->sort || o->c2c || o->samples) && o->replay) {
+		fprintf(stderr, "memscope report: --sort, --c2c and --samples read the samples of a recording; a "
+			"--replay file has none\n");
+		return -1;
+	}
+	if (o->format != LUA_OUTPUT_TEXT && (!!o->sort + o->c2c + o->samples + (o->lua.nr_scripts > 0)) > 1) {
+		fprintf(stderr, "memscope report: --format csv or json writes one table: give one of --sort, --c2c, "
+			"--samples and --lua\n");
+		return -1;
+	}
 	return 0;
+}
+
+/* Without --lua, --sort, --c2c or --samples: the samples by the default keys
+ * when the recording has samples, else the summary of every series. */
+static void default_reports(struct report_options *o)
+{
+	struct recording_reader *reader;
+	struct ms_error ignored = { "" };
+	bool sampled = false;
+
+	if (o->lua.nr_scripts || o->sort || o->c2c || o->samples)
+		return;
+	if (!o->replay && recording_reader_open(&reader, o->file, &ignored) == 0) {
+		sampled = recording_has_samples(recording_reader_header(reader));
+		recording_reader_close(reader);
+	}
+	if (sampled)
+		o->sort = DEFAULT_SORT;
+	else
+		o->lua.scripts[o->lua.nr_scripts++] = "summary.lua";
 }
 
 /* -m plus the metrics the scripts ask for that the replayed machine has
@@ -194,29 +264,82 @@ static int open_session(const struct report_options *o, struct lua_engine *lua, 
 	return status;
 }
 
-/* The frames (and labels) of the recording or replay go to one sink: the
- * scripts. A file's frames are never merged: the reader waits for them. */
+/* A sample for the scripts' on_sample (on the sample sink's thread, which
+ * the Lua sink shares). */
+static void lua_sample(const struct attributed_sample *s, double time_s, void *ctx)
+{
+	lua_engine_sample(ctx, s, time_s);
+}
+
+/* The sample sink, when a sample report is asked for or the scripts have
+ * on_sample (and the recording has samples: otherwise on_sample is simply
+ * never called). 0 without one, 1 with one, else the exit code. */
+static int open_samples(const struct report_options *o, struct session *session, struct lua_engine *lua,
+			struct sink *sink, struct ms_error *err)
+{
+	bool asked = o->sort || o->c2c || o->samples;
+	bool for_lua = o->lua.nr_scripts && lua_engine_wants_samples(lua);
+	struct sample_sink_options so = {
+		.c2c = o->c2c,
+		.list = o->samples,
+		.format = o->format == LUA_OUTPUT_CSV ? SAMPLE_CSV : o->format == LUA_OUTPUT_JSON ? SAMPLE_JSON
+												: SAMPLE_TEXT,
+		.top = o->top,
+		.out = stdout,
+		.file = o->file,
+		.on_sample = for_lua ? lua_sample : NULL,
+		.ctx = lua,
+	};
+
+	if (o->replay || !(asked || for_lua))
+		return 0;
+	if (!asked && !recording_has_samples(session_recording_header(session)))
+		return 0;
+	if (o->sort && sort_keys_parse(o->sort, so.keys, &so.nr_keys, err) < 0)
+		return -EXIT_USAGE;
+	return sample_sink_init(sink, session_recording_header(session), &so, err) < 0 ? -1 : 1;
+}
+
+/* The frames (and labels) of the recording or replay go to the scripts, the
+ * samples to the sample sink, whose thread the scripts share (on_sample). A
+ * file's frames and samples are never merged or dropped: the reader waits. */
 static int report(const struct report_options *o, struct lua_engine *lua, struct ms_error *err)
 {
 	struct session_options opt;
 	struct session session;
-	struct sink lua_sink = { 0 };
-	int status;
+	struct sink lua_sink = { 0 }, sample_sink = { 0 };
+	int status, sampled = 0;
 
 	memset(&session, 0, sizeof(session));
 	session_options_init(&opt, "report");
 	status = open_session(o, lua, &session, &opt, err);
 	if (status)
 		goto out;
-	status = 1;
-	if (lua_sink_init(&lua_sink, lua, err) < 0 || session_add_sink(&session, &lua_sink, NULL, err) < 0 ||
-	    session_run(&session, &opt, err) < 0)
+	sampled = open_samples(o, &session, lua, &sample_sink, err);
+	if (sampled < 0) {
+		status = -sampled;
 		goto out;
+	}
+	status = 1;
+	if (sampled && session_add_sink(&session, &sample_sink, NULL, err) < 0)
+		goto out;
+	if (o->lua.nr_scripts &&
+	    (lua_sink_init(&lua_sink, lua, err) < 0 ||
+	     session_add_sink(&session, &lua_sink, sampled ? &sample_sink : NULL, err) < 0))
+		goto out;
+	if (session_run(&session, &opt, err) < 0)
+		goto out;
+	if (sampled && sample_sink_failed(&sample_sink)) {
+		ms_error_set(err, "out of memory while attributing samples");
+		goto out;
+	}
 	status = 0;
 out:
 	session_close(&session);
 	if (lua_sink.ops && lua_sink.priv)
 		lua_sink.ops->close(&lua_sink);
+	if (sample_sink.ops && sample_sink.priv)
+		sample_sink.ops->close(&sample_sink);
 	session_options_free(&opt);
 	return status;
 }
@@ -229,10 +352,12 @@ int cmd_report(int argc, char **argv)
 	struct ms_error err = { "" };
 	int status;
 
+	o.top = 25;
 	if (parse_options(argc, argv, &o) < 0) {
 		free(o.metrics);
 		return EXIT_USAGE;
 	}
+	default_reports(&o);
 	lopt.scripts = o.lua.scripts;
 	lopt.nr_scripts = o.lua.nr_scripts;
 	lopt.unsafe = o.lua.unsafe;

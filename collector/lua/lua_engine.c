@@ -2,6 +2,7 @@
  * calling callbacks so that a failing script is reported and disabled while
  * everything else goes on. */
 #include "lua/lua_engine.h"
+#include "metrics/sample_attrib.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -704,6 +705,16 @@ static int load_body(lua_State *L)
 	return 0;
 }
 
+/* Does the script define on_sample? (script code: a global lookup) */
+static int wants_samples_body(lua_State *L)
+{
+	struct lua_engine *e = lua_touserdata(L, 1);
+
+	if (lua_getglobal(L, "on_sample") == LUA_TFUNCTION)
+		e->wants_samples = true;
+	return 0;
+}
+
 static int load_script(struct lua_engine *e, struct lua_script *s, const char *spec, struct ms_error *err)
 {
 	char name[PATH_MAX], chunkname[PATH_MAX + 1];
@@ -749,6 +760,8 @@ static int load_script(struct lua_engine *e, struct lua_script *s, const char *s
 	free(text);
 	if (ret < 0)
 		return 0;
+	/* Known before the run, so that a report can give it the samples. */
+	lua_script_run(s, "loading", wants_samples_body, e);
 	return check_args(s, err);
 }
 
@@ -940,8 +953,9 @@ int lua_engine_start(struct lua_engine *engine, const struct lua_engine_inputs *
 		return -1;
 	}
 	e->started = true;
-	for (int i = 0; i < e->nr_scripts; i++)
+	for (int i = 0; i < e->nr_scripts; i++) {
 		lua_script_run(&e->scripts[i], "on_start", set_source_body, e);
+	}
 	call_each(e, "on_start", fill_start, e);
 	return 0;
 }
@@ -1012,6 +1026,87 @@ void lua_engine_label(struct lua_engine *engine, double time_s, const char *text
 
 	if (engine && engine->started)
 		call_each(engine, "on_label", fill_label, &l);
+}
+
+struct sample_arg {
+	const struct attributed_sample *s;
+	double time_s;
+};
+
+static void set_str(lua_State *L, const char *key, const char *value)
+{
+	lua_pushstring(L, value);
+	lua_setfield(L, -2, key);
+}
+
+static void set_int_or_nil(lua_State *L, const char *key, long long value, bool known)
+{
+	if (known)
+		lua_pushinteger(L, (lua_Integer)value);
+	else
+		lua_pushnil(L);
+	lua_setfield(L, -2, key);
+}
+
+static void fill_sample(lua_State *L, void *arg)
+{
+	const struct sample_arg *a = arg;
+	const struct attributed_sample *s = a->s;
+	const struct event_sample *e = s->sample;
+
+	lua_createtable(L, 0, 24);
+	lua_pushnumber(L, a->time_s);
+	lua_setfield(L, -2, "time");
+	set_int_or_nil(L, "pid", e->pid, true);
+	set_int_or_nil(L, "tid", e->tid, true);
+	set_int_or_nil(L, "cpu", e->cpu, e->cpu >= 0);
+	set_str(L, "comm", s->comm);
+	set_str(L, "event", s->event);
+	set_int_or_nil(L, "ip", (long long)e->ip, true);
+	set_int_or_nil(L, "addr", (long long)e->addr, e->addr != 0);
+	set_str(L, "sym", s->code.sym);
+	set_str(L, "srcline", s->code.srcline);
+	set_str(L, "dso", s->code.dso);
+	set_str(L, "obj", s->data.name);
+	set_int_or_nil(L, "node", s->node, s->node >= 0);
+	set_int_or_nil(L, "cpu_node", s->cpu_node, s->cpu_node >= 0);
+	if (s->remote >= 0)
+		lua_pushboolean(L, s->remote);
+	else
+		lua_pushnil(L);
+	lua_setfield(L, -2, "remote");
+	if (s->access.level)
+		set_str(L, "level", s->access.level);
+	if (s->access.op)
+		set_str(L, "op", s->access.op == 'L' ? "load" : s->access.op == 'S' ? "store"
+				 : s->access.op == 'P' ? "prefetch" : "exec");
+	lua_pushboolean(L, s->access.hitm);
+	lua_setfield(L, -2, "hitm");
+	lua_pushboolean(L, s->access.peer);
+	lua_setfield(L, -2, "peer");
+	set_int_or_nil(L, "weight", (long long)s->weight, s->weight != 0);
+	lua_createtable(L, s->nr_chain, 0);
+	for (int i = 0; i < s->nr_chain; i++) {
+		lua_createtable(L, 0, 3);
+		set_str(L, "sym", s->chain[i].sym);
+		set_str(L, "srcline", s->chain[i].srcline);
+		set_str(L, "dso", s->chain[i].dso);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_setfield(L, -2, "callchain");
+}
+
+void lua_engine_sample(struct lua_engine *engine, const struct attributed_sample *s, double time_s)
+{
+	struct sample_arg a = { s, time_s };
+
+	if (engine && engine->started && engine->wants_samples)
+		call_each(engine, "on_sample", fill_sample, &a);
+}
+
+bool lua_engine_wants_samples(const struct lua_engine *engine)
+{
+	return engine && engine->wants_samples;
 }
 
 static void fill_end(lua_State *L, void *arg)

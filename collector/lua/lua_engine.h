@@ -83,6 +83,12 @@ void lua_engine_frame(struct lua_engine *engine, const struct frame *frame, cons
 		      uint64_t merged);
 /* A label (phase NULL) or a phase's begin or end ("begin", "end"): on_label. */
 void lua_engine_label(struct lua_engine *engine, double time_s, const char *text, const char *phase);
+/* on_sample(sample) of every live script that defines it: one attributed
+ * sample of a recording made with --sample (docs/lua-api.md, "Samples"). */
+struct attributed_sample;
+void lua_engine_sample(struct lua_engine *engine, const struct attributed_sample *s, double time_s);
+/* Does a script define on_sample? (Then samples are attributed for it.) */
+bool lua_engine_wants_samples(const struct lua_engine *engine);
 /* on_end of every live script (their reports), then flush the output. */
 void lua_engine_end(struct lua_engine *engine);
 

@@ -63,6 +63,7 @@ struct lua_engine {
 	int nr_metrics, cap_metrics;
 	/* Output state: CSV header per table is printed by emit. */
 	int tables_emitted;
+	bool wants_samples;        /* a script defines on_sample */
 };
 
 /* lua_engine.c: run body(L) with ud as its one argument (a light userdata)

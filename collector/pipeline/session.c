@@ -7,6 +7,7 @@
 
 #include "catalog/catalog.h"
 #include "pipeline/session_pipeline.h"
+#include "catalog/catalog_sampling.h"
 #include "pipeline/session_recording.h"
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
@@ -127,7 +128,8 @@ void session_options_free(struct session_options *opt)
 {
 	free(opt->events);
 	free(opt->metrics);
-	opt->events = opt->metrics = NULL;
+	free(opt->samples);
+	opt->events = opt->metrics = opt->samples = NULL;
 }
 
 void session_describe_target(const struct session_options *opt, char *buf, size_t size)
@@ -212,8 +214,11 @@ static int create_sources(struct session *s, const struct session_options *opt, 
 {
 	const struct source_kind **owner = calloc((size_t)s->nr_names + 1, sizeof(*owner));
 	const char **claimed = calloc((size_t)s->nr_names + 1, sizeof(*claimed));
+	/* The sampling source hands its items to the session (session_run.c). */
+	struct sample_options sampling = opt->sampling;
 	int status = 0;
 
+	sampling.hub = &s->sample_hub;
 	if (!owner || !claimed) {
 		ms_error_set(err, "out of memory");
 		status = 1;
@@ -236,6 +241,7 @@ static int create_sources(struct session *s, const struct session_options *opt, 
 			.thread_pid = opt->thread_pid,
 			.notes = opt->notes ? opt->notes : stderr,
 			.command_name = opt->command_name,
+			.sampling = &sampling,
 		};
 		struct ms_error why = { "" };
 
@@ -408,6 +414,46 @@ static int plan_metrics(struct session *s, const struct session_options *opt, st
 	return 0;
 }
 
+/* --sample: each event becomes the name "sample:EVENT" of the sampling kind;
+ * "mem" is the catalog's choice for this host (list --explain sample.mem). */
+static int add_sample_names(struct session *s, const struct session_options *opt, struct ms_error *err)
+{
+	char **specs;
+	int nr, ret = 0;
+
+	if (event_list_split(opt->samples, &specs, &nr) < 0) {
+		ms_error_set(err, "out of memory");
+		return 1;
+	}
+	for (int i = 0; i < nr && !ret; i++) {
+		struct sampling_choice choice;
+		char name[1100];
+
+		if (strcmp(specs[i], "mem")) {
+			snprintf(name, sizeof(name), "%s%s", SAMPLE_NAME_PREFIX, specs[i]);
+			ret = add_name(s, name) < 0;
+			continue;
+		}
+		if ((!s->catalog && catalog_load_default(&s->catalog, err) < 0) ||
+		    (!s->resolution && resolve(&s->host, s->catalog, &s->resolution, err) < 0)) {
+			ret = 1;
+			break;
+		}
+		if (sampling_choose(s->resolution, "mem", &choice, err) < 0) {
+			ret = 1;
+			break;
+		}
+		for (int e = 0; e < choice.nr_events && !ret; e++) {
+			snprintf(name, sizeof(name), "%s%s", SAMPLE_NAME_PREFIX, choice.events[e]);
+			ret = add_name(s, name) < 0;
+		}
+	}
+	if (ret && !err->text[0])
+		ms_error_set(err, "out of memory");
+	event_names_free(specs, nr);
+	return ret;
+}
+
 int session_open(struct session *s, const struct session_options *opt, struct ms_error *err)
 {
 	int ret;
@@ -438,6 +484,8 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 		if (ret)
 			return ret;
 	}
+	if (opt->samples && (ret = add_sample_names(s, opt, err)))
+		return ret;
 	if (!opt->replay_path) {
 		if (s->host.roots.is_fixture) {
 			ms_error_set(err, "MEMSCOPE_SYSFS_ROOT=%s describes another machine: its counters cannot "

@@ -15,6 +15,7 @@
 #include "sampler/sampler.h"
 #include "sampler/source.h"
 #include "sources/registry.h"
+#include "sources/sample_source.h"
 #include "sampler/target.h"
 #include "sinks/sink.h"
 
@@ -76,6 +77,10 @@ struct session_options {
 	pid_t thread_pid;           /* > 0: per-thread series of this process only (top -p) */
 	FILE *notes;                /* where notes go (left-out probes, events not counted); NULL: stderr */
 	const struct source_registry *registry; /* NULL: source_registry_process() (built-ins and plugins) */
+	/* record --sample: sampling events, comma list ("mem" is the catalog's
+	 * memory sampling event of this host), and how to sample them. */
+	char *samples;
+	struct sample_options sampling;
 };
 
 void session_options_init(struct session_options *opt, const char *command_name);
@@ -131,6 +136,7 @@ struct session {
 	bool sink_opened[SESSION_MAX_SINKS];
 	int nr_sinks;
 	struct session_pipeline *pipeline; /* the sinks' queues and threads (session_run.c) */
+	struct sample_hub sample_hub;      /* where the sampling source hands its items (session_run.c) */
 	struct session_control *control;   /* the control socket and FIFO, when attached */
 	char title[512];            /* what is measured, for people */
 };

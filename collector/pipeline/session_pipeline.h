@@ -33,6 +33,12 @@ struct session_pipeline {
 	struct int_list held_added, held_retired;
 	struct series_changes held_changes;
 	uint64_t changes_lost;              /* out of memory keeping them */
+	/* Sample items (record --sample, or a recording's) gathered on the
+	 * sampling thread, handed to the sinks that take samples in batches,
+	 * in order with the frames. */
+	struct sample_batch *samples;
+	bool takes_samples[SESSION_MAX_SINKS];   /* per runner: a sink of it takes samples */
+	uint64_t samples_unkept;            /* items lost for want of memory for a batch */
 	int wake_fd;                        /* eventfd: a sink thread wants the sampling thread */
 	atomic_bool stop;                   /* a sink asked the run to stop */
 	atomic_uint_fast64_t interval_ns;   /* a sink asked for this interval (0: none) */

@@ -167,6 +167,46 @@ static void keep_changes(struct session_pipeline *p, const struct series_changes
 			p->changes_lost++;
 }
 
+/* ---- Samples ---- */
+
+/* The gathered items to every runner with a sink that takes samples. A live
+ * sink too far behind gets none of this batch (counted for its end). */
+static void publish_samples(struct session_pipeline *p)
+{
+	struct sample_batch *b = p->samples;
+
+	if (!b)
+		return;
+	p->samples = NULL;
+	for (int i = 0; i < p->nr_runners; i++)
+		if (p->takes_samples[i])
+			sink_queue_put_samples(&p->runners[i].queue, b);
+	sample_batch_unref(b);
+}
+
+/* A sample item, on the sampling thread: from the sampling source (times
+ * made relative to the start of the run, as frames') or from a recording. */
+static void take_sample_item(const struct sample_item *item, void *ctx)
+{
+	struct session_pipeline *p = ctx;
+	uint64_t origin = p->from_file ? 0 : p->session->sampler.start_ns;
+	bool wanted = false;
+
+	for (int i = 0; i < p->nr_runners; i++)
+		wanted |= p->takes_samples[i];
+	/* Paused: no samples are kept (as no frames are); what maps what is. */
+	if (!wanted || (p->paused && item->kind == SAMPLE_ITEM_SAMPLE))
+		return;
+	for (int tries = 0; tries < 2; tries++) {
+		if (!p->samples && !(p->samples = sample_batch_new(SAMPLE_BATCH_BYTES)))
+			break;
+		if (sample_batch_append(p->samples, item, origin) == 0)
+			return;
+		publish_samples(p);
+	}
+	p->samples_unkept++;
+}
+
 static int on_frame(const struct frame *frame, bool last, void *ctx)
 {
 	struct session_pipeline *p = ctx;
@@ -192,8 +232,15 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 		metric_engine_compute(s->engine, &rel, p->values);
 		p->computed++;
 	}
+	/* Live, the samples read before this frame go before it. A recording
+	 * passes the items after a frame while this frame goes out: after it
+	 * (those before the first frame before it). */
+	if (!p->from_file || !p->frames)
+		publish_samples(p);
 	for (int i = 0; i < p->nr_runners; i++)
 		sink_queue_put_frame(&p->runners[i].queue, &rel, p->values, last);
+	if (p->from_file || last)
+		publish_samples(p);
 	/* The whole run: a series that starts counts from here. */
 	frame_fit(&p->total, rel.nr);
 	for (int k = 0; rel.changes && k < rel.changes->nr_added; k++)
@@ -333,6 +380,10 @@ static void recorded_event(const struct recording_record *rec, void *ctx)
 	struct session_pipeline *p = ctx;
 	struct sink_event ev = { .time_ns = rec->t_ns, .interval_ns = rec->interval_ns };
 
+	if (rec->kind == RECORD_SAMPLE_ITEM) {
+		take_sample_item(&rec->item, p);
+		return;
+	}
 	if (rec->kind == RECORD_LABEL) {
 		ev.kind = !strcmp(rec->phase, "begin") ? SINK_EVENT_PHASE_BEGIN
 			  : !strcmp(rec->phase, "end") ? SINK_EVENT_PHASE_END : SINK_EVENT_LABEL;
@@ -377,6 +428,11 @@ static int open_pipeline(struct session *s, const struct session_options *opt, s
 	}
 	if (start_runners(s, p, err) < 0)
 		return -1;
+	for (int i = 0; i < s->nr_sinks; i++)
+		if (s->sinks[i]->ops->samples)
+			p->takes_samples[p->runner_of[i]] = true;
+	s->sample_hub.deliver = take_sample_item;
+	s->sample_hub.ctx = p;
 	p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (p->wake_fd < 0) {
 		ms_error_set(err, "eventfd: %s", strerror(errno));
@@ -433,6 +489,7 @@ static void end_sinks(struct session *s)
 
 		sink_queue_stats(&p->runners[p->runner_of[i]].queue, &st);
 		end.frames_merged = st.frames_merged;
+		end.samples_dropped = st.samples_dropped + p->samples_unkept;
 		s->sinks[i]->ops->end(s->sinks[i], &end);
 		/* Each merged frame covers the intervals it stands for: nothing is
 		 * lost, but the output has fewer, longer intervals than asked for. */
@@ -452,7 +509,10 @@ int session_run(struct session *s, const struct session_options *opt, struct ms_
 		return -1;
 	p = s->pipeline;
 	ret = sampler_run(&s->sampler, &s->target, (uint64_t)opt->interval_ms * 1000000ull, on_frame, p, err);
-	/* Every sink takes what is queued for it. */
+	/* Items after the last frame (a recording's), then every sink takes
+	 * what is queued for it. */
+	publish_samples(p);
+	s->sample_hub.deliver = NULL;
 	for (int i = 0; i < p->nr_runners; i++)
 		sink_runner_finish(&p->runners[i]);
 	if (s->control)
@@ -484,6 +544,7 @@ void session_pipeline_close(struct session *s)
 			sink_runner_destroy(&p->runners[i]);
 		if (p->wake_fd >= 0)
 			close(p->wake_fd);
+		sample_batch_unref(p->samples);
 		frame_free(&p->total);
 		free(p->held_added.v);
 		free(p->held_retired.v);

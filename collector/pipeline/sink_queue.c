@@ -56,6 +56,14 @@ oom:
 
 void sink_queue_destroy(struct sink_queue *q)
 {
+	/* Sample batches a failed run left in the ring or the backlog. */
+	if (q->ring) {
+		uint64_t h = atomic_load(&q->head), t = atomic_load(&q->tail);
+
+		for (; h < t; h++)
+			if (q->ring[h % (uint64_t)q->ring_cap].kind == SINK_ITEM_SAMPLES)
+				sample_batch_unref(q->ring[h % (uint64_t)q->ring_cap].samples);
+	}
 	for (int i = 0; q->bufs && i < q->nr_bufs; i++) {
 		frame_free(&q->bufs[i].frame);
 		metric_values_free(q->bufs[i].values);
@@ -359,6 +367,27 @@ int sink_queue_put_event(struct sink_queue *q, const struct sink_event *ev)
 	q->backlog[q->backlog_count++] = item;
 	q->backlog_events++;
 	return 0;
+}
+
+int sink_queue_put_samples(struct sink_queue *q, struct sample_batch *batch)
+{
+	struct sink_item item = { .kind = SINK_ITEM_SAMPLES, .samples = batch };
+
+	sample_batch_ref(batch);
+	if (q->wait) {
+		wait_for_room(q, false);
+		publish(q, &item);
+		return 0;
+	}
+	flush(q);
+	/* Behind the backlog, it would jump ahead of frames: never reorder. */
+	if (!q->backlog_count && ring_room(q)) {
+		publish(q, &item);
+		return 0;
+	}
+	sample_batch_unref(batch);
+	q->in.samples_dropped += batch->nr_samples;
+	return -1;
 }
 
 void sink_queue_close(struct sink_queue *q)

@@ -62,7 +62,7 @@ struct sink_frame_buf {
 	int cap_saved;
 };
 
-enum sink_item_kind { SINK_ITEM_FRAME, SINK_ITEM_EVENT };
+enum sink_item_kind { SINK_ITEM_FRAME, SINK_ITEM_EVENT, SINK_ITEM_SAMPLES };
 
 struct sink_item {
 	enum sink_item_kind kind;
@@ -71,6 +71,7 @@ struct sink_item {
 	bool last;
 	bool stale;                     /* merged: values to recompute */
 	struct sink_event event;        /* SINK_ITEM_EVENT */
+	struct sample_batch *samples;   /* SINK_ITEM_SAMPLES: a reference the consumer lets go of */
 };
 
 struct sink_queue_stats {
@@ -80,6 +81,7 @@ struct sink_queue_stats {
 	uint64_t recomputed;            /* metric computations for merged frames */
 	uint64_t waits;                 /* puts that waited for room (files only) */
 	uint64_t events_refused;        /* put_event without room */
+	uint64_t samples_dropped;       /* samples in batches refused: the consumer was behind */
 	uint64_t changes_lost;          /* series changes a list could not grow for (out of memory) */
 	int deepest;                    /* most frames queued at once */
 };
@@ -132,6 +134,12 @@ void sink_queue_put_frame(struct sink_queue *q, const struct frame *frame, const
 			  bool last);
 /* 0, or -1 when no event can be queued now (never in wait mode: it waits). */
 int sink_queue_put_event(struct sink_queue *q, const struct sink_event *ev);
+/* A batch of samples, in order with the frames, never merged. Live, a batch
+ * goes in only when nothing waits in the backlog and the ring has room (the
+ * sink keeps up); else it is refused and its samples counted as dropped for
+ * this sink (-1). Wait mode (files) waits for room. The queue takes its own
+ * reference. */
+int sink_queue_put_samples(struct sink_queue *q, struct sample_batch *batch);
 /* Can put_event take one more now? */
 bool sink_queue_event_room(struct sink_queue *q);
 /* Everything is put: the backlog goes into the ring (waiting for room: the

@@ -49,6 +49,21 @@ static void run_event(struct sink_runner *r, const struct sink_item *item)
 		r->on_reply(item->event.reply, r->ctx);
 }
 
+static void run_samples(struct sink_runner *r, const struct sink_item *item)
+{
+	for (int i = 0; i < r->nr_sinks; i++) {
+		struct sink *sink = r->sinks[i];
+
+		if (r->stopped[i] || !sink->ops->samples)
+			continue;
+		if (sink->ops->samples(sink, item->samples)) {
+			r->stopped[i] = true;
+			r->on_stop(r->ctx);
+		}
+	}
+	sample_batch_unref(item->samples);
+}
+
 static void *runner_main(void *arg)
 {
 	struct sink_runner *r = arg;
@@ -67,6 +82,8 @@ static void *runner_main(void *arg)
 	while (sink_queue_take(&r->queue, &item)) {
 		if (item.kind == SINK_ITEM_FRAME)
 			run_frame(r, &item);
+		else if (item.kind == SINK_ITEM_SAMPLES)
+			run_samples(r, &item);
 		else
 			run_event(r, &item);
 	}

@@ -25,6 +25,7 @@
 #include "sampler/frame.h"
 #include "host/host.h"
 #include "host/topology.h"
+#include "sampler/sample_item.h"
 
 #define RECORDING_FORMAT_NAME "memscope-recording"
 #define RECORDING_FORMAT_VERSION 2
@@ -56,6 +57,9 @@ struct recording_writer_options {
 	 * new header lists the series as its frames left them. NULL: the run
 	 * starts with this file, with the table as it is at open. */
 	const struct recording_writer *continues;
+	/* The sampling events (documented optional "sampling" member), or NULL.
+	 * The writer takes a reference. */
+	json_t *sampling;
 };
 
 struct recording_writer;
@@ -75,6 +79,10 @@ int recording_writer_label(struct recording_writer *w, uint64_t now_ns, const ch
 /* A control event: "pause", "resume", or "interval" (with the new interval). */
 int recording_writer_control(struct recording_writer *w, uint64_t now_ns, const char *what,
 			     uint64_t interval_ns, struct ms_error *err);
+/* A sample, a mapping, a process event or a loss, as the sampling source
+ * handed it over; written in the next batch (a large batch is written at once). */
+int recording_writer_sample_item(struct recording_writer *w, const struct sample_item *item, struct ms_error *err);
+uint64_t recording_writer_samples(const struct recording_writer *w);   /* samples written so far */
 /* Write the end record (reason: "the command exited", "SIGINT"...), flush and
  * close. Always frees w; -1 when anything could not be written. */
 int recording_writer_close(struct recording_writer *w, const char *reason, struct ms_error *err);
@@ -103,6 +111,7 @@ struct recording_header {
 	struct series_table table;  /* the series of the frames, in order; grows as series records are read */
 	json_t *catalog;            /* the optional metric plan, or NULL (borrowed from the reader) */
 	json_t *host_files;         /* the host's sysfs/procfs snapshot, or NULL (borrowed) */
+	json_t *sampling;           /* the sampling events, or NULL (borrowed) */
 };
 
 enum recording_record_kind {
@@ -112,6 +121,7 @@ enum recording_record_kind {
 	RECORD_END,
 	RECORD_SERIES,              /* series that start with the next frame (v2) */
 	RECORD_RETIRE,              /* series whose last values were in the previous frame (v2) */
+	RECORD_SAMPLE_ITEM,         /* a sample, mapping, process event or loss: see item */
 	RECORD_EOF,                 /* no more records (see recording_reader_cut) */
 };
 
@@ -131,6 +141,8 @@ struct recording_record {
 	 * the next call); the table already holds the added series */
 	const int *indices;
 	int nr_indices;
+	/* RECORD_SAMPLE_ITEM: its pointers stay valid until the next record is read */
+	struct sample_item item;
 };
 
 struct recording_reader;

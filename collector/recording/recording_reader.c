@@ -5,6 +5,7 @@
  * record was cut (memscope killed, disk full): everything before the cut is
  * read, and recording_reader_cut() says so. */
 #include "recording/recording.h"
+#include "recording/recording_samples.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +48,7 @@ struct recording_reader {
 	struct recording_header header;
 	int *indices;                /* of the last series or retire record */
 	int nr_indices, cap_indices;
+	struct sample_item_storage *items;   /* what the last sample record's item points into */
 };
 
 static const char *type_name(const json_t *v)
@@ -612,6 +614,7 @@ static int read_header(struct recording_reader *r, struct ms_error *err)
 	if (read_series(r, json_object_get(r->header_json, "series"), err) < 0)
 		return -1;
 	h->catalog = json_object_get(r->header_json, "catalog");
+	h->sampling = json_object_get(r->header_json, "sampling");
 	if (h->catalog && check_catalog(r, h->catalog, err) < 0)
 		return -1;
 	return 0;
@@ -925,8 +928,23 @@ static int read_other(struct recording_reader *r, const json_t *rec, struct reco
 		r->ended = true;
 		return 0;
 	}
+	if (!r->items && !(r->items = malloc(sizeof(*r->items)))) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	switch (recording_sample_item_read(r->path, r->line, rec, r->items, &out->item, err)) {
+	case 1:
+		if (need_v2(r, "sample", err) < 0)
+			return -1;
+		out->kind = RECORD_SAMPLE_ITEM;
+		out->t_ns = out->item.time_ns;
+		return 0;
+	case -1:
+		return -1;
+	}
 	ms_error_set(err, "%s:%d: not a record of a recording: expected a frame (\"t\", \"d\", \"v\"), "
-		     "\"series\", \"retire\", a \"label\", a \"control\" event or the \"end\"", r->path, r->line);
+		     "\"series\", \"retire\", a \"label\", a \"control\" event, a sample record (\"s\", \"map\", "
+		     "\"comm\", \"fork\", \"exit\", \"lost\", \"maps_unreadable\") or the \"end\"", r->path, r->line);
 	return -1;
 }
 
@@ -1011,6 +1029,7 @@ void recording_reader_close(struct recording_reader *r)
 	free(r->zin);
 	free(r->indices);
 	free(r->buf);
+	free(r->items);
 	free(r->path);
 	series_table_free(&r->header.table);
 	topology_free(&r->header.topo);

@@ -5,6 +5,7 @@
  * whatever reached the disk is readable if memscope is killed. */
 #include "recording/recording.h"
 #include "recording/recording_create.h"
+#include "recording/recording_samples.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -42,7 +43,12 @@ struct recording_writer {
 	unsigned char *retired;
 	int retired_cap;
 	json_t *values;              /* reused per frame: the "v" array */
+	uint64_t samples;            /* sample records written */
 };
+
+/* Samples come between frames, thousands a second: a batch that grows past
+ * this is written without waiting for the next frame. */
+#define SAMPLE_BATCH_BYTES (1u << 20)
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -142,6 +148,39 @@ static int append_line(struct recording_writer *w, json_t *record, struct ms_err
 	w->pending_len += len + 1;
 	free(text);
 	return 0;
+}
+
+int recording_writer_append(struct recording_writer *w, const char *line, size_t len, bool sample,
+			    struct ms_error *err)
+{
+	if (w->pending_len + len + 1 > w->pending_cap) {
+		size_t cap = (w->pending_len + len + 1) * 2;
+		char *grown = realloc(w->pending, cap);
+
+		if (!grown) {
+			ms_error_set(err, "%s: out of memory", w->path);
+			return -1;
+		}
+		w->pending = grown;
+		w->pending_cap = cap;
+	}
+	memcpy(w->pending + w->pending_len, line, len);
+	w->pending[w->pending_len + len] = '\n';
+	w->pending_len += len + 1;
+	w->samples += sample;
+	if (w->pending_len >= SAMPLE_BATCH_BYTES)
+		return flush_pending(w, false, err);
+	return 0;
+}
+
+uint64_t recording_writer_origin(const struct recording_writer *w)
+{
+	return w->origin_ns;
+}
+
+uint64_t recording_writer_samples(const struct recording_writer *w)
+{
+	return w->samples;
 }
 
 static uint64_t relative(const struct recording_writer *w, uint64_t now_ns)
@@ -298,6 +337,8 @@ static json_t *header_json(const struct recording_writer_options *opt, const str
 	json_object_set_new(h, "series", series_json(w));
 	if (opt->catalog)
 		json_object_set(h, "catalog", opt->catalog);
+	if (opt->sampling)
+		json_object_set(h, "sampling", opt->sampling);
 	return h;
 }
 

@@ -35,7 +35,8 @@ int sampler_open(struct sampler *s, struct source *sources, int nr_sources, stru
 	s->sources = sources;
 	s->nr_sources = nr_sources;
 	for (int i = 0; i < nr_sources; i++) {
-		if (sources[i].ops->open(&sources[i], &s->table, err) < 0) {
+		if (sources[i].ops->open(&sources[i], &s->table, err) < 0 ||
+		    (sources[i].ops->watch && sources[i].ops->watch(&sources[i], s, err) < 0)) {
 			/* Sources opened so far are closed by sampler_close(). */
 			s->nr_sources = i + 1;
 			return -1;

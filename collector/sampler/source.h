@@ -22,6 +22,7 @@
 
 struct source;
 struct source_kind;
+struct sampler;
 
 struct source_ops {
 	const char *name;
@@ -36,6 +37,9 @@ struct source_ops {
 	/* Optional: after open, say what the user should know about what was
 	 * left out or restricted ("counting user space only"), one line each. */
 	void (*notes)(struct source *src, FILE *out, const char *command_name);
+	/* Optional: after open, add the descriptors the run must also wait on
+	 * (sample ring buffers) with sampler_watch_add(). */
+	int (*watch)(struct source *src, struct sampler *s, struct ms_error *err);
 };
 
 struct source {

@@ -16,6 +16,10 @@ struct recording_sink {
 	bool paused;
 	bool failed;                 /* a write failed: no more frames, the run stops */
 	struct ms_error err;
+	/* record --sample: what went into the file, for the summary. */
+	struct sample_item_storage *items;
+	uint64_t samples;
+	uint64_t lost[SAMPLE_LOST_KINDS];   /* throttled: times */
 };
 
 static int rec_open(struct sink *sink, const struct sink_setup *setup, struct ms_error *err)
@@ -51,6 +55,56 @@ static int rec_frame(struct sink *sink, const struct sink_frame *f)
 		return 1;
 	}
 	return 0;
+}
+
+/* Samples, mappings, process events and losses, as they were read. */
+static int rec_samples(struct sink *sink, const struct sample_batch *batch)
+{
+	struct recording_sink *r = sink->priv;
+	struct ms_error err = { "" };
+	struct sample_item item;
+	size_t at = 0;
+
+	if (r->failed)
+		return 1;
+	while (sample_batch_next(batch, &at, r->items, &item)) {
+		if (item.kind == SAMPLE_ITEM_SAMPLE)
+			r->samples++;
+		else if (item.kind == SAMPLE_ITEM_LOST)
+			r->lost[item.lost_kind] += item.lost_kind == LOST_THROTTLED ? 1 : item.lost;
+		if (recording_writer_sample_item(r->writer, &item, &err) < 0) {
+			fail(r, &err);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* "N samples; M lost because ..." after a recording with --sample. */
+static void sampling_summary(const struct recording_sink *r)
+{
+	const char *name = r->command_name;
+
+	if (!r->wopt.sampling || !json_array_size(json_object_get(r->wopt.sampling, "events")))
+		return;
+	fprintf(stderr, "memscope %s: %llu samples", name, (unsigned long long)r->samples);
+	if (r->lost[LOST_RING_FULL])
+		fprintf(stderr, "; %llu lost because the ring buffer was full (raise --mmap-pages, or sample less "
+			"often with -c or -F)", (unsigned long long)r->lost[LOST_RING_FULL]);
+	if (r->lost[LOST_UNDELIVERED])
+		fprintf(stderr, "; %llu counted by the kernel but never delivered (the ring buffer was still full when "
+			"sampling stopped: raise --mmap-pages)", (unsigned long long)r->lost[LOST_UNDELIVERED]);
+	if (r->lost[LOST_BY_KERNEL])
+		fprintf(stderr, "; %llu dropped by the kernel or the hardware before the ring buffer",
+			(unsigned long long)r->lost[LOST_BY_KERNEL]);
+	if (r->lost[LOST_BEHIND])
+		fprintf(stderr, "; %llu read but not written: the recording fell behind (sample less often with -c or "
+			"-F)", (unsigned long long)r->lost[LOST_BEHIND]);
+	if (r->lost[LOST_THROTTLED])
+		fprintf(stderr, "; the kernel throttled sampling %llu times (samples above "
+			"/proc/sys/kernel/perf_event_max_sample_rate are not taken: sample less often)",
+			(unsigned long long)r->lost[LOST_THROTTLED]);
+	fprintf(stderr, "\n");
 }
 
 static double seconds(const struct recording_sink *r, uint64_t t_ns)
@@ -179,6 +233,19 @@ static void rec_end(struct sink *sink, const struct sink_end *end)
 		fprintf(stderr, "memscope %s: %s\n", r->command_name, r->err.text);
 		return;
 	}
+	/* Samples this sink was too far behind to take: the file says how many. */
+	if (end->samples_dropped) {
+		struct sample_item lost = { .kind = SAMPLE_ITEM_LOST, .lost_kind = LOST_BEHIND, .event = -1,
+					    .lost = end->samples_dropped };
+
+		r->lost[LOST_BEHIND] += end->samples_dropped;
+		if (recording_writer_sample_item(r->writer, &lost, &err) < 0) {
+			fail(r, &err);
+			fprintf(stderr, "memscope %s: %s\n", r->command_name, err.text);
+			return;
+		}
+	}
+	sampling_summary(r);
 	frames = recording_writer_frames(r->writer);
 	if (recording_writer_close(r->writer, end->reason_text, &err) < 0) {
 		r->writer = NULL;
@@ -187,7 +254,8 @@ static void rec_end(struct sink *sink, const struct sink_end *end)
 		return;
 	}
 	r->writer = NULL;
-	fprintf(stderr, "memscope %s: wrote %llu frames (%lld bytes) to %s\n", r->command_name, frames,
+	fprintf(stderr, "memscope %s: wrote %llu frames%s (%lld bytes) to %s\n", r->command_name, frames,
+		r->samples ? " and the samples" : "",
 		stat(r->path, &st) == 0 ? (long long)st.st_size : -1LL, r->path);
 }
 
@@ -199,6 +267,7 @@ static void rec_close(struct sink *sink)
 		return;
 	/* Not ended (the run failed), or a write failed: no end record. */
 	recording_writer_abandon(r->writer);
+	free(r->items);
 	free(r);
 	sink->priv = NULL;
 }
@@ -208,6 +277,7 @@ static const struct sink_ops recording_sink_ops = {
 	.open = rec_open,
 	.frame = rec_frame,
 	.event = rec_event,
+	.samples = rec_samples,
 	.end = rec_end,
 	.close = rec_close,
 };
@@ -217,6 +287,10 @@ int recording_sink_init(struct sink *sink, const struct recording_writer_options
 	struct recording_sink *r = calloc(1, sizeof(*r));
 
 	memset(sink, 0, sizeof(*sink));
+	if (r && !(r->items = malloc(sizeof(*r->items)))) {
+		free(r);
+		r = NULL;
+	}
 	if (!r) {
 		ms_error_set(err, "out of memory");
 		return -1;

@@ -13,7 +13,7 @@
  * pause/resume, interval changes, requests) are never merged and reach each
  * sink in order with its frames.
  *
- * Life cycle: open -> (series | frame | event)* -> end -> close. open runs on
+ * Life cycle: open -> (series | frame | event | samples)* -> end -> close. open runs on
  * the caller's thread before the run; series, frame and event on the sink's
  * thread (series just before the frame it describes); end
  * on the caller's thread once every sink has taken all its frames, in the
@@ -30,6 +30,7 @@
 #include "host/topology.h"
 #include "metrics/metrics.h"
 #include "sampler/frame.h"
+#include "sampler/sample_batch.h"
 #include "sampler/sampler.h"
 #include "util/error.h"
 
@@ -105,6 +106,9 @@ struct sink_end {
 	 * values (NULL without a plan): the whole run. */
 	const struct frame *total;
 	const struct metric_values *total_metrics;
+	/* Samples read but not given to this sink: it was too far behind when
+	 * their batch was handed on (a live run never waits for a sink). */
+	uint64_t samples_dropped;
 };
 
 struct sink_ops {
@@ -125,6 +129,12 @@ struct sink_ops {
 	 * A retired index is reused only after every sink has returned from
 	 * the frame that retired it (sampler_set_readers_done). */
 	void (*series)(struct sink *sink, const struct series_table *table, const struct series_changes *changes);
+	/* Optional: sample items (record --sample: samples, mappings, process
+	 * events, losses), in their place among the frames: every item read
+	 * before a frame comes before it. Samples come in batches, not one call
+	 * each: hundreds of thousands a second go through the same queue as the
+	 * frames (a sink without this op is not given them). Non-zero: as frame. */
+	int (*samples)(struct sink *sink, const struct sample_batch *batch);
 	void (*end)(struct sink *sink, const struct sink_end *end);
 	void (*close)(struct sink *sink);
 	/* end() says itself how many frames reached it merged (the Lua sink

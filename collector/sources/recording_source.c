@@ -134,6 +134,14 @@ static void read_ahead(struct recording_source *rs)
 			}
 			continue;
 		}
+		/* Sample items point into the reader's storage, which the next
+		 * record overwrites: passed on at once (the pipeline keeps them
+		 * in order after the frame that went out before them). */
+		if (rec.kind == RECORD_SAMPLE_ITEM) {
+			if (rs->on_record)
+				rs->on_record(&rec, rs->on_record_ctx);
+			continue;
+		}
 		if (rs->on_record && hold(rs, &rec) < 0) {
 			ms_error_set(&rs->error, "%s: out of memory", rs->path);
 			rs->failed = true;

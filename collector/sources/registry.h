@@ -20,6 +20,7 @@
 #include "util/error.h"
 
 struct metric_plan;
+struct sample_options;
 
 /* What the session asks of a kind when it creates its source. */
 struct source_request {
@@ -35,6 +36,7 @@ struct source_request {
 	pid_t thread_pid;                  /* > 0: per-thread series of this process only */
 	FILE *notes;                       /* where a source reports what it left out; never NULL */
 	const char *command_name;          /* "stat", for messages */
+	const struct sample_options *sampling; /* the sampling kind: period, ring size, where samples go */
 };
 
 /* LIVE: reads the host; FILE: serves the names asked for from a file
@@ -75,7 +77,7 @@ struct source_registry {
 	int nr;
 };
 
-/* The built-in kinds, in claiming order: bpf, procfs, then perf (which
+/* The built-in kinds, in claiming order: bpf, procfs, sample (sample:EVENT), then perf (which
  * takes every name no other kind claimed), and the file kinds: replay
  * (--replay: counter values for names) and recording (--input: whole
  * recordings, which claim no name). */
@@ -101,5 +103,6 @@ extern const struct source_kind bpf_source_kind;
 extern const struct source_kind procfs_source_kind;
 extern const struct source_kind replay_source_kind;
 extern const struct source_kind recording_source_kind;
+extern const struct source_kind sample_source_kind;
 
 #endif

@@ -193,8 +193,11 @@ const MemscopeRecording = (() => {
           fail(name, line, `the end record counts ${r.frames} frames, the file holds ${frameCount}`);
         }
         ended = r.end;
+      } else if (["s", "map", "comm", "fork", "exit", "lost", "maps_unreadable"].some((k) => k in r)) {
+        // Samples and what attributes them (record --sample): memscope report reads them; the
+        // page charts the frames.
       } else {
-        fail(name, line, "not a frame, series, retire, label, control or end record");
+        fail(name, line, "not a frame, series, retire, label, control, sample or end record");
       }
     }
     flush(true, ended || "end of the file (no end record)");

@@ -132,7 +132,7 @@ def test_replay_of_another_machine_has_per_node_bandwidth_charts(memscope, outdi
 def test_a_recording_opened_in_the_page_shows_what_the_server_streams(memscope, touchmem, outdir):
     rec = outdir / "run.rec.zst"
     res = subprocess.run([memscope, "record", "-I", "50", "-o", str(rec), "-e", "page-faults,context-switches",
-                          "--", touchmem, "300"], capture_output=True, text=True, timeout=300)
+                          "--sample", "page-faults", "-c", "64", "--", touchmem, "300"], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     live = Live(memscope, ["--listen", "127.0.0.1:0", "--input", str(rec)])
     try:
@@ -151,6 +151,9 @@ def test_a_recording_opened_in_the_page_shows_what_the_server_streams(memscope, 
             assert page == served, name
         assert page > 0
         assert out["inked"]["page-faults"] > 50
+        # The samples between the frames are read past, not refused.
+        text = subprocess.run(["zstd", "-dc", str(rec)], capture_output=True, text=True, check=True).stdout
+        assert any("s" in json.loads(line) for line in text.splitlines()[1:])
     finally:
         live.stop()
 

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Cost of sampling page faults with `memscope record --sample` next to `perf record -e
+page-faults -d`, on the same workload and period, measured in the same run.
+
+The workload, `hotarray MIB --time`, writes one byte per page of an array (one page fault
+each) and prints the wall time of that loop and its own CPU time. Each configuration runs
+interleaved with the others, repeated; the medians are reported:
+
+- workload slowdown: the loop's wall time under the tool / alone;
+- collector CPU: CPU time of the tool's whole process tree minus the workload's own.
+
+perf record post-processes its file at exit (build-ids); that is part of its cost, as
+memscope's move_pages and call-chain symbolization inputs are part of memscope's.
+
+Usage: sample_overhead.py [--build DIR] [--repeat N] [--mib M] [--write docs/performance.md]
+"""
+import argparse
+import json
+import pathlib
+import resource
+import statistics
+import subprocess
+import tempfile
+
+import perfdoc  # beside this script
+
+START, END = "<!-- sample-overhead:start -->", "<!-- sample-overhead:end -->"
+
+
+def run_once(cmd):
+    """(loop wall ms, workload CPU ms, whole tree CPU ms) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    report = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+    tree = ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1e3
+    return report["fill_ms"], report["cpu_ms"], tree
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--mib", type=int, default=256)
+    ap.add_argument("--write")
+    args = ap.parse_args()
+    build = pathlib.Path(args.build).resolve()
+    memscope = str(build / "memscope")
+    work = [str(build / "contrib/bench/hotarray"), str(args.mib), "--time"]
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="sample-overhead-"))
+    perf_out, ms_out = str(tmp / "perf.data"), str(tmp / "m.rec")
+    configs = {
+        "alone": work,
+        "perf record -e page-faults -c 1 -d": ["perf", "record", "-q", "-e", "page-faults", "-c", "1", "-d",
+                                               "-o", perf_out, "--"] + work,
+        "memscope record --sample page-faults --no-callchain": [
+            memscope, "record", "--no-ctl", "--sample", "page-faults", "--no-callchain", "-o", ms_out, "--"] + work,
+        "perf record -e page-faults -c 1 -d -g": ["perf", "record", "-q", "-e", "page-faults", "-c", "1", "-d",
+                                                  "-g", "-o", perf_out, "--"] + work,
+        "memscope record --sample page-faults": [memscope, "record", "--no-ctl", "--sample", "page-faults", "-o",
+                                                 ms_out, "--"] + work,
+    }
+    for cmd in configs.values():  # warm up
+        run_once(cmd)
+    runs = {name: [] for name in configs}
+    for _ in range(args.repeat):
+        for name, cmd in configs.items():
+            runs[name].append(run_once(cmd))
+    med = {}
+    for name, values in runs.items():
+        fills = [v[0] for v in values]
+        collector = [v[2] - v[1] for v in values]
+        med[name] = (statistics.median(fills), min(fills), max(fills), statistics.median(collector),
+                     min(collector), max(collector))
+    pages = args.mib * 1024 * 1024 // 4096
+    lines = [
+        START,
+        "Measured with `python3 contrib/bench/sample_overhead.py --build build --repeat %d --mib %d` "
+        "(workload: `hotarray %d --time`, %s page faults, each one sampled: `-c 1`)." % (
+            args.repeat, args.mib, args.mib, format(pages, ",")),
+        "",
+        "| run | workload loop, median (min-max) | slowdown vs alone | collector CPU, median (min-max) |",
+        "|---|---|---|---|",
+    ]
+    alone = med["alone"][0]
+    for name, m in med.items():
+        collector = "-" if name == "alone" else "%.0f ms (%.0f-%.0f)" % (m[3], m[4], m[5])
+        lines.append("| `%s` | %.1f ms (%.1f-%.1f) | %+.0f%% | %s |" % (name, m[0], m[1], m[2],
+                                                                       (m[0] / alone - 1) * 100, collector))
+    pairs = (("memscope record --sample page-faults --no-callchain", "perf record -e page-faults -c 1 -d"),
+             ("memscope record --sample page-faults", "perf record -e page-faults -c 1 -d -g"))
+    lines.append("")
+    for ours, theirs in pairs:
+        lines.append("- `%s` / `%s`: loop time %.2f, collector CPU %.2f" % (
+            ours, theirs, med[ours][0] / med[theirs][0], med[ours][3] / med[theirs][3]))
+    lines.append(END)
+    text = "\n".join(lines)
+    print(text)
+    subprocess.run(["rm", "-rf", str(tmp)], check=False)
+    if args.write:
+        perfdoc.write_section(args.write, "memscope record --sample: sampling overhead", START, END, text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""record --sample and report --sort on this machine: page faults sampled with
+their addresses, attributed to the code (symbol, source line, binary, call
+chain) and the data object, with the node of each page. The workload is
+contrib/bench/hotarray: a known function writing one byte in every page of a
+known array, so the number of its samples is known (one fault per page)."""
+import json
+import os
+import pathlib
+import re
+import subprocess
+
+
+from conftest import BUILD, ROOT, run
+
+HOTARRAY = BUILD / "contrib" / "bench" / "hotarray"
+STRIPPED = BUILD / "contrib" / "bench" / "hotarray-stripped"
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def marked_line(source, marker="/* HOT-LINE */"):
+    for number, text in enumerate((ROOT / "contrib" / "bench" / source).read_text().splitlines(), 1):
+        if marker in text:
+            return number
+    raise AssertionError(f"no {marker} in {source}")
+
+
+def call_line(text):
+    for number, line in enumerate((ROOT / "contrib" / "bench" / "hotarray.c").read_text().splitlines(), 1):
+        if text in line:
+            return number
+    raise AssertionError(text)
+
+
+def record(memscope, tmp_path, *command, sample="page-faults", options=(), name="s.rec", check=True):
+    rec = tmp_path / name
+    res = run([memscope, "record", "--no-ctl", "--sample", sample, *options, "-o", str(rec), "--", *command])
+    if check:
+        assert res.returncode == 0, res.stderr
+    return rec, res
+
+
+def report(memscope, rec, sort, *extra):
+    res = run([memscope, "report", "--sort", sort, "--format", "json", "--top", "0", *extra, str(rec)])
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", str(path)], capture_output=True, text=True, check=True).stdout
+    return re.search(r"Build ID: ([0-9a-f]+)", out).group(1)
+
+
+def test_hot_function_and_array_lead_the_report(memscope, tmp_path):
+    mib = 32
+    rec, res = record(memscope, tmp_path, str(HOTARRAY), str(mib))
+    assert re.search(r"memscope record: \d+ samples", res.stderr), res.stderr
+    j = report(memscope, rec, "sym,srcline,obj")
+    top = j["rows"][0]
+    assert top["keys"] == {"sym": "fill_table", "srcline": f"hotarray.c:{marked_line('hotarray.c')}",
+                           "obj": "table (hotarray)"}, top
+    # One fault per page of the table (THP is off in hotarray), each sampled (-c 1 by default).
+    pages = mib * 1024 * 1024 // PAGE
+    assert pages <= top["samples"] <= pages + 2, top
+    assert top["samples"] >= 0.9 * j["samples"], j["samples"]
+    # Its caller, at the line that calls it.
+    assert top["call_chains"][0]["chain"].startswith(f"main (hotarray.c:{call_line('fill_table(p, mib')})"), top
+    # Every page's node was read (this machine has one node), or the reason is counted.
+    assert top["data_nodes"].get("0", 0) + top["data_nodes"].get("?", 0) == top["samples"]
+    assert sum(j["node_from"].values()) == j["samples"]
+    assert j["lost"] == {"ring_full": 0, "kernel": 0, "throttled": 0, "undelivered": 0, "behind": 0}
+
+
+def test_the_recording_keeps_what_perf_would_see(memscope, tmp_path):
+    """The frames count the same faults the samples show (sample: series), and
+    the header says how the event was opened."""
+    rec, _ = record(memscope, tmp_path, str(HOTARRAY), "8")
+    lines = [json.loads(line) for line in rec.read_text().splitlines()]
+    header = lines[0]
+    assert header["version"] == 2
+    ev = header["sampling"]["events"][0]
+    assert ev["event"] == "page-faults" and ev["decode"] == "page-fault" and ev["period"] == 1, ev
+    assert ev["callchain"] is True
+    names = [s["name"] for s in header["series"]]
+    taken, faults = names.index("sample:page-faults"), names.index("page-faults")
+    frames = [rec_ for rec_ in lines if "v" in rec_]
+    samples = [rec_ for rec_ in lines if "s" in rec_]
+    assert sum(f["v"][taken] for f in frames) == len(samples)
+    # The counter and the sampled event are the same event on the same task: one sample per fault.
+    counted = sum(f["v"][faults] for f in frames)
+    assert abs(counted - len(samples)) <= 2, (counted, len(samples))
+    # Mappings come from the kernel (MMAP2 with build-ids) for a command memscope starts.
+    maps = [rec_["map"] for rec_ in lines if "map" in rec_]
+    assert any(m[8] == str(HOTARRAY) for m in maps)
+    assert any(rec_.get("b") == build_id(HOTARRAY) for rec_ in lines if "map" in rec_)
+
+
+def test_shared_library_resolves(memscope, tmp_path):
+    rec, _ = record(memscope, tmp_path, str(HOTARRAY), "16", "--lib")
+    top = report(memscope, rec, "sym,srcline,dso,obj")["rows"][0]
+    assert top["keys"] == {"sym": "hotlib_fill", "srcline": f"hotlib.c:{marked_line('hotlib.c')}",
+                           "dso": "libhotlib.so", "obj": "table (hotarray)"}, top
+    assert top["call_chains"][0]["chain"].startswith(f"main (hotarray.c:{call_line('hotlib_fill(p, mib')})")
+
+
+def test_pie_binary_and_anonymous_memory_resolve(memscope, tmp_path):
+    # The workload is position-independent: ELF type ET_DYN (3) at offset 16.
+    assert HOTARRAY.read_bytes()[16] == 3
+    rec, _ = record(memscope, tmp_path, str(HOTARRAY), "16", "--malloc")
+    j = report(memscope, rec, "sym,obj")
+    top = j["rows"][0]
+    assert top["keys"]["sym"] == "fill_table", top
+    # A malloc this large is its own anonymous mapping, named by address and size
+    # (its first page holds malloc's header, touched before fill_table runs).
+    assert re.fullmatch(r"\[anon 0x[0-9a-f]+ 16\.0 MiB rw-\]", top["keys"]["obj"]), top
+    assert top["samples"] >= 16 * 1024 * 1024 // PAGE - 1
+
+
+def test_stripped_binary_is_unknown_with_its_build_id(memscope, tmp_path):
+    rec, _ = record(memscope, tmp_path, str(STRIPPED), "16")
+    j = report(memscope, rec, "sym,dso")
+    top = j["rows"][0]
+    assert top["keys"]["dso"] == "hotarray-stripped", top
+    assert top["keys"]["sym"] == f"[unknown] (hotarray-stripped build-id {build_id(STRIPPED)})", top
+    assert top["samples"] >= 0.9 * j["samples"]
+
+
+def test_new_user_report_names_the_line_and_the_array(memscope, tmp_path):
+    """memscope record --sample mem -- ./app && memscope report --sort sym,obj,node"""
+    res = run([memscope, "record", "--no-ctl", "--sample", "mem", "--", str(HOTARRAY), "16"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    explain = run([memscope, "list", "--explain", "sample.mem"])
+    used = re.search(r"this host uses: (.*)", explain.stdout).group(1)
+    header = json.loads((tmp_path / "memscope.rec").read_text().splitlines()[0])
+    assert [e["event"] for e in header["sampling"]["events"]] == used.split(", ")
+    res = run([memscope, "report", "--sort", "sym,obj,node"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    rows = [line for line in res.stdout.splitlines() if not line.startswith("#")]
+    assert "Symbol" in rows[0] and "Data object" in rows[0] and "Data node" in rows[0]
+    assert "fill_table" in rows[1] and "table (hotarray)" in rows[1], res.stdout
+    # The line: where in fill_table the samples are.
+    assert f"at hotarray.c:{marked_line('hotarray.c')}" in res.stdout, res.stdout
+    # Without --sort a recording with samples is reported by the same keys.
+    default = run([memscope, "report"], cwd=tmp_path)
+    assert default.returncode == 0 and default.stdout == res.stdout
+
+
+def test_text_csv_and_samples_agree(memscope, tmp_path):
+    rec, _ = record(memscope, tmp_path, str(HOTARRAY), "8")
+    j = report(memscope, rec, "sym,obj")
+    csv = run([memscope, "report", "--sort", "sym,obj", "--format", "csv", "--top", "0", str(rec)])
+    assert csv.returncode == 0, csv.stderr
+    head, first = csv.stdout.splitlines()[:2]
+    assert head.startswith("samples,percent,remote,local,unknown,remote_percent,sym,obj,")
+    assert first.split(",")[0] == str(j["rows"][0]["samples"])
+    listed = run([memscope, "report", "--samples", "--format", "json", str(rec)])
+    samples = json.loads(listed.stdout)
+    assert len(samples) == j["samples"]
+    hot = [s for s in samples if s["sym"] == "fill_table"]
+    assert len(hot) == j["rows"][0]["samples"]
+    # Each sample's address lies in the page it faulted on, one page each.
+    assert len({int(s["addr"], 16) // PAGE for s in hot}) == len(hot)
+
+
+def test_sampling_event_the_host_lacks_leaves_counting(memscope, tmp_path):
+    rec = tmp_path / "nopmu.rec"
+    res = run([memscope, "record", "--no-ctl", "--sample", "nosuchpmu/event=0x1/", "-e", "page-faults", "-o",
+               str(rec), "--", str(HOTARRAY), "4"])
+    assert res.returncode == 0, res.stderr
+    assert "sampling event 'nosuchpmu/event=0x1/' is not available on this host" in res.stderr, res.stderr
+    assert "counting goes on without samples" in res.stderr
+    lines = [json.loads(line) for line in rec.read_text().splitlines()]
+    names = [s["name"] for s in lines[0]["series"]]
+    faults = sum(f["v"][names.index("page-faults")] for f in lines if "v" in f)
+    assert faults >= 4 * 1024 * 1024 // PAGE
+    rep = run([memscope, "report", "--sort", "sym", str(rec)])
+    assert rep.returncode == 1
+    assert "no samples" in rep.stderr and "nosuchpmu/event=0x1/" in rep.stderr, rep.stderr
+
+
+def test_lost_samples_are_reported(memscope, tmp_path):
+    # One data page per ring and one wakeup per 32 samples: the ring fills
+    # between two reads, as under a heavy fault rate.
+    rec, res = record(memscope, tmp_path, str(HOTARRAY), "128", options=["--mmap-pages", "1"])
+    assert "lost because the ring buffer was full" in res.stderr, res.stderr
+    j = report(memscope, rec, "sym")
+    lines = [json.loads(line) for line in rec.read_text().splitlines()]
+    names = [s["name"] for s in lines[0]["series"]]
+    counted = sum(f["v"][names.index("page-faults")] for f in lines if "v" in f)
+    lost_series = sum(f["v"][names.index("sample.lost:page-faults")] for f in lines if "v" in f)
+    lost = j["lost"]["ring_full"] + j["lost"]["undelivered"]
+    assert lost > 0 and j["lost"]["ring_full"] >= lost_series
+    # Every fault is a sample written or one counted as lost (lost records also
+    # count side-band records, a handful).
+    assert counted <= j["samples"] + lost <= counted + 50, (counted, j["samples"], j["lost"])
+    text = run([memscope, "report", "--sort", "sym", str(rec)]).stdout
+    assert "LOST: " in text, text
+
+
+def test_process_exiting_mid_record(memscope, tmp_path):
+    """Two processes that exit while the recording goes on: each is attributed
+    by its own mappings, and a page whose process had gone says so."""
+    script = f"{HOTARRAY} 8; {HOTARRAY} 8 --malloc; sleep 0.3"
+    rec, _ = record(memscope, tmp_path, "sh", "-c", script)
+    j = report(memscope, rec, "comm,sym,obj")
+    rows = {(r["keys"]["comm"], r["keys"]["sym"]): r for r in j["rows"]}
+    table = [r for r in j["rows"] if r["keys"]["sym"] == "fill_table"]
+    assert {r["keys"]["obj"] for r in table} >= {"table (hotarray)"}, table
+    assert any(r["keys"]["obj"].startswith("[anon ") for r in table), table
+    assert all(r["keys"]["comm"] == "hotarray" for r in table)
+    pids = report(memscope, rec, "pid,sym")
+    assert len({r["keys"]["pid"] for r in pids["rows"] if r["keys"]["sym"] == "fill_table"}) == 2
+    assert ("hotarray", "fill_table") in rows
