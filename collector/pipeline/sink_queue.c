@@ -203,12 +203,19 @@ static bool room_for(struct sink_queue *q, bool frame)
 	return ring_room(q) && (!frame || q->nr_free > 0);
 }
 
+static void sleep_on(sem_t *sem)
+{
+	while (sem_wait(sem) < 0 && errno == EINTR)
+		;
+}
+
 /* Wait mode, and the end of a run: wait until the consumer made room. It
  * posts `space` only when asked (want_space), checked after a full fence on
- * both sides, so no wake-up is lost and none piles up while nobody waits;
- * and only once it has taken all but half of the frames queued (wake_at): a
- * file is read much faster than a sink takes it, and a wake-up for each
- * frame taken costs more than reading the frame. */
+ * both sides, so no wake-up is lost; whoever clears want_space owns the
+ * request, so exactly one post answers it and none is left over for a later
+ * wait. The consumer posts only once it has taken all but half of the frames
+ * queued (wake_at): a file is read much faster than a sink takes it, and a
+ * wake-up for each frame taken costs more than reading the frame. */
 static void wait_for_room(struct sink_queue *q, bool frame)
 {
 	uint64_t half = (uint64_t)q->nr_bufs / 2;
@@ -218,13 +225,13 @@ static void wait_for_room(struct sink_queue *q, bool frame)
 		atomic_store(&q->want_space, true);
 		atomic_thread_fence(memory_order_seq_cst);
 		if (room_for(q, frame)) {
-			atomic_store(&q->want_space, false);
+			/* Withdraw the request; if the consumer took it first, its post is on the way. */
+			if (!atomic_exchange(&q->want_space, false))
+				sleep_on(&q->space);
 			return;
 		}
 		q->in.waits++;
-		while (sem_wait(&q->space) < 0 && errno == EINTR)
-			;
-		atomic_store(&q->want_space, false);
+		sleep_on(&q->space);
 	}
 }
 
@@ -407,7 +414,8 @@ void sink_queue_close(struct sink_queue *q)
 static void made_room(struct sink_queue *q)
 {
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load(&q->want_space) && atomic_load(&q->frames_taken) >= atomic_load(&q->wake_at))
+	if (atomic_load(&q->want_space) && atomic_load(&q->frames_taken) >= atomic_load(&q->wake_at) &&
+	    atomic_exchange(&q->want_space, false))
 		sem_post(&q->space);
 }
 
@@ -424,8 +432,7 @@ bool sink_queue_take(struct sink_queue *q, struct sink_item *item)
 		made_room(q);
 	}
 	for (;;) {
-		while (sem_wait(&q->items) < 0 && errno == EINTR)
-			;
+		sleep_on(&q->items);
 		h = atomic_load_explicit(&q->head, memory_order_relaxed);
 		t = atomic_load_explicit(&q->tail, memory_order_acquire);
 		if (h < t)
