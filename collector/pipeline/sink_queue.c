@@ -27,6 +27,7 @@ int sink_queue_init(struct sink_queue *q, int frames, const struct series_table 
 	atomic_init(&q->want_space, false);
 	atomic_init(&q->wake_at, 0);
 	atomic_init(&q->frames_taken, 0);
+	atomic_init(&q->want_items, false);
 	q->ring = calloc((size_t)q->ring_cap, sizeof(*q->ring));
 	q->returned = calloc((size_t)q->returned_cap, sizeof(*q->returned));
 	q->backlog = calloc((size_t)q->backlog_cap, sizeof(*q->backlog));
@@ -194,7 +195,20 @@ static void publish(struct sink_queue *q, const struct sink_item *item)
 		q->frames_out_there++;
 		q->frames_published++;
 	}
-	sem_post(&q->items);
+	if (!q->wait) {
+		sem_post(&q->items);
+		return;
+	}
+	/* From a file: a sink that empties the ring is woken when half the
+	 * buffers are queued again (or at an event, the last frame, the end),
+	 * not for every frame. The reader never stops short of that: it only
+	 * waits for room, which there is until then. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&q->want_items) &&
+	    (item->kind != SINK_ITEM_FRAME || item->last ||
+	     q->frames_published - atomic_load(&q->frames_taken) >= (uint64_t)q->nr_bufs / 2) &&
+	    atomic_exchange(&q->want_items, false))
+		sem_post(&q->items);
 }
 
 static bool room_for(struct sink_queue *q, bool frame)
@@ -432,7 +446,23 @@ bool sink_queue_take(struct sink_queue *q, struct sink_item *item)
 		made_room(q);
 	}
 	for (;;) {
-		sleep_on(&q->items);
+		if (q->wait) {
+			/* Ask to be woken only when the ring is empty (see publish). */
+			h = atomic_load_explicit(&q->head, memory_order_relaxed);
+			if (h < atomic_load_explicit(&q->tail, memory_order_acquire))
+				break;
+			atomic_store(&q->want_items, true);
+			atomic_thread_fence(memory_order_seq_cst);
+			if (h < atomic_load(&q->tail) || atomic_load(&q->closed)) {
+				/* Withdraw; if the producer took the request first, its post is on the way. */
+				if (!atomic_exchange(&q->want_items, false))
+					sleep_on(&q->items);
+			} else {
+				sleep_on(&q->items);
+			}
+		} else {
+			sleep_on(&q->items);
+		}
 		h = atomic_load_explicit(&q->head, memory_order_relaxed);
 		t = atomic_load_explicit(&q->tail, memory_order_acquire);
 		if (h < t)

@@ -102,6 +102,7 @@ struct sink_queue {
 	atomic_bool want_space;         /* the producer waits (wait mode, or closing) */
 	_Atomic uint64_t wake_at;       /* ... until the consumer has taken this many frames */
 	_Atomic uint64_t frames_taken;  /* by the consumer */
+	atomic_bool want_items;         /* wait mode: the consumer waits on an empty ring */
 	atomic_bool closed;
 	bool sems;
 	/* The producer's own. */

@@ -358,7 +358,8 @@ static void test_wait_mode_batches_wake_ups(void)
 	CHECK_EQ_U64(next, 400);
 	sink_queue_stats(&q, &st);
 	/* 35 buffers: a wait lets at least 17 frames in. */
-	CHECK(st.waits >= 1 && st.waits <= 400 / 17 + 2);
+	if (st.waits > 400 / 17 + 2)
+		CHECK_FAIL("%llu waits for 400 frames", (unsigned long long)st.waits);
 	sink_queue_destroy(&q);
 	series_table_free(&t);
 }
