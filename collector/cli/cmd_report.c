@@ -248,6 +248,7 @@ static int open_session(const struct report_options *o, struct lua_engine *lua, 
 	if (!o->replay) {
 		if (o->metrics)
 			opt->metrics = strdup(o->metrics);
+		opt->input_path = o->file;      /* what the sinks name as the run's origin */
 		return session_open_recording(s, opt, o->file, err);
 	}
 	if (replay_metrics(o, lua, &metrics, err) < 0)

@@ -150,6 +150,10 @@ def test_a_fixture_recording_reports_identically_on_this_machine(memscope, tmp_p
     # Without -m, the metrics the recording was made for.
     rows, _ = stat_input(memscope, rec, "--per-node", env=clean)
     assert totals(rows)[("node0", "mem.read_bytes")] == 3000 * 32
+    # report names the file it read and counts its frames.
+    res = run([memscope, "report", str(rec)], env=clean)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines()[0].startswith(f"summary.lua: recording {rec}, {len(frames)} frames, "), res.stdout
 
 
 def start_recording(memscope, path, args, env=None):
