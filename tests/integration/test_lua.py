@@ -302,7 +302,7 @@ def test_each_failing_script_is_disabled_alone(memscope, touch_recording, tmp_pa
     assert "syntax.lua:2: <name> expected near '='" in err
     assert "runtime.lua:3: attempt to perform arithmetic on a nil value (frame 3, in on_frame); " \
            "./runtime.lua is disabled, the rest goes on" in err
-    assert "loop.lua:2: CPU limit: on_frame ran longer than 200 ms" in err
+    assert "loop.lua:2: CPU limit: on_frame used more than 200 ms of CPU" in err
     assert "(frame 0, in on_frame); ./loop.lua is disabled" in err
     assert "alloc.lua:3: memory limit: the script used more than 16 MiB" in err
     assert took < 10, took

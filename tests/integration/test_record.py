@@ -454,7 +454,10 @@ def test_markers_from_the_program_and_from_the_shell(memscope, tmp_path, runtime
     record(memscope, rec2, ["-I", "50", "--", "sh", "-c", script], env=env)
     _, frames, others = read_recording(rec2)
     label = next(o for o in others if "label" in o)
-    assert label["label"] == "from the shell" and 0.15e9 < label["t"] < 0.4e9
+    # After the first sleep, and a sleep before the run's end (ctl itself may take a while to
+    # start on a busy machine).
+    assert label["label"] == "from the shell", label
+    assert 0.15e9 < label["t"] <= frames[-1]["t"] - 0.15e9, (label, frames[-1]["t"])
     # Without memscope the program runs unchanged.
     res = run([phases, "8"], env={k: v for k, v in env.items() if k != "MEMSCOPE_CTL_SOCKET"})
     assert res.returncode == 0 and res.stderr == ""

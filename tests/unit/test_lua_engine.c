@@ -193,7 +193,7 @@ static void test_failures(void)
 	CHECK_CONTAINS(r.err_text, "syntax.lua:2: unexpected symbol near '='");
 	CHECK_CONTAINS(r.err_text, "syntax.lua is disabled");
 	CHECK_CONTAINS(r.err_text, "runtime.lua:4: attempt to index a nil value (local 't') (frame 2, in on_frame)");
-	CHECK_CONTAINS(r.err_text, "loop.lua:4: CPU limit: on_frame ran longer than 200 ms");
+	CHECK_CONTAINS(r.err_text, "loop.lua:4: CPU limit: on_frame used more than 200 ms of CPU");
 	CHECK_CONTAINS(r.err_text, "(frame 1, in on_frame); ");
 	CHECK_CONTAINS(r.err_text, "loop.lua is disabled, the rest goes on");
 	CHECK_CONTAINS(r.err_text, "alloc.lua:4: memory limit: the script used more than 16 MiB");
@@ -405,11 +405,11 @@ static void test_escapes(void)
 	};
 	const char *handlers_expect[] = {
 		/* Stopped in the handler; the error meets the script again on line 3. */
-		"xpcall.lua:3: CPU limit: on_frame ran longer than 200 ms",
-		"xpcall_alloc.lua:4: CPU limit: on_frame ran longer than 200 ms",
+		"xpcall.lua:3: CPU limit: on_frame used more than 200 ms of CPU",
+		"xpcall_alloc.lua:4: CPU limit: on_frame used more than 200 ms of CPU",
 		"close_loop.lua:4: first (frame 0, in on_frame)",
-		"close_alloc.lua:4: CPU limit: on_frame ran longer than 200 ms",
-		"frame_newindex.lua:3: CPU limit: on_frame ran longer than 200 ms",
+		"close_alloc.lua:4: CPU limit: on_frame used more than 200 ms of CPU",
+		"frame_newindex.lua:3: CPU limit: on_frame used more than 200 ms of CPU",
 		"(frame 1, in on_frame); ",
 	};
 	const char *lookups[] = {
@@ -428,7 +428,7 @@ static void test_escapes(void)
 		script("healthy.lua", healthy),
 	};
 	const char *lookups_expect[] = {
-		"g_loop.lua:2: CPU limit: loading ran longer than 200 ms",
+		"g_loop.lua:2: CPU limit: loading used more than 200 ms of CPU",
 		"g_raise.lua:2: no such global ",
 		"g_alloc.lua:2: memory limit: the script used more than 16 MiB",
 		"script_raise.lua:2: no ",
