@@ -16,7 +16,9 @@ SCRIPTS = {
                          "<!-- stat-overhead:start -->", "| memscope stat |"),
     "interval_rate.py": (["--runs", "1", "--seconds", "0.3", "--intervals", "1"],
                          "<!-- interval-rate:start -->", "| 1 ms | 8 tracepoints x"),
-    "attach_startup.py": (["--threads", "4", "--runs", "1", "--stop-after-ms", "300"],
+    # Each tool must print its first -I 100 line before it is stopped, also a sanitizer build
+    # on a busy machine.
+    "attach_startup.py": (["--threads", "4", "--runs", "1", "--stop-after-ms", "1500"],
                           "<!-- attach-startup:start -->", "| 4 | memscope |"),
     "slowdown.py": (["--rounds", "1", "--seconds", "0.1", "--mb", "2", "--rates", "100,1"],
                     "<!-- slowdown:start -->", "| 1 kHz (-I 1) | CPU time |"),
