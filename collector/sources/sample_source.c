@@ -330,11 +330,15 @@ static int on_ring_ready(struct sampler *s, int fd, void *ctx)
 	struct sample_source *ss = ctx;
 
 	(void)s;
+	(void)fd;
+	/* Every CPU's ring, not only the one that woke us: a process that
+	 * moved to another CPU after it mapped its binary has its MMAP2 records
+	 * in the first CPU's ring, below that ring's wake-up mark, and its
+	 * samples must not reach the sinks before the mappings they need.
+	 * (Samples wait in pending until resolve_pending; mappings go at once.) */
 	for (int i = 0; i < ss->nr_rings; i++)
-		if (ss->rings[i].fd == fd) {
-			drain_ring(ss, &ss->rings[i]);
-			resolve_pending(ss, false);
-		}
+		drain_ring(ss, &ss->rings[i]);
+	resolve_pending(ss, false);
 	return 0;
 }
 

@@ -8,6 +8,7 @@ import os
 import pathlib
 import re
 import subprocess
+import time
 
 
 from conftest import BUILD, ROOT, run
@@ -247,3 +248,41 @@ def test_a_continued_file_attributes_its_samples_alone(memscope, tmp_path, runti
     pages = mib * 1024 * 1024 // PAGE
     assert pages <= top["samples"] <= pages + 2, top
     assert top["samples"] >= 0.9 * j["samples"], j["samples"]
+
+
+def test_a_process_that_moves_to_another_cpu_keeps_its_mappings(memscope, tmp_path):
+    """The binary's mappings (MMAP2) land in the ring of the CPU that ran the exec; a process that
+    then runs on another CPU has its samples in that CPU's ring. Its samples must still find them."""
+    if len(os.sched_getaffinity(0)) < 2:
+        import pytest
+        pytest.skip("needs two CPUs")
+    first, second = sorted(os.sched_getaffinity(0))[:2]
+    rec = tmp_path / "moved.rec"
+    mib = 8
+    proc = subprocess.Popen(["taskset", "-c", str(first), memscope, "record", "--no-ctl", "--sample", "page-faults",
+                             "-o", str(rec), "--", str(HOTARRAY), str(mib), "--wait"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        # hotarray, exec'd on the first CPU, waiting for its go.
+        deadline = time.monotonic() + 60
+        child = None
+        while child is None and time.monotonic() < deadline:
+            for task in pathlib.Path(f"/proc/{proc.pid}/task").iterdir():
+                for pid in (task / "children").read_text().split():
+                    if pathlib.Path(f"/proc/{pid}/comm").read_text().strip() == "hotarray":
+                        child = int(pid)
+            time.sleep(0.05)
+        assert child, "hotarray did not start"
+        time.sleep(0.2)
+        os.sched_setaffinity(child, {second})
+        _, err = proc.communicate("\n", timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    j = report(memscope, rec, "sym,obj")
+    top = j["rows"][0]
+    assert top["keys"] == {"sym": "fill_table", "obj": "table (hotarray)"}, [r["keys"] for r in j["rows"][:4]]
+    pages = mib * 1024 * 1024 // PAGE
+    lost = sum(n for why, n in j["lost"].items() if why != "throttled")
+    assert pages <= top["samples"] + lost, (top, j["lost"])

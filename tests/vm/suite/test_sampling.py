@@ -47,10 +47,6 @@ def numa_balancing():
     pathlib.Path("/proc/sys/kernel/numa_balancing").write_text("0")
 
 
-@pytest.mark.xfail(strict=False, reason="open bug: in the guest about a fifth of each array's samples (1026 of 5122 "
-                   "for a_remote, 208 of 1023 for a_local) have neither a mapping nor a symbol ('[unknown: no "
-                   "mapping recorded]'), with the right data and CPU nodes; the other four fifths are attributed "
-                   "as asserted")
 def test_remote_and_local_arrays(memscope, tmp_path, numa_balancing):
     mib = 4
     pages = mib * 1024 * 1024 // 4096
