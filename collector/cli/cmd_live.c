@@ -313,7 +313,9 @@ int cmd_live(int argc, char **argv)
 		fprintf(stderr, "memscope live: out of memory\n");
 		goto out;
 	}
-	if (run.record_path) {
+	/* A recording from the start (-o), or one the page starts and stops
+	 * (record FILE, record stop) on a live run. */
+	if (run.record_path || (!opt.input_path && !opt.replay_path)) {
 		run.wopt.path = run.record_path;
 		run.wopt.host = &session.host;
 		run.wopt.target = session.title;
@@ -322,7 +324,7 @@ int cmd_live(int argc, char **argv)
 			fprintf(stderr, "memscope live: out of memory\n");
 			goto out;
 		}
-		if (recording_sink_init(&recording, &run.wopt, &err) < 0 ||
+		if (recording_sink_init_stoppable(&recording, &run.wopt, &err) < 0 ||
 		    session_add_sink(&session, &recording, NULL, &err) < 0) {
 			fprintf(stderr, "memscope live: %s\n", err.text);
 			goto out;

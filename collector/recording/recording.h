@@ -38,6 +38,8 @@
 /* ---- Writing ---- */
 
 struct recording_writer_options {
+	/* NULL: no file, only the view of the series table the frames give
+	 * (a run that may start recording later: its continues). */
 	const char *path;
 	bool compress;              /* zstd even when the name does not end in .zst */
 	int flush_frames;           /* 0: RECORDING_FLUSH_FRAMES */

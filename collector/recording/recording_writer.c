@@ -26,6 +26,7 @@ struct recording_writer {
 	char *path;
 	int fd;
 	bool failed;                 /* a write failed: nothing more is written */
+	bool view_only;              /* no file: only the view of the series table */
 	ZSTD_CCtx *zstd;             /* NULL: plain text */
 	char *pending;               /* JSON lines not yet written */
 	size_t pending_len, pending_cap;
@@ -153,6 +154,8 @@ static int append_line(struct recording_writer *w, json_t *record, struct ms_err
 int recording_writer_append(struct recording_writer *w, const char *line, size_t len, bool sample,
 			    struct ms_error *err)
 {
+	if (w->view_only)
+		return 0;
 	if (w->pending_len + len + 1 > w->pending_cap) {
 		size_t cap = (w->pending_len + len + 1) * 2;
 		char *grown = realloc(w->pending, cap);
@@ -350,7 +353,7 @@ int recording_writer_open(struct recording_writer **out, const struct recording_
 	int ret;
 
 	*out = NULL;
-	if (!w || !(w->path = strdup(opt->path))) {
+	if (!w || !(w->path = strdup(opt->path ? opt->path : ""))) {
 		free(w);
 		ms_error_set(err, "out of memory");
 		return -1;
@@ -370,6 +373,13 @@ int recording_writer_open(struct recording_writer **out, const struct recording_
 			}
 	} else {
 		w->known = table->nr;
+	}
+	/* No file yet: the view of the table is kept from the frames, so a
+	 * file started later (continues) lists the series as they are then. */
+	if (!opt->path) {
+		w->view_only = true;
+		*out = w;
+		return 0;
 	}
 	w->values = json_array();
 	if (opt->compress || ends_with(opt->path, ".zst")) {
@@ -441,6 +451,16 @@ int recording_writer_frame(struct recording_writer *w, const struct frame *frame
 	json_t *rec, *mux = NULL;
 	int ret;
 
+	if (w->view_only) {
+		for (int k = 0; frame->changes && k < frame->changes->nr_added; k++)
+			if (mark(w, frame->changes->added[k], 0) < 0) {
+				ms_error_set(err, "out of memory");
+				return -1;
+			}
+		for (int k = 0; frame->changes && k < frame->changes->nr_retired; k++)
+			mark(w, frame->changes->retired[k], 1);
+		return 0;
+	}
 	if (frame->changes && frame->changes->nr_added) {
 		for (int k = 0; k < frame->changes->nr_added; k++)
 			if (mark(w, frame->changes->added[k], 0) < 0) {
@@ -498,9 +518,12 @@ int recording_writer_frame(struct recording_writer *w, const struct frame *frame
 int recording_writer_label(struct recording_writer *w, uint64_t now_ns, const char *text, const char *phase,
 			   struct ms_error *err)
 {
-	json_t *rec = json_pack("{s:s, s:I}", "label", text, "t", (json_int_t)relative(w, now_ns));
+	json_t *rec;
 	int ret;
 
+	if (w->view_only)
+		return 0;
+	rec = json_pack("{s:s, s:I}", "label", text, "t", (json_int_t)relative(w, now_ns));
 	if (!rec) {
 		ms_error_set(err, "a label must be UTF-8 text");
 		return -1;
@@ -515,9 +538,12 @@ int recording_writer_label(struct recording_writer *w, uint64_t now_ns, const ch
 int recording_writer_control(struct recording_writer *w, uint64_t now_ns, const char *what,
 			     uint64_t interval_ns, struct ms_error *err)
 {
-	json_t *rec = json_pack("{s:s, s:I}", "control", what, "t", (json_int_t)relative(w, now_ns));
+	json_t *rec;
 	int ret;
 
+	if (w->view_only)
+		return 0;
+	rec = json_pack("{s:s, s:I}", "control", what, "t", (json_int_t)relative(w, now_ns));
 	if (!rec) {
 		ms_error_set(err, "out of memory");
 		return -1;
@@ -549,6 +575,10 @@ int recording_writer_close(struct recording_writer *w, const char *reason, struc
 
 	if (!w)
 		return 0;
+	if (w->view_only) {
+		free_writer(w);
+		return 0;
+	}
 	if (w->failed) {
 		ms_error_set(err, "%s: an earlier write failed", w->path);
 		free_writer(w);

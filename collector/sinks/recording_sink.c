@@ -13,6 +13,7 @@ struct recording_sink {
 	const struct series_table *table;
 	char path[PATH_MAX];
 	const char *command_name;
+	bool may_stop;               /* record stop: the run goes on without a file */
 	bool paused;
 	bool failed;                 /* a write failed: no more frames, the run stops */
 	struct ms_error err;
@@ -36,7 +37,7 @@ static int rec_open(struct sink *sink, const struct sink_setup *setup, struct ms
 	r->table = setup->table;
 	/* Frames and events carry times from the start of the run. */
 	r->wopt.time_origin_ns = 0;
-	r->wopt.path = r->path;
+	r->wopt.path = r->path[0] ? r->path : NULL;
 	return recording_writer_open(&r->writer, &r->wopt, setup->table, err);
 }
 
@@ -180,7 +181,7 @@ static void rotate(struct recording_sink *r, const char *path, uint64_t now, con
 	struct ms_error err = { "" };
 
 	if (!path[0] || strlen(path) >= sizeof(r->path)) {
-		snprintf(reply, size, "error: record needs a file name");
+		snprintf(reply, size, "error: record needs a file name%s", r->may_stop ? " (or stop)" : "");
 		return;
 	}
 	snprintf(old_path, sizeof(old_path), "%s", r->path);
@@ -193,7 +194,10 @@ static void rotate(struct recording_sink *r, const char *path, uint64_t now, con
 	wopt.continues = old;
 	if (recording_writer_open(&r->writer, &wopt, table, &err) < 0) {
 		r->writer = old;
-		snprintf(reply, size, "error: %s (still recording to %s)", err.text, old_path);
+		if (old_path[0])
+			snprintf(reply, size, "error: %s (still recording to %s)", err.text, old_path);
+		else
+			snprintf(reply, size, "error: %s", err.text);
 		return;
 	}
 	if (write_context(r, &err) < 0) {
@@ -209,15 +213,57 @@ static void rotate(struct recording_sink *r, const char *path, uint64_t now, con
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	if (r->paused)
 		recording_writer_control(r->writer, now, "pause", 0, &err);
-	if (recording_writer_close(old, "continued in another file", &err) < 0)
+	if (!old_path[0]) {
+		recording_writer_close(old, NULL, &err);
+		snprintf(reply, size, "ok: recording to %s", path);
+	} else if (recording_writer_close(old, "continued in another file", &err) < 0)
 		snprintf(reply, size, "error: recording to %s now, but closing %s failed: %s", path, old_path,
 			 err.text);
 	else
 		snprintf(reply, size, "ok: recording to %s; %s closed with %llu frames", path, old_path, old_frames);
 }
 
+/* record stop (memscope live): the file ends; frames go on to the other
+ * sinks, and a later record FILE starts another. */
+static void stop(struct recording_sink *r, uint64_t now, char *reply, size_t size)
+{
+	struct recording_writer *old = r->writer;
+	unsigned long long frames = recording_writer_frames(old);
+	struct recording_writer_options wopt = r->wopt;
+	struct ms_error err = { "" };
+
+	if (!r->may_stop) {
+		snprintf(reply, size, "error: memscope %s records until the run ends (record FILE goes on in "
+			 "another file)", r->command_name);
+		return;
+	}
+	if (!r->path[0]) {
+		snprintf(reply, size, "error: not recording (record FILE starts)");
+		return;
+	}
+	wopt.path = NULL;
+	wopt.time_origin_ns = now;
+	wopt.continues = old;
+	if (recording_writer_open(&r->writer, &wopt, r->table, &err) < 0) {
+		r->writer = old;
+		snprintf(reply, size, "error: %s (still recording to %s)", err.text, r->path);
+		return;
+	}
+	if (recording_writer_close(old, "record stop", &err) < 0)
+		snprintf(reply, size, "error: stopped, but closing %s failed: %s", r->path, err.text);
+	else
+		snprintf(reply, size, "ok: %s closed with %llu frames", r->path, frames);
+	r->path[0] = '\0';
+}
+
 static void status(const struct recording_sink *r, char *reply, size_t size)
 {
+	if (!r->path[0]) {
+		snprintf(reply, size, "ok: not recording (record FILE starts), interval %llu ms, %s, pid %d",
+			 (unsigned long long)(r->wopt.interval_ns / 1000000ull), r->paused ? "paused" : "running",
+			 (int)getpid());
+		return;
+	}
 	snprintf(reply, size, "ok: recording %s to %s: %llu frames, %llu bytes%s, interval %llu ms, %s, pid %d",
 		 r->wopt.target ? r->wopt.target : "", r->path,
 		 (unsigned long long)recording_writer_frames(r->writer),
@@ -243,7 +289,8 @@ static int rec_event(struct sink *sink, const struct sink_event *ev)
 	switch (ev->kind) {
 	case SINK_EVENT_LABEL:
 		ret = recording_writer_label(r->writer, ev->time_ns, ev->text, NULL, &err);
-		snprintf(reply, size, "ok: label '%s' at %.3f s in %s", ev->text, seconds(r, ev->time_ns), r->path);
+		snprintf(reply, size, "ok: label '%s' at %.3f s%s%s", ev->text, seconds(r, ev->time_ns),
+			 r->path[0] ? " in " : "", r->path);
 		break;
 	case SINK_EVENT_PHASE_BEGIN:
 	case SINK_EVENT_PHASE_END: {
@@ -258,8 +305,11 @@ static int rec_event(struct sink *sink, const struct sink_event *ev)
 	case SINK_EVENT_RESUME:
 		r->paused = ev->kind == SINK_EVENT_PAUSE;
 		ret = recording_writer_control(r->writer, ev->time_ns, r->paused ? "pause" : "resume", 0, &err);
-		snprintf(reply, size, r->paused ? "ok: paused at %.3f s: no frames are written until resume"
-						: "ok: resumed at %.3f s", seconds(r, ev->time_ns));
+		if (r->paused)
+			snprintf(reply, size, "ok: paused at %.3f s: no frames are %s until resume",
+				 seconds(r, ev->time_ns), r->path[0] ? "written" : "handed on");
+		else
+			snprintf(reply, size, "ok: resumed at %.3f s", seconds(r, ev->time_ns));
 		break;
 	case SINK_EVENT_INTERVAL:
 		r->wopt.interval_ns = ev->interval_ns;
@@ -270,6 +320,8 @@ static int rec_event(struct sink *sink, const struct sink_event *ev)
 	case SINK_EVENT_REQUEST:
 		if (!strcmp(ev->text, "status"))
 			status(r, reply, size);
+		else if (!strcmp(ev->text, "record stop"))
+			stop(r, ev->time_ns, reply, size);
 		else if (!strncmp(ev->text, "record", 6) && (!ev->text[6] || ev->text[6] == ' '))
 			rotate(r, ev->text[6] ? ev->text + 7 : "", ev->time_ns, r->table,
 			       reply, size);
@@ -297,6 +349,11 @@ static void rec_end(struct sink *sink, const struct sink_end *end)
 
 	if (r->failed || !r->writer) {
 		fprintf(stderr, "memscope %s: %s\n", r->command_name, r->err.text);
+		return;
+	}
+	if (!r->path[0]) {
+		recording_writer_close(r->writer, NULL, &err);
+		r->writer = NULL;
 		return;
 	}
 	/* Samples this sink was too far behind to take: the file says how many. */
@@ -365,11 +422,20 @@ int recording_sink_init(struct sink *sink, const struct recording_writer_options
 		return -1;
 	}
 	r->wopt = *opt;
-	snprintf(r->path, sizeof(r->path), "%s", opt->path);
+	snprintf(r->path, sizeof(r->path), "%s", opt->path ? opt->path : "");
 	sink->ops = &recording_sink_ops;
 	sink->priv = r;
 	sink->queue_length = RECORDING_SINK_QUEUE;
 	sink->answers = true;
+	return 0;
+}
+
+int recording_sink_init_stoppable(struct sink *sink, const struct recording_writer_options *opt,
+				  struct ms_error *err)
+{
+	if (recording_sink_init(sink, opt, err) < 0)
+		return -1;
+	((struct recording_sink *)sink->priv)->may_stop = true;
 	return 0;
 }
 

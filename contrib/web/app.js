@@ -462,6 +462,7 @@
   });
   $("pause").addEventListener("click", () => control(M.state === "paused" ? "resume" : "pause"));
   $("interval").addEventListener("change", () => control("interval " + $("interval").value));
+  $("record-stop").addEventListener("click", () => control("record stop"));
   $("record-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const f = $("record-file").value.trim();

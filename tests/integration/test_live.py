@@ -216,3 +216,53 @@ def test_the_process_table_and_per_pid_metrics_count_the_command(memscope, touch
         assert total >= 50 * 1024 * 1024 // PAGE
     finally:
         live.stop()
+
+
+def test_the_page_starts_and_stops_recordings_without_o(memscope, touchmem, tmp_path):
+    """Without -o nothing is written until `record FILE`; `record stop` ends the
+    file with the frames it has, the run goes on, and a second `record FILE`
+    starts another, with the series as they are then. memscope reads both."""
+    first, second, go = tmp_path / "first.rec", tmp_path / "second.rec", tmp_path / "go"
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100", "--", "sh", "-c",
+                           f"while [ ! -e {go} ]; do sleep 0.05; done; {touchmem} 8 --sleep-ms 300; sleep 30"])
+    try:
+        live.session()
+        status, _, text = live.control("status")
+        assert status == 200 and text.startswith("ok: not recording"), text
+        assert live.control("label before any file")[2].startswith("ok: label 'before any file' at ")
+        assert live.control("record stop")[2].startswith("error: not recording")
+        status, _, text = live.control(f"record {first}")
+        assert text == f"ok: recording to {first}", text
+        live.control("label in the first file")
+        # touchmem starts now and ends: its series are added, then retired.
+        go.touch()
+        seen = gone = False
+        deadline = time.time() + 60
+        while not gone and time.time() < deadline:
+            here = 'comm="touchmem"' in live.metrics()
+            seen, gone = seen or here, seen and not here
+            time.sleep(0.1)
+        assert gone, "touchmem's series came and went in /metrics"
+        status, _, text = live.control("record stop")
+        assert status == 200 and text.startswith(f"ok: {first} closed with "), text
+        stopped_frames = int(text.split()[-2])
+        assert not second.exists()
+        time.sleep(0.5)
+        assert live.control(f"record {second}")[2] == f"ok: recording to {second}"
+        time.sleep(1)
+    finally:
+        live.stop()
+    header, frames, others = read_recording(first)
+    labels = [o["label"] for o in others if "label" in o]
+    assert labels == ["in the first file"], "nothing from before the file started"
+    assert others[-1] == {"end": "record stop", "frames": len(frames)} and len(frames) == stopped_frames
+    added = [s for o in others if "series" in o for s in o["series"]]
+    mine = [s["i"] for s in added if s.get("comm") == "touchmem"]
+    assert mine, "the workload's series, added mid-file"
+    assert set(mine) <= {i for o in others if "retire" in o for i in o["retire"]}, "and retired when it ended"
+    _, frames2, others2 = read_recording(second)
+    assert frames2 and others2[-1]["end"] == "SIGINT"
+    # memscope reads both files as recordings of their own.
+    for path in (first, second):
+        res = run([memscope, "stat", "--input", str(path)])
+        assert res.returncode == 0, res.stderr

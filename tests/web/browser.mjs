@@ -95,6 +95,10 @@ try {
       result.record_reply = await page.textContent("#control-reply");
       await page.waitForFunction((s) => memscope.seq > s + 5, await page.evaluate(() => memscope.seq),
                                  { timeout: 30000 });
+      await page.click("#record-stop");
+      await page.waitForFunction(() => /closed with/.test(document.querySelector("#control-reply").textContent),
+                                 null, { timeout: 30000 });
+      result.stop_reply = await page.textContent("#control-reply");
     }
     await page.click("#pause");
     await page.waitForFunction(() => memscope.state === "paused", null, { timeout: 30000 });

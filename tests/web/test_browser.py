@@ -94,8 +94,11 @@ def test_live_page_charts_labels_pause_and_metrics_agree(memscope, touchmem, out
     after = [f for f in first_frames if f["t"] > changes[0]["t"]]
     assert after and all(f["d"] > 150_000_000 for f in after[1:]), "frames 200 ms apart after the change"
     # The page's recording goes on where the first one stopped, 200 ms apart.
-    _, frames, _ = read_recording(second)
+    _, frames, ends = read_recording(second)
     assert len(frames) >= 5 and all(f["d"] > 150_000_000 for f in frames[1:])
+    # Stopped from the page: the file ends there, with its frames counted.
+    assert out["stop_reply"] == f"ok: {second} closed with {len(frames)} frames"
+    assert ends[-1] == {"end": "record stop", "frames": len(frames)}
 
 
 def kunpeng_replay(path, seconds):
