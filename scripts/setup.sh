@@ -78,10 +78,35 @@ provide_libperf() {
 # them; again only when a lock file changed. Node.js and npm come from
 # Debian where the machine has none.
 web_changed=0
-provide_npm_modules() {
+# The browser tests' driver (playwright-core) wants Node.js 20 or later; Debian 12's
+# nodejs is 18. Where the machine's node is older, Node.js 20's official build comes from
+# the npm registry (node-linux-<arch>, checked against the registry's integrity hash) into
+# the cache; $deps/node/bin goes first on PATH here and in test stage 65.
+node_version=20.18.1
+node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+provide_node() {
   if ! command -v npm >/dev/null; then
     as_root apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends nodejs npm >/dev/null
   fi
+  [ -x "$deps/node/bin/node" ] && export PATH=$deps/node/bin:$PATH
+  [ "$(node_major)" -ge 20 ] && return 0
+  local arch
+  case $(uname -m) in
+    x86_64) arch=x64 ;;
+    aarch64) arch=arm64 ;;
+    *) log "no Node.js 20 build for $(uname -m): the browser tests (stage 65) will say so"; return 0 ;;
+  esac
+  log "Node.js $(node --version) is older than 20: fetching Node.js $node_version into $deps/node"
+  rm -rf "$deps/node.new"
+  npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$deps/node.new" \
+    "node-linux-$arch@$node_version" >/dev/null
+  mkdir -p "$deps/node.new/bin"
+  ln -s "../node_modules/node-linux-$arch/bin/node" "$deps/node.new/bin/node"
+  rm -rf "$deps/node" && mv "$deps/node.new" "$deps/node"
+  export PATH=$deps/node/bin:$PATH
+}
+
+provide_npm_modules() {
   local dir
   for dir in "$top/contrib/web" "$top/tests/web"; do
     if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.memscope-lock"; then
@@ -107,5 +132,6 @@ build_memscope() {
 
 install_packages
 provide_libperf
+provide_node
 provide_npm_modules
 build_memscope

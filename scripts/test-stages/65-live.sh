@@ -7,6 +7,14 @@
 # stage here instead of skipping its tests.
 set -uo pipefail
 name=65-live
+# Node.js 20 where scripts/setup.sh had to fetch it (Debian 12's is 18).
+deps=${MEMSCOPE_DEPS:-${XDG_CACHE_HOME:-$HOME/.cache}/memscope}
+[ -x "$deps/node/bin/node" ] && export PATH=$deps/node/bin:$PATH
+if [ "$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -lt 20 ]; then
+	echo "$name: Node.js 20 or later is needed by playwright-core, found $(node --version 2>&1)" \
+		"(scripts/setup.sh fetches it)" | tee "$MEMSCOPE_TEST_RESULTS/$name.crash"
+	exit 1
+fi
 for need in /usr/bin/chromium /usr/bin/prometheus tests/web/node_modules/playwright-core \
 	"$MEMSCOPE_TEST_BUILD/contrib/web/lib/uPlot.iife.min.js"; do
 	if [ ! -e "$need" ]; then
