@@ -231,7 +231,7 @@ static int find_bpf_instances(const struct host *host, struct resolved_role *rr)
 		privileges_read(&priv);
 		if (!privileges_allow_bpf(&priv)) {
 			snprintf(rr->why, sizeof(rr->why), "the eBPF probes need root, or CAP_BPF and CAP_PERFMON "
-				 "(setcap cap_bpf,cap_perfmon+ep on the memscope binary)");
+				 "(" PRIVILEGES_SETCAP ")");
 			return 0;
 		}
 	}

@@ -64,8 +64,7 @@ static void check_permissions(struct doctor *d, const struct host *host)
 		if (paranoid > 0 && !perfmon && !admin)
 			finding(d, true, "kernel.perf_event_paranoid is above 0 and memscope has neither CAP_PERFMON nor "
 				"CAP_SYS_ADMIN: system-wide and uncore counters will be refused (EACCES)",
-				"sudo sysctl -w kernel.perf_event_paranoid=0, or: sudo setcap cap_perfmon,cap_bpf+ep "
-				"$(command -v memscope)");
+				"sudo sysctl -w kernel.perf_event_paranoid=0, or: " PRIVILEGES_SETCAP);
 		else
 			printf("  ok    perf_event_paranoid = %s%s\n", text,
 			       perfmon || admin ? " (overridden by CAP_PERFMON/CAP_SYS_ADMIN)" : "");
@@ -75,7 +74,7 @@ static void check_permissions(struct doctor *d, const struct host *host)
 	}
 	if (!bpf && !admin)
 		finding(d, false, "no CAP_BPF: the eBPF probes (page faults, placement, scheduling) cannot load",
-			"run as root, or: sudo setcap cap_perfmon,cap_bpf+ep $(command -v memscope)");
+			"run as root, or: " PRIVILEGES_SETCAP);
 	else
 		ok("capabilities allow perf and BPF%s", "");
 }

@@ -3,7 +3,6 @@
  * of the pipeline (sinks/http/http_sink.h), steered from the page through
  * the run's control socket as memscope ctl steers record. */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
 #include <signal.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/measure_options.h"
 #include "config.h"
 #include "ctl/ctl.h"
 #include "pipeline/lua_session.h"
@@ -25,7 +25,7 @@
 #include "sinks/recording_sink.h"
 
 enum {
-	OPT_LISTEN = 0x2000, OPT_REMOTE, OPT_TOKEN_FILE, OPT_NO_UI, OPT_HISTORY, OPT_NO_CTL, OPT_EXIT_AT_END,
+	OPT_LISTEN = CLI_LONG_ONLY + 0x40, OPT_REMOTE, OPT_TOKEN_FILE, OPT_NO_UI, OPT_HISTORY, OPT_NO_CTL, OPT_EXIT_AT_END,
 	OPT_MAX_CONNECTIONS,
 };
 
@@ -47,113 +47,128 @@ struct live_run {
 	struct recording_writer_options wopt;
 };
 
-static void live_usage(FILE *out)
+static const struct cli_option live_http_options[] = {
+	{ OPT_LISTEN, "listen", "ADDR:PORT", "where the page and /metrics are served (default " HTTP_LISTEN_DEFAULT ";\n"
+	  ":0 takes any free port)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_REMOTE, "remote", NULL, "allow an address other than loopback; every request then needs\nthe token",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_TOKEN_FILE, "token-file", "FILE", "the token, from a file only its owner can read (default: a new\n"
+	  "one, printed in the URL)", CLI_COMPLETE_FILE, NULL, 0 },
+	{ OPT_NO_UI, "no-ui", NULL, "no page: /metrics for Prometheus (and the stream) only", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_HISTORY, "history", "MB", "stream history kept for pages that connect late or reconnect\n"
+	  "(default 64 MB)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_MAX_CONNECTIONS, "max-connections", "N", "connections served at once (1-100000)", CLI_COMPLETE_NONE,
+	  NULL, 0 },
+	{ 'o', "output", "FILE", "also record to FILE (labels typed in the page go into it)", CLI_COMPLETE_FILE,
+	  NULL, 0 },
+	{ OPT_NO_CTL, "no-ctl", NULL, "no control socket: neither the page nor memscope ctl steers the run",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_EXIT_AT_END, "exit-at-end", NULL, "exit when the run ends (the command exits, the input is read);\n"
+	  "by default the page stays until Ctrl-C", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_group live_groups[] = {
+	{ "What to count", measure_count_options },
+	{ "Where", measure_target_options },
+	{ NULL, measure_file_options },
+	{ "When", measure_interval_options },
+	{ "The page", live_http_options },
+	{ NULL, NULL },
+};
+
+static const struct cli_refusal live_refused[] = {
+	{ "per-*", "chooses how stat shows totals; the page shows every scope (system, node, socket, channel) "
+	  "and /metrics every series" },
+	{ NULL, NULL },
+};
+
+const struct cli_command live_command = {
+	.name = "live",
+	.summary = "web page with live charts, recordings in the browser, /metrics for Prometheus",
+	.usage = "[OPTIONS] [-a | -p PIDS | [--] CMD [ARGS...] | --input FILE | --replay FILE]",
+	.groups = live_groups,
+	.epilog = "Frames come every -I MS (default 500 ms) and reach the page in batches about every 400 ms.\n"
+		  "Without -e or -m the page shows the memory-system metrics this host can count, page faults,\n"
+		  "context switches and migrations, and per-process faults. Options end at CMD.\n",
+	.operands = CLI_COMPLETE_COMMAND,
+	.options_first = true,
+	.refused = live_refused,
+};
+
+struct live_args {
+	struct session_options *opt;
+	struct live_run *run;
+	struct lua_cli *lua;
+};
+
+static int live_option(void *ctx, int key, const char *arg)
 {
-	fprintf(out,
-		"usage: memscope live [--listen ADDR:PORT] [--remote] [--token-file FILE] [--no-ui]\n"
-		"                     [--history MB] [-o FILE] [-I MS] [-e EVENTS] [-m METRICS]\n"
-		"                     [-a | -p PID[,PID...] | [--] CMD [ARGS...] | --input FILE | --replay FILE]\n\n%s"
-		"      --listen ADDR:PORT  where the page and /metrics are served (default " HTTP_LISTEN_DEFAULT ";\n"
-		"                          :0 takes any free port)\n"
-		"      --remote            allow an address other than loopback; every request then needs\n"
-		"                          the token\n"
-		"      --token-file FILE   the token, from a file only its owner can read (default: a new\n"
-		"                          one, printed in the URL)\n"
-		"      --no-ui             no page: /metrics for Prometheus (and the stream) only\n"
-		"      --history MB        stream history kept for pages that connect late or reconnect\n"
-		"                          (default %u MB)\n"
-		"  -o, --output FILE       also record to FILE (labels typed in the page go into it)\n"
-		"      --no-ctl            no control socket: neither the page nor memscope ctl steers the run\n"
-		"      --exit-at-end       exit when the run ends (the command exits, the input is read);\n"
-		"                          by default the page stays until Ctrl-C\n"
-		"%s"
-		"Frames come every -I MS (default %d ms) and reach the page in batches about every 400 ms.\n"
-		"Without -e or -m the page shows the memory-system metrics this host can count, page faults,\n"
-		"context switches and migrations, and per-process faults.\n",
-		session_options_help, HTTP_STREAM_DEFAULT_BYTES >> 20, lua_cli_help, LIVE_DEFAULT_INTERVAL_MS);
+	struct live_args *a = ctx;
+	struct live_run *run = a->run;
+	int shared = measure_cli_option(a->opt, a->lua, key, arg);
+	char *end;
+	long v;
+
+	if (shared <= 0)
+		return shared;
+	switch (key) {
+	case OPT_LISTEN:
+		run->http.server.listen = arg;
+		return 0;
+	case OPT_REMOTE:
+		run->http.server.allow_remote = true;
+		return 0;
+	case OPT_TOKEN_FILE:
+		run->http.server.token_file = arg;
+		return 0;
+	case OPT_NO_UI:
+		run->ui = false;
+		return 0;
+	case OPT_HISTORY:
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1 || v > 65536) {
+			fprintf(stderr, "memscope live: --history %s: needs megabytes, 1-65536 (e.g. --history 64)\n", arg);
+			return -1;
+		}
+		run->http.history_bytes = (size_t)v << 20;
+		return 0;
+	case OPT_MAX_CONNECTIONS:
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1 || v > 100000) {
+			fprintf(stderr, "memscope live: --max-connections %s: needs a number, 1-100000\n", arg);
+			return -1;
+		}
+		run->http.server.max_connections = (unsigned)v;
+		return 0;
+	case 'o':
+		run->record_path = arg;
+		return 0;
+	case OPT_NO_CTL:
+		run->use_ctl = false;
+		return 0;
+	case OPT_EXIT_AT_END:
+		run->exit_at_end = true;
+		return 0;
+	default:
+		return -1;
+	}
 }
 
+/* 0, 1 after --help, -1 on a usage error. */
 static int parse_options(int argc, char **argv, struct session_options *opt, struct live_run *run,
 			 struct lua_cli *lua)
 {
-	static const struct option longopts[] = {
-		SESSION_LONG_OPTIONS,
-		LUA_CLI_LONG_OPTIONS,
-		{ "listen", required_argument, NULL, OPT_LISTEN },
-		{ "remote", no_argument, NULL, OPT_REMOTE },
-		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
-		{ "no-ui", no_argument, NULL, OPT_NO_UI },
-		{ "history", required_argument, NULL, OPT_HISTORY },
-		{ "output", required_argument, NULL, 'o' },
-		{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
-		{ "exit-at-end", no_argument, NULL, OPT_EXIT_AT_END },
-		{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char *end;
-	long v;
-	int c, shared;
+	struct live_args a = { opt, run, lua };
+	int status, first = cli_parse(&live_command, argc, argv, live_option, &a, &status);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+" SESSION_SHORT_OPTIONS "o:h", longopts, NULL)) != -1) {
-		shared = measure_option(opt, lua, c, optarg);
-		if (shared < 0)
-			return -1;
-		if (shared)
-			continue;
-		switch (c) {
-		case OPT_LISTEN:
-			run->http.server.listen = optarg;
-			break;
-		case OPT_REMOTE:
-			run->http.server.allow_remote = true;
-			break;
-		case OPT_TOKEN_FILE:
-			run->http.server.token_file = optarg;
-			break;
-		case OPT_NO_UI:
-			run->ui = false;
-			break;
-		case OPT_HISTORY:
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 || v > 65536) {
-				fprintf(stderr, "memscope live: --history %s: needs megabytes, 1-65536 (e.g. --history 64)\n",
-					optarg);
-				return -1;
-			}
-			run->http.history_bytes = (size_t)v << 20;
-			break;
-		case OPT_MAX_CONNECTIONS:
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 || v > 100000) {
-				fprintf(stderr, "memscope live: --max-connections %s: needs a number, 1-100000\n", optarg);
-				return -1;
-			}
-			run->http.server.max_connections = (unsigned)v;
-			break;
-		case 'o':
-			run->record_path = optarg;
-			break;
-		case OPT_NO_CTL:
-			run->use_ctl = false;
-			break;
-		case OPT_EXIT_AT_END:
-			run->exit_at_end = true;
-			break;
-		case 'h':
-			live_usage(stdout);
-			exit(0);
-		default:
-			live_usage(stderr);
-			return -1;
-		}
-	}
+	if (first < 0)
+		return status ? -1 : 1;
 	/* Without -e or -m: what the page shows first (before the shared
 	 * defaults fill in stat's events). */
-	if (!opt->events && !opt->metrics && !opt->input_path && !opt->replay_path) {
+	if (!opt->events.nr && !opt->metrics.nr && !opt->input_path && !opt->replay_path) {
 		if (session_option(opt, 'e', LIVE_DEFAULT_EVENTS) < 0 || session_option(opt, 'm', LIVE_DEFAULT_METRICS) < 0)
 			return -1;
 		opt->metrics_if_available = true;
@@ -162,13 +177,8 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	/* The page's process table and /metrics' pid labels: the processes
 	 * of the run have series of their own, as top's do. */
 	opt->per_process = true;
-	if (session_options_finish(opt, argc, argv) < 0)
+	if (session_options_finish(opt, argv + first) < 0)
 		return -1;
-	if (opt->aggr != AGGR_TOTAL) {
-		fprintf(stderr, "memscope live: --per-* chooses how stat shows totals; the page shows every scope "
-			"(system, node, socket, channel) and /metrics every series\n");
-		return -1;
-	}
 	if (run->record_path && (opt->input_path || opt->replay_path)) {
 		fprintf(stderr, "memscope live: -o records what is counted here; with --%s there is nothing to "
 			"record (the file is the record)\n", opt->input_path ? "input" : "replay");
@@ -273,9 +283,10 @@ int cmd_live(int argc, char **argv)
 	run.ui = true;
 	run.use_ctl = true;
 	session_options_init(&opt, "live");
-	if (parse_options(argc, argv, &opt, &run, &lua_cli) < 0) {
+	status = parse_options(argc, argv, &opt, &run, &lua_cli);
+	if (status) {
 		session_options_free(&opt);
-		return EXIT_USAGE;
+		return status < 0 ? EXIT_USAGE : 0;
 	}
 	if (lua_cli.nr_scripts) {
 		fprintf(stderr, "memscope live: --lua scripts run in stat, top, record and report; the page shows "
@@ -283,7 +294,8 @@ int cmd_live(int argc, char **argv)
 		session_options_free(&opt);
 		return EXIT_USAGE;
 	}
-	if (!opt.interval_ms)
+	/* A recording keeps its own interval (an -I adds its frames up). */
+	if (!opt.interval_ms && !opt.input_path)
 		opt.interval_ms = LIVE_DEFAULT_INTERVAL_MS;
 	if (run.ui) {
 		run.http.server.web_root = find_web_root(web, sizeof(web));

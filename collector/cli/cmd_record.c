@@ -3,7 +3,6 @@
  * socket (memscope ctl: label, phase, pause, resume, interval, record FILE,
  * status). */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/measure_options.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_fifo.h"
 #include "catalog/resolver.h"
@@ -27,7 +27,7 @@
 #include "sinks/recording_sink.h"
 #include "sources/sample_source.h"
 
-enum { OPT_COMPRESS = 0x2000, OPT_NO_CTL, OPT_FIFO, OPT_SAMPLE, OPT_MMAP_PAGES, OPT_NO_CALLCHAIN };
+enum { OPT_NO_CTL = CLI_LONG_ONLY, OPT_FIFO, OPT_SAMPLE, OPT_MMAP_PAGES, OPT_NO_CALLCHAIN };
 
 /* perf record samples until stopped; memscope record's frames come every second by default. */
 #define DEFAULT_INTERVAL_MS 1000
@@ -43,31 +43,72 @@ struct record_run {
 	int nr_lua_metrics;
 };
 
-static void record_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: memscope record [-o FILE] [--compress] [-I MS] [-e EVENTS] [-m METRICS]\n"
-		"                       [--sample EVENT [-c N | -F HZ] [--mmap-pages N] [--no-callchain]]\n"
-		"                       [-a | -p PID[,PID...] | [--] CMD [ARGS...]] [--no-ctl] [--fifo PATH]\n\n%s"
-		"  -o, --output FILE   the recording (default: " RECORDING_DEFAULT_FILE "; an existing one is kept\n"
-		"                      as FILE.old); a name ending in .zst is compressed\n"
-		"  -z, --compress      compress with zstd whatever the name\n"
-		"      --no-ctl        no control socket (memscope ctl cannot reach this run)\n"
-		"      --fifo PATH     also take the commands one per line from a FIFO (created 0600),\n"
-		"                      as NUMAscope's control FIFO: echo 'label phase 2' > PATH\n"
-		"      --sample EVENT  also record samples with code and data addresses: mem (this host's\n"
-		"                      memory sampling event: memscope list --explain sample.mem),\n"
-		"                      page-faults, or a PMU event; repeatable. Report: memscope report --sort\n"
-		"  -c, --count N       one sample every N events (page faults: every one by default)\n"
-		"  -F, --freq HZ       samples per second (hardware events: 4000 by default)\n"
-		"      --mmap-pages N  data pages of each CPU's sample ring buffer (power of two, default 128)\n"
-		"      --no-callchain  no call chains (smaller samples)\n"
-		"%s"
-		"Frames come every -I MS (default %d ms). While it runs, 'memscope ctl' adds labels,\n"
-		"pauses, resumes, changes the interval or starts a new file. -a without -e or -m records\n"
-		"what top shows, each process with its own series: memscope top --input FILE replays it.\n",
-		session_options_help, lua_cli_help, DEFAULT_INTERVAL_MS);
-}
+static const struct cli_option record_interval_options[] = {
+	{ 'I', "interval", "MS", "a frame every MS milliseconds (default 1000, at least 1)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_option record_replay_options[] = {
+	{ SESSION_OPT_REPLAY, "replay", "FILE", "record the counter values of FILE (docs/replay-format.md)\n"
+	  "instead of this machine's", CLI_COMPLETE_FILE, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_option record_options[] = {
+	{ 'o', "output", "FILE", "the recording (default: " RECORDING_DEFAULT_FILE "; an existing one is kept\n"
+	  "as FILE.old); a name ending in .zst is compressed", CLI_COMPLETE_FILE, NULL, 0 },
+	{ 'z', "compress", NULL, "compress with zstd whatever the name", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_NO_CTL, "no-ctl", NULL, "no control socket (memscope ctl cannot reach this run)", CLI_COMPLETE_NONE,
+	  NULL, 0 },
+	{ OPT_FIFO, "fifo", "PATH", "also take the commands one per line from a FIFO (made 0600 unless it\n"
+	  "exists), as NUMAscope's control FIFO: echo 'label phase 2' > PATH", CLI_COMPLETE_FILE, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_option record_sample_options[] = {
+	{ OPT_SAMPLE, "sample", "EVENT", "also record samples with code and data addresses: mem (this host's\n"
+	  "memory sampling event: memscope list --explain sample.mem),\n"
+	  "page-faults, or a PMU event; repeatable. Report: memscope report --sort", CLI_COMPLETE_EVENTS, NULL, 0 },
+	{ 'c', "count", "N", "one sample every N events (page faults: every one by default)", CLI_COMPLETE_NONE,
+	  NULL, 0 },
+	{ 'F', "freq", "HZ", "samples per second (hardware events: 4000 by default)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_MMAP_PAGES, "mmap-pages", "N", "data pages of each CPU's sample ring buffer (power of two, default 128)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_NO_CALLCHAIN, "no-callchain", NULL, "no call chains (smaller samples)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_group record_groups[] = {
+	{ "What to count", measure_count_options },
+	{ NULL, measure_lua_options },
+	{ "Where", measure_target_options },
+	{ NULL, record_replay_options },
+	{ "When", record_interval_options },
+	{ "The recording", record_options },
+	{ "Samples", record_sample_options },
+	{ NULL, NULL },
+};
+
+static const struct cli_refusal record_refused[] = {
+	{ "input", "replays a recording; it is one already (to compress it: zstd FILE; memscope reads FILE.zst "
+	  "as it is)" },
+	{ "per-*", "chooses how stat shows totals; a recording keeps every series as counted (report it with "
+	  "memscope stat --input FILE --per-node)" },
+	{ NULL, NULL },
+};
+
+const struct cli_command record_command = {
+	.name = "record",
+	.summary = "record frames to a file, for stat --input and reports",
+	.usage = "[OPTIONS] [-a | -p PIDS | [--] CMD [ARGS...]]",
+	.groups = record_groups,
+	.epilog = "While it runs, memscope ctl adds labels, pauses, resumes, changes the interval or starts\n"
+		  "a new file. -a without -e or -m records what top shows, each process with its own series:\n"
+		  "memscope top --input FILE replays it. Options end at CMD: what follows is the command's own.\n",
+	.operands = CLI_COMPLETE_COMMAND,
+	.options_first = true,
+	.refused = record_refused,
+};
 
 static int append_sample(struct session_options *opt, const char *spec)
 {
@@ -111,77 +152,68 @@ static int sample_number(int c, const char *arg, struct sample_options *so)
 	return 0;
 }
 
+struct record_args {
+	struct session_options *opt;
+	struct record_run *run;
+	bool *use_ctl;
+	struct lua_cli *lua;
+};
+
+static int record_option(void *ctx, int key, const char *arg)
+{
+	struct record_args *a = ctx;
+	int shared = measure_cli_option(a->opt, a->lua, key, arg);
+
+	if (shared <= 0)
+		return shared;
+	switch (key) {
+	case 'o':
+		if (!arg[0] || strlen(arg) >= sizeof(a->run->path)) {
+			fprintf(stderr, "memscope record: -o needs a file name\n");
+			return -1;
+		}
+		snprintf(a->run->path, sizeof(a->run->path), "%s", arg);
+		return 0;
+	case 'z':
+		a->run->wopt.compress = true;
+		return 0;
+	case OPT_NO_CTL:
+		*a->use_ctl = false;
+		return 0;
+	case OPT_FIFO:
+		a->run->fifo_path = arg;
+		return 0;
+	case OPT_SAMPLE:
+		if (!arg[0] || append_sample(a->opt, arg) < 0) {
+			fprintf(stderr, "memscope record: --sample needs an event: mem, page-faults or a PMU "
+				"event (memscope list --explain sample.mem)\n");
+			return -1;
+		}
+		return 0;
+	case 'c':
+	case 'F':
+	case OPT_MMAP_PAGES:
+		return sample_number(key, arg, &a->opt->sampling);
+	case OPT_NO_CALLCHAIN:
+		a->opt->sampling.no_callchain = true;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* 0, 1 after --help, -1 on a usage error. */
 static int parse_options(int argc, char **argv, struct session_options *opt, struct record_run *run,
 			 bool *use_ctl, struct lua_cli *lua)
 {
-	static const struct option longopts[] = {
-		SESSION_LONG_OPTIONS,
-		LUA_CLI_LONG_OPTIONS,
-		{ "output", required_argument, NULL, 'o' },
-		{ "compress", no_argument, NULL, 'z' },
-		{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
-		{ "fifo", required_argument, NULL, OPT_FIFO },
-		{ "sample", required_argument, NULL, OPT_SAMPLE },
-		{ "count", required_argument, NULL, 'c' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "mmap-pages", required_argument, NULL, OPT_MMAP_PAGES },
-		{ "no-callchain", no_argument, NULL, OPT_NO_CALLCHAIN },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, shared;
+	struct record_args a = { opt, run, use_ctl, lua };
+	int status, first = cli_parse(&record_command, argc, argv, record_option, &a, &status);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+" SESSION_SHORT_OPTIONS "o:zhc:F:", longopts, NULL)) != -1) {
-		shared = measure_option(opt, lua, c, optarg);
-		if (shared < 0)
-			return -1;
-		if (shared)
-			continue;
-		switch (c) {
-		case 'o':
-			if (!optarg[0] || strlen(optarg) >= sizeof(run->path)) {
-				fprintf(stderr, "memscope record: -o needs a file name\n");
-				return -1;
-			}
-			snprintf(run->path, sizeof(run->path), "%s", optarg);
-			break;
-		case 'z':
-			run->wopt.compress = true;
-			break;
-		case OPT_NO_CTL:
-			*use_ctl = false;
-			break;
-		case OPT_FIFO:
-			run->fifo_path = optarg;
-			break;
-		case OPT_SAMPLE:
-			if (!optarg[0] || append_sample(opt, optarg) < 0) {
-				fprintf(stderr, "memscope record: --sample needs an event: mem, page-faults or a PMU "
-					"event (memscope list --explain sample.mem)\n");
-				return -1;
-			}
-			break;
-		case 'c':
-		case 'F':
-		case OPT_MMAP_PAGES:
-			if (sample_number(c, optarg, &opt->sampling) < 0)
-				return -1;
-			break;
-		case OPT_NO_CALLCHAIN:
-			opt->sampling.no_callchain = true;
-			break;
-		case 'h':
-			record_usage(stdout);
-			exit(0);
-		default:
-			record_usage(stderr);
-			return -1;
-		}
-	}
+	if (first < 0)
+		return status ? -1 : 1;
 	/* -a alone records what top shows: its events and metrics (those this
 	 * host has) and a series per process, so top --input replays it. */
-	if (opt->system_wide && !opt->events && !opt->metrics && !opt->replay_path && !opt->input_path) {
+	if (opt->system_wide && !opt->events.nr && !opt->metrics.nr && !opt->replay_path && !opt->input_path) {
 		char metrics[512];
 
 		top_node_metric_list(metrics, sizeof(metrics));
@@ -193,7 +225,7 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	}
 	/* Processes of the run have series of their own in the file (proc.*). */
 	opt->per_process = true;
-	if (session_options_finish(opt, argc, argv) < 0)
+	if (session_options_finish(opt, argv + first) < 0)
 		return -1;
 	if (!opt->samples && (opt->sampling.period || opt->sampling.freq || opt->sampling.mmap_pages ||
 			      opt->sampling.no_callchain)) {
@@ -203,16 +235,6 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	}
 	if (opt->sampling.period && opt->sampling.freq) {
 		fprintf(stderr, "memscope record: -c (a period) and -F (a frequency) exclude each other: give one\n");
-		return -1;
-	}
-	if (opt->input_path) {
-		fprintf(stderr, "memscope record: --input replays a recording; it is one already (to compress "
-			"it: zstd FILE; memscope reads FILE.zst as it is)\n");
-		return -1;
-	}
-	if (opt->aggr != AGGR_TOTAL) {
-		fprintf(stderr, "memscope record: --per-* chooses how stat shows totals; a recording keeps "
-			"every series as counted (report it with memscope stat --input FILE --per-node)\n");
 		return -1;
 	}
 	return 0;
@@ -317,9 +339,10 @@ int cmd_record(int argc, char **argv)
 	run.fifo.fd = -1;
 	snprintf(run.path, sizeof(run.path), "%s", RECORDING_DEFAULT_FILE);
 	session_options_init(&opt, "record");
-	if (parse_options(argc, argv, &opt, &run, &use_ctl, &lua_cli) < 0) {
+	status = parse_options(argc, argv, &opt, &run, &use_ctl, &lua_cli);
+	if (status) {
 		session_options_free(&opt);
-		return EXIT_USAGE;
+		return status < 0 ? EXIT_USAGE : 0;
 	}
 	status = lua_cli_open(&lua_cli, &opt, LUA_OUTPUT_TEXT, &run.lua, &err);
 	if (status) {

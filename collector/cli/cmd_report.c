@@ -4,7 +4,6 @@
  * the catalog's metrics computed as they would be live. A recording made
  * with --sample also has its samples attributed: --sort (code, data object,
  * nodes), --c2c (contended cache lines), --samples (each sample). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +21,7 @@
 #include "sinks/lua_sink.h"
 #include "sinks/sample_sink.h"
 
-enum { OPT_FORMAT = 0x3000, OPT_REPLAY, OPT_SORT, OPT_C2C, OPT_SAMPLES, OPT_TOP };
+enum { OPT_FORMAT = CLI_LONG_ONLY, OPT_REPLAY, OPT_SORT, OPT_C2C, OPT_SAMPLES, OPT_TOP };
 
 /* perf report sorts by comm,dso,sym; a memory report asks which code and which data. */
 #define DEFAULT_SORT "sym,obj,node"
@@ -31,7 +30,7 @@ struct report_options {
 	struct lua_cli lua;        /* --lua, --lua-unsafe: as stat takes them */
 	enum lua_output_format format;
 	const char *replay;        /* counter values for a (fixture) machine, instead of a recording */
-	char *metrics;             /* -m: catalog metrics to compute */
+	struct name_list metrics;  /* -m: catalog metrics to compute */
 	const char *file;
 	const char *sort;          /* --sort KEYS: the samples by these keys */
 	bool c2c;                  /* --c2c: contended cache lines */
@@ -39,127 +38,110 @@ struct report_options {
 	int top;                   /* --top N: rows shown in text */
 };
 
-static void report_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: memscope report [--lua SCRIPT[:KEY=VAL,...]]... [--format text|csv|json] [FILE]\n"
-		"       memscope report [--sort KEYS] [--c2c] [--samples] [--top N] [FILE]\n"
-		"       memscope report --replay COUNTS.jsonl [-m METRICS] --lua SCRIPT...\n\n"
-		"  FILE                 a recording (default: " RECORDING_DEFAULT_FILE ")\n"
-		"  --lua SCRIPT         run a report script: a built-in name (faults.lua, remote_ratio.lua,\n"
-		"                       bandwidth.lua, topdown.lua, numa_balance.lua, bench.lua) or a path; repeatable.\n"
-		"                       Without --lua: summary.lua (every series over the run)\n"
-		"  --format FMT         text (default), csv or json\n"
-		"  --sort KEYS          samples (record --sample) grouped by keys, most first: sym, srcline, dso,\n"
-		"                       obj (data object), node (of the data), cpu_node, remote, level, op, pid,\n"
-		"                       tid, comm, cpu, event, caller (default for a recording with samples and no\n"
-		"                       --lua: " DEFAULT_SORT ")\n"
-		"  --c2c                cache lines whose loads hit modified data (HITM), by offset and code\n"
-		"  --samples            every sample, attributed\n"
-		"  --top N              rows (lines) shown as text (default 25; 0: all)\n"
-		"  --lua-unsafe         give scripts io, os and package (off: sandboxed)\n"
-		"  --replay FILE        counter values per interval (docs/replay-format.md) on the machine\n"
-		"                       MEMSCOPE_SYSFS_ROOT describes; catalog metrics are computed from them\n"
-		"  -m, --metrics LIST   catalog metrics to compute (a recording: from its raw series, on the\n"
-		"                       recorded machine; default: the ones it was recorded with; --replay:\n"
-		"                       scripts add the ones they use that the machine has)\n");
-}
+static const struct cli_option report_options[] = {
+	{ LUA_CLI_OPT_LUA, "lua", "SCRIPT", "run a report script: a built-in name (faults.lua, remote_ratio.lua,\n"
+	  "bandwidth.lua, topdown.lua, numa_balance.lua, bench.lua) or a path, with :KEY=VAL,...\n"
+	  "arguments; repeatable. Without --lua: summary.lua (every series over the run)", CLI_COMPLETE_SCRIPT, NULL, 0 },
+	{ LUA_CLI_OPT_UNSAFE, "lua-unsafe", NULL, "give scripts io, os and package (sandboxed otherwise)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_FORMAT, "format", "FORMAT", "text (default), csv or json", CLI_COMPLETE_WORDS, "text csv json", 0 },
+	{ 'm', "metrics", "LIST", "catalog metrics to compute (a recording: from its raw series, on the\n"
+	  "recorded machine; default: the ones it was recorded with; --replay: scripts add the\n"
+	  "ones they use that the machine has)", CLI_COMPLETE_METRICS, NULL, 0 },
+	{ OPT_REPLAY, "replay", "FILE", "counter values per interval (docs/replay-format.md) on the machine\n"
+	  "MEMSCOPE_SYSFS_ROOT describes, instead of a recording", CLI_COMPLETE_FILE, NULL, 0 },
+	{ 0 },
+};
 
-static int append_list(char **list, const char *more)
-{
-	size_t old = *list ? strlen(*list) : 0;
-	char *grown;
+static const struct cli_option report_sample_options[] = {
+	{ OPT_SORT, "sort", "KEYS", "samples (record --sample) grouped by keys, most first: sym, srcline, dso,\n"
+	  "obj (data object), node (of the data), cpu_node, remote, level, op, pid,\n"
+	  "tid, comm, cpu, event, caller (default for a recording with samples and no\n"
+	  "--lua: " DEFAULT_SORT ")", CLI_COMPLETE_WORDS,
+	  "sym srcline dso obj node cpu_node remote level op pid tid comm cpu event caller", 0 },
+	{ OPT_C2C, "c2c", NULL, "cache lines whose loads hit modified data (HITM), by offset and code",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_SAMPLES, "samples", NULL, "every sample, attributed", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_TOP, "top", "N", "rows (lines) shown as text (default 25; 0: all)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
 
-	if (!more[0])
+static const struct cli_group report_groups[] = {
+	{ NULL, report_options },
+	{ "Samples", report_sample_options },
+	{ NULL, NULL },
+};
+
+const struct cli_command report_command = {
+	.name = "report",
+	.summary = "Lua reports over a recording (remote_ratio.lua, faults.lua, ...)",
+	.usage = "[--lua SCRIPT]... [--format FORMAT] [-m METRICS] [FILE]\n"
+		 "[--sort KEYS] [--c2c] [--samples] [--top N] [FILE]\n"
+		 "--replay FILE [-m METRICS] --lua SCRIPT...",
+	.groups = report_groups,
+	.epilog = "FILE is a recording (default: " RECORDING_DEFAULT_FILE ").\n",
+	.operands = CLI_COMPLETE_FILE,
+};
+
+static int report_option(void *ctx, int key, const char *arg)
+{
+	struct report_options *o = ctx;
+	struct ms_error err;
+
+	if (key == LUA_CLI_OPT_LUA || key == LUA_CLI_OPT_UNSAFE)
+		return lua_cli_option(&o->lua, key, arg) < 0 ? -1 : 0;
+	switch (key) {
+	case OPT_FORMAT:
+		if (lua_output_format_parse(arg, &o->format) < 0) {
+			fprintf(stderr, "memscope report: --format %s: expected text, csv or json\n", arg);
+			return -1;
+		}
 		return 0;
-	if (!(grown = realloc(*list, old + strlen(more) + 2)))
+	case OPT_REPLAY:
+		o->replay = arg;
+		return 0;
+	case 'm':
+		if (name_list_add_text(&o->metrics, arg, &err) < 0) {
+			fprintf(stderr, "memscope report: -m '%s': %s\n", arg, err.text);
+			return -1;
+		}
+		return 0;
+	case OPT_SORT:
+		o->sort = arg;
+		return 0;
+	case OPT_C2C:
+		o->c2c = true;
+		return 0;
+	case OPT_SAMPLES:
+		o->samples = true;
+		return 0;
+	case OPT_TOP: {
+		char *end;
+		long n = strtol(arg, &end, 10);
+
+		if (end == arg || *end || n < 0 || n > 1000000) {
+			fprintf(stderr, "memscope report: --top '%s': expected a number of rows (0: all)\n", arg);
+			return -1;
+		}
+		o->top = (int)n;
+		return 0;
+	}
+	default:
 		return -1;
-	if (old)
-		grown[old++] = ',';
-	strcpy(grown + old, more);
-	*list = grown;
-	return 0;
+	}
 }
 
-static int append_unique(char **list, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (const char *p = *list; p && (p = strstr(p, name)); p += len)
-		if ((p == *list || p[-1] == ',') && (p[len] == ',' || !p[len]))
-			return 0;
-	return append_list(list, name);
-}
-
+/* 0, 1 after --help, -1 on a usage error. */
 static int parse_options(int argc, char **argv, struct report_options *o)
 {
-	static const struct option longopts[] = {
-		LUA_CLI_LONG_OPTIONS,
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "replay", required_argument, NULL, OPT_REPLAY },
-		{ "metrics", required_argument, NULL, 'm' },
-		{ "sort", required_argument, NULL, OPT_SORT },
-		{ "c2c", no_argument, NULL, OPT_C2C },
-		{ "samples", no_argument, NULL, OPT_SAMPLES },
-		{ "top", required_argument, NULL, OPT_TOP },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, taken;
+	int status, first = cli_parse(&report_command, argc, argv, report_option, o, &status);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "m:h", longopts, NULL)) != -1) {
-		taken = lua_cli_option(&o->lua, c, optarg);
-		if (taken < 0)
-			return -1;
-		if (taken)
-			continue;
-		switch (c) {
-		case OPT_FORMAT:
-			if (lua_output_format_parse(optarg, &o->format) < 0) {
-				fprintf(stderr, "memscope report: --format %s: expected text, csv or json\n", optarg);
-				return -1;
-			}
-			break;
-		case OPT_REPLAY:
-			o->replay = optarg;
-			break;
-		case 'm':
-			if (append_list(&o->metrics, optarg) < 0)
-				return -1;
-			break;
-		case OPT_SORT:
-			o->sort = optarg;
-			break;
-		case OPT_C2C:
-			o->c2c = true;
-			break;
-		case OPT_SAMPLES:
-			o->samples = true;
-			break;
-		case OPT_TOP: {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-
-			if (end == optarg || *end || n < 0 || n > 1000000) {
-				fprintf(stderr, "memscope report: --top '%s': expected a number of rows (0: all)\n", optarg);
-				return -1;
-			}
-			o->top = (int)n;
-			break;
-		}
-		case 'h':
-			report_usage(stdout);
-			exit(0);
-		default:
-			report_usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc)
-		o->file = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "memscope report: one recording at a time ('%s' is one too many)\n", argv[optind]);
+	if (first < 0)
+		return status ? -1 : 1;
+	if (first < argc)
+		o->file = argv[first++];
+	if (first < argc) {
+		fprintf(stderr, "memscope report: one recording at a time ('%s' is one too many)\n", argv[first]);
 		return -1;
 	}
 	if (o->replay && o->file) {
@@ -203,28 +185,29 @@ static void default_reports(struct report_options *o)
 
 /* -m plus the metrics the scripts ask for that the replayed machine has
  * (the others are for the scripts to explain, through memscope.why). */
-static int replay_metrics(const struct report_options *o, const struct lua_engine *lua, char **out,
+static int replay_metrics(const struct report_options *o, const struct lua_engine *lua, struct name_list *out,
 			  struct ms_error *err)
 {
 	struct host host;
 	struct catalog *cat = NULL;
 	struct resolution *res = NULL;
-	char *copy = NULL, *save = NULL;
+	struct name_list wanted = { NULL, 0 };
+	const char *text = lua_engine_wanted_metrics(lua);
 	int status = -1;
 
-	*out = NULL;
-	if (o->metrics && append_list(out, o->metrics) < 0)
-		goto oom;
+	for (int i = 0; i < o->metrics.nr; i++)
+		if (name_list_add(out, o->metrics.names[i]) < 0)
+			goto oom_early;
 	if (host_load(&host, err) < 0)
 		return -1;
 	if (catalog_load_default(&cat, err) < 0 || resolve(&host, cat, &res, err) < 0)
 		goto out;
-	if (!(copy = strdup(lua_engine_wanted_metrics(lua))))
-		goto oom;
-	for (char *m = strtok_r(copy, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
-		int i = catalog_metric_index(cat, m);
+	if (text[0] && name_list_add_text(&wanted, text, err) < 0)
+		goto out;
+	for (int k = 0; k < wanted.nr; k++) {
+		int i = catalog_metric_index(cat, wanted.names[k]);
 
-		if (i >= 0 && res->metrics[i].available && append_unique(out, m) < 0)
+		if (i >= 0 && res->metrics[i].available && name_list_add(out, wanted.names[k]) < 0)
 			goto oom;
 	}
 	status = 0;
@@ -232,37 +215,37 @@ static int replay_metrics(const struct report_options *o, const struct lua_engin
 oom:
 	ms_error_set(err, "out of memory");
 out:
-	free(copy);
+	name_list_free(&wanted);
 	resolution_free(res);
 	catalog_free(cat);
 	host_free(&host);
 	return status;
+oom_early:
+	ms_error_set(err, "out of memory");
+	return -1;
 }
 
 static int open_session(const struct report_options *o, struct lua_engine *lua, struct session *s,
 			struct session_options *opt, struct ms_error *err)
 {
-	char *metrics = NULL;
-	int status;
-
 	if (!o->replay) {
-		if (o->metrics)
-			opt->metrics = strdup(o->metrics);
+		for (int i = 0; i < o->metrics.nr; i++)
+			if (name_list_add(&opt->metrics, o->metrics.names[i]) < 0) {
+				ms_error_set(err, "out of memory");
+				return 1;
+			}
 		opt->input_path = o->file;      /* what the sinks name as the run's origin */
 		return session_open_recording(s, opt, o->file, err);
 	}
-	if (replay_metrics(o, lua, &metrics, err) < 0)
+	if (replay_metrics(o, lua, &opt->metrics, err) < 0)
 		return 1;
-	if (!metrics || !metrics[0]) {
-		free(metrics);
+	if (!opt->metrics.nr) {
 		ms_error_set(err, "--replay: no metric to compute: the scripts ask for none this machine has, and "
 			     "no -m was given (e.g. -m mem.read_bw)");
 		return EXIT_USAGE;
 	}
-	opt->metrics = metrics;
 	opt->replay_path = o->replay;
-	status = session_open(s, opt, err);
-	return status;
+	return session_open(s, opt, err);
 }
 
 /* A sample for the scripts' on_sample (on the sample sink's thread, which
@@ -354,9 +337,10 @@ int cmd_report(int argc, char **argv)
 	int status;
 
 	o.top = 25;
-	if (parse_options(argc, argv, &o) < 0) {
-		free(o.metrics);
-		return EXIT_USAGE;
+	status = parse_options(argc, argv, &o);
+	if (status) {
+		name_list_free(&o.metrics);
+		return status < 0 ? EXIT_USAGE : 0;
 	}
 	default_reports(&o);
 	lopt.scripts = o.lua.scripts;
@@ -366,7 +350,7 @@ int cmd_report(int argc, char **argv)
 	lopt.command_name = "report";
 	if (lua_engine_open(&lua, &lopt, &err) < 0) {
 		fprintf(stderr, "memscope report: %s\n", err.text);
-		free(o.metrics);
+		name_list_free(&o.metrics);
 		return EXIT_USAGE;
 	}
 	status = report(&o, lua, &err);
@@ -375,6 +359,6 @@ int cmd_report(int argc, char **argv)
 	else if (lua_engine_nr_failed(lua))
 		status = 1;    /* the reports that ran are printed; the failures are listed above */
 	lua_engine_free(lua);
-	free(o.metrics);
+	name_list_free(&o.metrics);
 	return status;
 }

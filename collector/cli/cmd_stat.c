@@ -1,6 +1,5 @@
 /* memscope stat: count events for a command, processes or the whole system,
  * printing periodic lines (-I) and final totals. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +8,10 @@
 
 #include "metrics/aggregate.h"
 #include "cli/commands.h"
+#include "cli/measure_options.h"
 #include "events/event.h"
 #include "pipeline/session.h"
+#include "pipeline/session_recording.h"
 #include "metrics/metrics.h"
 #include "pipeline/lua_session.h"
 #include "sinks/lua_sink.h"
@@ -18,69 +19,104 @@
 #include "sinks/stat_sink.h"
 #include "sinks/stat_threads.h"
 
-enum { OPT_JSON = 0x2000, OPT_PER_THREAD };
+enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING };
 
-static void stat_usage(FILE *out)
+static const struct cli_option stat_row_options[] = {
+	{ OPT_PER_THREAD, "per-thread", NULL, "one row per thread of the measured processes (proc.* events)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_option stat_output_options[] = {
+	{ 'x', "field-separator", "SEP", "CSV: perf stat's fields, separated by SEP", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'j', "json", NULL, "JSON: one object per counter and row, with perf stat's keys", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_SELF_DESCRIBING, "self-describing", NULL, "with -x or -j: memscope's own form: a CSV header line, or\n"
+	  "one JSON object per interval with every row, status and reason", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_group stat_groups[] = {
+	{ "What to count", measure_count_options },
+	{ NULL, measure_lua_options },
+	{ "Where", measure_target_options },
+	{ NULL, measure_file_options },
+	{ "When", measure_interval_options },
+	{ "Rows", measure_row_options },
+	{ NULL, stat_row_options },
+	{ "Output", stat_output_options },
+	{ NULL, NULL },
+};
+
+const struct cli_command stat_command = {
+	.name = "stat",
+	.summary = "count events and metrics for a command, processes or the system",
+	.usage = "[OPTIONS] [-a | -p PIDS | [--] CMD [ARGS...]]\n"
+		 "--replay FILE -m METRICS [OPTIONS]\n"
+		 "--input FILE [OPTIONS]",
+	.groups = stat_groups,
+	.epilog = "Options end at CMD: what follows is the command's own.\n",
+	.operands = CLI_COMPLETE_COMMAND,
+	.options_first = true,
+};
+
+struct stat_args {
+	struct session_options *opt;
+	struct stat_output *output;
+	bool *per_thread;
+	struct lua_cli *lua;
+	bool json, csv;
+};
+
+static int stat_option(void *ctx, int key, const char *arg)
 {
-	fprintf(out,
-		"usage: memscope stat [-e EVENTS] [-m METRICS] [-I MS] [-a | -p PID[,PID...] | [--] CMD [ARGS...]]\n"
-		"                     [--per-cpu | --per-socket | --per-node | --per-channel | --per-instance]\n"
-		"                     [-x SEP | --json]\n"
-		"       memscope stat --replay FILE -m METRICS [--per-node | --per-socket | --per-channel] ...\n\n%s"
-		"  -x, --field-separator SEP   CSV output\n"
-		"      --json          one JSON object per line\n"
-		"      --per-thread    one row per thread of the measured processes (proc.* events)\n%s",
-		session_options_help, lua_cli_help);
+	struct stat_args *a = ctx;
+	int shared = measure_cli_option(a->opt, a->lua, key, arg);
+
+	if (shared <= 0)
+		return shared;
+	switch (key) {
+	case 'x':
+		if (!arg[0] || strlen(arg) >= sizeof(a->output->separator)) {
+			fprintf(stderr, "memscope stat: -x needs a short separator, e.g. -x,\n");
+			return -1;
+		}
+		a->csv = true;
+		snprintf(a->output->separator, sizeof(a->output->separator), "%s", arg);
+		return 0;
+	case 'j':
+		a->json = true;
+		return 0;
+	case OPT_PER_THREAD:
+		*a->per_thread = true;
+		return 0;
+	case OPT_SELF_DESCRIBING:
+		a->output->self_describing = true;
+		return 0;
+	default:
+		return -1;
+	}
 }
 
 static int parse_options(int argc, char **argv, struct session_options *opt, struct stat_output *output,
 			 bool *per_thread, struct lua_cli *lua)
 {
-	static const struct option longopts[] = {
-		SESSION_LONG_OPTIONS,
-		{ "field-separator", required_argument, NULL, 'x' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-		LUA_CLI_LONG_OPTIONS,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, shared;
+	struct stat_args a = { opt, output, per_thread, lua, false, false };
+	int status, first = cli_parse(&stat_command, argc, argv, stat_option, &a, &status);
 
-	optind = 1;
-	/* '+': options end at the command's name, as with perf stat. */
-	while ((c = getopt_long(argc, argv, "+" SESSION_SHORT_OPTIONS "x:h", longopts, NULL)) != -1) {
-		shared = measure_option(opt, lua, c, optarg);
-		if (shared < 0)
-			return -1;
-		if (shared)
-			continue;
-		switch (c) {
-		case 'x':
-			if (!optarg[0] || strlen(optarg) >= sizeof(output->separator)) {
-				fprintf(stderr, "memscope stat: -x needs a short separator, e.g. -x,\n");
-				return -1;
-			}
-			output->format = STAT_CSV;
-			snprintf(output->separator, sizeof(output->separator), "%s", optarg);
-			break;
-		case OPT_JSON:
-			output->format = STAT_JSON;
-			break;
-		case OPT_PER_THREAD:
-			*per_thread = true;
-			break;
-		case 'h':
-			stat_usage(stdout);
-			exit(0);
-		default:
-			stat_usage(stderr);
-			return -1;
-		}
-	}
-	if (session_options_finish(opt, argc, argv) < 0)
+	if (first < 0)
+		return status ? -1 : 1;
+	if (a.csv && a.json) {
+		fprintf(stderr, "memscope stat: -x and --json are two output forms; choose one\n");
 		return -1;
-	if (*per_thread && (opt->aggr != AGGR_TOTAL || opt->metrics || opt->system_wide || opt->replay_path)) {
+	}
+	output->format = a.csv ? STAT_CSV : a.json ? STAT_JSON : STAT_TEXT;
+	if (output->self_describing && output->format == STAT_TEXT) {
+		fprintf(stderr, "memscope stat: --self-describing is a form of -x SEP or --json; give one of them\n");
+		return -1;
+	}
+	if (session_options_finish(opt, argv + first) < 0)
+		return -1;
+	if (*per_thread && (opt->aggr != AGGR_TOTAL || opt->metrics.nr || opt->system_wide || opt->replay_path)) {
 		fprintf(stderr, "memscope stat: --per-thread splits the proc.* events of -p PID or a command by "
 			"thread; it excludes -a, -m, --replay and --per-cpu/socket/node\n");
 		return -1;
@@ -138,14 +174,18 @@ int cmd_stat(int argc, char **argv)
 	memset(&session, 0, sizeof(session));
 	memset(&threads, 0, sizeof(threads));
 	session_options_init(&opt, "stat");
-	if (parse_options(argc, argv, &opt, &sopt.output, &per_thread, &lua_cli) < 0) {
+	status = parse_options(argc, argv, &opt, &sopt.output, &per_thread, &lua_cli);
+	if (status) {
 		session_options_free(&opt);
-		return EXIT_USAGE;
+		return status < 0 ? EXIT_USAGE : 0;
 	}
 	/* What -e named: with metrics, only these events are shown. */
-	if (event_list_split(opt.events ? opt.events : "", &shown, &nr_shown) < 0 ||
-	    (!shown && !(shown = calloc(1, sizeof(char *)))))
+	nr_shown = opt.events.nr;
+	if (!(shown = calloc((size_t)nr_shown + 1, sizeof(char *))))
 		goto oom;
+	for (int i = 0; i < nr_shown; i++)
+		if (!(shown[i] = strdup(opt.events.names[i])))
+			goto oom;
 	status = lua_cli_open(&lua_cli, &opt, sopt.output.format == STAT_CSV ? LUA_OUTPUT_CSV :
 			      sopt.output.format == STAT_JSON ? LUA_OUTPUT_JSON : LUA_OUTPUT_TEXT, &lua, &err);
 	if (status) {
@@ -162,10 +202,20 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	status = 1;
+	if (opt.input_path && opt.interval_ms &&
+	    (uint64_t)opt.interval_ms * 1000000ull < session_recording_header(&session)->interval_ns) {
+		unsigned long long rec_ms = session_recording_header(&session)->interval_ns / 1000000ull;
+
+		fprintf(stderr, "memscope stat: -I %ld: %s has a frame every %llu ms; its lines can add frames "
+			"up (-I %llu, %llu, ...), not split them\n", opt.interval_ms, opt.input_path, rec_ms, rec_ms,
+			rec_ms * 2);
+		status = EXIT_USAGE;
+		goto out;
+	}
 	if ((opt.aggr == AGGR_CHANNEL || opt.aggr == AGGR_INSTANCE) && (status = check_channels(&session, opt.aggr)) != 0)
 		goto out;
 	status = 1;
-	if (opt.aggr == AGGR_CPU && (opt.metrics || nr_lua_metrics)) {
+	if (opt.aggr == AGGR_CPU && (opt.metrics.nr || nr_lua_metrics)) {
 		fprintf(stderr, "memscope stat: -m computes metrics for the system, each node (--per-node) "
 			"or each socket (--per-socket), not per CPU\n");
 		status = EXIT_USAGE;
@@ -185,7 +235,7 @@ int cmd_stat(int argc, char **argv)
 		sopt.threads = &threads;
 	}
 	sopt.aggr = opt.aggr;
-	sopt.shown = opt.metrics || nr_lua_metrics ? (const char *const *)shown : NULL;
+	sopt.shown = opt.metrics.nr || nr_lua_metrics ? (const char *const *)shown : NULL;
 	sopt.nr_shown = nr_shown;
 	sopt.intervals = opt.interval_ms > 0;
 	sopt.lua = lua;

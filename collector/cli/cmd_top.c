@@ -6,7 +6,6 @@
  * (memscope record -a) instead, at their recorded pace on the full screen,
  * as fast as they are read in batch. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/measure_options.h"
 #include "ctl/ctl.h"
 #include "catalog/resolver.h"
 #include "metrics/metrics.h"
@@ -27,7 +27,7 @@
 #include "sinks/top/top_view.h"
 
 #define TOP_DEFAULT_INTERVAL_MS 1000
-#define TOP_MIN_INTERVAL_MS 10
+enum { TOP_OPT_INPUT = CLI_LONG_ONLY };
 
 /* What top measures: the per-process numbers, as series per process (and,
  * for the focused process, per thread): faults, scheduling, migrations, page
@@ -49,24 +49,41 @@ struct top_run {
 	char cpu_model[128];
 };
 
-static void top_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: memscope top [-I MS] [-p PID] [-b] [-n COUNT] [-s COLUMN] [--lua SCRIPT]...\n"
-		"       memscope top --input FILE [-p PID] [-b] [-n COUNT] [-s COLUMN] [--lua SCRIPT]...\n\n"
-		"  -I, --interval MS   refresh every MS milliseconds (default %d, at least 10)\n"
-		"      --input FILE    replay a recording (memscope record -a) instead of measuring\n"
-		"  -p, --pid PID       focus one process: its row and its threads\n"
-		"  -b, --batch         plain text blocks for scripts instead of the full screen\n"
-		"                      (also when stdout is not a terminal or TERM is dumb)\n"
-		"  -n, --iterations N  stop after N updates\n"
-		"  -s, --sort COLUMN   sort processes by PID, THR, FAULTS/s, ALLOC/s, REMOTE%%, CPU%%,\n"
-		"                      OFFCPU%%, MIGR/s or COMMAND (default FAULTS/s)\n"
-		"%s"
-		"                      (their reports are printed when top ends)\n\n"
-		"keys: s sort, p pause, + and - interval, l label, f filter, ? help, q quit\n",
-		TOP_DEFAULT_INTERVAL_MS, lua_cli_help);
-}
+static const struct cli_option top_options[] = {
+	{ 'I', "interval", "MS", "refresh every MS milliseconds (default 1000, at least 10)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ TOP_OPT_INPUT, "input", "FILE", "replay a recording (memscope record -a) instead of measuring",
+	  CLI_COMPLETE_FILE, NULL, 0 },
+	{ 'p', "pid", "PID", "focus one process: its row and its threads", CLI_COMPLETE_PID, NULL, 0 },
+	{ 'b', "batch", NULL, "plain text blocks for scripts instead of the full screen\n"
+	  "(also when stdout is not a terminal or TERM is dumb)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'n', "iterations", "N", "stop after N updates", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 's', "sort", "COLUMN", "sort processes by PID, THR, FAULTS/s, ALLOC/s, REMOTE%, CPU%,\n"
+	  "OFFCPU%, MIGR/s or COMMAND (default FAULTS/s)", CLI_COMPLETE_WORDS,
+	  "PID THR FAULTS ALLOC REMOTE CPU OFFCPU MIGR COMMAND", 0 },
+	{ 0 },
+};
+
+static const struct cli_option top_lua_options[] = {
+	{ LUA_CLI_OPT_LUA, "lua", "SCRIPT", "a Lua script whose metrics are node columns; its report is\n"
+	  "printed when top ends (built-in name or path; repeatable)", CLI_COMPLETE_SCRIPT, NULL, 0 },
+	{ LUA_CLI_OPT_UNSAFE, "lua-unsafe", NULL, "give scripts io, os and package (sandboxed otherwise)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_group top_groups[] = {
+	{ NULL, top_options },
+	{ NULL, top_lua_options },
+	{ NULL, NULL },
+};
+
+const struct cli_command top_command = {
+	.name = "top",
+	.summary = "live full-screen view of NUMA nodes and processes",
+	.usage = "[-I MS | --input FILE] [-p PID] [-b] [-n N] [-s COLUMN] [--lua SCRIPT]...",
+	.groups = top_groups,
+	.epilog = "keys: s sort, p pause, + and - interval, l label, f filter, ? help, q quit\n",
+};
 
 static int parse_sort(const char *text, enum top_proc_col *col)
 {
@@ -106,70 +123,64 @@ static int parse_pid(const char *text, pid_t *pid, bool check_live)
 	return 0;
 }
 
+struct top_args {
+	struct session_options *opt;
+	struct top_sink_options *topt;
+	bool *batch;
+	struct lua_cli *lua;
+	const char *pid_text;
+};
+
+static int top_option(void *ctx, int key, const char *arg)
+{
+	struct top_args *a = ctx;
+	char *end;
+
+	switch (key) {
+	case LUA_CLI_OPT_LUA:
+	case LUA_CLI_OPT_UNSAFE:
+		return lua_cli_option(a->lua, key, arg) < 0 ? -1 : 0;
+	case 'I':
+		/* The shared parser checks the range. */
+		return session_option(a->opt, key, arg) < 0 ? -1 : 0;
+	case 'p':
+		a->pid_text = arg;
+		return 0;
+	case TOP_OPT_INPUT:
+		a->opt->input_path = arg;
+		return 0;
+	case 'b':
+		*a->batch = true;
+		return 0;
+	case 'n':
+		errno = 0;
+		a->topt->max_updates = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || a->topt->max_updates <= 0) {
+			fprintf(stderr, "memscope top: -n %s: needs a number of updates, e.g. -n 5\n", arg);
+			return -1;
+		}
+		return 0;
+	case 's':
+		return parse_sort(arg, &a->topt->display.sort);
+	default:
+		return -1;
+	}
+}
+
+/* 0, 1 after --help, -1 on a usage error. */
 static int parse_options(int argc, char **argv, struct session_options *opt, struct top_sink_options *topt,
 			 bool *batch, struct lua_cli *lua)
 {
-	static const struct option longopts[] = {
-		LUA_CLI_LONG_OPTIONS,
-		{ "interval", required_argument, NULL, 'I' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "batch", no_argument, NULL, 'b' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "input", required_argument, NULL, 'i' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char *end;
-	const char *pid_text = NULL;
-	int c;
+	struct top_args a = { opt, topt, batch, lua, NULL };
+	int status, first = cli_parse(&top_command, argc, argv, top_option, &a, &status);
+	const char *pid_text;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "I:p:bn:s:h", longopts, NULL)) != -1) {
-		int taken = lua_cli_option(lua, c, optarg);
-
-		if (taken < 0)
-			return -1;
-		if (taken)
-			continue;
-		switch (c) {
-		case 'I':
-			/* The shared parser checks the range. */
-			if (session_option(opt, c, optarg) < 0)
-				return -1;
-			break;
-		case 'p':
-			pid_text = optarg;
-			break;
-		case 'i':
-			opt->input_path = optarg;
-			break;
-		case 'b':
-			*batch = true;
-			break;
-		case 'n':
-			errno = 0;
-			topt->max_updates = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || topt->max_updates <= 0) {
-				fprintf(stderr, "memscope top: -n %s: needs a number of updates, e.g. -n 5\n", optarg);
-				return -1;
-			}
-			break;
-		case 's':
-			if (parse_sort(optarg, &topt->display.sort) < 0)
-				return -1;
-			break;
-		case 'h':
-			top_usage(stdout);
-			exit(0);
-		default:
-			top_usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
+	if (first < 0)
+		return status ? -1 : 1;
+	pid_text = a.pid_text;
+	if (first < argc) {
 		fprintf(stderr, "memscope top: unexpected argument '%s' (top watches the whole system; "
-			"-p PID focuses one process)\n", argv[optind]);
+			"-p PID focuses one process)\n", argv[first]);
 		return -1;
 	}
 	if (pid_text && parse_pid(pid_text, &topt->inputs.focus_pid, !opt->input_path) < 0)
@@ -179,8 +190,15 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			"with; -I does not apply\n");
 		return -1;
 	}
-	if (!opt->interval_ms)
+	/* A recording keeps its own interval (an -I would add its frames up). */
+	if (!opt->interval_ms && !opt->input_path)
 		opt->interval_ms = TOP_DEFAULT_INTERVAL_MS;
+	if (opt->input_path) {
+		topt->inputs.interval_ns = (uint64_t)TOP_DEFAULT_INTERVAL_MS * 1000000ull;
+		topt->display.interval_ms = TOP_DEFAULT_INTERVAL_MS;
+		topt->inputs.replay = true;
+		return 0;
+	}
 	if (opt->interval_ms < TOP_MIN_INTERVAL_MS) {
 		/* A screen cannot show more; stat and record go down to 1 ms. */
 		fprintf(stderr, "memscope top: -I %ld: top refreshes at most every %d ms (for faster "
@@ -345,10 +363,12 @@ int cmd_top(int argc, char **argv)
 	run.signal_fd = -1;
 	topt.signal_fd = -1;
 	session_options_init(&opt, "top");
-	if (parse_options(argc, argv, &opt, &topt, &batch, &lua_cli) < 0) {
+	status = parse_options(argc, argv, &opt, &topt, &batch, &lua_cli);
+	if (status) {
 		session_options_free(&opt);
-		return EXIT_USAGE;
+		return status < 0 ? EXIT_USAGE : 0;
 	}
+	status = 1;
 	if (lua_cli.nr_scripts) {
 		/* Script output would tear the full screen: it is kept and printed
 		 * when top ends. */

@@ -6,7 +6,6 @@
  * a file (--expect), so the comparison can be checked on any machine. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -387,10 +386,14 @@ static int run_check(const struct check *c, const char *replay, struct verdict *
 	opt.metrics_if_available = true;
 	opt.bpf_optional = true;
 	opt.notes = fopen("/dev/null", "w");
-	if (c->events[0] && !replay)
-		opt.events = strdup(c->events);
-	if (c->metrics[0])
-		opt.metrics = strdup(c->metrics);
+	if ((c->events[0] && !replay && name_list_add_text(&opt.events, c->events, &err) < 0) ||
+	    (c->metrics[0] && name_list_add_text(&opt.metrics, c->metrics, &err) < 0)) {
+		session_options_free(&opt);
+		fclose(opt.notes);
+		for (int e = 0; e < c->nr; e++)
+			judge(c, e, NULL, err.text, &out[e]);
+		return c->nr;
+	}
 	if (replay)
 		opt.replay_path = replay;
 	else
@@ -458,49 +461,70 @@ static int find_bench(char *path, size_t size)
 	return access(path, X_OK);
 }
 
-static void usage(FILE *out)
+enum { OPT_WRITE = CLI_LONG_ONLY, OPT_REPLAY, OPT_EXPECT };
+
+static const struct cli_option validate_options[] = {
+	{ OPT_WRITE, "write", "FILE", "keep the verdicts for memscope list --explain (default:\n"
+	  "~/.local/state/memscope/validation.json, or $MEMSCOPE_VALIDATION)", CLI_COMPLETE_FILE, NULL,
+	  CLI_OPTIONAL_ARG },
+	{ OPT_REPLAY, "replay", "FILE", "counter values of a run (docs/replay-format.md) on the machine\n"
+	  "MEMSCOPE_SYSFS_ROOT describes, instead of running the workloads", CLI_COMPLETE_FILE, NULL, 0 },
+	{ OPT_EXPECT, "expect", "FILE", "what the replayed run should show (memscope-validate(1))",
+	  CLI_COMPLETE_FILE, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_group validate_groups[] = {
+	{ NULL, validate_options },
+	{ NULL, NULL },
+};
+
+const struct cli_command validate_command = {
+	.name = "validate",
+	.summary = "check this machine's metrics against workloads of known traffic",
+	.usage = "[--write[=FILE]]\n--replay COUNTS.jsonl --expect EXPECT.json [--write[=FILE]]",
+	.groups = validate_groups,
+	.epilog = "Runs workloads of known traffic (memscope-bench touch, triad, chase) under memscope and says,\n"
+		  "for each metric this host has, whether it agrees with what the workload did.\n",
+};
+
+struct validate_args {
+	const char *replay, *expect, *write_path;
+	bool write;
+};
+
+static int validate_option(void *ctx, int key, const char *arg)
 {
-	fprintf(out,
-		"usage: memscope validate [--write[=FILE]]\n"
-		"       memscope validate --replay COUNTS.jsonl --expect EXPECT.json [--write[=FILE]]\n\n"
-		"Runs workloads of known traffic (memscope-bench touch, triad, chase) under memscope and says,\n"
-		"for each metric this host has, whether it agrees with what the workload did.\n"
-		"  --write[=FILE]   keep the verdicts for memscope list --explain (default:\n"
-		"                   ~/.local/state/memscope/validation.json, or $MEMSCOPE_VALIDATION)\n"
-		"  --replay FILE    counter values of a run (docs/replay-format.md) on the machine\n"
-		"                   MEMSCOPE_SYSFS_ROOT describes, instead of running the workloads\n"
-		"  --expect FILE    what the replayed run should show (memscope-validate(1))\n");
+	struct validate_args *a = ctx;
+
+	switch (key) {
+	case OPT_WRITE: a->write = true; a->write_path = arg; return 0;
+	case OPT_REPLAY: a->replay = arg; return 0;
+	case OPT_EXPECT: a->expect = arg; return 0;
+	default: return -1;
+	}
 }
 
 int cmd_validate(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "write", optional_argument, NULL, 'w' },
-		{ "replay", required_argument, NULL, 'r' },
-		{ "expect", required_argument, NULL, 'x' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static struct check checks[MAX_CHECKS];
 	static struct verdict verdicts[MAX_VERDICTS];
-	const char *replay = NULL, *expect = NULL, *write_path = NULL;
-	bool write = false;
+	struct validate_args args = { NULL, NULL, NULL, false };
+	const char *replay, *expect, *write_path;
+	bool write;
 	char path[4096], bench[PATH_MAX + 64], text[600];
 	struct ms_error err = { "" };
-	int c, nr_checks = 0, nr = 0, agree = 0, disagree = 0, status = 0;
+	int nr_checks = 0, nr = 0, agree = 0, disagree = 0, status = 0;
+	int first = cli_parse(&validate_command, argc, argv, validate_option, &args, &status);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'w': write = true; write_path = optarg; break;
-		case 'r': replay = optarg; break;
-		case 'x': expect = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return EXIT_USAGE;
-		}
-	}
-	if (optind < argc || !replay != !expect) {
-		fprintf(stderr, "memscope validate: %s\n", optind < argc ? "unexpected argument (give no command: "
+	if (first < 0)
+		return status;
+	replay = args.replay;
+	expect = args.expect;
+	write_path = args.write_path;
+	write = args.write;
+	if (first < argc || !replay != !expect) {
+		fprintf(stderr, "memscope validate: %s\n", first < argc ? "unexpected argument (give no command: "
 			"validate runs its own workloads)" : "--replay and --expect go together: the counts and what "
 			"they should show");
 		return EXIT_USAGE;

@@ -3,7 +3,6 @@
 #include <stddef.h>
 #include <stdio.h>
 
-
 static const struct cli_option global_options[] = {
 	{ MEMSCOPE_OPT_PLUGIN, "plugin", "PLUGIN", "load a source plugin: PLUGIN is PATH.so[:KEY=VAL,...] (repeatable;\n"
 	  "docs/plugins.md); memscope list --plugins shows every plugin found", CLI_COMPLETE_FILE, NULL, 0 },
@@ -20,7 +19,7 @@ void cli_commands_help(FILE *out)
 {
 	fprintf(out, "\ncommands:\n");
 	for (int i = 0; i < cli_nr_entries; i++)
-		fprintf(out, "  %-10s %s\n", cli_entries[i].spec->name, cli_entries[i].spec->summary);
+		fprintf(out, "  %-11s %s\n", cli_entries[i].spec->name, cli_entries[i].spec->summary);
 }
 
 const struct cli_command memscope_command = {
@@ -32,31 +31,6 @@ const struct cli_command memscope_command = {
 	.operands = CLI_COMPLETE_WORDS,
 	.options_first = true,
 	.more_help = cli_commands_help,
-};
-
-/* Commands whose parsers do not use their table yet: named here for
- * memscope --help and the completions of command names. */
-const struct cli_command stat_command = {
-	.name = "stat", .summary = "count events and metrics for a command, processes or the system",
-	.operands = CLI_COMPLETE_COMMAND, .options_first = true,
-};
-const struct cli_command top_command = {
-	.name = "top", .summary = "live full-screen view of NUMA nodes and processes",
-};
-const struct cli_command live_command = {
-	.name = "live", .summary = "web page with live charts, recordings in the browser, /metrics for Prometheus",
-	.operands = CLI_COMPLETE_COMMAND, .options_first = true,
-};
-const struct cli_command record_command = {
-	.name = "record", .summary = "record frames to a file, for stat --input and reports",
-	.operands = CLI_COMPLETE_COMMAND, .options_first = true,
-};
-const struct cli_command report_command = {
-	.name = "report", .summary = "Lua reports over a recording (remote_ratio.lua, faults.lua, ...)",
-	.operands = CLI_COMPLETE_FILE,
-};
-const struct cli_command validate_command = {
-	.name = "validate", .summary = "check this machine's metrics against workloads of known traffic",
 };
 
 const struct cli_entry cli_entries[] = {

@@ -88,6 +88,15 @@ static void report_bad_option(const struct cli_command *cmd, char **argv, int c,
 		fprintf(stderr, "%s: option %s needs an argument (%s)\n", prog, name, o && o->arg ? o->arg : "a value");
 		return;
 	}
+	for (const struct cli_refusal *r = cmd->refused; r && r->name; r++) {
+		size_t len = strcspn(r->name, "*");
+
+		if (name[0] == '-' && name[1] == '-' && !strncmp(name + 2, r->name, len) &&
+		    (r->name[len] == '*' || !name[2 + len])) {
+			fprintf(stderr, "%s: %s: %s\n", prog, name, r->why);
+			return;
+		}
+	}
 	suggestions_init(&sug, name);
 	FOR_EACH_OPTION(cmd, g, o) {
 		char candidate[96];
@@ -237,7 +246,9 @@ void cli_print_help(const struct cli_command *cmd, FILE *out)
 	if (cmd->summary)
 		fprintf(out, "\n%s\n", cmd->summary);
 	for (const struct cli_group *g = cmd->groups; g && g->options; g++) {
-		fprintf(out, "\n%s%s", g->title ? g->title : "", g->title ? ":\n" : "");
+		/* A group without a title goes on the one before it. */
+		if (g->title || g == cmd->groups)
+			fprintf(out, "\n%s%s", g->title ? g->title : "", g->title ? ":\n" : "");
 		for (const struct cli_option *o = g->options; o->key; o++)
 			print_option(o, column, out);
 	}

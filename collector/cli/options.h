@@ -46,6 +46,13 @@ struct cli_group {
 	const struct cli_option *options;
 };
 
+/* An option a command does not take but a user may well try, with why not
+ * and what to do instead (record --per-node: stat --input does that). */
+struct cli_refusal {
+	const char *name;        /* long name; a trailing '*' matches any ending */
+	const char *why;
+};
+
 struct cli_command {
 	const char *name;        /* "stat"; NULL for memscope's own options */
 	const char *summary;     /* one line, for memscope --help */
@@ -57,6 +64,7 @@ struct cli_command {
 	/* Options end at the first operand (the command's own options then
 	 * follow it untouched, as with perf stat). */
 	bool options_first;
+	const struct cli_refusal *refused; /* ends with { NULL, NULL }; or NULL */
 	/* More help before the epilog (memscope's list of commands), or NULL. */
 	void (*more_help)(FILE *out);
 };

@@ -46,8 +46,8 @@ struct event {
  * known names suggested. */
 int event_parse(const struct host *host, const char *text, struct event *ev, struct ms_error *err);
 
-/* Split a comma-separated list ("a,pmu/x=1,y=2/,b") into events; commas inside
- * /.../ belong to the event. On error *events is freed and NULL. */
+/* Parse a comma-separated list ("a,pmu/x=1,y=2/,b", util/name_list.h) into
+ * events, each name once. On error *events is freed and NULL. */
 int event_list_parse(const struct host *host, const char *text, struct event **events, int *nr,
 		     struct ms_error *err);
 
@@ -56,8 +56,7 @@ int event_list_parse(const struct host *host, const char *text, struct event **e
 struct pmu;
 int event_bind_pmu(struct event *ev, const struct pmu *pmu);
 
-/* Split a comma-separated event list into its names (commas inside /.../ stay). */
-int event_list_split(const char *text, char ***names, int *nr);
+/* Free an array of nr names (malloc'd each). */
 void event_names_free(char **names, int nr);
 
 void event_free(struct event *ev);

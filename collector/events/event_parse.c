@@ -4,19 +4,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events/bpf_series.h"
 #include "events/event_names.h"
+#include "events/plugin_series.h"
 #include "host/host.h"
 #include "events/pfm.h"
+#include "util/name_list.h"
 #include "util/suggest.h"
 #include "host/tracefs.h"
 
 static void suggest_everything(const struct host *host, struct suggestions *s)
 {
 	const struct generic_event *g;
+	const char *const *bpf = bpf_series_names();
 	char candidate[300];
 
 	for (int i = 0; (g = generic_event_at(i)); i++)
 		suggestions_offer(s, g->name);
+	/* eBPF series and plugins' series are named with -e too. */
+	for (int i = 0; bpf && bpf[i]; i++)
+		suggestions_offer(s, bpf[i]);
+	for (int i = 0; i < plugin_series_count(); i++) {
+		const struct plugin_vocabulary *v = plugin_series_at(i);
+
+		for (int k = 0; k < v->nr_series; k++)
+			suggestions_offer(s, v->series[k].name);
+	}
 	for (int p = 0; p < host->pmus.nr; p++) {
 		const struct pmu *pmu = &host->pmus.pmus[p];
 
@@ -242,47 +255,6 @@ int event_parse(const struct host *host, const char *text, struct event *ev, str
 	return ret;
 }
 
-/* Commas separate events, except inside pmu/.../ where they separate terms. */
-static const char *next_event_end(const char *p)
-{
-	bool inside = false;
-
-	for (; *p; p++) {
-		if (*p == '/')
-			inside = !inside;
-		else if (*p == ',' && !inside)
-			return p;
-	}
-	return p;
-}
-
-int event_list_split(const char *text, char ***names, int *nr)
-{
-	char **list = NULL;
-	int count = 0;
-
-	for (const char *p = text; *p;) {
-		const char *end = next_event_end(p);
-		char **grown = realloc(list, sizeof(*list) * (size_t)(count + 1));
-
-		if (!grown) {
-			event_names_free(list, count);
-			return -1;
-		}
-		list = grown;
-		list[count] = strndup(p, (size_t)(end - p));
-		if (!list[count]) {
-			event_names_free(list, count);
-			return -1;
-		}
-		count++;
-		p = *end ? end + 1 : end;
-	}
-	*names = list;
-	*nr = count;
-	return 0;
-}
-
 void event_names_free(char **names, int nr)
 {
 	for (int i = 0; i < nr; i++)
@@ -293,36 +265,31 @@ void event_names_free(char **names, int nr)
 int event_list_parse(const struct host *host, const char *text, struct event **events, int *nr,
 		     struct ms_error *err)
 {
-	char **names;
-	int count;
+	struct name_list names = { NULL, 0 };
 	struct event *list;
 
 	*events = NULL;
 	*nr = 0;
-	if (event_list_split(text, &names, &count) < 0) {
-		ms_error_set(err, "out of memory");
+	if (name_list_add_text(&names, text, err) < 0) {
+		name_list_free(&names);
+		ms_error_prefix(err, "event list");
 		return -1;
 	}
-	if (count == 0) {
-		event_names_free(names, count);
-		ms_error_set(err, "empty event list; e.g. -e page-faults,context-switches");
-		return -1;
-	}
-	list = calloc((size_t)count, sizeof(*list));
+	list = calloc((size_t)names.nr, sizeof(*list));
 	if (!list) {
-		event_names_free(names, count);
+		name_list_free(&names);
 		ms_error_set(err, "out of memory");
 		return -1;
 	}
-	for (int i = 0; i < count; i++) {
-		if (event_parse(host, names[i], &list[i], err) < 0) {
+	for (int i = 0; i < names.nr; i++) {
+		if (event_parse(host, names.names[i], &list[i], err) < 0) {
 			event_list_free(list, i);
-			event_names_free(names, count);
+			name_list_free(&names);
 			return -1;
 		}
 	}
-	event_names_free(names, count);
 	*events = list;
-	*nr = count;
+	*nr = names.nr;
+	name_list_free(&names);
 	return 0;
 }

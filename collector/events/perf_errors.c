@@ -12,6 +12,7 @@
 #include "host/host.h"
 #include "host/sysfs.h"
 #include "util/fd_limit.h"
+#include "host/privileges.h"
 
 int perf_event_paranoid(void)
 {
@@ -76,13 +77,13 @@ bool perf_open_error(const struct host *host, const struct event *ev, int errnum
 			ms_error_set(err, "no permission to count '%s' in process %d: it belongs to uid %ld, and the "
 				     "kernel lets perf count another user's process only with ptrace access to it (not "
 				     "a matter of perf_event_paranoid); fix: run memscope as the process's owner (uid %ld) or as root, or "
-				     "grant CAP_SYS_PTRACE (sudo setcap cap_perfmon,cap_sys_ptrace+ep $(which memscope))",
+				     "grant CAP_SYS_PTRACE (" PRIVILEGES_SETCAP ")",
 				     ev->name, (int)other, owner, owner);
 			return false;
 		}
 		ms_error_set(err, "no permission to count '%s'%s: perf_event_paranoid is %d "
 			     "(/proc/sys/kernel/perf_event_paranoid); fix: run as root, or grant "
-			     "CAP_PERFMON (sudo setcap cap_perfmon,cap_sys_ptrace+ep $(which memscope)), "
+			     "CAP_PERFMON (" PRIVILEGES_SETCAP "), "
 			     "or lower the limit: sudo sysctl kernel.perf_event_paranoid=%d",
 			     ev->name, scope == OPEN_SYSTEM_WIDE ? " system-wide" : "", paranoid,
 			     ev->attr.type == PERF_TYPE_TRACEPOINT ? -1 :

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 #include "host/sysfs.h"
 
@@ -14,6 +17,26 @@ static int events_dir_exists(const char *dir)
 
 	snprintf(path, sizeof(path), "%s/events", dir);
 	return sysfs_exists(path);
+}
+
+#define TRACEFS_MAGIC_NUMBER 0x74726163
+
+static bool mounted_but_closed(const char *dir, struct ms_error *err)
+{
+	char events[4200];
+	struct statfs fs;
+	struct stat st;
+
+	snprintf(events, sizeof(events), "%s/events", dir);
+	if (stat(dir, &st) < 0 || statfs(dir, &fs) < 0 || (unsigned long)fs.f_type != TRACEFS_MAGIC_NUMBER)
+		return false;
+	if (access(events, X_OK) == 0 || (errno != EACCES && errno != EPERM))
+		return false;
+	ms_error_set(err, "tracefs is mounted at %s, but this user (uid %u) cannot read it: it is mode %04o, "
+		     "owned by uid %u, and tracepoint ids are in it; run as root, or open it to others: sudo mount "
+		     "-o remount,mode=755 %s (or gid=GROUP for one group)", dir, (unsigned)geteuid(),
+		     (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid, dir);
+	return true;
 }
 
 int tracefs_dir(const char *sys_root, char *buf, size_t size, struct ms_error *err)
@@ -28,6 +51,10 @@ int tracefs_dir(const char *sys_root, char *buf, size_t size, struct ms_error *e
 		snprintf(buf, size, "%s", debug);
 		return 0;
 	}
+	/* Mounted, but closed to this user (tracefs is 0700 unless mounted with
+	 * mode= or gid=): saying "not mounted" would send them the wrong way. */
+	if (mounted_but_closed(buf, err))
+		return -1;
 	/* Only the live kernel can be mounted; a fixture tree has what it has. */
 	if (strcmp(sys_root, "/sys") == 0 && mount("nodev", buf, "tracefs", 0, NULL) == 0 &&
 	    events_dir_exists(buf))

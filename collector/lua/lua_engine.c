@@ -261,21 +261,43 @@ static void limit_hook(lua_State *L, lua_Debug *ar)
 
 /* ---- errors ---- */
 
+/* A sandboxed script that reaches for what the sandbox leaves out (io,
+ * os.execute, require...) meets Lua's bare "attempt to call a nil value":
+ * say why, and the way in. Sandboxed names stay nil, so that scripts can
+ * test for them (if io then ... end). */
+static const char *sandbox_hint(const struct lua_engine *e, const char *message)
+{
+	static const char *const left_out[] = {
+		"(global 'io')", "(global 'package')", "(global 'require')", "(global 'dofile')",
+		"(global 'loadfile')", "(field 'execute')", "(field 'exit')", "(field 'getenv')", "(field 'remove')",
+		"(field 'rename')", "(field 'tmpname')", "(field 'setlocale')", NULL,
+	};
+
+	if (e->opt.unsafe || !strstr(message, "attempt to "))
+		return "";
+	for (int i = 0; left_out[i]; i++)
+		if (strstr(message, left_out[i]))
+			return " (scripts are sandboxed: no io, os.execute and the like, package or require; "
+			       "--lua-unsafe gives them io, os and package)";
+	return "";
+}
+
 void lua_script_fail(struct lua_script *s, const char *message)
 {
 	struct lua_engine *e = s->engine;
 	const char *cmd = e->opt.command_name ? e->opt.command_name : "lua";
+	const char *hint = sandbox_hint(e, message);
 
 	if (s->failed)
 		return;
 	s->failed = true;
 	e->nr_failed++;
 	if (e->data_ready && e->data.frames)
-		fprintf(e->errors, "memscope %s: %s (frame %llu, in %s); %s is disabled, the rest goes on\n", cmd,
-			message, (unsigned long long)e->data.seq, s->phase ? s->phase : "?", s->name);
+		fprintf(e->errors, "memscope %s: %s%s (frame %llu, in %s); %s is disabled, the rest goes on\n", cmd,
+			message, hint, (unsigned long long)e->data.seq, s->phase ? s->phase : "?", s->name);
 	else
-		fprintf(e->errors, "memscope %s: %s (in %s); %s is disabled, the rest goes on\n", cmd, message,
-			s->phase ? s->phase : "?", s->name);
+		fprintf(e->errors, "memscope %s: %s%s (in %s); %s is disabled, the rest goes on\n", cmd, message,
+			hint, s->phase ? s->phase : "?", s->name);
 	fflush(e->errors);
 }
 

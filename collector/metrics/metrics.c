@@ -275,27 +275,25 @@ static void suggest_metric(const struct catalog *cat, const char *name, struct m
 	ms_error_append(err, " (memscope list --metrics lists them all)");
 }
 
-int metric_plan_build(const struct resolution *res, const char *names, struct metric_plan **out, struct ms_error *err)
+int metric_plan_build(const struct resolution *res, const struct name_list *names, struct metric_plan **out,
+		      struct ms_error *err)
 {
 	struct metric_plan *plan = calloc(1, sizeof(*plan));
 	struct plan_builder b = { res, plan, NULL, 0, err };
-	char *copy = strdup(names ? names : ""), *save = NULL, *name;
 	int nr = 0;
 
 	*out = NULL;
-	if (!plan || !copy)
+	if (!plan)
 		goto oom;
 	plan->cat = res->cat;
 	plan->res = res;
 	plan->metrics = calloc((size_t)res->cat->nr_metrics + 1, sizeof(*plan->metrics));
 	if (!plan->metrics)
 		goto oom;
-	for (name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		int idx;
+	for (int i = 0; i < names->nr; i++) {
+		const char *name = names->names[i];
+		int idx = catalog_metric_index(res->cat, name);
 
-		while (*name == ' ')
-			name++;
-		idx = catalog_metric_index(res->cat, name);
 		if (idx < 0) {
 			ms_error_set(err, "unknown metric '%s'", name);
 			suggest_metric(res->cat, name, err);
@@ -309,14 +307,12 @@ int metric_plan_build(const struct resolution *res, const char *names, struct me
 		ms_error_set(err, "no metric named; give -m METRIC[,METRIC...] (memscope list --metrics)");
 		goto fail;
 	}
-	free(copy);
 	free(b.groups);
 	*out = plan;
 	return 0;
 oom:
 	ms_error_set(err, "building the metric plan: out of memory");
 fail:
-	free(copy);
 	free(b.groups);
 	metric_plan_free(plan);
 	return -1;
@@ -389,6 +385,7 @@ struct metric_engine {
 	int *node_ids, *socket_ids;
 	struct metric_channel *channels;
 	bool *event_missing;      /* plan event with no series: its source could not open it */
+	enum metric_origin origin;
 };
 
 /* One frame's values, owned by whoever computes them: the engine itself is
@@ -614,6 +611,42 @@ oom:
 	return -1;
 }
 
+void metric_engine_set_origin(struct metric_engine *e, enum metric_origin origin)
+{
+	e->origin = origin;
+}
+
+/* Why an input has no value in a scope: never a guess about this host when
+ * the values come from a file. */
+static const char *input_why(const struct metric_engine *e, const struct input_acc *a)
+{
+	static const char *const why[3][3] = {
+		[METRIC_ORIGIN_LIVE] = {
+			"a counter of this metric could not be opened",
+			"a counter of this metric was not read this interval",
+			"no counter of this metric belongs to this scope",
+		},
+		[METRIC_ORIGIN_REPLAY] = {
+			"not in this replay file: it gives no value for a counter of this metric "
+			"(memscope list --explain METRIC names them)",
+			"not in this replay file: a counter of this metric has no value here (memscope list "
+			"--explain METRIC names every counter its lines must give)",
+			"no counter of this metric belongs to this scope",
+		},
+		[METRIC_ORIGIN_RECORDING] = {
+			"not in this recording: a counter of this metric was not recorded; record it with -m and "
+			"this metric",
+			"not in this recording: a counter of this metric has no value here (it was not read "
+			"when this was recorded)",
+			"no counter of this metric belongs to this scope",
+		},
+	};
+	/* An input whose every sample was unreadable has nr 0 too: unread, not absent. */
+	int k = a && a->missing ? 0 : a && a->invalid ? 1 : 2;
+
+	return why[e->origin][k];
+}
+
 void metric_engine_free(struct metric_engine *e)
 {
 	if (!e)
@@ -676,9 +709,7 @@ static bool lookup_input(const struct expr *ref, void *ctx, double *value)
 		if (c->pm->slot_inputs[2 * i] == ref->slot)
 			a = &c->v->acc[c->pm->slot_inputs[2 * i + 1] * c->e->nr_scopes + c->scope];
 	if (!a || a->nr == 0 || a->invalid || a->missing) {
-		c->why = a && a->missing ? "a counter of this metric could not be opened"
-			 : !a || a->nr == 0 ? "no counter of this metric belongs to this scope"
-					    : "a counter of this metric was not read this interval";
+		c->why = input_why(c->e, a);
 		return false;
 	}
 	if (a->coverage < c->coverage)

@@ -20,6 +20,7 @@
 
 #include "catalog/catalog.h"
 #include "util/error.h"
+#include "util/name_list.h"
 #include "sampler/frame.h"
 #include "host/host.h"
 #include "catalog/resolver.h"
@@ -80,9 +81,9 @@ struct metric_plan {
 	int nr_groups;
 };
 
-/* names: comma-separated metric names ("mem.read_bw,mem.remote_ratio"). An
+/* names: metric names ("mem.read_bw", "mem.remote_ratio"). An
  * unknown or unavailable metric is an error that says why. */
-int metric_plan_build(const struct resolution *res, const char *names, struct metric_plan **out,
+int metric_plan_build(const struct resolution *res, const struct name_list *names, struct metric_plan **out,
 		      struct ms_error *err);
 void metric_plan_free(struct metric_plan *plan);
 
@@ -109,6 +110,11 @@ struct metric_values;
 int metric_engine_new(const struct metric_plan *plan, const struct host *host, const struct series_table *table,
 		      struct metric_engine **out, struct ms_error *err);
 void metric_engine_free(struct metric_engine *engine);
+/* Where the engine's series come from, for the reasons of values it cannot
+ * give: a counter of this host, or a file (what is not in a file is not
+ * about this host). */
+enum metric_origin { METRIC_ORIGIN_LIVE, METRIC_ORIGIN_REPLAY, METRIC_ORIGIN_RECORDING };
+void metric_engine_set_origin(struct metric_engine *engine, enum metric_origin origin);
 
 /* Room for one frame's values of every plan metric in every scope (all
  * invalid, "no frame yet", until computed); NULL when out of memory. */

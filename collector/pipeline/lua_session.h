@@ -2,7 +2,7 @@
  * and the steps that tie a Lua engine to a session, so each command adds a
  * few lines rather than its own copy:
  *
- *   parse:  if (lua_cli_option(&cli, c, optarg)) continue;   (with LUA_CLI_LONG_OPTIONS)
+ *   parse:  lua_cli_option(&cli, key, arg) for the keys below (cli/measure_options.c)
  *   after session_options_finish:  lua_cli_open(&cli, &opt, format, &lua, &err)
  *   after session_open:            a Lua sink (sinks/lua_sink.h) added to the session
  *   after the run:                 lua_engine_free(lua)
@@ -10,7 +10,6 @@
 #ifndef MEMSCOPE_LUA_SESSION_H
 #define MEMSCOPE_LUA_SESSION_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -21,12 +20,6 @@
 enum { LUA_CLI_OPT_LUA = 0x4000, LUA_CLI_OPT_UNSAFE };
 
 #define LUA_CLI_MAX_SCRIPTS 32
-#define LUA_CLI_LONG_OPTIONS \
-	{ "lua", required_argument, NULL, LUA_CLI_OPT_LUA }, \
-	{ "lua-unsafe", no_argument, NULL, LUA_CLI_OPT_UNSAFE }
-
-extern const char lua_cli_help[];
-
 struct lua_cli {
 	const char *scripts[LUA_CLI_MAX_SCRIPTS];
 	int nr_scripts;

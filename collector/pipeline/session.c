@@ -12,22 +12,9 @@
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
 #include "events/event.h"
+#include "util/suggest.h"
 
 
-const char session_options_help[] =
-	"  -e, --events LIST   events to count (default without -m: " SESSION_DEFAULT_EVENTS ")\n"
-	"                      names: page-faults, pmu/alias/, pmu/field=val,.../,\n"
-	"                      subsys:tracepoint, pmu::EVENT:UMASK (libpfm4), proc.* (eBPF)\n"
-	"  -m, --metrics LIST  portable metrics (memscope list --metrics), e.g. mem.read_bw,numa.hit\n"
-	"      --replay FILE   counter values from FILE instead of this machine (docs/replay-format.md)\n"
-	"      --input FILE    the frames of a recording (memscope record) instead of this machine\n"
-	"  -I, --interval MS   a frame every MS milliseconds (at least 1)\n"
-	"  -a, --all-cpus      the whole system, one counter per CPU (with CMD: while it runs)\n"
-	"  -p, --pid PIDS      attach to running processes (all their threads)\n"
-	"      --per-cpu       one row per CPU (also --per-socket, --per-node)\n"
-	"      --per-channel   -m metrics per memory channel (PMUs the catalog scopes per channel)\n"
-	"      --per-instance  -m metrics per memory channel and per instance of a plugin's series\n"
-	"                      (a resctrl group and L3 domain, a cgroup)\n";
 
 void session_options_init(struct session_options *opt, const char *command_name)
 {
@@ -36,19 +23,6 @@ void session_options_init(struct session_options *opt, const char *command_name)
 	opt->aggr = AGGR_TOTAL;
 }
 
-static int append_list(char **list, const char *more)
-{
-	size_t old = *list ? strlen(*list) : 0;
-	char *grown = realloc(*list, old + strlen(more) + 2);
-
-	if (!grown)
-		return -1;
-	if (old)
-		grown[old++] = ',';
-	strcpy(grown + old, more);
-	*list = grown;
-	return 0;
-}
 
 static int parse_interval(const struct session_options *opt, const char *text, long *ms)
 {
@@ -74,12 +48,17 @@ int session_option(struct session_options *opt, int c, const char *arg)
 {
 	switch (c) {
 	case 'e':
-	case 'm':
-		if (append_list(c == 'e' ? &opt->events : &opt->metrics, arg) < 0) {
-			fprintf(stderr, "memscope %s: out of memory\n", opt->command_name);
+	case 'm': {
+		struct ms_error err;
+
+		/* Split here, once: everything after works on the names. */
+		if (name_list_add_text(c == 'e' ? &opt->events : &opt->metrics, arg, &err) < 0) {
+			fprintf(stderr, "memscope %s: -%c '%s': %s (e.g. -%c %s)\n", opt->command_name, c, arg, err.text, c,
+				c == 'e' ? "page-faults,context-switches" : "mem.read_bw,numa.hit");
 			return -1;
 		}
 		return 1;
+	}
 	case 'I':
 		return parse_interval(opt, arg, &opt->interval_ms) < 0 ? -1 : 1;
 	case 'a': opt->system_wide = true; return 1;
@@ -95,14 +74,14 @@ int session_option(struct session_options *opt, int c, const char *arg)
 	}
 }
 
-int session_options_finish(struct session_options *opt, int argc, char **argv)
+int session_options_finish(struct session_options *opt, char **command)
 {
-	if (optind < argc)
-		opt->command = &argv[optind];
+	if (command && command[0])
+		opt->command = command;
 	if (opt->input_path)
 		return session_input_check(opt);
 	if (opt->replay_path) {
-		if (opt->system_wide || opt->pids || opt->command || opt->events || !opt->metrics) {
+		if (opt->system_wide || opt->pids || opt->command || opt->events.nr || !opt->metrics.nr) {
 			fprintf(stderr, "memscope %s: --replay FILE replays the counters of -m METRICS from "
 				"FILE: give -m, and no -e, -a, -p or command\n", opt->command_name);
 			return -1;
@@ -119,17 +98,23 @@ int session_options_finish(struct session_options *opt, int argc, char **argv)
 			"(-a -- CMD counts the whole system while CMD runs)\n", opt->command_name);
 		return -1;
 	}
-	if (!opt->events && !opt->metrics && append_list(&opt->events, SESSION_DEFAULT_EVENTS) < 0)
-		return -1;
+	if (!opt->events.nr && !opt->metrics.nr) {
+		struct ms_error err;
+
+		if (name_list_add_text(&opt->events, SESSION_DEFAULT_EVENTS, &err) < 0) {
+			fprintf(stderr, "memscope %s: %s\n", opt->command_name, err.text);
+			return -1;
+		}
+	}
 	return 0;
 }
 
 void session_options_free(struct session_options *opt)
 {
-	free(opt->events);
-	free(opt->metrics);
+	name_list_free(&opt->events);
+	name_list_free(&opt->metrics);
 	free(opt->samples);
-	opt->events = opt->metrics = opt->samples = NULL;
+	opt->samples = NULL;
 }
 
 void session_describe_target(const struct session_options *opt, char *buf, size_t size)
@@ -171,19 +156,12 @@ static int add_name(struct session *s, const char *name)
 	return 0;
 }
 
-static int add_event_list(struct session *s, const char *text)
+static int add_event_list(struct session *s, const struct name_list *events)
 {
-	char **names;
-	int nr, ret = 0;
-
-	if (!text)
-		return 0;
-	if (event_list_split(text, &names, &nr) < 0)
-		return -1;
-	for (int i = 0; i < nr && !ret; i++)
-		ret = add_name(s, names[i]);
-	event_names_free(names, nr);
-	return ret;
+	for (int i = 0; i < events->nr; i++)
+		if (add_name(s, events->names[i]) < 0)
+			return -1;
+	return 0;
 }
 
 static int prepare_target(struct session *s, const struct session_options *opt, struct ms_error *err)
@@ -306,24 +284,28 @@ static void report_notes(struct session *s, const struct session_options *opt)
 
 /* A name that is not in the catalog at all is a usage error; one the host
  * cannot measure is not (metric_plan_build says why). */
-static int check_metric_names(const struct catalog *cat, const char *list, struct ms_error *err)
+static int check_metric_names(const struct catalog *cat, const struct name_list *list, struct ms_error *err)
 {
-	char **names;
-	int nr, ret = 0;
+	char *const *names = list->names;
+	int ret = 0;
 
-	if (event_list_split(list, &names, &nr) < 0)
-		return -1;
-	for (int i = 0; i < nr && !ret; i++) {
+	for (int i = 0; i < list->nr && !ret; i++) {
 		bool known = false;
 
 		for (int m = 0; m < cat->nr_metrics; m++)
 			known |= !strcmp(cat->metrics[m].name, names[i]);
 		if (!known) {
-			ms_error_set(err, "unknown metric '%s'; see memscope list --metrics", names[i]);
+			struct suggestions sug;
+			char hint[600];
+
+			suggestions_init(&sug, names[i]);
+			for (int m = 0; m < cat->nr_metrics; m++)
+				suggestions_offer(&sug, cat->metrics[m].name);
+			suggestions_format(&sug, hint, sizeof(hint));
+			ms_error_set(err, "unknown metric '%s'%s; see memscope list --metrics", names[i], hint);
 			ret = -1;
 		}
 	}
-	event_names_free(names, nr);
 	return ret;
 }
 
@@ -344,29 +326,24 @@ static int add_unmeasured(struct session *s, const char *metric, const char *why
 	return 0;
 }
 
-/* metrics_if_available: the comma list of the metrics in list this host can
- * measure; each of the others is kept with the resolver's reason. */
-static int keep_measurable_metrics(struct session *s, const char *list, char **measurable)
+/* metrics_if_available: the metrics in list this host can measure; each of
+ * the others is kept with the resolver's reason. */
+static int keep_measurable_metrics(struct session *s, const struct name_list *list, struct name_list *measurable)
 {
-	char **names;
-	int nr, ret = 0;
-	size_t len = 0;
+	int ret = 0;
 
-	if (event_list_split(list, &names, &nr) < 0)
-		return -1;
-	*measurable = calloc(strlen(list) + 1, 1);
-	for (int i = 0; i < nr && *measurable && !ret; i++) {
-		int idx = catalog_metric_index(s->catalog, names[i]);
+	for (int i = 0; i < list->nr && !ret; i++) {
+		const char *name = list->names[i];
+		int idx = catalog_metric_index(s->catalog, name);
 
 		if (idx < 0)
-			ret = add_unmeasured(s, names[i], "not in the catalog");
+			ret = add_unmeasured(s, name, "not in the catalog");
 		else if (!s->resolution->metrics[idx].available)
-			ret = add_unmeasured(s, names[i], s->resolution->metrics[idx].why);
+			ret = add_unmeasured(s, name, s->resolution->metrics[idx].why);
 		else
-			len += (size_t)sprintf(*measurable + len, "%s%s", len ? "," : "", names[i]);
+			ret = name_list_add(measurable, name);
 	}
-	event_names_free(names, nr);
-	return *measurable && !ret ? 0 : -1;
+	return ret;
 }
 
 const char *session_metric_why(const struct session *s, const char *metric)
@@ -383,26 +360,27 @@ const char *session_metric_why(const struct session *s, const char *metric)
  * each plan event's group). */
 static int plan_metrics(struct session *s, const struct session_options *opt, struct ms_error *err)
 {
-	char *measurable = NULL;
+	struct name_list measurable = { NULL, 0 };
 	int failed;
 
 	if (catalog_load_default(&s->catalog, err) < 0)
 		return 1;
-	if (!opt->metrics_if_available && check_metric_names(s->catalog, opt->metrics, err) < 0)
+	if (!opt->metrics_if_available && check_metric_names(s->catalog, &opt->metrics, err) < 0)
 		return EXIT_USAGE;
 	if (resolve(&s->host, s->catalog, &s->resolution, err) < 0)
 		return 1;
-	if (opt->metrics_if_available && keep_measurable_metrics(s, opt->metrics, &measurable) < 0) {
-		free(measurable);
-		ms_error_set(err, "out of memory");
-		return 1;
+	if (opt->metrics_if_available) {
+		if (keep_measurable_metrics(s, &opt->metrics, &measurable) < 0) {
+			name_list_free(&measurable);
+			ms_error_set(err, "out of memory");
+			return 1;
+		}
+		if (!measurable.nr)
+			return 0; /* none of them: no plan, every one has its reason */
 	}
-	if (measurable && !measurable[0]) {
-		free(measurable);
-		return 0; /* none of them: no plan, every one has its reason */
-	}
-	failed = metric_plan_build(s->resolution, measurable ? measurable : opt->metrics, &s->plan, err) < 0;
-	free(measurable);
+	failed = metric_plan_build(s->resolution, opt->metrics_if_available ? &measurable : &opt->metrics,
+				   &s->plan, err) < 0;
+	name_list_free(&measurable);
 	if (failed)
 		return 1;
 	/* Their events join the names; the registry decides who reads each. */
@@ -418,13 +396,17 @@ static int plan_metrics(struct session *s, const struct session_options *opt, st
  * "mem" is the catalog's choice for this host (list --explain sample.mem). */
 static int add_sample_names(struct session *s, const struct session_options *opt, struct ms_error *err)
 {
+	struct name_list list = { NULL, 0 };
 	char **specs;
 	int nr, ret = 0;
 
-	if (event_list_split(opt->samples, &specs, &nr) < 0) {
-		ms_error_set(err, "out of memory");
+	if (name_list_add_text(&list, opt->samples, err) < 0) {
+		name_list_free(&list);
+		ms_error_prefix(err, "--sample");
 		return 1;
 	}
+	specs = list.names;
+	nr = list.nr;
 	for (int i = 0; i < nr && !ret; i++) {
 		struct sampling_choice choice;
 		char name[1100];
@@ -450,7 +432,7 @@ static int add_sample_names(struct session *s, const struct session_options *opt
 	}
 	if (ret && !err->text[0])
 		ms_error_set(err, "out of memory");
-	event_names_free(specs, nr);
+	name_list_free(&list);
 	return ret;
 }
 
@@ -472,14 +454,14 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 	if (host_load(&s->host, err) < 0)
 		return 1;
 	s->host_loaded = true;
-	if (add_event_list(s, opt->events) < 0) {
+	if (add_event_list(s, &opt->events) < 0) {
 		ms_error_set(err, "out of memory");
 		return 1;
 	}
 	ret = check_names(s, opt->replay_path ? SOURCE_FILE : SOURCE_LIVE, s->nr_names, err);
 	if (ret)
 		return ret;
-	if (opt->metrics) {
+	if (opt->metrics.nr) {
 		ret = plan_metrics(s, opt, err);
 		if (ret)
 			return ret;
@@ -504,6 +486,8 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 		return 1;
 	if (s->plan && metric_engine_new(s->plan, &s->host, &s->sampler.table, &s->engine, err) < 0)
 		return 1;
+	if (s->engine && opt->replay_path)
+		metric_engine_set_origin(s->engine, METRIC_ORIGIN_REPLAY);
 	report_notes(s, opt);
 	return 0;
 }

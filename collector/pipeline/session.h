@@ -5,12 +5,12 @@
 #ifndef MEMSCOPE_SESSION_H
 #define MEMSCOPE_SESSION_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 
 #include "metrics/aggregate.h"
 #include "util/error.h"
+#include "util/name_list.h"
 #include "host/host.h"
 #include "sampler/sampler.h"
 #include "sampler/source.h"
@@ -19,7 +19,7 @@
 #include "sampler/target.h"
 #include "sinks/sink.h"
 
-/* getopt codes of the shared long-only options. */
+/* Keys of the shared options without a short letter (cli/measure_options.c). */
 enum {
 	SESSION_OPT_PER_CPU = 0x1000,
 	SESSION_OPT_PER_SOCKET,
@@ -30,24 +30,6 @@ enum {
 	SESSION_OPT_INPUT,
 };
 
-#define SESSION_SHORT_OPTIONS "e:m:I:ap:"
-#define SESSION_LONG_OPTIONS \
-	{ "events", required_argument, NULL, 'e' }, \
-	{ "metrics", required_argument, NULL, 'm' }, \
-	{ "replay", required_argument, NULL, SESSION_OPT_REPLAY }, \
-	{ "input", required_argument, NULL, SESSION_OPT_INPUT }, \
-	{ "interval", required_argument, NULL, 'I' }, \
-	{ "all-cpus", no_argument, NULL, 'a' }, \
-	{ "pid", required_argument, NULL, 'p' }, \
-	{ "per-cpu", no_argument, NULL, SESSION_OPT_PER_CPU }, \
-	{ "per-socket", no_argument, NULL, SESSION_OPT_PER_SOCKET }, \
-	{ "per-node", no_argument, NULL, SESSION_OPT_PER_NODE }, \
-	{ "per-channel", no_argument, NULL, SESSION_OPT_PER_CHANNEL }, \
-	{ "per-instance", no_argument, NULL, SESSION_OPT_PER_INSTANCE }
-
-/* The text for a command's usage that describes the shared options. */
-extern const char session_options_help[];
-
 /* -I limits: shorter intervals cost more than they measure. */
 #define SESSION_MIN_INTERVAL_MS 1
 #define SESSION_MAX_INTERVAL_MS (24L * 3600 * 1000)
@@ -57,8 +39,8 @@ extern const char session_options_help[];
 
 struct session_options {
 	const char *command_name;   /* "stat", for messages */
-	char *events;               /* comma list; -e may repeat */
-	char *metrics;              /* comma list of catalog metrics; -m may repeat */
+	struct name_list events;     /* -e, each given once; -e may repeat */
+	struct name_list metrics;    /* -m: catalog metrics */
 	const char *input_path;     /* frames from a recording (memscope record) */
 	const char *replay_path;    /* counter values from a replay file instead of the kernel */
 	long interval_ms;           /* 0: no periodic frames */
@@ -84,12 +66,13 @@ struct session_options {
 };
 
 void session_options_init(struct session_options *opt, const char *command_name);
-/* Handle one getopt result. 1: it was a shared option; 0: not ours; -1: bad
+/* Handle one option (its key, cli/measure_options.c). 1: it was a shared option; 0: not ours; -1: bad
  * value (message printed). */
 int session_option(struct session_options *opt, int c, const char *arg);
-/* After getopt: take the command from argv[optind...], check the target and
- * fill defaults. -1 (message printed) on a usage error. */
-int session_options_finish(struct session_options *opt, int argc, char **argv);
+/* After the options: take the command (the operands, NULL-terminated; none:
+ * NULL or empty), check the target and fill defaults. -1 (message printed)
+ * on a usage error. */
+int session_options_finish(struct session_options *opt, char **command);
 void session_options_free(struct session_options *opt);
 /* "'cmd args'", "process id '12'", "system wide". */
 void session_describe_target(const struct session_options *opt, char *buf, size_t size);

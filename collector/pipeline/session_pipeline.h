@@ -42,6 +42,13 @@ struct session_pipeline {
 	int wake_fd;                        /* eventfd: a sink thread wants the sampling thread */
 	atomic_bool stop;                   /* a sink asked the run to stop */
 	atomic_uint_fast64_t interval_ns;   /* a sink asked for this interval (0: none) */
+	/* stat --input FILE -I MS: the recording's frames added up until they
+	 * cover MS, then handed on as one. */
+	uint64_t bucket_ns;                 /* 0: each frame as recorded */
+	struct frame bucket;
+	bool bucket_open;
+	uint64_t bucket_edge_ns;            /* where the current line ends (from the start) */
+	uint64_t bucket_slack_ns;           /* half a recorded frame: the frame nearest the edge ends it */
 };
 
 /* Time since the start of the run, as frames and events carry it. */

@@ -12,7 +12,7 @@
 
 int session_input_check(const struct session_options *opt)
 {
-	if (opt->system_wide || opt->pids || opt->command || opt->events || opt->replay_path) {
+	if (opt->system_wide || opt->pids || opt->command || opt->events.nr || opt->replay_path) {
 		fprintf(stderr, "memscope %s: --input FILE replays a recording: give no -e, -a, -p, --replay "
 			"or command (the recording says what was measured)\n", opt->command_name);
 		return -1;
@@ -20,33 +20,26 @@ int session_input_check(const struct session_options *opt)
 	return 0;
 }
 
-/* "a,b": the metrics the recording was made for (requested with -m). */
-static char *recorded_metrics(const struct recording_header *h)
+/* The metrics the recording was made for (requested with -m). */
+static int recorded_metrics(const struct recording_header *h, struct name_list *names)
 {
 	const json_t *list = h->catalog ? json_object_get(h->catalog, "metrics") : NULL, *m;
-	size_t i, len = 0;
-	char *names = NULL;
+	size_t i;
 
 	json_array_foreach(list, i, m) {
 		const json_t *name = json_object_get(m, "name");
-		char *grown;
 
-		if (!json_is_string(name) || !json_is_true(json_object_get(m, "requested")))
-			continue;
-		grown = realloc(names, len + json_string_length(name) + 2);
-		if (!grown) {
-			free(names);
-			return NULL;
-		}
-		names = grown;
-		len += (size_t)sprintf(names + len, "%s%s", len ? "," : "", json_string_value(name));
+		if (json_is_string(name) && json_is_true(json_object_get(m, "requested")) &&
+		    name_list_add(names, json_string_value(name)) < 0)
+			return -1;
 	}
-	return names;
+	return 0;
 }
 
 /* Resolve the catalog on the recorded host and bind the plan to the
  * recorded series. */
-static int plan_recorded_metrics(struct session *s, const char *path, const char *metrics, struct ms_error *err)
+static int plan_recorded_metrics(struct session *s, const char *path, const struct name_list *metrics,
+				 struct ms_error *err)
 {
 	const struct recording_header *h = session_recording_header(s);
 	char dir[4096] = "";
@@ -74,6 +67,7 @@ static int plan_recorded_metrics(struct session *s, const char *path, const char
 		ms_error_prefix(err, "%s: the recording does not hold the events these metrics need", path);
 		goto out;
 	}
+	metric_engine_set_origin(s->engine, METRIC_ORIGIN_RECORDING);
 	ret = 0;
 out:
 	recording_host_remove(dir);
@@ -83,7 +77,7 @@ out:
 int session_open_recording(struct session *s, const struct session_options *opt, const char *path,
 			   struct ms_error *err)
 {
-	char *metrics = NULL;
+	struct name_list metrics = { NULL, 0 };
 	int ret = 0;
 	const struct source_kind *kind;
 	struct source_request req = { .path = path, .command_name = opt->command_name };
@@ -99,16 +93,14 @@ int session_open_recording(struct session *s, const struct session_options *opt,
 	s->sampler_opened = true;
 	if (sampler_open(&s->sampler, s->sources, s->nr_sources, err) < 0)
 		return 1;
-	if (!opt->metrics && session_recording_header(s)->catalog) {
-		metrics = recorded_metrics(session_recording_header(s));
-		if (!metrics && json_array_size(json_object_get(session_recording_header(s)->catalog, "metrics"))) {
-			ms_error_set(err, "out of memory");
-			return 1;
-		}
+	if (!opt->metrics.nr && recorded_metrics(session_recording_header(s), &metrics) < 0) {
+		name_list_free(&metrics);
+		ms_error_set(err, "out of memory");
+		return 1;
 	}
-	if (opt->metrics || metrics)
-		ret = plan_recorded_metrics(s, path, opt->metrics ? opt->metrics : metrics, err);
-	free(metrics);
+	if (opt->metrics.nr || metrics.nr)
+		ret = plan_recorded_metrics(s, path, opt->metrics.nr ? &opt->metrics : &metrics, err);
+	name_list_free(&metrics);
 	return ret;
 }
 

@@ -221,8 +221,41 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 		take_requests(p);
 		return atomic_load(&p->stop);
 	}
-	if (p->held_added.nr || p->held_retired.nr) {
+	if (p->bucket_ns) {
+		/* A series that starts within the bucket counts from its start. */
+		if (!p->bucket_open) {
+			/* The grid starts where the recording's first frame began. */
+			if (!p->bucket_edge_ns)
+				p->bucket_edge_ns = (rel.time_ns > rel.interval_ns ? rel.time_ns - rel.interval_ns : 0) +
+						    p->bucket_ns;
+			frame_copy(&p->bucket, &rel);
+			p->bucket_open = true;
+		} else {
+			frame_fit(&p->bucket, rel.nr);
+			for (int k = 0; rel.changes && k < rel.changes->nr_added; k++)
+				p->bucket.samples[rel.changes->added[k]] = (struct sample){ .valid = true };
+			frame_merge(&p->bucket, &rel, &s->sampler.table);
+		}
 		if (frame->changes)
+			keep_changes(p, frame->changes);
+		/* Lines end on a grid of MS from the start, at the recorded frame
+		 * nearest each line of the grid (a late frame is not a new line). */
+		if (rel.time_ns + p->bucket_slack_ns < p->bucket_edge_ns && !last) {
+			take_requests(p);
+			return atomic_load(&p->stop);
+		}
+		p->bucket_open = false;
+		while (p->bucket_edge_ns <= rel.time_ns + p->bucket_slack_ns)
+			p->bucket_edge_ns += p->bucket_ns;
+		rel.seq = p->bucket.seq;
+		rel.time_ns = p->bucket.time_ns;
+		rel.interval_ns = p->bucket.interval_ns;
+		rel.nr = p->bucket.nr;
+		rel.samples = p->bucket.samples;
+		rel.changes = NULL;
+	}
+	if (p->held_added.nr || p->held_retired.nr) {
+		if (frame->changes && !p->bucket_ns)
 			keep_changes(p, frame->changes);
 		p->held_changes = (struct series_changes){ p->held_added.v, p->held_added.nr, p->held_retired.v,
 							   p->held_retired.nr };
@@ -417,6 +450,14 @@ static int open_pipeline(struct session *s, const struct session_options *opt, s
 	atomic_init(&p->interval_ns, 0);
 	if (frame_init(&p->total, s->sampler.table.nr) < 0)
 		goto oom;
+	/* -I as recorded: the frames as they are. */
+	if (s->recording && opt->interval_ms > 0 &&
+	    (uint64_t)opt->interval_ms * 1000000ull != session_recording_header(s)->interval_ns) {
+		p->bucket_ns = (uint64_t)opt->interval_ms * 1000000ull;
+		p->bucket_slack_ns = session_recording_header(s)->interval_ns / 2;
+		if (frame_init(&p->bucket, s->sampler.table.nr) < 0)
+			goto oom;
+	}
 	if (s->engine && (!(p->values = metric_values_new(s->engine)) ||
 			  !(p->total_values = metric_values_new(s->engine))))
 		goto oom;
@@ -546,6 +587,8 @@ void session_pipeline_close(struct session *s)
 			close(p->wake_fd);
 		sample_batch_unref(p->samples);
 		frame_free(&p->total);
+		if (p->bucket_ns)
+			frame_free(&p->bucket);
 		free(p->held_added.v);
 		free(p->held_retired.v);
 		metric_values_free(p->values);

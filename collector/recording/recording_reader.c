@@ -35,6 +35,7 @@ struct recording_reader {
 	unsigned char *zin;          /* compressed bytes read, not yet decompressed */
 	size_t zin_len, zin_pos;
 	size_t zstd_hint;            /* last ZSTD_decompressStream result: 0 = at a frame end */
+	uint64_t zin_total;          /* compressed bytes read */
 	char *buf;                   /* decoded text; lines are taken from the front */
 	size_t start, len, cap;
 	bool input_done;             /* the file has been read to its end */
@@ -105,6 +106,7 @@ static int read_more_zstd(struct recording_reader *r, struct ms_error *err)
 			}
 			r->zin_len = (size_t)n;
 			r->zin_pos = 0;
+			r->zin_total += (uint64_t)n;
 		}
 		ZSTD_inBuffer in = { r->zin, r->zin_len, r->zin_pos };
 		ZSTD_outBuffer out = { r->buf + r->len, r->cap - r->len, 0 };
@@ -542,6 +544,10 @@ static int read_header(struct recording_reader *r, struct ms_error *err)
 		if (r->partial_tail)
 			ms_error_set(err, "%s:1: the header is cut: the recording stopped before its first "
 				     "line was complete (memscope killed while starting, or disk full)", r->path);
+		else if (r->zstd)
+			ms_error_set(err, "%s: the compressed recording is cut: its %" PRIu64 " bytes of zstd data end "
+				     "before its first line is whole (memscope killed while starting, disk full, or "
+				     "an incomplete copy)", r->path, r->zin_total);
 		else
 			ms_error_set(err, "%s: the file is empty: not a memscope recording", r->path);
 		return -1;

@@ -1,6 +1,9 @@
 #include <stdio.h>
 
 #include "sinks/stat_output.h"
+#include "sinks/stat_perf_fields.h"
+#include "util/csv.h"
+#include "util/number_format.h"
 
 static const char *status_text(const struct stat_cell *cell)
 {
@@ -12,46 +15,96 @@ static const char *status_text(const struct stat_cell *cell)
 	}
 }
 
-/* One line per (time, scope, event or metric): time,scope,event,value,unit,coverage.
- * Final totals use "total" in the time field. */
-static void csv_rows(struct stat_output *o, const char *time_field, const struct stat_table *t)
+/* --self-describing: a header, then one line per (time, scope, event or
+ * metric): time,scope,event,value,unit,coverage; "total" as the time of the
+ * totals. */
+static void self_describing_rows(struct stat_output *o, const char *time_field, const struct stat_table *t)
 {
 	const char *sep = o->separator;
 
 	if (!o->csv_header_done) {
-		fprintf(o->out, "time%sscope%sevent%svalue%sunit%scoverage\n", sep, sep, sep, sep, sep);
+		const char *header[] = { "time", "scope", "event", "value", "unit", "coverage" };
+
+		csv_write_row(o->out, sep, header, 6);
 		o->csv_header_done = 1;
 	}
 	for (int r = 0; r < t->nr_rows; r++) {
-		char row[64];
+		char row[96];
 
 		stat_table_row_label(t, r, row, sizeof(row));
 		for (int c = 0; c < t->nr_columns; c++) {
 			const struct stat_cell *cell = &t->cells[r * t->nr_columns + c];
 			const char *status = status_text(cell);
+			char value[64], coverage[32];
+			const char *fields[6] = { time_field, row, t->names[c], value, t->units[c], coverage };
 
-			fprintf(o->out, "%s%s%s%s%s%s", time_field, sep, row, sep, t->names[c], sep);
+			coverage[0] = '\0';
 			if (status)
-				fprintf(o->out, "%s%s%s%s\n", status, sep, t->units[c], sep);
+				snprintf(value, sizeof(value), "%s", status);
 			else if (cell->integer)
-				fprintf(o->out, "%llu%s%s%s%.4f\n", (unsigned long long)cell->raw, sep, t->units[c],
-					sep, cell->coverage);
+				snprintf(value, sizeof(value), "%llu", (unsigned long long)cell->raw);
 			else
-				fprintf(o->out, "%.17g%s%s%s%.4f\n", cell->value, sep, t->units[c], sep, cell->coverage);
+				number_plain(value, sizeof(value), cell->value);
+			if (!status)
+				snprintf(coverage, sizeof(coverage), "%.4f", cell->coverage);
+			csv_write_row(o->out, sep, fields, 6);
 		}
 	}
+}
+
+/* perf stat -x SEP: [time,][aggr,[nr,]]value,unit,event,runtime,pcnt,metric-value,metric-unit */
+static void perf_rows(struct stat_output *o, const char *time_field, const struct stat_table *t)
+{
+	const char *sep = o->separator;
+
+	for (int r = 0; r < t->nr_rows; r++)
+		for (int c = 0; c < t->nr_columns; c++) {
+			struct perf_fields f;
+			const char *fields[11];
+			char nr[16], runtime[32];
+			int n = 0;
+
+			if (!perf_fields_of(t, r, c, &f))
+				continue;
+			if (time_field)
+				fields[n++] = time_field;
+			if (f.aggr_key)
+				fields[n++] = f.aggr;
+			if (f.aggr_number >= 0) {
+				snprintf(nr, sizeof(nr), "%d", f.aggr_number);
+				fields[n++] = nr;
+			}
+			snprintf(runtime, sizeof(runtime), "%llu", f.runtime);
+			fields[n++] = f.counter;
+			fields[n++] = f.unit;
+			fields[n++] = f.event;
+			fields[n++] = f.has_counter ? runtime : "";
+			fields[n++] = f.pcnt;
+			fields[n++] = f.metric_value;
+			fields[n++] = f.metric_unit;
+			csv_write_row(o->out, sep, fields, n);
+		}
 }
 
 void stat_csv_interval(struct stat_output *o, double time_s, const struct stat_table *t)
 {
 	char time_field[32];
 
-	snprintf(time_field, sizeof(time_field), "%.6f", time_s);
-	csv_rows(o, time_field, t);
+	if (o->self_describing) {
+		snprintf(time_field, sizeof(time_field), "%.6f", time_s);
+		self_describing_rows(o, time_field, t);
+		return;
+	}
+	snprintf(time_field, sizeof(time_field), "%.9f", time_s);
+	perf_rows(o, time_field, t);
+	o->intervals_printed = true;
 }
 
 void stat_csv_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t)
 {
 	(void)elapsed_s;
-	csv_rows(o, "total", t);
+	if (o->self_describing)
+		self_describing_rows(o, "total", t);
+	else if (!o->intervals_printed)
+		perf_rows(o, NULL, t);
 }

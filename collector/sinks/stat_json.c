@@ -3,6 +3,8 @@
 #include <stdlib.h>
 
 #include "sinks/stat_output.h"
+#include "sinks/stat_perf_fields.h"
+#include "util/number_format.h"
 
 static const char *status_text(const struct stat_cell *cell)
 {
@@ -67,7 +69,8 @@ static json_t *rows_json(const struct stat_table *t)
 
 static void emit(struct stat_output *o, json_t *obj)
 {
-	char *text = json_dumps(obj, JSON_COMPACT | JSON_REAL_PRECISION(17));
+	/* As many digits as number_plain keeps: no binary noise. */
+	char *text = json_dumps(obj, JSON_COMPACT | JSON_REAL_PRECISION(NUMBER_DIGITS));
 
 	if (text) {
 		fprintf(o->out, "%s\n", text);
@@ -76,9 +79,48 @@ static void emit(struct stat_output *o, json_t *obj)
 	json_decref(obj);
 }
 
+/* perf stat -j: one object per counter (or metric) and row, with perf's keys. */
+static void perf_objects(struct stat_output *o, const double *time_s, const struct stat_table *t)
+{
+	for (int r = 0; r < t->nr_rows; r++)
+		for (int c = 0; c < t->nr_columns; c++) {
+			struct perf_fields f;
+			json_t *obj;
+
+			if (!perf_fields_of(t, r, c, &f))
+				continue;
+			obj = json_object();
+			if (time_s)
+				json_object_set_new(obj, "interval", json_real(*time_s));
+			if (f.aggr_key)
+				json_object_set_new(obj, f.aggr_key, json_string(t->mode == AGGR_CPU ? f.aggr + 3 : f.aggr));
+			if (f.aggr_number >= 0)
+				json_object_set_new(obj, "aggregate-number", json_integer(f.aggr_number));
+			if (f.has_counter)
+				json_object_set_new(obj, "counter-value", json_string(f.counter));
+			json_object_set_new(obj, "unit", json_string(f.unit));
+			json_object_set_new(obj, "event", json_string(f.event));
+			if (f.has_counter)
+				json_object_set_new(obj, "event-runtime", json_integer((json_int_t)f.runtime));
+			json_object_set_new(obj, "pcnt-running", json_real(atof(f.pcnt)));
+			if (f.metric_value[0]) {
+				json_object_set_new(obj, "metric-value", json_real(atof(f.metric_value)));
+				json_object_set_new(obj, "metric-unit", json_string(f.metric_unit));
+			}
+			emit(o, obj);
+		}
+}
+
 void stat_json_interval(struct stat_output *o, double time_s, double interval_s, const struct stat_table *t)
 {
-	json_t *obj = json_object();
+	json_t *obj;
+
+	if (!o->self_describing) {
+		perf_objects(o, &time_s, t);
+		o->intervals_printed = true;
+		return;
+	}
+	obj = json_object();
 
 	json_object_set_new(obj, "type", json_string("interval"));
 	json_object_set_new(obj, "time", json_real(time_s));
@@ -90,7 +132,14 @@ void stat_json_interval(struct stat_output *o, double time_s, double interval_s,
 
 void stat_json_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t)
 {
-	json_t *obj = json_object();
+	json_t *obj;
+
+	if (!o->self_describing) {
+		if (!o->intervals_printed)
+			perf_objects(o, NULL, t);
+		return;
+	}
+	obj = json_object();
 
 	json_object_set_new(obj, "type", json_string("total"));
 	json_object_set_new(obj, "elapsed", json_real(elapsed_s));

@@ -4,6 +4,7 @@
 #ifndef MEMSCOPE_STAT_OUTPUT_H
 #define MEMSCOPE_STAT_OUTPUT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "sinks/stat_table.h"
@@ -14,10 +15,12 @@ struct stat_output {
 	enum stat_format format;
 	FILE *out;
 	char separator[8];        /* CSV */
+	bool self_describing;     /* CSV/JSON: memscope's own form, not perf stat's */
 	const char *title;        /* what was measured, for the totals heading */
 	int header_every;         /* text: repeat the header every N lines */
 	int lines_since_header;
 	int csv_header_done;
+	bool intervals_printed;   /* perf's forms then leave the totals out, as perf stat -I does */
 };
 
 void stat_output_interval(struct stat_output *o, double time_s, double interval_s, const struct stat_table *t);

@@ -30,6 +30,8 @@ static int stat_open(struct sink *sink, const struct sink_setup *setup, struct m
 	if (stat_table_init(&st->table, &st->aggr, st->opt.shown, st->opt.nr_shown, setup->plan, setup->engine,
 			    st->opt.lua, st->opt.lua_metrics, st->opt.nr_lua_metrics) < 0)
 		goto oom;
+	if (setup->topo && stat_table_set_row_cpus(&st->table, setup->topo) < 0)
+		goto oom;
 	cells = (size_t)(st->aggr.nr_rows * st->aggr.nr_columns);
 	st->interval_cells = calloc(cells + 1, sizeof(struct aggr_cell));
 	st->total_cells = calloc(cells + 1, sizeof(struct aggr_cell));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
+#include "host/topology.h"
 #include "lua/lua_engine.h"
 #include "metrics/metrics.h"
 
@@ -114,9 +115,30 @@ oom:
 	return -1;
 }
 
+int stat_table_set_row_cpus(struct stat_table *t, const struct topology *topo)
+{
+	free(t->row_cpus);
+	if (!(t->row_cpus = calloc((size_t)t->nr_rows + 1, sizeof(int))))
+		return -1;
+	for (int r = 0; r < t->nr_rows; r++)
+		for (int i = 0; i < topo->nr_cpus; i++) {
+			const struct cpu_place *p = &topo->cpus[i];
+
+			switch (t->mode) {
+			case AGGR_TOTAL: t->row_cpus[r]++; break;
+			case AGGR_CPU: t->row_cpus[r] += p->cpu == t->row_keys[r]; break;
+			case AGGR_SOCKET: t->row_cpus[r] += p->socket == t->row_keys[r]; break;
+			case AGGR_NODE: t->row_cpus[r] += p->node == t->row_keys[r]; break;
+			default: break;
+			}
+		}
+	return 0;
+}
+
 void stat_table_free(struct stat_table *t)
 {
 	free(t->row_keys);
+	free(t->row_cpus);
 	free(t->names);
 	free(t->units);
 	free(t->event_source_column);
@@ -152,6 +174,7 @@ void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr,
 				out->status = CELL_NOT_COUNTED;
 			out->value = in->value * scale;
 			out->raw = in->raw;
+			out->running_ns = in->running_ns;
 			out->coverage = aggr_cell_coverage(in);
 			out->integer = scale == 1.0 && in->value == (double)in->raw;
 		}

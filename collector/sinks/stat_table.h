@@ -27,6 +27,7 @@ struct stat_cell {
 	double value;           /* in the column's unit (scale applied) */
 	double coverage;        /* 0..1: share of the interval counted */
 	uint64_t raw;           /* raw count (events) */
+	uint64_t running_ns;    /* time its counters ran, summed over them (events) */
 	bool integer;           /* a plain count: print without decimals */
 	bool mixed_slices;      /* a metric whose inputs were counted in different time slices */
 	enum stat_cell_status status;
@@ -37,6 +38,7 @@ struct stat_table {
 	enum aggr_mode mode;
 	int nr_rows;
 	int *row_keys;          /* cpu/socket/node number or channel index, -1 for the total row */
+	int *row_cpus;          /* CPUs each row adds up (perf's aggregate-number), or NULL: unknown */
 	const struct metric_engine *engine; /* names the channel rows; may be NULL */
 	int nr_columns;
 	int nr_event_columns;   /* columns [0, nr_event_columns) are events, the rest metrics */
@@ -57,6 +59,10 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 		    int nr_events, const struct metric_plan *plan, const struct metric_engine *engine,
 		    const struct lua_engine *lua, const int *lua_metrics, int nr_lua_metrics);
 void stat_table_free(struct stat_table *t);
+
+struct topology;
+/* How many CPUs each row adds up (node, socket: its CPUs; CPU: 1). */
+int stat_table_set_row_cpus(struct stat_table *t, const struct topology *topo);
 
 /* Event columns from aggregated cells (aggr rows are matched by key). */
 void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr, const struct aggr_cell *cells);

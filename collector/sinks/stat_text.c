@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "sinks/stat_output.h"
+#include "util/number_format.h"
 
 /* Each output is written whole under the stream's lock: another sink's
  * thread (a Lua script's print) may write to the same stream. */
@@ -30,34 +31,6 @@ void stat_output_totals(struct stat_output *o, double elapsed_s, const struct st
 	funlockfile(o->out);
 }
 
-/* 1234567 -> "1,234,567"; values that are not whole counts keep 2-3 significant decimals. */
-static void format_number(const struct stat_cell *cell, char *buf, size_t size)
-{
-	char digits[64];
-	double value = cell->value, whole;
-	int len, out = 0;
-
-	if (!cell->integer && fabs(value - round(value)) > 1e-9) {
-		if (fabs(value) >= 1e6)
-			snprintf(buf, size, "%.4g", value);
-		else if (fabs(value) >= 1)
-			snprintf(buf, size, "%.2f", value);
-		else
-			snprintf(buf, size, "%.4f", value);
-		return;
-	}
-	whole = floor(fabs(value) + 0.5);
-	len = snprintf(digits, sizeof(digits), "%.0f", whole);
-	if (value < 0 && (size_t)out + 1 < size)
-		buf[out++] = '-';
-	for (int i = 0; i < len && (size_t)out + 2 < size; i++) {
-		if (i > 0 && (len - i) % 3 == 0)
-			buf[out++] = ',';
-		buf[out++] = digits[i];
-	}
-	buf[out] = '\0';
-}
-
 static void format_cell(const struct stat_cell *cell, char *buf, size_t size)
 {
 	char number[64];
@@ -68,7 +41,7 @@ static void format_cell(const struct stat_cell *cell, char *buf, size_t size)
 	case CELL_NOT_COUNTED: snprintf(buf, size, "<not counted>"); return;
 	default: break;
 	}
-	format_number(cell, number, sizeof(number));
+	number_human(number, sizeof(number), cell->value, cell->integer);
 	if (cell->coverage < 0.9999)
 		snprintf(buf, size, "%s (%.1f%%%s)", number, cell->coverage * 100.0, cell->mixed_slices ? ", mixed" : "");
 	else

@@ -1252,7 +1252,7 @@ static bool bpf_present(const struct source_kind *kind, const struct host *host,
 	privileges_read(&priv);
 	if (!privileges_allow_bpf(&priv)) {
 		ms_error_set(why, "loading eBPF probes needs root, or CAP_BPF with CAP_PERFMON "
-			     "(sudo setcap cap_perfmon,cap_bpf+ep $(command -v memscope))");
+			     "(" PRIVILEGES_SETCAP ")");
 		return false;
 	}
 	if (env && env[0])

@@ -1,6 +1,7 @@
 #include "util/suggest.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -77,10 +78,15 @@ void suggestions_format(const struct suggestions *s, char *buf, size_t size)
 	if (s->nr == 0)
 		return;
 	snprintf(buf, size, "; did you mean ");
+	/* Names much farther than the closest are no help next to it
+	 * (proc.falts: proc.faults, not page-faults). */
 	for (int i = 0; i < s->nr; i++) {
+		bool last = i == s->nr - 1 || s->distance[i + 1] > s->distance[0] + 1;
+
 		len = strlen(buf);
-		snprintf(buf + len, size - len, "%s'%s'", i ? (i == s->nr - 1 ? " or " : ", ") : "",
-			 s->names[i]);
+		snprintf(buf + len, size - len, "%s'%s'", i ? (last ? " or " : ", ") : "", s->names[i]);
+		if (last)
+			break;
 	}
 	len = strlen(buf);
 	snprintf(buf + len, size - len, "?");

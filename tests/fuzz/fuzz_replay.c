@@ -14,9 +14,9 @@ static struct metric_plan *plan;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char dir[1024], names[8192] = "";
+	char dir[1024];
 	struct ms_error err = { "" };
-	size_t len = 0;
+	struct name_list names = { NULL, 0 };
 
 	(void)argc;
 	(void)argv;
@@ -24,12 +24,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(dir, sizeof(dir), "%s/catalog", MEMSCOPE_SOURCE_DIR);
 	if (catalog_load(&cat, dir, &err) || resolve(&host, cat, &res, &err))
 		goto fail;
-	for (int i = 0; i < res->nr_metrics && len + 200 < sizeof(names); i++)
-		if (res->metrics[i].available)
-			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? "," : "",
-						cat->metrics[i].name);
-	if (metric_plan_build(res, names, &plan, &err))
+	for (int i = 0; i < res->nr_metrics; i++)
+		if (res->metrics[i].available && name_list_add(&names, cat->metrics[i].name) < 0)
+			goto fail;
+	if (metric_plan_build(res, &names, &plan, &err))
 		goto fail;
+	name_list_free(&names);
 	return 0;
 fail:
 	fprintf(stderr, "fuzz_replay: %s\n", err.text);

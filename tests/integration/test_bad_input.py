@@ -43,7 +43,7 @@ def test_replay_times_beyond_nanoseconds_in_64_bits(memscope, tmp_path):
     assert f"{replay}:3: t = 1.0000000001 s is less than a nanosecond after the previous frame's 1 s" in res.stderr
     # The largest time that fits still replays, with its interval.
     write_replay(replay, [(1.0, counts), (9.1e9, counts)])
-    res = replay_stat(memscope, replay, "--json")
+    res = replay_stat(memscope, replay, "--json", "--self-describing")
     assert res.returncode == 0, res.stderr
     total = parse_json_lines(res.stdout)[-1]
     assert total["rows"][0]["metrics"]["mem.read_bytes"]["value"] == 200 * 32, res.stdout
@@ -64,7 +64,7 @@ def test_a_formula_that_overflows_has_no_value_and_says_why(memscope, tmp_path):
     replay = tmp_path / "r.jsonl"
     write_replay(replay, [(1.0, kunpeng_ddrc(1000))])
     env = fixture_env("kunpeng920-2s", MEMSCOPE_CATALOG_DIR=str(cat))
-    res = run([memscope, "stat", "--replay", str(replay), "-m", "test.huge,mem.read_bytes", "--json"], env=env)
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "test.huge,mem.read_bytes", "--json", "--self-describing"], env=env)
     assert res.returncode == 0, res.stderr
     docs = parse_json_lines(res.stdout)
     assert docs, res.stdout

@@ -31,7 +31,7 @@ def stat_rows(output):
 
 
 def stat(memscope, events, cmd, env=None, prefix=()):
-    res = run(list(prefix) + [memscope, "stat", "-e", events, "-x,", "--"] + [str(c) for c in cmd], env=env)
+    res = run(list(prefix) + [memscope, "stat", "-e", events, "-x,", "--self-describing", "--"] + [str(c) for c in cmd], env=env)
     return res
 
 
@@ -113,7 +113,7 @@ def test_no_capabilities_names_them(memscope, bench):
                prefix=["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"])
     assert "eBPF probes need root, or CAP_BPF and CAP_PERFMON" in res.stderr, res.stderr
     assert "lacks CAP_BPF and CAP_PERFMON" in res.stderr
-    assert "setcap cap_bpf,cap_perfmon+ep" in res.stderr
+    assert "sudo setcap cap_perfmon,cap_bpf,cap_sys_ptrace+ep $(command -v memscope)" in res.stderr
 
 
 def test_missing_tracepoint_leaves_the_others_running(memscope, bench):

@@ -33,7 +33,7 @@ def replay(memscope, tmp_path, machine, frames, metrics, *args, env=None):
     lines = [json.dumps({"format": "memscope-replay", "version": 1})]
     lines += [json.dumps({"t": t, "values": v}) for t, v in frames]
     path.write_text("\n".join(lines) + "\n")
-    r = run([memscope, "stat", "--replay", str(path), "-m", metrics, "-x,"] + list(args),
+    r = run([memscope, "stat", "--replay", str(path), "-m", metrics, "-x,", "--self-describing"] + list(args),
             env=env or fixture_env(machine))
     assert r.returncode == 0, r.stderr
     return parse_csv(r.stdout)

@@ -109,7 +109,7 @@ def test_unprivileged_user_counts_user_space_and_says_so(memscope, touchmem, tmp
     if int(open("/proc/sys/kernel/perf_event_paranoid").read()) < 2:
         pytest.skip("perf_event_paranoid < 2: unprivileged users may count the kernel here")
     res = run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--inh-caps=-all",
-               memscope, "stat", "-x,", "-e", "page-faults", "--", touchmem, "20"], cwd=tmp_path)
+               memscope, "stat", "-x,", "--self-describing", "-e", "page-faults", "--", touchmem, "20"], cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert "counting user space only (perf_event_paranoid is 2" in res.stderr
     faults = [l for l in res.stdout.splitlines() if l.startswith("total,total,page-faults,")][0]

@@ -109,7 +109,7 @@ def test_faults_text_names_its_sources(memscope, touch_recording):
 
 def test_faults_live_with_stat(memscope, touchmem):
     """stat --lua: the script sees the same frames as stat's own totals."""
-    res = run([memscope, "stat", "-x,", "-e", "proc.faults", "--lua", "faults.lua", "--", touchmem, str(MB)])
+    res = run([memscope, "stat", "-x,", "--self-describing", "-e", "proc.faults", "--lua", "faults.lua", "--", touchmem, str(MB)])
     assert res.returncode == 0, res.stderr
     stat_faults = None
     for line in res.stdout.splitlines():
@@ -158,7 +158,7 @@ def test_lua_metric_is_a_stat_metric(memscope, touchmem, tmp_path):
     (eBPF series here) are measured without being named."""
     script = tmp_path / "per_page.lua"
     script.write_text(PER_PAGE)
-    res = run([memscope, "stat", "-x,", "-m", "faults.per_page,kernel.faults", "--lua", str(script),
+    res = run([memscope, "stat", "-x,", "--self-describing", "-m", "faults.per_page,kernel.faults", "--lua", str(script),
                "--", touchmem, str(MB)])
     assert res.returncode == 0, res.stderr
     rows = {(f[1], f[2]): f[3] for f in (l.split(",") for l in res.stdout.splitlines()) if f[0] == "total"}
@@ -168,12 +168,12 @@ def test_lua_metric_is_a_stat_metric(memscope, touchmem, tmp_path):
     # Inputs are measured, not shown.
     assert not any(event.startswith("proc.") for _, event in rows)
     # Per node: the eBPF faults are not split by node, so the script has no value there.
-    res = run([memscope, "stat", "-x,", "-m", "faults.per_page", "--lua", str(script), "--per-node",
+    res = run([memscope, "stat", "-x,", "--self-describing", "-m", "faults.per_page", "--lua", str(script), "--per-node",
                "--", touchmem, "16"])
     assert res.returncode == 0, res.stderr
     assert "total,node0,faults.per_page,<not counted>,faults/page," in res.stdout.splitlines()
     # With -I the totals line has no single frame to compute a Lua metric from: n/a, not a number.
-    res = run([memscope, "stat", "-x,", "-I", "50", "-m", "faults.per_page", "--lua", str(script), "--",
+    res = run([memscope, "stat", "-x,", "--self-describing", "-I", "50", "-m", "faults.per_page", "--lua", str(script), "--",
                touchmem, "16", "--sleep-ms", "120"])
     assert res.returncode == 0, res.stderr
     total = [l for l in res.stdout.splitlines() if l.startswith("total,total,faults.per_page,")]

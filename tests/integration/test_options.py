@@ -16,6 +16,7 @@ SAMPLE = {
     "EVENTS": "page-faults", "METRICS": "mem.read_bw", "METRIC": "mem.read_bw", "SEP": ",", "N": "1",
     "COUNT": "1", "COLUMN": "PID", "SCRIPT": "faults.lua", "KIND": "events", "CPUS": "0", "FORMAT": "text",
     "SPEC": "faults.lua", "PLUGIN": "/nonexistent/plugin.so", "DIR": "/tmp", "CGROUP": "/", "SECONDS": "1", "FD": "fd:0", "WHAT": "events",
+    "EVENT": "page-faults", "KEYS": "sym", "HZ": "100", "ADDR:PORT": "127.0.0.1:0", "MB": "1",
 }
 
 
@@ -33,9 +34,10 @@ def help_options(text):
         if not s.startswith("-"):
             continue
         head = re.split(r"\s{2,}", s)[0]
-        arg = re.search(r"[ =]([A-Z][A-Z0-9_]*)\]?$", head)
+        arg = re.search(r"( |\[=)([A-Z][A-Z0-9_:]*)\]?$", head)
         for flag in re.findall(FLAG, head):
-            found[flag] = arg.group(1) if arg else None
+            # An optional argument (--write[=FILE]) goes after '='.
+            found[flag] = (("=" if arg.group(1) == "[=" else "") + arg.group(2)) if arg else None
     return found
 
 
@@ -74,7 +76,10 @@ def test_every_command_has_a_man_page_and_memscope_1_lists_it(memscope):
         assert (MAN / f"memscope-{command}.1").exists(), f"memscope-{command}.1 is missing"
 
 
-@pytest.mark.parametrize("command", [None, "list", "ctl", "doctor", "completion"])
+COMMANDS = [None, "stat", "list", "top", "record", "ctl", "doctor", "report", "validate", "completion"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
 def test_help_and_man_page_name_the_same_options(memscope, command):
     helped = set(help_options(command_help(memscope, command))) - {"-h", "--help"}
     page = MAN / (f"memscope-{command}.1" if command else "memscope.1")
@@ -83,12 +88,15 @@ def test_help_and_man_page_name_the_same_options(memscope, command):
     assert documented - helped == set(), f"in {page.name}, not in --help"
 
 
-@pytest.mark.parametrize("command", [None, "list", "ctl", "doctor", "completion"])
+@pytest.mark.parametrize("command", COMMANDS)
 def test_every_option_in_help_is_accepted(memscope, command):
     prefix = [memscope] + ([command] if command else [])
     for flag, arg in help_options(command_help(memscope, command)).items():
         argv = [flag]
-        if arg:
+        if arg and arg.startswith("="):
+            assert arg[1:] in SAMPLE, f"{flag} {arg}: add a sample value for {arg[1:]} to this test"
+            argv = [f"{flag}={SAMPLE[arg[1:]]}"]
+        elif arg:
             assert arg in SAMPLE, f"{flag} {arg}: add a sample value for {arg} to this test"
             argv.append(SAMPLE[arg])
         res = run(prefix + argv + ["--help"])
@@ -107,7 +115,7 @@ def test_every_option_of_the_tables_is_in_help(memscope):
         for flag in (short, long_):
             if flag != "-":
                 assert flag in helps[command], f"{command} {flag}: in the table, not in --help"
-                assert helps[command][flag] == (None if arg == "-" else arg), f"{command} {flag}"
+                assert (helps[command][flag] or "-").lstrip("=") == arg, f"{command} {flag}"
 
 
 def test_unknown_option_is_named_with_the_closest(memscope):

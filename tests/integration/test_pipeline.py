@@ -96,7 +96,7 @@ def test_a_legal_slow_on_frame_does_not_stretch_the_frames(memscope, tmp_path):
     and the run ends with its command, not 1.5 s per frame later."""
     script = tmp_path / "slower.lua"
     script.write_text(SLOW_SCRIPT % {"busy": "1.5"})
-    res = run([memscope, "stat", "-x,", "-I", "100", "-e", "page-faults", "--lua", str(script),
+    res = run([memscope, "stat", "-x,", "--self-describing", "-I", "100", "-e", "page-faults", "--lua", str(script),
                "--", "sleep", "1.2"], env=SLOW_ENV, timeout=180)
     assert res.returncode == 0, res.stderr
     rows = stat_rows(res.stdout)
@@ -113,7 +113,7 @@ def test_a_legal_slow_on_frame_does_not_stretch_the_frames(memscope, tmp_path):
 def test_stat_computes_metrics_once_per_frame(memscope, touchmem):
     """stat -I with -m and --lua: one metric computation per frame, shared by the stat lines and
     the script (which reads the same values)."""
-    res = run([memscope, "stat", "-x,", "-I", "50", "-m", "kernel.faults", "--lua", "faults.lua",
+    res = run([memscope, "stat", "-x,", "--self-describing", "-I", "50", "-m", "kernel.faults", "--lua", "faults.lua",
                "--", touchmem, "16", "--repeat", "4", "--sleep-ms", "500"],
               env=dict(os.environ, MEMSCOPE_PIPELINE_STATS="1"))
     assert res.returncode == 0, res.stderr
@@ -219,7 +219,7 @@ def test_stat_output_that_falls_behind_is_merged_and_said(memscope, touchmem):
 
     r, w = os.pipe()
     fcntl.fcntl(w, 1031, 4096)   # F_SETPIPE_SZ: a page, full after ~90 lines
-    proc = subprocess.Popen([memscope, "stat", "-x,", "-I", "10", "-e", "page-faults", "--",
+    proc = subprocess.Popen([memscope, "stat", "-x,", "--self-describing", "-I", "10", "-e", "page-faults", "--",
                              touchmem, "8", "--sleep-ms", "3000"], stdout=w, stderr=subprocess.PIPE)
     os.close(w)
     time.sleep(2.0)

@@ -97,7 +97,7 @@ def test_anon_per_node_equals_the_kernels_numa_stat(memscope, build_dir, cgroup)
     name, path, version = cgroup
     holdmem = build_dir / "tests" / "plugins" / "holdmem"
     plugin = f"{build_dir}/contrib/plugins/cgroup_memory.so:cgroup=/{name}"
-    cmd = [memscope, "--plugin", plugin, "stat", "-x,", "-I", "200", "--per-node", "-m", "mem.anon_bytes",
+    cmd = [memscope, "--plugin", plugin, "stat", "-x,", "--self-describing", "-I", "200", "--per-node", "-m", "mem.anon_bytes",
            "--", "sh", "-c", f"echo $$ > {path}/cgroup.procs && exec {holdmem} {HOLD_MB}"]
     held, kernel, _, _ = hold_and_compare(cmd, path, version)
     for node, value in kernel.items():
@@ -118,7 +118,7 @@ def test_the_issue_check_as_written_counts_the_commands_cgroup(memscope, build_d
     plugin reads the command's cgroup - here memscope's own, which the test put in its cgroup."""
     name, path, version = cgroup
     holdmem = build_dir / "tests" / "plugins" / "holdmem"
-    cmd = [memscope, "--plugin", f"{build_dir}/contrib/plugins/cgroup_memory.so", "stat", "-x,", "-I", "200",
+    cmd = [memscope, "--plugin", f"{build_dir}/contrib/plugins/cgroup_memory.so", "stat", "-x,", "--self-describing", "-I", "200",
            "-m", "mem.anon_bytes", "--", str(holdmem), str(HOLD_MB)]
 
     def join():
@@ -137,13 +137,13 @@ def test_per_instance_names_the_cgroup_and_faults_are_the_workloads(memscope, bu
     name, path, _ = cgroup
     plugin = f"{build_dir}/contrib/plugins/cgroup_memory.so:cgroup=/{name}"
     workload = f"echo $$ > {path}/cgroup.procs && {build_dir}/tests/plugins/holdmem {HOLD_MB} </dev/null >/dev/null"
-    res = run([memscope, "--plugin", plugin, "stat", "-x,", "-m", "mem.used_bytes", "--per-instance",
+    res = run([memscope, "--plugin", plugin, "stat", "-x,", "--self-describing", "-m", "mem.used_bytes", "--per-instance",
                "--", "sh", "-c", workload])
     assert res.returncode == 0, res.stderr
     t = totals(parse_csv(res.stdout))
     assert (f"/{name}", "mem.used_bytes") in t, t
     # A counter: the faults the cgroup took, one per page touched plus the shell's and the loader's few.
-    res = run([memscope, "--plugin", plugin, "stat", "-x,", "-e", "cgroup.memory.pgfault", "--", "sh", "-c",
+    res = run([memscope, "--plugin", plugin, "stat", "-x,", "--self-describing", "-e", "cgroup.memory.pgfault", "--", "sh", "-c",
                workload])
     assert res.returncode == 0, res.stderr
     faults = totals(parse_csv(res.stdout))[("total", "cgroup.memory.pgfault")]
@@ -169,7 +169,7 @@ def test_system_pressure_agrees_with_proc_pressure(memscope, build_dir, touchmem
         return int(line[4].split("=")[1])
 
     before = some_total()
-    res = run([memscope, "--plugin", f"{build_dir}/contrib/plugins/cgroup_memory.so", "stat", "-x,",
+    res = run([memscope, "--plugin", f"{build_dir}/contrib/plugins/cgroup_memory.so", "stat", "-x,", "--self-describing",
                "-m", "psi.memory_some_us", "-a", "--", touchmem, "32"])
     after = some_total()
     assert res.returncode == 0, res.stderr
@@ -187,7 +187,7 @@ def test_the_cgroup_label_goes_through_a_recording(memscope, build_dir, tmp_path
     assert res.returncode == 0, res.stderr
     header = rec.read_text().splitlines()[0]
     assert '"name":"cgroup.memory.current"' in header and '"cgroup":"/"' in header, header
-    res = run([memscope, "--plugin", plugin, "stat", "--input", str(rec), "-x,", "--per-instance"])
+    res = run([memscope, "--plugin", plugin, "stat", "--input", str(rec), "-x,", "--self-describing", "--per-instance"])
     assert res.returncode == 0, res.stderr
     t = totals(parse_csv(res.stdout))
     assert t[("/", "mem.used_bytes")] > 0, t

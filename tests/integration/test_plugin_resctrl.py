@@ -95,7 +95,7 @@ def test_live_bandwidth_per_group_and_domain(memscope, build_dir, machine, tmp_p
         steps.append(" && ".join(cmds))
     workload = f"{steps[0]} && sleep 0.4 && {steps[1]} && sleep 0.4"
     env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"))
-    res = run([memscope, "--plugin", f"{build_dir}/contrib/plugins/resctrl.so:root={resctrl}", "stat", "-x,",
+    res = run([memscope, "--plugin", f"{build_dir}/contrib/plugins/resctrl.so:root={resctrl}", "stat", "-x,", "--self-describing",
                "-I", "150", "-m", "mem.total_bytes,mem.local_bytes,llc.occupancy_bytes", "--per-instance",
                "--", "sh", "-c", workload], env=env)
     assert res.returncode == 0, res.stderr
@@ -116,7 +116,7 @@ def test_live_bandwidth_per_group_and_domain(memscope, build_dir, machine, tmp_p
     assert max(r["value"] for r in intervals(rows) if r["scope"] == "p1@L3_01" and r["event"] == "mem.total_bytes") \
         in (1_048_576, 2_097_152, 3_145_728)
     # The whole: the root and p1 over both domains.
-    res = run([memscope, "--plugin", f"{build_dir}/contrib/plugins/resctrl.so:root={resctrl}", "stat", "-x,",
+    res = run([memscope, "--plugin", f"{build_dir}/contrib/plugins/resctrl.so:root={resctrl}", "stat", "-x,", "--self-describing",
                "-m", "mem.total_bytes", "--", "sh", "-c",
                f"echo 16000 1<> {resctrl}/mon_data/mon_L3_01/mbm_total_bytes && "
                f"echo 3145828 1<> {resctrl}/p1/mon_data/mon_L3_00/mbm_total_bytes"], env=env)

@@ -49,7 +49,7 @@ def bad_plugin_cases(broken, tmp_path):
 
 def test_bad_plugins_are_refused_with_the_cause_and_counting_goes_on(memscope, touchmem, broken, tmp_path):
     for path, cause in bad_plugin_cases(broken, tmp_path):
-        res = run([memscope, "--plugin", str(path), "stat", "-x,", "-e", "page-faults", "--", touchmem, "16"],
+        res = run([memscope, "--plugin", str(path), "stat", "-x,", "--self-describing", "-e", "page-faults", "--", touchmem, "16"],
                   env=isolated_env(tmp_path))
         assert res.returncode == 0, (path, res.stderr)
         assert f"memscope: plugin {path}: {cause}" in res.stderr, res.stderr
@@ -64,7 +64,7 @@ def test_every_bad_plugin_in_one_run(memscope, touchmem, broken, plugins, tmp_pa
     for path, _ in cases:
         args += ["--plugin", str(path)]
     args += ["--plugin", str(plugins / "cgroup_memory.so")]
-    res = run(args + ["stat", "-x,", "-e", "page-faults,cgroup.memory.current", "-a", "--", touchmem, "16"],
+    res = run(args + ["stat", "-x,", "--self-describing", "-e", "page-faults,cgroup.memory.current", "-a", "--", touchmem, "16"],
               env=isolated_env(tmp_path))
     assert res.returncode == 0, res.stderr
     for path, cause in cases:
@@ -134,7 +134,7 @@ def test_plugins_in_the_xdg_directory_load_without_naming(memscope, plugins, bro
            "to start: the widget is not plugged in" in res.stdout
     assert "README" not in res.stdout
     # Its series and catalog metrics, with no --plugin; the broken one is said and skipped.
-    res = run([memscope, "stat", "-x,", "-e", "page-faults", "-m", "mem.used_bytes", "-a", "--", touchmem, "8"],
+    res = run([memscope, "stat", "-x,", "--self-describing", "-e", "page-faults", "-m", "mem.used_bytes", "-a", "--", touchmem, "8"],
               env=env)
     assert res.returncode == 0, res.stderr
     assert f"memscope: plugin {found.parent}/zz_broken.so: plugin 'broken' failed to start" in res.stderr
@@ -222,7 +222,7 @@ def test_the_example_of_docs_plugins_md_builds_loads_and_reads(memscope, tmp_pat
     cc = run(["cc", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-I", os.path.join(root, "include"),
               "-o", str(tmp_path / "example.so"), str(tmp_path / "example.c")])
     assert cc.returncode == 0, cc.stderr
-    res = run([memscope, "--plugin", str(tmp_path / "example.so"), "stat", "-x,", "-e", "example.files_open",
+    res = run([memscope, "--plugin", str(tmp_path / "example.so"), "stat", "-x,", "--self-describing", "-e", "example.files_open",
                "-a", "--", "true"], env=isolated_env(tmp_path))
     assert res.returncode == 0, res.stderr
     value = totals(parse_csv(res.stdout))[("total", "example.files_open")]

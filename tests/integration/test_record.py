@@ -38,7 +38,7 @@ def sums(header, frames):
 
 
 def stat_input(memscope, path, *args, env=None):
-    res = run([memscope, "stat", "-x,", "--input", str(path)] + list(args), env=env)
+    res = run([memscope, "stat", "-x,", "--self-describing", "--input", str(path)] + list(args), env=env)
     assert res.returncode == 0, f"exit {res.returncode}: {res.stderr}"
     return parse_csv(res.stdout), res
 
@@ -132,7 +132,7 @@ def test_a_fixture_recording_reports_identically_on_this_machine(memscope, tmp_p
     kunpeng_replay(replay)
     env = fixture_env("kunpeng920-2s")
     metrics = ["-m", "mem.read_bw,mem.read_bytes", "--per-node", "-I", "1000"]
-    there = run([memscope, "stat", "-x,", "--replay", str(replay)] + metrics, env=env)
+    there = run([memscope, "stat", "-x,", "--self-describing", "--replay", str(replay)] + metrics, env=env)
     assert there.returncode == 0, there.stderr
     record(memscope, rec, ["--replay", str(replay), "-m", "mem.read_bw,mem.read_bytes"], env=env)
     header, frames, _ = read_recording(rec)
@@ -493,7 +493,7 @@ def test_damage_after_good_frames_ends_the_replay_there(memscope, tmp_path):
     bad_at = frames[5]    # 0-based: five whole frames come before it
     damaged = tmp_path / "damaged.rec"
     damaged.write_text("\n".join(lines[:bad_at] + ['{"t":1,"d":'] + lines[bad_at + 1:]) + "\n")
-    res = run([memscope, "stat", "--input", str(damaged), "-I", "10", "-x,"])
+    res = run([memscope, "stat", "--input", str(damaged), "-I", "10", "-x,", "--self-describing"])
     assert res.returncode == 1, res.stderr
     assert f"damaged.rec:{bad_at + 1}:" in res.stderr and "after 5 frames" in res.stderr, res.stderr
     times = {r["time"] for r in intervals(parse_csv(res.stdout))}

@@ -30,7 +30,7 @@ def perf_page_faults(cmd):
 
 
 def stat_csv(memscope, args, **kw):
-    res = run([memscope, "stat", "-x,"] + args, **kw)
+    res = run([memscope, "stat", "-x,", "--self-describing"] + args, **kw)
     assert res.returncode == 0, f"exit {res.returncode}: {res.stderr}"
     return parse_csv(res.stdout), res
 
@@ -133,7 +133,7 @@ def test_text_output_repeats_its_header_like_vmstat(memscope, touchmem):
 
 
 def test_json_lines(memscope, touchmem):
-    res = run([memscope, "stat", "--json", "-I", "50", "-e", "page-faults", "--", touchmem, "20",
+    res = run([memscope, "stat", "--json", "--self-describing", "-I", "50", "-e", "page-faults", "--", touchmem, "20",
                "--sleep-ms", "200"])
     assert res.returncode == 0, res.stderr
     objs = parse_json_lines(res.stdout)
@@ -160,7 +160,7 @@ def test_command_that_cannot_run(memscope):
 
 
 def test_sigint_prints_totals(memscope, touchmem):
-    proc = subprocess.Popen([memscope, "stat", "-x,", "-e", "page-faults", "--", touchmem, "40",
+    proc = subprocess.Popen([memscope, "stat", "-x,", "--self-describing", "-e", "page-faults", "--", touchmem, "40",
                              "--sleep-ms", "5000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     time.sleep(1.0)
@@ -178,7 +178,7 @@ def test_attach_counts_threads_started_before_and_after(memscope, build_dir):
                             stdout=subprocess.PIPE, text=True)
     ready = proc.stdout.readline()
     assert ready.startswith("ready")
-    stat = run([memscope, "stat", "-x,", "-e", "page-faults", "-p", str(proc.pid)])
+    stat = run([memscope, "stat", "-x,", "--self-describing", "-e", "page-faults", "-p", str(proc.pid)])
     pages = int(proc.stdout.readline().split()[1])
     proc.wait()
     assert stat.returncode == 0, stat.stderr
@@ -224,7 +224,7 @@ def test_per_node_and_per_socket_split_a_task(memscope, touchmem):
 
 
 def test_hardware_event_without_pmu_is_reported_and_others_still_count(memscope, touchmem):
-    res = run([memscope, "stat", "-x,", "-e", "cycles,page-faults", "--", touchmem, "10"])
+    res = run([memscope, "stat", "-x,", "--self-describing", "-e", "cycles,page-faults", "--", touchmem, "10"])
     assert res.returncode == 0, res.stderr
     assert "'cycles' <not supported>: this kernel has no hardware PMU" in res.stderr
     rows = parse_csv(res.stdout)
@@ -234,7 +234,7 @@ def test_hardware_event_without_pmu_is_reported_and_others_still_count(memscope,
 
 
 def test_system_wide_until_sigint(memscope, touchmem):
-    proc = subprocess.Popen([memscope, "stat", "-a", "-x,", "-I", "100", "-e", "page-faults,cpu-clock"],
+    proc = subprocess.Popen([memscope, "stat", "-a", "-x,", "--self-describing", "-I", "100", "-e", "page-faults,cpu-clock"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(0.3)
     assert run([touchmem, "40"]).returncode == 0
@@ -253,7 +253,7 @@ def test_system_wide_until_sigint(memscope, touchmem):
 def test_per_thread_rows_from_ebpf(memscope, build_dir):
     workload = str(build_dir / "contrib" / "bench" / "threads")
     # 2 threads now and 1 more after 200 ms, each touching 4 MB every 100 ms until 800 ms.
-    res = run([memscope, "stat", "-x,", "-e", "proc.faults,page-faults", "--per-thread", "--",
+    res = run([memscope, "stat", "-x,", "--self-describing", "-e", "proc.faults,page-faults", "--per-thread", "--",
                workload, "2", "1", "200", "800", "4", "100"])
     assert res.returncode == 0, res.stderr
     pages = int([l for l in res.stdout.splitlines() if l.startswith("pages ")][0].split()[1])

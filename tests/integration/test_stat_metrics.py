@@ -27,7 +27,7 @@ def test_kunpeng_read_bandwidth_per_node_from_replayed_counters(memscope, tmp_pa
     ])
     env = fixture_env("kunpeng920-2s")
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.read_bytes",
-               "--per-node", "-I", "1000", "-x,"], env=env)
+               "--per-node", "-I", "1000", "-x,", "--self-describing"], env=env)
     assert res.returncode == 0, res.stderr
     rows = parse_csv(res.stdout)
     per_interval = {(r["time"], r["scope"], r["event"]): r["value"] for r in intervals(rows)}
@@ -48,7 +48,7 @@ def test_kunpeng_read_bandwidth_per_node_from_replayed_counters(memscope, tmp_pa
 def test_replay_with_a_missing_counter_never_shows_zero(memscope, tmp_path):
     replay = tmp_path / "partial.jsonl"
     write_replay(replay, [(1.0, {"hisi_sccl1_ddrc0/flux_rd/": 1000})])
-    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw", "-x,"],
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw", "-x,", "--self-describing"],
               env=fixture_env("kunpeng920-2s"))
     assert res.returncode == 0, res.stderr
     row = [r for r in parse_csv(res.stdout) if r["event"] == "mem.read_bw"][0]
@@ -75,7 +75,7 @@ def test_unavailable_metric_says_why(memscope):
 
 
 def test_kernel_metrics_live_agree_with_the_workload(memscope, touchmem):
-    res = run([memscope, "stat", "-x,", "-e", "page-faults", "-m", "kernel.faults,numa.hit",
+    res = run([memscope, "stat", "-x,", "--self-describing", "-e", "page-faults", "-m", "kernel.faults,numa.hit",
                "--", touchmem, "64"])
     assert res.returncode == 0, res.stderr
     t = totals(parse_csv(res.stdout))
@@ -94,7 +94,7 @@ def test_kunpeng_bandwidth_per_channel(memscope, tmp_path):
         (2.0, kunpeng_ddrc({"hisi_sccl1_ddrc0/flux_rd/": 2000, "hisi_sccl3_ddrc2/flux_rd/": 250})),
     ])
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.read_bytes", "--per-channel",
-               "-I", "1000", "-x,"], env=fixture_env("kunpeng920-2s"))
+               "-I", "1000", "-x,", "--self-describing"], env=fixture_env("kunpeng920-2s"))
     assert res.returncode == 0, res.stderr
     rows = parse_csv(res.stdout)
     t = totals(rows)
@@ -109,7 +109,7 @@ def test_kunpeng_bandwidth_per_channel(memscope, tmp_path):
     assert per_interval[("1.000000", "hisi_sccl1_ddrc1", "mem.read_bw")] == 500 * 32
     assert per_interval[("2.000000", "hisi_sccl1_ddrc1", "mem.read_bw")] == 0
     # The channels add up to the node: the same run --per-node.
-    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bytes", "--per-node", "-x,"],
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bytes", "--per-node", "-x,", "--self-describing"],
               env=fixture_env("kunpeng920-2s"))
     assert totals(parse_csv(res.stdout))[("node0", "mem.read_bytes")] == sum(
         t[(f"hisi_sccl1_ddrc{c}", "mem.read_bytes")] for c in range(4))
@@ -124,7 +124,7 @@ def test_skylake_bandwidth_per_channel_names_the_socket_cpu(memscope, tmp_path):
         values[f"uncore_imc_{i}/cas_count_read/@cpu4"] = (i + 1) * 2000
     replay = tmp_path / "skx.jsonl"
     write_replay(replay, [(2.0, values)])
-    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw", "--per-channel", "--json"],
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw", "--per-channel", "--json", "--self-describing"],
               env=fixture_env("skylake-sp-2s"))
     assert res.returncode == 0, res.stderr
     total = json.loads(res.stdout.strip().splitlines()[-1])
@@ -158,7 +158,7 @@ def test_icelake_bandwidth_per_socket_and_per_channel(memscope, tmp_path):
     ])
     env = fixture_env("icelake-sp-2s")
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.write_bw", "--per-socket",
-               "-I", "1000", "-x,"], env=env)
+               "-I", "1000", "-x,", "--self-describing"], env=env)
     assert res.returncode == 0, res.stderr
     rows = parse_csv(res.stdout)
     per_interval = {(r["time"], r["scope"], r["event"]): r["value"] for r in intervals(rows)}
@@ -176,7 +176,7 @@ def test_icelake_bandwidth_per_socket_and_per_channel(memscope, tmp_path):
     assert t[("socket1", "mem.write_bw")] == 1000 * 64 / 2.0
 
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.write_bw", "--per-channel",
-               "-x,"], env=env)
+               "-x,", "--self-describing"], env=env)
     assert res.returncode == 0, res.stderr
     rows = parse_csv(res.stdout)
     channels = [f"uncore_imc_{i}@cpu{c}" for c in (0, 4) for i in range(4)]
@@ -207,7 +207,7 @@ def test_sapphire_rapids_bandwidth_per_socket_and_gapped_channels(memscope, tmp_
     write_replay(replay, [(1.0, sapphire_rapids_imc([100, 200, 300, 400], [1000, 2000, 3000, 4000],
                                                     [50] * 4, [25] * 4))])
     env = fixture_env("sapphire-rapids-2s")
-    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.write_bw", "--per-socket", "-x,"],
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.write_bw", "--per-socket", "-x,", "--self-describing"],
               env=env)
     assert res.returncode == 0, res.stderr
     t = totals(parse_csv(res.stdout))
@@ -217,7 +217,7 @@ def test_sapphire_rapids_bandwidth_per_socket_and_gapped_channels(memscope, tmp_
     assert t[("socket1", "mem.write_bw")] == 100 * 64
 
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.write_bw", "--per-channel",
-               "-x,"], env=env)
+               "-x,", "--self-describing"], env=env)
     assert res.returncode == 0, res.stderr
     rows = parse_csv(res.stdout)
     # the box IDs as the kernel names them, gaps kept, 10 after 3 (natural order)
@@ -272,7 +272,7 @@ def perf_page_faults(cmd):
 
 
 def test_ebpf_page_placement_per_node(memscope, touchmem):
-    res = run([memscope, "stat", "-x,", "-m", "proc.faults,proc.pages_placed", "--per-node",
+    res = run([memscope, "stat", "-x,", "--self-describing", "-m", "proc.faults,proc.pages_placed", "--per-node",
                "--", touchmem, "64"])
     assert res.returncode == 0, res.stderr
     rows = parse_csv(res.stdout)
@@ -287,7 +287,7 @@ def test_ebpf_page_placement_per_node(memscope, touchmem):
 
 
 def test_ebpf_faults_agree_with_perf(memscope, touchmem):
-    res = run([memscope, "stat", "-x,", "-e", "page-faults", "-m", "proc.faults,proc.pages_placed",
+    res = run([memscope, "stat", "-x,", "--self-describing", "-e", "page-faults", "-m", "proc.faults,proc.pages_placed",
                "--", touchmem, "64"])
     assert res.returncode == 0, res.stderr
     t = totals(parse_csv(res.stdout))
@@ -300,7 +300,7 @@ def test_ebpf_faults_agree_with_perf(memscope, touchmem):
 
 
 def test_ebpf_offcpu_ratio_of_a_sleeper(memscope):
-    res = run([memscope, "stat", "-x,", "-m", "proc.offcpu_ratio,proc.offcpu_ns", "--", "sleep", "0.3"])
+    res = run([memscope, "stat", "-x,", "--self-describing", "-m", "proc.offcpu_ratio,proc.offcpu_ns", "--", "sleep", "0.3"])
     assert res.returncode == 0, res.stderr
     t = totals(parse_csv(res.stdout))
     # sleep runs for about a millisecond of its 300 ms.
@@ -309,7 +309,7 @@ def test_ebpf_offcpu_ratio_of_a_sleeper(memscope):
 
 
 def test_ebpf_metric_and_series_named_together_count_once(memscope, touchmem):
-    res = run([memscope, "stat", "-x,", "-e", "proc.pages_alloc", "-m", "proc.pages_placed",
+    res = run([memscope, "stat", "-x,", "--self-describing", "-e", "proc.pages_alloc", "-m", "proc.pages_placed",
                "--", touchmem, "16"])
     assert res.returncode == 0, res.stderr
     t = totals(parse_csv(res.stdout))
@@ -341,7 +341,7 @@ def test_ebpf_pages_per_node_replayed_on_a_4_node_machine(memscope, tmp_path):
     write_replay(replay, [(1.0, {"proc.pages_alloc@node0": 100, "proc.pages_alloc@node1": 300,
                                  "proc.pages_alloc@node2": 0, "proc.pages_alloc@node3": 600})])
     env = fixture_env("kunpeng920-2s", MEMSCOPE_BPF_BTF=str(btf))
-    res = run([memscope, "stat", "--replay", str(replay), "-m", "proc.pages_placed", "--per-node", "-x,"],
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "proc.pages_placed", "--per-node", "-x,", "--self-describing"],
               env=env)
     assert res.returncode == 0, res.stderr
     t = totals(parse_csv(res.stdout))

@@ -839,7 +839,7 @@ static void test_no_permission(const struct host *host)
 	CHECK_EQ_INT(WEXITSTATUS(status), 0);
 	CHECK_CONTAINS(text, "need root, or CAP_BPF and CAP_PERFMON");
 	CHECK_CONTAINS(text, "lacks CAP_BPF and CAP_PERFMON");
-	CHECK_CONTAINS(text, "setcap cap_bpf,cap_perfmon+ep");
+	CHECK_CONTAINS(text, "sudo setcap cap_perfmon,cap_bpf,cap_sys_ptrace+ep $(command -v memscope)");
 }
 
 static void test_pfn_table_merge(void)

@@ -190,7 +190,7 @@ static void generic_and_lists(void)
 	CHECK_EQ_INT(event_list_parse(&host, "page-faults,nosuch", &events, &nr, &err), -1);
 	CHECK_CONTAINS(err.text, "unknown event 'nosuch'");
 	CHECK_EQ_INT(event_list_parse(&host, "", &events, &nr, &err), -1);
-	CHECK_CONTAINS(err.text, "empty event list");
+	CHECK_CONTAINS(err.text, "an empty list names nothing");
 	check_error(&host, "context-switchs", "did you mean 'context-switches'");
 	host_free(&host);
 }

@@ -17,6 +17,16 @@
 #include "sources/registry.h"
 #include "sources/replay_source.h"
 
+/* metric_plan_build with the names as -m gives them. */
+static int plan_names(const struct resolution *res, const char *names, struct metric_plan **plan, struct ms_error *err)
+{
+	struct name_list list = { NULL, 0 };
+	int ret = name_list_add_text(&list, names, err) < 0 ? -1 : metric_plan_build(res, &list, plan, err);
+
+	name_list_free(&list);
+	return ret;
+}
+
 struct rig {
 	struct host host;
 	struct catalog *cat;
@@ -75,7 +85,7 @@ static int rig_run_quiet(struct rig *r, const char *machine, const char *metrics
 	use_machine(machine);
 	snprintf(catalog_dir, sizeof(catalog_dir), "%s/catalog", MEMSCOPE_SOURCE_DIR);
 	if (host_load(&r->host, &r->err) || catalog_load(&r->cat, catalog_dir, &r->err) ||
-	    resolve(&r->host, r->cat, &r->res, &r->err) || metric_plan_build(r->res, metrics, &r->plan, &r->err))
+	    resolve(&r->host, r->cat, &r->res, &r->err) || plan_names(r->res, metrics, &r->plan, &r->err))
 		goto fail;
 	tree_new(r->dir, sizeof(r->dir));
 	tree_write(r->dir, "replay.jsonl", replay);
@@ -558,7 +568,7 @@ static void test_bpf_resolution_live(void)
 	CHECK(resolved(res, "proc.pages_placed")->available);
 	CHECK(resolved(res, "proc.offcpu_ratio")->available);
 	CHECK_EQ_STR(res->families[resolved(res, "proc.faults")->family].family->name, "linux-ebpf");
-	if (metric_plan_build(res, "proc.faults,proc.pages_placed,proc.offcpu_ratio,proc.oncpu_ns", &plan, &err)) {
+	if (plan_names(res, "proc.faults,proc.pages_placed,proc.offcpu_ratio,proc.oncpu_ns", &plan, &err)) {
 		CHECK_FAIL("live plan: %s", err.text);
 		goto out;
 	}
@@ -694,7 +704,7 @@ static void test_live_numastat(void)
 	unsetenv("MEMSCOPE_PROCFS_ROOT");
 	snprintf(dir, sizeof(dir), "%s/catalog", MEMSCOPE_SOURCE_DIR);
 	if (host_load(&host, &err) || catalog_load(&cat, dir, &err) || resolve(&host, cat, &res, &err) ||
-	    metric_plan_build(res, "numa.hit,numa.local,kernel.pages_migrated", &plan, &err) ||
+	    plan_names(res, "numa.hit,numa.local,kernel.pages_migrated", &plan, &err) ||
 	    create_procfs(&src, &host, plan, &err) || src.ops->open(&src, &table, &err) ||
 	    frame_init(&frame, table.nr) || metric_engine_new(plan, &host, &table, &engine, &err) ||
 	    src.ops->enable(&src, &err)) {

@@ -15,6 +15,16 @@
 #include "metrics/metrics.h"
 #include "sources/plugin_loader.h"
 
+/* metric_plan_build with the names as -m gives them. */
+static int plan_names(const struct resolution *res, const char *names, struct metric_plan **plan, struct ms_error *err)
+{
+	struct name_list list = { NULL, 0 };
+	int ret = name_list_add_text(&list, names, err) < 0 ? -1 : metric_plan_build(res, &list, plan, err);
+
+	name_list_free(&list);
+	return ret;
+}
+
 static char root[4096];
 
 static void write_at(const char *rel, const char *fmt, unsigned long long v)
@@ -202,7 +212,7 @@ static void test_resctrl_frames(const char *plugin_dir)
 
 	/* The metrics of the plugin's catalog family on that frame. */
 	if (catalog_load_default(&cat, &err) < 0 || resolve(&host, cat, &res, &err) < 0 ||
-	    metric_plan_build(res, "mem.total_bytes,mem.local_bytes,llc.occupancy_bytes", &plan, &err) < 0 ||
+	    plan_names(res, "mem.total_bytes,mem.local_bytes,llc.occupancy_bytes", &plan, &err) < 0 ||
 	    metric_engine_new(plan, &host, &table, &engine, &err) < 0) {
 		CHECK_FAIL("metrics: %s", err.text);
 	} else {

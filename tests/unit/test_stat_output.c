@@ -104,6 +104,7 @@ static void per_node_with_multiplexing(void)
 	free(text);
 
 	o.format = STAT_CSV;
+	o.self_describing = true;
 	snprintf(o.separator, sizeof(o.separator), ";");
 	text = print(&o, &a, cells, true);
 	CHECK_CONTAINS(text, "time;scope;event;value;unit;coverage\n");
@@ -117,6 +118,24 @@ static void per_node_with_multiplexing(void)
 	CHECK_CONTAINS(text, "\"type\":\"interval\"");
 	CHECK_CONTAINS(text, "\"mux\":{\"value\":4000.0,\"raw\":1000,\"coverage\":0.25");
 	CHECK_CONTAINS(text, "\"cycles\":{\"value\":null,\"status\":\"not supported\"");
+	free(text);
+
+	/* perf stat's forms: a row per counter and node, no line where a value has
+	 * no meaning (mux on node0), <not supported> where perf says so. */
+	o.self_describing = false;
+	o.format = STAT_CSV;
+	text = print(&o, &a, cells, true);
+	CHECK_CONTAINS(text, "N1;1;4000;;mux;");
+	CHECK_CONTAINS(text, ";25.00;;\n");
+	CHECK_CONTAINS(text, "N0;1;<not supported>;;cycles;");
+	CHECK(!strstr(text, "N0;1;n/a") && !strstr(text, "time;scope"));
+	free(text);
+	o.format = STAT_JSON;
+	o.intervals_printed = false;
+	text = print(&o, &a, cells, false);
+	CHECK_CONTAINS(text, "{\"interval\":0.5,\"node\":\"N1\",\"aggregate-number\":1,\"counter-value\":\"4000\","
+		       "\"unit\":\"\",\"event\":\"mux\",\"event-runtime\":");
+	CHECK_CONTAINS(text, "\"pcnt-running\":25.0}");
 	free(text);
 
 	/* Totals of two frames are sums, and coverage is over the summed times. */

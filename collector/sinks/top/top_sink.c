@@ -10,8 +10,8 @@
 /* How often top asks whether a `memscope record` is running. */
 #define RECORDING_CHECK_NS (2ull * 1000000000ull)
 
-/* The intervals + and - step through. */
-static const long interval_steps_ms[] = { 100, 250, 500, 1000, 2000, 5000, 10000 };
+/* The intervals + and - step through: down to the shortest -I takes. */
+static const long interval_steps_ms[] = { TOP_MIN_INTERVAL_MS, 25, 50, 100, 250, 500, 1000, 2000, 5000, 10000 };
 #define NR_STEPS ((int)(sizeof(interval_steps_ms) / sizeof(interval_steps_ms[0])))
 
 struct top_sink {

@@ -14,6 +14,10 @@
 #include "sinks/top/top_view.h"
 #include "util/error.h"
 
+/* The shortest refresh -I and the - key give: a screen cannot show more;
+ * stat and record go down to 1 ms. */
+#define TOP_MIN_INTERVAL_MS 10
+
 struct top_sink_options {
 	/* What the model reads besides the sink setup (reasons, source names,
 	 * notes, Lua metrics, focus, replay, interval); the setup's table, host,

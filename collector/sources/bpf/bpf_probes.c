@@ -174,7 +174,7 @@ static int check_permissions(struct ms_error *err)
 	snprintf(missing, sizeof(missing), "%s%s%s", bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and " : "",
 		 perfmon ? "" : "CAP_PERFMON");
 	ms_error_set(err, "eBPF probes need root, or CAP_BPF and CAP_PERFMON: this process lacks %s; %s. "
-		     "Fix: run as root, or grant them: setcap cap_bpf,cap_perfmon+ep <path to memscope>",
+		     "Fix: run as root, or grant them: " PRIVILEGES_SETCAP,
 		     missing, still_works);
 	return -1;
 }

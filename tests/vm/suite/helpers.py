@@ -88,7 +88,7 @@ def pages_by_node(rows, event="proc.pages_alloc"):
 def require_event(memscope, event, extra=()):
     """xfail (with memscope's own message) when this memscope does not know the event yet;
     any other failure is left to the test's own assertions."""
-    res = run([memscope, "stat", "-e", event, *extra, "-x,", "--", "true"])
+    res = run([memscope, "stat", "-e", event, *extra, "-x,", "--self-describing", "--", "true"])
     if res.returncode != 0 and re.search(r"unknown (event|option)|unrecognized option", res.stderr):
         pytest.xfail(f"not implemented yet: `memscope stat -e {event} {' '.join(extra)}` says: "
                      f"{res.stderr.strip().splitlines()[0]}")

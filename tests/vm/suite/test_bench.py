@@ -24,7 +24,7 @@ def rows(results, table):
 @pytest.mark.parametrize("conf", [1, 2, 3])
 def test_numa_triad_places_threads_and_pages(memscope, conf):
     require_event(memscope, "proc.pages_alloc")
-    res = run([memscope, "stat", "-e", "proc.pages_alloc", "--per-node", "-x,", "--",
+    res = run([memscope, "stat", "-e", "proc.pages_alloc", "--per-node", "-x,", "--self-describing", "--",
                BENCH, "numa-triad", "--conf", conf, "--size", SIZE, "--reps", 2, "--max-threads", 1,
                "--format", "json", "--no-plot"], timeout=600)
     assert res.returncode == 0, res.stderr

@@ -34,7 +34,7 @@ def test_move_pages_counted_by_the_kernel(thp_off, no_background_migration):
 
 def test_move_pages_counted_by_memscope(memscope, thp_off, no_background_migration):
     require_event(memscope, "proc.pages_migrated")
-    res = run([memscope, "stat", "-e", "proc.pages_migrated", "-x,", "--", *move_pages_cmd()])
+    res = run([memscope, "stat", "-e", "proc.pages_migrated", "-x,", "--self-describing", "--", *move_pages_cmd()])
     assert res.returncode == 0, res.stderr
     rows = [r for r in stat_rows(res.stderr + "\n" + res.stdout)
             if r["time"] == "total" and r["event"] == "proc.pages_migrated"]
@@ -74,7 +74,7 @@ def holder(thp_off, no_background_migration):
 def migratepages(pid, memscope=None):
     cmd = ["migratepages", pid, 0, 1]
     if memscope:
-        cmd = [memscope, "stat", "-e", "proc.pages_migrated", "-x,", "--", *cmd]
+        cmd = [memscope, "stat", "-e", "proc.pages_migrated", "-x,", "--self-describing", "--", *cmd]
     before_maps, before = numa_maps(pid), vmstat()
     res = run(cmd)
     after_maps, after = numa_maps(pid), vmstat()

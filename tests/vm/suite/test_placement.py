@@ -42,7 +42,7 @@ def test_numastat_shows_where_pages_land(touchmem, thp_off, memnode):
 
 
 def placement(memscope, cmd):
-    res = run([memscope, "stat", "-e", "proc.pages_alloc", "--per-node", "-x,", "--", *cmd])
+    res = run([memscope, "stat", "-e", "proc.pages_alloc", "--per-node", "-x,", "--self-describing", "--", *cmd])
     assert res.returncode == 0, res.stderr
     return pages_by_node(stat_rows(res.stderr + "\n" + res.stdout)), res
 

@@ -34,7 +34,7 @@ def test_memscope_per_node(memscope, thp_off):
     # memscope and all it starts on node 0's CPU and memory, so that also what happens
     # before numactl's policy applies (memscope's child, numactl's exec) is on node 0.
     res = run(["numactl", "--cpunodebind=0", "--membind=0", memscope, "stat", "-e", "proc.pages_alloc",
-               "--per-node", "-x,", "--", *workload()])
+               "--per-node", "-x,", "--self-describing", "--", *workload()])
     assert res.returncode == 0, res.stderr
     pages = pages_by_node(stat_rows(res.stderr + "\n" + res.stdout))
     assert 2 * NPAGES <= pages.get(0, 0) <= 2 * NPAGES + STARTUP_SLACK, pages
@@ -44,7 +44,7 @@ def test_memscope_per_node(memscope, thp_off):
 def test_memscope_per_thread(memscope, thp_off):
     require_option(memscope, "--per-thread")
     require_event(memscope, "proc.faults", ["--per-thread"])
-    res = run([memscope, "stat", "-e", "proc.faults", "--per-thread", "-x,", "--", *workload()])
+    res = run([memscope, "stat", "-e", "proc.faults", "--per-thread", "-x,", "--self-describing", "--", *workload()])
     assert res.returncode == 0, res.stderr
     threads = json.loads(next(line for line in res.stdout.splitlines() if line.startswith("{")))["threads"]
     faults = {}

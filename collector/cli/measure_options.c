@@ -1,0 +1,81 @@
+#include "cli/measure_options.h"
+
+#include <stdio.h>
+
+const struct cli_option measure_count_options[] = {
+	{ 'e', "events", "LIST", "events to count: perf's names (page-faults), pmu/alias/,\n"
+	  "pmu/field=val,.../, subsys:tracepoint, pmu::EVENT:UMASK (libpfm4),\n"
+	  "proc.* (eBPF); memscope list --events. Without -m, by default:\n" SESSION_DEFAULT_EVENTS, CLI_COMPLETE_EVENTS, NULL, 0 },
+	{ 'm', "metrics", "LIST", "portable metrics (memscope list --metrics), e.g. mem.read_bw,numa.hit",
+	  CLI_COMPLETE_METRICS, NULL, 0 },
+	{ 0 },
+};
+
+const struct cli_option measure_lua_options[] = {
+	{ LUA_CLI_OPT_LUA, "lua", "SCRIPT", "run a Lua script on the frames: a built-in name (faults.lua,\n"
+	  "remote_ratio.lua, ...) or a path, with :KEY=VAL,... arguments; repeatable", CLI_COMPLETE_SCRIPT, NULL, 0 },
+	{ LUA_CLI_OPT_UNSAFE, "lua-unsafe", NULL, "give scripts io, os and package (sandboxed otherwise)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+const struct cli_option measure_target_options[] = {
+	{ 'a', "all-cpus", NULL, "the whole system, one counter per CPU (with CMD: while it runs)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'p', "pid", "PIDS", "attach to running processes (all their threads), comma-separated",
+	  CLI_COMPLETE_PID, NULL, 0 },
+	{ 0 },
+};
+
+const struct cli_option measure_file_options[] = {
+	{ SESSION_OPT_REPLAY, "replay", "FILE", "counter values from FILE instead of this machine\n"
+	  "(docs/replay-format.md)", CLI_COMPLETE_FILE, NULL, 0 },
+	{ SESSION_OPT_INPUT, "input", "FILE", "the frames of a recording (memscope record) instead of this machine",
+	  CLI_COMPLETE_FILE, NULL, 0 },
+	{ 0 },
+};
+
+const struct cli_option measure_interval_options[] = {
+	{ 'I', "interval", "MS", "a frame every MS milliseconds (at least 1)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+const struct cli_option measure_row_options[] = {
+	{ SESSION_OPT_PER_CPU, "per-cpu", NULL, "one row per CPU", CLI_COMPLETE_NONE, NULL, 0 },
+	{ SESSION_OPT_PER_SOCKET, "per-socket", NULL, "one row per socket", CLI_COMPLETE_NONE, NULL, 0 },
+	{ SESSION_OPT_PER_NODE, "per-node", NULL, "one row per NUMA node", CLI_COMPLETE_NONE, NULL, 0 },
+	{ SESSION_OPT_PER_CHANNEL, "per-channel", NULL,
+	  "-m metrics per memory channel (PMUs the catalog scopes per channel)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ SESSION_OPT_PER_INSTANCE, "per-instance", NULL,
+	  "-m metrics per memory channel and per instance of a plugin's series", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+static bool is_row_option(int key)
+{
+	for (const struct cli_option *o = measure_row_options; o->key; o++)
+		if (o->key == key)
+			return true;
+	return false;
+}
+
+int measure_cli_option(struct session_options *opt, struct lua_cli *lua, int key, const char *arg)
+{
+	enum aggr_mode before = opt->aggr;
+	int taken;
+
+	if (is_row_option(key) && before != AGGR_TOTAL) {
+		enum aggr_mode was = before;
+
+		if (session_option(opt, key, arg) < 0)
+			return -1;
+		if (opt->aggr != was) {
+			fprintf(stderr, "memscope %s: --per-%s and --per-%s: one kind of row at a time; choose one\n",
+				opt->command_name, aggr_mode_name(was), aggr_mode_name(opt->aggr));
+			return -1;
+		}
+		return 0;
+	}
+	taken = measure_option(opt, lua, key, arg);
+	return taken < 0 ? -1 : taken ? 0 : 1;
+}

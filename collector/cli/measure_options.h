@@ -1,0 +1,22 @@
+/* The option tables the measuring commands (stat, record, top) share, and
+ * the parser step that hands their values to the session and the Lua
+ * engine. Each command puts the groups it takes in its own table. */
+#ifndef MEMSCOPE_MEASURE_OPTIONS_H
+#define MEMSCOPE_MEASURE_OPTIONS_H
+
+#include "cli/options.h"
+#include "pipeline/lua_session.h"
+#include "pipeline/session.h"
+
+extern const struct cli_option measure_count_options[];   /* -e, -m */
+extern const struct cli_option measure_lua_options[];     /* --lua, --lua-unsafe */
+extern const struct cli_option measure_target_options[];  /* -a, -p */
+extern const struct cli_option measure_file_options[];    /* --replay, --input */
+extern const struct cli_option measure_interval_options[]; /* -I */
+extern const struct cli_option measure_row_options[];     /* --per-cpu ... --per-instance */
+
+/* One option of those tables: 0 taken, -1 a bad value (said on stderr), 1
+ * not one of them. Two different --per-* options are refused. */
+int measure_cli_option(struct session_options *opt, struct lua_cli *lua, int key, const char *arg);
+
+#endif

@@ -1,0 +1,85 @@
+#include "sinks/stat_perf_fields.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/number_format.h"
+
+static void row_fields(const struct stat_table *t, int row, struct perf_fields *f)
+{
+	int key = t->row_keys[row];
+
+	f->aggr_key = NULL;
+	f->aggr[0] = '\0';
+	f->aggr_number = t->row_cpus && key >= 0 ? t->row_cpus[row] : 1;
+	if (key < 0 || t->mode == AGGR_TOTAL) {
+		f->aggr_number = -1;
+		return;
+	}
+	switch (t->mode) {
+	case AGGR_CPU:
+		f->aggr_key = "cpu";
+		snprintf(f->aggr, sizeof(f->aggr), "CPU%d", key);
+		f->aggr_number = -1;
+		break;
+	case AGGR_SOCKET:
+		f->aggr_key = "socket";
+		snprintf(f->aggr, sizeof(f->aggr), "S%d", key);
+		break;
+	case AGGR_NODE:
+		f->aggr_key = "node";
+		snprintf(f->aggr, sizeof(f->aggr), "N%d", key);
+		break;
+	case AGGR_THREAD:
+		f->aggr_key = "thread";
+		snprintf(f->aggr, sizeof(f->aggr), "%d", key);
+		f->aggr_number = -1;
+		break;
+	default:
+		f->aggr_key = t->mode == AGGR_INSTANCE ? "instance" : "channel";
+		stat_table_row_label(t, row, f->aggr, sizeof(f->aggr));
+		f->aggr_number = 1;
+		break;
+	}
+}
+
+bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fields *f)
+{
+	const struct stat_cell *cell = &t->cells[row * t->nr_columns + col];
+
+	if (cell->status == CELL_NOT_APPLICABLE)
+		return false;
+	memset(f, 0, sizeof(*f));
+	row_fields(t, row, f);
+	f->is_metric = col >= t->nr_event_columns;
+	f->has_counter = !f->is_metric;
+	f->event = t->names[col];
+	f->unit = f->is_metric ? "" : t->units[col];
+	f->metric_unit = "";
+	switch (cell->status) {
+	case CELL_UNSUPPORTED:
+		snprintf(f->counter, sizeof(f->counter), "<not supported>");
+		snprintf(f->pcnt, sizeof(f->pcnt), "100.00");
+		return true;
+	case CELL_NOT_COUNTED:
+		snprintf(f->counter, sizeof(f->counter), "<not counted>");
+		snprintf(f->pcnt, sizeof(f->pcnt), "0.00");
+		return true;
+	default:
+		break;
+	}
+	snprintf(f->pcnt, sizeof(f->pcnt), "%.2f", cell->coverage * 100.0);
+	if (f->is_metric) {
+		/* A metric is not a counter: its value and unit are perf's metric fields. */
+		f->counter[0] = '\0';
+		number_plain(f->metric_value, sizeof(f->metric_value), cell->value);
+		f->metric_unit = t->units[col];
+		return true;
+	}
+	if (cell->integer)
+		snprintf(f->counter, sizeof(f->counter), "%llu", (unsigned long long)cell->raw);
+	else
+		number_plain(f->counter, sizeof(f->counter), cell->value);
+	f->runtime = cell->running_ns;
+	return true;
+}

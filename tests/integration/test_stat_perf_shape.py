@@ -1,0 +1,135 @@
+"""memscope stat -x SEP and -j print perf stat's fields in perf stat's order and with its JSON
+keys, so scripts written for perf read memscope: compared field by field with perf stat's own
+output on the same kind of run. Numbers carry no binary noise; event names with commas are
+quoted; --self-describing keeps memscope's own form."""
+import csv
+import io
+import json
+import re
+
+import pytest
+
+from conftest import run
+
+EVENTS = "page-faults,task-clock"
+
+
+def perf(args):
+    res = run(["perf", "stat"] + args)
+    assert res.returncode == 0, res.stderr
+    # perf writes its counts to stderr unless -o is given.
+    return res.stderr
+
+
+def memscope_stat(memscope, args):
+    res = run([memscope, "stat"] + args)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+def csv_lines(text, sep=","):
+    return [row for row in csv.reader(io.StringIO(text), delimiter=sep) if any(f.strip() for f in row)]
+
+
+def test_csv_fields_are_perfs(memscope):
+    theirs = {row[2]: row for row in csv_lines(perf(["-x,", "-e", EVENTS, "true"]))}
+    ours = {row[2]: row for row in csv_lines(memscope_stat(memscope, ["-x,", "-e", EVENTS, "--", "true"]))}
+    assert set(ours) == set(theirs) == {"page-faults", "task-clock"}
+    for event in ours:
+        o, t = ours[event], theirs[event]
+        assert len(o) == len(t) == 7, (o, t)
+        assert o[1] == t[1], (o, t)                     # unit: "" and "msec"
+        assert float(o[0]) > 0 and int(o[3]) > 0        # counter-value, event-runtime (ns)
+        assert o[4] == t[4] == "100.00"                 # pcnt-running
+    # A plain count is an integer; task-clock in msec with the digits it has, no noise.
+    assert re.fullmatch(r"\d+", ours["page-faults"][0])
+    assert re.fullmatch(r"\d+\.\d{1,6}", ours["task-clock"][0]), ours["task-clock"]
+
+
+def test_csv_intervals_per_node_are_perfs(memscope):
+    args = ["-x,", "-a", "--per-node", "-I", "100", "-e", "page-faults"]
+    theirs = csv_lines(perf(args + ["sleep", "0.35"]))
+    ours = csv_lines(memscope_stat(memscope, args + ["--", "sleep", "0.35"]))
+    assert ours and theirs
+    for rows in (ours, theirs):
+        for row in rows:
+            # time, node, CPUs in the node, value, unit, event, runtime, pcnt, metric value, unit
+            assert len(row) == 10, row
+            assert re.fullmatch(r"\d+\.\d{9}", row[0].strip()), row
+            assert re.fullmatch(r"N\d+", row[1]) and row[5] == "page-faults", row
+    assert {row[1] for row in ours} == {row[1] for row in theirs}
+    assert {row[2] for row in ours} == {row[2] for row in theirs}       # aggregate-number: CPUs per node
+    # As perf -I: interval lines only, no totals line.
+    assert all(re.fullmatch(r"\d+\.\d{9}", row[0].strip()) for row in ours)
+
+
+def test_json_keys_are_perfs(memscope):
+    theirs = [json.loads(l) for l in perf(["-j", "-e", EVENTS, "true"]).splitlines() if l.startswith("{")]
+    ours = [json.loads(l) for l in memscope_stat(memscope, ["-j", "-e", EVENTS, "--", "true"]).splitlines()]
+    assert len(ours) == len(theirs) == 2
+    counter_keys = ["counter-value", "unit", "event", "event-runtime", "pcnt-running"]
+    for o in ours:
+        t = next(x for x in theirs if x["event"] == o["event"])
+        # perf's keys in perf's order (perf adds its derived metric to each event; memscope's
+        # metrics are lines of their own).
+        assert list(o)[:5] == counter_keys == [k for k in t if k in counter_keys]
+        assert isinstance(o["counter-value"], str) and float(o["counter-value"]) > 0
+        assert o["unit"] == t["unit"] and isinstance(o["event-runtime"], int)
+
+
+def test_json_interval_and_cpu_rows_are_perfs(memscope):
+    args = ["-j", "-a", "-I", "100", "--per-cpu", "-e", "page-faults"]
+    ours = [json.loads(l) for l in memscope_stat(memscope, args + ["--", "sleep", "0.25"]).splitlines()]
+    theirs = [json.loads(l) for l in perf(["-j", "-a", "-I", "100", "-A", "-e", "page-faults", "sleep", "0.25"])
+              .splitlines() if l.startswith("{")]
+    assert ours and theirs
+    assert {tuple(o)[:3] for o in ours} == {("interval", "cpu", "counter-value")}
+    assert {tuple(t)[:3] for t in theirs} == {("interval", "cpu", "counter-value")}
+    assert {o["cpu"] for o in ours} == {t["cpu"] for t in theirs}
+
+
+def test_metrics_are_perfs_metric_fields(memscope, touchmem):
+    out = memscope_stat(memscope, ["-x,", "-e", "page-faults", "-m", "kernel.faults", "--", touchmem, "8"])
+    rows = {row[2]: row for row in csv_lines(out)}
+    metric = rows["kernel.faults"]
+    assert metric[0] == "" and metric[1] == "" and metric[3] == ""      # no counter of its own
+    assert metric[5] and float(metric[5]) == float(rows["page-faults"][0])
+    assert metric[6] == "faults"
+
+
+def test_numbers_have_no_binary_noise(memscope, touchmem):
+    out = memscope_stat(memscope, ["-j", "--self-describing", "-I", "20", "-e", "page-faults,task-clock", "--",
+                                   touchmem, "16"])
+    for number in re.findall(r"-?\d+\.\d+(?:e[-+]\d+)?", out):
+        digits = re.sub(r"[^\d]", "", number.split("e")[0]).lstrip("0")
+        assert len(digits) <= 15, number
+    out = memscope_stat(memscope, ["-x,", "--self-describing", "-e", "task-clock", "--", "true"])
+    value = next(row for row in csv_lines(out)[1:] if row[2] == "task-clock")[3]
+    assert len(re.sub(r"[^\d]", "", value).lstrip("0")) <= 15, value
+
+
+def test_event_names_with_commas_are_quoted(memscope):
+    event = "software/config=2,config1=0/"
+    out = memscope_stat(memscope, ["-x,", "-e", event, "--", "true"])
+    assert f'"{event}"' in out
+    rows = csv_lines(out)
+    assert rows[0][2] == event and len(rows[0]) == 7
+    out = memscope_stat(memscope, ["-x;", "-e", event, "--", "true"])
+    assert csv_lines(out, ";")[0][2] == event and f'"{event}"' not in out
+
+
+def test_self_describing_forms(memscope):
+    out = memscope_stat(memscope, ["-x,", "--self-describing", "-e", "page-faults", "--", "true"])
+    assert out.splitlines()[0] == "time,scope,event,value,unit,coverage"
+    out = memscope_stat(memscope, ["--json", "--self-describing", "-e", "page-faults", "--", "true"])
+    assert json.loads(out.splitlines()[-1])["type"] == "total"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-x,", "--json"], "-x and --json are two output forms; choose one"),
+    (["--self-describing"], "--self-describing is a form of -x SEP or --json"),
+    (["--per-node", "--per-socket"], "--per-node and --per-socket: one kind of row at a time"),
+])
+def test_output_options_that_contradict_are_refused(memscope, args, message):
+    res = run([memscope, "stat"] + args + ["-e", "page-faults", "--", "true"])
+    assert res.returncode == 2 and message in res.stderr, res.stderr
