@@ -141,8 +141,9 @@ def test_batch_counts_the_faults_of_a_workload_started_while_it_runs(memscope, t
 
 def test_batch_focus_shows_the_process_and_its_threads(memscope, build_dir):
     threads = build_dir / "contrib" / "bench" / "threads"
-    # 3 workers, each touching 4 MB (1024 pages) every 100 ms for 4 s.
-    work = subprocess.Popen([str(threads), "3", "0", "0", "4000", "4", "200"], stdout=subprocess.PIPE, text=True)
+    # 3 workers, each touching 4 MB (1024 pages) every 100 ms until the test ends them (top's
+    # start-up may take seconds in a sanitizer build on a busy machine: they must outlive it).
+    work = subprocess.Popen([str(threads), "3", "0", "0", "120000", "4", "200"], stdout=subprocess.PIPE, text=True)
     try:
         assert work.stdout.readline().startswith("ready")
         res = run([memscope, "top", "-b", "-n", "10", "-I", "250", "-p", str(work.pid)])
