@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/ioctl.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "metrics/aggregate.h"
@@ -19,9 +21,17 @@
 #include "sinks/stat_sink.h"
 #include "sinks/stat_threads.h"
 
-enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING };
+enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERVAL_COUNT, OPT_TIMEOUT };
+
+static const struct cli_option stat_when_options[] = {
+	{ OPT_INTERVAL_COUNT, "interval-count", "N", "with -I: stop after N interval lines", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_TIMEOUT, "timeout", "MS", "stop after MS milliseconds (a command still running is ended)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
 
 static const struct cli_option stat_row_options[] = {
+	{ 'A', "no-aggr", NULL, "perf's name for --per-cpu: one row per CPU", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_PER_THREAD, "per-thread", NULL, "one row per thread of the measured processes (proc.* events)",
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
@@ -30,6 +40,8 @@ static const struct cli_option stat_row_options[] = {
 static const struct cli_option stat_output_options[] = {
 	{ 'x', "field-separator", "SEP", "CSV: perf stat's fields, separated by SEP", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 'j', "json", NULL, "JSON: one object per counter and row, with perf stat's keys", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'o', "output", "FILE", "write the lines and totals to FILE instead of standard output",
+	  CLI_COMPLETE_FILE, NULL, 0 },
 	{ OPT_SELF_DESCRIBING, "self-describing", NULL, "with -x or -j: memscope's own form: a CSV header line, or\n"
 	  "one JSON object per interval with every row, status and reason", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
@@ -41,6 +53,7 @@ static const struct cli_group stat_groups[] = {
 	{ "Where", measure_target_options },
 	{ NULL, measure_file_options },
 	{ "When", measure_interval_options },
+	{ NULL, stat_when_options },
 	{ "Rows", measure_row_options },
 	{ NULL, stat_row_options },
 	{ "Output", stat_output_options },
@@ -59,13 +72,36 @@ const struct cli_command stat_command = {
 	.options_first = true,
 };
 
+/* What stat takes beside the session's options. */
+struct stat_extra {
+	bool per_thread;
+	long interval_count;     /* --interval-count, 0: none */
+	long timeout_ms;         /* --timeout, 0: none */
+	const char *output_path; /* -o */
+};
+
 struct stat_args {
 	struct session_options *opt;
 	struct stat_output *output;
-	bool *per_thread;
+	struct stat_extra *extra;
 	struct lua_cli *lua;
 	bool json, csv;
 };
+
+/* A whole number from 1 to max for option name, or -1 (said on stderr). */
+static long positive_number(const char *name, const char *arg, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 1 || v > max) {
+		fprintf(stderr, "memscope stat: %s %s: give a whole number from 1 to %ld\n", name, arg, max);
+		return -1;
+	}
+	return v;
+}
 
 static int stat_option(void *ctx, int key, const char *arg)
 {
@@ -87,7 +123,20 @@ static int stat_option(void *ctx, int key, const char *arg)
 		a->json = true;
 		return 0;
 	case OPT_PER_THREAD:
-		*a->per_thread = true;
+		a->extra->per_thread = true;
+		return 0;
+	case 'A':
+		return measure_cli_option(a->opt, a->lua, SESSION_OPT_PER_CPU, NULL) == 0 ? 0 : -1;
+	case OPT_INTERVAL_COUNT:
+		return (a->extra->interval_count = positive_number("--interval-count", arg, 1000000000L)) < 0 ? -1 : 0;
+	case OPT_TIMEOUT:
+		return (a->extra->timeout_ms = positive_number("--timeout", arg, SESSION_MAX_INTERVAL_MS)) < 0 ? -1 : 0;
+	case 'o':
+		if (!arg[0]) {
+			fprintf(stderr, "memscope stat: -o needs a file name\n");
+			return -1;
+		}
+		a->extra->output_path = arg;
 		return 0;
 	case OPT_SELF_DESCRIBING:
 		a->output->self_describing = true;
@@ -98,9 +147,9 @@ static int stat_option(void *ctx, int key, const char *arg)
 }
 
 static int parse_options(int argc, char **argv, struct session_options *opt, struct stat_output *output,
-			 bool *per_thread, struct lua_cli *lua)
+			 struct stat_extra *extra, struct lua_cli *lua)
 {
-	struct stat_args a = { opt, output, per_thread, lua, false, false };
+	struct stat_args a = { opt, output, extra, lua, false, false };
 	int status, first = cli_parse(&stat_command, argc, argv, stat_option, &a, &status);
 
 	if (first < 0)
@@ -116,7 +165,16 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	}
 	if (session_options_finish(opt, argv + first) < 0)
 		return -1;
-	if (*per_thread && (opt->aggr != AGGR_TOTAL || opt->metrics.nr || opt->system_wide || opt->replay_path)) {
+	if (extra->interval_count && !opt->interval_ms) {
+		fprintf(stderr, "memscope stat: --interval-count counts the lines of -I MS; give -I too\n");
+		return -1;
+	}
+	if (extra->timeout_ms && (opt->input_path || opt->replay_path)) {
+		fprintf(stderr, "memscope stat: --timeout ends a live run; %s is read to its end\n",
+			opt->input_path ? "--input FILE" : "--replay FILE");
+		return -1;
+	}
+	if (extra->per_thread && (opt->aggr != AGGR_TOTAL || opt->metrics.nr || opt->system_wide || opt->replay_path)) {
 		fprintf(stderr, "memscope stat: --per-thread splits the proc.* events of -p PID or a command by "
 			"thread; it excludes -a, -m, --replay and --per-cpu/socket/node\n");
 		return -1;
@@ -147,13 +205,43 @@ static int check_channels(const struct session *s, enum aggr_mode mode)
 	return 0;
 }
 
-static int terminal_rows(void)
+/* Text repeats its header every screenful on a terminal, every 25 lines
+ * elsewhere (a pipe, -o FILE: the same lines either way). */
+static int header_every(FILE *out)
 {
 	struct winsize ws;
 
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4)
+	if (out == stdout && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4)
 		return ws.ws_row - 2;
 	return 25;
+}
+
+static int timeout_reached(struct sampler *sampler, int fd, void *ctx)
+{
+	(void)sampler;
+	(void)fd;
+	(void)ctx;
+	return 1;
+}
+
+/* --timeout: a timer the run waits on beside its own; when it fires, the run
+ * ends with its final frame, as on a signal. */
+static int start_timeout(struct session *s, long ms, struct ms_error *err)
+{
+	struct itimerspec its = { .it_value = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L } };
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+
+	if (fd < 0 || timerfd_settime(fd, 0, &its, NULL) < 0) {
+		ms_error_set(err, "--timeout: cannot set a timer: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (sampler_watch_add(&s->sampler, fd, timeout_reached, NULL, err) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 int cmd_stat(int argc, char **argv)
@@ -167,17 +255,25 @@ int cmd_stat(int argc, char **argv)
 	struct ms_error err = { "" };
 	char **shown = NULL;
 	int nr_shown = 0, status = 1;
-	bool per_thread = false;
+	struct stat_extra extra = { .per_thread = false };
+	FILE *out = NULL;
+	int timer_fd = -1;
 	struct stat_threads threads;
 	struct lua_cli lua_cli = { .nr_scripts = 0 };
 
 	memset(&session, 0, sizeof(session));
 	memset(&threads, 0, sizeof(threads));
 	session_options_init(&opt, "stat");
-	status = parse_options(argc, argv, &opt, &sopt.output, &per_thread, &lua_cli);
+	status = parse_options(argc, argv, &opt, &sopt.output, &extra, &lua_cli);
 	if (status) {
 		session_options_free(&opt);
 		return status < 0 ? EXIT_USAGE : 0;
+	}
+	status = 1;
+	if (extra.output_path && !(out = fopen(extra.output_path, "w"))) {
+		fprintf(stderr, "memscope stat: -o %s: cannot create it: %s\n", extra.output_path, strerror(errno));
+		session_options_free(&opt);
+		return 1;
 	}
 	/* What -e named: with metrics, only these events are shown. */
 	nr_shown = opt.events.nr;
@@ -195,7 +291,7 @@ int cmd_stat(int argc, char **argv)
 	status = 1;
 	if (lua_cli_take_metrics(lua, &opt, &lua_metrics, &nr_lua_metrics) < 0)
 		goto oom;
-	opt.per_thread = per_thread;
+	opt.per_thread = extra.per_thread;
 	status = session_open(&session, &opt, &err);
 	if (status) {
 		fprintf(stderr, "memscope stat: %s\n", err.text);
@@ -221,7 +317,7 @@ int cmd_stat(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
-	if (per_thread) {
+	if (extra.per_thread) {
 		if (!session_per_task(&session)) {
 			fprintf(stderr, "memscope stat: --per-thread needs eBPF series (-e proc.faults,...): "
 				"perf counts of a process are not kept per thread\n");
@@ -238,11 +334,12 @@ int cmd_stat(int argc, char **argv)
 	sopt.shown = opt.metrics.nr || nr_lua_metrics ? (const char *const *)shown : NULL;
 	sopt.nr_shown = nr_shown;
 	sopt.intervals = opt.interval_ms > 0;
+	sopt.interval_count = extra.interval_count;
 	sopt.lua = lua;
 	sopt.lua_metrics = lua_metrics;
 	sopt.nr_lua_metrics = nr_lua_metrics;
-	sopt.output.out = stdout;
-	sopt.output.header_every = terminal_rows();
+	sopt.output.out = out ? out : stdout;
+	sopt.output.header_every = header_every(sopt.output.out);
 	/* The totals first, then the scripts' reports. Columns of metrics a
 	 * script defines are printed on the script's thread, after it computed
 	 * them for the same frame. */
@@ -252,11 +349,18 @@ int cmd_stat(int argc, char **argv)
 		fprintf(stderr, "memscope stat: %s\n", err.text);
 		goto out;
 	}
+	if (extra.timeout_ms && (timer_fd = start_timeout(&session, extra.timeout_ms, &err)) < 0) {
+		fprintf(stderr, "memscope stat: %s\n", err.text);
+		goto out;
+	}
 	if (session_run(&session, &opt, &err) < 0) {
 		fprintf(stderr, "memscope stat: %s\n", err.text);
 		goto out;
 	}
 	status = session_exit_code(&session);
+	/* A command that --timeout or --interval-count ended was ended on purpose. */
+	if ((extra.timeout_ms || extra.interval_count) && session.sampler.end == SAMPLER_END_SOURCE)
+		status = 0;
 	if (session.target.kind == TARGET_PIDS && session.sampler.end == SAMPLER_END_TARGET)
 		fprintf(stderr, "memscope stat: the attached process%s exited\n",
 			session.target.nr_pids > 1 ? "es have" : " has");
@@ -270,6 +374,14 @@ out:
 		stat_sink.ops->close(&stat_sink);
 	if (lua_sink.ops && lua_sink.priv)
 		lua_sink.ops->close(&lua_sink);
+	if (timer_fd >= 0) {
+		sampler_watch_remove(&session.sampler, timer_fd);
+		close(timer_fd);
+	}
+	if (out && fclose(out) != 0 && status == 0) {
+		fprintf(stderr, "memscope stat: -o %s: could not write it all: %s\n", extra.output_path, strerror(errno));
+		status = 1;
+	}
 	event_names_free(shown, nr_shown);
 	stat_threads_free(&threads);
 	lua_engine_free(lua);

@@ -13,6 +13,7 @@ struct stat_sink {
 	struct aggr_cell *interval_cells;
 	struct aggr_cell *total_cells;
 	struct stat_table table;
+	long intervals_printed;
 	bool opened;
 };
 
@@ -56,6 +57,13 @@ static void fill_table(struct stat_sink *st, const struct aggr_cell *cells, cons
 		stat_table_set_lua_metrics(&st->table, st->opt.lua, whole_run);
 }
 
+/* --interval-count: the sink asks the run to stop after its N-th line; the
+ * totals then cover those N intervals (the frames after them are not its). */
+static int interval_count_reached(struct stat_sink *st)
+{
+	return st->opt.interval_count > 0 && ++st->intervals_printed >= st->opt.interval_count;
+}
+
 static int stat_frame(struct sink *sink, const struct sink_frame *f)
 {
 	struct stat_sink *st = sink->priv;
@@ -76,12 +84,12 @@ static int stat_frame(struct sink *sink, const struct sink_frame *f)
 		if (stat_threads_fill(st->opt.threads, false) == 0)
 			stat_output_interval(&st->opt.output, (double)frame->time_ns / 1e9,
 					     (double)frame->interval_ns / 1e9, &st->opt.threads->table);
-		return 0;
+		return interval_count_reached(st);
 	}
 	fill_table(st, st->interval_cells, f->metrics, true);
 	stat_output_interval(&st->opt.output, (double)frame->time_ns / 1e9, (double)frame->interval_ns / 1e9,
 			     &st->table);
-	return 0;
+	return interval_count_reached(st);
 }
 
 static void stat_end(struct sink *sink, const struct sink_end *end)

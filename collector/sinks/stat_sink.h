@@ -19,6 +19,7 @@ struct stat_sink_options {
 	const char *const *shown;       /* with metrics: only these events are columns; NULL: every event */
 	int nr_shown;
 	bool intervals;                 /* a line per frame (-I) */
+	long interval_count;            /* > 0: stop the run after this many interval lines (--interval-count) */
 	struct stat_threads *threads;   /* --per-thread: rows from the per-thread series, or NULL */
 	/* Columns of metrics --lua scripts define: the stat sink then follows the
 	 * Lua sink (session_add_sink), which computes them on the same frame. */
