@@ -15,7 +15,7 @@
 
 /* $MEMSCOPE_BENCH, else next to this program: in a build tree
  * (contrib/bench/suite/) or installed beside it. */
-static int find_bench(char *path, size_t size)
+int bench_program_find(char *path, size_t size)
 {
 	const char *env = getenv("MEMSCOPE_BENCH");
 	char self[PATH_MAX];
@@ -53,7 +53,7 @@ int cmd_bench(int argc, char **argv)
 {
 	char path[PATH_MAX + 64];
 
-	if (find_bench(path, sizeof(path)) < 0) {
+	if (bench_program_find(path, sizeof(path)) < 0) {
 		fprintf(stderr, "memscope bench: memscope-bench was not found (looked for %s): it is built and "
 			"installed with memscope; set MEMSCOPE_BENCH to its path if it lives elsewhere\n", path);
 		return 1;

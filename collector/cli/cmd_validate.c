@@ -437,30 +437,6 @@ static int run_check(const struct check *c, const char *replay, struct verdict *
 	return c->nr;
 }
 
-static int find_bench(char *path, size_t size)
-{
-	const char *env = getenv("MEMSCOPE_BENCH");
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	if (env && env[0]) {
-		snprintf(path, size, "%s", env);
-		return access(path, X_OK);
-	}
-	if (n <= 0)
-		return -1;
-	self[n] = '\0';
-	if (!(slash = strrchr(self, '/')))
-		return -1;
-	*slash = '\0';
-	snprintf(path, size, "%s/contrib/bench/suite/memscope-bench", self);
-	if (access(path, X_OK) == 0)
-		return 0;
-	snprintf(path, size, "%s/memscope-bench", self);
-	return access(path, X_OK);
-}
-
 enum { OPT_WRITE = CLI_LONG_ONLY, OPT_REPLAY, OPT_EXPECT };
 
 static const struct cli_option validate_options[] = {
@@ -539,7 +515,7 @@ int cmd_validate(int argc, char **argv)
 	} else {
 		struct host host;
 
-		if (find_bench(bench, sizeof(bench)) < 0) {
+		if (bench_program_find(bench, sizeof(bench)) < 0) {
 			fprintf(stderr, "memscope validate: memscope-bench was not found (%s): it is built and installed with "
 				"memscope; set MEMSCOPE_BENCH to its path\n", bench);
 			return 1;

@@ -22,6 +22,10 @@ int cmd_bench(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_completion(int argc, char **argv);
 
+/* The memscope-bench program (cmd_bench.c): $MEMSCOPE_BENCH, else next to
+ * this program. 0 when PATH is executable; PATH says where it looked. */
+int bench_program_find(char *path, size_t size);
+
 extern const struct cli_command stat_command, list_command, doctor_command, record_command, ctl_command,
 	report_command, top_command, live_command, bench_command, validate_command, completion_command;
 

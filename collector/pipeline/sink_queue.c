@@ -367,20 +367,29 @@ bool sink_queue_event_room(struct sink_queue *q)
 	return (!q->backlog_count && ring_room(q)) || q->backlog_events < SINK_QUEUE_BACKLOG - 1;
 }
 
+/* An event or a sample batch goes in at once when the queue may wait (a
+ * file) or has room behind no backlog; false leaves it to the caller. */
+static bool publish_now(struct sink_queue *q, const struct sink_item *item)
+{
+	if (q->wait) {
+		wait_for_room(q, false);
+		publish(q, item);
+		return true;
+	}
+	flush(q);
+	if (!q->backlog_count && ring_room(q)) {
+		publish(q, item);
+		return true;
+	}
+	return false;
+}
+
 int sink_queue_put_event(struct sink_queue *q, const struct sink_event *ev)
 {
 	struct sink_item item = { .kind = SINK_ITEM_EVENT, .event = *ev };
 
-	if (q->wait) {
-		wait_for_room(q, false);
-		publish(q, &item);
+	if (publish_now(q, &item))
 		return 0;
-	}
-	flush(q);
-	if (!q->backlog_count && ring_room(q)) {
-		publish(q, &item);
-		return 0;
-	}
 	if (q->backlog_events >= SINK_QUEUE_BACKLOG - 1) {
 		q->in.events_refused++;
 		return -1;
@@ -395,19 +404,12 @@ int sink_queue_put_samples(struct sink_queue *q, struct sample_batch *batch)
 	struct sink_item item = { .kind = SINK_ITEM_SAMPLES, .samples = batch };
 
 	sample_batch_ref(batch);
-	if (q->wait) {
-		wait_for_room(q, false);
-		publish(q, &item);
+	/* Behind a backlog it is refused and counted: published, it would jump
+	 * ahead of the frames waiting there. */
+	if (publish_now(q, &item))
 		return 0;
-	}
-	flush(q);
-	/* Behind the backlog, it would jump ahead of frames: never reorder. */
-	if (!q->backlog_count && ring_room(q)) {
-		publish(q, &item);
-		return 0;
-	}
-	sample_batch_unref(batch);
 	q->in.samples_dropped += batch->nr_samples;
+	sample_batch_unref(batch);
 	return -1;
 }
 
