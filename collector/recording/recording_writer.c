@@ -122,40 +122,9 @@ static int flush_pending(struct recording_writer *w, bool end, struct ms_error *
 	return 0;
 }
 
-static int append_line(struct recording_writer *w, json_t *record, struct ms_error *err)
+/* One line (without its newline) onto the lines waiting to be written. */
+static int pend_line(struct recording_writer *w, const char *line, size_t len, struct ms_error *err)
 {
-	char *text = json_dumps(record, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
-	size_t len;
-
-	if (!text) {
-		ms_error_set(err, "%s: out of memory", w->path);
-		return -1;
-	}
-	len = strlen(text);
-	if (w->pending_len + len + 1 > w->pending_cap) {
-		size_t cap = (w->pending_len + len + 1) * 2;
-		char *grown = realloc(w->pending, cap);
-
-		if (!grown) {
-			free(text);
-			ms_error_set(err, "%s: out of memory", w->path);
-			return -1;
-		}
-		w->pending = grown;
-		w->pending_cap = cap;
-	}
-	memcpy(w->pending + w->pending_len, text, len);
-	w->pending[w->pending_len + len] = '\n';
-	w->pending_len += len + 1;
-	free(text);
-	return 0;
-}
-
-int recording_writer_append(struct recording_writer *w, const char *line, size_t len, bool sample,
-			    struct ms_error *err)
-{
-	if (w->view_only)
-		return 0;
 	if (w->pending_len + len + 1 > w->pending_cap) {
 		size_t cap = (w->pending_len + len + 1) * 2;
 		char *grown = realloc(w->pending, cap);
@@ -170,6 +139,30 @@ int recording_writer_append(struct recording_writer *w, const char *line, size_t
 	memcpy(w->pending + w->pending_len, line, len);
 	w->pending[w->pending_len + len] = '\n';
 	w->pending_len += len + 1;
+	return 0;
+}
+
+static int append_line(struct recording_writer *w, json_t *record, struct ms_error *err)
+{
+	char *text = json_dumps(record, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	int ret;
+
+	if (!text) {
+		ms_error_set(err, "%s: out of memory", w->path);
+		return -1;
+	}
+	ret = pend_line(w, text, strlen(text), err);
+	free(text);
+	return ret;
+}
+
+int recording_writer_append(struct recording_writer *w, const char *line, size_t len, bool sample,
+			    struct ms_error *err)
+{
+	if (w->view_only)
+		return 0;
+	if (pend_line(w, line, len, err) < 0)
+		return -1;
 	w->samples += sample;
 	if (w->pending_len >= SAMPLE_BATCH_BYTES)
 		return flush_pending(w, false, err);
