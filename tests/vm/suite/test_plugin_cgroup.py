@@ -10,6 +10,10 @@ import pytest
 
 from .helpers import run, stat_rows
 
+# memory.numa_stat is flushed from per-CPU counts only past 64 pages (MEMCG_CHARGE_BATCH) of
+# updates per online CPU, and each CPU keeps up to 64 more: two reads may differ by that much.
+UNFLUSHED = 2 * 64 * 4096 * os.cpu_count()
+
 MB = 32
 CGROUP2 = pathlib.Path("/sys/fs/cgroup")
 
@@ -72,7 +76,7 @@ def test_anon_per_node_is_the_kernels(memscope, build_dir, thp_off, memnode):
                 break
             except OSError:
                 time.sleep(0.1)
-    assert MB << 20 <= kernel[memnode] <= (MB + 2) << 20, kernel
+    assert (MB << 20) - UNFLUSHED <= kernel[memnode] <= (MB + 2) << 20, kernel
     assert kernel[1 - memnode] <= 1 << 20, kernel
     rows = [r for r in stat_rows("".join(before) + out) if r["time"] != "total"]
     # memscope's clock starts when it is ready to count; the run ends with the hold: count back.
@@ -83,4 +87,4 @@ def test_anon_per_node_is_the_kernels(memscope, build_dir, thp_off, memnode):
         ours = [r["value"] for r in held if r["scope"] == f"node{node}" and r["event"] == "mem.anon_bytes"]
         assert ours, held
         for value in ours:
-            assert abs(value - kernel[node]) <= 64 * 1024, (node, value, kernel)
+            assert abs(value - kernel[node]) <= UNFLUSHED, (node, value, kernel)
