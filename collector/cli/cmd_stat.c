@@ -17,14 +17,19 @@
 #include "metrics/metrics.h"
 #include "pipeline/lua_session.h"
 #include "sinks/lua_sink.h"
+#include "sinks/stat_repeat.h"
 #include "sinks/stat_output.h"
 #include "sinks/stat_sink.h"
 #include "sinks/stat_threads.h"
 
 enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERVAL_COUNT, OPT_TIMEOUT };
 
+#define STAT_MAX_REPEAT 100000
+
 static const struct cli_option stat_when_options[] = {
 	{ OPT_INTERVAL_COUNT, "interval-count", "N", "with -I: stop after N interval lines", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'r', "repeat", "N", "run the command N times: the mean of each count and metric, and its spread\n"
+	  "(perf's +- : the standard deviation of the mean)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_TIMEOUT, "timeout", "MS", "stop after MS milliseconds (a command still running is ended)",
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
@@ -77,6 +82,7 @@ struct stat_extra {
 	bool per_thread;
 	long interval_count;     /* --interval-count, 0: none */
 	long timeout_ms;         /* --timeout, 0: none */
+	long repeat;             /* -r, 1: once */
 	const char *output_path; /* -o */
 };
 
@@ -129,6 +135,8 @@ static int stat_option(void *ctx, int key, const char *arg)
 		return measure_cli_option(a->opt, a->lua, SESSION_OPT_PER_CPU, NULL) == 0 ? 0 : -1;
 	case OPT_INTERVAL_COUNT:
 		return (a->extra->interval_count = positive_number("--interval-count", arg, 1000000000L)) < 0 ? -1 : 0;
+	case 'r':
+		return (a->extra->repeat = positive_number("-r", arg, STAT_MAX_REPEAT)) < 0 ? -1 : 0;
 	case OPT_TIMEOUT:
 		return (a->extra->timeout_ms = positive_number("--timeout", arg, SESSION_MAX_INTERVAL_MS)) < 0 ? -1 : 0;
 	case 'o':
@@ -167,6 +175,12 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		return -1;
 	if (extra->interval_count && !opt->interval_ms) {
 		fprintf(stderr, "memscope stat: --interval-count counts the lines of -I MS; give -I too\n");
+		return -1;
+	}
+	if (extra->repeat > 1 && (!opt->command || opt->interval_ms || extra->per_thread || lua->nr_scripts ||
+				  output->self_describing)) {
+		fprintf(stderr, "memscope stat: -r repeats a command and prints the mean of its totals: give a command "
+			"(not -p, --input or --replay), without -I, --per-thread, --lua or --self-describing\n");
 		return -1;
 	}
 	if (extra->timeout_ms && (opt->input_path || opt->replay_path)) {
@@ -244,6 +258,25 @@ static int start_timeout(struct session *s, long ms, struct ms_error *err)
 	return fd;
 }
 
+/* Close a run's session and sinks, ready for the next run (-r) or the end. */
+static void end_run(struct session *session, struct sink *stat_sink, struct sink *lua_sink, int *timer_fd)
+{
+	if (*timer_fd >= 0) {
+		sampler_watch_remove(&session->sampler, *timer_fd);
+		close(*timer_fd);
+		*timer_fd = -1;
+	}
+	session_close(session);
+	/* A sink never added to the session is closed here. */
+	if (stat_sink->ops && stat_sink->priv)
+		stat_sink->ops->close(stat_sink);
+	if (lua_sink->ops && lua_sink->priv)
+		lua_sink->ops->close(lua_sink);
+	memset(session, 0, sizeof(*session));
+	memset(stat_sink, 0, sizeof(*stat_sink));
+	memset(lua_sink, 0, sizeof(*lua_sink));
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct session_options opt;
@@ -255,7 +288,9 @@ int cmd_stat(int argc, char **argv)
 	struct ms_error err = { "" };
 	char **shown = NULL;
 	int nr_shown = 0, status = 1;
-	struct stat_extra extra = { .per_thread = false };
+	struct stat_extra extra = { .per_thread = false, .repeat = 1 };
+	struct stat_repeat repeat;
+	int run = 0, first_failure = 0;
 	FILE *out = NULL;
 	int timer_fd = -1;
 	struct stat_threads threads;
@@ -264,6 +299,7 @@ int cmd_stat(int argc, char **argv)
 	memset(&session, 0, sizeof(session));
 	memset(&threads, 0, sizeof(threads));
 	session_options_init(&opt, "stat");
+	stat_repeat_init(&repeat, 1);
 	status = parse_options(argc, argv, &opt, &sopt.output, &extra, &lua_cli);
 	if (status) {
 		session_options_free(&opt);
@@ -292,6 +328,9 @@ int cmd_stat(int argc, char **argv)
 	if (lua_cli_take_metrics(lua, &opt, &lua_metrics, &nr_lua_metrics) < 0)
 		goto oom;
 	opt.per_thread = extra.per_thread;
+	stat_repeat_init(&repeat, (int)extra.repeat);
+	/* -r N comes back here for each run after the first. */
+next_run:
 	status = session_open(&session, &opt, &err);
 	if (status) {
 		fprintf(stderr, "memscope stat: %s\n", err.text);
@@ -335,6 +374,7 @@ int cmd_stat(int argc, char **argv)
 	sopt.nr_shown = nr_shown;
 	sopt.intervals = opt.interval_ms > 0;
 	sopt.interval_count = extra.interval_count;
+	sopt.repeat = extra.repeat > 1 ? &repeat : NULL;
 	sopt.lua = lua;
 	sopt.lua_metrics = lua_metrics;
 	sopt.nr_lua_metrics = nr_lua_metrics;
@@ -364,20 +404,21 @@ int cmd_stat(int argc, char **argv)
 	if (session.target.kind == TARGET_PIDS && session.sampler.end == SAMPLER_END_TARGET)
 		fprintf(stderr, "memscope stat: the attached process%s exited\n",
 			session.target.nr_pids > 1 ? "es have" : " has");
+	if (status && !first_failure)
+		first_failure = status;
+	if (++run < extra.repeat) {
+		end_run(&session, &stat_sink, &lua_sink, &timer_fd);
+		goto next_run;
+	}
+	status = first_failure;
+	if (extra.repeat > 1 && !stat_repeat_last(&repeat) && !status)
+		status = 1;
 	goto out;
 oom:
 	fprintf(stderr, "memscope stat: out of memory\n");
 out:
-	session_close(&session);
-	/* A sink never added to the session is closed here. */
-	if (stat_sink.ops && stat_sink.priv)
-		stat_sink.ops->close(&stat_sink);
-	if (lua_sink.ops && lua_sink.priv)
-		lua_sink.ops->close(&lua_sink);
-	if (timer_fd >= 0) {
-		sampler_watch_remove(&session.sampler, timer_fd);
-		close(timer_fd);
-	}
+	end_run(&session, &stat_sink, &lua_sink, &timer_fd);
+	stat_repeat_free(&repeat);
 	if (out && fclose(out) != 0 && status == 0) {
 		fprintf(stderr, "memscope stat: -o %s: could not write it all: %s\n", extra.output_path, strerror(errno));
 		status = 1;

@@ -52,7 +52,7 @@ static void self_describing_rows(struct stat_output *o, const char *time_field, 
 	}
 }
 
-/* perf stat -x SEP: [time,][aggr,[nr,]]value,unit,event,runtime,pcnt,metric-value,metric-unit */
+/* perf stat -x SEP: [time,][aggr,[nr,]]value,unit,event,[variance%,]runtime,pcnt,metric-value,metric-unit */
 static void perf_rows(struct stat_output *o, const char *time_field, const struct stat_table *t)
 {
 	const char *sep = o->separator;
@@ -60,8 +60,8 @@ static void perf_rows(struct stat_output *o, const char *time_field, const struc
 	for (int r = 0; r < t->nr_rows; r++)
 		for (int c = 0; c < t->nr_columns; c++) {
 			struct perf_fields f;
-			const char *fields[11];
-			char nr[16], runtime[32];
+			const char *fields[12];
+			char nr[16], runtime[32], noise[20];
 			int n = 0;
 
 			if (!perf_fields_of(t, r, c, &f))
@@ -78,6 +78,11 @@ static void perf_rows(struct stat_output *o, const char *time_field, const struc
 			fields[n++] = f.counter;
 			fields[n++] = f.unit;
 			fields[n++] = f.event;
+			if (f.has_noise) {
+				/* -r N: perf's spread field, after the event. */
+				snprintf(noise, sizeof(noise), "%s%s", f.noise, f.noise[0] ? "%" : "");
+				fields[n++] = noise;
+			}
 			fields[n++] = f.has_counter ? runtime : "";
 			fields[n++] = f.pcnt;
 			fields[n++] = f.metric_value;

@@ -20,7 +20,8 @@ struct stat_output {
 	int header_every;         /* text: repeat the header every N lines */
 	int lines_since_header;
 	int csv_header_done;
-	bool intervals_printed;   /* perf's forms then leave the totals out, as perf stat -I does */
+	bool intervals_printed;
+	double elapsed_sd;        /* stat -r N: the elapsed time's sd of the mean (its mean is the elapsed time) */   /* perf's forms then leave the totals out, as perf stat -I does */
 };
 
 void stat_output_interval(struct stat_output *o, double time_s, double interval_s, const struct stat_table *t);

@@ -1,5 +1,7 @@
 #include "sinks/stat_perf_fields.h"
 
+#include <math.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +58,7 @@ bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fi
 	f->event = t->names[col];
 	f->unit = f->is_metric ? "" : t->units[col];
 	f->metric_unit = "";
+	f->has_noise = t->runs > 1;
 	switch (cell->status) {
 	case CELL_UNSUPPORTED:
 		snprintf(f->counter, sizeof(f->counter), "<not supported>");
@@ -69,6 +72,8 @@ bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fi
 		break;
 	}
 	snprintf(f->pcnt, sizeof(f->pcnt), "%.2f", cell->coverage * 100.0);
+	if (f->has_noise && t->noise && !isnan(t->noise[row * t->nr_columns + col]))
+		snprintf(f->noise, sizeof(f->noise), "%.2f", t->noise[row * t->nr_columns + col]);
 	if (f->is_metric) {
 		/* A metric is not a counter: its value and unit are perf's metric fields. */
 		f->counter[0] = '\0';

@@ -22,6 +22,8 @@ struct perf_fields {
 	char pcnt[16];              /* "100.00" */
 	char metric_value[64];      /* "" when none */
 	const char *metric_unit;
+	bool has_noise;             /* stat -r N: perf's variance field (spread of the mean, percent) */
+	char noise[16];             /* "1.18" */
 };
 
 /* The fields of cell (row, col); false when perf would print no line for it

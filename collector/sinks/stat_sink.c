@@ -108,6 +108,19 @@ static void stat_end(struct sink *sink, const struct sink_end *end)
 	/* Lua metrics were computed on the latest frame: they are the whole
 	 * run's when that frame was the only one. */
 	fill_table(st, st->total_cells, end->total_metrics, end->frames == 1);
+	if (st->opt.repeat) {
+		struct ms_error err = { "" };
+
+		if (stat_repeat_add(st->opt.repeat, &st->table, elapsed, &err) < 0) {
+			fprintf(stderr, "memscope %s: %s\n", st->setup->command_name, err.text);
+			return;
+		}
+		if (!stat_repeat_last(st->opt.repeat))
+			return;
+		stat_repeat_apply(st->opt.repeat, &st->table);
+		elapsed = st->opt.repeat->elapsed_mean;
+		st->opt.output.elapsed_sd = st->opt.repeat->elapsed_sd;
+	}
 	stat_output_totals(&st->opt.output, elapsed, &st->table);
 }
 

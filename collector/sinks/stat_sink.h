@@ -8,6 +8,7 @@
 #include "metrics/aggregate.h"
 #include "sinks/sink.h"
 #include "sinks/stat_output.h"
+#include "sinks/stat_repeat.h"
 #include "sinks/stat_threads.h"
 #include "util/error.h"
 
@@ -19,6 +20,7 @@ struct stat_sink_options {
 	const char *const *shown;       /* with metrics: only these events are columns; NULL: every event */
 	int nr_shown;
 	bool intervals;                 /* a line per frame (-I) */
+	struct stat_repeat *repeat;     /* -r N: totals kept per run, printed (means) after the last; or NULL */
 	long interval_count;            /* > 0: stop the run after this many interval lines (--interval-count) */
 	struct stat_threads *threads;   /* --per-thread: rows from the per-thread series, or NULL */
 	/* Columns of metrics --lua scripts define: the stat sink then follows the

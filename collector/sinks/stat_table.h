@@ -48,6 +48,10 @@ struct stat_table {
 	const char **units;
 	int *event_source_column;  /* per event column: the aggregation's column */
 	struct stat_cell *cells;   /* nr_rows x nr_columns */
+	/* stat -r N totals: the cells are means of N runs, noise[i] the spread
+	 * of cell i in percent of its mean (NaN: none); NULL and 0 otherwise. */
+	const double *noise;
+	int runs;
 };
 
 /* Rows: the aggregation's keys, plus the engine's node/socket ids when

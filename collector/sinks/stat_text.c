@@ -103,7 +103,10 @@ void stat_text_interval(struct stat_output *o, double time_s, const struct stat_
 
 void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t)
 {
-	fprintf(o->out, "\n Memory-system counter stats for %s:\n\n", o->title);
+	if (t->runs > 1)
+		fprintf(o->out, "\n Memory-system counter stats for %s (%d runs):\n\n", o->title, t->runs);
+	else
+		fprintf(o->out, "\n Memory-system counter stats for %s:\n\n", o->title);
 	for (int r = 0; r < t->nr_rows; r++) {
 		char row[64];
 
@@ -119,8 +122,14 @@ void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat
 				t->units[c][0] ? " " : "", t->names[c]);
 			if (cell->status != CELL_OK && cell->why)
 				fprintf(o->out, "  (%s)", cell->why);
+			if (t->noise && !isnan(t->noise[r * t->nr_columns + c]))
+				fprintf(o->out, "  ( +-%6.2f%% )", t->noise[r * t->nr_columns + c]);
 			fputc('\n', o->out);
 		}
 	}
-	fprintf(o->out, "\n %22.9f  seconds time elapsed\n\n", elapsed_s);
+	if (t->runs > 1)
+		fprintf(o->out, "\n %22.9f +- %.9f seconds time elapsed  ( +-%6.2f%% )\n\n", elapsed_s, o->elapsed_sd,
+			elapsed_s > 0 ? 100.0 * o->elapsed_sd / elapsed_s : 0.0);
+	else
+		fprintf(o->out, "\n %22.9f  seconds time elapsed\n\n", elapsed_s);
 }

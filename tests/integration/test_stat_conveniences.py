@@ -102,3 +102,74 @@ def test_no_aggr_is_per_cpu(memscope):
     assert len(rows["-A"]) == ncpu, rows
     res = stat(memscope, ["-A", "--per-node", "-a", "-e", "task-clock", "--", "true"])
     assert res.returncode == 2 and "one kind of row at a time" in res.stderr, res.stderr
+
+
+def _sizes_script(tmp_path, touchmem, sizes):
+    """A command whose run i touches sizes[i] MB (it counts its runs in a file)."""
+    state = tmp_path / "run"
+    state.write_text("0\n")
+    script = tmp_path / "grow.sh"
+    cases = " ".join(str(s) for s in sizes)
+    script.write_text(f"#!/bin/sh\ni=$(cat {state})\necho $((i + 1)) > {state}\n"
+                      f"set -- {cases}\nshift $i\nexec {touchmem} $1\n")
+    script.chmod(0o755)
+    return script, state
+
+
+def test_repeat_gives_the_mean_and_perfs_spread_of_the_runs(memscope, touchmem, tmp_path):
+    sizes = [10, 20, 30]
+    script, state = _sizes_script(tmp_path, touchmem, sizes)
+    # Each run's own count, measured alone.
+    own = []
+    for _ in sizes:
+        res = stat(memscope, ["-x,", "--self-describing", "-e", "page-faults", "--", str(script)])
+        assert res.returncode == 0, res.stderr
+        own.append(totals(parse_csv(res.stdout))[("total", "page-faults")])
+    assert own[1] - own[0] > 2000 and own[2] - own[1] > 2000, own
+    n = len(own)
+    mean = sum(own) / n
+    sd_of_mean = (sum((x - mean) ** 2 for x in own) / (n - 1) / n) ** 0.5
+    want_pct = 100 * sd_of_mean / mean
+
+    state.write_text("0\n")
+    res = stat(memscope, ["-r", "3", "-x,", "-e", "page-faults", "--", str(script)])
+    assert res.returncode == 0, res.stderr
+    assert state.read_text().strip() == "3"
+    fields = res.stdout.strip().split(",")
+    # perf's shape: value,unit,event,variance%,runtime,pcnt,metric-value,metric-unit
+    assert len(fields) == 8 and fields[2] == "page-faults" and fields[3].endswith("%"), fields
+    assert abs(float(fields[0]) - mean) <= 0.02 * mean, (fields, own)
+    assert abs(float(fields[3][:-1]) - want_pct) <= 0.1 * want_pct, (fields, own, want_pct)
+
+    state.write_text("0\n")
+    res = stat(memscope, ["-r", "3", "-e", "page-faults", "--", str(script)])
+    assert res.returncode == 0, res.stderr
+    assert "(3 runs):" in res.stdout
+    m = re.search(r"^\s+([\d,]+)\s+page-faults\s+\( \+-\s*([0-9.]+)% \)$", res.stdout, re.M)
+    assert m, res.stdout
+    assert abs(int(m.group(1).replace(",", "")) - mean) <= 0.02 * mean and abs(float(m.group(2)) - want_pct) <= 0.1 * want_pct
+    assert re.search(r"[0-9.]+ \+- [0-9.]+ seconds time elapsed  \( \+-\s*[0-9.]+% \)", res.stdout), res.stdout
+
+
+def test_repeat_csv_and_json_have_perfs_fields(memscope):
+    import json
+    import shutil
+    res = stat(memscope, ["-r", "2", "-j", "-e", "page-faults", "--", "true"])
+    assert res.returncode == 0, res.stderr
+    obj = json.loads(res.stdout.strip())
+    assert isinstance(obj["variance"], (int, float)) and obj["event"] == "page-faults"
+    keys = list(obj)
+    assert keys.index("event") < keys.index("variance") < keys.index("event-runtime")
+    if shutil.which("perf"):
+        peer = run(["perf", "stat", "-r", "2", "-x,", "-e", "page-faults", "--", "true"])
+        if peer.returncode == 0:
+            line = [l for l in peer.stderr.splitlines() if ",page-faults," in l][0].split(",")
+            ours = stat(memscope, ["-r", "2", "-x,", "-e", "page-faults", "--", "true"]).stdout.strip().split(",")
+            assert len(ours) == len(line) and line[3].endswith("%") and ours[3].endswith("%"), (ours, line)
+
+
+def test_repeat_refuses_what_it_cannot_average(memscope):
+    for args in (["-r", "2", "-p", "1"], ["-r", "2", "-I", "100", "--", "true"], ["-r", "0", "--", "true"]):
+        res = stat(memscope, args)
+        assert res.returncode == 2, (args, res.stderr)
+        assert "-r" in res.stderr, res.stderr
