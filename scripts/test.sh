@@ -3,7 +3,7 @@
 #   N passed, N failed, N skipped
 # Setup (packages, libperf, the plain build), then each stage in
 # scripts/test-stages/ in name order. A stage writes its results into
-# $MEMSCOPE_TEST_RESULTS: meson's testlog as unit*.json, JUnit XML as *.xml,
+# $MEMSCOPE_TEST_RESULTS: meson's testlog as NN-NAME-unit.json (or NN-unit.json), JUnit XML as *.xml,
 # and a NAME.crash file when it could not produce results at all. Arguments
 # are passed to pytest in the integration stage.
 set -uo pipefail
