@@ -19,6 +19,13 @@
 
 /* Frames a recording is read ahead of a sink that takes them slower. */
 #define FILE_READ_AHEAD 32
+/* At intervals up to SHORT_INTERVAL_NS a live sink is woken per BATCH_NS of
+ * frames (at most half its queue) rather than per frame: at -I 1 a thread
+ * switch per millisecond costs more than the sink's work, and lines that
+ * reach a file or a screen 0.1 s later, in order, lose nothing. */
+#define SHORT_INTERVAL_NS 10000000ull
+#define BATCH_NS 100000000ull
+#define SHORT_INTERVAL_QUEUE 64
 
 int session_add_sink(struct session *s, struct sink *sink, const struct sink *follows, struct ms_error *err)
 {
@@ -83,6 +90,16 @@ bool session_pipeline_answers(const struct session_pipeline *p)
 	return false;
 }
 
+static void batch_wake_ups(struct session_pipeline *p, uint64_t interval_ns)
+{
+	int every = interval_ns && interval_ns <= SHORT_INTERVAL_NS ? (int)(BATCH_NS / interval_ns) : 1;
+
+	if (p->from_file)
+		return;
+	for (int i = 0; i < p->nr_runners; i++)
+		sink_queue_set_wake_every(&p->runners[i].queue, every);
+}
+
 int session_pipeline_set_interval(struct session_pipeline *p, uint64_t interval_ns, struct ms_error *err)
 {
 	struct sink_event ev = { .kind = SINK_EVENT_INTERVAL, .interval_ns = interval_ns };
@@ -93,6 +110,7 @@ int session_pipeline_set_interval(struct session_pipeline *p, uint64_t interval_
 	}
 	if (sampler_set_interval(&p->session->sampler, interval_ns, err) < 0)
 		return -1;
+	batch_wake_ups(p, interval_ns);
 	ev.time_ns = session_pipeline_now(p);
 	return session_pipeline_broadcast(p, &ev);
 }
@@ -352,7 +370,8 @@ static int sink_index(const struct session *s, const struct sink *sink)
 
 /* One runner per sink that follows none, in the order they were added;
  * then each follower joins its leader's runner, after it. */
-static int start_runners(struct session *s, struct session_pipeline *p, struct ms_error *err)
+static int start_runners(struct session *s, struct session_pipeline *p, uint64_t interval_ns,
+			 struct ms_error *err)
 {
 	for (int i = 0; i < s->nr_sinks; i++) {
 		struct sink_runner *r;
@@ -399,6 +418,9 @@ static int start_runners(struct session *s, struct session_pipeline *p, struct m
 		 * frames over in batches rather than one wake-up each. */
 		if (p->from_file && length < FILE_READ_AHEAD)
 			length = FILE_READ_AHEAD;
+		/* Room for the frames of one batched wake-up (batch_wake_ups). */
+		if (!p->from_file && interval_ns && interval_ns <= SHORT_INTERVAL_NS && length < SHORT_INTERVAL_QUEUE)
+			length = SHORT_INTERVAL_QUEUE;
 		if (sink_runner_start(r, length, &s->sampler.table, s->engine,
 				      p->from_file, err) < 0)
 			return -1;
@@ -467,8 +489,9 @@ static int open_pipeline(struct session *s, const struct session_options *opt, s
 			return -1;
 		s->sink_opened[i] = true;
 	}
-	if (start_runners(s, p, err) < 0)
+	if (start_runners(s, p, (uint64_t)opt->interval_ms * 1000000ull, err) < 0)
 		return -1;
+	batch_wake_ups(p, (uint64_t)opt->interval_ms * 1000000ull);
 	for (int i = 0; i < s->nr_sinks; i++)
 		if (s->sinks[i]->ops->samples)
 			p->takes_samples[p->runner_of[i]] = true;

@@ -13,6 +13,7 @@ int sink_queue_init(struct sink_queue *q, int frames, const struct series_table 
 	q->table = table;
 	q->engine = engine;
 	q->wait = wait;
+	q->wake_every = 1;
 	/* The ring's frames, the backlog's, and the one the consumer holds. */
 	q->nr_bufs = frames + SINK_QUEUE_BACKLOG + 1;
 	q->ring_cap = frames + SINK_QUEUE_BACKLOG + SINK_QUEUE_EVENTS;
@@ -195,18 +196,16 @@ static void publish(struct sink_queue *q, const struct sink_item *item)
 		q->frames_out_there++;
 		q->frames_published++;
 	}
-	if (!q->wait) {
-		sem_post(&q->items);
-		return;
-	}
-	/* From a file: a sink that empties the ring is woken when half the
-	 * buffers are queued again (or at an event, the last frame, the end),
-	 * not for every frame. The reader never stops short of that: it only
-	 * waits for room, which there is until then. */
+	/* A consumer that empties the ring asks to be woken (want_items); it is
+	 * woken at an event, the last frame, the end, and otherwise once enough
+	 * frames are queued: from a file half the buffers (the reader never stops
+	 * short of that: it only waits for room, which there is until then), live
+	 * wake_every frames (fewer than the buffers: nothing merges meanwhile). */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&q->want_items) &&
 	    (item->kind != SINK_ITEM_FRAME || item->last ||
-	     q->frames_published - atomic_load(&q->frames_taken) >= (uint64_t)q->nr_bufs / 2) &&
+	     q->frames_published - atomic_load(&q->frames_taken) >=
+		     (uint64_t)(q->wait ? q->nr_bufs / 2 : q->wake_every)) &&
 	    atomic_exchange(&q->want_items, false))
 		sem_post(&q->items);
 }
@@ -425,6 +424,15 @@ void sink_queue_close(struct sink_queue *q)
 	sem_post(&q->items);
 }
 
+void sink_queue_set_wake_every(struct sink_queue *q, int frames)
+{
+	int most = q->nr_bufs / 2;
+
+	q->wake_every = frames < 1 ? 1 : frames > most ? most : frames;
+	if (q->wake_every < 1)
+		q->wake_every = 1;
+}
+
 /* ---- Consumer ---- */
 
 static void made_room(struct sink_queue *q)
@@ -448,21 +456,20 @@ bool sink_queue_take(struct sink_queue *q, struct sink_item *item)
 		made_room(q);
 	}
 	for (;;) {
-		if (q->wait) {
-			/* Ask to be woken only when the ring is empty (see publish). */
-			h = atomic_load_explicit(&q->head, memory_order_relaxed);
-			if (h < atomic_load_explicit(&q->tail, memory_order_acquire))
-				break;
-			atomic_store(&q->want_items, true);
-			atomic_thread_fence(memory_order_seq_cst);
-			if (h < atomic_load(&q->tail) || atomic_load(&q->closed)) {
-				/* Withdraw; if the producer took the request first, its post is on the way. */
-				if (!atomic_exchange(&q->want_items, false))
-					sleep_on(&q->items);
-			} else {
+		/* Ask to be woken only when the ring is empty (see publish). */
+		h = atomic_load_explicit(&q->head, memory_order_relaxed);
+		if (h < atomic_load_explicit(&q->tail, memory_order_acquire))
+			break;
+		atomic_store(&q->want_items, true);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (h < atomic_load(&q->tail) || atomic_load(&q->closed)) {
+			/* Withdraw; if the producer took the request first, its post is on the way. */
+			if (!atomic_exchange(&q->want_items, false)) {
+				q->sleeps++;
 				sleep_on(&q->items);
 			}
 		} else {
+			q->sleeps++;
 			sleep_on(&q->items);
 		}
 		h = atomic_load_explicit(&q->head, memory_order_relaxed);

@@ -97,12 +97,12 @@ struct sink_queue {
 	struct sink_frame_buf **returned;
 	int returned_cap;
 	_Atomic uint64_t returned_head, returned_tail; /* producer, consumer */
-	sem_t items;                    /* posted per item in the ring, and at close */
+	sem_t items;                    /* posted to wake the waiting consumer, and at close */
 	sem_t space;                    /* posted per take while the producer waits for room */
 	atomic_bool want_space;         /* the producer waits (wait mode, or closing) */
 	_Atomic uint64_t wake_at;       /* ... until the consumer has taken this many frames */
 	_Atomic uint64_t frames_taken;  /* by the consumer */
-	atomic_bool want_items;         /* wait mode: the consumer waits on an empty ring */
+	atomic_bool want_items;         /* the consumer waits on an empty ring */
 	atomic_bool closed;
 	bool sems;
 	/* The producer's own. */
@@ -112,10 +112,12 @@ struct sink_queue {
 	int nr_free;
 	int frames_out_there;           /* frames published and not yet returned */
 	uint64_t frames_published;
+	int wake_every;                 /* live: wake a waiting consumer per this many frames */
 	struct sink_frame_buf *bufs;
 	int nr_bufs;
 	/* The consumer's own. */
 	struct sink_frame_buf *held;    /* taken last; returned at the next take */
+	uint64_t sleeps;                /* takes that slept on an empty ring */
 	/* 1 + the seq of the newest frame put; of the newest the consumer has
 	 * finished with (sink_queue_done): when they are equal, the consumer
 	 * holds no frame at all. */
@@ -146,6 +148,13 @@ bool sink_queue_event_room(struct sink_queue *q);
 /* Everything is put: the backlog goes into the ring (waiting for room: the
  * run is over), then take returns false once the ring is empty. */
 void sink_queue_close(struct sink_queue *q);
+
+/* Live mode, producer side: wake a waiting consumer once per `frames`
+ * frames (at least 1, at most half the queue) instead of per frame; events,
+ * the last frame and the close still wake it at once. For short intervals:
+ * a consumer woken per 10 ms instead of per ms takes the same frames, in
+ * order, with fewer thread switches. */
+void sink_queue_set_wake_every(struct sink_queue *q, int frames);
 
 /* Consumer side: wait for the next item, in order. A frame's buffer stays
  * the consumer's until its next take (its values recomputed when merged).

@@ -364,6 +364,63 @@ static void test_wait_mode_batches_wake_ups(void)
 	series_table_free(&t);
 }
 
+struct paced_producer {
+	struct sink_queue *q;
+	const struct series_table *t;
+	int frames;
+};
+
+static void *produce_paced(void *arg)
+{
+	struct paced_producer *p = arg;
+	struct frame f;
+	struct timespec gap = { 0, 50000 };
+
+	frame_init(&f, p->t->nr);
+	for (int i = 0; i < p->frames; i++) {
+		set_frame(&f, (uint64_t)i, (uint64_t)i + 1, 0, 1, 1, 0, true, true);
+		sink_queue_put_frame(p->q, &f, NULL, i == p->frames - 1);
+		nanosleep(&gap, NULL);
+	}
+	sink_queue_close(p->q);
+	frame_free(&f);
+	return NULL;
+}
+
+/* Live, short intervals: a consumer faster than the frames is woken once
+ * per wake_every frames (plus the last frame and the close), and still gets
+ * every frame, in order, none merged. */
+static void test_live_batches_wake_ups(void)
+{
+	struct series_table t;
+	struct sink_queue q;
+	struct sink_item item;
+	struct ms_error err = { "" };
+	struct paced_producer p = { &q, &t, 400 };
+	pthread_t thread;
+	uint64_t next = 0;
+
+	make_table(&t);
+	CHECK(sink_queue_init(&q, 32, &t, NULL, false, &err) == 0);
+	sink_queue_set_wake_every(&q, 10);
+	CHECK_EQ_INT(q.wake_every, 10);
+	pthread_create(&thread, NULL, produce_paced, &p);
+	while (sink_queue_take(&q, &item))
+		if (item.kind == SINK_ITEM_FRAME) {
+			CHECK_EQ_U64(item.buf->frame.seq, next);
+			next++;
+		}
+	pthread_join(thread, NULL);
+	CHECK_EQ_U64(next, 400);
+	/* One post per request, and only once 10 frames wait (or the last, or the close). */
+	if (q.sleeps > 400 / 10 + 2)
+		CHECK_FAIL("%llu sleeps for 400 frames woken per 10", (unsigned long long)q.sleeps);
+	sink_queue_set_wake_every(&q, 1000);     /* at most half the buffers */
+	CHECK_EQ_INT(q.wake_every, q.nr_bufs / 2);
+	sink_queue_destroy(&q);
+	series_table_free(&t);
+}
+
 struct live_producer {
 	struct sink_queue *q;
 	const struct series_table *t;
@@ -446,6 +503,7 @@ int main(void)
 	test_merge_series_changes();
 	test_wait_mode();
 	test_wait_mode_batches_wake_ups();
+	test_live_batches_wake_ups();
 	test_live_threads();
 	return check_summary("sink_queue");
 }
