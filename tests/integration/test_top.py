@@ -451,7 +451,18 @@ def test_screen_shows_a_workload_sorts_pauses_and_quits(memscope, touchmem, tmux
         assert "sources: perf procfs bpf" in header and "interval: 250 ms" in header
         assert "recording: off" in header
         node_title = next(line for line in lines if line.startswith("NODE"))
-        assert node_title.split()[1:4] == ["RD_B/s", "WR_B/s", "REMOTE%"]
+        assert node_title.split()[1:4] == ["READ_B/s", "WRITE_B/s", "REMOTE%"]
+        # The screen's column names are those top -b prints.
+        batch = run([memscope, "top", "-b", "-n", "1", "-I", "100"])
+        assert batch.returncode == 0, batch.stderr
+        batch_lines = batch.stdout.splitlines()
+        assert node_title.split() == next(l for l in batch_lines if l.startswith("NODE")).split()
+        proc_title = next(line for line in lines if line.split()[:2] == ["PID", "THR"])
+        batch_proc = next(l for l in batch_lines if l.startswith("PID ")).split()
+        # With one node the screen leaves out the per-node ALLOC_N<i>/s (ALLOC/s says it all);
+        # every column it shows has the batch name, in the batch order.
+        assert [c for c in batch_proc if c in proc_title.split()] == proc_title.split(), (proc_title, batch_proc)
+        assert len(proc_title.split()) >= len(batch_proc) - 1
         node_rows = [line.split() for line in lines if re.match(r"^(\d+|all)\s", line)]
         assert node_rows and all(r[1:4] == ["n/a", "n/a", "n/a"] for r in node_rows)
         assert rate(node_rows[-1][4]) > 0  # faults/s of the whole system
@@ -507,16 +518,16 @@ def test_screen_shows_a_workload_sorts_pauses_and_quits(memscope, touchmem, tmux
         # A resize redraws at the new size at once: lines cut at the new width,
         # the status bar on the new last row.
         node_line = next(line for line in t.screen() if line.startswith("NODE"))
-        assert len(node_line) == 86
+        assert len(node_line) == 88
         t.resize(70, 20)
         def last_row(ls):
             return max(i for i, line in enumerate(ls) if line.strip())
 
-        lines = t.wait_for(lambda ls: any(line.startswith("NODE") and "FRGN/s" not in line for line in ls)
+        lines = t.wait_for(lambda ls: any(line.startswith("NODE") and "FOREIGN/s" not in line for line in ls)
                            and last_row(ls) == 19)
         assert all(len(line) <= 70 for line in lines)
         t.resize(120, 40)
-        t.wait_for(lambda ls: any(line.startswith("NODE") and len(line) == 86 for line in ls)
+        t.wait_for(lambda ls: any(line.startswith("NODE") and len(line) == 88 for line in ls)
                    and last_row(ls) == 39)
 
         t.keys("q")

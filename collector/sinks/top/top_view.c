@@ -32,20 +32,25 @@ struct top_view {
 };
 
 /* Short column titles for an 80-column terminal; units in the help. */
-static const char *const node_titles[TOP_NODE_NR_COLS] = {
-	"RD_B/s", "WR_B/s", "REMOTE%", "FLT/s", "ALLOC/s", "MIGR/s", "PGMIG/s", "MISS/s", "FRGN/s",
-};
+/* The node columns' titles are the model's names (top_node_col_name), the
+ * same as top -b prints; a column is as wide as its title, 8 at least. */
+static int node_col_width(int c)
+{
+	int w = (int)strlen(top_node_col_name((enum top_node_col)c));
+
+	return w < 8 ? 8 : w;
+}
 
 static const char *const node_help[TOP_NODE_NR_COLS] = {
-	"RD_B/s    DRAM read bandwidth of the node, bytes per second",
-	"WR_B/s    DRAM write bandwidth of the node, bytes per second",
-	"REMOTE%   share of the node's memory accesses served by another node",
-	"FLT/s     page faults per second taken on the node's CPUs",
-	"ALLOC/s   pages per second allocated on the node (eBPF, kmem:mm_page_alloc)",
-	"MIGR/s    task migrations per second onto the node's CPUs",
-	"PGMIG/s   pages migrated per second (system-wide /proc/vmstat)",
-	"MISS/s    numa_miss per second: allocations here that wanted another node",
-	"FRGN/s    numa_foreign per second: allocations meant for here that went elsewhere",
+	"READ_B/s   DRAM read bandwidth of the node, bytes per second",
+	"WRITE_B/s  DRAM write bandwidth of the node, bytes per second",
+	"REMOTE%    share of the node's memory accesses served by another node",
+	"FAULTS/s   page faults per second taken on the node's CPUs",
+	"ALLOC/s    pages per second allocated on the node (eBPF, kmem:mm_page_alloc)",
+	"MIGR/s     task migrations per second onto the node's CPUs",
+	"PGMIGR/s   pages migrated per second (system-wide /proc/vmstat)",
+	"MISS/s     numa_miss per second: allocations here that wanted another node",
+	"FOREIGN/s  numa_foreign per second: allocations meant for here that went elsewhere",
 };
 
 void top_format_rate(char *buf, size_t size, double value)
@@ -283,7 +288,8 @@ static int draw_nodes(const struct top_model *m, int y)
 
 	len = (size_t)snprintf(line, sizeof(line), "%-5s", "NODE");
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
-		len += (size_t)snprintf(line + len, sizeof(line) - len, " %8s", node_titles[c]);
+		len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", node_col_width(c),
+					top_node_col_name((enum top_node_col)c));
 	put_bar(y++, line, A_REVERSE);
 	for (int i = 0; i <= m->nr_nodes && y < getmaxy(stdscr) - 1; i++) {
 		const struct top_node_row *row = i < m->nr_nodes ? &m->nodes[i] : &m->total;
@@ -291,7 +297,7 @@ static int draw_nodes(const struct top_model *m, int y)
 		len = node_row_label(line, sizeof(line), row);
 		for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
 			format_value(cell, sizeof(cell), &row->col[c], c == TOP_NODE_REMOTE_PCT);
-			len += (size_t)snprintf(line + len, sizeof(line) - len, " %8s", cell);
+			len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", node_col_width(c), cell);
 		}
 		put_node_row(y++, line, row);
 	}
@@ -355,7 +361,7 @@ static void format_process(const struct top_model *m, const struct top_process_r
 	len = (size_t)snprintf(line, size, "%7d %4d %9s %8s", (int)r->pid, r->nr_threads, faults, pages);
 	for (int n = 0; n < shown_node_columns(m); n++) {
 		top_format_rate(node, sizeof(node), r->pages_node[n]);
-		len += (size_t)snprintf(line + len, size - len, " %6s", node);
+		len += (size_t)snprintf(line + len, size - len, " %10s", node);
 	}
 	snprintf(line + len, size - len, " %7s %6.1f %7s %7.1f %s", remote, r->cpu_pct, offcpu, r->migrations,
 		 r->comm);
@@ -368,8 +374,8 @@ static void process_title(const struct top_model *m, const struct top_display *d
 	for (int n = 0; n < shown_node_columns(m); n++) {
 		char title[16];
 
-		snprintf(title, sizeof(title), "N%d/s", m->topo->nodes[n]);
-		len += (size_t)snprintf(line + len, size - len, " %6s", title);
+		snprintf(title, sizeof(title), "ALLOC_N%d/s", m->topo->nodes[n]);
+		len += (size_t)snprintf(line + len, size - len, " %10s", title);
 	}
 	snprintf(line + len, size - len, " %7s %6s %7s %7s %s", "REMOTE%", "CPU%", "OFFCPU%", "MIGR/s", "COMMAND");
 }
@@ -473,7 +479,7 @@ static void draw_help(const struct top_model *m)
 
 		if (!m->node_col_why[c])
 			continue;
-		snprintf(head, sizeof(head), "%s:", node_titles[c]);
+		snprintf(head, sizeof(head), "%s:", top_node_col_name((enum top_node_col)c));
 		put(y, 2, head);
 		y = put_wrapped(y, 12, m->node_col_why[c]);
 	}
