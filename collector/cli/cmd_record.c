@@ -27,7 +27,8 @@
 #include "sinks/recording_sink.h"
 #include "sources/sample_source.h"
 
-enum { OPT_NO_CTL = CLI_LONG_ONLY, OPT_FIFO, OPT_SAMPLE, OPT_MMAP_PAGES, OPT_NO_CALLCHAIN };
+enum { OPT_NO_CTL = CLI_LONG_ONLY, OPT_FIFO, OPT_SAMPLE, OPT_MMAP_PAGES, OPT_NO_CALLCHAIN, OPT_ALLOC,
+       OPT_ALLOC_MIN };
 
 /* perf record samples until stopped; memscope record's frames come every second by default. */
 #define DEFAULT_INTERVAL_MS 1000
@@ -75,6 +76,10 @@ static const struct cli_option record_sample_options[] = {
 	{ OPT_MMAP_PAGES, "mmap-pages", "N", "data pages of each CPU's sample ring buffer (power of two, default 128)",
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_NO_CALLCHAIN, "no-callchain", NULL, "no call chains (smaller samples)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_ALLOC, "alloc", NULL, "also record heap allocations (uprobes on malloc, calloc, realloc,\n"
+	  "free...) so report names heap data by its allocating line", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_ALLOC_MIN, "alloc-min", "BYTES", "smallest allocation --alloc records (default 4096)", CLI_COMPLETE_NONE,
+	  NULL, 0 },
 	{ 0 },
 };
 
@@ -197,6 +202,24 @@ static int record_option(void *ctx, int key, const char *arg)
 	case OPT_NO_CALLCHAIN:
 		a->opt->sampling.no_callchain = true;
 		return 0;
+	case OPT_ALLOC:
+		a->opt->sampling.alloc = true;
+		return 0;
+	case OPT_ALLOC_MIN: {
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(arg, &end, 10);
+		if (errno || end == arg || *end || v == 0 || arg[0] == '-') {
+			fprintf(stderr, "memscope record: --alloc-min '%s': expected a positive number of bytes\n",
+				arg);
+			return -1;
+		}
+		a->opt->sampling.alloc_min = v;
+		a->opt->sampling.alloc = true;
+		return 0;
+	}
 	default:
 		return -1;
 	}
@@ -228,8 +251,8 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	if (session_options_finish(opt, argv + first) < 0)
 		return -1;
 	if (!opt->samples && (opt->sampling.period || opt->sampling.freq || opt->sampling.mmap_pages ||
-			      opt->sampling.no_callchain)) {
-		fprintf(stderr, "memscope record: -c, -F, --mmap-pages and --no-callchain say how to sample: "
+			      opt->sampling.no_callchain || opt->sampling.alloc)) {
+		fprintf(stderr, "memscope record: -c, -F, --mmap-pages, --no-callchain and --alloc say how to sample: "
 			"add --sample EVENT (for example --sample mem)\n");
 		return -1;
 	}

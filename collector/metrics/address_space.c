@@ -15,8 +15,10 @@ int address_space_init(struct address_space *as, struct strtab *strings)
 
 void address_space_free(struct address_space *as)
 {
-	for (int i = 0; i < as->nr_procs; i++)
+	for (int i = 0; i < as->nr_procs; i++) {
 		free(as->procs[i].maps);
+		free(as->procs[i].allocs);
+	}
 	free(as->procs);
 	symbolizer_free(as->sz);
 	memset(as, 0, sizeof(*as));
@@ -319,7 +321,9 @@ static bool image_data(struct address_space *as, struct process_space *p, uint64
 
 static void format_size(uint64_t bytes, char *buf, size_t size)
 {
-	if (bytes >= (1ull << 30) && !(bytes % (1ull << 20)))
+	if (bytes < 1024)
+		snprintf(buf, size, "%llu B", (unsigned long long)bytes);
+	else if (bytes >= (1ull << 30) && !(bytes % (1ull << 20)))
 		snprintf(buf, size, "%.1f GiB", (double)bytes / (double)(1ull << 30));
 	else if (bytes >= (1ull << 20))
 		snprintf(buf, size, "%.1f MiB", (double)bytes / (double)(1ull << 20));
@@ -327,12 +331,69 @@ static void format_size(uint64_t bytes, char *buf, size_t size)
 		snprintf(buf, size, "%llu KiB", (unsigned long long)(bytes >> 10));
 }
 
+int address_space_alloc(struct address_space *as, uint64_t t, const struct alloc_event *ae)
+{
+	struct process_space *p = process(as, ae->pid, true);
+
+	if (!p)
+		return -1;
+	if (ae->free) {
+		/* The newest live allocation at that address ends here. */
+		for (int i = p->nr_allocs - 1; i >= 0; i--)
+			if (p->allocs[i].addr == ae->addr && p->allocs[i].free_ns == UINT64_MAX) {
+				p->allocs[i].free_ns = t;
+				break;
+			}
+		return 0;
+	}
+	if (p->nr_allocs == p->cap_allocs) {
+		int cap = p->cap_allocs ? p->cap_allocs * 2 : 16;
+		struct heap_alloc *grown = realloc(p->allocs, sizeof(*grown) * (size_t)cap);
+
+		if (!grown)
+			return -1;
+		p->allocs = grown;
+		p->cap_allocs = cap;
+	}
+	p->allocs[p->nr_allocs++] = (struct heap_alloc){ ae->addr, ae->size, ae->caller, t, UINT64_MAX, NULL };
+	return 0;
+}
+
+/* The allocation live at time t that holds addr, newest first (an address
+ * reused after a free belongs to the later allocation). */
+static bool heap_data(struct address_space *as, uint32_t pid, uint64_t t, uint64_t addr, struct data_object *out)
+{
+	struct process_space *p = process(as, pid, false);
+
+	for (int i = p ? p->nr_allocs - 1 : -1; i >= 0; i--) {
+		struct heap_alloc *h = &p->allocs[i];
+
+		if (addr < h->addr || addr - h->addr >= h->size || t < h->alloc_ns || t >= h->free_ns)
+			continue;
+		if (!h->name) {
+			struct code_site site;
+			char text[700], size[32];
+
+			address_space_code(as, pid, h->alloc_ns, h->caller, true, &site);
+			format_size(h->size, size, sizeof(size));
+			snprintf(text, sizeof(text), "heap: %s from %s (%s)", size, site.sym, site.srcline);
+			h->name = intern(as, text);
+		}
+		*out = (struct data_object){ h->name, MAPPING_HEAP, true, h->addr, h->addr + h->size };
+		return true;
+	}
+	return false;
+}
+
 void address_space_data(struct address_space *as, uint32_t pid, uint64_t t, uint64_t addr, struct data_object *out)
 {
 	struct process_space *p = NULL;
-	struct mapping *m = find_mapping(as, pid, t, addr, &p);
+	struct mapping *m;
 	char text[600], size[32];
 
+	if (heap_data(as, pid, t, addr, out))
+		return;
+	m = find_mapping(as, pid, t, addr, &p);
 	memset(out, 0, sizeof(*out));
 	out->kind = MAPPING_ANON;
 	if (!m) {

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "events/sample_record.h"
+#include "sampler/sample_item.h"
 #include "metrics/symbolizer.h"
 #include "util/strtab.h"
 
@@ -39,6 +40,13 @@ struct mapping {
 	uint64_t bias;        /* runtime address - file address */
 };
 
+/* A heap allocation the allocator probes saw (record --alloc). */
+struct heap_alloc {
+	uint64_t addr, size, caller;
+	uint64_t alloc_ns, free_ns;   /* free_ns UINT64_MAX: not freed */
+	const char *name;             /* "heap: 64 KiB from f (t.c:12)", made on first use */
+};
+
 struct process_space {
 	uint32_t pid;
 	uint32_t ppid;        /* 0: not seen forking */
@@ -48,6 +56,8 @@ struct process_space {
 	int nr_maps, cap_maps;
 	int last_hit;         /* the mapping found last (addresses come in runs) */
 	const char *maps_why; /* why /proc/PID/maps could not be read, or NULL */
+	struct heap_alloc *allocs;    /* in the order they were made */
+	int nr_allocs, cap_allocs;
 };
 
 struct address_space {
@@ -64,6 +74,9 @@ int address_space_map(struct address_space *as, const struct map_event *m);
 int address_space_task(struct address_space *as, const struct task_event *t);
 /* /proc/PID/maps of pid could not be read when recording started: why. */
 int address_space_maps_unreadable(struct address_space *as, uint32_t pid, const char *why);
+/* An allocation or a free at time t (record --alloc): data addresses inside a
+ * live allocation are named by its size and allocating call. */
+int address_space_alloc(struct address_space *as, uint64_t t, const struct alloc_event *ae);
 const char *address_space_comm(struct address_space *as, uint32_t pid);
 
 struct code_site {

@@ -86,6 +86,8 @@ int sample_attribute(struct sample_attributor *a, const struct sample_item *item
 		return address_space_task(&a->space, item->task);
 	case SAMPLE_ITEM_MAPS_UNREADABLE:
 		return address_space_maps_unreadable(&a->space, item->pid, item->why);
+	case SAMPLE_ITEM_ALLOC:
+		return address_space_alloc(&a->space, item->time_ns, item->alloc);
 	case SAMPLE_ITEM_LOST:
 		return 0;
 	case SAMPLE_ITEM_SAMPLE:

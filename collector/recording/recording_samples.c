@@ -223,6 +223,15 @@ int recording_writer_sample_item(struct recording_writer *w, const struct sample
 		APPEND("{\"lost\":[%" PRIu64 ",%d,%" PRIu64 "],\"why\":\"%s\"}", t, item->event, item->lost,
 		       lost_names[item->lost_kind]);
 		break;
+	case SAMPLE_ITEM_ALLOC:
+		if (item->alloc->free)
+			APPEND("{\"free\":[%" PRIu64 ",%u,%u,\"%" PRIx64 "\"]}", t, item->alloc->pid, item->alloc->tid,
+			       item->alloc->addr);
+		else
+			APPEND("{\"alloc\":[%" PRIu64 ",%u,%u,\"%" PRIx64 "\",%" PRIu64 ",\"%" PRIx64 "\"]}", t,
+			       item->alloc->pid, item->alloc->tid, item->alloc->addr, item->alloc->size,
+			       item->alloc->caller);
+		break;
 	case SAMPLE_ITEM_MAPS_UNREADABLE:
 		APPEND("{\"maps_unreadable\":%u,\"why\":", item->pid);
 		APPEND_WITH(put_string, item->why ? item->why : "");
@@ -481,6 +490,39 @@ static int read_lost(const struct line_ctx *c, const json_t *rec, struct sample_
 	return 1;
 }
 
+static int read_alloc(const struct line_ctx *c, const json_t *rec, bool is_free, struct sample_item_storage *st,
+		      struct sample_item *item)
+{
+	struct alloc_event *ae = &st->alloc;
+	json_t *a;
+	int64_t v;
+
+	memset(ae, 0, sizeof(*ae));
+	if (array_of(c, rec, is_free ? "free" : "alloc", is_free ? 4 : 6, &a) < 0)
+		return -1;
+	if (get_int(c, a, 0, "t", 0, INT64_MAX, &v) < 0)
+		return -1;
+	item->time_ns = (uint64_t)v;
+	if (get_int(c, a, 1, "pid", 0, UINT32_MAX, &v) < 0)
+		return -1;
+	ae->pid = (uint32_t)v;
+	if (get_int(c, a, 2, "tid", 0, UINT32_MAX, &v) < 0)
+		return -1;
+	ae->tid = (uint32_t)v;
+	if (get_hex(c, json_array_get(a, 3), "address", &ae->addr) < 0)
+		return -1;
+	if (!is_free) {
+		if (get_int(c, a, 4, "size", 0, INT64_MAX, &v) < 0 ||
+		    get_hex(c, json_array_get(a, 5), "caller", &ae->caller) < 0)
+			return -1;
+		ae->size = (uint64_t)v;
+	}
+	ae->free = is_free;
+	item->kind = SAMPLE_ITEM_ALLOC;
+	item->alloc = ae;
+	return 1;
+}
+
 int recording_sample_item_read(const char *path, int line, const json_t *rec, struct sample_item_storage *st,
 			       struct sample_item *item, struct ms_error *err)
 {
@@ -501,6 +543,10 @@ int recording_sample_item_read(const char *path, int line, const json_t *rec, st
 		return read_task(&c, rec, "exit", st, item);
 	if (json_object_get(rec, "lost"))
 		return read_lost(&c, rec, item);
+	if (json_object_get(rec, "alloc"))
+		return read_alloc(&c, rec, false, st, item);
+	if (json_object_get(rec, "free"))
+		return read_alloc(&c, rec, true, st, item);
 	if ((v = json_object_get(rec, "maps_unreadable"))) {
 		const char *why = json_string_value(json_object_get(rec, "why"));
 

@@ -73,6 +73,10 @@ int sample_batch_append(struct sample_batch *b, const struct sample_item *item, 
 		body = item->task;
 		fixed = sizeof(*item->task);
 		break;
+	case SAMPLE_ITEM_ALLOC:
+		body = item->alloc;
+		fixed = sizeof(*item->alloc);
+		break;
 	case SAMPLE_ITEM_LOST:
 		break;
 	case SAMPLE_ITEM_MAPS_UNREADABLE:
@@ -151,6 +155,10 @@ bool sample_batch_next(const struct sample_batch *b, size_t *at, struct sample_i
 	case SAMPLE_ITEM_TASK:
 		memcpy(&st->task, body, sizeof(st->task));
 		item->task = &st->task;
+		break;
+	case SAMPLE_ITEM_ALLOC:
+		memcpy(&st->alloc, body, sizeof(st->alloc));
+		item->alloc = &st->alloc;
 		break;
 	case SAMPLE_ITEM_LOST:
 		break;

@@ -17,6 +17,18 @@ enum sample_item_kind {
 	SAMPLE_ITEM_TASK,           /* COMM, FORK, EXIT */
 	SAMPLE_ITEM_LOST,           /* samples the kernel could not deliver */
 	SAMPLE_ITEM_MAPS_UNREADABLE,/* /proc/PID/maps of a process could not be read: its data stays unknown */
+	SAMPLE_ITEM_ALLOC,          /* a large heap allocation or its free (record --alloc) */
+};
+
+/* An allocation the allocator probes saw (malloc, calloc, realloc,
+ * aligned_alloc, posix_memalign) or the free of one; the item's time_ns is
+ * when it returned. */
+struct alloc_event {
+	uint32_t pid, tid;
+	uint64_t addr;
+	uint64_t size;              /* 0 for a free */
+	uint64_t caller;            /* the allocating call's return address */
+	bool free;
 };
 
 enum sample_lost_kind {
@@ -35,6 +47,7 @@ struct sample_item {
 	const struct event_sample *sample;
 	const struct map_event *map;
 	const struct task_event *task;
+	const struct alloc_event *alloc;
 	/* SAMPLE_ITEM_LOST */
 	enum sample_lost_kind lost_kind;
 	int event;                  /* the sampling event, -1 when the record does not say */
@@ -49,6 +62,7 @@ struct sample_item_storage {
 	struct event_sample sample;
 	struct map_event map;
 	struct task_event task;
+	struct alloc_event alloc;
 	char why[512];
 };
 

@@ -18,6 +18,7 @@
 #include "host/host.h"
 #include "host/page_node.h"
 #include "sampler/sampler.h"
+#include "sources/alloc_probes.h"
 #include "sources/proc_maps.h"
 
 /* Samples a ring holds back until their page's node is known: a page-fault
@@ -87,9 +88,11 @@ struct sample_source {
 	FILE *notes_out;            /* where notes found while running go */
 	const char *command_name;
 	bool maps_noted;
-	char notes[4][256];
+	char notes[4][512];
 	int nr_notes;
 	int series_base;
+	struct alloc_probes *allocs;  /* --alloc, when the probes attached */
+	struct alloc_event alloc;
 };
 
 static const struct source_ops sample_source_ops;
@@ -320,9 +323,31 @@ static void drain_ring(struct sample_source *ss, struct ring *r)
 
 static void drain_all(struct sample_source *ss, bool final)
 {
+	if (ss->allocs)
+		alloc_probes_drain(ss->allocs);
 	for (int i = 0; i < ss->nr_rings; i++)
 		drain_ring(ss, &ss->rings[i]);
 	resolve_pending(ss, final);
+}
+
+static void deliver_alloc(const struct alloc_event *e, uint64_t time_ns, void *ctx)
+{
+	struct sample_source *ss = ctx;
+	struct sample_item item = { .kind = SAMPLE_ITEM_ALLOC, .time_ns = time_ns, .alloc = &ss->alloc,
+				    .event = -1 };
+
+	ss->alloc = *e;
+	deliver(ss, &item);
+}
+
+static int on_allocs_ready(struct sampler *s, int fd, void *ctx)
+{
+	struct sample_source *ss = ctx;
+
+	(void)s;
+	(void)fd;
+	alloc_probes_drain(ss->allocs);
+	return 0;
 }
 
 static int on_ring_ready(struct sampler *s, int fd, void *ctx)
@@ -331,6 +356,9 @@ static int on_ring_ready(struct sampler *s, int fd, void *ctx)
 
 	(void)s;
 	(void)fd;
+	/* Allocations first: a sample in a new block needs the block. */
+	if (ss->allocs)
+		alloc_probes_drain(ss->allocs);
 	/* Every CPU's ring, not only the one that woke us: a process that
 	 * moved to another CPU after it mapped its binary has its MMAP2 records
 	 * in the first CPU's ring, below that ring's wake-up mark, and its
@@ -706,6 +734,8 @@ static int sample_watch(struct source *src, struct sampler *s, struct ms_error *
 	for (int i = 0; i < ss->nr_rings; i++)
 		if (sampler_watch_add(s, ss->rings[i].fd, on_ring_ready, ss, err) < 0)
 			return -1;
+	if (ss->allocs && sampler_watch_add(s, alloc_probes_fd(ss->allocs), on_allocs_ready, ss, err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -827,6 +857,7 @@ static void sample_close(struct source *src)
 
 	if (!ss)
 		return;
+	alloc_probes_close(ss->allocs);
 	for (int i = 0; i < ss->nr_rings; i++) {
 		munmap(ss->rings[i].page, ss->rings[i].map_size);
 		free(ss->rings[i].scratch);
@@ -998,6 +1029,19 @@ static int sample_create(const struct source_kind *kind, struct source *src, con
 	if (phys_node_map_load(&ss->phys, &req->host->roots, err) < 0 || parse_events(ss, req, err) < 0 ||
 	    open_events(ss, err) < 0)
 		goto fail;
+	if (ss->opt.alloc) {
+		struct ms_error why = { "" };
+		char note[sizeof(why.text) + 80];
+
+		ss->allocs = alloc_probes_open(req->host->roots.proc, ss->target,
+					       ss->opt.alloc_min ? ss->opt.alloc_min : SAMPLE_DEFAULT_ALLOC_MIN,
+					       deliver_alloc, ss, &why);
+		if (!ss->allocs) {
+			snprintf(note, sizeof(note), "--alloc: %s; sampling goes on without allocation sites",
+				 why.text);
+			add_note(ss, note);
+		}
+	}
 	return 0;
 fail:
 	sample_close(src);

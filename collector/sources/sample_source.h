@@ -28,11 +28,15 @@
 #define SAMPLE_DEFAULT_FREQ 4000
 
 /* How to sample, from the command line (record -c, -F, --mmap-pages). */
+#define SAMPLE_DEFAULT_ALLOC_MIN 4096
+
 struct sample_options {
 	uint64_t period;           /* -c: one sample every N events; 0: the default */
 	uint64_t freq;             /* -F: samples per second; 0: the default */
 	int mmap_pages;            /* data pages per ring; 0: SAMPLE_DEFAULT_MMAP_PAGES */
 	bool no_callchain;         /* --no-callchain */
+	bool alloc;                /* --alloc: allocation sites of heap data (uprobes on the allocator) */
+	uint64_t alloc_min;        /* --alloc-min: smallest allocation tracked; 0: SAMPLE_DEFAULT_ALLOC_MIN */
 	struct sample_hub *hub;    /* where samples go; the command sets hub->deliver before the run */
 };
 

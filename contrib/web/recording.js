@@ -193,7 +193,7 @@ const MemscopeRecording = (() => {
           fail(name, line, `the end record counts ${r.frames} frames, the file holds ${frameCount}`);
         }
         ended = r.end;
-      } else if (["s", "map", "comm", "fork", "exit", "lost", "maps_unreadable"].some((k) => k in r)) {
+      } else if (["s", "map", "comm", "fork", "exit", "lost", "maps_unreadable", "alloc", "free"].some((k) => k in r)) {
         // Samples and what attributes them (record --sample): memscope report reads them; the
         // page charts the frames.
       } else {

@@ -63,7 +63,13 @@ static void test_round_trip(void)
 	CHECK(sample_batch_append(b, &in, 1000000000ull) == 0);
 	in = (struct sample_item){ .kind = SAMPLE_ITEM_MAPS_UNREADABLE, .pid = 99, .why = "not dumpable" };
 	CHECK(sample_batch_append(b, &in, 1000000000ull) == 0);
-	CHECK_EQ_INT(b->nr_items, 4);
+	{
+		struct alloc_event ae = { 7, 8, 0x7f0000001000ull, 65536, 0x401234, false };
+
+		in = (struct sample_item){ .kind = SAMPLE_ITEM_ALLOC, .time_ns = 1000000500ull, .alloc = &ae };
+		CHECK(sample_batch_append(b, &in, 1000000000ull) == 0);
+	}
+	CHECK_EQ_INT(b->nr_items, 5);
 	CHECK_EQ_INT(b->nr_samples, 1);
 
 	CHECK(sample_batch_next(b, &at, st, &out));
@@ -102,6 +108,13 @@ static void test_round_trip(void)
 	CHECK_EQ_INT(out.kind, SAMPLE_ITEM_MAPS_UNREADABLE);
 	CHECK_EQ_INT(out.pid, 99);
 	CHECK_EQ_STR(out.why, "not dumpable");
+
+	/* An allocation: every field, its time made relative. */
+	CHECK(sample_batch_next(b, &at, st, &out));
+	CHECK_EQ_INT(out.kind, SAMPLE_ITEM_ALLOC);
+	CHECK(out.time_ns == 500);
+	CHECK(out.alloc->pid == 7 && out.alloc->tid == 8 && out.alloc->addr == 0x7f0000001000ull &&
+	      out.alloc->size == 65536 && out.alloc->caller == 0x401234 && !out.alloc->free);
 
 	CHECK(!sample_batch_next(b, &at, st, &out));
 	sample_batch_unref(b);

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Heap allocation sites for memscope's sampling (record --alloc): uprobes on
+ * the allocator's entry points (malloc, calloc, realloc, aligned_alloc,
+ * posix_memalign, free) remember the size and the caller's return address of
+ * a call asking for at least min_size bytes; its uretprobe sends the address
+ * it returned through the `allocs` ring. A free (or a realloc that moves) of
+ * an address sent before sends a free, so user space knows which allocation
+ * held an address at a sample's time. Small allocations cost one map update
+ * skipped: only the size compare runs. */
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "allocs_bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u64 min_size = 4096;
+const volatile __u32 self_tgid = 0;    /* memscope itself, never tracked */
+
+__u64 dropped = 0;                     /* events the full ring could not take */
+
+enum { CALL_MALLOC, CALL_CALLOC, CALL_REALLOC, CALL_ALIGNED, CALL_MEMALIGN };
+
+struct call {
+	__u64 size;
+	__u64 caller;
+	__u64 old;                     /* realloc: the address given */
+	__u64 out;                     /* posix_memalign: where the address goes */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);            /* tid << 3 | kind: calls nest (realloc calls malloc) */
+	__type(value, struct call);
+} calls SEC(".maps");
+
+struct live_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 addr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 262144);
+	__type(key, struct live_key);
+	__type(value, __u8);
+} live SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} allocs SEC(".maps");
+
+static __always_inline __u64 caller_of(struct pt_regs *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u64 ra = 0;
+
+	/* At the first instruction the return address is on top of the stack. */
+	bpf_probe_read_user(&ra, sizeof(ra), (void *)PT_REGS_SP(ctx));
+	return ra;
+#else
+	return PT_REGS_RET(ctx);   /* the link register */
+#endif
+}
+
+static __always_inline void send(__u32 pid, __u32 tid, __u64 addr, __u64 size, __u64 caller)
+{
+	struct ms_alloc_event *e = bpf_ringbuf_reserve(&allocs, sizeof(*e), 0);
+
+	if (!e) {
+		__sync_fetch_and_add(&dropped, 1);
+		return;
+	}
+	e->time_ns = bpf_ktime_get_ns();
+	e->addr = addr;
+	e->size = size;
+	e->caller = caller;
+	e->pid = pid;
+	e->tid = tid;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline int enter(struct pt_regs *ctx, int kind, __u64 size, __u64 old, __u64 out)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 key = (id & 0xffffffffu) << 3 | (__u64)kind;
+	struct call c = { size, 0, old, out };
+
+	if ((__u32)(id >> 32) == self_tgid)
+		return 0;
+	if (size < min_size) {
+		struct live_key lk = { (__u32)(id >> 32), 0, old };
+
+		/* A realloc shrinking a tracked block still moves or ends it. */
+		if (!old || !bpf_map_lookup_elem(&live, &lk))
+			return 0;
+	}
+	c.caller = caller_of(ctx);
+	bpf_map_update_elem(&calls, &key, &c, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int leave(struct pt_regs *ctx, int kind)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 key = (id & 0xffffffffu) << 3 | (__u64)kind;
+	__u32 pid = (__u32)(id >> 32), tid = (__u32)id;
+	struct call *c = bpf_map_lookup_elem(&calls, &key);
+	__u64 addr = PT_REGS_RC(ctx);
+	__u8 one = 1;
+
+	if (!c)
+		return 0;
+	if (kind == CALL_MEMALIGN) {
+		__u64 got = 0;
+
+		if ((int)addr == 0)
+			bpf_probe_read_user(&got, sizeof(got), (void *)c->out);
+		addr = got;
+	}
+	if (kind == CALL_REALLOC && c->old && (addr || !c->size)) {
+		struct live_key old = { pid, 0, c->old };
+
+		if (bpf_map_delete_elem(&live, &old) == 0)
+			send(pid, tid, c->old, 0, 0);
+	}
+	if (addr && c->size >= min_size) {
+		struct live_key lk = { pid, 0, addr };
+
+		bpf_map_update_elem(&live, &lk, &one, BPF_ANY);
+		send(pid, tid, addr, c->size, c->caller);
+	}
+	bpf_map_delete_elem(&calls, &key);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(malloc_enter, __u64 size)
+{
+	return enter(ctx, CALL_MALLOC, size, 0, 0);
+}
+
+SEC("uretprobe")
+int malloc_leave(struct pt_regs *ctx)
+{
+	return leave(ctx, CALL_MALLOC);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(calloc_enter, __u64 n, __u64 size)
+{
+	return enter(ctx, CALL_CALLOC, n * size, 0, 0);
+}
+
+SEC("uretprobe")
+int calloc_leave(struct pt_regs *ctx)
+{
+	return leave(ctx, CALL_CALLOC);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(realloc_enter, __u64 old, __u64 size)
+{
+	return enter(ctx, CALL_REALLOC, size, old, 0);
+}
+
+SEC("uretprobe")
+int realloc_leave(struct pt_regs *ctx)
+{
+	return leave(ctx, CALL_REALLOC);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(aligned_alloc_enter, __u64 align, __u64 size)
+{
+	return enter(ctx, CALL_ALIGNED, size, 0, 0);
+}
+
+SEC("uretprobe")
+int aligned_alloc_leave(struct pt_regs *ctx)
+{
+	return leave(ctx, CALL_ALIGNED);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(posix_memalign_enter, __u64 out, __u64 align, __u64 size)
+{
+	return enter(ctx, CALL_MEMALIGN, size, 0, out);
+}
+
+SEC("uretprobe")
+int posix_memalign_leave(struct pt_regs *ctx)
+{
+	return leave(ctx, CALL_MEMALIGN);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(free_enter, __u64 addr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct live_key lk = { (__u32)(id >> 32), 0, addr };
+
+	if (addr && bpf_map_delete_elem(&live, &lk) == 0)
+		send(lk.pid, (__u32)id, addr, 0, 0);
+	return 0;
+}
