@@ -1,6 +1,7 @@
 /* heaparrays: heap arrays made at known lines, for allocation-site tests.
  *
  *   heaparrays [--reuse]
+ *   heaparrays --churn N [BYTES]
  *
  * Two arrays are malloc'd at the lines marked COLD-ALLOC (4 MiB) and
  * HOT-ALLOC (32 MiB); hot_pass() writes one byte in every page of the hot
@@ -9,12 +10,15 @@
  * FIRST-ALLOC, touched, freed, and another malloc'd at SECOND-ALLOC, which
  * the allocator places at the same address (both are mmap'd: the threshold
  * is fixed at 1 MiB); the second is touched in every page. Prints the
- * addresses as JSON. THP is off so every page faults once. */
+ * addresses as JSON. THP is off so every page faults once. --churn: only
+ * N malloc(BYTES) (64 by default) and free pairs, printing the time a pair
+ * took as JSON (for the cost of the allocator probes). */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #define COLD_BYTES ((size_t)4 << 20)
@@ -35,11 +39,32 @@ __attribute__((noinline)) static void hot_pass(char *hot, char *cold)
 	touch(hot, HOT_BYTES);
 }
 
+static int churn(long n, size_t bytes)
+{
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long i = 0; i < n; i++) {
+		volatile char *p = malloc(bytes);
+
+		if (!p)
+			return 1;
+		p[0] = (char)i;
+		free((void *)p);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("{\"pairs\":%ld,\"bytes\":%zu,\"ns_per_pair\":%.1f}\n", n, bytes,
+	       ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int reuse = argc > 1 && !strcmp(argv[1], "--reuse");
 	char *cold, *hot, *first = NULL, *second = NULL;
 
+	if (argc > 2 && !strcmp(argv[1], "--churn"))
+		return churn(atol(argv[2]) > 0 ? atol(argv[2]) : 1, argc > 3 ? (size_t)atol(argv[3]) : 64);
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	/* A fixed threshold: freed blocks go back to the kernel and the
 	 * next block of that size is mapped where the last one was. */

@@ -12,8 +12,14 @@ interleaved with the others, repeated; the medians are reported:
 perf record post-processes its file at exit (build-ids); that is part of its cost, as
 memscope's move_pages and call-chain symbolization inputs are part of memscope's.
 
-Usage: sample_overhead.py [--build DIR] [--repeat N] [--mib M] [--write docs/performance.md]
+The cost of `--alloc` (uprobes on the allocator) is measured apart, on `heaparrays --churn N
+BYTES` (N malloc/free pairs, timed by the workload itself): small blocks (under --alloc-min, so
+only the probes' traps and a size compare) and large ones (every one recorded), next to bpftrace
+with the same uprobes when it is installed.
+
+Usage: sample_overhead.py [--build DIR] [--repeat N] [--mib M] [--pairs N] [--write docs/performance.md]
 """
+import shutil
 import argparse
 import json
 import pathlib
@@ -37,11 +43,63 @@ def run_once(cmd):
     return report["fill_ms"], report["cpu_ms"], tree
 
 
+def churn_once(cmd):
+    """ns per malloc/free pair the workload measured."""
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads([line for line in out.splitlines() if line.startswith("{")][-1])["ns_per_pair"]
+
+
+def own_libc():
+    for line in pathlib.Path("/proc/self/maps").read_text().splitlines():
+        path = line.split()[-1]
+        if "/libc.so" in path or "/libc-" in path:
+            return path
+    return None
+
+
+def alloc_lines(build, memscope, repeat, pairs, tmp):
+    out = str(tmp / "a.rec")
+    lines = ["", "`--alloc` (allocator uprobes): ns per `malloc`+`free` pair of `heaparrays --churn %d BYTES`, "
+             "median (min-max) of %d runs:" % (pairs, repeat), "",
+             "| run | 64 B blocks (not recorded) | 64 KiB blocks (each recorded) |", "|---|---|---|"]
+    libc = own_libc()
+    configs = {
+        "alone": [],
+        "memscope record --sample page-faults": [memscope, "record", "--no-ctl", "--sample", "page-faults",
+                                                 "-o", out, "--"],
+        "memscope record --sample page-faults --alloc": [memscope, "record", "--no-ctl", "--sample",
+                                                         "page-faults", "--alloc", "-o", out, "--"],
+    }
+    if shutil.which("bpftrace") and libc:
+        prog = ("uprobe:%s:malloc,uprobe:%s:free { @calls = count(); } uretprobe:%s:malloc { @rets = count(); }"
+                % (libc, libc, libc))
+        configs["bpftrace, uprobes on malloc (entry, return) and free"] = ["bpftrace", "-q", "-e", prog, "-c"]
+    med = {}
+    for size in (64, 65536):
+        work = [str(build / "contrib/bench/heaparrays"), "--churn", str(pairs), str(size)]
+        runs = {name: [] for name in configs}
+        for _ in range(repeat):
+            for name, cmd in configs.items():
+                full = cmd + [" ".join(work)] if name.startswith("bpftrace") else cmd + work
+                runs[name].append(churn_once(full))
+        for name, values in runs.items():
+            med.setdefault(name, []).append((statistics.median(values), min(values), max(values)))
+    for name, cells in med.items():
+        lines.append("| `%s` | %s |" % (name, " | ".join("%.0f ns (%.0f-%.0f)" % c for c in cells)))
+    ours = "memscope record --sample page-faults --alloc"
+    for other in [n for n in med if n.startswith("bpftrace")]:
+        lines.append("")
+        lines.append("- `%s` / bpftrace: %.2f (64 B), %.2f (64 KiB)" % (
+            ours, med[ours][0][0] / med[other][0][0], med[ours][1][0] / med[other][1][0]))
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--mib", type=int, default=256)
+    ap.add_argument("--pairs", type=int, default=200000)
     ap.add_argument("--write")
     args = ap.parse_args()
     build = pathlib.Path(args.build).resolve()
@@ -93,6 +151,7 @@ def main():
     for ours, theirs in pairs:
         lines.append("- `%s` / `%s`: loop time %.2f, collector CPU %.2f" % (
             ours, theirs, med[ours][0] / med[theirs][0], med[ours][3] / med[theirs][3]))
+    lines += alloc_lines(build, memscope, args.repeat, args.pairs, tmp)
     lines.append(END)
     text = "\n".join(lines)
     print(text)

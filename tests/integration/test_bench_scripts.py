@@ -31,7 +31,7 @@ SCRIPTS = {
                      "<!-- top-scale:start -->", "| memscope top |"),
     "live_overhead.py": (["--seconds", "1", "--repeat", "1", "--series", "8"], "<!-- live-overhead:start -->",
                          "| memscope live, one page streaming |"),
-    "sample_overhead.py": (["--repeat", "1", "--mib", "8"], "<!-- sample-overhead:start -->",
+    "sample_overhead.py": (["--repeat", "1", "--mib", "8", "--pairs", "1000"], "<!-- sample-overhead:start -->",
                            "| `memscope record --sample page-faults` |"),
 }
 
