@@ -133,9 +133,9 @@ def main():
     pages = args.mib * 1024 * 1024 // 4096
     lines = [
         START,
-        "Measured with `python3 contrib/bench/sample_overhead.py --build build --repeat %d --mib %d` "
+        "Measured with `python3 contrib/bench/sample_overhead.py --build build --repeat %d --mib %d --pairs %d` "
         "(workload: `hotarray %d --time`, %s page faults, each one sampled: `-c 1`)." % (
-            args.repeat, args.mib, args.mib, format(pages, ",")),
+            args.repeat, args.mib, args.pairs, args.mib, format(pages, ",")),
         "",
         "| run | workload loop, median (min-max) | slowdown vs alone | collector CPU, median (min-max) |",
         "|---|---|---|---|",
