@@ -497,6 +497,11 @@ def test_screen_shows_a_workload_sorts_pauses_and_quits(memscope, touchmem, tmux
         t.keys("?")
         t.wait_for(lambda ls: any("Not measured on this host" in line for line in ls) and
                    any("not available" in line for line in ls))
+        # ... and what every column means, by the names the screen shows.
+        help_lines = t.wait_for(lambda ls: any("Process columns" in line for line in ls))
+        described = {line.split()[0] for line in help_lines if line.startswith("  ") and line.split()}
+        for name in node_title.split()[1:] + [c for c in proc_title.split() if not c.startswith("ALLOC_N")]:
+            assert name in described or (name == "THR" and "PID" in described), (name, help_lines)
         t.keys("x")
         t.wait_for(lambda ls: any(line.startswith("NODE") for line in ls))
 

@@ -41,6 +41,17 @@ static int node_col_width(int c)
 	return w < 8 ? 8 : w;
 }
 
+static const char *const process_help[] = {
+	"PID THR    process id; threads the probes have seen",
+	"FAULTS/s   page faults per second of all its threads, user and kernel",
+	"ALLOC/s    pages per second allocated for it (ALLOC_N<i>/s: on node i, with several nodes)",
+	"REMOTE%    remote share of its memory accesses (core PMU local/remote DRAM events)",
+	"CPU%       on-CPU time over wall time, percent of one CPU",
+	"OFFCPU%    off-CPU share of the time its threads were switched in or out",
+	"MIGR/s     its task migrations per second between CPUs",
+	"COMMAND    its name (comm)",
+};
+
 static const char *const node_help[TOP_NODE_NR_COLS] = {
 	"READ_B/s   DRAM read bandwidth of the node, bytes per second",
 	"WRITE_B/s  DRAM write bandwidth of the node, bytes per second",
@@ -511,6 +522,15 @@ static void draw_help(const struct top_model *m)
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
 		if (y < getmaxy(stdscr) - 1)
 			put(y++, 2, node_help[c]);
+	if (y < getmaxy(stdscr) - 2) {
+		y++;
+		attron(A_BOLD);
+		put(y++, 0, "Process columns");
+		attroff(A_BOLD);
+	}
+	for (size_t c = 0; c < sizeof(process_help) / sizeof(process_help[0]); c++)
+		if (y < getmaxy(stdscr) - 1)
+			put(y++, 2, process_help[c]);
 	if (m->nr_lua_cols && y < getmaxy(stdscr) - 2) {
 		y++;
 		attron(A_BOLD);
