@@ -79,8 +79,10 @@ def test_interval_lines_add_up_to_totals(memscope, touchmem):
 
 
 def test_one_millisecond_interval_system_wide(memscope, touchmem):
-    """-I 1: a line per event every millisecond, times on a 1 ms grid, lines that add up to
-    the totals, and the workload's faults all in them."""
+    """-I 1: a line per event every millisecond, lines that add up to the totals, and the
+    workload's faults all in them. (Where in its millisecond each frame is read is the wake-up
+    latency, which other work on the machine sets: the timer's grid is checked at -I 50 in
+    test_pipeline.py.)"""
     rows, _ = stat_csv(memscope, ["-a", "-I", "1", "-e", "page-faults,context-switches",
                                   "--", touchmem, "20", "--repeat", "5", "--sleep-ms", "100"])
     lines = intervals(rows)
@@ -88,9 +90,6 @@ def test_one_millisecond_interval_system_wide(memscope, touchmem):
     # About 500 ticks; a busy machine may merge some (a late tick covers the ones it missed).
     assert len(times) >= 100, len(times)
     assert all(b > a for a, b in zip(times, times[1:]))
-    # Frame k is taken at k ms after the start (plus the wake-up latency).
-    on_grid = sum(1 for t in times if (t * 1000) % 1 < 0.5)
-    assert on_grid >= 0.5 * len(times), (on_grid, len(times))
     for ev in ("page-faults", "context-switches"):
         assert sum(r["value"] for r in lines if r["event"] == ev) == totals(rows)[("total", ev)]
     assert totals(rows)[("total", "page-faults")] >= 5 * expected_faults(20)
