@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "events/event.h"
@@ -132,4 +133,29 @@ bool perf_open_error(const struct host *host, const struct event *ev, int errnum
 		ms_error_set(err, "cannot open '%s': %s", ev->name, strerror(errnum));
 		return true;
 	}
+}
+
+bool perf_event_try_own(const struct host *host, struct perf_event_attr *attr, const char *what,
+			struct ms_error *why)
+{
+	int fd;
+
+	if (host->roots.is_fixture) {
+		ms_error_set(why, "MEMSCOPE_SYSFS_ROOT=%s describes another machine: nothing on it can be "
+			     "opened here", host->roots.sys);
+		return false;
+	}
+	fd = (int)syscall(__NR_perf_event_open, attr, 0, -1, -1, 0);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	if (errno == ENOSYS || errno == ENOENT)
+		ms_error_set(why, "this kernel has no perf events (CONFIG_PERF_EVENTS)");
+	else if (errno == EACCES || errno == EPERM)
+		ms_error_set(why, "perf_event_open refused to %s (kernel.perf_event_paranoid = %d): lower it, "
+			     "or give memscope CAP_PERFMON", what, perf_event_paranoid());
+	else
+		ms_error_set(why, "perf_event_open: %s", strerror(errno));
+	return false;
 }

@@ -28,4 +28,13 @@ const struct pmu *host_core_pmu(const struct host *host);
 /* /proc/sys/kernel/perf_event_paranoid, or 2 (the kernel's default) if unreadable. */
 int perf_event_paranoid(void);
 
+struct perf_event_attr;
+
+/* Whether this process may open attr on itself (a source's presence check):
+ * false with the reason in why, for a fixture tree (another machine), a kernel
+ * without perf events, or a refusal; `what` says what was refused ("count even
+ * this process's own task clock"). */
+bool perf_event_try_own(const struct host *host, struct perf_event_attr *attr, const char *what,
+			struct ms_error *why);
+
 #endif

@@ -900,28 +900,8 @@ static bool perf_present(const struct source_kind *kind, const struct host *host
 	struct perf_event_attr attr = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(attr),
 					.config = PERF_COUNT_SW_TASK_CLOCK, .disabled = 1,
 					.exclude_kernel = 1, .exclude_hv = 1 };
-	int fd;
-
 	(void)kind;
-	if (host->roots.is_fixture) {
-		ms_error_set(why, "MEMSCOPE_SYSFS_ROOT=%s describes another machine: its counters cannot be "
-			     "opened here", host->roots.sys);
-		return false;
-	}
-	fd = (int)syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
-	if (fd >= 0) {
-		close(fd);
-		return true;
-	}
-	if (errno == ENOSYS || errno == ENOENT)
-		ms_error_set(why, "this kernel has no perf events (CONFIG_PERF_EVENTS)");
-	else if (errno == EACCES || errno == EPERM)
-		ms_error_set(why, "perf_event_open refused even this process's own task clock "
-			     "(kernel.perf_event_paranoid = %d): lower it, or give memscope CAP_PERFMON",
-			     perf_event_paranoid());
-	else
-		ms_error_set(why, "perf_event_open: %s", strerror(errno));
-	return false;
+	return perf_event_try_own(host, &attr, "count even this process's own task clock", why);
 }
 
 const struct source_kind perf_source_kind = {

@@ -478,7 +478,7 @@ static void setup_attr(struct sample_source *ss, struct sample_event *se, bool f
 /* Open ev on one (task, cpu); when the kernel refuses an optional part, try
  * without it (build-ids in MMAP2: kernels before 5.12; physical addresses:
  * without CAP_PERFMON or CAP_SYS_ADMIN; precise levels the PMU lacks). */
-static int open_one(struct sample_source *ss, struct sample_event *se, bool first, pid_t pid, int cpu)
+static int open_one(struct sample_source *ss, struct sample_event *se, pid_t pid, int cpu)
 {
 	struct perf_event_attr *a = &se->ev.attr;
 
@@ -654,7 +654,7 @@ static int open_events(struct sample_source *ss, struct ms_error *err)
 			struct sample_event *se = &ss->events[e];
 
 			for (int t = 0; t < nr_tasks; t++) {
-				int fd = open_one(ss, se, e == 0, tasks[t], cpu);
+				int fd = open_one(ss, se, tasks[t], cpu);
 
 				if (fd == -ESRCH)
 					continue; /* a thread that has exited since it was listed */
@@ -1058,28 +1058,8 @@ static bool sample_present(const struct source_kind *kind, const struct host *ho
 					.config = PERF_COUNT_SW_PAGE_FAULTS, .disabled = 1, .sample_period = 1,
 					.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_ADDR,
 					.exclude_kernel = 1, .exclude_hv = 1 };
-	int fd;
-
 	(void)kind;
-	if (host->roots.is_fixture) {
-		ms_error_set(why, "MEMSCOPE_SYSFS_ROOT=%s describes another machine: it cannot be sampled here",
-			     host->roots.sys);
-		return false;
-	}
-	fd = (int)syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
-	if (fd >= 0) {
-		close(fd);
-		return true;
-	}
-	if (errno == ENOSYS || errno == ENOENT)
-		ms_error_set(why, "this kernel has no perf events (CONFIG_PERF_EVENTS)");
-	else if (errno == EACCES || errno == EPERM)
-		ms_error_set(why, "perf_event_open refused to sample even this process's own page faults "
-			     "(kernel.perf_event_paranoid = %d): lower it, or give memscope CAP_PERFMON",
-			     perf_event_paranoid());
-	else
-		ms_error_set(why, "perf_event_open: %s", strerror(errno));
-	return false;
+	return perf_event_try_own(host, &attr, "sample even this process's own page faults", why);
 }
 
 const struct source_kind sample_source_kind = {
