@@ -59,25 +59,14 @@ def test_bpf_page_placement(memscope, touchmem, thp_off, memnode):
     assert pages.get(memnode, 0) >= PAGES, pages
 
 
-def remote_ratio_script():
-    for candidate in (ROOT / "lua" / "remote_ratio.lua",):
-        if candidate.exists():
-            return candidate
-    pytest.xfail("not implemented yet: lua/remote_ratio.lua does not exist")
-
-
 def remote_ratio(memscope, cmd, tmp_path):
     """remote_ratio.lua over a recording of cmd, as a fraction."""
-    script = remote_ratio_script()
+    script = ROOT / "lua" / "remote_ratio.lua"
     recording = tmp_path / "placement.msr"
     # numastat local/other per node: the kernel's own split of the run's page allocations.
     res = run([memscope, "record", "-o", recording, "-m", "numa.local,numa.other", "--", *cmd])
-    if res.returncode == 2 and re.search(r"unknown command|usage", res.stderr, re.I):
-        pytest.xfail(f"not implemented yet: memscope record says: {res.stderr.strip().splitlines()[0]}")
     assert res.returncode == 0, res.stderr
     res = run([memscope, "report", "--lua", script, recording])
-    if res.returncode == 2 and re.search(r"unknown command|usage", res.stderr, re.I):
-        pytest.xfail(f"not implemented yet: memscope report says: {res.stderr.strip().splitlines()[0]}")
     assert res.returncode == 0, res.stderr
     match = re.search(r"^remote share: ([0-9.]+) \(", res.stdout, re.M)
     assert match, f"no remote share in remote_ratio.lua's report:\n{res.stdout}"
