@@ -48,9 +48,14 @@ def record(memscope, path, events, cmd, extra=()):
 
 @pytest.fixture(scope="module")
 def touch_recording(memscope, touchmem, tmp_path_factory):
+    # The workload sleeps after touching its memory so the recording holds frames past the
+    # 4th at any machine speed (a script below fails on frame 3); sleeping adds no faults.
     path = tmp_path_factory.mktemp("rec") / "touch.rec"
-    return record(memscope, path, "page-faults,proc.faults,proc.faults_user,proc.faults_kernel,"
-                  "proc.faults_read,proc.faults_write,proc.pages_alloc", [touchmem, MB])
+    record(memscope, path, "page-faults,proc.faults,proc.faults_user,proc.faults_kernel,"
+           "proc.faults_read,proc.faults_write,proc.pages_alloc", [touchmem, MB, "--sleep-ms", 200])
+    frames = sum(1 for line in path.read_text().splitlines() if line.startswith('{"t":'))
+    assert frames >= 5, f"{path}: {frames} frames"
+    return path
 
 
 def summary_totals(memscope, recording):
