@@ -173,8 +173,9 @@ static void test_failures(void)
 		       "    return t.field\n  end\nend\n"),
 		script("loop.lua", "function on_frame(f)\n  if f.seq == 1 then\n    while true do\n"
 		       "      pcall(function() while true do end end)\n    end\n  end\nend\n"),
-		script("alloc.lua", "function on_frame(f)\n  local t = {}\n  for i = 1, 1e9 do\n"
-		       "    t[i] = i\n  end\nend\n"),
+		/* 64 KiB a step: the budget, never the clock, stops it. */
+		script("alloc.lua", "function on_frame(f)\n  local t, s = {}, string.rep('x', 65536)\n  for i = 1, 1e9 do\n"
+		       "    t[i] = s .. i\n  end\nend\n"),
 		script("bigstring.lua", "function on_frame(f)\n  local s = string.rep('x', 1e9)\nend\n"),
 		script("healthy.lua", "n = 0\nfunction on_frame(f) n = n + 1 end\n"
 		       "function on_end(s) print('healthy saw', n, 'frames of', s.frames) end\n"),
@@ -392,8 +393,9 @@ static void test_escapes(void)
 			      "function on_end(s) print('healthy saw', n, 'frames of', s.frames) end\n";
 	const char *handlers[] = {
 		script("xpcall.lua", "function on_frame(f)\n  xpcall(error, function() while true do end end)\nend\n"),
-		script("xpcall_alloc.lua", "function on_frame(f)\n  xpcall(function() local t = {} for i = 1, 1e9 do "
-		       "t[i] = i end end,\n    function() local t = {} for i = 1, 1e9 do t[i] = i end end)\n"
+		script("xpcall_alloc.lua", "X = string.rep('x', 65536) function on_frame(f)\n  xpcall(function() local t = {} for i = 1, 1e9 do "
+		       "t[i] = X .. i end end,\n    function() local t = {} for i = 1, 1e9 do "
+		       "t[i] = X .. i end end)\n"
 		       "  while true do end\nend\n"),
 		script("close_loop.lua", "function on_frame(f)\n  local x <close> = setmetatable({}, {__close = function()\n"
 		       "    while true do end end})\n  error('first')\nend\n"),
@@ -415,7 +417,8 @@ static void test_escapes(void)
 	const char *lookups[] = {
 		script("g_loop.lua", "setmetatable(_G, {__index = function(t, k)\n  while true do end\nend})\n"),
 		script("g_raise.lua", "setmetatable(_G, {__index = function(t, k)\n  error('no such global ' .. k)\nend})\n"),
-		script("g_alloc.lua", "setmetatable(_G, {__index = function(t, k)\n  local t = {} for i = 1, 1e9 do t[i] = i end\n"
+		script("g_alloc.lua", "local s = string.rep('x', 65536) setmetatable(_G, {__index = function(t, k)\n"
+		       "  local t = {} for i = 1, 1e9 do t[i] = s .. i end\n"
 		       "end})\n"),
 		script("script_raise.lua", "script = setmetatable({}, {__index = function(t, k)\n  error('no ' .. k)\nend})\n"),
 		/* __index slips a looping __gc into the metatable while setmetatable
