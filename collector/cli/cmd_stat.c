@@ -350,9 +350,9 @@ next_run:
 	if ((opt.aggr == AGGR_CHANNEL || opt.aggr == AGGR_INSTANCE) && (status = check_channels(&session, opt.aggr)) != 0)
 		goto out;
 	status = 1;
-	if (opt.aggr == AGGR_CPU && (opt.metrics.nr || nr_lua_metrics)) {
+	if ((opt.aggr == AGGR_CPU || opt.aggr == AGGR_CORE || opt.aggr == AGGR_DIE) && (opt.metrics.nr || nr_lua_metrics)) {
 		fprintf(stderr, "memscope stat: -m computes metrics for the system, each node (--per-node) "
-			"or each socket (--per-socket), not per CPU\n");
+			"or each socket (--per-socket), not per %s\n", opt.aggr == AGGR_CPU ? "CPU" : aggr_mode_name(opt.aggr));
 		status = EXIT_USAGE;
 		goto out;
 	}

@@ -43,6 +43,9 @@ const struct cli_option measure_interval_options[] = {
 const struct cli_option measure_row_options[] = {
 	{ SESSION_OPT_PER_CPU, "per-cpu", NULL, "one row per CPU", CLI_COMPLETE_NONE, NULL, 0 },
 	{ SESSION_OPT_PER_SOCKET, "per-socket", NULL, "one row per socket", CLI_COMPLETE_NONE, NULL, 0 },
+	{ SESSION_OPT_PER_CORE, "per-core", NULL, "one row per core (perf's S0-D0-C0: socket, die, core)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ SESSION_OPT_PER_DIE, "per-die", NULL, "one row per die (perf's S0-D0)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ SESSION_OPT_PER_NODE, "per-node", NULL, "one row per NUMA node", CLI_COMPLETE_NONE, NULL, 0 },
 	{ SESSION_OPT_PER_CHANNEL, "per-channel", NULL,
 	  "-m metrics per memory channel (PMUs the catalog scopes per channel)", CLI_COMPLETE_NONE, NULL, 0 },

@@ -1,5 +1,6 @@
 #include "metrics/aggregate.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,16 +13,56 @@ const char *aggr_mode_name(enum aggr_mode mode)
 	case AGGR_THREAD: return "tid";
 	case AGGR_CHANNEL: return "channel";
 	case AGGR_INSTANCE: return "instance";
+	case AGGR_CORE: return "core";
+	case AGGR_DIE: return "die";
 	default: return "total";
 	}
 }
 
-static int series_key(const struct series *s, enum aggr_mode mode)
+int aggr_place_key(enum aggr_mode mode, const struct cpu_place *place)
 {
+	if (place->socket < 0 || place->socket > AGGR_KEY_MAX_SOCKET || place->die < 0 || place->die > AGGR_KEY_MAX_DIE ||
+	    place->core < 0 || place->core > AGGR_KEY_MAX_CORE)
+		return -1;
+	return (place->socket << 22) | (place->die << 16) | (mode == AGGR_CORE ? place->core : 0);
+}
+
+void aggr_key_label(enum aggr_mode mode, int key, char *buf, size_t size)
+{
+	if (mode == AGGR_CORE)
+		snprintf(buf, size, "S%d-D%d-C%d", key >> 22, (key >> 16) & AGGR_KEY_MAX_DIE, key & AGGR_KEY_MAX_CORE);
+	else
+		snprintf(buf, size, "S%d-D%d", key >> 22, (key >> 16) & AGGR_KEY_MAX_DIE);
+}
+
+int aggr_topology_fits(const struct topology *topo, struct ms_error *err)
+{
+	for (int i = 0; i < topo->nr_cpus; i++)
+		if (aggr_place_key(AGGR_CORE, &topo->cpus[i]) < 0) {
+			ms_error_set(err, "cpu%d is socket %d, die %d, core %d: --per-core and --per-die number "
+				     "sockets up to %d, dies up to %d and cores up to %d", topo->cpus[i].cpu,
+				     topo->cpus[i].socket, topo->cpus[i].die, topo->cpus[i].core, AGGR_KEY_MAX_SOCKET,
+				     AGGR_KEY_MAX_DIE, AGGR_KEY_MAX_CORE);
+			return -1;
+		}
+	return 0;
+}
+
+static int series_key(const struct series *s, enum aggr_mode mode, const struct topology *topo)
+{
+	const struct cpu_place *place;
+	int key;
+
 	switch (mode) {
 	case AGGR_CPU: return s->labels.cpu;
 	case AGGR_SOCKET: return s->labels.socket;
 	case AGGR_NODE: return s->labels.node;
+	case AGGR_CORE:
+	case AGGR_DIE:
+		if (!topo || s->labels.cpu == LABEL_NONE || !(place = topology_cpu(topo, s->labels.cpu)))
+			return LABEL_NONE;
+		key = aggr_place_key(mode, place);
+		return key < 0 ? LABEL_NONE : key;
 	default: return -1;
 	}
 }
@@ -40,7 +81,8 @@ static int compare_int(const void *a, const void *b)
 	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
-int aggregation_init(struct aggregation *a, const struct series_table *table, enum aggr_mode mode)
+int aggregation_init(struct aggregation *a, const struct series_table *table, enum aggr_mode mode,
+		     const struct topology *topo)
 {
 	int n = table->nr > 0 ? table->nr : 1;
 
@@ -83,8 +125,8 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 			continue;
 		if (mode == AGGR_TOTAL)
 			continue;
-		if (series_key(s, mode) != LABEL_NONE)
-			find_or_add(a->row_keys, &a->nr_rows, series_key(s, mode));
+		if (series_key(s, mode, topo) != LABEL_NONE)
+			find_or_add(a->row_keys, &a->nr_rows, series_key(s, mode, topo));
 	}
 	if (mode == AGGR_TOTAL || a->nr_rows == 0) {
 		a->nr_rows = 1;
@@ -92,7 +134,7 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 	}
 	qsort(a->row_keys, (size_t)a->nr_rows, sizeof(int), compare_int);
 	for (int i = 0; i < table->nr; i++) {
-		int key = series_key(&table->series[i], mode);
+		int key = series_key(&table->series[i], mode, topo);
 
 		a->series_row[i] = 0;
 		if (series_is_per_task(&table->series[i]))

@@ -4,8 +4,10 @@
 #define MEMSCOPE_AGGREGATE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "host/topology.h"
 #include "sampler/frame.h"
 
 /* AGGR_THREAD rows come from the eBPF source's per-thread maps (stat_threads.h),
@@ -13,7 +15,16 @@
 /* AGGR_CHANNEL rows are the metric engine's memory channels (metrics only:
  * the series are not grouped by channel); AGGR_INSTANCE shows the same rows,
  * which also hold the instances of plugin series (a resctrl group, a cgroup). */
-enum aggr_mode { AGGR_TOTAL, AGGR_CPU, AGGR_SOCKET, AGGR_NODE, AGGR_THREAD, AGGR_CHANNEL, AGGR_INSTANCE };
+/* AGGR_CORE and AGGR_DIE rows gather the per-CPU series of a core (or die) by
+ * the host's topology; their keys pack (socket, die, core) so that they sort in
+ * perf's order (aggr_place_key). */
+enum aggr_mode { AGGR_TOTAL, AGGR_CPU, AGGR_SOCKET, AGGR_NODE, AGGR_THREAD, AGGR_CHANNEL, AGGR_INSTANCE,
+		 AGGR_CORE, AGGR_DIE };
+
+/* Largest ids a core/die key holds: sockets < 512, dies < 64, cores < 65536. */
+#define AGGR_KEY_MAX_SOCKET 511
+#define AGGR_KEY_MAX_DIE 63
+#define AGGR_KEY_MAX_CORE 65535
 
 struct aggr_cell {
 	double value;           /* sum of multiplexing-scaled counts, in counts (not scaled units) */
@@ -40,8 +51,18 @@ struct aggregation {
 	int nr_series;
 };
 
-const char *aggr_mode_name(enum aggr_mode mode);   /* "total", "cpu", "socket", "node" */
-int aggregation_init(struct aggregation *a, const struct series_table *table, enum aggr_mode mode);
+const char *aggr_mode_name(enum aggr_mode mode);   /* "total", "cpu", "socket", "node", "core", "die" */
+/* The row key of a CPU's core (AGGR_CORE) or die (AGGR_DIE); -1 when its ids
+ * are beyond the AGGR_KEY_MAX_* limits (aggr_topology_fits says which). */
+int aggr_place_key(enum aggr_mode mode, const struct cpu_place *place);
+/* perf's name of a core or die row key: "S0-D1-C3", "S0-D1". */
+void aggr_key_label(enum aggr_mode mode, int key, char *buf, size_t size);
+/* 0 when every CPU of topo has a core/die key, else -1 with err naming the CPU. */
+int aggr_topology_fits(const struct topology *topo, struct ms_error *err);
+/* topo: the CPUs' places for AGGR_CORE and AGGR_DIE (series of CPUs it does
+ * not know, or every series when it is NULL, are in no row); else unused. */
+int aggregation_init(struct aggregation *a, const struct series_table *table, enum aggr_mode mode,
+		     const struct topology *topo);
 void aggregation_free(struct aggregation *a);
 
 /* cells: nr_rows x nr_columns. clear, then add frames (add twice = sum). */

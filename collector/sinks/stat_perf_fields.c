@@ -32,6 +32,11 @@ static void row_fields(const struct stat_table *t, int row, struct perf_fields *
 		f->aggr_key = "node";
 		snprintf(f->aggr, sizeof(f->aggr), "N%d", key);
 		break;
+	case AGGR_CORE:
+	case AGGR_DIE:
+		f->aggr_key = aggr_mode_name(t->mode);
+		aggr_key_label(t->mode, key, f->aggr, sizeof(f->aggr));
+		break;
 	case AGGR_THREAD:
 		f->aggr_key = "thread";
 		snprintf(f->aggr, sizeof(f->aggr), "%d", key);

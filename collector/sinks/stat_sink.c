@@ -24,7 +24,14 @@ static int stat_open(struct sink *sink, const struct sink_setup *setup, struct m
 
 	st->setup = setup;
 	st->opt.output.title = setup->title;
-	if (aggregation_init(&st->aggr, setup->table, st->opt.aggr) < 0)
+	if ((st->opt.aggr == AGGR_CORE || st->opt.aggr == AGGR_DIE) &&
+	    (!setup->topo || aggr_topology_fits(setup->topo, err) < 0)) {
+		if (!setup->topo)
+			ms_error_set(err, "--per-%s needs the CPUs' topology, which this input does not give",
+				     aggr_mode_name(st->opt.aggr));
+		return -1;
+	}
+	if (aggregation_init(&st->aggr, setup->table, st->opt.aggr, setup->topo) < 0)
 		goto oom;
 	st->opened = true;
 	/* With -m, a metric's raw inputs stay hidden unless -e named them. */

@@ -129,6 +129,8 @@ int stat_table_set_row_cpus(struct stat_table *t, const struct topology *topo)
 			case AGGR_CPU: t->row_cpus[r] += p->cpu == t->row_keys[r]; break;
 			case AGGR_SOCKET: t->row_cpus[r] += p->socket == t->row_keys[r]; break;
 			case AGGR_NODE: t->row_cpus[r] += p->node == t->row_keys[r]; break;
+			case AGGR_CORE:
+			case AGGR_DIE: t->row_cpus[r] += aggr_place_key(t->mode, p) == t->row_keys[r]; break;
 			default: break;
 			}
 		}
@@ -201,7 +203,7 @@ void stat_table_set_metrics(struct stat_table *t, const struct metric_plan *plan
 				continue;
 			out = &t->cells[r * t->nr_columns + c++];
 			memset(out, 0, sizeof(*out));
-			if (index < 0 || t->mode == AGGR_CPU) {
+			if (index < 0 || t->mode == AGGR_CPU || t->mode == AGGR_CORE || t->mode == AGGR_DIE) {
 				out->status = CELL_NOT_APPLICABLE;
 				out->why = "metrics are computed for the system, each node, socket or memory channel";
 				continue;
@@ -256,6 +258,10 @@ void stat_table_row_label(const struct stat_table *t, int row, char *buf, size_t
 
 	if (t->row_keys[row] < 0) {
 		snprintf(buf, size, "total");
+		return;
+	}
+	if (t->mode == AGGR_CORE || t->mode == AGGR_DIE) {
+		aggr_key_label(t->mode, t->row_keys[row], buf, size);
 		return;
 	}
 	if (!stat_table_row_is_channel(t)) {

@@ -57,11 +57,17 @@ static int column_width(const struct stat_table *t, int col)
 	return width < 16 ? 16 : width;
 }
 
+/* Width of the row column of interval lines: channel names, perf's S0-D0-C0, numbers. */
+static int row_width(const struct stat_table *t)
+{
+	return stat_table_row_is_channel(t) ? 24 : t->mode == AGGR_CORE ? 14 : t->mode == AGGR_DIE ? 10 : 8;
+}
+
 static void print_header(struct stat_output *o, const struct stat_table *t)
 {
 	fprintf(o->out, "#%11s", "time");
 	if (t->mode != AGGR_TOTAL)
-		fprintf(o->out, " %*s", stat_table_row_is_channel(t) ? 24 : 8, aggr_mode_name(t->mode));
+		fprintf(o->out, " %*s", row_width(t), aggr_mode_name(t->mode));
 	for (int c = 0; c < t->nr_columns; c++) {
 		char name[300];
 
@@ -82,11 +88,11 @@ void stat_text_interval(struct stat_output *o, double time_s, const struct stat_
 	}
 	for (int r = 0; r < t->nr_rows; r++) {
 		fprintf(o->out, "%12.3f", time_s);
-		if (stat_table_row_is_channel(t)) {
+		if (stat_table_row_is_channel(t) || t->mode == AGGR_CORE || t->mode == AGGR_DIE) {
 			char name[64];
 
 			stat_table_row_label(t, r, name, sizeof(name));
-			fprintf(o->out, " %24s", name);
+			fprintf(o->out, " %*s", row_width(t), name);
 		} else if (t->mode != AGGR_TOTAL) {
 			fprintf(o->out, " %8d", t->row_keys[r]);
 		}
@@ -117,7 +123,7 @@ void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat
 
 			format_cell(cell, text, sizeof(text));
 			if (t->mode != AGGR_TOTAL)
-				fprintf(o->out, " %-*s", stat_table_row_is_channel(t) ? 24 : 10, row);
+				fprintf(o->out, " %-*s", stat_table_row_is_channel(t) ? 24 : t->mode == AGGR_CORE ? 14 : 10, row);
 			fprintf(o->out, " %22s  %s%s%s", text, t->units[c][0] ? t->units[c] : "",
 				t->units[c][0] ? " " : "", t->names[c]);
 			if (cell->status != CELL_OK && cell->why)

@@ -173,3 +173,71 @@ def test_repeat_refuses_what_it_cannot_average(memscope):
         res = stat(memscope, args)
         assert res.returncode == 2, (args, res.stderr)
         assert "-r" in res.stderr, res.stderr
+
+
+def _online_cpus():
+    with open("/sys/devices/system/cpu/online") as f:
+        cpus = []
+        for part in f.read().strip().split(","):
+            lo, _, hi = part.partition("-")
+            cpus += range(int(lo), int(hi or lo) + 1)
+    return cpus
+
+
+def _place(cpu):
+    top = "/sys/devices/system/cpu/cpu%d/topology/" % cpu
+
+    def read(name, default="0"):
+        try:
+            with open(top + name) as f:
+                return f.read().strip()
+        except FileNotFoundError:
+            return default
+    return int(read("physical_package_id")), int(read("die_id")), int(read("core_id"))
+
+
+def test_per_core_and_die_rows_add_up_their_cpus(memscope, touchmem, tmp_path):
+    """One recording, read per CPU and per core/die: each core's (die's) row is the sum of its CPUs'
+    rows, named and numbered as perf does (S0-D0-C0,CPUs,value,...)."""
+    rec = tmp_path / "r.rec"
+    res = run([memscope, "record", "-a", "-e", "page-faults,context-switches", "-o", str(rec), "--", touchmem, "8"])
+    assert res.returncode == 0, res.stderr
+    per_cpu = stat(memscope, ["--input", str(rec), "-A", "-x,"])
+    assert per_cpu.returncode == 0, per_cpu.stderr
+    cpu_value = {}
+    for line in per_cpu.stdout.splitlines():
+        f = line.split(",")
+        cpu_value[(int(f[0][3:]), f[3])] = int(f[1])
+    cpus = sorted({c for c, _ in cpu_value})
+    assert cpus == _online_cpus()
+    for mode in ("core", "die"):
+        res = stat(memscope, ["--input", str(rec), "--per-" + mode, "-x,"])
+        assert res.returncode == 0, res.stderr
+        want = {}
+        for cpu in cpus:
+            s, d, c = _place(cpu)
+            name = "S%d-D%d-C%d" % (s, d, c) if mode == "core" else "S%d-D%d" % (s, d)
+            for event in ("page-faults", "context-switches"):
+                n, v = want.get((name, event), (0, 0))
+                want[(name, event)] = (n + 1, v + cpu_value[(cpu, event)])
+        got = {}
+        for line in res.stdout.splitlines():
+            f = line.split(",")
+            assert len(f) == 9, line                      # aggr, nr, value, unit, event, runtime, pcnt, metric x2
+            assert f[3] == "" and f[6] == "100.00", line
+            got[(f[0], f[4])] = (int(f[1]), int(f[2]))
+        assert got == want, (mode, got, want)
+        assert sum(v for (n, e), (_, v) in got.items() if e == "page-faults") > 8 * 1024 * 1024 // PAGE
+        js = stat(memscope, ["--input", str(rec), "--per-" + mode, "-j"])
+        objs = [__import__("json").loads(line) for line in js.stdout.splitlines()]
+        assert {(o[mode], o["event"]): (o["aggregate-number"], int(o["counter-value"])) for o in objs} == want
+        text = stat(memscope, ["--input", str(rec), "--per-" + mode])
+        for (name, event), (_, v) in want.items():
+            assert re.search(r"^ %s\s+%s  %s$" % (name, format(v, ","), event), text.stdout, re.M), text.stdout
+
+
+def test_per_core_refuses_metrics_and_other_rows(memscope):
+    res = stat(memscope, ["--per-core", "--per-socket", "-a", "-e", "page-faults", "--", "true"])
+    assert res.returncode == 2 and "--per-core and --per-socket: one kind of row at a time" in res.stderr, res.stderr
+    res = stat(memscope, ["--per-die", "-a", "-m", "numa.hit", "--", "true"])
+    assert res.returncode == 2 and "not per die" in res.stderr, res.stderr

@@ -336,7 +336,7 @@ static void totals_skip_per_task(void)
 	put(&f, 2, 60);
 	put(&f, 3, 20);
 	for (int mode = AGGR_TOTAL; mode <= AGGR_NODE; mode += AGGR_NODE) {
-		CHECK_EQ_INT(aggregation_init(&a, &t, mode), 0);
+		CHECK_EQ_INT(aggregation_init(&a, &t, mode, NULL), 0);
 		CHECK_EQ_INT(a.nr_columns, 2);
 		aggregation_clear(&a, cells);
 		aggregation_add(&a, &f, cells);

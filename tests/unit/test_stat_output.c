@@ -1,10 +1,15 @@
 /* Multiplexing, aggregation and what stat prints for it: scaled values,
  * coverage shown below 100%, unsupported and not-applicable cells. Frames are
  * built by hand here because this machine has no PMU that multiplexes. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "metrics/aggregate.h"
 #include "check.h"
+#include "host/topology.h"
 #include "sampler/frame.h"
 #include "sinks/stat_output.h"
 #include "sinks/stat_table.h"
@@ -78,7 +83,7 @@ static void per_node_with_multiplexing(void)
 	f.samples[3] = (struct sample){ 1000, 100, 25, true };
 	f.samples[4] = (struct sample){ 0, 0, 0, false };
 
-	CHECK_EQ_INT(aggregation_init(&a, &t, AGGR_NODE), 0);
+	CHECK_EQ_INT(aggregation_init(&a, &t, AGGR_NODE, NULL), 0);
 	CHECK_EQ_INT(a.nr_rows, 2);
 	CHECK_EQ_INT(a.nr_columns, 3);
 	CHECK_EQ_INT(a.row_keys[0], 0);
@@ -148,9 +153,156 @@ static void per_node_with_multiplexing(void)
 	series_table_free(&t);
 }
 
+static void write_file(const char *root, const char *rel, const char *text)
+{
+	char path[512], dir[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	/* mkdir -p of the file's directory */
+	for (char *p = strchr(path + strlen(root) + 1, '/'); p; p = strchr(p + 1, '/')) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(p - path), path);
+		mkdir(dir, 0755);
+	}
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* A sysfs tree of 2 sockets x 2 dies x 2 cores x 2 threads in Linux's SMT
+ * order: cpu = thread * 8 + socket * 4 + die * 2 + core; one node per socket. */
+static void write_two_die_tree(const char *root)
+{
+	char rel[256], text[32];
+
+	write_file(root, "devices/system/cpu/online", "0-15\n");
+	write_file(root, "devices/system/node/online", "0-1\n");
+	write_file(root, "devices/system/node/node0/cpulist", "0-3,8-11\n");
+	write_file(root, "devices/system/node/node1/cpulist", "4-7,12-15\n");
+	write_file(root, "devices/system/node/node0/distance", "10 21\n");
+	write_file(root, "devices/system/node/node1/distance", "21 10\n");
+	for (int cpu = 0; cpu < 16; cpu++) {
+		static const char *const files[] = { "physical_package_id", "die_id", "core_id" };
+		int ids[] = { (cpu / 4) % 2, (cpu / 2) % 2, cpu % 2 };
+
+		for (int i = 0; i < 3; i++) {
+			snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/topology/%s", cpu, files[i]);
+			snprintf(text, sizeof(text), "%d\n", ids[i]);
+			write_file(root, rel, text);
+		}
+	}
+}
+
+/* --per-core and --per-die: per-CPU series gathered by the tree's topology,
+ * each CPU counting 100 + its number; rows in perf's order with its names. */
+static void per_core_and_die(void)
+{
+	char root[] = "/tmp/memscope-topology-XXXXXX";
+	struct topology topo;
+	struct ms_error err = { "" };
+	struct series_table t = { 0 };
+	struct frame f;
+	struct aggregation a;
+	struct aggr_cell cells[16];
+	struct stat_output o = { 0 };
+	char *text;
+
+	CHECK(mkdtemp(root) != NULL);
+	write_two_die_tree(root);
+	CHECK_EQ_INT(topology_load(&topo, root, &err), 0);
+	CHECK_EQ_INT(topo.nr_cpus, 16);
+	CHECK_EQ_INT(topo.nr_dies, 4);
+	CHECK_EQ_INT(topo.nr_cores, 8);
+	for (int cpu = 0; cpu < 16; cpu++)
+		add(&t, "loads", cpu, topology_cpu(&topo, cpu)->node);
+	add(&t, "total-only", LABEL_NONE, LABEL_NONE);
+	CHECK_EQ_INT(frame_init(&f, t.nr), 0);
+	for (int cpu = 0; cpu < 16; cpu++)
+		f.samples[cpu] = (struct sample){ 100u + (unsigned)cpu, 10, 10, true };
+	f.samples[16] = (struct sample){ 5, 10, 10, true };
+
+	CHECK_EQ_INT(aggregation_init(&a, &t, AGGR_CORE, &topo), 0);
+	CHECK_EQ_INT(a.nr_rows, 8);
+	aggregation_clear(&a, cells);
+	aggregation_add(&a, &f, cells);
+	/* S0-D0-C0 = cpu0 + cpu8; S1-D1-C1 = cpu7 + cpu15. */
+	CHECK_NEAR(cells[0 * 2 + 0].value, 100 + 108, 1e-9);
+	CHECK_NEAR(cells[1 * 2 + 0].value, 101 + 109, 1e-9);
+	CHECK_NEAR(cells[2 * 2 + 0].value, 102 + 110, 1e-9);
+	CHECK_NEAR(cells[7 * 2 + 0].value, 107 + 115, 1e-9);
+	CHECK(cells[0 * 2 + 1].not_applicable);   /* a series of no CPU is in no core */
+	o.format = STAT_CSV;
+	snprintf(o.separator, sizeof(o.separator), ",");
+	{
+		struct stat_table table;
+		size_t size = 0;
+
+		text = NULL;
+		CHECK_EQ_INT(stat_table_init(&table, &a, NULL, 0, NULL, NULL, NULL, NULL, 0), 0);
+		CHECK_EQ_INT(stat_table_set_row_cpus(&table, &topo), 0);
+		stat_table_set_events(&table, &a, cells);
+		o.out = open_memstream(&text, &size);
+		stat_output_totals(&o, 1.0, &table);
+		fclose(o.out);
+		stat_table_free(&table);
+	}
+	/* perf's -x: aggregation, CPUs in it, value, unit, event, runtime, pcnt, metric fields. */
+	CHECK_CONTAINS(text, "S0-D0-C0,2,208,,loads,20,100.00,,\n");
+	CHECK_CONTAINS(text, "S0-D1-C1,2,214,,loads,20,100.00,,\n");
+	CHECK_CONTAINS(text, "S1-D0-C0,2,216,,loads,20,100.00,,\n");
+	CHECK_CONTAINS(text, "S1-D1-C1,2,222,,loads,20,100.00,,\n");
+	CHECK(strstr(text, "total-only") == NULL);
+	CHECK(strstr(text, "S0-D0-C0") < strstr(text, "S0-D0-C1") && strstr(text, "S0-D1-C1") < strstr(text, "S1-D0-C0"));
+	free(text);
+	aggregation_free(&a);
+
+	CHECK_EQ_INT(aggregation_init(&a, &t, AGGR_DIE, &topo), 0);
+	CHECK_EQ_INT(a.nr_rows, 4);
+	aggregation_clear(&a, cells);
+	aggregation_add(&a, &f, cells);
+	CHECK_NEAR(cells[0 * 2 + 0].value, 100 + 101 + 108 + 109, 1e-9);   /* S0-D0 */
+	CHECK_NEAR(cells[3 * 2 + 0].value, 106 + 107 + 114 + 115, 1e-9);   /* S1-D1 */
+	o.format = STAT_JSON;
+	{
+		struct stat_table table;
+		size_t size = 0;
+
+		text = NULL;
+		CHECK_EQ_INT(stat_table_init(&table, &a, NULL, 0, NULL, NULL, NULL, NULL, 0), 0);
+		CHECK_EQ_INT(stat_table_set_row_cpus(&table, &topo), 0);
+		stat_table_set_events(&table, &a, cells);
+		o.out = open_memstream(&text, &size);
+		stat_output_totals(&o, 1.0, &table);
+		fclose(o.out);
+		stat_table_free(&table);
+	}
+	CHECK_CONTAINS(text, "{\"die\":\"S0-D1\",\"aggregate-number\":4,\"counter-value\":\"426\",\"unit\":\"\","
+		       "\"event\":\"loads\",\"event-runtime\":40,\"pcnt-running\":100.0}");
+	free(text);
+	aggregation_free(&a);
+
+	/* Ids a key cannot hold are refused by name. */
+	topo.cpus[3].core = AGGR_KEY_MAX_CORE + 1;
+	CHECK_EQ_INT(aggr_topology_fits(&topo, &err), -1);
+	CHECK_CONTAINS(err.text, "cpu3 is socket 0, die 1, core 65536");
+	frame_free(&f);
+	series_table_free(&t);
+	topology_free(&topo);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+		CHECK_EQ_INT(system(cmd), 0);
+	}
+}
+
 int main(void)
 {
 	scaling();
 	per_node_with_multiplexing();
+	per_core_and_die();
 	return check_summary("test_stat_output");
 }
