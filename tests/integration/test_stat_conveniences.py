@@ -51,7 +51,9 @@ def test_timeout_ends_the_run_and_its_command(memscope):
     res = stat(memscope, ["--timeout", "300", "-e", "task-clock", "--", "sleep", "30"])
     assert res.returncode == 0, res.stderr
     elapsed = float(re.search(r"([0-9.]+) +seconds time elapsed", res.stdout).group(1))
-    assert 0.29 <= elapsed < 15, elapsed
+    # The timer is armed before the counters are enabled: the start-up (a few ms, tens
+    # under sanitizers on a loaded machine) comes off the counted time.
+    assert 0.2 <= elapsed < 15, elapsed
 
 
 def test_timeout_of_a_file_is_refused(memscope, tmp_path):
