@@ -528,9 +528,10 @@ def test_screen_shows_a_workload_sorts_pauses_and_quits(memscope, touchmem, tmux
         def last_row(ls):
             return max(i for i, line in enumerate(ls) if line.strip())
 
-        lines = t.wait_for(lambda ls: any(line.startswith("NODE") and "FOREIGN/s" not in line for line in ls)
+        lines = t.wait_for(lambda ls: any(line.startswith("NODE") and "PGMIGR/s" not in line for line in ls)
                            and last_row(ls) == 19)
         assert all(len(line) <= 70 for line in lines)
+        assert any(line.startswith("columns hidden: ") for line in lines)
         t.resize(120, 40)
         t.wait_for(lambda ls: any(line.startswith("NODE") and len(line) == 88 for line in ls)
                    and last_row(ls) == 39)
@@ -673,3 +674,156 @@ def test_screen_replays_a_recording_at_its_pace(memscope, build_dir, tmux, tmp_p
     t.keys("C-c")
     assert t.exit_status() == 0
     assert not any("memscope top -" in line for line in t.screen()), "\n".join(t.screen())
+
+
+# --- narrow terminals ---------------------------------------------------------
+
+MAN_TOP = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "man", "memscope-top.1")
+CELL = re.compile(r"^(n/a|-?[0-9]+(\.[0-9]+)?[kMGTP]?|[A-Z?])$")
+
+
+def documented_drop_order(table):
+    """The order the man page gives for a table (".B node panel" then the names)."""
+    lines = open(MAN_TOP).read().split("\n")
+    return lines[lines.index(f".B {table}") + 1].split()
+
+
+def spans(line):
+    return [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", line)]
+
+
+def table_at(lines, first_title):
+    """A table on screen: its title line and the rows under it, each cell checked against its
+    column: numbers end where their title ends (right-aligned); a last COMMAND starts where its
+    title starts. Returns (titles, rows as dicts)."""
+    i = next(i for i, line in enumerate(lines) if line.split()[:1] == [first_title])
+    title = spans(lines[i])
+    names = [t[2] for t in title]
+    rows = []
+    for line in lines[i + 1:]:
+        cells = spans(line)
+        if not cells or not (cells[0][2].isdigit() or cells[0][2] == "all"):
+            break
+        fixed = len(names) - 1 if names[-1] == "COMMAND" else len(names)
+        assert len(cells) >= len(names), (names, line)
+        for (start, end, text), (tstart, tend, name) in zip(cells[1:fixed], title[1:fixed]):
+            assert end == tend, f"{text!r} is not under {name!r}:\n{lines[i]}\n{line}"
+            assert CELL.match(text), f"{name}: {text!r} is not a whole number\n{line}"
+        if names[-1] == "COMMAND":
+            assert cells[fixed][0] == title[fixed][0], f"the command is not under COMMAND:\n{lines[i]}\n{line}"
+            row = dict(zip(names[:fixed], (c[2] for c in cells[:fixed])))
+            row["COMMAND"] = line[cells[fixed][0]:].rstrip()
+        else:
+            assert len(cells) == len(names), (names, line)
+            row = dict(zip(names, (c[2] for c in cells)))
+        rows.append(row)
+    return names, rows
+
+
+def expected_hidden(title_line, lead, order, width, flex):
+    """The columns a terminal `width` wide must leave out: the documented order, each column
+    freeing its own width and the space before it, until the rest fits."""
+    cols = spans(title_line)
+    widths, prev_end = {}, lead
+    for start, end, name in cols[1:]:
+        if name == "COMMAND":
+            break
+        widths[name] = end - prev_end - 1
+        prev_end = end
+    used = prev_end + (1 + flex if flex else 0)
+    hidden = []
+    per_node = [n for n in reversed(list(widths)) if n.startswith("ALLOC_N")]  # from the last node back
+    names = [m for n in order for m in (per_node if n == "ALLOC_N<i>/s" else [n])]
+    for name in names:
+        if used <= width:
+            break
+        hidden.append(name)
+        used -= 1 + widths[name]
+    return hidden
+
+
+@needs_tmux
+def test_narrow_terminal_hides_whole_columns_in_the_documented_order(memscope, touchmem, tmux):
+    work = subprocess.Popen([touchmem, "32", "--repeat", "100000"])
+    try:
+        t = tmux(f"{memscope} top -I 250", width=120, height=100)
+
+        def ready(ls):
+            return any(line.startswith("NODE") for line in ls) and any(
+                r["PID"] == str(work.pid) for r in table_at(ls, "PID")[1]) if any(
+                line.split()[:1] == ["PID"] for line in ls) else False
+
+        wide = t.wait_for(ready)
+        batch = run([memscope, "top", "-b", "-n", "1", "-I", "100"])
+        assert batch.returncode == 0, batch.stderr
+        batch_node = next(l for l in batch.stdout.splitlines() if l.startswith("NODE")).split()
+        batch_proc = next(l for l in batch.stdout.splitlines() if l.startswith("PID ")).split()
+        node_names, node_rows = table_at(wide, "NODE")
+        proc_names, proc_rows = table_at(wide, "PID")
+        # 120 columns hold every column: none hidden, none cut.
+        assert node_names == batch_node
+        assert [c for c in batch_proc if c in proc_names] == proc_names and len(proc_names) >= len(batch_proc) - 1
+        assert not any("columns hidden" in line for line in wide)
+        assert node_rows and proc_rows
+        node_title = next(line for line in wide if line.startswith("NODE"))
+        proc_title = next(line for line in wide if line.split()[:1] == ["PID"])
+        assert all(len(line) <= 120 for line in wide)
+
+        node_order = documented_drop_order("node panel")
+        proc_order = documented_drop_order("process table")
+        assert sorted(node_order) == sorted(node_names[1:])
+        assert sorted(n for n in proc_order if not n.startswith("ALLOC_N")) == sorted(
+            n for n in proc_names[1:-1] if not n.startswith("ALLOC_N"))
+
+        for width in (60, 120, 60):
+            t.resize(width, 100)
+            want_node = expected_hidden(node_title, 5, node_order, width, 0)
+            want_proc = expected_hidden(proc_title, 7, proc_order, width, 15)
+
+            def laid_out(ls, width=width, want_node=want_node, want_proc=want_proc):
+                if not any(line.startswith("NODE") for line in ls) or not any(
+                        line.split()[:1] == ["PID"] for line in ls):
+                    return False
+                names_n = table_at(ls, "NODE")[0]
+                names_p = table_at(ls, "PID")[0]
+                return (set(node_names) - set(names_n) == set(want_node) and
+                        set(proc_names) - set(names_p) == set(want_proc) and
+                        max(len(line) for line in ls) <= width)
+
+            lines = t.wait_for(laid_out)
+            names_n, rows_n = table_at(lines, "NODE")
+            names_p, rows_p = table_at(lines, "PID")
+            assert rows_n and rows_p
+            # What stays keeps its order; every title is a whole name of top -b.
+            assert names_n == [n for n in node_names if n not in want_node]
+            assert names_p == [n for n in proc_names if n not in want_proc]
+            hidden_line = [line for line in lines if line.startswith("columns hidden:")]
+            if width == 60:
+                assert want_node and want_proc, "60 columns must hide something"
+                assert hidden_line == [f"columns hidden: {len(want_node)} node, {len(want_proc)} process "
+                                       "(? tells which)"], lines[:4]
+                # The rows' numbers are those of the columns left: the workload's FAULTS/s is a rate.
+                own = next(r for r in rows_p if r["PID"] == str(work.pid))
+                assert own["COMMAND"] == "touchmem" and rate(own["FAULTS/s"]) >= 0
+            else:
+                assert not hidden_line
+
+        # ? lists the same order as the man page, and what is hidden now.
+        t.keys("?")
+        help_lines = t.wait_for(lambda ls: any(line.startswith("  hidden:") for line in ls))
+        text = "\n".join(help_lines)
+        block = text[text.index("Narrow terminals"):]
+        words = block.split()
+        node_help = words[words.index("node:") + 1:words.index("process:")]
+        proc_help = words[words.index("process:") + 1:words.index("process:") + 1 + len(proc_order)]
+        assert node_help == node_order
+        assert [w.rstrip(";") for w in proc_help] == proc_order
+        hidden_help = words[words.index("hidden:") + 1:words.index("sort:")]
+        assert hidden_help == [f"node:{n}" for n in node_names if n in want_node] + [
+            f"process:{n}" for n in proc_names if n in want_proc]
+        t.keys("q")
+        t.keys("q")
+        assert t.exit_status() == 0
+    finally:
+        work.kill()
+        work.wait()

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "sinks/top/top_layout.h"
 #include "sinks/top/top_view.h"
 
 static void test_format_rate(void)
@@ -166,8 +167,41 @@ static void test_batch_text(void)
 	free(text);
 }
 
+/* Whole columns leave, highest rank first, until the rest fits. */
+static void test_layout(void)
+{
+	/* lead 5; columns take 1 + width: 9 + 9 + 9 + 9 = 36, a row 41 wide. */
+	const struct top_layout_col cols[] = { { 8, 0 }, { 8, 2 }, { 8, 1 }, { 8, 3 } };
+	/* A group of equal ranks (one per node) leaves from its end; -1 stays. */
+	const struct top_layout_col group[] = { { 3, -1 }, { 4, 1 }, { 4, 1 }, { 4, 0 } };
+	bool shown[4];
+
+	CHECK_EQ_INT(top_layout_fit(cols, 4, 5, 0, 41, shown), 0);
+	CHECK(shown[0] && shown[1] && shown[2] && shown[3]);
+	/* 40: the rank-3 column goes (32 left). */
+	CHECK_EQ_INT(top_layout_fit(cols, 4, 5, 0, 40, shown), 1);
+	CHECK(shown[0] && shown[1] && shown[2] && !shown[3]);
+	/* 22: ranks 3, 2 then 1 go (23 was not enough: 14 left). */
+	CHECK_EQ_INT(top_layout_fit(cols, 4, 5, 0, 22, shown), 3);
+	CHECK(shown[0] && !shown[1] && !shown[2] && !shown[3]);
+	/* Too narrow for even the lead: everything that can go goes. */
+	CHECK_EQ_INT(top_layout_fit(cols, 4, 5, 0, 3, shown), 4);
+	/* A flexible last column of 15 (16 with its space): 41 + 16 = 57. */
+	CHECK_EQ_INT(top_layout_fit(cols, 4, 5, 15, 57, shown), 0);
+	CHECK_EQ_INT(top_layout_fit(cols, 4, 5, 15, 56, shown), 1);
+	/* 7 + 4 + 5 + 5 + 5 = 26. */
+	CHECK_EQ_INT(top_layout_fit(group, 4, 7, 0, 26, shown), 0);
+	CHECK_EQ_INT(top_layout_fit(group, 4, 7, 0, 25, shown), 1);
+	CHECK(shown[0] && shown[1] && !shown[2] && shown[3]);
+	CHECK_EQ_INT(top_layout_fit(group, 4, 7, 0, 16, shown), 2);
+	CHECK(shown[0] && !shown[1] && !shown[2] && shown[3]);
+	CHECK_EQ_INT(top_layout_fit(group, 4, 7, 0, 1, shown), 3);
+	CHECK(shown[0] && !shown[3]);
+}
+
 int main(void)
 {
+	test_layout();
 	test_format_rate();
 	test_sort();
 	test_filter();

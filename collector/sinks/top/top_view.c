@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lua/lua_engine.h"
+#include "sinks/top/top_layout.h"
 #include "sinks/top/top_view.h"
 
 enum prompt_kind { PROMPT_NONE, PROMPT_LABEL, PROMPT_FILTER };
@@ -31,6 +32,63 @@ struct top_view {
 	char label[128];             /* the last label typed */
 };
 
+/* Narrow terminals: the columns each table shows in this draw. */
+#define MAX_PROC_COLS (7 + TOP_MAX_NODES)
+#define THREAD_NR_COLS 5
+
+enum proc_cell { PC_THR, PC_FAULTS, PC_ALLOC, PC_ALLOC_NODE, PC_REMOTE, PC_CPU, PC_OFFCPU, PC_MIGR };
+
+struct proc_column {
+	enum proc_cell cell;
+	int node;                    /* PC_ALLOC_NODE: node index */
+	char title[16];
+	int width;
+};
+
+struct layout {
+	bool node[TOP_NODE_NR_COLS];
+	int node_hidden;
+	bool lua[TOP_MAX_LUA_COLS];
+	int lua_hidden;
+	struct proc_column proc_cols[MAX_PROC_COLS];
+	int nr_proc_cols;
+	bool proc[MAX_PROC_COLS];
+	int proc_hidden;
+	bool thread[THREAD_NR_COLS];
+	int thread_hidden;
+};
+
+/* The priorities: the higher the rank, the sooner a column leaves a narrow
+ * terminal (the man page's COLUMNS lists the same order). Node panel: */
+static const int node_drop_rank[TOP_NODE_NR_COLS] = {
+	[TOP_NODE_READ_BW] = 0, [TOP_NODE_WRITE_BW] = 1, [TOP_NODE_REMOTE_PCT] = 2, [TOP_NODE_FAULTS] = 3,
+	[TOP_NODE_PAGES_ALLOC] = 4, [TOP_NODE_NUMA_MISS] = 5, [TOP_NODE_NUMA_FOREIGN] = 6,
+	[TOP_NODE_MIGRATIONS] = 7, [TOP_NODE_PAGES_MIGRATED] = 8,
+};
+
+/* Process table (PID stays; COMMAND is cut only when nothing else can go). */
+static const struct {
+	const char *title;
+	int width;
+	int drop_rank;
+} proc_cells[] = {
+	[PC_THR] = { "THR", 4, 5 },         [PC_FAULTS] = { "FAULTS/s", 9, 0 },
+	[PC_ALLOC] = { "ALLOC/s", 8, 1 },   [PC_ALLOC_NODE] = { "ALLOC_N<i>/s", 10, 4 },
+	[PC_REMOTE] = { "REMOTE%", 7, 2 },  [PC_CPU] = { "CPU%", 6, 3 },
+	[PC_OFFCPU] = { "OFFCPU%", 7, 7 },  [PC_MIGR] = { "MIGR/s", 7, 6 },
+};
+#define PROC_MAX_RANK 7
+
+/* Threads of the focused process (TID stays, COMMAND as above). */
+static const struct {
+	const char *title;
+	int width;
+	int drop_rank;
+} thread_cells[THREAD_NR_COLS] = {
+	{ "S", 1, 4 }, { "CPU", 4, 3 }, { "NODE", 4, 2 }, { "FAULTS/s", 9, 0 }, { "CPU%", 6, 1 },
+};
+#define COMMAND_MIN_WIDTH 15         /* a whole comm (TASK_COMM_LEN - 1) */
+
 /* Short column titles for an 80-column terminal; units in the help. */
 /* The node columns' titles are the model's names (top_node_col_name), the
  * same as top -b prints; a column is as wide as its title, 8 at least. */
@@ -41,6 +99,7 @@ static int node_col_width(int c)
 	return w < 8 ? 8 : w;
 }
 
+#define HELP_NAME_WIDTH 11           /* the names in front of each help line below */
 static const char *const process_help[] = {
 	"PID THR    process id; threads the probes have seen",
 	"FAULTS/s   page faults per second of all its threads, user and kernel",
@@ -63,6 +122,18 @@ static const char *const node_help[TOP_NODE_NR_COLS] = {
 	"MISS/s     numa_miss per second: allocations here that wanted another node",
 	"FOREIGN/s  numa_foreign per second: allocations meant for here that went elsewhere",
 };
+
+/* "PGMIGR/s MIGR/s ...": a table's columns in the order they leave. */
+static void drop_order(char *buf, size_t size, const char *const *names, const int *ranks, int n, int max_rank)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int rank = max_rank; rank >= 0; rank--)
+		for (int i = 0; i < n; i++)
+			if (ranks[i] == rank && len < size)
+				len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " " : "", names[i]);
+}
 
 void top_format_rate(char *buf, size_t size, double value)
 {
@@ -249,27 +320,74 @@ static void put_bar(int y, const char *text, attr_t attr)
 	attroff(attr);
 }
 
-static int draw_header(const struct top_model *m, const struct top_display *d)
+/* The header's parts, joined by sep, each whole: those that do not fit the
+ * terminal are left out, the last first (the caller orders them by how much
+ * they are wanted). */
+static void join_fitting(char *line, size_t size, char (*parts)[256], int n, const char *sep)
 {
-	char line[512], coverage[32];
+	int width = getmaxx(stdscr), keep = n;
+	size_t len;
 
-	snprintf(line, sizeof(line), "memscope top - %s - %s - %d node%s, %d CPU%s - up %.0fs", m->hostname,
-		 m->cpu_model, m->nr_nodes, m->nr_nodes == 1 ? "" : "s", m->topo->nr_cpus,
-		 m->topo->nr_cpus == 1 ? "" : "s", m->elapsed_s);
+	for (;;) {
+		len = 0;
+		line[0] = '\0';
+		for (int i = 0; i < keep && len < size; i++)
+			len += (size_t)snprintf(line + len, size - len, "%s%s", i ? sep : "", parts[i]);
+		if ((int)len <= width || keep == 1)
+			return;
+		keep--;
+	}
+}
+
+/* Which columns of each table fit the terminal's width now. */
+static void plan_layout(const struct top_model *m, struct layout *l);
+
+static int draw_header(const struct top_model *m, const struct top_display *d, const struct layout *l)
+{
+	char line[512], parts[5][256];
+	size_t len = 0;
+
+	snprintf(parts[0], sizeof(parts[0]), "memscope top");
+	snprintf(parts[1], sizeof(parts[1]), "%s", m->hostname);
+	snprintf(parts[2], sizeof(parts[2]), "%d node%s, %d CPU%s", m->nr_nodes, m->nr_nodes == 1 ? "" : "s",
+		 m->topo->nr_cpus, m->topo->nr_cpus == 1 ? "" : "s");
+	snprintf(parts[3], sizeof(parts[3]), "up %.0fs", m->elapsed_s);
+	snprintf(parts[4], sizeof(parts[4]), "%s", m->cpu_model);
+	join_fitting(line, sizeof(line), parts, 5, " - ");
 	attron(A_BOLD);
 	put(0, 0, line);
 	attroff(A_BOLD);
+	snprintf(parts[0], sizeof(parts[0]), "sources: %s", m->source_names);
+	snprintf(parts[1], sizeof(parts[1]), "interval: %llu ms", (unsigned long long)d->interval_ms);
 	if (m->coverage_valid)
-		snprintf(coverage, sizeof(coverage), "%.0f%%", m->coverage_pct);
+		snprintf(parts[2], sizeof(parts[2]), "coverage: %.0f%%", m->coverage_pct);
 	else
-		snprintf(coverage, sizeof(coverage), "n/a");
-	snprintf(line, sizeof(line), "sources: %s  interval: %llu ms  coverage: %s  recording: %s", m->source_names,
-		 (unsigned long long)d->interval_ms, coverage, d->recording[0] ? d->recording : "off");
+		snprintf(parts[2], sizeof(parts[2]), "coverage: n/a");
+	snprintf(parts[3], sizeof(parts[3]), "recording: %s", d->recording[0] ? d->recording : "off");
+	join_fitting(line, sizeof(line), parts, 4, "  ");
 	put(1, 0, line);
 	if (d->paused) {
 		attron(A_REVERSE | A_BOLD);
 		put(1, getmaxx(stdscr) > 8 ? getmaxx(stdscr) - 8 : 0, " PAUSED ");
 		attroff(A_REVERSE | A_BOLD);
+	}
+	/* A narrow terminal: how many columns each table leaves out. */
+	if (l->node_hidden + l->lua_hidden + l->proc_hidden + l->thread_hidden) {
+		const struct {
+			int n;
+			const char *table;
+		} tables[] = { { l->node_hidden, "node" }, { l->lua_hidden, "Lua" }, { l->proc_hidden, "process" },
+			      { l->thread_hidden, "thread" } };
+
+		len = (size_t)snprintf(line, sizeof(line), "columns hidden:");
+		for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+			if (tables[i].n)
+				len += (size_t)snprintf(line + len, sizeof(line) - len, "%s %d %s",
+							len > 15 ? "," : "", tables[i].n, tables[i].table);
+		snprintf(line + len, sizeof(line) - len, " (? tells which)");
+		attron(COLOR_PAIR(2));
+		put(2, 0, line);
+		attroff(COLOR_PAIR(2));
 	}
 	return 3;
 }
@@ -292,21 +410,24 @@ static void put_node_row(int y, const char *line, const struct top_node_row *row
 		attroff(A_BOLD);
 }
 
-static int draw_nodes(const struct top_model *m, int y)
+static int draw_nodes(const struct top_model *m, const struct layout *l, int y)
 {
 	char line[256], cell[32];
 	size_t len;
 
 	len = (size_t)snprintf(line, sizeof(line), "%-5s", "NODE");
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
-		len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", node_col_width(c),
-					top_node_col_name((enum top_node_col)c));
+		if (l->node[c])
+			len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", node_col_width(c),
+						top_node_col_name((enum top_node_col)c));
 	put_bar(y++, line, A_REVERSE);
 	for (int i = 0; i <= m->nr_nodes && y < getmaxy(stdscr) - 1; i++) {
 		const struct top_node_row *row = i < m->nr_nodes ? &m->nodes[i] : &m->total;
 
 		len = node_row_label(line, sizeof(line), row);
 		for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
+			if (!l->node[c])
+				continue;
 			format_value(cell, sizeof(cell), &row->col[c], c == TOP_NODE_REMOTE_PCT);
 			len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", node_col_width(c), cell);
 		}
@@ -324,7 +445,7 @@ static int lua_column_width(const struct top_model *m, int col)
 
 /* The metrics --lua scripts define, one column each, for the same rows as
  * the node panel; a column is as wide as its name. */
-static int draw_lua_columns(const struct top_model *m, int y)
+static int draw_lua_columns(const struct top_model *m, const struct layout *l, int y)
 {
 	char line[512], cell[32];
 	size_t len;
@@ -333,14 +454,17 @@ static int draw_lua_columns(const struct top_model *m, int y)
 		return y;
 	len = (size_t)snprintf(line, sizeof(line), "%-5s", "LUA");
 	for (int c = 0; c < m->nr_lua_cols && len < sizeof(line); c++)
-		len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", lua_column_width(m, c),
-					lua_engine_metric_name(m->lua, m->lua_metric[c]));
+		if (l->lua[c])
+			len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", lua_column_width(m, c),
+						lua_engine_metric_name(m->lua, m->lua_metric[c]));
 	put_bar(y++, line, A_REVERSE);
 	for (int i = 0; i <= m->nr_nodes && y < getmaxy(stdscr) - 1; i++) {
 		const struct top_node_row *row = i < m->nr_nodes ? &m->nodes[i] : &m->total;
 
 		len = node_row_label(line, sizeof(line), row);
 		for (int c = 0; c < m->nr_lua_cols && len < sizeof(line); c++) {
+			if (!l->lua[c])
+				continue;
 			if (row->lua[c].valid)
 				top_format_number(cell, sizeof(cell), row->lua[c].value);
 			else
@@ -360,38 +484,70 @@ static int shown_node_columns(const struct top_model *m)
 	return m->nr_nodes < TOP_MAX_NODES ? m->nr_nodes : TOP_MAX_NODES;
 }
 
-static void format_process(const struct top_model *m, const struct top_process_row *r, char *line, size_t size)
+/* The process table's columns after PID, in screen order (top -b's order). */
+static int process_columns(const struct top_model *m, struct proc_column *cols)
 {
-	char faults[16], pages[16], node[16], remote[16], offcpu[16];
-	size_t len;
+	static const enum proc_cell before[] = { PC_THR, PC_FAULTS, PC_ALLOC };
+	static const enum proc_cell after[] = { PC_REMOTE, PC_CPU, PC_OFFCPU, PC_MIGR };
+	int n = 0;
 
-	top_format_rate(faults, sizeof(faults), r->faults);
-	top_format_rate(pages, sizeof(pages), r->pages);
-	format_value(remote, sizeof(remote), &r->remote_pct, true);
-	format_value(offcpu, sizeof(offcpu), &r->offcpu_pct, true);
-	len = (size_t)snprintf(line, size, "%7d %4d %9s %8s", (int)r->pid, r->nr_threads, faults, pages);
-	for (int n = 0; n < shown_node_columns(m); n++) {
-		top_format_rate(node, sizeof(node), r->pages_node[n]);
-		len += (size_t)snprintf(line + len, size - len, " %10s", node);
+	for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++)
+		cols[n++] = (struct proc_column){ .cell = before[i], .width = proc_cells[before[i]].width };
+	for (int node = 0; node < shown_node_columns(m); node++) {
+		cols[n] = (struct proc_column){ .cell = PC_ALLOC_NODE, .node = node, .width = proc_cells[PC_ALLOC_NODE].width };
+		snprintf(cols[n++].title, sizeof(cols[0].title), "ALLOC_N%d/s", m->topo->nodes[node]);
 	}
-	snprintf(line + len, size - len, " %7s %6.1f %7s %7.1f %s", remote, r->cpu_pct, offcpu, r->migrations,
-		 r->comm);
+	for (size_t i = 0; i < sizeof(after) / sizeof(after[0]); i++)
+		cols[n++] = (struct proc_column){ .cell = after[i], .width = proc_cells[after[i]].width };
+	for (int c = 0; c < n; c++)
+		if (cols[c].cell != PC_ALLOC_NODE)
+			snprintf(cols[c].title, sizeof(cols[c].title), "%s", proc_cells[cols[c].cell].title);
+	return n;
 }
 
-static void process_title(const struct top_model *m, const struct top_display *d, char *line, size_t size)
+static void process_cell(char *buf, size_t size, const struct top_process_row *r, const struct proc_column *col)
 {
-	size_t len = (size_t)snprintf(line, size, "%7s %4s %9s %8s", "PID", "THR", "FAULTS/s", "ALLOC/s");
-
-	for (int n = 0; n < shown_node_columns(m); n++) {
-		char title[16];
-
-		snprintf(title, sizeof(title), "ALLOC_N%d/s", m->topo->nodes[n]);
-		len += (size_t)snprintf(line + len, size - len, " %10s", title);
+	switch (col->cell) {
+	case PC_THR: snprintf(buf, size, "%d", r->nr_threads); break;
+	case PC_FAULTS: top_format_rate(buf, size, r->faults); break;
+	case PC_ALLOC: top_format_rate(buf, size, r->pages); break;
+	case PC_ALLOC_NODE: top_format_rate(buf, size, r->pages_node[col->node]); break;
+	case PC_REMOTE: format_value(buf, size, &r->remote_pct, true); break;
+	case PC_CPU: snprintf(buf, size, "%.1f", r->cpu_pct); break;
+	case PC_OFFCPU: format_value(buf, size, &r->offcpu_pct, true); break;
+	case PC_MIGR: snprintf(buf, size, "%.1f", r->migrations); break;
 	}
-	snprintf(line + len, size - len, " %7s %6s %7s %7s %s", "REMOTE%", "CPU%", "OFFCPU%", "MIGR/s", "COMMAND");
 }
 
-static int draw_processes(const struct top_model *m, const struct top_display *d, int y, int last_row)
+static void format_process(const struct layout *l, const struct top_process_row *r, char *line, size_t size)
+{
+	char cell[32];
+	size_t len = (size_t)snprintf(line, size, "%7d", (int)r->pid);
+
+	for (int c = 0; c < l->nr_proc_cols && len < size; c++) {
+		if (!l->proc[c])
+			continue;
+		process_cell(cell, sizeof(cell), r, &l->proc_cols[c]);
+		len += (size_t)snprintf(line + len, size - len, " %*s", l->proc_cols[c].width, cell);
+	}
+	if (len < size)
+		snprintf(line + len, size - len, " %s", r->comm);
+}
+
+static void process_title(const struct layout *l, char *line, size_t size)
+{
+	size_t len = (size_t)snprintf(line, size, "%7s", "PID");
+
+	for (int c = 0; c < l->nr_proc_cols && len < size; c++)
+		if (l->proc[c])
+			len += (size_t)snprintf(line + len, size - len, " %*s", l->proc_cols[c].width,
+						l->proc_cols[c].title);
+	if (len < size)
+		snprintf(line + len, size - len, " %s", "COMMAND");
+}
+
+static int draw_processes(const struct top_model *m, const struct top_display *d, const struct layout *l, int y,
+			  int last_row)
 {
 	char line[512];
 	int shown = 0;
@@ -400,14 +556,14 @@ static int draw_processes(const struct top_model *m, const struct top_display *d
 		put(y++, 0, "no process table: the eBPF probes did not start (? shows why)");
 		return y + 1;
 	}
-	process_title(m, d, line, sizeof(line));
+	process_title(l, line, sizeof(line));
 	put_bar(y++, line, A_REVERSE);
 	for (int i = 0; i < m->nr_procs && y <= last_row; i++) {
 		const struct top_process_row *r = &m->procs[i];
 
 		if (!top_display_shows(d, r) || (m->focus_pid && r->pid != m->focus_pid))
 			continue;
-		format_process(m, r, line, sizeof(line));
+		format_process(l, r, line, sizeof(line));
 		put(y++, 0, line);
 		shown++;
 	}
@@ -416,25 +572,60 @@ static int draw_processes(const struct top_model *m, const struct top_display *d
 	return y + 1;
 }
 
-static int draw_threads(const struct top_model *m, int y, int last_row)
+static int draw_threads(const struct top_model *m, const struct layout *l, int y, int last_row)
 {
-	char line[256];
+	char line[256], cells[THREAD_NR_COLS][32];
+	size_t len;
 
 	snprintf(line, sizeof(line), "threads of %d%s", (int)m->focus_pid, m->focus_alive ? "" : " (exited)");
 	put(y++, 0, line);
-	snprintf(line, sizeof(line), "%7s %1s %4s %4s %9s %6s %s", "TID", "S", "CPU", "NODE", "FAULTS/s", "CPU%",
-		 "COMMAND");
+	len = (size_t)snprintf(line, sizeof(line), "%7s", "TID");
+	for (int c = 0; c < THREAD_NR_COLS; c++)
+		if (l->thread[c])
+			len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", thread_cells[c].width,
+						thread_cells[c].title);
+	snprintf(line + len, sizeof(line) - len, " %s", "COMMAND");
 	put_bar(y++, line, A_REVERSE);
 	for (int i = 0; i < m->nr_threads && y <= last_row; i++) {
 		const struct top_thread_row *t = &m->threads[i];
-		char faults[16];
 
-		top_format_rate(faults, sizeof(faults), t->faults);
-		snprintf(line, sizeof(line), "%7d %c %4d %4d %9s %6.1f %s", (int)t->tid, t->state ? t->state : '?',
-			 t->cpu, t->node, faults, t->cpu_pct, t->comm);
+		snprintf(cells[0], sizeof(cells[0]), "%c", t->state ? t->state : '?');
+		snprintf(cells[1], sizeof(cells[1]), "%d", t->cpu);
+		snprintf(cells[2], sizeof(cells[2]), "%d", t->node);
+		top_format_rate(cells[3], sizeof(cells[3]), t->faults);
+		snprintf(cells[4], sizeof(cells[4]), "%.1f", t->cpu_pct);
+		len = (size_t)snprintf(line, sizeof(line), "%7d", (int)t->tid);
+		for (int c = 0; c < THREAD_NR_COLS; c++)
+			if (l->thread[c])
+				len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", thread_cells[c].width,
+							cells[c]);
+		snprintf(line + len, sizeof(line) - len, " %s", t->comm);
 		put(y++, 0, line);
 	}
 	return y;
+}
+
+static void plan_layout(const struct top_model *m, struct layout *l)
+{
+	struct top_layout_col cols[MAX_PROC_COLS + TOP_MAX_LUA_COLS + TOP_NODE_NR_COLS];
+	int width = getmaxx(stdscr);
+
+	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
+		cols[c] = (struct top_layout_col){ node_col_width(c), node_drop_rank[c] };
+	l->node_hidden = top_layout_fit(cols, TOP_NODE_NR_COLS, 5, 0, width, l->node);
+	/* Lua columns: the last defined leave first. */
+	for (int c = 0; c < m->nr_lua_cols; c++)
+		cols[c] = (struct top_layout_col){ lua_column_width(m, c), c };
+	l->lua_hidden = top_layout_fit(cols, m->nr_lua_cols, 5, 0, width, l->lua);
+	l->nr_proc_cols = m->bpf_why ? 0 : process_columns(m, l->proc_cols);
+	for (int c = 0; c < l->nr_proc_cols; c++)
+		cols[c] = (struct top_layout_col){ l->proc_cols[c].width, proc_cells[l->proc_cols[c].cell].drop_rank };
+	l->proc_hidden = top_layout_fit(cols, l->nr_proc_cols, 7, COMMAND_MIN_WIDTH, width, l->proc);
+	for (int c = 0; c < THREAD_NR_COLS; c++)
+		cols[c] = (struct top_layout_col){ thread_cells[c].width, thread_cells[c].drop_rank };
+	l->thread_hidden = top_layout_fit(cols, THREAD_NR_COLS, 7, COMMAND_MIN_WIDTH, width, l->thread);
+	if (!m->focus_pid)
+		l->thread_hidden = 0;
 }
 
 /* Word-wrapped text from (y, indent); returns the next free row. */
@@ -467,7 +658,82 @@ static int put_wrapped(int y, int indent, const char *text)
 	return y;
 }
 
-static void draw_help(const struct top_model *m)
+/* "NAME       what it is": the names, then the text wrapped beside them. */
+static int put_column_help(int y, const char *line)
+{
+	if (y >= getmaxy(stdscr) - 1)
+		return y;
+	mvaddnstr(y, 2, line, HELP_NAME_WIDTH);
+	return put_wrapped(y, 2 + HELP_NAME_WIDTH, line + HELP_NAME_WIDTH);
+}
+
+/* What leaves a narrow terminal, and in which order (the ranks above). */
+static int draw_narrow_help(const struct top_model *m, const struct layout *l, int y)
+{
+	const char *names[MAX_PROC_COLS + TOP_NODE_NR_COLS];
+	int ranks[MAX_PROC_COLS + TOP_NODE_NR_COLS];
+	char order[512], hidden[512];
+	size_t len = 0;
+
+	if (y >= getmaxy(stdscr) - 2)
+		return y;
+	y++;
+	attron(A_BOLD);
+	put(y++, 0, "Narrow terminals hide whole columns, leaving in this order");
+	attroff(A_BOLD);
+	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
+		names[c] = top_node_col_name((enum top_node_col)c);
+		ranks[c] = node_drop_rank[c];
+	}
+	drop_order(order, sizeof(order), names, ranks, TOP_NODE_NR_COLS, TOP_NODE_NR_COLS - 1);
+	put(y, 2, "node:");
+	y = put_wrapped(y, 11, order);
+	for (int c = 0; c <= PC_MIGR; c++) {
+		names[c] = proc_cells[c].title;
+		ranks[c] = proc_cells[c].drop_rank;
+	}
+	drop_order(order, sizeof(order), names, ranks, PC_MIGR + 1, PROC_MAX_RANK);
+	snprintf(order + strlen(order), sizeof(order) - strlen(order), "; then COMMAND is cut (PID stays)");
+	if (y < getmaxy(stdscr) - 1) {
+		put(y, 2, "process:");
+		y = put_wrapped(y, 11, order);
+	}
+	for (int c = 0; c < THREAD_NR_COLS; c++) {
+		names[c] = thread_cells[c].title;
+		ranks[c] = thread_cells[c].drop_rank;
+	}
+	drop_order(order, sizeof(order), names, ranks, THREAD_NR_COLS, THREAD_NR_COLS - 1);
+	snprintf(order + strlen(order), sizeof(order) - strlen(order), "; then COMMAND is cut (TID stays)");
+	if (y < getmaxy(stdscr) - 1) {
+		put(y, 2, "threads:");
+		y = put_wrapped(y, 11, order);
+	}
+	if (m->nr_lua_cols && y < getmaxy(stdscr) - 1)
+		put(y++, 2, "Lua:     the last defined first");
+	hidden[0] = '\0';
+	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
+		if (!l->node[c])
+			len += (size_t)snprintf(hidden + len, sizeof(hidden) - len, " node:%s",
+						top_node_col_name((enum top_node_col)c));
+	for (int c = 0; c < m->nr_lua_cols && len < sizeof(hidden); c++)
+		if (!l->lua[c])
+			len += (size_t)snprintf(hidden + len, sizeof(hidden) - len, " Lua:%s",
+						lua_engine_metric_name(m->lua, m->lua_metric[c]));
+	for (int c = 0; c < l->nr_proc_cols && len < sizeof(hidden); c++)
+		if (!l->proc[c])
+			len += (size_t)snprintf(hidden + len, sizeof(hidden) - len, " process:%s",
+						l->proc_cols[c].title);
+	for (int c = 0; m->focus_pid && c < THREAD_NR_COLS && len < sizeof(hidden); c++)
+		if (!l->thread[c])
+			len += (size_t)snprintf(hidden + len, sizeof(hidden) - len, " thread:%s", thread_cells[c].title);
+	if (y < getmaxy(stdscr) - 1) {
+		put(y, 2, "hidden:");
+		y = put_wrapped(y, 11, len ? hidden + 1 : "none at this width");
+	}
+	return y;
+}
+
+static void draw_help(const struct top_model *m, const struct layout *l)
 {
 	static const char *const keys[] = {
 		"s / S   sort by the next / previous column      p   pause (frames are still taken)",
@@ -520,8 +786,7 @@ static void draw_help(const struct top_model *m)
 	put(y++, 0, "Node columns");
 	attroff(A_BOLD);
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
-		if (y < getmaxy(stdscr) - 1)
-			put(y++, 2, node_help[c]);
+		y = put_column_help(y, node_help[c]);
 	if (y < getmaxy(stdscr) - 2) {
 		y++;
 		attron(A_BOLD);
@@ -529,8 +794,7 @@ static void draw_help(const struct top_model *m)
 		attroff(A_BOLD);
 	}
 	for (size_t c = 0; c < sizeof(process_help) / sizeof(process_help[0]); c++)
-		if (y < getmaxy(stdscr) - 1)
-			put(y++, 2, process_help[c]);
+		y = put_column_help(y, process_help[c]);
 	if (m->nr_lua_cols && y < getmaxy(stdscr) - 2) {
 		y++;
 		attron(A_BOLD);
@@ -553,6 +817,7 @@ static void draw_help(const struct top_model *m)
 			 TOP_MAX_LUA_COLS);
 		put(y++, 2, line);
 	}
+	draw_narrow_help(m, l, y);
 }
 
 static void draw_status(const struct top_view *v, const struct top_display *d)
@@ -571,26 +836,32 @@ static void draw_status(const struct top_view *v, const struct top_display *d)
 	}
 	snprintf(line, sizeof(line), "sort: %s%s%s  |  s sort  p pause  +/- interval  l label  f filter  ? help  q quit",
 		 top_proc_col_name(d->sort), d->filter[0] ? "  filter: " : "", d->filter);
+	/* A narrow terminal keeps the way to the keys' help whole. */
+	if ((int)strlen(line) > getmaxx(stdscr))
+		snprintf(line, sizeof(line), "sort: %s%s%s  |  ? help  q quit", top_proc_col_name(d->sort),
+			 d->filter[0] ? "  filter: " : "", d->filter);
 	put_bar(y, line, A_REVERSE);
 }
 
 void top_view_draw(struct top_view *v, struct top_model *m, const struct top_display *d)
 {
 	int height = getmaxy(stdscr), y, last_row = height - 2;
+	struct layout l;
 
 	top_model_sort(m->procs, m->nr_procs, d->sort);
+	plan_layout(m, &l);
 	werase(stdscr);
 	if (v->show_help) {
-		draw_help(m);
+		draw_help(m, &l);
 	} else {
-		y = draw_header(m, d);
+		y = draw_header(m, d, &l);
 		if (!m->updates)
 			put(y, 0, "measuring the first interval...");
-		else if ((y = draw_lua_columns(m, draw_nodes(m, y))) && m->focus_pid) {
-			y = draw_processes(m, d, y, last_row);
-			draw_threads(m, y, last_row);
+		else if ((y = draw_lua_columns(m, &l, draw_nodes(m, &l, y))) && m->focus_pid) {
+			y = draw_processes(m, d, &l, y, last_row);
+			draw_threads(m, &l, y, last_row);
 		} else if (m->updates) {
-			draw_processes(m, d, y, last_row);
+			draw_processes(m, d, &l, y, last_row);
 		}
 	}
 	draw_status(v, d);
