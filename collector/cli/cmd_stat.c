@@ -311,6 +311,10 @@ int cmd_stat(int argc, char **argv)
 		session_options_free(&opt);
 		return 1;
 	}
+	/* Short intervals to a file or a pipe: room for a batch of them (one
+	 * wake-up of the printer) in one write; before anything is written. */
+	if (opt.interval_ms > 0 && opt.interval_ms <= 10 && !isatty(fileno(out ? out : stdout)))
+		setvbuf(out ? out : stdout, NULL, _IOFBF, 1 << 16);
 	/* What -e named: with metrics, only these events are shown. */
 	nr_shown = opt.events.nr;
 	if (!(shown = calloc((size_t)nr_shown + 1, sizeof(char *))))

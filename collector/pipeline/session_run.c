@@ -96,8 +96,13 @@ static void batch_wake_ups(struct session_pipeline *p, uint64_t interval_ns)
 
 	if (p->from_file)
 		return;
-	for (int i = 0; i < p->nr_runners; i++)
-		sink_queue_set_wake_every(&p->runners[i].queue, every);
+	for (int i = 0; i < p->nr_runners; i++) {
+		bool prompt = false;
+
+		for (int k = 0; k < p->runners[i].nr_sinks; k++)
+			prompt |= p->runners[i].sinks[k]->prompt;
+		sink_queue_set_wake_every(&p->runners[i].queue, prompt ? 1 : every);
+	}
 }
 
 int session_pipeline_set_interval(struct session_pipeline *p, uint64_t interval_ns, struct ms_error *err)

@@ -500,6 +500,12 @@ bool sink_queue_take(struct sink_queue *q, struct sink_item *item)
 	return true;
 }
 
+bool sink_queue_empty(struct sink_queue *q)
+{
+	return atomic_load_explicit(&q->head, memory_order_relaxed) >=
+	       atomic_load_explicit(&q->tail, memory_order_acquire);
+}
+
 void sink_queue_done(struct sink_queue *q, uint64_t seq)
 {
 	atomic_store_explicit(&q->done_next, seq + 1, memory_order_release);

@@ -160,6 +160,8 @@ void sink_queue_set_wake_every(struct sink_queue *q, int frames);
  * the consumer's until its next take (its values recomputed when merged).
  * false when the queue is closed and empty. */
 bool sink_queue_take(struct sink_queue *q, struct sink_item *item);
+/* Consumer side: nothing is queued now (a take would wait). */
+bool sink_queue_empty(struct sink_queue *q);
 
 /* Consumer: done with the frame item it took last (its seq): the producer
  * may now reuse what it retired. */

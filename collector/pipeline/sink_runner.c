@@ -64,6 +64,15 @@ static void run_samples(struct sink_runner *r, const struct sink_item *item)
 	sample_batch_unref(item->samples);
 }
 
+/* The queue is empty: the sinks write out what they buffered before the
+ * thread waits for more. */
+static void run_idle(struct sink_runner *r)
+{
+	for (int i = 0; i < r->nr_sinks; i++)
+		if (!r->stopped[i] && r->sinks[i]->ops->idle)
+			r->sinks[i]->ops->idle(r->sinks[i]);
+}
+
 static void *runner_main(void *arg)
 {
 	struct sink_runner *r = arg;
@@ -86,6 +95,8 @@ static void *runner_main(void *arg)
 			run_samples(r, &item);
 		else
 			run_event(r, &item);
+		if (sink_queue_empty(&r->queue))
+			run_idle(r);
 	}
 	return NULL;
 }

@@ -135,6 +135,11 @@ struct sink_ops {
 	 * each: hundreds of thousands a second go through the same queue as the
 	 * frames (a sink without this op is not given them). Non-zero: as frame. */
 	int (*samples)(struct sink *sink, const struct sample_batch *batch);
+	/* Optional: nothing more is queued for the sink (its thread is about to
+	 * wait): write out what it buffered. At short intervals a sink is woken
+	 * once per batch of frames, so output buffered until here is written
+	 * once per batch instead of once per frame. */
+	void (*idle)(struct sink *sink);
 	void (*end)(struct sink *sink, const struct sink_end *end);
 	void (*close)(struct sink *sink);
 	/* end() says itself how many frames reached it merged (the Lua sink
@@ -148,6 +153,9 @@ struct sink {
 	void *priv;
 	int queue_length;                  /* frames it may fall behind before merging; 0: SINK_QUEUE_DEFAULT */
 	bool answers;                      /* answers control requests (the recording) */
+	/* Someone watches its output (a terminal): woken for every frame, even
+	 * at the short intervals where other sinks are woken per batch. */
+	bool prompt;
 };
 
 #define SINK_QUEUE_DEFAULT 8

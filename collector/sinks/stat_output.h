@@ -21,11 +21,15 @@ struct stat_output {
 	int lines_since_header;
 	int csv_header_done;
 	bool intervals_printed;
+	/* Not a terminal: intervals stay in the stream's buffer until the sink
+	 * has nothing more queued (stat_output_flush), one write per batch. */
+	bool batched;
 	double elapsed_sd;        /* stat -r N: the elapsed time's sd of the mean (its mean is the elapsed time) */   /* perf's forms then leave the totals out, as perf stat -I does */
 };
 
 void stat_output_interval(struct stat_output *o, double time_s, double interval_s, const struct stat_table *t);
 void stat_output_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t);
+void stat_output_flush(struct stat_output *o);
 
 void stat_text_interval(struct stat_output *o, double time_s, const struct stat_table *t);
 void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t);

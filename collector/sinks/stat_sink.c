@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sinks/stat_table.h"
 
@@ -131,6 +132,14 @@ static void stat_end(struct sink *sink, const struct sink_end *end)
 	stat_output_totals(&st->opt.output, elapsed, &st->table);
 }
 
+static void stat_idle(struct sink *sink)
+{
+	struct stat_sink *st = sink->priv;
+
+	if (st->opt.output.batched)
+		stat_output_flush(&st->opt.output);
+}
+
 static void stat_close(struct sink *sink)
 {
 	struct stat_sink *st = sink->priv;
@@ -151,6 +160,7 @@ static const struct sink_ops stat_sink_ops = {
 	.name = "stat",
 	.open = stat_open,
 	.frame = stat_frame,
+	.idle = stat_idle,
 	.end = stat_end,
 	.close = stat_close,
 };
@@ -169,5 +179,9 @@ int stat_sink_init(struct sink *sink, const struct stat_sink_options *opt, struc
 	sink->priv = st;
 	/* Printing is quick: a deep queue rides out a slow terminal. */
 	sink->queue_length = 32;
+	/* A terminal sees every interval as it ends; a file or a pipe gets
+	 * the intervals of one wake-up in one write. */
+	sink->prompt = isatty(fileno(st->opt.output.out)) == 1;
+	st->opt.output.batched = !sink->prompt;
 	return 0;
 }

@@ -15,8 +15,14 @@ void stat_output_interval(struct stat_output *o, double time_s, double interval_
 	case STAT_JSON: stat_json_interval(o, time_s, interval_s, t); break;
 	default: stat_text_interval(o, time_s, t); break;
 	}
-	fflush(o->out);
+	if (!o->batched)
+		fflush(o->out);
 	funlockfile(o->out);
+}
+
+void stat_output_flush(struct stat_output *o)
+{
+	fflush(o->out);
 }
 
 void stat_output_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t)

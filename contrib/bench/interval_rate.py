@@ -11,7 +11,11 @@ run: intervals delivered per second (interval lines / events / seconds) and CPU 
 tool process (user + system, wait4 of the tool: contrib/bench/rusage) per second. Medians
 with interquartile ranges.
 
-Usage: interval_rate.py [--build DIR] [--intervals 1,10] [--runs N] [--seconds S] [--write docs/performance.md]
+--baseline DIR adds "memscope (baseline)": the same memscope commands from another build (before/after,
+in the same alternation). --cases 16,2,8 picks the event sets.
+
+Usage: interval_rate.py [--build DIR] [--baseline DIR] [--intervals 1,10] [--cases 16,2,8] [--runs N] [--seconds S]
+                        [--write docs/performance.md]
 """
 import argparse
 import os
@@ -45,7 +49,9 @@ def interval_lines(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
+    ap.add_argument("--baseline", help="another build directory to compare (e.g. the previous version)")
     ap.add_argument("--intervals", default="1,10")
+    ap.add_argument("--cases", default="16,2,8", help="event sets: 16 events, 2 events, 8 tracepoints")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--write")
@@ -53,7 +59,8 @@ def main():
     build = pathlib.Path(args.build)
     memscope = str(build / "memscope")
     intervals = [int(i) for i in args.intervals.split(",")]
-    cases = [(ms, events) for ms in intervals for events in (EVENTS_16, EVENTS_2, TRACEPOINTS_8)]
+    sets = {"16": EVENTS_16, "2": EVENTS_2, "8": TRACEPOINTS_8}
+    cases = [(ms, sets[c]) for ms in intervals for c in args.cases.split(",")]
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "out.csv"
@@ -65,6 +72,8 @@ def main():
                 "perf": (["perf", "stat", "-a", "-I", str(ms), "-x,", "-o", str(out), "-e", events, "--", "sleep",
                           str(args.seconds)], None, "0"),
             }
+            if args.baseline:
+                cmds["memscope (baseline)"] = ([str(pathlib.Path(args.baseline) / "memscope")] + stat[1:], out, "0")
             if events == TRACEPOINTS_8:
                 cmds["memscope (perf tracepoints)"] = (stat, out, "1")
             res = {name: ([], []) for name in cmds}
@@ -81,10 +90,12 @@ def main():
 
     lines = [
         START,
-        "Measured with `python3 contrib/bench/interval_rate.py --build build --intervals %s --runs %d --seconds %g` "
-        "(%d CPUs; medians of %d alternating runs, interquartile range in brackets; CPU is the tool's user + "
-        "system time per second of the run, 100%% = one CPU)." % (args.intervals, args.runs, args.seconds,
-                                                                   os.cpu_count(), args.runs),
+        "Measured with `python3 contrib/bench/interval_rate.py --build build%s --intervals %s%s --runs %d "
+        "--seconds %g` (%d CPUs; medians of %d alternating runs, interquartile range in brackets; CPU is the "
+        "tool's user + system time per second of the run, 100%% = one CPU)." % (
+            " --baseline BASE" if args.baseline else "", args.intervals,
+            "" if args.cases == "16,2,8" else " --cases " + args.cases, args.runs, args.seconds,
+            os.cpu_count(), args.runs),
         "",
         "| -I | events | tool | intervals/s | CPU | CPU / perf's |",
         "|---|---|---|---|---|---|",
