@@ -28,7 +28,7 @@
 #include "sources/sample_source.h"
 
 enum { OPT_NO_CTL = CLI_LONG_ONLY, OPT_FIFO, OPT_SAMPLE, OPT_MMAP_PAGES, OPT_NO_CALLCHAIN, OPT_ALLOC,
-       OPT_ALLOC_MIN };
+       OPT_ALLOC_MIN, OPT_PER_THREAD };
 
 /* perf record samples until stopped; memscope record's frames come every second by default. */
 #define DEFAULT_INTERVAL_MS 1000
@@ -63,6 +63,8 @@ static const struct cli_option record_options[] = {
 	  NULL, 0 },
 	{ OPT_FIFO, "fifo", "PATH", "also take the commands one per line from a FIFO (made 0600 unless it\n"
 	  "exists), as NUMAscope's control FIFO: echo 'label phase 2' > PATH", CLI_COMPLETE_FILE, NULL, 0 },
+	{ OPT_PER_THREAD, "per-thread", NULL, "also record each thread's own proc.* series, with its name\n"
+	  "(memscope stat --input FILE --per-thread)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
 };
 
@@ -187,6 +189,9 @@ static int record_option(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_FIFO:
 		a->run->fifo_path = arg;
+		return 0;
+	case OPT_PER_THREAD:
+		a->opt->per_thread = true;
 		return 0;
 	case OPT_SAMPLE:
 		if (!arg[0] || append_sample(a->opt, arg) < 0) {

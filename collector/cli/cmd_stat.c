@@ -16,6 +16,7 @@
 #include "pipeline/session_recording.h"
 #include "metrics/metrics.h"
 #include "pipeline/lua_session.h"
+#include "recording/recording.h"
 #include "sinks/lua_sink.h"
 #include "sinks/stat_repeat.h"
 #include "sinks/stat_output.h"
@@ -196,6 +197,40 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	return 0;
 }
 
+/* Does the recording hold a thread's own series (record --per-thread)?
+ * They start in the frames, so the file is read until the first one.
+ * 1, 0, or -1 with err (the file's own error, FILE:LINE). */
+static int recording_has_threads(const char *path, struct ms_error *err)
+{
+	struct recording_reader *r;
+	struct recording_record rec;
+	struct frame frame;
+	int found = 0;
+
+	if (recording_reader_open(&r, path, err) < 0)
+		return -1;
+	if (frame_init(&frame, 0) < 0) {
+		recording_reader_close(r);
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	while (!found) {
+		const struct series_table *table = &recording_reader_header(r)->table;
+
+		if (recording_reader_next(r, &rec, &frame, err) < 0) {
+			found = -1;
+			break;
+		}
+		if (rec.kind == RECORD_EOF)
+			break;
+		for (int i = 0; i < table->nr && !found; i++)
+			found = table->series[i].labels.tid != LABEL_NONE;
+	}
+	frame_free(&frame);
+	recording_reader_close(r);
+	return found;
+}
+
 /* --per-channel (--per-instance) needs catalog metrics, and memory channels
  * (or plugin instances) among what they count. */
 static int check_channels(const struct session *s, enum aggr_mode mode)
@@ -360,8 +395,23 @@ next_run:
 		status = EXIT_USAGE;
 		goto out;
 	}
+	if (extra.per_thread && opt.input_path) {
+		int has = recording_has_threads(opt.input_path, &err);
+
+		if (has < 0) {
+			fprintf(stderr, "memscope stat: %s\n", err.text);
+			goto out;
+		}
+		if (!has) {
+			fprintf(stderr, "memscope stat: --per-thread: threads' own series are not in this recording "
+				"(%s); record them with memscope record --per-thread -e proc.faults,... -- CMD\n",
+				opt.input_path);
+			status = EXIT_USAGE;
+			goto out;
+		}
+	}
 	if (extra.per_thread) {
-		if (!session_per_task(&session)) {
+		if (!opt.input_path && !session_per_task(&session)) {
 			fprintf(stderr, "memscope stat: --per-thread needs eBPF series (-e proc.faults,...): "
 				"perf counts of a process are not kept per thread\n");
 			status = EXIT_USAGE;

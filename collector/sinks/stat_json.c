@@ -34,6 +34,8 @@ static json_t *rows_json(const struct stat_table *t)
 			json_object_set_new(row, aggr_mode_name(t->mode), json_string(label));
 		else if (t->mode != AGGR_TOTAL)
 			json_object_set_new(row, aggr_mode_name(t->mode), json_integer(t->row_keys[r]));
+		if (t->row_names)
+			json_object_set_new(row, "comm", json_string(t->row_names[r]));
 		for (int c = 0; c < t->nr_columns; c++) {
 			const struct stat_cell *cell = &t->cells[r * t->nr_columns + c];
 			const char *status = status_text(cell);

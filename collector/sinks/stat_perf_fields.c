@@ -39,7 +39,7 @@ static void row_fields(const struct stat_table *t, int row, struct perf_fields *
 		break;
 	case AGGR_THREAD:
 		f->aggr_key = "thread";
-		snprintf(f->aggr, sizeof(f->aggr), "%d", key);
+		stat_table_thread_label(t, row, f->aggr, sizeof(f->aggr));
 		f->aggr_number = -1;
 		break;
 	default:

@@ -140,6 +140,7 @@ int stat_table_set_row_cpus(struct stat_table *t, const struct topology *topo)
 void stat_table_free(struct stat_table *t)
 {
 	free(t->row_keys);
+	free(t->row_names);
 	free(t->row_cpus);
 	free(t->names);
 	free(t->units);
@@ -249,6 +250,14 @@ void stat_table_set_lua_metrics(struct stat_table *t, const struct lua_engine *l
 bool stat_table_row_is_channel(const struct stat_table *t)
 {
 	return (t->mode == AGGR_CHANNEL || t->mode == AGGR_INSTANCE) && t->engine;
+}
+
+void stat_table_thread_label(const struct stat_table *t, int row, char *buf, size_t size)
+{
+	if (t->row_names && t->row_names[row][0])
+		snprintf(buf, size, "%s-%d", t->row_names[row], t->row_keys[row]);
+	else
+		snprintf(buf, size, "%d", t->row_keys[row]);
 }
 
 void stat_table_row_label(const struct stat_table *t, int row, char *buf, size_t size)

@@ -38,6 +38,7 @@ struct stat_table {
 	enum aggr_mode mode;
 	int nr_rows;
 	int *row_keys;          /* cpu/socket/node number or channel index, -1 for the total row */
+	char (*row_names)[16];  /* threads (AGGR_THREAD): each row's name (comm), else NULL */
 	int *row_cpus;          /* CPUs each row adds up (perf's aggregate-number), or NULL: unknown */
 	const struct metric_engine *engine; /* names the channel rows; may be NULL */
 	int nr_columns;
@@ -63,6 +64,8 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 		    int nr_events, const struct metric_plan *plan, const struct metric_engine *engine,
 		    const struct lua_engine *lua, const int *lua_metrics, int nr_lua_metrics);
 void stat_table_free(struct stat_table *t);
+/* A thread row as perf names it: "comm-tid" ("tid" alone without a name). */
+void stat_table_thread_label(const struct stat_table *t, int row, char *buf, size_t size);
 
 struct topology;
 /* How many CPUs each row adds up (node, socket: its CPUs; CPU: 1). */

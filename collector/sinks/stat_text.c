@@ -66,14 +66,15 @@ static int column_width(const struct stat_table *t, int col)
 /* Width of the row column of interval lines: channel names, perf's S0-D0-C0, numbers. */
 static int row_width(const struct stat_table *t)
 {
-	return stat_table_row_is_channel(t) ? 24 : t->mode == AGGR_CORE ? 14 : t->mode == AGGR_DIE ? 10 : 8;
+	return stat_table_row_is_channel(t) || t->mode == AGGR_THREAD ? 24 : t->mode == AGGR_CORE ? 14
+		: t->mode == AGGR_DIE ? 10 : 8;
 }
 
 static void print_header(struct stat_output *o, const struct stat_table *t)
 {
 	fprintf(o->out, "#%11s", "time");
 	if (t->mode != AGGR_TOTAL)
-		fprintf(o->out, " %*s", row_width(t), aggr_mode_name(t->mode));
+		fprintf(o->out, " %*s", row_width(t), t->mode == AGGR_THREAD ? "thread" : aggr_mode_name(t->mode));
 	for (int c = 0; c < t->nr_columns; c++) {
 		char name[300];
 
@@ -94,7 +95,12 @@ void stat_text_interval(struct stat_output *o, double time_s, const struct stat_
 	}
 	for (int r = 0; r < t->nr_rows; r++) {
 		fprintf(o->out, "%12.3f", time_s);
-		if (stat_table_row_is_channel(t) || t->mode == AGGR_CORE || t->mode == AGGR_DIE) {
+		if (t->mode == AGGR_THREAD) {
+			char name[64];
+
+			stat_table_thread_label(t, r, name, sizeof(name));
+			fprintf(o->out, " %*s", row_width(t), name);
+		} else if (stat_table_row_is_channel(t) || t->mode == AGGR_CORE || t->mode == AGGR_DIE) {
 			char name[64];
 
 			stat_table_row_label(t, r, name, sizeof(name));
@@ -122,14 +128,19 @@ void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat
 	for (int r = 0; r < t->nr_rows; r++) {
 		char row[64];
 
-		stat_table_row_label(t, r, row, sizeof(row));
+		if (t->mode == AGGR_THREAD)
+			stat_table_thread_label(t, r, row, sizeof(row));
+		else
+			stat_table_row_label(t, r, row, sizeof(row));
 		for (int c = 0; c < t->nr_columns; c++) {
 			const struct stat_cell *cell = &t->cells[r * t->nr_columns + c];
 			char text[128];
 
 			format_cell(cell, text, sizeof(text));
 			if (t->mode != AGGR_TOTAL)
-				fprintf(o->out, " %-*s", stat_table_row_is_channel(t) ? 24 : t->mode == AGGR_CORE ? 14 : 10, row);
+				fprintf(o->out, " %-*s",
+					stat_table_row_is_channel(t) || t->mode == AGGR_THREAD ? 24
+					: t->mode == AGGR_CORE ? 14 : 10, row);
 			fprintf(o->out, " %22s  %s%s%s", text, t->units[c][0] ? t->units[c] : "",
 				t->units[c][0] ? " " : "", t->names[c]);
 			if (cell->status != CELL_OK && cell->why)

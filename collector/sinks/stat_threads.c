@@ -5,6 +5,7 @@
 
 struct stat_thread_row {
 	int tid;
+	char comm[16];            /* its name in its latest series (a rename starts new ones) */
 	bool in_interval;         /* had a series in the frames since the last fill */
 	uint64_t *interval;       /* nr_columns values */
 	uint64_t *total;
@@ -102,6 +103,7 @@ static int map(struct stat_threads *st, const struct series_table *series, int i
 	st->series_row[index] = row_of(st, s->labels.tid);
 	if (st->series_row[index] < 0)
 		return -1;
+	memcpy(st->rows[st->series_row[index]].comm, s->labels.comm, sizeof(st->rows[0].comm));
 	st->rows[st->series_row[index]].seen[st->series_col[index]] = true;
 	return 0;
 }
@@ -156,10 +158,11 @@ int stat_threads_fill(struct stat_threads *st, bool cumulative)
 	t->nr_rows = n;
 	t->nr_columns = t->nr_event_columns = st->nr_columns;
 	t->row_keys = calloc((size_t)n + 1, sizeof(int));
+	t->row_names = calloc((size_t)n + 1, sizeof(t->row_names[0]));
 	t->names = calloc((size_t)st->nr_columns + 1, sizeof(char *));
 	t->units = calloc((size_t)st->nr_columns + 1, sizeof(char *));
 	t->cells = calloc((size_t)(n * st->nr_columns) + 1, sizeof(*t->cells));
-	if (!t->row_keys || !t->names || !t->units || !t->cells) {
+	if (!t->row_keys || !t->row_names || !t->names || !t->units || !t->cells) {
 		free(order);
 		return -1;
 	}
@@ -169,6 +172,7 @@ int stat_threads_fill(struct stat_threads *st, bool cumulative)
 		struct stat_thread_row *row = &st->rows[order[k]];
 
 		t->row_keys[k] = row->tid;
+		memcpy(t->row_names[k], row->comm, sizeof(t->row_names[k]));
 		for (int c = 0; c < st->nr_columns; c++) {
 			struct stat_cell *cell = &t->cells[k * st->nr_columns + c];
 

@@ -178,7 +178,7 @@ def test_attach_counts_threads_started_before_and_after(memscope, build_dir):
     ready = proc.stdout.readline()
     assert ready.startswith("ready")
     stat = run([memscope, "stat", "-x,", "--self-describing", "-e", "page-faults", "-p", str(proc.pid)])
-    pages = int(proc.stdout.readline().split()[1])
+    pages = int(next(line for line in proc.stdout if line.startswith("pages ")).split()[1])
     proc.wait()
     assert stat.returncode == 0, stat.stderr
     assert "attached process has exited" in stat.stderr
@@ -256,7 +256,7 @@ def test_per_thread_rows_from_ebpf(memscope, build_dir):
                workload, "2", "1", "200", "800", "4", "100"])
     assert res.returncode == 0, res.stderr
     pages = int([l for l in res.stdout.splitlines() if l.startswith("pages ")][0].split()[1])
-    rows = parse_csv("\n".join(l for l in res.stdout.splitlines() if not l.startswith(("ready", "pages"))))
+    rows = parse_csv("\n".join(l for l in res.stdout.splitlines() if not l.startswith(("ready", "pages", "thread "))))
     faults = {r["scope"]: r["value"] for r in rows if r["time"] == "total" and r["event"] == "proc.faults"}
     workers = {scope: v for scope, v in faults.items() if v >= 1024}
     assert len(workers) == 3, faults

@@ -1,0 +1,113 @@
+"""stat --per-thread names each thread (perf's comm-TID), live and from a recording made with
+record --per-thread; each row's count is what that thread itself touched."""
+import json
+import re
+
+from conftest import run
+
+# 2 threads now and 1 more after 200 ms, each touching 4 MB every 100 ms from 100 ms until 800 ms.
+WORKLOAD_ARGS = ["2", "1", "200", "800", "4", "100"]
+
+
+def workload(build_dir):
+    return [str(build_dir / "contrib" / "bench" / "threads")] + WORKLOAD_ARGS
+
+
+def own_lines(stdout):
+    """What the workload printed: its pid, each thread's name, tid and pages, and memscope's lines."""
+    pid = int(re.search(r"^ready (\d+)$", stdout, re.M).group(1))
+    threads = {name: (int(tid), int(pages))
+               for name, tid, pages in re.findall(r"^thread (\S+) (\d+) (\d+)$", stdout, re.M)}
+    rest = [line for line in stdout.splitlines() if not re.match(r"^(ready|thread|pages) ", line)]
+    return pid, threads, rest
+
+
+def check_rows(rows, pid, threads):
+    """rows: {"comm-tid": faults}. One row per thread, named by its own name and tid; a worker's
+    faults are the pages it touched (plus its stack and start-up), the main thread's few."""
+    assert set(threads) == {"early0", "early1", "late0"}, threads
+    want = {f"{name}-{tid}" for name, (tid, _) in threads.items()} | {f"threads-{pid}"}
+    assert set(rows) == want, (rows, threads)
+    for name, (tid, pages) in threads.items():
+        assert pages >= 1024, threads
+        faults = rows[f"{name}-{tid}"]
+        assert pages <= faults <= pages * 1.02 + 64, (name, faults, pages)
+    assert rows[f"threads-{pid}"] < 1024, rows
+
+
+def csv_rows(lines, event="proc.faults"):
+    """perf's -x, shape: thread,counter-value,unit,event,..."""
+    rows = {}
+    for line in lines:
+        fields = line.split(",")
+        if len(fields) > 3 and fields[3] == event:
+            assert fields[0] not in rows, f"two rows for {fields[0]}"
+            rows[fields[0]] = int(fields[1])
+    return rows
+
+
+def test_per_thread_rows_carry_each_threads_name(memscope, build_dir):
+    res = run([memscope, "stat", "-x,", "-e", "proc.faults", "--per-thread", "--"] + workload(build_dir))
+    assert res.returncode == 0, res.stderr
+    pid, threads, rest = own_lines(res.stdout)
+    check_rows(csv_rows(rest), pid, threads)
+
+
+def test_per_thread_names_in_text_and_json(memscope, build_dir):
+    res = run([memscope, "stat", "-e", "proc.faults", "--per-thread", "--"] + workload(build_dir))
+    assert res.returncode == 0, res.stderr
+    pid, threads, rest = own_lines(res.stdout)
+    text = {}
+    for line in rest:
+        m = re.match(r"^ (\S+)\s+([\d,]+)  proc\.faults$", line)
+        if m:
+            text[m.group(1)] = int(m.group(2).replace(",", ""))
+    check_rows(text, pid, threads)
+
+    res = run([memscope, "stat", "-j", "-e", "proc.faults", "--per-thread", "--"] + workload(build_dir))
+    assert res.returncode == 0, res.stderr
+    pid, threads, rest = own_lines(res.stdout)
+    objs = [json.loads(line) for line in rest if line.startswith("{")]
+    check_rows({o["thread"]: int(o["counter-value"]) for o in objs if o["event"] == "proc.faults"}, pid, threads)
+
+    # The self-describing JSON keeps the tid as a number and adds the name.
+    res = run([memscope, "stat", "-j", "--self-describing", "-e", "proc.faults", "--per-thread", "--"]
+              + workload(build_dir))
+    assert res.returncode == 0, res.stderr
+    pid, threads, rest = own_lines(res.stdout)
+    doc = [json.loads(line) for line in rest if line.startswith("{")][-1]
+    named = {(r["tid"], r["comm"]) for r in doc["rows"] if "tid" in r}
+    assert named == {(tid, name) for name, (tid, _) in threads.items()} | {(pid, "threads")}, named
+
+
+def test_per_thread_from_a_recording(memscope, build_dir, tmp_path):
+    rec = tmp_path / "threads.rec"
+    res = run([memscope, "record", "--per-thread", "-o", str(rec), "-I", "200", "-e", "proc.faults", "--"]
+              + workload(build_dir))
+    assert res.returncode == 0, res.stderr
+    pid, threads, _ = own_lines(res.stdout)
+    res = run([memscope, "stat", "-x,", "--input", str(rec), "--per-thread"])
+    assert res.returncode == 0, res.stderr
+    check_rows(csv_rows(res.stdout.splitlines()), pid, threads)
+    # Lines by interval add up to the totals, thread by thread.
+    res_i = run([memscope, "stat", "-x,", "--input", str(rec), "--per-thread", "-I", "400"])
+    assert res_i.returncode == 0, res_i.stderr
+    sums = {}
+    for line in res_i.stdout.splitlines():
+        fields = line.split(",")
+        if len(fields) > 4 and fields[4] == "proc.faults":
+            sums[fields[1]] = sums.get(fields[1], 0) + int(fields[2])
+    assert sums == csv_rows(res.stdout.splitlines())
+
+
+def test_per_thread_from_a_recording_without_thread_series_names_the_recording(memscope, build_dir, tmp_path):
+    rec = tmp_path / "process.rec"
+    res = run([memscope, "record", "-o", str(rec), "-e", "proc.faults", "--"] + workload(build_dir))
+    assert res.returncode == 0, res.stderr
+    res = run([memscope, "stat", "--input", str(rec), "--per-thread"])
+    assert res.returncode == 2
+    assert res.stdout == ""
+    assert f"not in this recording ({rec})" in res.stderr
+    assert "memscope record --per-thread" in res.stderr
+    # Not a live-host cause: nothing about eBPF or perf counts of a process.
+    assert "eBPF" not in res.stderr and "perf" not in res.stderr
