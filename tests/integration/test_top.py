@@ -720,6 +720,15 @@ def table_at(lines, first_title):
     return names, rows
 
 
+def whole_tables(lines):
+    """Both tables on screen and parsed: a capture taken while the screen is being rewritten
+    (a torn redraw) is not a layout to judge; the next one is."""
+    try:
+        return table_at(lines, "NODE"), table_at(lines, "PID")
+    except (AssertionError, StopIteration):
+        return None
+
+
 def expected_hidden(title_line, lead, order, width, flex):
     """The columns a terminal `width` wide must leave out: the documented order, each column
     freeing its own width and the space before it, until the rest fits."""
@@ -749,9 +758,8 @@ def test_narrow_terminal_hides_whole_columns_in_the_documented_order(memscope, t
         t = tmux(f"{memscope} top -I 250", width=120, height=100)
 
         def ready(ls):
-            return any(line.startswith("NODE") for line in ls) and any(
-                r["PID"] == str(work.pid) for r in table_at(ls, "PID")[1]) if any(
-                line.split()[:1] == ["PID"] for line in ls) else False
+            tables = whole_tables(ls)
+            return tables is not None and any(r["PID"] == str(work.pid) for r in tables[1][1])
 
         wide = t.wait_for(ready)
         batch = run([memscope, "top", "-b", "-n", "1", "-I", "100"])
@@ -781,11 +789,10 @@ def test_narrow_terminal_hides_whole_columns_in_the_documented_order(memscope, t
             want_proc = expected_hidden(proc_title, 7, proc_order, width, 15)
 
             def laid_out(ls, width=width, want_node=want_node, want_proc=want_proc):
-                if not any(line.startswith("NODE") for line in ls) or not any(
-                        line.split()[:1] == ["PID"] for line in ls):
+                tables = whole_tables(ls)
+                if tables is None:
                     return False
-                names_n = table_at(ls, "NODE")[0]
-                names_p = table_at(ls, "PID")[0]
+                names_n, names_p = tables[0][0], tables[1][0]
                 return (set(node_names) - set(names_n) == set(want_node) and
                         set(proc_names) - set(names_p) == set(want_proc) and
                         max(len(line) for line in ls) <= width)
