@@ -24,7 +24,8 @@ struct lua_script {
 	/* Limits. */
 	size_t mem_used, mem_limit;
 	bool mem_exceeded;
-	uint64_t deadline_ns;
+	uint64_t deadline_ns;       /* thread CPU time; 0 outside a callback */
+	uint64_t started_ns;        /* the callback's start, monotonic */
 	bool timed_out;
 	bool failed;
 	bool in_callback;          /* inside lua_script_run: budget and deadline apply */

@@ -485,6 +485,37 @@ static void test_json(void)
 	rig_close(&r);
 }
 
+/* on_frame is looked up at every frame, as scripts see it: one defined late
+ * (in on_start, in an earlier on_frame's absence), one served by the global
+ * table's __index, one removed midway; a script without any runs on. */
+static void test_on_frame_lookup(void)
+{
+	struct rig r;
+	const char *s[] = {
+		script("late.lua", "n = 0\nfunction on_start() function on_frame(f) n = n + 1 end end\n"
+		       "function on_end() print('late', n) end\n"),
+		script("index.lua", "n = 0\nsetmetatable(_G, {__index = function(t, k)\n"
+		       "  if k == 'on_frame' then return function(f) n = n + 1 end end end})\n"
+		       "function on_end() print('index', n) end\n"),
+		script("removed.lua", "n = 0\nfunction on_frame(f) n = n + 1 if n == 2 then on_frame = nil end end\n"
+		       "function on_end() print('removed', n) end\n"),
+		script("none.lua", "function on_end(s) print('none', s.frames) end\n"),
+	};
+
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, s, 4, false, LUA_OUTPUT_TEXT, 2000, 16u << 20), 0);
+	for (uint64_t seq = 0; seq < 5; seq++)
+		rig_frame(&r, seq, 1, 1, 1, 1, 1);
+	lua_engine_end(r.lua);
+	rig_flush(&r);
+	CHECK_EQ_INT(lua_engine_nr_failed(r.lua), 0);
+	CHECK_CONTAINS(r.out_text, "late\t5\n");
+	CHECK_CONTAINS(r.out_text, "index\t5\n");
+	CHECK_CONTAINS(r.out_text, "removed\t2\n");
+	CHECK_CONTAINS(r.out_text, "none\t5\n");
+	rig_close(&r);
+}
+
 int main(void)
 {
 	tree_new(dir, sizeof(dir));
@@ -495,6 +526,7 @@ int main(void)
 	test_api_numbers();
 	test_output();
 	test_metadata();
+	test_on_frame_lookup();
 	tree_remove(dir);
 	return check_summary("lua_engine");
 }
