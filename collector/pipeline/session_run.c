@@ -17,8 +17,13 @@
 #include "pipeline/session_recording.h"
 #include "sources/recording_source.h"
 
-/* Frames a recording is read ahead of a sink that takes them slower. */
+/* Frames a recording is read ahead of a sink that takes them slower: about
+ * FILE_READ_AHEAD_BYTES of samples, between FILE_READ_AHEAD and
+ * FILE_READ_AHEAD_MAX frames. The two threads switch once per half of it:
+ * at 32 frames those switches were a tenth of reading a recording. */
 #define FILE_READ_AHEAD 32
+#define FILE_READ_AHEAD_MAX 128
+#define FILE_READ_AHEAD_BYTES (1u << 20)
 /* At intervals up to SHORT_INTERVAL_NS a live sink is woken per BATCH_NS of
  * frames (at most half its queue) rather than per frame: at -I 1 a thread
  * switch per millisecond costs more than the sink's work, and lines that
@@ -26,6 +31,15 @@
 #define SHORT_INTERVAL_NS 10000000ull
 #define BATCH_NS 100000000ull
 #define SHORT_INTERVAL_QUEUE 64
+
+static int file_read_ahead(const struct series_table *table)
+{
+	size_t frame_bytes = sizeof(struct sample) * (size_t)(table->nr > 0 ? table->nr : 1);
+	size_t frames = FILE_READ_AHEAD_BYTES / frame_bytes;
+
+	return frames < FILE_READ_AHEAD ? FILE_READ_AHEAD : frames > FILE_READ_AHEAD_MAX ? FILE_READ_AHEAD_MAX
+											 : (int)frames;
+}
 
 int session_add_sink(struct session *s, struct sink *sink, const struct sink *follows, struct ms_error *err)
 {
@@ -421,8 +435,8 @@ static int start_runners(struct session *s, struct session_pipeline *p, uint64_t
 		/* From a file nothing is merged (the reader waits for room): the
 		 * queue only lets the reader run ahead, so the two threads hand
 		 * frames over in batches rather than one wake-up each. */
-		if (p->from_file && length < FILE_READ_AHEAD)
-			length = FILE_READ_AHEAD;
+		if (p->from_file && length < file_read_ahead(&s->sampler.table))
+			length = file_read_ahead(&s->sampler.table);
 		/* Room for the frames of one batched wake-up (batch_wake_ups). */
 		if (!p->from_file && interval_ns && interval_ns <= SHORT_INTERVAL_NS && length < SHORT_INTERVAL_QUEUE)
 			length = SHORT_INTERVAL_QUEUE;

@@ -2,18 +2,24 @@
  * reserved once (nothing is committed: no memory is used for it yet), and
  * pages are made usable as the array grows. A reader on another thread may
  * keep a pointer into the array while the owner grows it: the series table
- * and the sampler's frame grow between frames this way while sinks read them. */
+ * and the sampler's frame grow between frames this way while sinks read them.
+ * Successive arrays start at different offsets into their reservations:
+ * reservations are large and aligned alike, and arrays that all started on
+ * the same cache sets (a sink queue's frames) would evict each other. */
 #ifndef MEMSCOPE_STABLE_ARRAY_H
 #define MEMSCOPE_STABLE_ARRAY_H
 
 #include <stddef.h>
 
 struct stable_array {
-	void *base;            /* NULL until init */
+	void *base;            /* NULL until init; `offset` bytes into the mapping */
+	void *mapping;
+	size_t offset;
 	size_t elem_size;
 	size_t max;            /* elements the reservation holds */
 	size_t usable;         /* elements [0, usable) are committed and zero-initialised */
 	size_t reserved_bytes;
+	size_t committed;      /* bytes of the mapping usable (from its start) */
 };
 
 /* Reserve room for max elements of elem_size bytes. -1 (errno set) when the

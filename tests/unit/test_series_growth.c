@@ -3,6 +3,7 @@
  * series only once every reader is done with the frame that retired it, a
  * recording (format v2) keeps series and retire records that replay into the
  * same frames, and a version 1 recording still reads. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,6 +54,34 @@ static void stable_storage(void)
 	CHECK_EQ_INT(t.added.nr, 200000);
 	frame_free(&f);
 	series_table_free(&t);
+}
+
+/* Frames start at different offsets into their reservations (all aligned
+ * alike): a queue of frames does not put every frame's first samples on the
+ * same cache sets. Each still holds SERIES_TABLE_MAX samples, zeroed. */
+static void frames_on_different_cache_sets(void)
+{
+	enum { N = 16 };
+	struct frame f[N];
+
+	for (int i = 0; i < N; i++)
+		CHECK_EQ_INT(frame_init(&f[i], 50), 0);
+	for (int i = 0; i < N; i++) {
+		CHECK_EQ_INT((int)((uintptr_t)f[i].samples % 64), 0);
+		for (int k = 0; k < i; k++) {
+			CHECK((uintptr_t)f[i].samples % 4096 != (uintptr_t)f[k].samples % 4096);
+			CHECK((uintptr_t)f[i].samples % 65536 != (uintptr_t)f[k].samples % 65536);
+		}
+		CHECK(!f[i].samples[49].valid && f[i].samples[49].value == 0);
+		f[i].samples[49].value = 7;
+	}
+	CHECK_EQ_INT(frame_fit(&f[N - 1], SERIES_TABLE_MAX), 0);
+	CHECK(f[N - 1].samples[49].value == 7);
+	CHECK(f[N - 1].samples[SERIES_TABLE_MAX - 1].value == 0);
+	f[N - 1].samples[SERIES_TABLE_MAX - 1].value = 1; /* committed to the end */
+	CHECK_EQ_INT(frame_fit(&f[N - 1], SERIES_TABLE_MAX + 1), -1);
+	for (int i = 0; i < N; i++)
+		frame_free(&f[i]);
 }
 
 static void reuse_waits_for_readers(void)
@@ -495,6 +524,7 @@ int main(void)
 		return 1;
 	}
 	stable_storage();
+	frames_on_different_cache_sets();
 	reuse_waits_for_readers();
 	record_and_replay("churn.rec");
 	record_and_replay("churn.rec.zst");
