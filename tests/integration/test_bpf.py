@@ -4,6 +4,7 @@ import csv
 import io
 import os
 import shutil
+import subprocess
 
 import pytest
 
@@ -104,6 +105,37 @@ def test_missing_btf_names_it_and_perf_keeps_running(memscope, bench):
     assert "no kernel BTF at /nonexistent/vmlinux" in res.stderr
     assert "other sources (perf events, procfs) keep running" in res.stderr
     assert value(stat_rows(res.stdout + res.stderr), "page-faults") >= 8 * 256
+
+
+def test_btf_that_is_not_btf_names_the_file(memscope, bench, tmp_path):
+    # Only a failed load reads the BTF file itself, and then says what is wrong with it.
+    btf = tmp_path / "vmlinux"
+    btf.write_text("not BTF")
+    res = stat(memscope, "page-faults,proc.faults", [bench / "touchmem", 8], env=dict(os.environ, MEMSCOPE_BPF_BTF=str(btf)))
+    assert f"{btf} is not readable BTF" in res.stderr, res.stderr
+    assert "other sources (perf events, procfs) keep running" in res.stderr
+    assert value(stat_rows(res.stdout + res.stderr), "page-faults") >= 8 * 256
+
+
+def test_a_successful_start_reads_the_kernel_btf_once(memscope):
+    # libbpf reads it for the CO-RE relocations; memscope itself reads it only
+    # to explain a failed load. The bytes top has read by its second screen,
+    # from its own /proc/PID/io, hold one copy of the BTF and the rest is small.
+    size = os.path.getsize("/sys/kernel/btf/vmlinux")
+    top = subprocess.Popen([memscope, "top", "-b", "-I", "200", "-n", "50"], stdout=subprocess.PIPE, text=True)
+    try:
+        updates = 0
+        for line in top.stdout:
+            updates += line.startswith("top: update=")
+            if updates == 2:
+                break
+        with open(f"/proc/{top.pid}/io") as f:
+            rchar = int(next(line for line in f if line.startswith("rchar:")).split()[1])
+    finally:
+        top.kill()
+        top.wait()
+    assert updates == 2
+    assert size <= rchar < 1.5 * size, (rchar, size)
 
 
 def test_no_capabilities_names_them(memscope, bench):

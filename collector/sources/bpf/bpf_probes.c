@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "bpf/memscope_bpf.h"
@@ -151,6 +152,16 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
+/* The first, unchecked load: a failure is explained by the checked retry,
+ * which prints libbpf's messages then. */
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (!getenv("MEMSCOPE_BPF_DEBUG"))
+		return 0;
+	(void)level;
+	return vfprintf(stderr, fmt, args);
+}
+
 
 static const char still_works[] =
 	"the proc.* series are unavailable; the other sources (perf events, procfs) keep running";
@@ -185,6 +196,8 @@ static bool tracepoint_exists(const struct btf *vmlinux, const struct attach_poi
 	char path[4096 + 256];
 
 	if (tp_btf) {
+		if (!vmlinux)
+			return true;   /* unchecked: the load finds out */
 		snprintf(path, sizeof(path), "btf_trace_%s", point->name);
 		return btf__find_by_name_kind(vmlinux, path, BTF_KIND_TYPEDEF) >= 0;
 	}
@@ -290,6 +303,70 @@ static int map_task_table(struct bpf_probes *probes, struct ms_error *err)
 /* Descriptors loading takes: maps, programs, BTF, libbpf's feature probes. */
 #define BPF_FDS_NEEDED 24
 
+/* sched_switch passes prev_state as a 4th argument since Linux 5.18 (commit
+ * fa2c3254d7cf, "sched/tracing: Don't re-read p->state when emitting
+ * sched_switch event"): the first load's guess, from the release. A wrong
+ * guess either fails the load (the checked retry reads the BTF) or reads
+ * prev->__state instead, which the older kernels pass no better. */
+static bool switch_state_arg_likely(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major > 5 || (major == 5 && minor >= 18);
+}
+
+/* The wanted probes whose tracepoints this kernel has; without vmlinux the
+ * tp_btf ones are left to the load to find. */
+static unsigned available_probes(struct bpf_probes *probes, const struct btf *vmlinux,
+				 const struct attach_point *points, unsigned wanted, const char *tracefs)
+{
+	for (int p = 0; p < BPF_PROBE_NR; p++) {
+		if (!(wanted & BPF_PROBE_BIT(p)))
+			continue;
+		if (!tracepoint_exists(vmlinux, &points[p], probe_descs[p].tp_btf, tracefs)) {
+			warn(probes, "eBPF probe left out: this kernel has no tracepoint %s:%s%s; lost: %s; "
+			     "the other probes run", points[p].subsys, points[p].name,
+			     probe_descs[p].tp_btf ? " in its BTF" : "", probe_descs[p].feeds);
+			wanted &= ~BPF_PROBE_BIT(p);
+		}
+	}
+	return wanted;
+}
+
+/* Opens the embedded object and loads the wanted programs: 0, the load's
+ * negative errno, or 1 when the object did not open (err says why). */
+static int load_probes(struct bpf_probes *probes, const struct bpf_probe_config *cfg,
+		       const struct attach_point *points, unsigned wanted, bool switch_state_arg, struct ms_error *err)
+{
+	/* LIBBPF_OPTS without its GNU statement expression (clang -Wpedantic). */
+	struct bpf_object_open_opts opts = { .sz = sizeof(opts), .btf_custom_path = cfg->btf_path };
+	int target_rc = 0, rc;
+
+	probes->skel = memscope_bpf__open_opts(&opts);
+	if (!probes->skel) {
+		ms_error_set(err, "eBPF probes: opening the embedded BPF object failed (%s)", strerror(errno));
+		return 1;
+	}
+	configure(probes->skel, cfg, switch_state_arg);
+	for (int p = 0; p < BPF_PROBE_NR; p++) {
+		struct bpf_program *prog = probe_program(probes->skel, p);
+
+		bpf_program__set_autoload(prog, (wanted & BPF_PROBE_BIT(p)) != 0);
+		/* An override libbpf finds no BTF id for fails here, not at load;
+		 * the load still runs, as only it frees the BTF libbpf read. */
+		if ((wanted & BPF_PROBE_BIT(p)) && probe_descs[p].tp_btf && strcmp(points[p].name, probe_descs[p].name) &&
+		    (rc = bpf_program__set_attach_target(prog, 0, points[p].name)) != 0) {
+			target_rc = rc < 0 ? rc : -EINVAL;
+			bpf_program__set_autoload(prog, false);
+		}
+	}
+	rc = memscope_bpf__load(probes->skel);
+	return target_rc ? target_rc : rc;
+}
+
 int bpf_probes_open(struct bpf_probes *probes, const struct bpf_probe_config *cfg, struct ms_error *err)
 {
 	int free_fds;
@@ -297,8 +374,9 @@ int bpf_probes_open(struct bpf_probes *probes, const struct bpf_probe_config *cf
 	struct attach_point points[BPF_PROBE_NR];
 	char tracefs[4096];
 	bool have_tracefs = false;
-	unsigned wanted = cfg->wanted;
+	unsigned wanted = cfg->wanted, usable = 0;
 	struct btf *vmlinux = NULL;
+	size_t warned;
 	int rc;
 
 	memset(probes, 0, sizeof(*probes));
@@ -312,12 +390,6 @@ int bpf_probes_open(struct bpf_probes *probes, const struct bpf_probe_config *cf
 		ms_error_set(err, "eBPF probes unavailable: no kernel BTF at %s (%s); the probes are CO-RE programs "
 			     "and need a kernel built with CONFIG_DEBUG_INFO_BTF=y; %s",
 			     btf_path, strerror(errno), still_works);
-		return -1;
-	}
-	vmlinux = btf__parse(btf_path, NULL);
-	if (!vmlinux) {
-		ms_error_set(err, "eBPF probes unavailable: %s is not readable BTF (%s); %s", btf_path,
-			     strerror(errno), still_works);
 		return -1;
 	}
 	if (check_permissions(err) < 0)
@@ -343,34 +415,43 @@ int bpf_probes_open(struct bpf_probes *probes, const struct bpf_probe_config *cf
 			wanted &= ~BPF_PROBE_BIT(BPF_PROBE_PAGE_ALLOC);
 		}
 	}
-	for (int p = 0; p < BPF_PROBE_NR; p++) {
-		if (!(wanted & BPF_PROBE_BIT(p)))
-			continue;
-		if (!tracepoint_exists(vmlinux, &points[p], probe_descs[p].tp_btf, have_tracefs ? tracefs : NULL)) {
-			warn(probes, "eBPF probe left out: this kernel has no tracepoint %s:%s%s; lost: %s; "
-			     "the other probes run", points[p].subsys, points[p].name,
-			     probe_descs[p].tp_btf ? " in its BTF" : "", probe_descs[p].feeds);
-			wanted &= ~BPF_PROBE_BIT(p);
-		}
-	}
 
-	/* LIBBPF_OPTS without its GNU statement expression (clang -Wpedantic). */
-	struct bpf_object_open_opts opts = { .sz = sizeof(opts), .btf_custom_path = cfg->btf_path };
-	probes->skel = memscope_bpf__open_opts(&opts);
-	if (!probes->skel) {
-		ms_error_set(err, "eBPF probes: opening the embedded BPF object failed (%s)", strerror(errno));
-		goto fail;
-	}
-	configure(probes->skel, cfg, tracepoint_nr_args(vmlinux, "sched_switch") >= 4);
-	for (int p = 0; p < BPF_PROBE_NR; p++) {
-		struct bpf_program *prog = probe_program(probes->skel, p);
-
-		bpf_program__set_autoload(prog, (wanted & BPF_PROBE_BIT(p)) != 0);
-		if ((wanted & BPF_PROBE_BIT(p)) && probe_descs[p].tp_btf && strcmp(points[p].name, probe_descs[p].name))
-			bpf_program__set_attach_target(prog, 0, points[p].name);
-	}
+	/* Loaded first without reading the kernel's BTF here: libbpf reads all of
+	 * it (5 MB) for the CO-RE relocations anyway, and a second read was a
+	 * fifth of top's start-up. Only a failed load reads it here, to leave out
+	 * the tracepoints this kernel lacks and take sched_switch's arguments as
+	 * they are, and tries again; that retry's libbpf messages are the ones
+	 * shown. Missing permissions and descriptors are no guess to correct. */
+	warned = strlen(probes->warnings);
 	free_fds = fd_limit_free(BPF_FDS_NEEDED);
-	rc = memscope_bpf__load(probes->skel);
+	if (cfg->attach_override && *cfg->attach_override) {
+		rc = -ENOENT;   /* moved tracepoints: checked before the load */
+	} else {
+		usable = available_probes(probes, NULL, points, wanted, have_tracefs ? tracefs : NULL);
+		libbpf_set_print(libbpf_quiet);
+		rc = load_probes(probes, cfg, points, usable, switch_state_arg_likely(), err);
+		libbpf_set_print(libbpf_print);
+		if (rc == 1)
+			goto fail;
+	}
+	if (rc && rc != -EPERM && !fd_limit_hit(-rc) && free_fds >= BPF_FDS_NEEDED) {
+		if (probes->skel)
+			memscope_bpf__destroy(probes->skel);
+		probes->skel = NULL;
+		vmlinux = btf__parse(btf_path, NULL);
+		if (!vmlinux) {
+			ms_error_set(err, "eBPF probes unavailable: %s is not readable BTF (%s); %s", btf_path,
+				     strerror(errno), still_works);
+			goto fail;
+		}
+		probes->warnings[warned] = '\0';
+		usable = available_probes(probes, vmlinux, points, wanted, have_tracefs ? tracefs : NULL);
+		free_fds = fd_limit_free(BPF_FDS_NEEDED);
+		rc = load_probes(probes, cfg, points, usable, tracepoint_nr_args(vmlinux, "sched_switch") >= 4, err);
+		if (rc == 1)
+			goto fail;
+	}
+	wanted = usable;
 	if (rc) {
 		char why[256];
 
