@@ -123,7 +123,8 @@ static const char *generic_discovery_pmu(const struct host *host)
 static int find_perf_instances(const struct host *host, const struct catalog_family *family,
 			       const struct catalog_role *role, struct resolved_role *rr)
 {
-	int near_misses = 0;
+	int near_misses = 0, outside = 0;
+	const struct pmu *first_outside = NULL;
 	char version[96] = "";
 
 	for (int i = 0; i < host->pmus.nr; i++) {
@@ -135,6 +136,12 @@ static int find_perf_instances(const struct host *host, const struct catalog_fam
 			continue;
 		if (!instance_formats_ok(role, pmu, version, sizeof(version))) {
 			near_misses++;
+			continue;
+		}
+		/* stat -C left out every CPU it counts through. */
+		if (pmu->outside_cpu_list) {
+			if (!outside++)
+				first_outside = pmu;
 			continue;
 		}
 		if (pmu->cpumask.nr > 0) {
@@ -156,7 +163,13 @@ static int find_perf_instances(const struct host *host, const struct catalog_fam
 					      ? generic_discovery_pmu(host)
 					      : NULL;
 
-		if (generic)
+		if (first_outside) {
+			char mask[96];
+
+			cpulist_format(&first_outside->cpumask, mask, sizeof(mask));
+			snprintf(rr->why, sizeof(rr->why), "-C leaves out the CPUs its uncore PMUs count through "
+				 "(%.40s%s: CPU %.60s); add one to -C", first_outside->name, outside > 1 ? ", ..." : "", mask);
+		} else if (generic)
 			snprintf(rr->why, sizeof(rr->why), "this kernel predates its uncore support for this CPU (%.120s) "
 				 "and shows only the discovery table's generic PMUs (%.40s...): update the kernel",
 				 family->uncore_since, generic);

@@ -36,6 +36,12 @@ static const struct cli_option stat_when_options[] = {
 	{ 0 },
 };
 
+static const struct cli_option stat_where_options[] = {
+	{ 'C', "cpu", "CPUS", "count only on these CPUs (perf's list: 0-3,8), system-wide (implies -a);\n"
+	  "an uncore event counts on its PMU's cpumask CPUs among them", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
 static const struct cli_option stat_row_options[] = {
 	{ 'A', "no-aggr", NULL, "perf's name for --per-cpu: one row per CPU", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_PER_THREAD, "per-thread", NULL, "one row per thread of the measured processes (proc.* events)",
@@ -57,6 +63,7 @@ static const struct cli_group stat_groups[] = {
 	{ "What to count", measure_count_options },
 	{ NULL, measure_lua_options },
 	{ "Where", measure_target_options },
+	{ NULL, stat_where_options },
 	{ NULL, measure_file_options },
 	{ "When", measure_interval_options },
 	{ NULL, stat_when_options },
@@ -132,6 +139,9 @@ static int stat_option(void *ctx, int key, const char *arg)
 	case OPT_PER_THREAD:
 		a->extra->per_thread = true;
 		return 0;
+	case 'C':
+		a->opt->cpu_list = arg;
+		return 0;
 	case 'A':
 		return measure_cli_option(a->opt, a->lua, SESSION_OPT_PER_CPU, NULL) == 0 ? 0 : -1;
 	case OPT_INTERVAL_COUNT:
@@ -170,6 +180,11 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	output->format = a.csv ? STAT_CSV : a.json ? STAT_JSON : STAT_TEXT;
 	if (output->self_describing && output->format == STAT_TEXT) {
 		fprintf(stderr, "memscope stat: --self-describing is a form of -x SEP or --json; give one of them\n");
+		return -1;
+	}
+	if (opt->cpu_list && opt->input_path) {
+		fprintf(stderr, "memscope stat: -C chooses the CPUs counted on this machine; %s was counted "
+			"already (--per-cpu shows its CPUs one by one)\n", opt->input_path);
 		return -1;
 	}
 	if (session_options_finish(opt, argv + first) < 0)

@@ -52,9 +52,12 @@ int event_list_parse(const struct host *host, const char *text, struct event **e
 		     struct ms_error *err);
 
 /* Take the PMU's placement rules: uncore PMUs (with a cpumask) count
- * system-wide on the cpumask CPUs only. */
+ * system-wide on the cpumask CPUs only. -1 with err when out of memory, or
+ * when stat -C left out every CPU of the PMU's cpumask. */
 struct pmu;
-int event_bind_pmu(struct event *ev, const struct pmu *pmu);
+int event_bind_pmu(struct event *ev, const struct pmu *pmu, struct ms_error *err);
+/* Why a PMU that -C left out is not counted, for messages. */
+void event_pmu_outside_why(const struct pmu *pmu, struct ms_error *err);
 
 /* Free an array of nr names (malloc'd each). */
 void event_names_free(char **names, int nr);

@@ -85,7 +85,11 @@ static int parse_generic(const struct host *host, const char *text, struct event
 		ev->scale = alias->scale;
 		snprintf(ev->unit, sizeof(ev->unit), "%s", alias->unit ? alias->unit : "");
 		ev->pmu_name = strdup(found->name);
-		return ev->pmu_name ? event_bind_pmu(ev, found) : -1;
+		if (!ev->pmu_name) {
+			ms_error_set(err, "out of memory");
+			return -1;
+		}
+		return event_bind_pmu(ev, found, err);
 	}
 	if (matches > 1) {
 		ms_error_set(err, "event '%s' is ambiguous: %d PMUs have it (e.g. %s/%s/); "
@@ -218,10 +222,12 @@ static int parse_sysfs(const struct host *host, const char *text, struct event *
 	if (apply_modifiers(last + 1, text, pmu, ev, err) < 0)
 		return -1;
 	ev->pmu_name = strdup(pmu->name);
-	if (!ev->pmu_name || event_bind_pmu(ev, pmu) < 0) {
+	if (!ev->pmu_name) {
 		ms_error_set(err, "out of memory");
 		return -1;
 	}
+	if (event_bind_pmu(ev, pmu, err) < 0)
+		return -1;
 	return 0;
 }
 

@@ -151,10 +151,12 @@ static int encode_uncore(const struct host *host, const char *text, const char *
 	free(codes);
 	free(fstr);
 	ev->pmu_name = strdup(pmu->name);
-	if (!ev->pmu_name || event_bind_pmu(ev, pmu) < 0) {
+	if (!ev->pmu_name) {
 		ms_error_set(err, "out of memory");
 		return -1;
 	}
+	if (event_bind_pmu(ev, pmu, err) < 0)
+		return -1;
 	return 0;
 }
 

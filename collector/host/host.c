@@ -1,5 +1,7 @@
 #include "host/host.h"
 
+#include <stdlib.h>
+
 #include <string.h>
 
 int host_load(struct host *host, struct ms_error *err)
@@ -17,6 +19,68 @@ int host_load(struct host *host, struct ms_error *err)
 		host_free(host);
 		return -1;
 	}
+	return 0;
+}
+
+int host_restrict_cpus(struct host *host, const char *option, const char *list, struct ms_error *err)
+{
+	struct topology *topo = &host->topo;
+	struct cpulist want;
+	char online[256];
+	int kept = 0;
+	struct cpulist all = { NULL, 0 };
+
+	if (!(all.cpus = malloc(sizeof(int) * (size_t)(topo->nr_cpus + 1)))) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < topo->nr_cpus; i++)
+		all.cpus[all.nr++] = topo->cpus[i].cpu;
+	cpulist_format(&all, online, sizeof(online));
+	cpulist_free(&all);
+	if (cpulist_parse(list, &want) < 0 || want.nr == 0) {
+		if (want.cpus)
+			cpulist_free(&want);
+		ms_error_set(err, "%s '%s': not a CPU list such as 0-3,8 (ascending ranges); this machine's "
+			     "online CPUs are %s", option, list, online);
+		return -1;
+	}
+	for (int i = 0; i < want.nr; i++)
+		if (!topology_cpu(topo, want.cpus[i])) {
+			ms_error_set(err, "%s '%s': CPU %d is not online; this machine's online CPUs are %s", option, list,
+				     want.cpus[i], online);
+			cpulist_free(&want);
+			return -1;
+		}
+	/* Both lists ascend: keep the places of the CPUs asked for. */
+	for (int i = 0, w = 0; i < topo->nr_cpus; i++) {
+		while (w < want.nr && want.cpus[w] < topo->cpus[i].cpu)
+			w++;
+		if (w < want.nr && want.cpus[w] == topo->cpus[i].cpu)
+			topo->cpus[kept++] = topo->cpus[i];
+	}
+	topo->nr_cpus = kept;
+	host->cpus_restricted = true;
+	for (int p = 0; p < host->pmus.nr; p++) {
+		struct pmu *pmu = &host->pmus.pmus[p];
+		int n = 0;
+
+		if (!pmu->has_cpumask || pmu->cpumask.nr == 0)
+			continue;
+		for (int i = 0; i < pmu->cpumask.nr; i++)
+			if (topology_cpu(topo, pmu->cpumask.cpus[i]))
+				n++;
+		if (n == 0) {
+			pmu->outside_cpu_list = true;
+			continue;
+		}
+		n = 0;
+		for (int i = 0; i < pmu->cpumask.nr; i++)
+			if (topology_cpu(topo, pmu->cpumask.cpus[i]))
+				pmu->cpumask.cpus[n++] = pmu->cpumask.cpus[i];
+		pmu->cpumask.nr = n;
+	}
+	cpulist_free(&want);
 	return 0;
 }
 

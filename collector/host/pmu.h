@@ -37,6 +37,7 @@ struct pmu {
 	int type;                 /* perf_event_attr.type */
 	struct cpulist cpumask;   /* CPUs to open on; empty = no cpumask file (core/software PMU) */
 	bool has_cpumask;         /* uncore-style PMU: system-wide only, on cpumask CPUs */
+	bool outside_cpu_list;    /* stat -C names none of its cpumask CPUs: not opened (cpumask unchanged) */
 	struct pmu_format *formats;
 	int nr_formats;
 	struct pmu_alias *aliases;

@@ -90,6 +90,14 @@ int session_options_finish(struct session_options *opt, char **command)
 		}
 		return 0;
 	}
+	if (opt->cpu_list && opt->pids) {
+		fprintf(stderr, "memscope %s: -C counts whole CPUs, -p a process's threads wherever they run; "
+			"choose one\n", opt->command_name);
+		return -1;
+	}
+	/* perf's -C: the whole system on those CPUs, while a command runs if one is given. */
+	if (opt->cpu_list)
+		opt->system_wide = true;
 	if (!opt->system_wide && !opt->pids && !opt->command) {
 		fprintf(stderr, "memscope %s: say what to measure: -a (whole system), -p PID, "
 			"or a command after --\n", opt->command_name);
@@ -187,6 +195,20 @@ static void note_left_out(struct session *s, const struct source_kind *kind, con
 	s->left_out[s->nr_left_out++].why = *why;
 }
 
+/* -C restricts counters opened per CPU (perf's events, a replay of them);
+ * other sources count per task or for the whole system. */
+static int cpu_list_refuses(const struct source_kind *kind, const char *name, struct ms_error *err)
+{
+	if (!strcmp(kind->name, "perf") || !strcmp(kind->name, "replay"))
+		return 0;
+	ms_error_set(err, "-C counts only on the CPUs it names, but '%s' comes from the %s source, which %s: "
+		     "leave it out or count without -C", name, kind->name,
+		     !strcmp(kind->name, "bpf") ? "counts per task, not per CPU" :
+		     !strcmp(kind->name, "procfs") ? "reads the kernel's statistics of the whole system" :
+						     "does not count per CPU");
+	return EXIT_USAGE;
+}
+
 /* Route every name to the kind of this mode that claims it, and make one
  * source per kind with names, in registry order. */
 static int create_sources(struct session *s, const struct session_options *opt, enum source_kind_mode mode,
@@ -230,6 +252,8 @@ static int create_sources(struct session *s, const struct session_options *opt, 
 				claimed[req.nr_names++] = s->names[i];
 		if (!req.nr_names)
 			continue;
+		if (opt->cpu_list && (status = cpu_list_refuses(kind, claimed[0], err)) != 0)
+			break;
 		status = kind->create(kind, &s->sources[s->nr_sources], &req, &why);
 		if (!status) {
 			s->nr_sources++;
@@ -456,6 +480,8 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 	if (host_load(&s->host, err) < 0)
 		return 1;
 	s->host_loaded = true;
+	if (opt->cpu_list && host_restrict_cpus(&s->host, "-C", opt->cpu_list, err) < 0)
+		return EXIT_USAGE;
 	if (add_event_list(s, &opt->events) < 0) {
 		ms_error_set(err, "out of memory");
 		return 1;
@@ -467,6 +493,15 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 		ret = plan_metrics(s, opt, err);
 		if (ret)
 			return ret;
+		/* Kernel statistics and eBPF series are not counted per CPU. */
+		for (int i = 0; s->plan && opt->cpu_list && i < s->plan->nr_events; i++)
+			if (s->plan->events[i].how == EVENT_HOW_PROCFS || s->plan->events[i].how == EVENT_HOW_BPF) {
+				ms_error_set(err, "-C counts only on the CPUs it names, but the metrics asked for read "
+					     "'%s', which %s: leave those metrics out or count without -C",
+					     s->plan->events[i].text, s->plan->events[i].how == EVENT_HOW_BPF
+					     ? "eBPF counts per task, not per CPU" : "the kernel keeps for the whole system");
+				return EXIT_USAGE;
+			}
 	}
 	if (opt->samples && (ret = add_sample_names(s, opt, err)))
 		return ret;

@@ -47,6 +47,7 @@ struct session_options {
 	const char *replay_path;    /* counter values from a replay file instead of the kernel */
 	long interval_ms;           /* 0: no periodic frames */
 	bool system_wide;
+	const char *cpu_list;       /* stat -C: count only on these CPUs (implies system_wide) */
 	const char *pids;
 	char **command;             /* argv of the command to run, or NULL */
 	enum aggr_mode aggr;

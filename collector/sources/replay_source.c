@@ -117,7 +117,29 @@ static bool event_named(const struct plan_event *pe, const char *name, size_t le
 	return strlen(alt) == len && strncmp(alt, name, len) == 0;
 }
 
-/* Which series does key name? Returns its index, or -1 with err set. */
+#define REPLAY_LEFT_OUT (-3)
+
+/* Under stat -C: does key name a CPU the list leaves out, or an uncore PMU
+ * none of whose cpumask CPUs it names? Its values are then not counted. */
+static bool left_out_by_cpu_list(const struct replay_source *rs, const char *key, size_t len, int want_cpu)
+{
+	char pmu_name[256];
+	const char *slash = memchr(key, '/', len);
+	const struct pmu *pmu;
+
+	if (!rs->host->cpus_restricted)
+		return false;
+	if (want_cpu != LABEL_NONE && !topology_cpu(&rs->host->topo, want_cpu))
+		return true;
+	if (!slash || (size_t)(slash - key) >= sizeof(pmu_name))
+		return false;
+	snprintf(pmu_name, sizeof(pmu_name), "%.*s", (int)(slash - key), key);
+	pmu = pmu_find(&rs->host->pmus, pmu_name);
+	return pmu && pmu->outside_cpu_list;
+}
+
+/* Which series does key name? Returns its index, REPLAY_LEFT_OUT (a series
+ * -C leaves out), or -1 with err set. */
 static int series_for_key(struct replay_source *rs, const char *key, int line, struct ms_error *err)
 {
 	const char *at = strrchr(key, '@');
@@ -162,6 +184,8 @@ static int series_for_key(struct replay_source *rs, const char *key, int line, s
 	}
 	if (found >= 0)
 		return found;
+	if (left_out_by_cpu_list(rs, key, len, want_cpu))
+		return REPLAY_LEFT_OUT;
 	if (matches == 0) {
 		ms_error_set(err, "%s:%d: unknown series '%.*s': the metrics asked for do not count it", rs->path, line,
 			     (int)len, key);
@@ -309,6 +333,8 @@ static int parse_file(struct replay_source *rs, struct ms_error *err)
 		json_object_foreach(values, key, v) {
 			int s = series_for_key(rs, key, lineno, err);
 
+			if (s == REPLAY_LEFT_OUT)
+				continue;
 			if (s < 0 || parse_value(rs, v, fr->interval_ns, &fr->samples[s], lineno, key, err)) {
 				json_decref(doc);
 				goto out;
