@@ -31,6 +31,9 @@ const struct cli_command ctl_command = {
 		"  phase begin|end NAME  mark where a phase of the program begins or ends\n"
 		"  pause                 stop writing frames (the gap stays visible)\n"
 		"  resume                write frames again\n"
+		"  disable, enable       stop and start counting (perf's counters stopped in\n"
+		"                        the kernel; stat --control's commands)\n"
+		"  ping                  only the acknowledgement\n"
 		"  interval MS           take a frame every MS milliseconds from now on\n"
 		"  record FILE           continue in a new file (the current one is closed)\n"
 		"  status                what is being recorded, where, how much\n",

@@ -364,7 +364,7 @@ int cmd_record(int argc, char **argv)
 	memset(&run, 0, sizeof(run));
 	memset(&session, 0, sizeof(session));
 	run.ctl.fd = -1;
-	run.fifo.fd = -1;
+	ctl_fifo_init(&run.fifo);
 	snprintf(run.path, sizeof(run.path), "%s", RECORDING_DEFAULT_FILE);
 	session_options_init(&opt, "record");
 	status = parse_options(argc, argv, &opt, &run, &use_ctl, &lua_cli);

@@ -11,8 +11,10 @@
 #include "metrics/aggregate.h"
 #include "cli/commands.h"
 #include "cli/measure_options.h"
+#include "ctl/ctl_fifo.h"
 #include "events/event.h"
 #include "pipeline/session.h"
+#include "pipeline/session_control.h"
 #include "pipeline/session_recording.h"
 #include "metrics/metrics.h"
 #include "pipeline/lua_session.h"
@@ -23,7 +25,7 @@
 #include "sinks/stat_sink.h"
 #include "sinks/stat_threads.h"
 
-enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERVAL_COUNT, OPT_TIMEOUT };
+enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_CONTROL };
 
 #define STAT_MAX_REPEAT 100000
 
@@ -39,6 +41,16 @@ static const struct cli_option stat_when_options[] = {
 static const struct cli_option stat_where_options[] = {
 	{ 'C', "cpu", "CPUS", "count only on these CPUs (perf's list: 0-3,8), system-wide (implies -a);\n"
 	  "an uncore event counts on its PMU's cpumask CPUs among them", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+/* perf stat's --control and -D: counting switched off and on while it runs. */
+static const struct cli_option stat_control_options[] = {
+	{ OPT_CONTROL, "control", "SPEC", "fd:CTL[,ACK] (descriptor numbers) or fifo:CTL[,ACK] (FIFO\n"
+	  "paths): take enable, disable, ping (and memscope ctl's commands) one per\n"
+	  "line from CTL, each acknowledged with 'ack' on ACK, as perf stat --control", CLI_COMPLETE_FILE, NULL, 0 },
+	{ 'D', "delay", "MS", "count from MS milliseconds after the start; -1: from the first enable",
+	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
 };
 
@@ -67,6 +79,7 @@ static const struct cli_group stat_groups[] = {
 	{ NULL, measure_file_options },
 	{ "When", measure_interval_options },
 	{ NULL, stat_when_options },
+	{ NULL, stat_control_options },
 	{ "Rows", measure_row_options },
 	{ NULL, stat_row_options },
 	{ "Output", stat_output_options },
@@ -92,6 +105,8 @@ struct stat_extra {
 	long timeout_ms;         /* --timeout, 0: none */
 	long repeat;             /* -r, 1: once */
 	const char *output_path; /* -o */
+	const char *control;     /* --control SPEC */
+	long delay_ms;           /* -D: 0 none, -1 until enable */
 };
 
 struct stat_args {
@@ -160,6 +175,24 @@ static int stat_option(void *ctx, int key, const char *arg)
 	case OPT_SELF_DESCRIBING:
 		a->output->self_describing = true;
 		return 0;
+	case OPT_CONTROL:
+		a->extra->control = arg;
+		return 0;
+	case 'D':
+		if (!strcmp(arg, "-1")) {
+			a->extra->delay_ms = -1;
+			return 0;
+		}
+		if (!strcmp(arg, "0")) {
+			a->extra->delay_ms = 0;
+			return 0;
+		}
+		a->extra->delay_ms = positive_number("-D", arg, SESSION_MAX_INTERVAL_MS);
+		if (a->extra->delay_ms < 0) {
+			fprintf(stderr, "memscope stat: -D -1 counts from the first enable of --control\n");
+			return -1;
+		}
+		return 0;
 	default:
 		return -1;
 	}
@@ -197,6 +230,16 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 				  output->self_describing)) {
 		fprintf(stderr, "memscope stat: -r repeats a command and prints the mean of its totals: give a command "
 			"(not -p, --input or --replay), without -I, --per-thread, --lua or --self-describing\n");
+		return -1;
+	}
+	if ((extra->control || extra->delay_ms) && (opt->input_path || opt->replay_path)) {
+		fprintf(stderr, "memscope stat: %s switches counting on and off in a live run; %s is read whole\n",
+			extra->control ? "--control" : "-D", opt->input_path ? "--input FILE" : "--replay FILE");
+		return -1;
+	}
+	if (extra->delay_ms < 0 && !extra->control) {
+		fprintf(stderr, "memscope stat: -D -1 starts with counting off until an enable arrives: give "
+			"--control fd:CTL[,ACK] or --control fifo:CTL[,ACK] to send it\n");
 		return -1;
 	}
 	if (extra->timeout_ms && (opt->input_path || opt->replay_path)) {
@@ -280,6 +323,7 @@ static int header_every(FILE *out)
 	return 25;
 }
 
+/* --timeout: when it fires, the run ends with its final frame, as on a signal. */
 static int timeout_reached(struct sampler *sampler, int fd, void *ctx)
 {
 	(void)sampler;
@@ -288,20 +332,49 @@ static int timeout_reached(struct sampler *sampler, int fd, void *ctx)
 	return 1;
 }
 
-/* --timeout: a timer the run waits on beside its own; when it fires, the run
- * ends with its final frame, as on a signal. */
-static int start_timeout(struct session *s, long ms, struct ms_error *err)
+struct delay {
+	struct session *session;
+	long ms;
+};
+
+/* -D MS counts from MS after the start of the run (the command's start), as
+ * perf's: the timer set before the run is set again for what remains. */
+static int delay_over(struct sampler *sampler, int fd, void *ctx)
+{
+	const struct delay *d = ctx;
+	uint64_t n, since = monotonic_ns() - sampler->start_ns, want = (uint64_t)d->ms * 1000000ull;
+	char reply[256];
+
+	if (read(fd, &n, sizeof(n)) < 0) {
+		/* Armed once: it fired. */
+	}
+	if (since < want) {
+		struct itimerspec its = { .it_value = { .tv_sec = (time_t)((want - since) / 1000000000ull),
+							.tv_nsec = (long)((want - since) % 1000000000ull) } };
+
+		if (timerfd_settime(fd, 0, &its, NULL) == 0)
+			return 0;
+	}
+	if (session_set_counting(d->session, true, reply, sizeof(reply)) < 0)
+		fprintf(stderr, "memscope stat: -D: %s\n", reply);
+	return 0;
+}
+
+/* A one-shot timer of ms milliseconds the run waits on, calling fn; its
+ * descriptor, or -1 with err set. */
+static int start_timer(struct session *s, long ms, const char *option, sampler_ready_fn fn, void *ctx,
+		       struct ms_error *err)
 {
 	struct itimerspec its = { .it_value = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L } };
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 
 	if (fd < 0 || timerfd_settime(fd, 0, &its, NULL) < 0) {
-		ms_error_set(err, "--timeout: cannot set a timer: %s", strerror(errno));
+		ms_error_set(err, "%s: cannot set a timer: %s", option, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
-	if (sampler_watch_add(&s->sampler, fd, timeout_reached, NULL, err) < 0) {
+	if (sampler_watch_add(&s->sampler, fd, fn, ctx, err) < 0) {
 		close(fd);
 		return -1;
 	}
@@ -311,10 +384,12 @@ static int start_timeout(struct session *s, long ms, struct ms_error *err)
 /* Close a run's session and sinks, ready for the next run (-r) or the end. */
 static void end_run(struct session *session, struct sink *stat_sink, struct sink *lua_sink, int *timer_fd)
 {
-	if (*timer_fd >= 0) {
-		sampler_watch_remove(&session->sampler, *timer_fd);
-		close(*timer_fd);
-		*timer_fd = -1;
+	for (int i = 0; i < 2; i++) {
+		if (timer_fd[i] >= 0) {
+			sampler_watch_remove(&session->sampler, timer_fd[i]);
+			close(timer_fd[i]);
+			timer_fd[i] = -1;
+		}
 	}
 	session_close(session);
 	/* A sink never added to the session is closed here. */
@@ -342,12 +417,15 @@ int cmd_stat(int argc, char **argv)
 	struct stat_repeat repeat;
 	int run = 0, first_failure = 0;
 	FILE *out = NULL;
-	int timer_fd = -1;
+	int timer_fd[2] = { -1, -1 };   /* --timeout, -D MS */
+	struct ctl_fifo control;
+	struct delay delay = { &session, 0 };
 	struct stat_threads threads;
 	struct lua_cli lua_cli = { .nr_scripts = 0 };
 
 	memset(&session, 0, sizeof(session));
 	memset(&threads, 0, sizeof(threads));
+	ctl_fifo_init(&control);
 	session_options_init(&opt, "stat");
 	stat_repeat_init(&repeat, 1);
 	status = parse_options(argc, argv, &opt, &sopt.output, &extra, &lua_cli);
@@ -365,6 +443,13 @@ int cmd_stat(int argc, char **argv)
 	 * wake-up of the printer) in one write; before anything is written. */
 	if (opt.interval_ms > 0 && opt.interval_ms <= 10 && !isatty(fileno(out ? out : stdout)))
 		setvbuf(out ? out : stdout, NULL, _IOFBF, 1 << 16);
+	if (extra.control && ctl_fifo_open_control(&control, extra.control, &err) < 0) {
+		fprintf(stderr, "memscope stat: %s\n", err.text);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	opt.start_disabled = extra.delay_ms != 0;
+	delay.ms = extra.delay_ms;
 	/* What -e named: with metrics, only these events are shown. */
 	nr_shown = opt.events.nr;
 	if (!(shown = calloc((size_t)nr_shown + 1, sizeof(char *))))
@@ -458,7 +543,11 @@ next_run:
 		fprintf(stderr, "memscope stat: %s\n", err.text);
 		goto out;
 	}
-	if (extra.timeout_ms && (timer_fd = start_timeout(&session, extra.timeout_ms, &err)) < 0) {
+	if ((extra.timeout_ms && (timer_fd[0] = start_timer(&session, extra.timeout_ms, "--timeout",
+							      timeout_reached, NULL, &err)) < 0) ||
+	    (extra.delay_ms > 0 && (timer_fd[1] = start_timer(&session, extra.delay_ms, "-D", delay_over,
+							      &delay, &err)) < 0) ||
+	    (control.fd >= 0 && session_control_attach(&session, NULL, &control, &err) < 0)) {
 		fprintf(stderr, "memscope stat: %s\n", err.text);
 		goto out;
 	}
@@ -476,7 +565,7 @@ next_run:
 	if (status && !first_failure)
 		first_failure = status;
 	if (++run < extra.repeat) {
-		end_run(&session, &stat_sink, &lua_sink, &timer_fd);
+		end_run(&session, &stat_sink, &lua_sink, timer_fd);
 		goto next_run;
 	}
 	status = first_failure;
@@ -486,8 +575,9 @@ next_run:
 oom:
 	fprintf(stderr, "memscope stat: out of memory\n");
 out:
-	end_run(&session, &stat_sink, &lua_sink, &timer_fd);
+	end_run(&session, &stat_sink, &lua_sink, timer_fd);
 	stat_repeat_free(&repeat);
+	ctl_fifo_close(&control);
 	if (out && fclose(out) != 0 && status == 0) {
 		fprintf(stderr, "memscope stat: -o %s: could not write it all: %s\n", extra.output_path, strerror(errno));
 		status = 1;

@@ -21,6 +21,11 @@
 
 struct ctl_fifo {
 	int fd;                         /* -1 when none */
+	int ack_fd;                     /* "ack\n" after each command done (stat --control), or -1 */
+	bool own_fds;                   /* opened here: closed at close (not fd:N given by the caller) */
+	bool one_read;                  /* a descriptor given may block: one read() per wake-up */
+	bool eof;                       /* its writers are gone: not watched any more */
+	const char *option;             /* how messages name it: "--fifo", "--control fifo:" */
 	char path[PATH_MAX];
 	bool created;                   /* made by us: removed at close */
 	char line[CTL_MAX_MESSAGE + 1]; /* a command not yet ended by '\n' */
@@ -31,12 +36,20 @@ struct ctl_fifo {
 };
 
 int ctl_fifo_open(struct ctl_fifo *fifo, const char *path, struct ms_error *err);
+/* perf's --control forms: "fifo:CTL[,ACK]" opens two FIFOs that exist
+ * (mkfifo; checked as above, both: a forged ack misleads as much as a forged
+ * command), "fd:CTL[,ACK]" takes descriptors the caller opened. Commands
+ * come one per line from CTL; each one done is acknowledged with "ack\n" on
+ * ACK. err names the argument when it is wrong. */
+int ctl_fifo_open_control(struct ctl_fifo *fifo, const char *spec, struct ms_error *err);
 /* The FIFO is readable: run the whole lines read through handler (as
  * ctl_server_serve does); failed commands are printed to stderr, prefixed
  * "memscope COMMAND_NAME: ". Never blocks, and reads at most a budget per
  * call; commands past the rate are dropped, counted and reported
  * (ctl_limit.h). */
 void ctl_fifo_serve(struct ctl_fifo *fifo, const char *command_name, ctl_handler_fn handler, void *ctx);
+/* An unopened one (fd -1), safe to close. */
+void ctl_fifo_init(struct ctl_fifo *fifo);
 /* Close it, and remove it if ctl_fifo_open created it. */
 void ctl_fifo_close(struct ctl_fifo *fifo);
 

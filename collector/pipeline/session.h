@@ -60,6 +60,9 @@ struct session_options {
 	bool per_process;           /* sources that can also give a series per process do (top, record -a) */
 	bool per_thread;            /* ... and per thread (stat --per-thread) */
 	pid_t thread_pid;           /* > 0: per-thread series of this process only (top -p) */
+	/* stat -D -1: nothing is counted until the control says enable (the
+	 * counters start disabled, no frame is handed on). */
+	bool start_disabled;
 	FILE *notes;                /* where notes go (left-out probes, events not counted); NULL: stderr */
 	const struct source_registry *registry; /* NULL: source_registry_process() (built-ins and plugins) */
 	/* record --sample: sampling events, comma list ("mem" is the catalog's

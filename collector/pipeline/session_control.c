@@ -88,6 +88,41 @@ static struct control_pending *free_pending(struct session_control *c)
 	return NULL;
 }
 
+/* ---- Counting ---- */
+
+int session_set_counting(struct session *s, bool counting, char *reply, size_t size)
+{
+	struct session_pipeline *p = s->pipeline;
+	struct sink_event ev = { .kind = counting ? SINK_EVENT_RESUME : SINK_EVENT_PAUSE };
+
+	if (!p || !s->sampler.on_frame) {
+		snprintf(reply, size, "error: nothing is being counted now");
+		return -1;
+	}
+	if (p->paused != counting && p->counting_stopped != counting) {
+		snprintf(reply, size, counting ? "ok: already enabled" : "ok: already disabled");
+		return 0;
+	}
+	if (!session_pipeline_event_room(p)) {
+		snprintf(reply, size, "error: busy: a sink has not yet taken the commands before this one; "
+			 "'%s' was not done, try again", counting ? "enable" : "disable");
+		return -1;
+	}
+	/* Enable: what was seen while disabled goes with a frame that is not
+	 * handed on (paused still). Disable: what was counted so far is. */
+	if (counting || !p->paused)
+		sampler_cut(&s->sampler);
+	sampler_set_counting(&s->sampler, counting);
+	p->counting_stopped = !counting;
+	ev.time_ns = session_pipeline_now(p);
+	session_pipeline_broadcast(p, &ev);
+	if (!counting && !p->paused)
+		p->paused_since = s->sampler.frame.seq;
+	p->paused = !counting;
+	snprintf(reply, size, "ok: events %s at %.3f s", counting ? "enabled" : "disabled", (double)ev.time_ns / 1e9);
+	return 0;
+}
+
 /* ---- Requests ---- */
 
 static int parse_interval(const char *arg, uint64_t *ns)
@@ -134,9 +169,20 @@ static int handle(const char *command, const char *arg, int client, char *reply,
 		snprintf(ev.text, sizeof(ev.text), "%s", name + 1);
 		snprintf(reply, size, "ok: phase '%s' %s at %.3f s", name + 1, arg[0] == 'b' ? "begins" : "ends",
 			 (double)ev.time_ns / 1e9);
+	} else if (!strcmp(command, "enable") || !strcmp(command, "disable")) {
+		session_set_counting(c->session, command[0] == 'e', reply, size);
+		return CTL_ANSWERED;
+	} else if (!strcmp(command, "ping")) {
+		snprintf(reply, size, "ok: pong");
+		return CTL_ANSWERED;
 	} else if (!strcmp(command, "pause") || !strcmp(command, "resume")) {
 		bool pause = command[0] == 'p';
 
+		/* Counting stopped by disable starts again as enable does. */
+		if (!pause && p->counting_stopped) {
+			session_set_counting(c->session, true, reply, size);
+			return CTL_ANSWERED;
+		}
 		if (p->paused == pause) {
 			snprintf(reply, size, pause ? "ok: already paused" : "ok: already running");
 			return CTL_ANSWERED;
@@ -163,7 +209,7 @@ static int handle(const char *command, const char *arg, int client, char *reply,
 		snprintf(ev.text, sizeof(ev.text), "%s%s%s", command, arg[0] ? " " : "", arg);
 	} else {
 		snprintf(reply, size, "error: unknown command '%s'; the commands are label TEXT, phase begin|end "
-			 "NAME, pause, resume, interval MS, record FILE, status", command);
+			 "NAME, pause, resume, enable, disable, ping, interval MS, record FILE, status", command);
 		return CTL_ANSWERED;
 	}
 	/* Input never waits for a sink, and is never lost without a word. */
@@ -202,11 +248,13 @@ static int on_ready(struct sampler *sampler, int fd, void *ctx)
 {
 	struct session_control *c = ctx;
 
-	(void)sampler;
 	if (c->srv && fd == c->srv->fd)
 		ctl_server_serve(c->srv, handle, c);
-	else if (c->fifo && fd == c->fifo->fd)
+	else if (c->fifo && fd == c->fifo->fd) {
 		ctl_fifo_serve(c->fifo, c->command_name, handle, c);
+		if (c->fifo->eof)
+			sampler_watch_remove(sampler, fd);
+	}
 	return 0;
 }
 
@@ -216,7 +264,7 @@ int session_control_start(struct session_control *c, struct session_pipeline *p,
 	c->command_name = p->command_name;
 	if (c->srv && c->srv->fd >= 0 && sampler_watch_add(&c->session->sampler, c->srv->fd, on_ready, c, err) < 0)
 		return -1;
-	if (c->fifo && c->fifo->fd >= 0 && sampler_watch_add(&c->session->sampler, c->fifo->fd, on_ready, c, err) < 0)
+	if (c->fifo && c->fifo->fd >= 0 && !c->fifo->eof && sampler_watch_add(&c->session->sampler, c->fifo->fd, on_ready, c, err) < 0)
 		return -1;
 	return 0;
 }
@@ -229,7 +277,7 @@ void session_control_stop(struct session_control *c)
 		say_fifo_busy(c, "in all");
 	if (c->srv && c->srv->fd >= 0)
 		sampler_watch_remove(&c->session->sampler, c->srv->fd);
-	if (c->fifo && c->fifo->fd >= 0)
+	if (c->fifo && c->fifo->fd >= 0 && !c->fifo->eof)
 		sampler_watch_remove(&c->session->sampler, c->fifo->fd);
 }
 

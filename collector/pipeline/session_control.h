@@ -26,6 +26,15 @@ struct session_pipeline;
  * session does not own them. */
 int session_control_attach(struct session *s, struct ctl_server *srv, struct ctl_fifo *fifo, struct ms_error *err);
 
+/* Stop (false) or start (true) counting during the run, from the sampling
+ * thread (a watch callback): the control's disable and enable, stat -D. What
+ * was counted up to now is handed on in a frame taken now (disable), or is
+ * left out with it (enable); the perf counters are stopped in the kernel in
+ * between, the other sources' counts of that span are not handed on. The
+ * sinks see a pause and a resume event. 0, or -1 with reply set ("error:
+ * ...") when a sink's queue has no room for the event now. */
+int session_set_counting(struct session *s, bool counting, char *reply, size_t size);
+
 /* For session_run.c. */
 int session_control_start(struct session_control *c, struct session_pipeline *p, struct ms_error *err);
 /* A sink answered (on its thread): the reply goes to its client. */

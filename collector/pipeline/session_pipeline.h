@@ -29,6 +29,7 @@ struct session_pipeline {
 	bool from_file;
 	bool paused;                        /* control: frames are not handed on */
 	uint64_t paused_since;              /* seq of the first frame not handed on */
+	bool counting_stopped;              /* disable (or -D -1): the sources that can stop counting have */
 	/* Series changes of frames not handed on, for the next one handed on. */
 	struct int_list held_added, held_retired;
 	struct series_changes held_changes;

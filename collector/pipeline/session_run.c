@@ -484,6 +484,9 @@ static int open_pipeline(struct session *s, const struct session_options *opt, s
 	p->session = s;
 	p->command_name = opt->command_name;
 	p->wake_fd = -1;
+	/* -D -1: handed on from the first enable (session_set_counting). */
+	p->paused = opt->start_disabled;
+	p->counting_stopped = opt->start_disabled;
 	p->from_file = s->nr_sources > 0;
 	for (int i = 0; i < s->nr_sources; i++)
 		p->from_file &= s->sources[i].replay;

@@ -32,6 +32,9 @@ int sampler_open(struct sampler *s, struct source *sources, int nr_sources, stru
 	s->readers_ctx = NULL;
 	s->epoll_fd = -1;
 	s->timer_fd = -1;
+	s->on_frame = NULL;
+	s->frame_ctx = NULL;
+	s->cut_stop = false;
 	s->sources = sources;
 	s->nr_sources = nr_sources;
 	for (int i = 0; i < nr_sources; i++) {
@@ -84,6 +87,29 @@ static void take_frame(struct sampler *s, uint64_t *last_ns)
 	s->frame.time_ns = now;
 	s->frame.interval_ns = now - *last_ns;
 	*last_ns = now;
+}
+
+int sampler_cut(struct sampler *s)
+{
+	if (!s->on_frame)
+		return -1;
+	take_frame(s, &s->last_ns);
+	if (s->on_frame(&s->frame, false, s->frame_ctx))
+		s->cut_stop = true;
+	frame_delivered(s);
+	return 0;
+}
+
+void sampler_set_counting(struct sampler *s, bool counting)
+{
+	for (int i = 0; i < s->nr_sources; i++) {
+		const struct source_ops *ops = s->sources[i].ops;
+
+		if (counting && ops->resume)
+			ops->resume(&s->sources[i]);
+		else if (!counting && ops->pause)
+			ops->pause(&s->sources[i]);
+	}
 }
 
 static int pidfd_open_compat(pid_t pid)
@@ -228,7 +254,6 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 	sigset_t mask, old;
 	int sfd, tfd = -1, epfd, live_pids = 0, ret = -1;
 	int *pidfds = NULL;
-	uint64_t last_ns;
 	bool running = true;
 	struct epoll_event ev;
 
@@ -295,7 +320,10 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 	for (int i = 0; i < s->nr_sources; i++)
 		if (s->sources[i].ops->enable(&s->sources[i], err) < 0)
 			goto out;
-	s->start_ns = last_ns = monotonic_ns();
+	s->start_ns = s->last_ns = monotonic_ns();
+	s->on_frame = on_frame;
+	s->frame_ctx = ctx;
+	s->cut_stop = false;
 	if (tfd >= 0 && arm_timer(tfd, s->start_ns + interval_ns, interval_ns) < 0) {
 		ms_error_set(err, "cannot start the interval timer: %s", strerror(errno));
 		goto out;
@@ -321,7 +349,7 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 
 				if (read(tfd, &expirations, sizeof(expirations)) < 0)
 					continue;
-				take_frame(s, &last_ns);
+				take_frame(s, &s->last_ns);
 				if (on_frame(&s->frame, false, ctx)) {
 					s->end = SAMPLER_END_SOURCE;
 					running = false;
@@ -331,7 +359,7 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 				int fd = (int)(what - WATCH_BASE);
 				const struct sampler_watch *w = find_watch(s, fd);
 
-				if (w && w->on_ready(s, fd, w->ctx)) {
+				if ((w && w->on_ready(s, fd, w->ctx)) || s->cut_stop) {
 					s->end = SAMPLER_END_SOURCE;
 					running = false;
 				}
@@ -367,7 +395,7 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 	}
 	/* The last frame covers everything since the previous one, so the sum of
 	 * all frames equals the total. */
-	take_frame(s, &last_ns);
+	take_frame(s, &s->last_ns);
 	for (int i = 0; i < s->nr_sources; i++)
 		s->sources[i].ops->disable(&s->sources[i]);
 	on_frame(&s->frame, true, ctx);
@@ -386,6 +414,8 @@ out:
 	}
 	if (tfd >= 0)
 		close(tfd);
+	s->on_frame = NULL;
+	s->frame_ctx = NULL;
 	s->timer_fd = -1;
 	s->epoll_fd = -1;
 	if (epfd >= 0)

@@ -53,6 +53,12 @@ struct sampler {
 	void *readers_ctx;
 	int epoll_fd;            /* during sampler_run(), else -1 */
 	int timer_fd;            /* during sampler_run() with an interval, else -1 */
+	/* During a live sampler_run(): where frames go and when the last was
+	 * taken (sampler_cut takes one between two ticks). */
+	sampler_frame_fn on_frame;
+	void *frame_ctx;
+	uint64_t last_ns;
+	bool cut_stop;           /* a frame sampler_cut delivered asked to stop */
 };
 
 /* Open every source (each registers its series) and allocate the frame. */
@@ -66,6 +72,13 @@ void sampler_close(struct sampler *s);
  * Removing it (before closing it) is the caller's job. */
 int sampler_watch_add(struct sampler *s, int fd, sampler_ready_fn on_ready, void *ctx, struct ms_error *err);
 void sampler_watch_remove(struct sampler *s, int fd);
+/* From a watch callback of a live run: take a frame now and deliver it, so
+ * what was counted up to this moment is on one side of a change (counting
+ * stopped or started) and nothing after it. -1 outside a live run. */
+int sampler_cut(struct sampler *s);
+/* Stop (false) or restart (true) counting in the sources that can (perf
+ * counters are disabled in the kernel; source_ops.pause/resume). */
+void sampler_set_counting(struct sampler *s, bool counting);
 /* Change the interval of a running sampler (from a watch callback). */
 int sampler_set_interval(struct sampler *s, uint64_t interval_ns, struct ms_error *err);
 

@@ -40,6 +40,11 @@ struct source_ops {
 	/* Optional: after open, add the descriptors the run must also wait on
 	 * (sample ring buffers) with sampler_watch_add(). */
 	int (*watch)(struct source *src, struct sampler *s, struct ms_error *err);
+	/* Optional: stop counting and start again during a run (stat --control
+	 * disable/enable). What a source without them counts in between is cut
+	 * off by the frames taken at both ends (sampler_cut) and not handed on. */
+	void (*pause)(struct source *src);
+	void (*resume)(struct source *src);
 };
 
 struct source {

@@ -185,7 +185,7 @@ static void attr_for_member(const struct perf_source *ps, const struct event *ev
 	if (!is_system_wide(ps, ev)) {
 		/* Threads and children the target creates later are counted too. */
 		attr->inherit = 1;
-		attr->enable_on_exec = leader && ps->opt.target->kind == TARGET_COMMAND;
+		attr->enable_on_exec = leader && ps->opt.target->kind == TARGET_COMMAND && !ps->opt.start_disabled;
 	}
 }
 
@@ -640,7 +640,7 @@ static int perf_enable(struct source *src, struct ms_error *err)
 	/* A command's counters start at its exec (enable_on_exec); the rest now.
 	 * Members are opened enabled and count while their leader does, so one
 	 * ioctl per leader descriptor starts a whole group. */
-	for (int i = 0; i < ps->nr_groups; i++) {
+	for (int i = 0; !ps->opt.start_disabled && i < ps->nr_groups; i++) {
 		const struct event *first = &ps->opt.events[ps->groups[i].events[0]];
 
 		if (ps->opt.target->kind != TARGET_COMMAND || is_system_wide(ps, first))
@@ -657,6 +657,22 @@ static int perf_disable(struct source *src)
 	for (int i = 0; i < ps->nr_groups; i++)
 		perf_evsel__disable(perf_evlist__next(ps->groups[i].evlist, NULL));
 	return 0;
+}
+
+/* stat --control disable/enable: the kernel stops the counters (their
+ * enabled and running times stop too). An inherited counter of a child
+ * follows its parent's. */
+static void perf_pause(struct source *src)
+{
+	perf_disable(src);
+}
+
+static void perf_resume(struct source *src)
+{
+	struct perf_source *ps = src->priv;
+
+	for (int i = 0; i < ps->nr_groups; i++)
+		perf_evsel__enable(perf_evlist__next(ps->groups[i].evlist, NULL));
 }
 
 /* One read() of a group on (cpu, thread): deltas since the last read into
@@ -796,6 +812,8 @@ static const struct source_ops perf_source_ops = {
 	.open = perf_open,
 	.enable = perf_enable,
 	.disable = perf_disable,
+	.pause = perf_pause,
+	.resume = perf_resume,
 	.sample = perf_sample,
 	.close = perf_close,
 	.notes = perf_notes,
@@ -849,6 +867,7 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 		.host = req->host,
 		.target = req->target,
 		.task_per_cpu = req->per_cpu,
+		.start_disabled = req->start_disabled,
 	};
 	int nr = 0;
 

@@ -20,6 +20,9 @@ struct perf_source_options {
 	/* Task targets: count per CPU too, so totals can be split by CPU, socket
 	 * or node. System-wide targets are always per CPU. */
 	bool task_per_cpu;
+	/* Counters stay disabled until resumed (stat -D -1): a command's too,
+	 * which otherwise start at its exec. */
+	bool start_disabled;
 };
 
 /* Sets up src; the counters are opened by src->ops->open(). */

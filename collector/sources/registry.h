@@ -34,6 +34,7 @@ struct source_request {
 	bool per_process;                  /* also a series per process (labels pid, comm), where the kind can */
 	bool per_thread;                   /* also a series per thread (labels pid, tid, comm), where the kind can */
 	pid_t thread_pid;                  /* > 0: per-thread series of this process only */
+	bool start_disabled;               /* counting starts when resumed (source_ops.resume), not at enable */
 	FILE *notes;                       /* where a source reports what it left out; never NULL */
 	const char *command_name;          /* "stat", for messages */
 	const struct sample_options *sampling; /* the sampling kind: period, ring size, where samples go */
