@@ -255,6 +255,38 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	return 0;
 }
 
+/* An event named by -e whose series are all for the whole target (the
+ * eBPF proc.* counts but proc.pages_alloc, /proc/vmstat) has no value in
+ * any row of --per-node, --per-socket, --per-cpu...: said once on stderr,
+ * so that -x and -j, which leave such rows out as perf does, lose nothing
+ * silently. */
+static void note_unsplit_events(const struct session_options *opt, const struct series_table *table)
+{
+	static const char *const by[] = { [AGGR_CPU] = "CPU", [AGGR_SOCKET] = "socket", [AGGR_NODE] = "node",
+					  [AGGR_CORE] = "core", [AGGR_DIE] = "die" };
+
+	if (opt->aggr >= (int)(sizeof(by) / sizeof(by[0])) || !by[opt->aggr])
+		return;
+	for (int e = 0; e < opt->events.nr; e++) {
+		bool named = false, split = false;
+
+		for (int i = 0; i < table->nr; i++) {
+			const struct series *s = &table->series[i];
+
+			if (strcmp(s->name, opt->events.names[e]) || series_is_per_task(s))
+				continue;
+			named = true;
+			split |= s->labels.cpu != LABEL_NONE || s->labels.node != LABEL_NONE ||
+				 s->labels.socket != LABEL_NONE;
+		}
+		if (named && !split)
+			fprintf(stderr, "memscope stat: %s is not split by %s: its source counts it as a whole "
+				"(memscope list --explain %s); its total is the run without --per-%s\n",
+				opt->events.names[e], by[opt->aggr], opt->events.names[e],
+				opt->aggr == AGGR_CPU ? "cpu" : by[opt->aggr]);
+	}
+}
+
 /* Does the recording hold a thread's own series (record --per-thread)?
  * They start in the frames, so the file is read until the first one.
  * 1, 0, or -1 with err (the file's own error, FILE:LINE). */
@@ -523,6 +555,8 @@ next_run:
 		}
 		sopt.threads = &threads;
 	}
+	if (run == 0)
+		note_unsplit_events(&opt, &session.sampler.table);
 	sopt.aggr = opt.aggr;
 	sopt.shown = opt.metrics.nr || nr_lua_metrics ? (const char *const *)shown : NULL;
 	sopt.nr_shown = nr_shown;

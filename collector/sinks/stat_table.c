@@ -149,6 +149,20 @@ void stat_table_free(struct stat_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* An event whose source counts it as a whole (the eBPF proc.* counts but
+ * the pages, /proc/vmstat): it has no value for a row of a split. */
+static const char *not_split_why(enum aggr_mode mode)
+{
+	switch (mode) {
+	case AGGR_NODE: return "not split by node: its source counts it as a whole";
+	case AGGR_SOCKET: return "not split by socket: its source counts it as a whole";
+	case AGGR_CPU: return "not split by CPU: its source counts it as a whole";
+	case AGGR_CORE: return "not split by core: its source counts it as a whole";
+	case AGGR_DIE: return "not split by die: its source counts it as a whole";
+	default: return NULL;
+	}
+}
+
 void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr, const struct aggr_cell *cells)
 {
 	for (int r = 0; r < t->nr_rows; r++) {
@@ -169,6 +183,8 @@ void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr,
 				if (t->mode == AGGR_CHANNEL || t->mode == AGGR_INSTANCE)
 					out->why = "events are not grouped by memory channel or instance: --per-channel and "
 						   "--per-instance are for -m metrics";
+				else
+					out->why = not_split_why(t->mode);
 				continue;
 			}
 			if (in->unsupported)
