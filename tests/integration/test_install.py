@@ -51,6 +51,10 @@ def test_every_part_is_installed(installed):
     assert bash.read_text() == run([str(BUILD / "memscope"), "completion", "bash"]).stdout
     assert zsh.read_text() == run([str(BUILD / "memscope"), "completion", "zsh"]).stdout
     assert run(["bash", "-n", str(bash)]).returncode == 0
+    # The exporter's unit runs the binary installed with it.
+    unit = (installed / "lib" / "systemd" / "system" / "memscope-exporter.service").read_text()
+    execs = [line.split("=", 1)[1].split()[:2] for line in unit.splitlines() if line.startswith("ExecStart=")]
+    assert execs == [[f"/{PREFIX}/bin/memscope", "live"]]
 
 
 def test_man_pages_render_without_warnings(installed):

@@ -55,6 +55,30 @@ def test_contents(package):
         assert f"/usr/share/man/man1/{page.name}.gz" in paths
     assert "/usr/share/bash-completion/completions/memscope" in paths
     assert "/usr/share/zsh/vendor-completions/_memscope" in paths
+    assert UNIT in paths
+
+
+UNIT = "/lib/systemd/system/memscope-exporter.service"
+
+
+def test_exporter_unit_runs_the_installed_binary_and_is_never_enabled(package, tmp_path):
+    """The unit names /usr/bin/memscope, and the maintainer scripts neither
+    enable nor start it: it needs a token file first."""
+    _, deb = package
+    assert run(["dpkg-deb", "-x", str(deb), str(tmp_path / "root")]).returncode == 0
+    unit = (tmp_path / "root" / UNIT.lstrip("/")).read_text()
+    execs = [line for line in unit.splitlines() if line.startswith("ExecStart=")]
+    assert len(execs) == 1 and execs[0].split("=", 1)[1].split()[:2] == ["/usr/bin/memscope", "live"], execs
+    assert "--token-file /etc/memscope/token" in execs[0]
+    assert "ConditionPathExists=/etc/memscope/token" in unit
+    assert "@bindir@" not in unit
+    assert run(["dpkg-deb", "-e", str(deb), str(tmp_path / "control")]).returncode == 0
+    scripts = "".join(p.read_text() for p in (tmp_path / "control").iterdir()
+                      if p.name in ("postinst", "prerm", "postrm", "preinst"))
+    # dh_installsystemd's own snippets: no "enable", no start.
+    assert "memscope-exporter.service" in scripts
+    assert "deb-systemd-helper enable" not in scripts and "deb-systemd-invoke start" not in scripts
+    assert "deb-systemd-invoke restart" not in scripts and "deb-systemd-invoke $_dh_action" not in scripts
 
 
 def test_installed_and_removed(package, tmp_path):
@@ -85,6 +109,18 @@ bash -c '. /usr/share/bash-completion/completions/memscope && complete -p memsco
             assert "mem.read_bw" in (tmp_path / "metrics.txt").read_text()
             assert "page-faults" in (tmp_path / "stat.csv").read_text()
             assert "faults.lua: page faults" in (tmp_path / "report.txt").read_text()
+            # The unit is in place, valid, and neither enabled nor running.
+            assert pathlib.Path(UNIT).is_file()
+            if shutil.which("systemd-analyze"):
+                # Its Documentation= page is checked too when man is there to read it.
+                res = run(["systemd-analyze", "verify"] + ([] if shutil.which("man") else ["--man=no"]) + [UNIT])
+                assert res.returncode == 0, res.stdout + res.stderr
+                assert "memscope-exporter" not in res.stdout + res.stderr, res.stdout + res.stderr
+            enabled = run(["systemctl", "--root=/", "is-enabled", "memscope-exporter.service"])
+            assert enabled.stdout.strip() == "disabled", enabled.stdout + enabled.stderr
+            assert not list(pathlib.Path("/etc/systemd/system").glob("*.wants/memscope-exporter.service"))
+            running = run(["pgrep", "-f", "memscope live --no-ui --listen 0.0.0.0:9464"])
+            assert running.returncode == 1, running.stdout
         finally:
             res = run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "purge", "-y", "-qq", "memscope"], env=env)
         assert res.returncode == 0, res.stdout + res.stderr
