@@ -423,6 +423,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "memscope record: %s\n", err.text);
 		goto out;
 	}
+	/* Phases get frames of their own (memscope report --regions). */
+	session_control_read_at_phases(&session);
 	if (session_run(&session, &opt, &err) < 0) {
 		fprintf(stderr, "memscope record: %s\n", err.text);
 		goto out;

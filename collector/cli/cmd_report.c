@@ -3,7 +3,8 @@
  * file of counter values on a machine described by MEMSCOPE_SYSFS_ROOT, with
  * the catalog's metrics computed as they would be live. A recording made
  * with --sample also has its samples attributed: --sort (code, data object,
- * nodes), --c2c (contended cache lines), --samples (each sample). */
+ * nodes), --c2c (contended cache lines), --samples (each sample). --regions
+ * totals every counter and metric per marked phase (LIKWID's marker API). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +20,10 @@
 #include "pipeline/session.h"
 #include "pipeline/session_recording.h"
 #include "sinks/lua_sink.h"
+#include "sinks/region_sink.h"
 #include "sinks/sample_sink.h"
 
-enum { OPT_FORMAT = CLI_LONG_ONLY, OPT_REPLAY, OPT_SORT, OPT_C2C, OPT_SAMPLES, OPT_TOP };
+enum { OPT_FORMAT = CLI_LONG_ONLY, OPT_REPLAY, OPT_SORT, OPT_C2C, OPT_SAMPLES, OPT_TOP, OPT_REGIONS };
 
 /* perf report sorts by comm,dso,sym; a memory report asks which code and which data. */
 #define DEFAULT_SORT "sym,obj,node"
@@ -35,6 +37,7 @@ struct report_options {
 	const char *sort;          /* --sort KEYS: the samples by these keys */
 	bool c2c;                  /* --c2c: contended cache lines */
 	bool samples;              /* --samples: every sample */
+	bool regions;              /* --regions: totals per marked phase */
 	int top;                   /* --top N: rows shown in text */
 };
 
@@ -48,6 +51,10 @@ static const struct cli_option report_options[] = {
 	{ 'm', "metrics", "LIST", "catalog metrics to compute (a recording: from its raw series, on the\n"
 	  "recorded machine; default: the ones it was recorded with; --replay: scripts add the\n"
 	  "ones they use that the machine has)", CLI_COMPLETE_METRICS, NULL, 0 },
+	{ OPT_REGIONS, "regions", NULL, "every counter and metric totalled per marked region (the program's\n"
+	  "phases: memscope_phase_begin/end, ctl phase begin|end NAME), with\n"
+	  "calls and time, for the system and each node and socket, as LIKWID's\n"
+	  "marker API reports", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_REPLAY, "replay", "FILE", "counter values per interval (docs/replay-format.md) on the machine\n"
 	  "MEMSCOPE_SYSFS_ROOT describes, instead of a recording", CLI_COMPLETE_FILE, NULL, 0 },
 	{ 0 },
@@ -76,6 +83,7 @@ const struct cli_command report_command = {
 	.name = "report",
 	.summary = "Lua reports over a recording (remote_ratio.lua, faults.lua, ...)",
 	.usage = "[--lua SCRIPT]... [--format FORMAT] [-m METRICS] [FILE]\n"
+		 "--regions [--format FORMAT] [-m METRICS] [FILE]\n"
 		 "[--sort KEYS] [--c2c] [--samples] [--top N] [FILE]\n"
 		 "--replay FILE [-m METRICS] --lua SCRIPT...",
 	.groups = report_groups,
@@ -114,6 +122,9 @@ static int report_option(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_SAMPLES:
 		o->samples = true;
+		return 0;
+	case OPT_REGIONS:
+		o->regions = true;
 		return 0;
 	case OPT_TOP: {
 		char *end;
@@ -155,9 +166,9 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			"--replay file has none\n");
 		return -1;
 	}
-	if (o->format != LUA_OUTPUT_TEXT && (!!o->sort + o->c2c + o->samples + (o->lua.nr_scripts > 0)) > 1) {
+	if (o->format != LUA_OUTPUT_TEXT && (!!o->sort + o->c2c + o->samples + (o->lua.nr_scripts > 0) + o->regions) > 1) {
 		fprintf(stderr, "memscope report: --format csv or json writes one table: give one of --sort, --c2c, "
-			"--samples and --lua\n");
+			"--samples, --regions and --lua\n");
 		return -1;
 	}
 	return 0;
@@ -171,7 +182,7 @@ static void default_reports(struct report_options *o)
 	struct ms_error ignored = { "" };
 	bool sampled = false;
 
-	if (o->lua.nr_scripts || o->sort || o->c2c || o->samples)
+	if (o->lua.nr_scripts || o->sort || o->c2c || o->samples || o->regions)
 		return;
 	if (!o->replay && recording_reader_open(&reader, o->file, &ignored) == 0) {
 		sampled = recording_has_samples(recording_reader_header(reader));
@@ -291,7 +302,7 @@ static int report(const struct report_options *o, struct lua_engine *lua, struct
 {
 	struct session_options opt;
 	struct session session;
-	struct sink lua_sink = { 0 }, sample_sink = { 0 };
+	struct sink lua_sink = { 0 }, sample_sink = { 0 }, region_sink = { 0 };
 	int status, sampled = 0;
 
 	memset(&session, 0, sizeof(session));
@@ -311,6 +322,16 @@ static int report(const struct report_options *o, struct lua_engine *lua, struct
 	    (lua_sink_init(&lua_sink, lua, err) < 0 ||
 	     session_add_sink(&session, &lua_sink, sampled ? &sample_sink : NULL, err) < 0))
 		goto out;
+	if (o->regions) {
+		struct region_sink_options ro = {
+			.format = o->format == LUA_OUTPUT_CSV ? STAT_CSV : o->format == LUA_OUTPUT_JSON ? STAT_JSON : STAT_TEXT,
+			.out = stdout,
+		};
+
+		/* After the scripts: their reports, then the regions. */
+		if (region_sink_init(&region_sink, &ro, err) < 0 || session_add_sink(&session, &region_sink, NULL, err) < 0)
+			goto out;
+	}
 	if (session_run(&session, &opt, err) < 0)
 		goto out;
 	if (sampled && sample_sink_failed(&sample_sink)) {
@@ -324,6 +345,8 @@ out:
 		lua_sink.ops->close(&lua_sink);
 	if (sample_sink.ops && sample_sink.priv)
 		sample_sink.ops->close(&sample_sink);
+	if (region_sink.ops && region_sink.priv)
+		region_sink.ops->close(&region_sink);
 	session_options_free(&opt);
 	return status;
 }

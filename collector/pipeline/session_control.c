@@ -25,6 +25,7 @@ struct session_control {
 	struct ctl_server *srv;
 	struct ctl_fifo *fifo;
 	const char *command_name;
+	bool read_at_phases;          /* a frame is taken at each phase marker */
 	struct control_pending pending[CONTROL_MAX_PENDING];
 	/* FIFO commands refused as busy: said on stderr at most once a second,
 	 * and in all at the end (a flood must not flood stderr too). */
@@ -57,6 +58,12 @@ int session_control_attach(struct session *s, struct ctl_server *srv, struct ctl
 	}
 	s->control = c;
 	return 0;
+}
+
+void session_control_read_at_phases(struct session *s)
+{
+	if (s->control)
+		s->control->read_at_phases = true;
 }
 
 /* ---- Answers ---- */
@@ -233,6 +240,12 @@ static int handle(const char *command, const char *arg, int client, char *reply,
 		pd->reply.text[0] = '\0';
 		atomic_store_explicit(&pd->busy, true, memory_order_relaxed);
 		ev.reply = &pd->reply;
+	}
+	/* The frames before a phase marker end at it: the counts of a phase
+	 * are its own, not shares of frames it was part of. */
+	if (c->read_at_phases && (ev.kind == SINK_EVENT_PHASE_BEGIN || ev.kind == SINK_EVENT_PHASE_END)) {
+		sampler_cut(&c->session->sampler);
+		ev.time_ns = session_pipeline_now(p);
 	}
 	session_pipeline_broadcast(p, &ev);
 	if (ev.kind == SINK_EVENT_PAUSE || ev.kind == SINK_EVENT_RESUME) {

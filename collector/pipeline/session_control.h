@@ -35,6 +35,11 @@ int session_control_attach(struct session *s, struct ctl_server *srv, struct ctl
  * ...") when a sink's queue has no room for the event now. */
 int session_set_counting(struct session *s, bool counting, char *reply, size_t size);
 
+/* Take a frame at each phase marker (sampler_cut), before the marker
+ * goes to the sinks: memscope record, so that a report's regions hold
+ * exactly what their phases counted. */
+void session_control_read_at_phases(struct session *s);
+
 /* For session_run.c. */
 int session_control_start(struct session_control *c, struct session_pipeline *p, struct ms_error *err);
 /* A sink answered (on its thread): the reply goes to its client. */

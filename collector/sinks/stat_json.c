@@ -20,7 +20,7 @@ static const char *status_text(const struct stat_cell *cell)
  *  "rows": [{"scope": "node0", "node": 0, "events": {"page-faults":
  *           {"value": 123, "raw": 123, "unit": "", "coverage": 1.0}},
  *           "metrics": {"mem.read_bw": {"value": 1.5e9, "unit": "B/s", "coverage": 1.0}}}]} */
-static json_t *rows_json(const struct stat_table *t)
+json_t *stat_json_rows(const struct stat_table *t)
 {
 	json_t *rows = json_array();
 
@@ -130,7 +130,7 @@ void stat_json_interval(struct stat_output *o, double time_s, double interval_s,
 	json_object_set_new(obj, "time", json_real(time_s));
 	json_object_set_new(obj, "interval", json_real(interval_s));
 	json_object_set_new(obj, "aggregation", json_string(aggr_mode_name(t->mode)));
-	json_object_set_new(obj, "rows", rows_json(t));
+	json_object_set_new(obj, "rows", stat_json_rows(t));
 	emit(o, obj);
 }
 
@@ -148,6 +148,6 @@ void stat_json_totals(struct stat_output *o, double elapsed_s, const struct stat
 	json_object_set_new(obj, "type", json_string("total"));
 	json_object_set_new(obj, "elapsed", json_real(elapsed_s));
 	json_object_set_new(obj, "aggregation", json_string(aggr_mode_name(t->mode)));
-	json_object_set_new(obj, "rows", rows_json(t));
+	json_object_set_new(obj, "rows", stat_json_rows(t));
 	emit(o, obj);
 }

@@ -5,6 +5,7 @@
 #define MEMSCOPE_STAT_OUTPUT_H
 
 #include <stdbool.h>
+#include <jansson.h>
 #include <stdio.h>
 
 #include "sinks/stat_table.h"
@@ -30,6 +31,12 @@ struct stat_output {
 void stat_output_interval(struct stat_output *o, double time_s, double interval_s, const struct stat_table *t);
 void stat_output_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t);
 void stat_output_flush(struct stat_output *o);
+
+/* For other printers of stat tables (report --regions): a cell as stat's
+ * text shows it ("1,234", "n/a", "<not counted>", coverage when < 100%),
+ * and the rows as stat's JSON gives them ([{"scope", "events", "metrics"}]). */
+void stat_cell_text(const struct stat_cell *cell, char *buf, size_t size);
+json_t *stat_json_rows(const struct stat_table *t);
 
 void stat_text_interval(struct stat_output *o, double time_s, const struct stat_table *t);
 void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t);

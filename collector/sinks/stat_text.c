@@ -37,7 +37,7 @@ void stat_output_totals(struct stat_output *o, double elapsed_s, const struct st
 	funlockfile(o->out);
 }
 
-static void format_cell(const struct stat_cell *cell, char *buf, size_t size)
+void stat_cell_text(const struct stat_cell *cell, char *buf, size_t size)
 {
 	char number[64];
 
@@ -111,7 +111,7 @@ void stat_text_interval(struct stat_output *o, double time_s, const struct stat_
 		for (int c = 0; c < t->nr_columns; c++) {
 			char cell[128];
 
-			format_cell(&t->cells[r * t->nr_columns + c], cell, sizeof(cell));
+			stat_cell_text(&t->cells[r * t->nr_columns + c], cell, sizeof(cell));
 			fprintf(o->out, " %*s", column_width(t, c), cell);
 		}
 		fputc('\n', o->out);
@@ -136,7 +136,7 @@ void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat
 			const struct stat_cell *cell = &t->cells[r * t->nr_columns + c];
 			char text[128];
 
-			format_cell(cell, text, sizeof(text));
+			stat_cell_text(cell, text, sizeof(text));
 			if (t->mode != AGGR_TOTAL)
 				fprintf(o->out, " %-*s",
 					stat_table_row_is_channel(t) || t->mode == AGGR_THREAD ? 24
