@@ -75,9 +75,15 @@ def test_exporter_unit_runs_the_installed_binary_and_is_never_enabled(package, t
     assert run(["dpkg-deb", "-e", str(deb), str(tmp_path / "control")]).returncode == 0
     scripts = "".join(p.read_text() for p in (tmp_path / "control").iterdir()
                       if p.name in ("postinst", "prerm", "postrm", "preinst"))
-    # dh_installsystemd's own snippets: no "enable", no start.
+    # dh_installsystemd's own snippets: an upgrade keeps the unit enabled
+    # when the administrator had enabled it ("was-enabled"), nothing enables
+    # it otherwise, and nothing starts it.
     assert "memscope-exporter.service" in scripts
-    assert "deb-systemd-helper enable" not in scripts and "deb-systemd-invoke start" not in scripts
+    lines = [line.strip() for line in scripts.splitlines() if line.strip() and not line.strip().startswith("#")]
+    for i, line in enumerate(lines):
+        if line.startswith("deb-systemd-helper enable"):
+            assert "was-enabled" in lines[i - 1], lines[i - 1:i + 1]
+    assert "deb-systemd-invoke start" not in scripts
     assert "deb-systemd-invoke restart" not in scripts and "deb-systemd-invoke $_dh_action" not in scripts
 
 
