@@ -37,7 +37,9 @@ int sink_queue_init(struct sink_queue *q, int frames, const struct series_table 
 	if (!q->ring || !q->returned || !q->backlog || !q->bufs || !q->free_bufs)
 		goto oom;
 	for (int i = 0; i < q->nr_bufs; i++) {
-		if (frame_init(&q->bufs[i].frame, table->nr) < 0)
+		/* From a file a buffer is grown only by the side that holds it
+		 * (nothing merges): its samples may move. */
+		if ((wait ? frame_init_movable : frame_init)(&q->bufs[i].frame, table->nr) < 0)
 			goto oom;
 		if (engine && !(q->bufs[i].values = metric_values_new(engine)))
 			goto oom;

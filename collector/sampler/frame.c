@@ -190,11 +190,41 @@ int frame_init(struct frame *frame, int nr)
 	return frame_fit(frame, nr);
 }
 
+int frame_init_movable(struct frame *frame, int nr)
+{
+	memset(frame, 0, sizeof(*frame));
+	frame->movable_cap = -1;
+	if (frame_fit(frame, nr > 0 ? nr : 1) < 0)
+		return -1;
+	frame->nr = nr;
+	return 0;
+}
+
+static int grow_movable(struct frame *frame, int nr)
+{
+	int cap = frame->movable_cap > 0 ? frame->movable_cap : 16;
+	struct sample *grown;
+
+	if (nr <= frame->movable_cap)
+		return 0;
+	if (nr > SERIES_TABLE_MAX)
+		return -1;
+	while (cap < nr)
+		cap = cap > SERIES_TABLE_MAX / 2 ? SERIES_TABLE_MAX : cap * 2;
+	grown = realloc(frame->samples, sizeof(struct sample) * (size_t)cap);
+	if (!grown)
+		return -1;
+	frame->samples = grown;
+	frame->movable_cap = cap;
+	return 0;
+}
+
 int frame_fit(struct frame *frame, int nr)
 {
 	if (nr <= frame->nr)
 		return 0;
-	if (stable_array_fit(&frame->storage, (size_t)(nr > 0 ? nr : 1)) < 0)
+	if (frame->movable_cap ? grow_movable(frame, nr) < 0
+			       : stable_array_fit(&frame->storage, (size_t)(nr > 0 ? nr : 1)) < 0)
 		return -1;
 	memset(&frame->samples[frame->nr], 0, sizeof(struct sample) * (size_t)(nr - frame->nr));
 	frame->nr = nr;
@@ -203,6 +233,8 @@ int frame_fit(struct frame *frame, int nr)
 
 void frame_free(struct frame *frame)
 {
+	if (frame->movable_cap)
+		free(frame->samples);
 	stable_array_free(&frame->storage);
 	memset(frame, 0, sizeof(*frame));
 }

@@ -132,13 +132,19 @@ struct frame {
 	struct sample *samples; /* nr entries, series order; never moves when the frame grows */
 	const struct series_changes *changes; /* series that start or end with this frame, or NULL */
 	struct stable_array storage;
+	int movable_cap;       /* frame_init_movable: samples allocated (0: a stable frame) */
 };
 
 /* Make a frame for nr series (before sampling starts); it can grow to
  * SERIES_TABLE_MAX without moving. */
 int frame_init(struct frame *frame, int nr);
-/* Grow to nr series (new samples invalid); never shrinks or moves. -1 when
- * memory runs out. */
+/* A frame whose samples may move when it grows (plain heap memory): for
+ * frames that one owner at a time reads and grows, such as the buffers of a
+ * sink queue reading a file (a stable frame's reservation, commit and
+ * release cost more than reading the frames of a short recording). */
+int frame_init_movable(struct frame *frame, int nr);
+/* Grow to nr series (new samples invalid); never shrinks, nor moves but a
+ * movable frame. -1 when memory runs out. */
 int frame_fit(struct frame *frame, int nr);
 void frame_free(struct frame *frame);
 

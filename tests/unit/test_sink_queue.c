@@ -364,6 +364,76 @@ static void test_wait_mode_batches_wake_ups(void)
 	series_table_free(&t);
 }
 
+struct growing_producer {
+	struct sink_queue *q;
+	struct series_table *t;
+	int frames;
+};
+
+/* Every 10 frames 25 series more; sample i of frame n holds n * 10000 + i. */
+static void *produce_growing(void *arg)
+{
+	struct growing_producer *p = arg;
+	struct frame f;
+
+	frame_init(&f, p->t->nr);
+	for (int n = 0; n < p->frames; n++) {
+		if (n && n % 10 == 0)
+			for (int k = 0; k < 25; k++)
+				series_table_add_live(p->t, "proc.faults", "", 1, SERIES_COUNTER, NULL);
+		frame_fit(&f, p->t->nr);
+		f.seq = (uint64_t)n;
+		f.time_ns = ((uint64_t)n + 1) * 1000000ull;
+		f.interval_ns = 1000000ull;
+		for (int i = 0; i < f.nr; i++)
+			f.samples[i] = (struct sample){ (uint64_t)n * 10000 + (uint64_t)i, 1, 1, true };
+		sink_queue_put_frame(p->q, &f, NULL, n == p->frames - 1);
+	}
+	sink_queue_close(p->q);
+	frame_free(&f);
+	return NULL;
+}
+
+/* From a file the buffers are plain memory that moves as the frames grow
+ * (a recording whose series grow): every frame arrives once, in order, with
+ * every sample of its own, the last marked last, across many batches of the
+ * queue and many growths of each buffer (3 series to 1,228). */
+static void test_wait_mode_growing_frames(void)
+{
+	struct series_table t;
+	struct sink_queue q;
+	struct sink_item item;
+	struct ms_error err = { "" };
+	struct growing_producer p = { &q, &t, 500 };
+	pthread_t thread;
+	uint64_t next = 0, bad = 0, lasts = 0;
+
+	make_table(&t);
+	CHECK(sink_queue_init(&q, 8, &t, NULL, true, &err) == 0);
+	pthread_create(&thread, NULL, produce_growing, &p);
+	while (sink_queue_take(&q, &item)) {
+		const struct frame *f = &item.buf->frame;
+		int want = 3 + (int)(next / 10) * 25;
+
+		CHECK_EQ_U64(f->seq, next);
+		if (f->nr != want)
+			CHECK_FAIL("frame %llu has %d series, not %d", (unsigned long long)next, f->nr, want);
+		for (int i = 0; i < f->nr; i++)
+			if (!f->samples[i].valid || f->samples[i].value != next * 10000 + (uint64_t)i)
+				bad++;
+		lasts += item.last;
+		if (item.last)
+			CHECK_EQ_U64(next, 499);
+		next++;
+	}
+	pthread_join(thread, NULL);
+	CHECK_EQ_U64(next, 500);
+	CHECK_EQ_U64(lasts, 1);
+	CHECK_EQ_U64(bad, 0);
+	sink_queue_destroy(&q);
+	series_table_free(&t);
+}
+
 struct paced_producer {
 	struct sink_queue *q;
 	const struct series_table *t;
@@ -519,6 +589,7 @@ int main(void)
 	test_merge_series_changes();
 	test_wait_mode();
 	test_wait_mode_batches_wake_ups();
+	test_wait_mode_growing_frames();
 	test_live_batches_wake_ups();
 	test_live_threads();
 	return check_summary("sink_queue");
