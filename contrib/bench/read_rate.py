@@ -2,7 +2,8 @@
 """How fast memscope reads a recording: the synthetic 1-hour, 50-series, 10 Hz recording of
 lua_report.py (36,000 frames, about 10 MB), read by `memscope report FILE` (no script: the
 file read, the frames replayed, the summary) and `memscope stat --input FILE`, next to
-`cat FILE` and `wc -l FILE` (the floor of getting the bytes in and finding the lines), with
+`cat FILE` and `wc -l FILE` (the floor of getting the bytes in and finding the lines) and
+contrib/bench/intscan FILE (every integer in the file added up: the floor of reading the numbers), with
 --baseline DIR the same commands of another build (before/after), all alternating, --runs times.
 
 Rates are the file's size over the command's CPU time (user + system, wait4 of the command
@@ -43,6 +44,7 @@ def main():
             cmds["%s stat --input" % label] = [str(build / "memscope"), "stat", "--input", str(rec)]
         cmds["cat"] = ["cat", str(rec)]
         cmds["wc -l"] = ["wc", "-l", str(rec)]
+        cmds["integer scan"] = [str(builds[0][1] / "contrib/bench/intscan"), str(rec)]
         names = list(cmds)
         res = {name: ([], []) for name in names}
         tool_build = builds[0][1]
