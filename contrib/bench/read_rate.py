@@ -5,6 +5,7 @@ file read, the frames replayed, the summary) and `memscope stat --input FILE`, n
 `cat FILE` and `wc -l FILE` (the floor of getting the bytes in and finding the lines) and
 contrib/bench/intscan FILE (every integer in the file added up: the floor of reading the numbers), with
 --baseline DIR the same commands of another build (before/after), all alternating, --runs times.
+`report, 1 frame` reads a recording of one frame: the fixed cost of a run (start-up, exit).
 
 Rates are the file's size over the command's CPU time (user + system, wait4 of the command
 itself: contrib/bench/rusage) and over its wall time; medians with interquartile ranges.
@@ -37,11 +38,14 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         rec = pathlib.Path(tmp) / "hour.rec"
         write_recording(rec, args.frames)
+        one = pathlib.Path(tmp) / "one.rec"
+        write_recording(one, 1)
         size = rec.stat().st_size
         cmds = {}
         for label, build in builds:
             cmds["%s report" % label] = [str(build / "memscope"), "report", str(rec)]
             cmds["%s stat --input" % label] = [str(build / "memscope"), "stat", "--input", str(rec)]
+            cmds["%s report, 1 frame" % label] = [str(build / "memscope"), "report", str(one)]
         cmds["cat"] = ["cat", str(rec)]
         cmds["wc -l"] = ["wc", "-l", str(rec)]
         cmds["integer scan"] = [str(builds[0][1] / "contrib/bench/intscan"), str(rec)]
@@ -67,7 +71,8 @@ def main():
     for name in names:
         cpu, wall = res[name]
         rates = [size / 1e6 / max(c, 1e-6) for c in cpu]
-        lines.append("| %s | %s | %s | %s |" % (name, spread(cpu, "%.3f", 1, " s"), spread(rates, "%.0f"),
+        lines.append("| %s | %s | %s | %s |" % (name, spread(cpu, "%.3f", 1, " s"),
+                                                "-" if "1 frame" in name else spread(rates, "%.0f"),
                                                 spread(wall, "%.3f", 1, " s")))
     lines.append(END)
     text = "\n".join(lines)
