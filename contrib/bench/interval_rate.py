@@ -9,7 +9,9 @@ with eBPF per-CPU counters under -a; "memscope (perf tracepoints)" counts them w
 around `sleep`, alternating with the other, --runs times; its output goes to a file. Per
 run: intervals delivered per second (interval lines / events / seconds) and CPU time of the
 tool process (user + system, wait4 of the tool: contrib/bench/rusage) per second. Medians
-with interquartile ranges.
+with interquartile ranges. Each run is followed by the same command around `true`: its CPU time is
+what starting and ending costs, which a run of a few seconds spreads over its intervals (about
+10 ms for either tool: 0.3% of a CPU over 3 s); "CPU while sampling" subtracts its median.
 
 --baseline DIR adds "memscope (baseline)": the same memscope commands from another build (before/after,
 in the same alternation). --cases 16,2,8 picks the event sets.
@@ -32,6 +34,9 @@ EVENTS_16 = ("cpu-clock,task-clock,page-faults,minor-faults,major-faults,context
 EVENTS_2 = "page-faults,context-switches"
 TRACEPOINTS_8 = ("sched:sched_switch,sched:sched_wakeup,sched:sched_migrate_task,sched:sched_process_fork,"
                  "kmem:mm_page_alloc,kmem:mm_page_free,timer:hrtimer_expire_entry,irq:softirq_entry")
+FLOORS = (("timer", "floor: a timer wake-up alone"),
+          ("ipi", "floor: + 7 software counters per CPU, IPIs"),
+          ("local", "floor: + 7 software counters, a pinned thread per CPU"))
 START, END = "<!-- interval-rate:start -->", "<!-- interval-rate:end -->"
 
 
@@ -76,15 +81,34 @@ def main():
                 cmds["memscope (baseline)"] = ([str(pathlib.Path(args.baseline) / "memscope")] + stat[1:], out, "0")
             if events == TRACEPOINTS_8:
                 cmds["memscope (perf tracepoints)"] = (stat, out, "1")
-            res = {name: ([], []) for name in cmds}
+            if events == EVENTS_16:
+                # The floor of any reader here, in the same alternation (read_floor.c): the
+                # 16 events' 7 software counters per CPU, read with IPIs or from pinned threads.
+                floor = str(build / "contrib/bench/read_floor")
+                for mode, label in FLOORS:
+                    cmds[label] = ([floor, mode, str(ms), "sleep", str(args.seconds)], None, "0")
+            res = {name: ([], [], []) for name in cmds}
             names = list(cmds)
             for r in range(args.runs):
                 for name in names[r % len(names):] + names[:r % len(names)]:
                     cmd, stdout, perf_tp = cmds[name]
                     os.environ["MEMSCOPE_PERF_TRACEPOINTS"] = perf_tp
+                    if cmd[0].endswith("read_floor"):
+                        usage = measured(build, cmd[:3] + [cmd[4]])
+                        res[name][0].append(float("nan"))
+                        res[name][1].append(usage.cpu_s / args.seconds)
+                        res[name][2].append(measured(build, cmd[:3] + ["0.001"]).cpu_s)
+                        continue
                     usage = measured(build, cmd, stdout=stdout)
                     res[name][0].append(interval_lines(out) / nr / args.seconds)
                     res[name][1].append(usage.cpu_s / args.seconds)
+                    # The same command around `true`: start-up and exit alone.
+                    once = measured(build, cmd[:-2] + ["true"], stdout=stdout)
+                    res[name][2].append(once.cpu_s)
+            for name, (rate, cpu, fixed) in res.items():
+                # CPU per second of sampling: the run's minus the median start-up and exit.
+                startup = statistics.median(fixed)
+                res[name] = (rate, cpu, [c - startup / args.seconds for c in cpu], startup)
             results[(ms, events)] = res
         os.environ.pop("MEMSCOPE_PERF_TRACEPOINTS", None)
 
@@ -97,18 +121,27 @@ def main():
             "" if args.cases == "16,2,8" else " --cases " + args.cases, args.runs, args.seconds,
             os.cpu_count(), args.runs),
         "",
-        "| -I | events | tool | intervals/s | CPU | CPU / perf's |",
-        "|---|---|---|---|---|---|",
+        "| -I | events | tool | intervals/s | CPU | CPU / perf's | start-up + exit | CPU while sampling |"
+        " / perf's |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     labels = {EVENTS_16: "16 software + tracepoint", EVENTS_2: "page-faults, context-switches",
               TRACEPOINTS_8: "8 tracepoints"}
     for (ms, events), res in results.items():
         perf_cpu = statistics.median(res["perf"][1])
-        for name, (rate, cpu) in res.items():
-            lines.append("| %d ms | %s x %d CPUs | %s | %s | %s | %.2f |" % (
-                ms, labels[events], os.cpu_count(), name, spread(rate, "%.0f"), spread(cpu, "%.2f", 100, "%"),
-                statistics.median(cpu) / perf_cpu))
+        perf_steady = statistics.median(res["perf"][2])
+        for name, (rate, cpu, steady, startup) in res.items():
+            lines.append("| %d ms | %s x %d CPUs | %s | %s | %s | %.2f | %.1f ms | %s | %.2f |" % (
+                ms, labels[events], os.cpu_count(), name,
+                "-" if rate[0] != rate[0] else spread(rate, "%.0f"), spread(cpu, "%.2f", 100, "%"),
+                statistics.median(cpu) / perf_cpu, startup * 1000, spread(steady, "%.2f", 100, "%"),
+                statistics.median(steady) / perf_steady))
     lines.append("")
+    lines.append("Floors (`contrib/bench/read_floor`, no output): the least a reader costs here: a "
+                 "timerfd wake-up every interval alone; with a read of one group of the 7 software counters "
+                 "per CPU (another CPU's group is an IPI); with one pinned thread per CPU reading its own.")
+    lines.append("Start-up + exit: median CPU time of the same command around `true` (run after each "
+                 "measured run); CPU while sampling: the run's CPU minus it, per second.")
     lines.append("Events: 16 = `%s`; 8 tracepoints = `%s`." % (EVENTS_16, TRACEPOINTS_8))
     lines.append("Load average when the runs ended: %.1f." % os.getloadavg()[0])
     lines.append(END)
