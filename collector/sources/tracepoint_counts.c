@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "bpf/tpcount_bpf.h"
 /* The skeleton embeds the BPF object as one long string literal. */
@@ -19,10 +21,10 @@ struct tp_counts {
 	struct bpf_link *links[TPCOUNT_SLOTS];
 	struct bpf_program *progs[TPCOUNT_SLOTS];
 	int nr_slots;
-	int nr_cpus;               /* possible CPUs: the per-CPU values the kernel returns */
-	size_t stride;             /* bytes per CPU in a lookup (value size rounded up to 8) */
-	unsigned char *values;     /* the last lookup: nr_cpus x stride */
-	int map_fd;
+	int nr_cpus;               /* possible CPUs: the map's entries */
+	const __u64 *counters;     /* the map, mapped: nr_cpus x TPCOUNT_SLOTS, written by the programs */
+	size_t mapped;             /* its length */
+	__u64 *values;             /* the last read: nr_cpus x TPCOUNT_SLOTS */
 };
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -58,10 +60,9 @@ struct tp_counts *tp_counts_open(const char *const *names, int nr, bool *attache
 	if (!t || cpus <= 0 || nr <= 0)
 		goto fail;
 	t->nr_cpus = cpus;
-	t->stride = (sizeof(__u64) * TPCOUNT_SLOTS + 7) & ~(size_t)7;
-	t->values = calloc((size_t)cpus, t->stride);
+	t->values = calloc((size_t)cpus * TPCOUNT_SLOTS, sizeof(__u64));
 	t->skel = tpcount_bpf__open();
-	if (!t->values || !t->skel)
+	if (!t->values || !t->skel || bpf_map__set_max_entries(t->skel->maps.tp_counts, (__u32)cpus))
 		goto fail;
 	/* Load only the programs that will be attached. */
 	for (int s = 0; s < TPCOUNT_SLOTS; s++) {
@@ -73,7 +74,17 @@ struct tp_counts *tp_counts_open(const char *const *names, int nr, bool *attache
 	}
 	if (tpcount_bpf__load(t->skel))
 		goto fail;
-	t->map_fd = bpf_map__fd(t->skel->maps.tp_counts);
+	{
+		long page = sysconf(_SC_PAGESIZE);
+		size_t bytes = (size_t)cpus * TPCOUNT_SLOTS * sizeof(__u64);
+		void *m;
+
+		t->mapped = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+		m = mmap(NULL, t->mapped, PROT_READ, MAP_SHARED, bpf_map__fd(t->skel->maps.tp_counts), 0);
+		if (m == MAP_FAILED)
+			goto fail;
+		t->counters = m;
+	}
 	/* Attach in order; a tracepoint without a raw tracepoint (syscalls:*)
 	 * stays with perf, and the next name takes the same program. */
 	for (int i = 0; i < nr && t->nr_slots < TPCOUNT_SLOTS; i++) {
@@ -99,23 +110,25 @@ fail:
 	return NULL;
 }
 
+/* From memory, no system call: each counter is one aligned 64-bit load (the
+ * programs on other CPUs keep adding while it is read, as they would under
+ * a map lookup). */
 int tp_counts_read(struct tp_counts *t)
 {
-	__u32 zero = 0;
+	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
+		for (int s = 0; s < t->nr_slots; s++) {
+			size_t i = (size_t)cpu * TPCOUNT_SLOTS + (size_t)s;
 
-	/* The plain system call: libbpf's checked lookup counts the possible
-	 * CPUs again on every call. */
-	return bpf_map_lookup_elem(t->map_fd, &zero, t->values) ? -1 : 0;
+			t->values[i] = __atomic_load_n(&t->counters[i], __ATOMIC_RELAXED);
+		}
+	return 0;
 }
 
 uint64_t tp_counts_get(const struct tp_counts *t, int slot, int cpu)
 {
-	__u64 v;
-
 	if (cpu < 0 || cpu >= t->nr_cpus || slot < 0 || slot >= t->nr_slots)
 		return 0;
-	memcpy(&v, t->values + (size_t)cpu * t->stride + sizeof(__u64) * (size_t)slot, sizeof(v));
-	return v;
+	return t->values[(size_t)cpu * TPCOUNT_SLOTS + (size_t)slot];
 }
 
 uint64_t tp_counts_missed(const struct tp_counts *t)
@@ -139,6 +152,8 @@ void tp_counts_close(struct tp_counts *t)
 		return;
 	for (int s = 0; s < t->nr_slots; s++)
 		bpf_link__destroy(t->links[s]);
+	if (t->counters)
+		munmap((void *)t->counters, t->mapped);
 	tpcount_bpf__destroy(t->skel);
 	free(t->values);
 	free(t);

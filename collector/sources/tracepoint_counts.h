@@ -1,7 +1,8 @@
 /* System-wide tracepoint counts taken by eBPF (bpf/tpcount.bpf.c) for the
- * perf source: each CPU counts its own hits in a per-CPU array, and one map
- * lookup reads every CPU's counts. Reading a perf counter of another CPU
- * makes the kernel interrupt that CPU and wait for it; this does not.
+ * perf source: each CPU counts its own hits in its entry of a memory-mapped
+ * array, and user space reads every CPU's counts from memory. Reading a perf
+ * counter of another CPU makes the kernel interrupt that CPU and wait for
+ * it; this does not, nor does it make a system call.
  *
  * Counts are those of a perf tracepoint event (the same tracepoint, every
  * hit); a hit of the same tracepoint nested in an interrupt that arrives
@@ -20,7 +21,7 @@ struct tp_counts;
  * counting is not available here at all (no privileges, no BPF): count them
  * with perf then. */
 struct tp_counts *tp_counts_open(const char *const *names, int nr, bool *attached);
-/* Read every CPU's counts (one system call); -1 if the map cannot be read. */
+/* Take every CPU's counts now (loads from the mapped array); 0. */
 int tp_counts_read(struct tp_counts *t);
 /* The count of slot on cpu at the last read (0 for a CPU it does not know). */
 uint64_t tp_counts_get(const struct tp_counts *t, int slot, int cpu);
