@@ -163,6 +163,9 @@ def test_batch_focus_shows_the_process_and_its_threads(memscope, build_dir):
         assert b["threads_of"] == {"pid": str(work.pid), "alive": "yes"}
         tids = {int(t["TID"]) for t in b["threads"]}
         assert work.pid in tids and len(tids) == 4, b["threads"]
+        # Each thread by its own name (the workload names them early0..2; the main thread its own).
+        names = {int(t["TID"]): t["COMMAND"] for t in b["threads"]}
+        assert names.pop(work.pid) == "threads" and sorted(names.values()) == ["early0", "early1", "early2"], names
         for t in b["threads"]:
             assert int(t["NODE"]) >= 0 and int(t["CPU"]) >= 0 and t["S"] in "RSD"
             per_thread[int(t["TID"])] = per_thread.get(int(t["TID"]), 0) + float(t["FAULTS/s"]) * seconds
