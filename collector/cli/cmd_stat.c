@@ -25,7 +25,8 @@
 #include "sinks/stat_sink.h"
 #include "sinks/stat_threads.h"
 
-enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_CONTROL };
+enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_CONTROL,
+       OPT_METRIC_ONLY };
 
 #define STAT_MAX_REPEAT 100000
 
@@ -66,6 +67,8 @@ static const struct cli_option stat_output_options[] = {
 	{ 'j', "json", NULL, "JSON: one object per counter and row, with perf stat's keys", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 'o', "output", "FILE", "write the lines and totals to FILE instead of standard output",
 	  CLI_COMPLETE_FILE, NULL, 0 },
+	{ OPT_METRIC_ONLY, "metric-only", NULL, "only the metrics (-m, Lua), one column each, as perf's --metric-only",
+	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_SELF_DESCRIBING, "self-describing", NULL, "with -x or -j: memscope's own form: a CSV header line, or\n"
 	  "one JSON object per interval with every row, status and reason", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
@@ -193,6 +196,9 @@ static int stat_option(void *ctx, int key, const char *arg)
 			return -1;
 		}
 		return 0;
+	case OPT_METRIC_ONLY:
+		a->output->metric_only = true;
+		return 0;
 	default:
 		return -1;
 	}
@@ -211,6 +217,11 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		return -1;
 	}
 	output->format = a.csv ? STAT_CSV : a.json ? STAT_JSON : STAT_TEXT;
+	if (output->metric_only && (output->self_describing || extra->per_thread)) {
+		fprintf(stderr, "memscope stat: --metric-only prints perf's metric-only form; it excludes %s\n",
+			output->self_describing ? "--self-describing" : "--per-thread (events, not metrics)");
+		return -1;
+	}
 	if (output->self_describing && output->format == STAT_TEXT) {
 		fprintf(stderr, "memscope stat: --self-describing is a form of -x SEP or --json; give one of them\n");
 		return -1;
@@ -541,6 +552,12 @@ next_run:
 			status = EXIT_USAGE;
 			goto out;
 		}
+	}
+	if (sopt.output.metric_only && !opt.metrics.nr && !nr_lua_metrics) {
+		fprintf(stderr, "memscope stat: --metric-only shows metrics alone: name some with -m (memscope list "
+			"--metrics) or a --lua script that defines them\n");
+		status = EXIT_USAGE;
+		goto out;
 	}
 	if (extra.per_thread) {
 		if (!opt.input_path && !session_per_task(&session)) {

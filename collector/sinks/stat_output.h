@@ -10,13 +10,16 @@
 
 #include "sinks/stat_table.h"
 
-enum stat_format { STAT_TEXT, STAT_CSV, STAT_JSON };
+/* STAT_METRIC_ONLY is not a format of its own: the printers' switch takes it
+ * for --metric-only in any of the three. */
+enum stat_format { STAT_TEXT, STAT_CSV, STAT_JSON, STAT_METRIC_ONLY };
 
 struct stat_output {
 	enum stat_format format;
 	FILE *out;
 	char separator[8];        /* CSV */
 	bool self_describing;     /* CSV/JSON: memscope's own form, not perf stat's */
+	bool metric_only;         /* perf's --metric-only: a column per metric, no events (stat_metric_only.c) */
 	const char *title;        /* what was measured, for the totals heading */
 	int header_every;         /* text: repeat the header every N lines */
 	int lines_since_header;
@@ -37,6 +40,10 @@ void stat_output_flush(struct stat_output *o);
  * and the rows as stat's JSON gives them ([{"scope", "events", "metrics"}]). */
 void stat_cell_text(const struct stat_cell *cell, char *buf, size_t size);
 json_t *stat_json_rows(const struct stat_table *t);
+/* --metric-only in the three forms: a header naming the metrics, then a line
+ * per row (and interval). time_s: NULL for the totals. */
+void stat_metric_only_interval(struct stat_output *o, double time_s, const struct stat_table *t);
+void stat_metric_only_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t);
 
 void stat_text_interval(struct stat_output *o, double time_s, const struct stat_table *t);
 void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t);

@@ -7,7 +7,7 @@
 
 #include "util/number_format.h"
 
-static void row_fields(const struct stat_table *t, int row, struct perf_fields *f)
+void perf_fields_row(const struct stat_table *t, int row, struct perf_fields *f)
 {
 	int key = t->row_keys[row];
 
@@ -57,7 +57,7 @@ bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fi
 	if (cell->status == CELL_NOT_APPLICABLE)
 		return false;
 	memset(f, 0, sizeof(*f));
-	row_fields(t, row, f);
+	perf_fields_row(t, row, f);
 	f->is_metric = col >= t->nr_event_columns;
 	f->has_counter = !f->is_metric;
 	f->event = t->names[col];

@@ -26,6 +26,8 @@ struct perf_fields {
 	char noise[16];             /* "1.18" */
 };
 
+/* The row's fields alone (aggr_key, aggr, aggr_number). */
+void perf_fields_row(const struct stat_table *t, int row, struct perf_fields *f);
 /* The fields of cell (row, col); false when perf would print no line for it
  * (a value that has no meaning for the row). */
 bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fields *f);

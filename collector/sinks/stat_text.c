@@ -10,7 +10,8 @@
 void stat_output_interval(struct stat_output *o, double time_s, double interval_s, const struct stat_table *t)
 {
 	flockfile(o->out);
-	switch (o->format) {
+	switch (o->metric_only ? STAT_METRIC_ONLY : o->format) {
+	case STAT_METRIC_ONLY: stat_metric_only_interval(o, time_s, t); break;
 	case STAT_CSV: stat_csv_interval(o, time_s, t); break;
 	case STAT_JSON: stat_json_interval(o, time_s, interval_s, t); break;
 	default: stat_text_interval(o, time_s, t); break;
@@ -28,7 +29,8 @@ void stat_output_flush(struct stat_output *o)
 void stat_output_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t)
 {
 	flockfile(o->out);
-	switch (o->format) {
+	switch (o->metric_only ? STAT_METRIC_ONLY : o->format) {
+	case STAT_METRIC_ONLY: stat_metric_only_totals(o, elapsed_s, t); break;
 	case STAT_CSV: stat_csv_totals(o, elapsed_s, t); break;
 	case STAT_JSON: stat_json_totals(o, elapsed_s, t); break;
 	default: stat_text_totals(o, elapsed_s, t); break;

@@ -1,0 +1,210 @@
+/* perf stat --metric-only: the metrics alone, one column each. Text: a
+ * header then a line per row (with -I, per interval); CSV: perf's header
+ * line ([time,][aggregation,cpus,]metric,...) once, then the values, each
+ * field followed by the separator as perf writes them; JSON: one object per
+ * row (and interval) with the metrics as keys and their values as strings. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sinks/stat_output.h"
+#include "sinks/stat_perf_fields.h"
+#include "util/csv.h"
+#include "util/number_format.h"
+
+/* "mem.read_bw (B/s)": the metric and its unit, the header and JSON key. */
+static void metric_title(const struct stat_table *t, int col, char *buf, size_t size)
+{
+	if (t->units[col][0])
+		snprintf(buf, size, "%s (%s)", t->names[col], t->units[col]);
+	else
+		snprintf(buf, size, "%s", t->names[col]);
+}
+
+/* Plain value for CSV and JSON; "" when there is none (perf's empty metric). */
+static void plain_value(const struct stat_cell *cell, char *buf, size_t size)
+{
+	if (cell->status != CELL_OK)
+		buf[0] = '\0';
+	else
+		number_plain(buf, size, cell->value);
+}
+
+static void text_value(const struct stat_cell *cell, char *buf, size_t size)
+{
+	switch (cell->status) {
+	case CELL_UNSUPPORTED: snprintf(buf, size, "<not supported>"); return;
+	case CELL_NOT_APPLICABLE: snprintf(buf, size, "n/a"); return;
+	case CELL_NOT_COUNTED: snprintf(buf, size, "<not counted>"); return;
+	default: number_human(buf, size, cell->value, 0); return;
+	}
+}
+
+static int text_width(const struct stat_table *t, int col)
+{
+	char title[300];
+
+	metric_title(t, col, title, sizeof(title));
+	return strlen(title) < 16 ? 16 : (int)strlen(title);
+}
+
+static void text_header(struct stat_output *o, const struct stat_table *t, bool with_time)
+{
+	fputc('#', o->out);
+	if (with_time)
+		fprintf(o->out, "%11s", "time");
+	if (t->mode != AGGR_TOTAL)
+		fprintf(o->out, " %-24s", aggr_mode_name(t->mode));
+	for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
+		char title[300];
+
+		metric_title(t, c, title, sizeof(title));
+		fprintf(o->out, " %*s", text_width(t, c), title);
+	}
+	fputc('\n', o->out);
+}
+
+static void text_rows(struct stat_output *o, const double *time_s, const struct stat_table *t)
+{
+	for (int r = 0; r < t->nr_rows; r++) {
+		char label[96];
+
+		fprintf(o->out, time_s ? "%12.3f" : " ", time_s ? *time_s : 0.0);
+		if (t->mode != AGGR_TOTAL) {
+			stat_table_row_label(t, r, label, sizeof(label));
+			fprintf(o->out, " %-24s", label);
+		}
+		for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
+			char value[128];
+
+			text_value(&t->cells[r * t->nr_columns + c], value, sizeof(value));
+			fprintf(o->out, " %*s", text_width(t, c), value);
+		}
+		fputc('\n', o->out);
+	}
+}
+
+/* CSV: [time,][aggregation,cpus,]metric,...; each field then the separator. */
+static void csv_header(struct stat_output *o, const struct stat_table *t, bool with_time)
+{
+	struct perf_fields f;
+
+	perf_fields_row(t, 0, &f);
+	if (with_time)
+		fprintf(o->out, "time%s", o->separator);
+	if (f.aggr_key)
+		fprintf(o->out, "%s%s", f.aggr_key, o->separator);
+	if (f.aggr_number >= 0)
+		fprintf(o->out, "cpus%s", o->separator);
+	for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
+		char title[300];
+
+		metric_title(t, c, title, sizeof(title));
+		csv_write_field(o->out, title, o->separator);
+		fputs(o->separator, o->out);
+	}
+	fputc('\n', o->out);
+}
+
+static void csv_rows(struct stat_output *o, const double *time_s, const struct stat_table *t)
+{
+	for (int r = 0; r < t->nr_rows; r++) {
+		struct perf_fields f;
+
+		perf_fields_row(t, r, &f);
+		if (time_s)
+			fprintf(o->out, "%.9f%s", *time_s, o->separator);
+		if (f.aggr_key) {
+			csv_write_field(o->out, f.aggr, o->separator);
+			fputs(o->separator, o->out);
+		}
+		if (f.aggr_number >= 0)
+			fprintf(o->out, "%d%s", f.aggr_number, o->separator);
+		for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
+			char value[64];
+
+			plain_value(&t->cells[r * t->nr_columns + c], value, sizeof(value));
+			fprintf(o->out, "%s%s", value, o->separator);
+		}
+		fputc('\n', o->out);
+	}
+}
+
+static void json_rows(struct stat_output *o, const double *time_s, const struct stat_table *t)
+{
+	for (int r = 0; r < t->nr_rows; r++) {
+		json_t *obj = json_object();
+		struct perf_fields f;
+		char *text;
+
+		perf_fields_row(t, r, &f);
+		if (time_s)
+			json_object_set_new(obj, "interval", json_real(*time_s));
+		if (f.aggr_key)
+			json_object_set_new(obj, f.aggr_key, json_string(t->mode == AGGR_CPU ? f.aggr + 3 : f.aggr));
+		if (f.aggr_number >= 0)
+			json_object_set_new(obj, "aggregate-number", json_integer(f.aggr_number));
+		for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
+			char title[300], value[64];
+
+			metric_title(t, c, title, sizeof(title));
+			plain_value(&t->cells[r * t->nr_columns + c], value, sizeof(value));
+			json_object_set_new(obj, title, json_string(value));
+		}
+		text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(NUMBER_DIGITS));
+		if (text) {
+			fprintf(o->out, "%s\n", text);
+			free(text);
+		}
+		json_decref(obj);
+	}
+}
+
+void stat_metric_only_interval(struct stat_output *o, double time_s, const struct stat_table *t)
+{
+	switch (o->format) {
+	case STAT_CSV:
+		if (!o->csv_header_done) {
+			csv_header(o, t, true);
+			o->csv_header_done = 1;
+		}
+		csv_rows(o, &time_s, t);
+		break;
+	case STAT_JSON:
+		json_rows(o, &time_s, t);
+		break;
+	default:
+		if (o->lines_since_header == 0 || (o->header_every > 0 && o->lines_since_header >= o->header_every)) {
+			text_header(o, t, true);
+			o->lines_since_header = 0;
+		}
+		text_rows(o, &time_s, t);
+		o->lines_since_header += t->nr_rows;
+		break;
+	}
+	o->intervals_printed = true;
+}
+
+void stat_metric_only_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t)
+{
+	switch (o->format) {
+	case STAT_CSV:
+		/* As perf stat -I: the interval lines are the output. */
+		if (o->intervals_printed)
+			return;
+		csv_header(o, t, false);
+		csv_rows(o, NULL, t);
+		return;
+	case STAT_JSON:
+		if (!o->intervals_printed)
+			json_rows(o, NULL, t);
+		return;
+	default:
+		fprintf(o->out, "\n Memory-system counter stats for %s:\n\n", o->title);
+		text_header(o, t, false);
+		text_rows(o, NULL, t);
+		fprintf(o->out, "\n %22.9f  seconds time elapsed\n\n", elapsed_s);
+		return;
+	}
+}
