@@ -70,28 +70,28 @@ def test_cpu_list_counts_only_what_ran_there(memscope, event, loop, n, env):
 
 @needs_two_cpus
 def test_cpu_list_page_faults_follow_the_workload(memscope, touchmem):
-    """touchmem MIB faults ~MIB MiB / 4 KiB pages. -C 0 counts every process on CPU 0, so the test
-    takes, over paired runs, the median of (count with touchmem pinned to CPU 0) minus (count with
-    it pinned to CPU 1): what touchmem added to CPU 0's count. memscope runs on CPU 1."""
+    """touchmem MIB faults ~MIB MiB / 4 KiB pages. -C 0 counts every process on CPU 0, and other
+    processes fault in bursts on a busy machine: over five runs of each, touchmem pinned to CPU 0
+    adds its faults to CPU 0's count, pinned to CPU 1 it adds none. memscope itself runs on CPU 1."""
     ref = stat(memscope, ["-x,", "-e", "page-faults", "--", "taskset", "-c", "0", touchmem, str(MIB)])
     assert ref.returncode == 0, ref.stderr
     own = csv_count(ref.stdout)
     assert own >= MIB * 1024 * 1024 // PAGE
     first, second = online_cpus()[:2]
-    diffs = []
+    counts = {first: [], second: []}
     for _ in range(5):
-        counts = []
         for cpu in (first, second):
             # memscope itself (its start-up faults, many under sanitizers) stays off CPU first.
             res = run(["taskset", "-c", str(second), memscope, "stat", "-x,", "-C", str(first), "-e",
                        "page-faults", "--", "taskset", "-c", str(cpu), touchmem, str(MIB)])
             assert res.returncode == 0, res.stderr
-            counts.append(csv_count(res.stdout))
-        assert counts[0] >= 0.98 * own, (own, counts)    # at least touchmem's own faults
-        diffs.append(counts[0] - counts[1])
-    # Other processes fault on CPU 0 by tens of thousands in a run on a busy machine: the median
-    # says where touchmem's faults went; the exact counts are the tracepoint tests' above.
-    assert 0.5 * own <= statistics.median(diffs) <= 1.5 * own, (own, diffs)
+            counts[cpu].append(csv_count(res.stdout))
+    # Every one of touchmem's faults is in CPU 0's count when it runs there...
+    assert min(counts[first]) >= 0.98 * own, (own, counts)
+    # ...and none when it runs on CPU 1: what other processes add (tens of thousands of faults a run
+    # on a busy machine) is in both, so only the medians' difference is touchmem's. The exact,
+    # noise-free counts are the tracepoint tests' above.
+    assert statistics.median(counts[first]) - statistics.median(counts[second]) >= 0.6 * own, (own, counts)
 
 
 @needs_two_cpus
