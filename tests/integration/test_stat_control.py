@@ -175,3 +175,21 @@ def test_fd_control_whose_writers_closed_is_let_go(memscope):
     # The enable read before the end of file took effect: sleep's task-clock was counted.
     rows = [ln.split(",") for ln in res.stdout.splitlines() if ",task-clock," in ln]
     assert rows and float(rows[0][0]) > 0, res.stdout
+
+
+def test_interval_lines_add_up_to_the_enabled_total(memscope, touchmem, tmp_path):
+    """-I with --control: the lines cover only the enabled span (a disable ends a shorter line) and add
+    up to the total."""
+    ctl, ack = make_fifos(tmp_path)
+    log = tmp_path / "acks.log"
+    script = workload_script(tmp_path, touchmem, ctl, ack, log, (16, 24, 16))
+    res = run([memscope, "stat", "-I", "50", "-D", "-1", "--control", f"fifo:{ctl},{ack}", "-x,",
+               "-e", "page-faults", "--", "sh", "-c", f"sh {script}; sleep 0.3"], timeout=120)
+    assert res.returncode == 0, res.stderr
+    lines = [ln.split(",") for ln in res.stdout.splitlines() if ",page-faults," in ln]
+    assert lines, res.stdout
+    summed = sum(float(ln[1]) for ln in lines)
+    expected = alone(memscope, touchmem, 24)
+    assert abs(summed - expected) <= 0.03 * expected, (summed, expected, res.stdout)
+    times = [float(ln[0]) for ln in lines]
+    assert times == sorted(times)
