@@ -563,6 +563,7 @@ static void end_sinks(struct session *s)
 		.signal = s->sampler.end_signal,
 		.reason_text = session_end_reason(s),
 		.frames = p->frames,
+		.elapsed_ns = p->from_file ? 0 : s->sampler.last_ns - s->sampler.start_ns,
 		.total = &p->total,
 	};
 

@@ -102,6 +102,10 @@ struct sink_end {
 	const char *reason_text;           /* "the command exited", "SIGINT", "end of the replayed input" */
 	uint64_t frames;                   /* frames the session handed on (not those taken while paused) */
 	uint64_t frames_merged;            /* of those, how many reached this sink merged with others */
+	/* A live run's wall time, from its start to its last frame, spans when
+	 * counting was disabled included (perf stat's "time elapsed"); 0 when
+	 * the frames come from a file. */
+	uint64_t elapsed_ns;
 	/* Every frame handed on, added up (frame_accumulate), and its metric
 	 * values (NULL without a plan): the whole run. */
 	const struct frame *total;

@@ -103,7 +103,8 @@ static int stat_frame(struct sink *sink, const struct sink_frame *f)
 static void stat_end(struct sink *sink, const struct sink_end *end)
 {
 	struct stat_sink *st = sink->priv;
-	double elapsed = (double)end->total->interval_ns / 1e9;
+	/* Live: the wall time, as perf's (with --control, disabled spans too). */
+	double elapsed = (double)(end->elapsed_ns ? end->elapsed_ns : end->total->interval_ns) / 1e9;
 
 	if (st->opt.threads) {
 		if (stat_threads_fill(st->opt.threads, true) < 0) {

@@ -193,3 +193,12 @@ def test_interval_lines_add_up_to_the_enabled_total(memscope, touchmem, tmp_path
     assert abs(summed - expected) <= 0.03 * expected, (summed, expected, res.stdout)
     times = [float(ln[0]) for ln in lines]
     assert times == sorted(times)
+
+
+def test_elapsed_time_is_the_wall_time_as_perf_prints_it(memscope):
+    """perf's "seconds time elapsed" is the run's wall time, the span before -D's delay included."""
+    import re
+    res = run([memscope, "stat", "-D", "1000", "-e", "page-faults", "--", "sleep", "1.6"], timeout=60)
+    assert res.returncode == 0, res.stderr
+    elapsed = float(re.search(r"([0-9.]+) +seconds time elapsed", res.stdout).group(1))
+    assert 1.5 <= elapsed < 15, elapsed
