@@ -188,21 +188,32 @@ void lua_data_push(struct lua_data *d, const struct frame *frame)
 	d->seq = frame->seq;
 	d->interval_s = (double)frame->interval_ns / 1e9;
 	d->time_s = (double)(frame->time_ns - d->start_ns) / 1e9;
-	for (int i = 0; i < d->nr_series && i < frame->nr; i++) {
-		const struct series *s = &d->table->series[i];
-		const struct sample *sm = &frame->samples[i];
-		double scale = s->scale > 0 ? s->scale : 1.0;
+	/* Locals: the stores below would otherwise make the compiler reload
+	 * every pointer at every series. */
+	const struct series *series = d->table->series;
+	const struct sample *samples = frame->samples;
+	double *totals = d->totals, *current = d->current;
+	bool *seen = d->seen;
+	int n = d->nr_series < frame->nr ? d->nr_series : frame->nr;
+
+	for (int i = 0; i < n; i++) {
+		const struct series *s = &series[i];
+		const struct sample *sm = &samples[i];
 		double v = NAN;
 
 		if (sm->valid && !s->unavailable) {
-			v = (s->kind == SERIES_COUNTER ? sample_scaled(sm) : (double)sm->value) * scale;
-			if (s->kind == SERIES_COUNTER)
-				d->totals[i] += v;
-			else
-				d->totals[i] = v;
-			d->seen[i] = true;
+			double scale = s->scale > 0 ? s->scale : 1.0;
+
+			if (s->kind == SERIES_COUNTER) {
+				v = sample_scaled(sm) * scale;
+				totals[i] += v;
+			} else {
+				v = (double)sm->value * scale;
+				totals[i] = v;
+			}
+			seen[i] = true;
 		}
-		d->current[i] = v;
+		current[i] = v;
 		slot[i] = v;
 	}
 	d->history_time[d->history_head] = d->time_s;

@@ -239,14 +239,6 @@ void frame_free(struct frame *frame)
 	memset(frame, 0, sizeof(*frame));
 }
 
-double sample_scaled(const struct sample *s)
-{
-	/* Multiplexed counters are extrapolated to the whole enabled time, as perf does. */
-	if (s->running_ns == 0 || s->running_ns >= s->enabled_ns)
-		return (double)s->value;
-	return (double)s->value * (double)s->enabled_ns / (double)s->running_ns;
-}
-
 double sample_coverage(const struct sample *s)
 {
 	if (s->enabled_ns == 0)

@@ -167,8 +167,15 @@ void frame_copy(struct frame *dst, const struct frame *src);
  * to treat: this is the arithmetic. */
 void frame_merge(struct frame *dst, const struct frame *next, const struct series_table *table);
 
-/* Counter value scaled for multiplexing: value * enabled / running. */
-double sample_scaled(const struct sample *s);
+/* Counter value scaled for multiplexing: value * enabled / running.
+ * Inline: reading a recording scales every value of every frame. */
+static inline double sample_scaled(const struct sample *s)
+{
+	/* Multiplexed counters are extrapolated to the whole enabled time, as perf does. */
+	if (s->running_ns == 0 || s->running_ns >= s->enabled_ns)
+		return (double)s->value;
+	return (double)s->value * (double)s->enabled_ns / (double)s->running_ns;
+}
 /* running / enabled in [0,1]; 1 when enabled is 0 (nothing to say). */
 double sample_coverage(const struct sample *s);
 
