@@ -11,7 +11,16 @@
 #include "check.h"
 #include "fixture_tree.h"
 #include "lua/lua_engine.h"
-#include "sampler/sampler.h"
+
+/* The process's CPU time: the limits are CPU limits, so what a runaway script
+ * costs is judged in CPU, which a loaded machine does not stretch. */
+static uint64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static char dir[4096];
 
@@ -184,10 +193,10 @@ static void test_failures(void)
 
 	rig_table(&r);
 	CHECK_EQ_INT(rig_open(&r, s, 6, false, LUA_OUTPUT_TEXT, 200, 16u << 20), 0);
-	start = monotonic_ns();
+	start = process_cpu_ns();
 	for (uint64_t seq = 0; seq < 5; seq++)
 		rig_frame(&r, seq, 1, 1, 1, 1, 1);
-	took = monotonic_ns() - start;
+	took = process_cpu_ns() - start;
 	lua_engine_end(r.lua);
 	rig_flush(&r);
 	CHECK_EQ_INT(lua_engine_nr_failed(r.lua), 5);
@@ -371,12 +380,12 @@ static void run_escapes(const char *const *s, int n, const char *const *expect, 
 	uint64_t start, took;
 
 	rig_table(&r);
-	start = monotonic_ns();
+	start = process_cpu_ns();
 	CHECK_EQ_INT(rig_open(&r, s, n, false, LUA_OUTPUT_TEXT, 200, 16u << 20), 0);
 	for (uint64_t seq = 0; seq < 4; seq++)
 		rig_frame(&r, seq, 1, 1, 1, 1, 1);
 	lua_engine_end(r.lua);
-	took = monotonic_ns() - start;
+	took = process_cpu_ns() - start;
 	rig_flush(&r);
 	CHECK_EQ_INT(lua_engine_nr_failed(r.lua), n - 1);
 	for (int i = 0; i < nr_expect; i++)
