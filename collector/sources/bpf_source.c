@@ -155,6 +155,7 @@ struct bpf_source {
 	uint64_t drops_prev, drops_now;
 	int64_t processes_base;           /* system-wide: processes at enable, before the probes' delta */
 	int live_threads;
+	int finish_waits;                 /* samples since the last followed process exited */
 	/* Slots as user space last saw them. */
 	struct shadow *shadow;
 	struct thread_out *threads;       /* per_thread: one per slot */
@@ -932,9 +933,16 @@ static int bpf_sample(struct source *src, struct frame *frame)
 		fill_threads(s, frame);
 	fill_processes(s, frame);
 	s->last_ns = now;
-	/* Everyone followed has exited. */
-	if (s->filter && targets == 0)
-		src->finished = true;
+	/* Everyone followed has exited, and so have their threads: a thread
+	 * passes its exit (and a joined thread wakes its joiner) before its last
+	 * switch frees its slot, so the process can be gone first. A few samples
+	 * at most for those last switches, then the run ends regardless. */
+	if (s->filter && targets == 0) {
+		if (s->live_threads <= 0 || ++s->finish_waits > 3)
+			src->finished = true;
+	} else {
+		s->finish_waits = 0;
+	}
 	return 0;
 }
 
