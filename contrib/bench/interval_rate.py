@@ -4,7 +4,7 @@ it costs, next to `perf stat -a -I MS`, in the same run.
 
 Events: 16 software and tracepoint events, counted on every CPU (16 x CPUs counters), the two
 of the quick start (page-faults,context-switches), and 8 tracepoints, which memscope counts
-with eBPF per-CPU counters under -a; "memscope (perf tracepoints)" counts them with perf
+with eBPF counters (one per CPU, read from memory) under -a; "memscope (perf tracepoints)" counts them with perf
 (MEMSCOPE_PERF_TRACEPOINTS=1), as before, to show the difference in the same run. Each tool runs for --seconds
 around `sleep`, alternating with the other, --runs times; its output goes to a file. Per
 run: intervals delivered per second (interval lines / events / seconds) and CPU time of the
