@@ -50,3 +50,13 @@ def fixture_env(machine, **extra):
         env["MEMSCOPE_PROCFS_ROOT"] = str(proc)
     env.update(extra)
     return env
+
+
+def online_cpus():
+    """The host's online CPUs, as the kernel lists them (not this process's affinity)."""
+    with open("/sys/devices/system/cpu/online") as f:
+        cpus = []
+        for part in f.read().strip().split(","):
+            lo, _, hi = part.partition("-")
+            cpus += range(int(lo), int(hi or lo) + 1)
+    return cpus

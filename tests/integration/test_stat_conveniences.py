@@ -3,7 +3,7 @@ import os
 import re
 import time
 
-from conftest import run
+from conftest import online_cpus, run
 from stat_output import intervals, parse_csv, totals
 
 PAGE = 4096
@@ -177,15 +177,6 @@ def test_repeat_refuses_what_it_cannot_average(memscope):
         assert "-r" in res.stderr, res.stderr
 
 
-def _online_cpus():
-    with open("/sys/devices/system/cpu/online") as f:
-        cpus = []
-        for part in f.read().strip().split(","):
-            lo, _, hi = part.partition("-")
-            cpus += range(int(lo), int(hi or lo) + 1)
-    return cpus
-
-
 def _place(cpu):
     top = "/sys/devices/system/cpu/cpu%d/topology/" % cpu
 
@@ -211,7 +202,7 @@ def test_per_core_and_die_rows_add_up_their_cpus(memscope, touchmem, tmp_path):
         f = line.split(",")
         cpu_value[(int(f[0][3:]), f[3])] = int(f[1])
     cpus = sorted({c for c, _ in cpu_value})
-    assert cpus == _online_cpus()
+    assert cpus == online_cpus()
     for mode in ("core", "die"):
         res = stat(memscope, ["--input", str(rec), "--per-" + mode, "-x,"])
         assert res.returncode == 0, res.stderr

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import fixture_env, run
+from conftest import fixture_env, online_cpus, run
 
 PAGE = 4096
 MIB = 200
@@ -23,15 +23,6 @@ def csv_count(out, event="page-faults"):
         if len(f) >= 3 and f[2] == event:
             return int(f[0])
     raise AssertionError(out)
-
-
-def online_cpus():
-    with open("/sys/devices/system/cpu/online") as f:
-        cpus = []
-        for part in f.read().strip().split(","):
-            lo, _, hi = part.partition("-")
-            cpus += range(int(lo), int(hi or lo) + 1)
-    return cpus
 
 
 needs_two_cpus = pytest.mark.skipif(len(online_cpus()) < 2 or not shutil.which("taskset"),
