@@ -228,6 +228,11 @@ static int find_bpf_instances(const struct host *host, struct resolved_role *rr)
 	char path[4300];
 	struct cpulist cpus;
 
+	/* A recording holds the probes' series or it does not (the metric engine
+	 * then says which are not in it); the recorded host's BTF, which no
+	 * snapshot keeps, and this process's rights say nothing about that. */
+	if (host->roots.is_recorded)
+		return all_online_cpus(&host->topo, &cpus) || add_instance(rr, NULL, "bpf", &cpus) ? -1 : 0;
 	if (btf && *btf)
 		snprintf(path, sizeof(path), "%s", btf);
 	else

@@ -18,6 +18,7 @@ struct sysfs_roots {
 	char sys[4096];   /* "/sys" or the fixture root */
 	char proc[4096];  /* "/proc" or the fixture root */
 	bool is_fixture;  /* sys is not the live /sys: never open real counters for it */
+	bool is_recorded; /* a recording's snapshot: what ran there is in the recording's series */
 };
 
 void sysfs_roots_from_env(struct sysfs_roots *roots);

@@ -186,6 +186,7 @@ int recording_host_load(const json_t *snapshot, struct host *host, char *dir, si
 	snprintf(host->roots.sys, sizeof(host->roots.sys), "%s/sys", dir);
 	snprintf(host->roots.proc, sizeof(host->roots.proc), "%s/proc", dir);
 	host->roots.is_fixture = true;
+	host->roots.is_recorded = true;
 	if (topology_load(&host->topo, host->roots.sys, err) < 0) {
 		ms_error_prefix(err, "the recorded host");
 		return -1;

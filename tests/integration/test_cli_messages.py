@@ -70,6 +70,33 @@ def test_recording_reasons_speak_of_the_recording(memscope, tmp_path):
     assert "could not be opened" not in res.stdout
 
 
+def test_recorded_probe_series_are_read_without_the_recorded_hosts_btf(memscope, tmp_path):
+    """A metric of the eBPF probes' series is computed from a recording that holds them (the host
+    snapshot has no kernel BTF: it was taken for the recorded host's PMUs, not its kernel), and a
+    recording without them says so, not that a kernel lacks BTF."""
+    rec = tmp_path / "offcpu.rec"
+    res = run([memscope, "record", "-o", str(rec), "-I", "100", "-m", "proc.offcpu_ratio", "--", "sleep", "0.5"])
+    assert res.returncode == 0, res.stderr
+    for cmd in (["stat", "--input", str(rec), "-m", "proc.offcpu_ratio", "-x", ","],
+                ["report", "--regions", str(rec)]):
+        res = run([memscope] + cmd)
+        assert "BTF" not in res.stderr and "not available" not in res.stderr, (cmd, res.stderr)
+    res = run([memscope, "stat", "--input", str(rec), "-m", "proc.offcpu_ratio", "-x", ","])
+    assert res.returncode == 0, res.stderr
+    # perf's CSV fields: value, unit, event, run time, percent running, metric value, metric unit;
+    # sleep is off the CPU nearly all along.
+    fields = next(l.split(",") for l in res.stdout.splitlines() if "proc.offcpu_ratio" in l)
+    assert fields[2] == "proc.offcpu_ratio", fields
+    ratio = float(fields[5])
+    assert 0.9 < ratio <= 1.0, fields
+    other = tmp_path / "faults.rec"
+    assert run([memscope, "record", "-o", str(other), "-I", "100", "-m", "kernel.faults", "--", "sleep", "0.2"]).returncode == 0
+    res = run([memscope, "stat", "--input", str(other), "-m", "proc.offcpu_ratio"])
+    assert "BTF" not in res.stderr + res.stdout, res.stderr
+    line = next(l for l in res.stdout.splitlines() if "proc.offcpu_ratio" in l)
+    assert "<not counted>" in line and "not in this recording" in line, line
+
+
 def test_input_interval_adds_frames_up(memscope, touchmem, tmp_path):
     rec = tmp_path / "b.rec"
     res = run([memscope, "record", "-o", str(rec), "-I", "50", "-e", "page-faults", "--", touchmem, "32",
