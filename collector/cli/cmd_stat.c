@@ -26,7 +26,7 @@
 #include "sinks/stat_threads.h"
 
 enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_CONTROL,
-       OPT_METRIC_ONLY };
+       OPT_METRIC_ONLY, OPT_FOR_EACH_CGROUP };
 
 #define STAT_MAX_REPEAT 100000
 
@@ -42,6 +42,11 @@ static const struct cli_option stat_when_options[] = {
 static const struct cli_option stat_where_options[] = {
 	{ 'C', "cpu", "CPUS", "count only on these CPUs (perf's list: 0-3,8), system-wide (implies -a);\n"
 	  "an uncore event counts on its PMU's cpumask CPUs among them", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'G', "cgroup", "CGROUPS", "with -a: count the -e perf events in these cgroup v2 groups only, the\n"
+	  "n-th name for the n-th event (one name: every event), as perf's -G;\n"
+	  "names are relative to the cgroup2 mount, or absolute paths", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_FOR_EACH_CGROUP, "for-each-cgroup", "CGROUPS", "with -a: count every -e event in each of these cgroups",
+	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
 };
 
@@ -160,6 +165,21 @@ static int stat_option(void *ctx, int key, const char *arg)
 	case 'C':
 		a->opt->cpu_list = arg;
 		return 0;
+	case 'G':
+	case OPT_FOR_EACH_CGROUP:
+		if (a->opt->cgroups) {
+			fprintf(stderr, "memscope stat: give -G or --for-each-cgroup once (names: a comma list)\n");
+			return -1;
+		}
+		if (!arg[0] || (key == OPT_FOR_EACH_CGROUP && (strstr(arg, ",,") || arg[0] == ',' ||
+							   arg[strlen(arg) - 1] == ','))) {
+			fprintf(stderr, "memscope stat: %s needs cgroup names, e.g. %s mygroup\n",
+				key == 'G' ? "-G" : "--for-each-cgroup", key == 'G' ? "-G" : "--for-each-cgroup");
+			return -1;
+		}
+		a->opt->cgroups = arg;
+		a->opt->for_each_cgroup = key == OPT_FOR_EACH_CGROUP;
+		return 0;
 	case 'A':
 		return measure_cli_option(a->opt, a->lua, SESSION_OPT_PER_CPU, NULL) == 0 ? 0 : -1;
 	case OPT_INTERVAL_COUNT:
@@ -224,6 +244,14 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	}
 	if (output->self_describing && output->format == STAT_TEXT) {
 		fprintf(stderr, "memscope stat: --self-describing is a form of -x SEP or --json; give one of them\n");
+		return -1;
+	}
+	if (opt->cgroups && (output->self_describing || extra->per_thread)) {
+		/* Both name rows by event alone; --per-thread counts with eBPF, every task. */
+		fprintf(stderr, "memscope stat: %s counts events in cgroups; it excludes %s\n",
+			opt->for_each_cgroup ? "--for-each-cgroup" : "-G",
+			output->self_describing ? "--self-describing (use perf's -x SEP or --json forms)"
+						: "--per-thread (eBPF counts every task, not a cgroup's)");
 		return -1;
 	}
 	if (opt->cpu_list && opt->input_path) {

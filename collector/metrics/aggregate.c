@@ -91,12 +91,13 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 	a->nr_series = table->nr;
 	a->columns = calloc((size_t)n, sizeof(*a->columns));
 	a->units = calloc((size_t)n, sizeof(*a->units));
+	a->cgroups = calloc((size_t)n, sizeof(*a->cgroups));
 	a->scales = calloc((size_t)n, sizeof(*a->scales));
 	a->row_keys = calloc((size_t)n + 1, sizeof(int));
 	a->series_row = calloc((size_t)n, sizeof(int));
 	a->series_col = calloc((size_t)n, sizeof(int));
 	a->series_unavailable = calloc((size_t)n, sizeof(bool));
-	if (!a->series_unavailable || !a->columns || !a->units || !a->scales || !a->row_keys || !a->series_row || !a->series_col) {
+	if (!a->series_unavailable || !a->columns || !a->units || !a->cgroups || !a->scales || !a->row_keys || !a->series_row || !a->series_col) {
 		aggregation_free(a);
 		return -1;
 	}
@@ -110,13 +111,16 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 			a->series_col[i] = 0;
 			continue;
 		}
+		/* A column per event and cgroup (stat -G counts an event in several). */
 		for (int c = 0; c < a->nr_columns; c++)
-			if (!strcmp(a->columns[c], s->name))
+			if (!strcmp(a->columns[c], s->name) && !s->labels.cgroup == !a->cgroups[c] &&
+			    (!s->labels.cgroup || !strcmp(s->labels.cgroup, a->cgroups[c])))
 				col = c;
 		if (col < 0) {
 			col = a->nr_columns++;
 			a->columns[col] = s->name;
 			a->units[col] = s->unit;
+			a->cgroups[col] = s->labels.cgroup;
 			a->scales[col] = s->scale;
 		}
 		a->series_col[i] = col;
@@ -167,6 +171,7 @@ void aggregation_free(struct aggregation *a)
 {
 	free(a->columns);
 	free(a->units);
+	free(a->cgroups);
 	free(a->scales);
 	free(a->row_keys);
 	free(a->series_row);

@@ -41,6 +41,7 @@ struct aggregation {
 	int nr_columns;
 	const char **columns;   /* event names (owned by the series table) */
 	const char **units;
+	const char **cgroups;   /* stat -G: the cgroup each column counts in (series label), or NULL */
 	double *scales;
 	int nr_rows;
 	int *row_keys;          /* cpu/socket/node number; -1 for the total row */

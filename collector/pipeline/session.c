@@ -76,10 +76,99 @@ int session_option(struct session_options *opt, int c, const char *arg)
 	}
 }
 
+static int count_names(const char *list)
+{
+	int n = 1;
+
+	for (const char *p = list; *p; p++)
+		n += *p == ',';
+	return n;
+}
+
+/* What perf refuses with -G, and what memscope cannot filter by cgroup. */
+static bool cgroup_options_refused(const struct session_options *opt)
+{
+	const char *g = opt->for_each_cgroup ? "--for-each-cgroup" : "-G";
+	const char *why = NULL;
+	char buf[200];
+
+	if (opt->input_path || opt->replay_path)
+		why = "counts live perf events in cgroups: it takes no --input or --replay";
+	else if (opt->pids)
+		why = "counts in cgroups on every CPU: it excludes -p (as perf's); use -a";
+	else if (!opt->system_wide)
+		why = "counts in cgroups on every CPU: add -a (as perf's -G, system-wide only)";
+	else if (opt->metrics.nr)
+		why = "counts perf events (-e) in cgroups; -m metrics are not counted per cgroup";
+	else if (!opt->events.nr)
+		why = "names cgroups for the -e events: give the events with -e";
+	else if (!opt->for_each_cgroup && count_names(opt->cgroups) > opt->events.nr) {
+		snprintf(buf, sizeof(buf), "names %d cgroups for %d -e events: give one cgroup per event "
+			 "(or one for all)", count_names(opt->cgroups), opt->events.nr);
+		why = buf;
+	}
+	if (why)
+		fprintf(stderr, "memscope %s: %s %s\n", opt->command_name, g, why);
+	return why != NULL;
+}
+
+/* -G's pairs, in perf's order: -G maps names to events in order (one name
+ * to every event); --for-each-cgroup: each cgroup, every event. */
+static int pair_cgroups(struct session *s, const struct session_options *opt)
+{
+	int nr_groups = count_names(opt->cgroups), nr = 0;
+	char **group = calloc((size_t)nr_groups, sizeof(char *));
+	char *p;
+
+	s->cgroup_text = strdup(opt->cgroups);
+	s->cgroups = calloc((size_t)nr_groups * (size_t)opt->events.nr + 1, sizeof(*s->cgroups));
+	if (!group || !s->cgroup_text || !s->cgroups) {
+		free(group);
+		return -1;
+	}
+	p = s->cgroup_text;
+	for (int i = 0; i < nr_groups; i++) {
+		group[i] = p;
+		p += strcspn(p, ",");
+		if (*p)
+			*p++ = '\0';
+	}
+	if (opt->for_each_cgroup) {
+		for (int g = 0; g < nr_groups; g++)
+			for (int e = 0; e < opt->events.nr; e++)
+				s->cgroups[nr++] = (struct event_cgroup){ opt->events.names[e], group[g] };
+	} else {
+		for (int e = 0; e < opt->events.nr && (nr_groups == 1 || e < nr_groups); e++)
+			s->cgroups[nr++] = (struct event_cgroup){ opt->events.names[e], group[nr_groups == 1 ? 0 : e] };
+	}
+	s->nr_cgroups = nr;
+	free(group);
+	return 0;
+}
+
+/* eBPF and kernel statistics count every task: with -G they would be
+ * whole-system numbers beside the cgroup's. */
+static int cgroup_refuses(const struct session *s, const struct source_kind *kind, const char *name,
+			  struct ms_error *err)
+{
+	if (!strcmp(kind->name, "perf"))
+		return 0;
+	for (int i = 0; i < s->nr_cgroups; i++)
+		if (!strcmp(s->cgroups[i].event, name) && s->cgroups[i].cgroup[0]) {
+			ms_error_set(err, "-G counts perf events in a cgroup, but '%s' comes from the %s source, "
+				     "which counts every task, not a cgroup's: leave it out or count it without -G",
+				     name, kind->name);
+			return EXIT_USAGE;
+		}
+	return 0;
+}
+
 int session_options_finish(struct session_options *opt, char **command)
 {
 	if (command && command[0])
 		opt->command = command;
+	if (opt->cgroups && cgroup_options_refused(opt))
+		return -1;
 	if (opt->input_path)
 		return session_input_check(opt);
 	if (opt->replay_path) {
@@ -245,6 +334,8 @@ static int create_sources(struct session *s, const struct session_options *opt, 
 			.notes = opt->notes ? opt->notes : stderr,
 			.command_name = opt->command_name,
 			.sampling = &sampling,
+			.cgroups = s->cgroups,
+			.nr_cgroups = s->nr_cgroups,
 		};
 		struct ms_error why = { "" };
 
@@ -254,6 +345,10 @@ static int create_sources(struct session *s, const struct session_options *opt, 
 		if (!req.nr_names)
 			continue;
 		if (opt->cpu_list && (status = cpu_list_refuses(kind, claimed[0], err)) != 0)
+			break;
+		for (int i = 0; i < req.nr_names && !status; i++)
+			status = cgroup_refuses(s, kind, claimed[i], err);
+		if (status)
 			break;
 		status = kind->create(kind, &s->sources[s->nr_sources], &req, &why);
 		if (!status) {
@@ -483,7 +578,7 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 	s->host_loaded = true;
 	if (opt->cpu_list && host_restrict_cpus(&s->host, "-C", opt->cpu_list, err) < 0)
 		return EXIT_USAGE;
-	if (add_event_list(s, &opt->events) < 0) {
+	if (add_event_list(s, &opt->events) < 0 || (opt->cgroups && pair_cgroups(s, opt) < 0)) {
 		ms_error_set(err, "out of memory");
 		return 1;
 	}
@@ -572,6 +667,8 @@ void session_close(struct session *s)
 	catalog_free(s->catalog);
 	target_free(&s->target);
 	event_names_free(s->names, s->nr_names);
+	free(s->cgroups);
+	free(s->cgroup_text);
 	if (s->host_loaded)
 		host_free(&s->host);
 	memset(s, 0, sizeof(*s));

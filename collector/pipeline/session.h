@@ -48,6 +48,11 @@ struct session_options {
 	long interval_ms;           /* 0: no periodic frames */
 	bool system_wide;
 	const char *cpu_list;       /* stat -C: count only on these CPUs (implies system_wide) */
+	/* stat -G: cgroup names, comma list, the n-th for the n-th -e event (one
+	 * name: every event), as perf's; with for_each_cgroup, every event in
+	 * each cgroup (--for-each-cgroup). */
+	const char *cgroups;
+	bool for_each_cgroup;
 	const char *pids;
 	char **command;             /* argv of the command to run, or NULL */
 	enum aggr_mode aggr;
@@ -99,6 +104,10 @@ struct session {
 	struct source_registry registry;
 	char **names;               /* every series asked for, once each: -e's, then the plan's events */
 	int nr_names;
+	/* -G: the events counted in cgroups, in output order; cgroup_text holds the names. */
+	struct event_cgroup *cgroups;
+	int nr_cgroups;
+	char *cgroup_text;
 	struct source sources[SESSION_MAX_SOURCES];
 	int nr_sources;
 	struct sampler sampler;

@@ -78,6 +78,8 @@ static void perf_rows(struct stat_output *o, const char *time_field, const struc
 			fields[n++] = f.counter;
 			fields[n++] = f.unit;
 			fields[n++] = f.event;
+			if (f.cgroup)
+				fields[n++] = f.cgroup;
 			if (f.has_noise) {
 				/* -r N: perf's spread field, after the event. */
 				snprintf(noise, sizeof(noise), "%s%s", f.noise, f.noise[0] ? "%" : "");

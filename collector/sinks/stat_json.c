@@ -102,6 +102,8 @@ static void perf_objects(struct stat_output *o, const double *time_s, const stru
 				json_object_set_new(obj, "counter-value", json_string(f.counter));
 			json_object_set_new(obj, "unit", json_string(f.unit));
 			json_object_set_new(obj, "event", json_string(f.event));
+			if (f.cgroup)
+				json_object_set_new(obj, "cgroup", json_string(f.cgroup));
 			if (f.noise[0])
 				json_object_set_new(obj, "variance", json_real(atof(f.noise)));
 			if (f.has_counter)

@@ -61,6 +61,7 @@ bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fi
 	f->is_metric = col >= t->nr_event_columns;
 	f->has_counter = !f->is_metric;
 	f->event = t->names[col];
+	f->cgroup = t->cgroups && !f->is_metric ? t->cgroups[col] : NULL;
 	f->unit = f->is_metric ? "" : t->units[col];
 	f->metric_unit = "";
 	f->has_noise = t->runs > 1;

@@ -18,6 +18,7 @@ struct perf_fields {
 	char counter[64];           /* the value, "<not counted>" or "<not supported>"; "" for a metric */
 	const char *unit;
 	const char *event;          /* the event, or the metric's name */
+	const char *cgroup;         /* stat -G: the cgroup the event counts in (after event), or NULL */
 	unsigned long long runtime; /* ns */
 	char pcnt[16];              /* "100.00" */
 	char metric_value[64];      /* "" when none */

@@ -66,8 +66,9 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 	t->row_keys = calloc((size_t)max_rows, sizeof(int));
 	t->names = calloc((size_t)t->nr_columns + 1, sizeof(char *));
 	t->units = calloc((size_t)t->nr_columns + 1, sizeof(char *));
+	t->cgroups = calloc((size_t)t->nr_columns + 1, sizeof(char *));
 	t->event_source_column = calloc((size_t)t->nr_event_columns + 1, sizeof(int));
-	if (!t->row_keys || !t->names || !t->units || !t->event_source_column)
+	if (!t->row_keys || !t->names || !t->units || !t->cgroups || !t->event_source_column)
 		goto oom;
 	if (aggr->mode == AGGR_TOTAL) {
 		t->row_keys[t->nr_rows++] = -1;
@@ -88,6 +89,7 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 			continue;
 		t->event_source_column[out] = c;
 		t->names[out] = aggr->columns[c];
+		t->cgroups[out] = aggr->cgroups[c];
 		t->units[out++] = aggr->units[c];
 	}
 	for (int i = 0, c = t->nr_event_columns; plan && engine && i < plan->nr_metrics; i++) {
@@ -144,6 +146,7 @@ void stat_table_free(struct stat_table *t)
 	free(t->row_cpus);
 	free(t->names);
 	free(t->units);
+	free(t->cgroups);
 	free(t->event_source_column);
 	free(t->cells);
 	memset(t, 0, sizeof(*t));

@@ -47,6 +47,7 @@ struct stat_table {
 	const int *lua_metrics; /* their lua_engine metric indices */
 	const char **names;
 	const char **units;
+	const char **cgroups;      /* per column: the cgroup an event counts in (stat -G), or NULL */
 	int *event_source_column;  /* per event column: the aggregation's column */
 	struct stat_cell *cells;   /* nr_rows x nr_columns */
 	/* stat -r N totals: the cells are means of N runs, noise[i] the spread

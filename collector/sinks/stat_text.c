@@ -56,12 +56,20 @@ void stat_cell_text(const struct stat_cell *cell, char *buf, size_t size)
 		snprintf(buf, size, "%s%s", number, cell->mixed_slices ? " (mixed)" : "");
 }
 
+/* stat -G: the cgroup an event column counts in, or NULL. */
+static const char *column_cgroup(const struct stat_table *t, int col)
+{
+	return t->cgroups && col < t->nr_event_columns ? t->cgroups[col] : NULL;
+}
+
 static int column_width(const struct stat_table *t, int col)
 {
 	int width = (int)strlen(t->names[col]);
 
 	if (t->units[col][0])
 		width += (int)strlen(t->units[col]) + 3;
+	if (column_cgroup(t, col))
+		width += (int)strlen(column_cgroup(t, col)) + 3;
 	return width < 16 ? 16 : width;
 }
 
@@ -84,6 +92,8 @@ static void print_header(struct stat_output *o, const struct stat_table *t)
 			snprintf(name, sizeof(name), "%s (%s)", t->names[c], t->units[c]);
 		else
 			snprintf(name, sizeof(name), "%s", t->names[c]);
+		if (column_cgroup(t, c))
+			snprintf(name + strlen(name), sizeof(name) - strlen(name), " [%s]", column_cgroup(t, c));
 		fprintf(o->out, " %*s", column_width(t, c), name);
 	}
 	fputc('\n', o->out);
@@ -145,6 +155,10 @@ void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat
 					: t->mode == AGGR_CORE ? 14 : 10, row);
 			fprintf(o->out, " %22s  %s%s%s", text, t->units[c][0] ? t->units[c] : "",
 				t->units[c][0] ? " " : "", t->names[c]);
+			if (column_cgroup(t, c))
+				/* perf's column: the cgroup after the event's name. */
+				fprintf(o->out, "%*s%s", (int)(strlen(t->names[c]) < 25 ? 26 - strlen(t->names[c]) : 1),
+					"", column_cgroup(t, c));
 			if (cell->status != CELL_OK && cell->why)
 				fprintf(o->out, "  (%s)", cell->why);
 			if (t->noise && !isnan(t->noise[r * t->nr_columns + c]))

@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "events/event.h"
+#include "host/cgroup.h"
 #include "host/host.h"
 #include "events/perf_errors.h"
 #include "sampler/target.h"
@@ -50,6 +52,9 @@ struct perf_group {
 	 * [cpu * (2 + nr_events)]: enabled, running, values deltas of one thread. */
 	bool task_per_cpu;
 	uint64_t *scratch;
+	/* A group counted in one cgroup (stat -G) is opened without libperf,
+	 * whose opens take no flags: fds[cpu * nr_events + member]. */
+	int *cgroup_fds;
 };
 
 struct perf_source {
@@ -73,7 +78,21 @@ struct perf_source {
 	int *tp_cpu;            /* [row]: the CPU of each series row */
 	uint64_t *tp_prev;      /* [slot * nr_tp_cpus + row]: count at the last read */
 	uint64_t tp_last_ns;
+	/* stat -G: per event, the cgroup it counts in (name and directory
+	 * descriptor), or NULL and -1. */
+	char **cgroup_name;
+	int *cgroup_fd;
 };
+
+static int cgroup_of(const struct perf_source *ps, const struct event *ev)
+{
+	return ps->cgroup_fd ? ps->cgroup_fd[ev - ps->opt.events] : -1;
+}
+
+static const char *cgroup_name_of(const struct perf_source *ps, const struct event *ev)
+{
+	return ps->cgroup_name ? ps->cgroup_name[ev - ps->opt.events] : NULL;
+}
 
 static bool is_system_wide(const struct perf_source *ps, const struct event *ev)
 {
@@ -89,7 +108,7 @@ static bool is_software_context(const struct event *ev)
 static bool same_group(const struct perf_source *ps, const struct event *a, const struct event *b)
 {
 	/* A metric plan groups its events so they are counted in the same time slices. */
-	if (a->group_hint != b->group_hint)
+	if (a->group_hint != b->group_hint || cgroup_of(ps, a) != cgroup_of(ps, b))
 		return false;
 	if (is_software_context(a) && is_software_context(b))
 		return is_system_wide(ps, a) == is_system_wide(ps, b);
@@ -162,6 +181,10 @@ static void group_close(struct perf_group *g)
 		perf_evlist__close(g->evlist);
 		perf_evlist__delete(g->evlist); /* deletes its evsels too */
 	}
+	for (int k = 0; g->cgroup_fds && k < g->nr_cpus * g->nr_events; k++)
+		if (g->cgroup_fds[k] >= 0)
+			close(g->cgroup_fds[k]);
+	free(g->cgroup_fds);
 	perf_cpu_map__put(g->cpus);
 	perf_thread_map__put(g->threads);
 	free(g->events);
@@ -200,6 +223,40 @@ static int lowest_free_fd(void)
 	return fd < 0 ? 0 : fd;
 }
 
+/* A group counted in a cgroup: on every CPU, the leader opened with the
+ * cgroup's directory descriptor in place of a pid, its members in its group. */
+static int group_open_cgroup(struct perf_source *ps, struct perf_group *g, int cgroup_fd)
+{
+	const struct event *first = &ps->opt.events[g->events[0]];
+
+	g->cpus = first->cpus.nr ? cpu_map_of(&first->cpus) : online_cpu_map(&ps->opt.host->topo);
+	g->threads = perf_thread_map__new_dummy();
+	g->per_cpu_series = true;
+	if (!g->cpus || !g->threads)
+		return -ENOMEM;
+	g->nr_cpus = perf_cpu_map__nr(g->cpus);
+	g->nr_threads = 1;
+	g->cgroup_fds = malloc(sizeof(int) * (size_t)g->nr_cpus * (size_t)g->nr_events);
+	if (!g->cgroup_fds)
+		return -ENOMEM;
+	for (int k = 0; k < g->nr_cpus * g->nr_events; k++)
+		g->cgroup_fds[k] = -1;
+	for (int c = 0; c < g->nr_cpus; c++) {
+		int *fds = g->cgroup_fds + c * g->nr_events;
+
+		for (int i = 0; i < g->nr_events; i++) {
+			struct perf_event_attr attr;
+
+			attr_for_member(ps, &ps->opt.events[g->events[i]], i == 0, &attr);
+			fds[i] = (int)syscall(SYS_perf_event_open, &attr, cgroup_fd, perf_cpu_map__cpu(g->cpus, c).cpu,
+					      i ? fds[0] : -1, PERF_FLAG_PID_CGROUP | PERF_FLAG_FD_CLOEXEC);
+			if (fds[i] < 0)
+				return -errno;
+		}
+	}
+	return 0;
+}
+
 /* Build and open one group's evlist. Returns 0, or a negative errno. */
 static int group_open(struct perf_source *ps, struct perf_group *g, struct ms_error *err)
 {
@@ -207,6 +264,8 @@ static int group_open(struct perf_source *ps, struct perf_group *g, struct ms_er
 	struct perf_evsel *evsel;
 	int ret;
 
+	if (cgroup_of(ps, first) >= 0)
+		return group_open_cgroup(ps, g, cgroup_of(ps, first));
 	if (is_system_wide(ps, first)) {
 		g->cpus = first->cpus.nr ? cpu_map_of(&first->cpus) : online_cpu_map(&ps->opt.host->topo);
 		g->threads = perf_thread_map__new_dummy();
@@ -302,7 +361,7 @@ static int find_leader_fds(struct perf_group *g, struct ms_error *err)
 
 static int group_prepare_reads(struct perf_group *g, struct ms_error *err)
 {
-	struct perf_evsel *leader = perf_evlist__next(g->evlist, NULL);
+	struct perf_evsel *leader = g->evlist ? perf_evlist__next(g->evlist, NULL) : NULL;
 	int slots = g->nr_cpus * g->nr_threads;
 
 	g->leader_fd = malloc(sizeof(int) * (size_t)slots);
@@ -312,6 +371,13 @@ static int group_prepare_reads(struct perf_group *g, struct ms_error *err)
 	if (!g->leader_fd || !g->leader_id || !g->prev || !g->scratch) {
 		ms_error_set(err, "out of memory");
 		return -1;
+	}
+	/* nr, time_enabled, time_running, then value and id per member. */
+	g->read_size = sizeof(uint64_t) * (3 + 2 * (size_t)g->nr_events);
+	if (g->cgroup_fds) {
+		for (int c = 0; c < g->nr_cpus; c++)
+			g->leader_fd[c] = g->cgroup_fds[c * g->nr_events];
+		return 0;
 	}
 	for (int c = 0; c < g->nr_cpus; c++) {
 		for (int t = 0; t < g->nr_threads; t++) {
@@ -327,8 +393,6 @@ static int group_prepare_reads(struct perf_group *g, struct ms_error *err)
 			g->leader_id[c * g->nr_threads + t] = counts.id;
 		}
 	}
-	/* nr, time_enabled, time_running, then value and id per member. */
-	g->read_size = sizeof(uint64_t) * (3 + 2 * (size_t)g->nr_events);
 	return find_leader_fds(g, err);
 }
 
@@ -357,6 +421,7 @@ static int add_series(struct perf_source *ps, struct perf_group *g, struct serie
 			}
 			if (ev->system_wide_only)
 				snprintf(labels.instance, sizeof(labels.instance), "%s", ev->pmu_name);
+			labels.cgroup = (char *)cgroup_name_of(ps, ev);
 			if (series_table_add(table, ev->name, ev->unit, ev->scale, SERIES_COUNTER, &labels) < 0)
 				return -1;
 		}
@@ -369,6 +434,7 @@ static int note_skipped(struct perf_source *ps, const struct event *ev, struct s
 {
 	int *series = realloc(ps->skipped_series, sizeof(int) * (size_t)(ps->nr_skipped + 1));
 	char **reasons = realloc(ps->skipped_reason, sizeof(char *) * (size_t)(ps->nr_skipped + 1));
+	struct series_labels labels;
 	int index;
 
 	if (series)
@@ -377,7 +443,9 @@ static int note_skipped(struct perf_source *ps, const struct event *ev, struct s
 		ps->skipped_reason = reasons;
 	if (!series || !reasons)
 		return -1;
-	index = series_table_add(table, ev->name, ev->unit, ev->scale, SERIES_COUNTER, NULL);
+	series_labels_init(&labels);
+	labels.cgroup = (char *)cgroup_name_of(ps, ev);
+	index = series_table_add(table, ev->name, ev->unit, ev->scale, SERIES_COUNTER, &labels);
 	if (index < 0)
 		return -1;
 	ps->skipped_series[ps->nr_skipped] = index;
@@ -401,7 +469,9 @@ static bool tp_candidate(const struct perf_source *ps, const struct event *ev)
 {
 	const char *force = getenv("MEMSCOPE_PERF_TRACEPOINTS");
 
+	/* eBPF counts every task: a tracepoint counted in a cgroup stays on perf. */
 	return ev->attr.type == PERF_TYPE_TRACEPOINT && is_system_wide(ps, ev) && !ev->cpus.nr &&
+	       cgroup_of(ps, ev) < 0 &&
 	       ev->group_hint < 0 && !(force && force[0] == '1');
 }
 
@@ -625,6 +695,20 @@ oom_placed_freed:
 	return -1;
 }
 
+/* Start or stop a group: its leaders' ioctl. */
+static void group_switch(struct perf_group *g, bool on)
+{
+	if (g->evlist) {
+		if (on)
+			perf_evsel__enable(perf_evlist__next(g->evlist, NULL));
+		else
+			perf_evsel__disable(perf_evlist__next(g->evlist, NULL));
+		return;
+	}
+	for (int c = 0; c < g->nr_cpus; c++)
+		ioctl(g->leader_fd[c], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
 static int perf_enable(struct source *src, struct ms_error *err)
 {
 	struct perf_source *ps = src->priv;
@@ -644,7 +728,7 @@ static int perf_enable(struct source *src, struct ms_error *err)
 		const struct event *first = &ps->opt.events[ps->groups[i].events[0]];
 
 		if (ps->opt.target->kind != TARGET_COMMAND || is_system_wide(ps, first))
-			perf_evsel__enable(perf_evlist__next(ps->groups[i].evlist, NULL));
+			group_switch(&ps->groups[i], true);
 	}
 	return 0;
 }
@@ -655,7 +739,7 @@ static int perf_disable(struct source *src)
 
 	/* Stopping the leader stops its group. */
 	for (int i = 0; i < ps->nr_groups; i++)
-		perf_evsel__disable(perf_evlist__next(ps->groups[i].evlist, NULL));
+		group_switch(&ps->groups[i], false);
 	return 0;
 }
 
@@ -672,7 +756,7 @@ static void perf_resume(struct source *src)
 	struct perf_source *ps = src->priv;
 
 	for (int i = 0; i < ps->nr_groups; i++)
-		perf_evsel__enable(perf_evlist__next(ps->groups[i].evlist, NULL));
+		group_switch(&ps->groups[i], true);
 }
 
 /* One read() of a group on (cpu, thread): deltas since the last read into
@@ -790,6 +874,13 @@ static void perf_close(struct source *src)
 	free(ps->tp_event);
 	free(ps->tp_cpu);
 	free(ps->tp_prev);
+	for (int i = 0; ps->cgroup_fd && i < ps->opt.nr_events; i++) {
+		if (ps->cgroup_fd[i] >= 0)
+			close(ps->cgroup_fd[i]);
+		free(ps->cgroup_name[i]);
+	}
+	free(ps->cgroup_fd);
+	free(ps->cgroup_name);
 	event_list_free(ps->owned_events, ps->nr_owned_events);
 	free(ps);
 	src->priv = NULL;
@@ -859,27 +950,87 @@ static const struct plan_event *planned(const struct metric_plan *plan, const ch
 	return NULL;
 }
 
+/* The events of a request: with -G, each (event, cgroup) pair in order, then
+ * the names no pair has. */
+static int request_events(const struct source_request *req, const char ***names, const char ***cgroups)
+{
+	int total = req->nr_cgroups + req->nr_names, nr = 0;
+
+	*names = calloc((size_t)total + 1, sizeof(char *));
+	*cgroups = calloc((size_t)total + 1, sizeof(char *));
+	if (!*names || !*cgroups)
+		return -1;
+	for (int i = 0; i < req->nr_cgroups; i++) {
+		for (int n = 0; n < req->nr_names; n++) {
+			if (!strcmp(req->names[n], req->cgroups[i].event)) {
+				(*names)[nr] = req->names[n];
+				(*cgroups)[nr++] = req->cgroups[i].cgroup;
+				break;
+			}
+		}
+	}
+	for (int n = 0; n < req->nr_names; n++) {
+		bool paired = false;
+
+		for (int i = 0; i < req->nr_cgroups && !paired; i++)
+			paired = !strcmp(req->names[n], req->cgroups[i].event);
+		if (!paired)
+			(*names)[nr++] = req->names[n];
+	}
+	return nr;
+}
+
+static int open_cgroups(struct perf_source *ps, const char **cgroups, int nr, struct ms_error *err)
+{
+	ps->cgroup_fd = malloc(sizeof(int) * (size_t)nr);
+	ps->cgroup_name = calloc((size_t)nr, sizeof(char *));
+	if (!ps->cgroup_fd || !ps->cgroup_name) {
+		ms_error_set(err, "out of memory");
+		return 1;
+	}
+	for (int i = 0; i < nr; i++)
+		ps->cgroup_fd[i] = -1;
+	for (int i = 0; i < nr; i++) {
+		if (!cgroups[i] || !cgroups[i][0])
+			continue;
+		ps->cgroup_fd[i] = cgroup_open(cgroups[i], err);
+		if (ps->cgroup_fd[i] < 0)
+			return EXIT_USAGE;
+		if (!(ps->cgroup_name[i] = strdup(cgroups[i]))) {
+			ms_error_set(err, "out of memory");
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int perf_kind_create(const struct source_kind *kind, struct source *src, const struct source_request *req,
 			    struct ms_error *err)
 {
-	struct event *events = calloc((size_t)req->nr_names, sizeof(*events));
+	const char **names = NULL, **cgroups = NULL;
+	int total = request_events(req, &names, &cgroups);
+	struct event *events = total < 0 ? NULL : calloc((size_t)total + 1, sizeof(*events));
 	struct perf_source_options popt = {
 		.host = req->host,
 		.target = req->target,
 		.task_per_cpu = req->per_cpu,
 		.start_disabled = req->start_disabled,
 	};
-	int nr = 0;
+	int nr = 0, status;
 
 	if (!events) {
+		free(names);
+		free(cgroups);
 		ms_error_set(err, "out of memory");
 		return 1;
 	}
-	for (; nr < req->nr_names; nr++) {
-		const struct plan_event *pe = planned(req->plan, req->names[nr]);
+	for (; nr < total; nr++) {
+		const struct plan_event *pe = planned(req->plan, names[nr]);
 
-		if (event_parse(req->host, req->names[nr], &events[nr], err) < 0) {
+		if (event_parse(req->host, names[nr], &events[nr], err) < 0) {
 			event_list_free(events, nr);
+			free(names);
+			free(cgroups);
 			if (!pe)
 				return EXIT_USAGE; /* a name the user wrote */
 			ms_error_prefix(err, "catalog event for %s", pe->instance);
@@ -887,15 +1038,23 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 		}
 		events[nr].group_hint = pe ? pe->group : -1;
 	}
+	free(names);
 	popt.events = events;
 	popt.nr_events = nr;
 	if (perf_source_create(src, &popt, err) < 0) {
+		free(cgroups);
 		event_list_free(events, nr);
 		return 1;
 	}
 	((struct perf_source *)src->priv)->owned_events = events;
 	((struct perf_source *)src->priv)->nr_owned_events = nr;
 	src->kind = kind;
+	status = req->nr_cgroups ? open_cgroups(src->priv, cgroups, nr, err) : 0;
+	free(cgroups);
+	if (status) {
+		perf_close(src);
+		return status;
+	}
 	return 0;
 }
 

@@ -23,6 +23,12 @@ struct metric_plan;
 struct sample_options;
 
 /* What the session asks of a kind when it creates its source. */
+/* stat -G: an event counted in one cgroup (a name of the cgroup v2 hierarchy). */
+struct event_cgroup {
+	const char *event;
+	const char *cgroup;
+};
+
 struct source_request {
 	const struct host *host;
 	const struct target *target;       /* NULL for file kinds */
@@ -38,6 +44,11 @@ struct source_request {
 	FILE *notes;                       /* where a source reports what it left out; never NULL */
 	const char *command_name;          /* "stat", for messages */
 	const struct sample_options *sampling; /* the sampling kind: period, ring size, where samples go */
+	/* stat -G: the perf events to count in cgroups, in output order (an
+	 * event may repeat, in other cgroups); the names not among them are
+	 * counted as without -G. */
+	const struct event_cgroup *cgroups;
+	int nr_cgroups;
 };
 
 /* LIVE: reads the host; FILE: serves the names asked for from a file
