@@ -85,6 +85,25 @@ static int count_names(const char *list)
 	return n;
 }
 
+/* A cgroup named twice in --for-each-cgroup would be one column counted twice. */
+static bool repeated_name(const char *list, char *why, size_t size)
+{
+	for (const char *p = list; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+		size_t len = strcspn(p, ",");
+
+		for (const char *q = p + len; *q == ','; ) {
+			size_t other = strcspn(++q, ",");
+
+			if (other == len && !strncmp(p, q, len)) {
+				snprintf(why, size, "names cgroup '%.*s' twice: give each cgroup once", (int)len, p);
+				return true;
+			}
+			q += other;
+		}
+	}
+	return false;
+}
+
 /* What perf refuses with -G, and what memscope cannot filter by cgroup. */
 static bool cgroup_options_refused(const struct session_options *opt)
 {
@@ -107,6 +126,8 @@ static bool cgroup_options_refused(const struct session_options *opt)
 			 "(or one for all)", count_names(opt->cgroups), opt->events.nr);
 		why = buf;
 	}
+	if (!why && opt->for_each_cgroup && repeated_name(opt->cgroups, buf, sizeof(buf)))
+		why = buf;
 	if (why)
 		fprintf(stderr, "memscope %s: %s %s\n", opt->command_name, g, why);
 	return why != NULL;

@@ -140,6 +140,7 @@ def test_text_rows_carry_the_cgroup(memscope, cgroups):
     (["-a", "-e", "page-faults,proc.faults", "-G", "/", "--", "true"],
      "'proc.faults' comes from the bpf source, which counts every task"),
     (["-a", "-e", "page-faults", "--for-each-cgroup", "/", "--per-thread", "--", "true"], "excludes --per-thread"),
+    (["-a", "-e", "page-faults", "--for-each-cgroup", "a,b,a", "--", "true"], "names cgroup 'a' twice"),
     (["-a", "-x,", "--self-describing", "-e", "page-faults", "-G", "/", "--", "true"],
      "excludes --self-describing"),
 ])
