@@ -15,7 +15,7 @@ SAMPLE = {
     "MS": "100", "PID": "1", "PIDS": "1", "FILE": "/dev/null", "PATH": "/tmp/memscope-none", "LIST": "page-faults",
     "EVENTS": "page-faults", "METRICS": "mem.read_bw", "METRIC": "mem.read_bw", "SEP": ",", "N": "1",
     "COUNT": "1", "COLUMN": "PID", "SCRIPT": "faults.lua", "KIND": "events", "CPUS": "0", "FORMAT": "text",
-    "SPEC": "faults.lua", "PLUGIN": "/nonexistent/plugin.so", "DIR": "/tmp", "CGROUP": "/", "SECONDS": "1", "FD": "fd:0", "WHAT": "events",
+    "SPEC": "faults.lua", "PLUGIN": "/nonexistent/plugin.so", "DIR": "/tmp", "CGROUP": "/", "CGROUPS": "/", "SECONDS": "1", "FD": "fd:0", "WHAT": "events",
     "EVENT": "page-faults", "KEYS": "sym", "HZ": "100", "ADDR:PORT": "127.0.0.1:0", "MB": "1", "BYTES": "4096",
 }
 
