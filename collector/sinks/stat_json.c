@@ -81,6 +81,19 @@ static void emit(struct stat_output *o, json_t *obj)
 	json_decref(obj);
 }
 
+json_t *stat_json_perf_object(const struct stat_table *t, const struct perf_fields *f, const double *time_s)
+{
+	json_t *obj = json_object();
+
+	if (time_s)
+		json_object_set_new(obj, "interval", json_real(*time_s));
+	if (f->aggr_key)
+		json_object_set_new(obj, f->aggr_key, json_string(t->mode == AGGR_CPU ? f->aggr + 3 : f->aggr));
+	if (f->aggr_number >= 0)
+		json_object_set_new(obj, "aggregate-number", json_integer(f->aggr_number));
+	return obj;
+}
+
 /* perf stat -j: one object per counter (or metric) and row, with perf's keys. */
 static void perf_objects(struct stat_output *o, const double *time_s, const struct stat_table *t)
 {
@@ -91,13 +104,7 @@ static void perf_objects(struct stat_output *o, const double *time_s, const stru
 
 			if (!perf_fields_of(t, r, c, &f))
 				continue;
-			obj = json_object();
-			if (time_s)
-				json_object_set_new(obj, "interval", json_real(*time_s));
-			if (f.aggr_key)
-				json_object_set_new(obj, f.aggr_key, json_string(t->mode == AGGR_CPU ? f.aggr + 3 : f.aggr));
-			if (f.aggr_number >= 0)
-				json_object_set_new(obj, "aggregate-number", json_integer(f.aggr_number));
+			obj = stat_json_perf_object(t, &f, time_s);
 			if (f.has_counter)
 				json_object_set_new(obj, "counter-value", json_string(f.counter));
 			json_object_set_new(obj, "unit", json_string(f.unit));

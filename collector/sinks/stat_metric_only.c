@@ -134,17 +134,12 @@ static void csv_rows(struct stat_output *o, const double *time_s, const struct s
 static void json_rows(struct stat_output *o, const double *time_s, const struct stat_table *t)
 {
 	for (int r = 0; r < t->nr_rows; r++) {
-		json_t *obj = json_object();
 		struct perf_fields f;
+		json_t *obj;
 		char *text;
 
 		perf_fields_row(t, r, &f);
-		if (time_s)
-			json_object_set_new(obj, "interval", json_real(*time_s));
-		if (f.aggr_key)
-			json_object_set_new(obj, f.aggr_key, json_string(t->mode == AGGR_CPU ? f.aggr + 3 : f.aggr));
-		if (f.aggr_number >= 0)
-			json_object_set_new(obj, "aggregate-number", json_integer(f.aggr_number));
+		obj = stat_json_perf_object(t, &f, time_s);
 		for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
 			char title[300], value[64];
 

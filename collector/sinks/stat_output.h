@@ -40,6 +40,10 @@ void stat_output_flush(struct stat_output *o);
  * and the rows as stat's JSON gives them ([{"scope", "events", "metrics"}]). */
 void stat_cell_text(const struct stat_cell *cell, char *buf, size_t size);
 json_t *stat_json_rows(const struct stat_table *t);
+/* A perf stat -j object begun with perf's first keys: interval, the
+ * aggregation (socket, core, cpu...) and aggregate-number, as f gives them. */
+struct perf_fields;
+json_t *stat_json_perf_object(const struct stat_table *t, const struct perf_fields *f, const double *time_s);
 /* --metric-only in the three forms: a header naming the metrics, then a line
  * per row (and interval). time_s: NULL for the totals. */
 void stat_metric_only_interval(struct stat_output *o, double time_s, const struct stat_table *t);
