@@ -2,6 +2,7 @@
 import os
 import pathlib
 import subprocess
+import time
 
 import pytest
 
@@ -60,3 +61,14 @@ def online_cpus():
             lo, _, hi = part.partition("-")
             cpus += range(int(lo), int(hi or lo) + 1)
     return cpus
+
+
+def remove_cgroup(path):
+    """rmdir a test's cgroup, waiting up to 5 s for its last task to leave it (an exited task
+    stays a member until its parent has reaped it)."""
+    for _ in range(50):
+        try:
+            path.rmdir()
+            return
+        except OSError:
+            time.sleep(0.1)

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import run
+from conftest import remove_cgroup, run
 from stat_output import intervals, parse_csv, totals
 
 HOLD_MB = 64
@@ -46,12 +46,7 @@ def cgroup():
     path = mount / name
     path.mkdir()
     yield name, path, version
-    for _ in range(50):
-        try:
-            path.rmdir()
-            break
-        except OSError:
-            time.sleep(0.1)
+    remove_cgroup(path)
 
 
 def kernel_anon(path, version):

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import run
+from conftest import remove_cgroup, run
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 # touchmem touches each page of its buffer once; it and the shell that starts it fault a few
@@ -45,12 +45,7 @@ def cgroups():
         return name, path
     yield make
     for path in made:
-        for _ in range(50):
-            try:
-                path.rmdir()
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(path)
 
 
 def workload(touchmem, inside, outside_mb=128):
