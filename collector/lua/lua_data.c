@@ -91,6 +91,14 @@ static int build_names(struct lua_data *d)
 	return 0;
 }
 
+static void shape(struct lua_data *d, int i)
+{
+	const struct series *s = &d->table->series[i];
+	double scale = s->scale > 0 ? s->scale : 1.0;
+
+	d->push_scale[i] = s->unavailable ? 0 : s->kind == SERIES_COUNTER ? scale : -scale;
+}
+
 int lua_data_init(struct lua_data *d, const struct series_table *table, int history)
 {
 	size_t n = (size_t)table->nr + 1;
@@ -101,17 +109,20 @@ int lua_data_init(struct lua_data *d, const struct series_table *table, int hist
 	d->history_cap = history > 0 ? history : 1;
 	d->current = malloc(n * sizeof(double));
 	d->totals = calloc(n, sizeof(double));
+	d->push_scale = calloc(n, sizeof(double));
 	d->seen = calloc(n, sizeof(bool));
 	d->history = malloc((size_t)d->history_cap * n * sizeof(double));
 	d->history_time = calloc((size_t)d->history_cap, sizeof(double));
 	d->history_interval = calloc((size_t)d->history_cap, sizeof(double));
-	if (!d->current || !d->totals || !d->seen || !d->history || !d->history_time || !d->history_interval ||
+	if (!d->current || !d->totals || !d->push_scale || !d->seen || !d->history || !d->history_time || !d->history_interval ||
 	    build_names(d) < 0) {
 		lua_data_free(d);
 		return -1;
 	}
-	for (int i = 0; i < table->nr; i++)
+	for (int i = 0; i < table->nr; i++) {
 		d->current[i] = NAN;
+		shape(d, i);
+	}
 	return 0;
 }
 
@@ -123,6 +134,7 @@ void lua_data_free(struct lua_data *d)
 	free(d->hash);
 	free(d->current);
 	free(d->totals);
+	free(d->push_scale);
 	free(d->seen);
 	free(d->history);
 	free(d->history_time);
@@ -142,13 +154,16 @@ static int grow(struct lua_data *d, const struct frame *frame)
 	if (nr > old) {
 		double *current = realloc(d->current, n * sizeof(double));
 		double *totals = current ? realloc(d->totals, n * sizeof(double)) : NULL;
-		bool *seen = totals ? realloc(d->seen, n * sizeof(bool)) : NULL;
+		double *push_scale = totals ? realloc(d->push_scale, n * sizeof(double)) : NULL;
+		bool *seen = push_scale ? realloc(d->seen, n * sizeof(bool)) : NULL;
 		double *history = seen ? malloc((size_t)d->history_cap * n * sizeof(double)) : NULL;
 
 		if (current)
 			d->current = current;
 		if (totals)
 			d->totals = totals;
+		if (push_scale)
+			d->push_scale = push_scale;
 		if (seen)
 			d->seen = seen;
 		if (!history)
@@ -163,6 +178,7 @@ static int grow(struct lua_data *d, const struct frame *frame)
 			d->current[i] = NAN;
 			d->totals[i] = 0;
 			d->seen[i] = false;
+			shape(d, i);
 		}
 		d->nr_series = nr;
 	}
@@ -170,6 +186,7 @@ static int grow(struct lua_data *d, const struct frame *frame)
 		if (c->added[k] < old) {
 			d->totals[c->added[k]] = 0;
 			d->seen[c->added[k]] = false;
+			shape(d, c->added[k]);
 		}
 	return nr > old || (c && c->nr_added) ? build_names(d) : 0;
 }
@@ -190,25 +207,22 @@ void lua_data_push(struct lua_data *d, const struct frame *frame)
 	d->time_s = (double)(frame->time_ns - d->start_ns) / 1e9;
 	/* Locals: the stores below would otherwise make the compiler reload
 	 * every pointer at every series. */
-	const struct series *series = d->table->series;
+	const double *push_scale = d->push_scale;
 	const struct sample *samples = frame->samples;
 	double *totals = d->totals, *current = d->current;
 	bool *seen = d->seen;
 	int n = d->nr_series < frame->nr ? d->nr_series : frame->nr;
 
 	for (int i = 0; i < n; i++) {
-		const struct series *s = &series[i];
 		const struct sample *sm = &samples[i];
-		double v = NAN;
+		double scale = push_scale[i], v = NAN;
 
-		if (sm->valid && !s->unavailable) {
-			double scale = s->scale > 0 ? s->scale : 1.0;
-
-			if (s->kind == SERIES_COUNTER) {
+		if (sm->valid && scale != 0) {
+			if (scale > 0) {
 				v = sample_scaled(sm) * scale;
 				totals[i] += v;
 			} else {
-				v = (double)sm->value * scale;
+				v = (double)sm->value * -scale;
 				totals[i] = v;
 			}
 			seen[i] = true;

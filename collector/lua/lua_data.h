@@ -36,6 +36,11 @@ struct lua_data {
 	double time_s, interval_s;
 	double *current;
 	double *totals;           /* counters: sum; gauges: last value */
+	/* Per series, what push needs of the table's entry, packed: its shown
+	 * scale, 0 for a series never counted, negated for a gauge (the table's
+	 * entries are large; reading three fields of each per frame was a third
+	 * of the push). */
+	double *push_scale;
 	bool *seen;               /* read at least once */
 	/* History ring of the last history_cap frames. */
 	int history_cap, history_len, history_head;  /* head: next slot to write */

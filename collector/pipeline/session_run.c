@@ -1,8 +1,8 @@
 /* session_run: the sinks' queues and threads around the sampler. On the
  * sampling thread, each frame gets its metrics computed once and a copy goes
  * into every sink's queue; each sink's thread takes its frames and events in
- * order; at the end the queues are drained and the sinks end in the order
- * they were added. */
+ * order (over a file the reading thread calls the sinks itself); at the end
+ * the queues are drained and the sinks end in the order they were added. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -62,7 +62,7 @@ uint64_t session_pipeline_now(const struct session_pipeline *p)
 bool session_pipeline_event_room(struct session_pipeline *p)
 {
 	for (int i = 0; i < p->nr_runners; i++)
-		if (!sink_queue_event_room(&p->runners[i].queue))
+		if (!sink_runner_event_room(&p->runners[i]))
 			return false;
 	return true;
 }
@@ -80,7 +80,7 @@ int session_pipeline_broadcast(struct session_pipeline *p, const struct sink_eve
 			answers |= p->runners[i].sinks[k]->answers;
 		if (!answers)
 			copy.reply = NULL;
-		sink_queue_put_event(&p->runners[i].queue, &copy);
+		sink_runner_put_event(&p->runners[i], &copy);
 	}
 	return 0;
 }
@@ -217,7 +217,7 @@ static void publish_samples(struct session_pipeline *p)
 	p->samples = NULL;
 	for (int i = 0; i < p->nr_runners; i++)
 		if (p->takes_samples[i])
-			sink_queue_put_samples(&p->runners[i].queue, b);
+			sink_runner_put_samples(&p->runners[i], b);
 	sample_batch_unref(b);
 }
 
@@ -308,7 +308,7 @@ static int on_frame(const struct frame *frame, bool last, void *ctx)
 	if (!p->from_file || !p->frames)
 		publish_samples(p);
 	for (int i = 0; i < p->nr_runners; i++)
-		sink_queue_put_frame(&p->runners[i].queue, &rel, p->values, last);
+		sink_runner_put_frame(&p->runners[i], &rel, p->values, last);
 	if (p->from_file || last)
 		publish_samples(p);
 	/* The whole run: a series that starts counts from here. */
@@ -330,7 +330,7 @@ static uint64_t readers_done(void *ctx)
 	uint64_t oldest = p->paused ? p->paused_since : UINT64_MAX;
 
 	for (int i = 0; i < p->nr_runners; i++) {
-		uint64_t done = sink_queue_readers_done(&p->runners[i].queue);
+		uint64_t done = sink_runner_readers_done(&p->runners[i]);
 
 		if (done < oldest)
 			oldest = done;
@@ -392,6 +392,11 @@ static int sink_index(const struct session *s, const struct sink *sink)
 static int start_runners(struct session *s, struct session_pipeline *p, uint64_t interval_ns,
 			 struct ms_error *err)
 {
+	/* Over a file the sinks run on the reading thread (sink_runner.h), unless
+	 * control requests may come in while it reads: their answers are given
+	 * on a sink's thread, after the request is taken. */
+	bool sinks_on_reader = p->from_file && !s->control && !session_pipeline_answers(p);
+
 	for (int i = 0; i < s->nr_sinks; i++) {
 		struct sink_runner *r;
 
@@ -440,8 +445,8 @@ static int start_runners(struct session *s, struct session_pipeline *p, uint64_t
 		/* Room for the frames of one batched wake-up (batch_wake_ups). */
 		if (!p->from_file && interval_ns && interval_ns <= SHORT_INTERVAL_NS && length < SHORT_INTERVAL_QUEUE)
 			length = SHORT_INTERVAL_QUEUE;
-		if (sink_runner_start(r, length, &s->sampler.table, s->engine,
-				      p->from_file, err) < 0)
+		if (sink_runner_start(r, length, &s->sampler.table, s->engine, p->from_file,
+				      sinks_on_reader, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -546,7 +551,7 @@ static void print_stats(const struct session *s, const char *command_name)
 	for (int i = 0; i < s->nr_sinks; i++) {
 		struct sink_queue_stats st;
 
-		sink_queue_stats((struct sink_queue *)&p->runners[p->runner_of[i]].queue, &st);
+		sink_runner_stats(&p->runners[p->runner_of[i]], &st);
 		fprintf(stderr, "memscope %s: pipeline: sink %s: %llu frames taken, %llu of %llu frames merged, "
 			"%llu metric recomputations, deepest queue %d, %llu waits\n", command_name,
 			s->sinks[i]->ops->name, (unsigned long long)st.frames_out,
@@ -574,7 +579,7 @@ static void end_sinks(struct session *s)
 	for (int i = 0; i < s->nr_sinks; i++) {
 		struct sink_queue_stats st;
 
-		sink_queue_stats(&p->runners[p->runner_of[i]].queue, &st);
+		sink_runner_stats(&p->runners[p->runner_of[i]], &st);
 		end.frames_merged = st.frames_merged;
 		end.samples_dropped = st.samples_dropped + p->samples_unkept;
 		s->sinks[i]->ops->end(s->sinks[i], &end);

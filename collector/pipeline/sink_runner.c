@@ -7,7 +7,22 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static void run_frame(struct sink_runner *r, const struct sink_item *item)
+static void run_frame(struct sink_runner *r, const struct sink_frame *f)
+{
+	for (int i = 0; i < r->nr_sinks; i++) {
+		if (r->stopped[i])
+			continue;
+		/* What the frame's indices mean, before its values. */
+		if (f->frame->changes && r->sinks[i]->ops->series)
+			r->sinks[i]->ops->series(r->sinks[i], r->queue.table, f->frame->changes);
+		if (r->sinks[i]->ops->frame(r->sinks[i], f)) {
+			r->stopped[i] = true;
+			r->on_stop(r->ctx);
+		}
+	}
+}
+
+static void run_queued_frame(struct sink_runner *r, const struct sink_item *item)
 {
 	struct sink_frame f = {
 		.frame = &item->buf->frame,
@@ -16,52 +31,41 @@ static void run_frame(struct sink_runner *r, const struct sink_item *item)
 		.last = item->last,
 	};
 
-	for (int i = 0; i < r->nr_sinks; i++) {
-		if (r->stopped[i])
-			continue;
-		/* What the frame's indices mean, before its values. */
-		if (f.frame->changes && r->sinks[i]->ops->series)
-			r->sinks[i]->ops->series(r->sinks[i], r->queue.table, f.frame->changes);
-		if (r->sinks[i]->ops->frame(r->sinks[i], &f)) {
-			r->stopped[i] = true;
-			r->on_stop(r->ctx);
-		}
-	}
+	run_frame(r, &f);
 	/* Indices this frame retired may be given to new series now. */
 	sink_queue_done(&r->queue, item->buf->frame.seq);
 }
 
-static void run_event(struct sink_runner *r, const struct sink_item *item)
+static void run_event(struct sink_runner *r, const struct sink_event *event)
 {
-	struct sink_event ev = item->event;
+	struct sink_event ev = *event;
 
 	for (int i = 0; i < r->nr_sinks; i++) {
 		struct sink *sink = r->sinks[i];
 
 		/* Only the answering sink sees the reply. */
-		ev.reply = sink->answers ? item->event.reply : NULL;
+		ev.reply = sink->answers ? event->reply : NULL;
 		if (sink->ops->event && sink->ops->event(sink, &ev) && !r->stopped[i]) {
 			r->stopped[i] = true;
 			r->on_stop(r->ctx);
 		}
 	}
-	if (item->event.reply)
-		r->on_reply(item->event.reply, r->ctx);
+	if (event->reply)
+		r->on_reply(event->reply, r->ctx);
 }
 
-static void run_samples(struct sink_runner *r, const struct sink_item *item)
+static void run_samples(struct sink_runner *r, struct sample_batch *samples)
 {
 	for (int i = 0; i < r->nr_sinks; i++) {
 		struct sink *sink = r->sinks[i];
 
 		if (r->stopped[i] || !sink->ops->samples)
 			continue;
-		if (sink->ops->samples(sink, item->samples)) {
+		if (sink->ops->samples(sink, samples)) {
 			r->stopped[i] = true;
 			r->on_stop(r->ctx);
 		}
 	}
-	sample_batch_unref(item->samples);
 }
 
 /* The queue is empty: the sinks write out what they buffered before the
@@ -89,12 +93,14 @@ static void *runner_main(void *arg)
 		setpriority(PRIO_PROCESS, tid, nice_now + SINK_RUNNER_NICE > 19 ? 19 : nice_now + SINK_RUNNER_NICE);
 
 	while (sink_queue_take(&r->queue, &item)) {
-		if (item.kind == SINK_ITEM_FRAME)
-			run_frame(r, &item);
-		else if (item.kind == SINK_ITEM_SAMPLES)
-			run_samples(r, &item);
-		else
-			run_event(r, &item);
+		if (item.kind == SINK_ITEM_FRAME) {
+			run_queued_frame(r, &item);
+		} else if (item.kind == SINK_ITEM_SAMPLES) {
+			run_samples(r, item.samples);
+			sample_batch_unref(item.samples);
+		} else {
+			run_event(r, &item.event);
+		}
 		if (sink_queue_empty(&r->queue))
 			run_idle(r);
 	}
@@ -102,11 +108,16 @@ static void *runner_main(void *arg)
 }
 
 int sink_runner_start(struct sink_runner *r, int queue_length, const struct series_table *table,
-		      const struct metric_engine *engine, bool wait, struct ms_error *err)
+		      const struct metric_engine *engine, bool wait, bool on_caller, struct ms_error *err)
 {
 	sigset_t all, old;
 	int rc;
 
+	if (on_caller) {
+		r->on_caller = true;
+		r->queue.table = table;   /* what run_frame passes to the sinks' series() */
+		return 0;
+	}
 	if (sink_queue_init(&r->queue, queue_length, table, engine, wait, err) < 0)
 		return -1;
 	/* Signals are the sampling thread's (it takes SIGCHLD, SIGINT... through
@@ -124,8 +135,63 @@ int sink_runner_start(struct sink_runner *r, int queue_length, const struct seri
 	return 0;
 }
 
+void sink_runner_put_frame(struct sink_runner *r, const struct frame *frame, const struct metric_values *values,
+			   bool last)
+{
+	struct sink_frame f = { .frame = frame, .metrics = values, .merged = 1, .last = last };
+
+	if (!r->on_caller) {
+		sink_queue_put_frame(&r->queue, frame, values, last);
+		return;
+	}
+	r->caller_stats.frames_in++;
+	r->caller_stats.frames_out++;
+	run_frame(r, &f);
+}
+
+void sink_runner_put_event(struct sink_runner *r, const struct sink_event *ev)
+{
+	if (r->on_caller)
+		run_event(r, ev);
+	else
+		sink_queue_put_event(&r->queue, ev);
+}
+
+void sink_runner_put_samples(struct sink_runner *r, struct sample_batch *batch)
+{
+	if (r->on_caller)
+		run_samples(r, batch);
+	else
+		sink_queue_put_samples(&r->queue, batch);
+}
+
+bool sink_runner_event_room(struct sink_runner *r)
+{
+	return r->on_caller || sink_queue_event_room(&r->queue);
+}
+
+uint64_t sink_runner_readers_done(const struct sink_runner *r)
+{
+	/* On the caller every frame put has been taken and let go of. */
+	return r->on_caller ? UINT64_MAX : sink_queue_readers_done(&r->queue);
+}
+
+void sink_runner_stats(const struct sink_runner *r, struct sink_queue_stats *out)
+{
+	if (r->on_caller)
+		*out = r->caller_stats;
+	else
+		sink_queue_stats(&r->queue, out);
+}
+
 void sink_runner_finish(struct sink_runner *r)
 {
+	if (r->on_caller && !r->caller_finished) {
+		/* What the sinks buffered, as the thread does when its queue runs dry. */
+		r->caller_finished = true;
+		run_idle(r);
+		return;
+	}
 	if (!r->started)
 		return;
 	sink_queue_close(&r->queue);
@@ -136,5 +202,6 @@ void sink_runner_finish(struct sink_runner *r)
 void sink_runner_destroy(struct sink_runner *r)
 {
 	sink_runner_finish(r);
-	sink_queue_destroy(&r->queue);
+	if (!r->on_caller)
+		sink_queue_destroy(&r->queue);
 }

@@ -8,14 +8,16 @@
  * latest value, metrics recomputed for the merged frame) and learns how many
  * in sink_frame.merged and sink_end.frames_merged; frames are never dropped
  * silently and live sampling never waits for a sink. Frames read from a file
- * (a recording, --replay) are never merged: there the reader waits for the
- * sinks, because a report must see every frame. Events (labels, phases,
+ * (a recording, --replay) are never merged: the reader calls the sinks itself
+ * (or, with control input, waits for room in their queues), because a report
+ * must see every frame. Events (labels, phases,
  * pause/resume, interval changes, requests) are never merged and reach each
  * sink in order with its frames.
  *
  * Life cycle: open -> (series | frame | event | samples)* -> end -> close. open runs on
  * the caller's thread before the run; series, frame and event on the sink's
- * thread (series just before the frame it describes); end
+ * thread, or the reading thread over a file (series just before the frame it
+ * describes); end
  * on the caller's thread once every sink has taken all its frames, in the
  * order the sinks were added (stat's totals before the scripts' reports);
  * close when the session closes, for every sink added (opened or not, ended
