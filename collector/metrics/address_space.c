@@ -281,6 +281,11 @@ void address_space_code(struct address_space *as, uint32_t pid, uint64_t t, uint
 	out->resolved = true;
 	return;
 unknown:
+	/* No file's symbols can be read (the report's end says why on stderr). */
+	if (!img && symbolizer_unavailable(as->sz)) {
+		out->sym = "[unknown: no elfutils]";
+		return;
+	}
 	/* A stripped binary (or one rebuilt since): known by its build-id. */
 	if (out->build_id[0]) {
 		snprintf(text, sizeof(text), "[unknown] (%s build-id %s)", out->dso, out->build_id);

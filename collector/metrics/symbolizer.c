@@ -1,13 +1,12 @@
 #include "metrics/symbolizer.h"
 
-#include <elfutils/libdwelf.h>
-#include <elfutils/libdwfl.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "metrics/elfutils_api.h"
 
 struct load_segment {
 	uint64_t offset, vaddr, filesz, memsz;
@@ -42,30 +41,24 @@ struct elf_image {
 struct symbolizer {
 	struct elf_image **images;
 	int nr, cap;
-};
-
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
+	struct ms_error unloadable;    /* why elfutils could not be opened: every image's why */
 };
 
 struct symbolizer *symbolizer_new(void)
 {
-	static bool elf_ready;
-
-	if (!elf_ready) {
-		elf_version(EV_CURRENT);
-		elf_ready = true;
-	}
 	return calloc(1, sizeof(struct symbolizer));
+}
+
+const char *symbolizer_unavailable(const struct symbolizer *sz)
+{
+	return sz && sz->unloadable.text[0] ? sz->unloadable.text : NULL;
 }
 
 static void image_free(struct elf_image *img)
 {
 	free(img->syms);
 	if (img->dwfl)
-		dwfl_end(img->dwfl);
+		dw.dwfl_end(img->dwfl);
 	free(img->segments);
 	free(img->path);
 	free(img);
@@ -85,7 +78,7 @@ static int read_segments(struct elf_image *img, Elf *elf)
 {
 	size_t nr;
 
-	if (elf_getphdrnum(elf, &nr) < 0)
+	if (dw.elf_getphdrnum(elf, &nr) < 0)
 		return -1;
 	img->segments = calloc(nr ? nr : 1, sizeof(*img->segments));
 	if (!img->segments)
@@ -93,7 +86,7 @@ static int read_segments(struct elf_image *img, Elf *elf)
 	for (size_t i = 0; i < nr; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+		if (!dw.gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
 		img->segments[img->nr_segments++] =
 			(struct load_segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_memsz };
@@ -112,12 +105,12 @@ static void image_open(struct elf_image *img)
 		img->why = "the file is missing or unreadable";
 		return;
 	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+	elf = dw.elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || dw.elf_kind(elf) != ELF_K_ELF) {
 		img->why = "not an ELF file";
 		goto out;
 	}
-	id_size = dwelf_elf_gnu_build_id(elf, &id);
+	id_size = dw.dwelf_elf_gnu_build_id(elf, &id);
 	if (id_size > 0 && id_size <= BUILD_ID_MAX) {
 		memcpy(img->build_id, id, (size_t)id_size);
 		img->build_id_size = (int)id_size;
@@ -132,18 +125,18 @@ static void image_open(struct elf_image *img)
 		img->why = "the ELF file has no loadable segments";
 		goto out;
 	}
-	img->dwfl = dwfl_begin(&offline_callbacks);
+	img->dwfl = dw.dwfl_begin(&dw_offline_callbacks);
 	if (img->dwfl) {
-		dwfl_report_begin(img->dwfl);
+		dw.dwfl_report_begin(img->dwfl);
 		/* At its link-time addresses: ET_DYN at bias 0, ET_EXEC where linked. */
-		img->mod = dwfl_report_elf(img->dwfl, img->path, img->path, -1, 0, true);
-		dwfl_report_end(img->dwfl, NULL, NULL);
+		img->mod = dw.dwfl_report_elf(img->dwfl, img->path, img->path, -1, 0, true);
+		dw.dwfl_report_end(img->dwfl, NULL, NULL);
 	}
 	if (!img->mod)
 		img->why = "libdwfl cannot read the file";
 out:
 	if (elf)
-		elf_end(elf);
+		dw.elf_end(elf);
 	close(fd);
 }
 
@@ -181,7 +174,10 @@ struct elf_image *symbolizer_image(struct symbolizer *sz, const char *path, cons
 	}
 	memcpy(img->expected_id, build_id, (size_t)build_id_size);
 	img->expected_id_size = build_id_size;
-	image_open(img);
+	if (elfutils_api_load(&sz->unloadable) < 0)
+		img->why = sz->unloadable.text;
+	else
+		image_open(img);
 	sz->images[sz->nr++] = img;
 	*why = img->why;
 	return img->why ? NULL : img;
@@ -240,7 +236,7 @@ static int sym_order(const void *a, const void *b)
 
 static void build_symbols(struct elf_image *img)
 {
-	int n = dwfl_module_getsymtab(img->mod);
+	int n = dw.dwfl_module_getsymtab(img->mod);
 
 	img->syms_built = true;
 	if (n <= 0 || !(img->syms = calloc((size_t)n, sizeof(*img->syms))))
@@ -249,7 +245,7 @@ static void build_symbols(struct elf_image *img)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(img->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		const char *name = dw.dwfl_module_getsym_info(img->mod, i, &sym, &addr, &shndx, NULL, NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
 
 		/* A symbol without a size matches whatever follows it: only sized
@@ -304,9 +300,9 @@ static void lookup(struct elf_image *img, uint64_t vaddr, bool code, struct symb
 		out->offset = vaddr - e->addr;
 	}
 	if (code) {
-		Dwfl_Line *line = dwfl_module_getsrc(img->mod, vaddr);
+		Dwfl_Line *line = dw.dwfl_module_getsrc(img->mod, vaddr);
 		int lineno = 0;
-		const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+		const char *file = line ? dw.dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
 
 		if (file && lineno > 0) {
 			out->file = file;
@@ -328,20 +324,26 @@ void elf_image_data(struct elf_image *img, uint64_t vaddr, struct symbol_info *o
 int elf_file_build_id(const char *path, uint8_t out[BUILD_ID_MAX])
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), size = 0;
+	struct ms_error unloadable;
 	Elf *elf;
 	const void *id;
 	ssize_t n;
 
 	if (fd < 0)
 		return 0;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF && (n = dwelf_elf_gnu_build_id(elf, &id)) > 0 && n <= BUILD_ID_MAX) {
+	/* Without elfutils the file has no build-id we can read: reports say why
+	 * its symbols are missing (symbolizer_image). */
+	if (elfutils_api_load(&unloadable) < 0) {
+		close(fd);
+		return 0;
+	}
+	elf = dw.elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && dw.elf_kind(elf) == ELF_K_ELF && (n = dw.dwelf_elf_gnu_build_id(elf, &id)) > 0 && n <= BUILD_ID_MAX) {
 		memcpy(out, id, (size_t)n);
 		size = (int)n;
 	}
 	if (elf)
-		elf_end(elf);
+		dw.elf_end(elf);
 	close(fd);
 	return size;
 }

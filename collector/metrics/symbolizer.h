@@ -16,6 +16,9 @@ struct elf_image;
 
 struct symbolizer *symbolizer_new(void);
 void symbolizer_free(struct symbolizer *sz);
+/* Why no file's symbols can be read (elfutils could not be loaded: which
+ * library, why, what to install), or NULL. */
+const char *symbolizer_unavailable(const struct symbolizer *sz);
 
 /* The ELF file at path (opened once). When build_id_size > 0 the file must
  * have that build-id: a file rebuilt since it was recorded gives NULL. NULL

@@ -171,6 +171,9 @@ static void sample_end(struct sink *sink, const struct sink_end *end)
 	if (end->samples_dropped)
 		fprintf(stderr, "memscope %s: %llu sample items were not attributed (the report fell behind)\n",
 			ss->command_name, (unsigned long long)end->samples_dropped);
+	if (symbolizer_unavailable(ss->attrib.space.sz))
+		fprintf(stderr, "memscope %s: code and data are shown without symbols: %s\n", ss->command_name,
+			symbolizer_unavailable(ss->attrib.space.sz));
 	if (ss->opt.list)
 		sample_output_list_end(&ss->out);
 	if (ss->opt.nr_keys) {

@@ -56,6 +56,10 @@ def test_contents(package):
     assert "/usr/share/bash-completion/completions/memscope" in paths
     assert "/usr/share/zsh/vendor-completions/_memscope" in paths
     assert UNIT in paths
+    # The libraries memscope opens only when a command needs them (dlopen):
+    # dpkg-shlibdeps cannot find those, so the package must name them.
+    depends = run(["dpkg-deb", "-f", str(deb), "Depends"]).stdout
+    assert "libmicrohttpd12" in depends and "libdw1" in depends, depends
 
 
 UNIT = "/lib/systemd/system/memscope-exporter.service"
@@ -107,6 +111,7 @@ cd "$1"
 /usr/bin/memscope stat -x, -e page-faults -- true > stat.csv
 /usr/bin/memscope record -o run.rec -I 50 -- sleep 0.2 2> record.txt
 /usr/bin/memscope report --lua faults.lua run.rec > report.txt
+/usr/bin/memscope live --input run.rec --listen 127.0.0.1:0 --no-ui --exit-at-end 2> live.txt
 bash -c '. /usr/share/bash-completion/completions/memscope && complete -p memscope'
 """, "sh", str(tmp_path)], env=dict(os.environ, PATH="/usr/bin:/bin"))
             assert smoke.returncode == 0, smoke.stdout + smoke.stderr
@@ -115,6 +120,8 @@ bash -c '. /usr/share/bash-completion/completions/memscope && complete -p memsco
             assert "mem.read_bw" in (tmp_path / "metrics.txt").read_text()
             assert "page-faults" in (tmp_path / "stat.csv").read_text()
             assert "faults.lua: page faults" in (tmp_path / "report.txt").read_text()
+            # live opened the libmicrohttpd the package depends on, served and ended.
+            assert "memscope live: serving recording" in (tmp_path / "live.txt").read_text()
             # The unit is in place, valid, and neither enabled nor running.
             assert pathlib.Path(UNIT).is_file()
             if shutil.which("systemd-analyze"):

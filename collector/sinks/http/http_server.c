@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sinks/http/mhd_api.h"
 #include "sinks/http/peer_uid.h"
 
 struct http_server {
@@ -46,16 +47,16 @@ struct request_state {
 enum MHD_Result http_respond(struct MHD_Connection *conn, unsigned status, const char *content_type,
 			     const char *text, size_t len)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r = mhd.MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
+	mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	mhd.MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	ret = mhd.MHD_queue_response(conn, status, r);
+	mhd.MHD_destroy_response(r);
 	return ret;
 }
 
@@ -167,15 +168,15 @@ static enum MHD_Result serve_static(struct http_server *s, struct MHD_Connection
 		close(fd);
 		return http_respond_error(conn, MHD_HTTP_NOT_FOUND, "%s: no such file", path);
 	}
-	r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+	r = mhd.MHD_create_response_from_fd((uint64_t)st.st_size, fd);
 	if (!r) {
 		close(fd);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type_of(rel));
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(r, "Content-Security-Policy",
+	mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type_of(rel));
+	mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	mhd.MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	mhd.MHD_add_response_header(r, "Content-Security-Policy",
 				"default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
 				"connect-src 'self'; frame-ancestors 'none'");
 	if (set_cookie) {
@@ -183,10 +184,10 @@ static enum MHD_Result serve_static(struct http_server *s, struct MHD_Connection
 
 		snprintf(cookie, sizeof(cookie), "memscope_token=%s; Path=/; HttpOnly; SameSite=Strict",
 			 s->token.text);
-		MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, cookie);
+		mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, cookie);
 	}
-	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
+	ret = mhd.MHD_queue_response(conn, MHD_HTTP_OK, r);
+	mhd.MHD_destroy_response(r);
 	return ret;
 }
 
@@ -206,15 +207,15 @@ static bool token_in(const struct http_server *s, const char *value, const char 
 
 static bool header_token(const struct http_server *s, struct MHD_Connection *conn)
 {
-	return token_in(s, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+	return token_in(s, mhd.MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
 			"Bearer ") ||
-	       token_in(s, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Memscope-Token"), NULL);
+	       token_in(s, mhd.MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Memscope-Token"), NULL);
 }
 
 static bool same_user(struct http_server *s, struct MHD_Connection *conn)
 {
-	const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	const union MHD_ConnectionInfo *fdinfo = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *info = mhd.MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const union MHD_ConnectionInfo *fdinfo = mhd.MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct conn_state *cs = info ? info->socket_context : NULL;
 	uid_t uid;
 
@@ -230,7 +231,7 @@ static bool same_user(struct http_server *s, struct MHD_Connection *conn)
 /* On loopback, Host must name loopback (or be absent: HTTP/1.0 tools). */
 static bool host_ok(const struct http_server *s, struct MHD_Connection *conn)
 {
-	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	const char *host = mhd.MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
 	char name[300];
 	size_t len;
 
@@ -292,8 +293,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 					  "this server listens on loopback; the Host header must name a loopback address");
 	}
 	header = header_token(s, conn);
-	cookie = token_in(s, MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "memscope_token"), NULL);
-	query_token = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
+	cookie = token_in(s, mhd.MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "memscope_token"), NULL);
+	query_token = mhd.MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
 	query = token_in(s, query_token, NULL);
 	for (int i = 0; i < s->nr_routes; i++) {
 		if (!strcmp(s->routes[i].path, url)) {
@@ -416,6 +417,8 @@ int http_server_start(struct http_server **out, const struct http_server_options
 			goto fail;
 		}
 	}
+	if (mhd_api_load(err) < 0)
+		goto fail;
 	raise_fd_limit(max);
 	fd = http_listen_bind(&s->listen, err);
 	if (fd < 0)
@@ -424,7 +427,7 @@ int http_server_start(struct http_server **out, const struct http_server_options
 	 * which inherits this mask, must not take SIGINT and die of it. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	s->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME,
+	s->daemon = mhd.MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME,
 				     0, NULL, NULL, handle, s,
 				     MHD_OPTION_LISTEN_SOCKET, fd,
 				     MHD_OPTION_CONNECTION_LIMIT, max,
@@ -480,8 +483,8 @@ void http_server_stop(struct http_server *s)
 		return;
 	if (s->daemon) {
 		/* MHD does not close a socket it was given. */
-		fd = (int)MHD_quiesce_daemon(s->daemon);
-		MHD_stop_daemon(s->daemon);
+		fd = (int)mhd.MHD_quiesce_daemon(s->daemon);
+		mhd.MHD_stop_daemon(s->daemon);
 		if (fd >= 0)
 			close(fd);
 	}

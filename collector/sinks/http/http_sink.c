@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "sinks/http/http_stream.h"
+#include "sinks/http/mhd_api.h"
 #include "sinks/http/prom_text.h"
 #include "util/text_buf.h"
 
@@ -898,7 +899,7 @@ static enum MHD_Result answer_metrics(void *ctx, const struct http_request *req)
 {
 	struct http_sink *h = ctx;
 	enum prom_format fmt = prom_format_from_accept(
-		MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+		mhd.MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
 	struct text_buf b = { 0 };
 	enum MHD_Result ret;
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sinks/http/mhd_api.h"
+
 struct batch {
 	uint64_t id;
 	char *text;                   /* "id: N\ndata: JSON\n\n" */
@@ -126,7 +128,7 @@ wake:
 		struct MHD_Connection *conn = wake->conn;
 
 		wake = wake->prev;
-		MHD_resume_connection(conn);
+		mhd.MHD_resume_connection(conn);
 	}
 	return ok;
 }
@@ -206,7 +208,7 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
 	if (n == 0) {
 		/* Nothing new: sleep until http_stream_put wakes this client. */
 		c->waiting = true;
-		MHD_suspend_connection(c->conn);
+		mhd.MHD_suspend_connection(c->conn);
 	}
 	pthread_mutex_unlock(&st->lock);
 	return n;
@@ -225,8 +227,8 @@ static void free_client(void *cls)
 
 enum MHD_Result http_stream_respond(struct http_stream *st, struct MHD_Connection *conn)
 {
-	const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
-	const char *after = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "after");
+	const char *last = mhd.MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
+	const char *after = mhd.MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "after");
 	struct stream_client *c = calloc(1, sizeof(*c));
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -255,16 +257,16 @@ enum MHD_Result http_stream_respond(struct http_stream *st, struct MHD_Connectio
 	st->clients = c;
 	st->nr_clients++;
 	pthread_mutex_unlock(&st->lock);
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, read_stream, c, free_client);
+	r = mhd.MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, read_stream, c, free_client);
 	if (!r) {
 		free_client(c);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	MHD_add_response_header(r, "X-Accel-Buffering", "no");
-	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
+	mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+	mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	mhd.MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	ret = mhd.MHD_queue_response(conn, MHD_HTTP_OK, r);
+	mhd.MHD_destroy_response(r);
 	return ret;
 }
 
@@ -301,7 +303,7 @@ void http_stream_close(struct http_stream *st)
 		struct MHD_Connection *conn = wake->conn;
 
 		wake = wake->prev;
-		MHD_resume_connection(conn);
+		mhd.MHD_resume_connection(conn);
 	}
 }
 
