@@ -2,9 +2,10 @@
 """Short intervals: how many intervals `memscope stat -a -I MS` delivers per second and what
 it costs, next to `perf stat -a -I MS`, in the same run.
 
-Events: 16 software and tracepoint events, counted on every CPU (16 x CPUs counters), the two
-of the quick start (page-faults,context-switches), and 8 tracepoints, which memscope counts
-with eBPF counters (one per CPU, read from memory) under -a; "memscope (perf tracepoints)" counts them with perf
+Events: 16 software and tracepoint events, counted on every CPU (16 x CPUs counters), 16
+tracepoints (as many counters, none of them needing a read on another CPU), the two of the quick
+start (page-faults,context-switches), and 8 tracepoints. memscope counts tracepoints with eBPF
+counters (one per CPU, read from memory) under -a; "memscope (perf tracepoints)" counts them with perf
 (MEMSCOPE_PERF_TRACEPOINTS=1), as before, to show the difference in the same run. Each tool runs for --seconds
 around `sleep`, alternating with the other, --runs times; its output goes to a file. Per
 run: intervals delivered per second (interval lines / events / seconds) and CPU time of the
@@ -14,9 +15,9 @@ what starting and ending costs, which a run of a few seconds spreads over its in
 10 ms for either tool: 0.3% of a CPU over 3 s); "CPU while sampling" subtracts its median.
 
 --baseline DIR adds "memscope (baseline)": the same memscope commands from another build (before/after,
-in the same alternation). --cases 16,2,8 picks the event sets.
+in the same alternation). --cases 16,16t,2,8 picks the event sets (16t: the 16 tracepoints).
 
-Usage: interval_rate.py [--build DIR] [--baseline DIR] [--intervals 1,10] [--cases 16,2,8] [--runs N] [--seconds S]
+Usage: interval_rate.py [--build DIR] [--baseline DIR] [--intervals 1,10] [--cases 16,16t,2,8] [--runs N] [--seconds S]
                         [--write docs/performance.md]
 """
 import argparse
@@ -34,6 +35,10 @@ EVENTS_16 = ("cpu-clock,task-clock,page-faults,minor-faults,major-faults,context
 EVENTS_2 = "page-faults,context-switches"
 TRACEPOINTS_8 = ("sched:sched_switch,sched:sched_wakeup,sched:sched_migrate_task,sched:sched_process_fork,"
                  "kmem:mm_page_alloc,kmem:mm_page_free,timer:hrtimer_expire_entry,irq:softirq_entry")
+TRACEPOINTS_16 = TRACEPOINTS_8 + (",sched:sched_wakeup_new,sched:sched_process_exec,sched:sched_process_exit,"
+                                  "sched:sched_process_free,timer:hrtimer_start,timer:timer_start,"
+                                  "irq:irq_handler_entry,migrate:mm_migrate_pages")
+DEFAULT_CASES = "16,16t,2,8"
 FLOORS = (("timer", "floor: a timer wake-up alone"),
           ("ipi", "floor: + 7 software counters per CPU, IPIs"),
           ("local", "floor: + 7 software counters, a pinned thread per CPU"))
@@ -56,7 +61,8 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--baseline", help="another build directory to compare (e.g. the previous version)")
     ap.add_argument("--intervals", default="1,10")
-    ap.add_argument("--cases", default="16,2,8", help="event sets: 16 events, 2 events, 8 tracepoints")
+    ap.add_argument("--cases", default=DEFAULT_CASES,
+                    help="event sets: 16 events, 16t: 16 tracepoints, 2 events, 8 tracepoints")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--write")
@@ -64,7 +70,7 @@ def main():
     build = pathlib.Path(args.build)
     memscope = str(build / "memscope")
     intervals = [int(i) for i in args.intervals.split(",")]
-    sets = {"16": EVENTS_16, "2": EVENTS_2, "8": TRACEPOINTS_8}
+    sets = {"16": EVENTS_16, "16t": TRACEPOINTS_16, "2": EVENTS_2, "8": TRACEPOINTS_8}
     cases = [(ms, sets[c]) for ms in intervals for c in args.cases.split(",")]
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,7 +85,7 @@ def main():
             }
             if args.baseline:
                 cmds["memscope (baseline)"] = ([str(pathlib.Path(args.baseline) / "memscope")] + stat[1:], out, "0")
-            if events == TRACEPOINTS_8:
+            if events in (TRACEPOINTS_8, TRACEPOINTS_16):
                 cmds["memscope (perf tracepoints)"] = (stat, out, "1")
             if events == EVENTS_16:
                 # The floor of any reader here, in the same alternation (read_floor.c): the
@@ -118,15 +124,15 @@ def main():
         "--seconds %g` (%d CPUs; medians of %d alternating runs, interquartile range in brackets; CPU is the "
         "tool's user + system time per second of the run, 100%% = one CPU)." % (
             " --baseline BASE" if args.baseline else "", args.intervals,
-            "" if args.cases == "16,2,8" else " --cases " + args.cases, args.runs, args.seconds,
+            "" if args.cases == DEFAULT_CASES else " --cases " + args.cases, args.runs, args.seconds,
             os.cpu_count(), args.runs),
         "",
         "| -I | events | tool | intervals/s | CPU | CPU / perf's | start-up + exit | CPU while sampling |"
         " / perf's |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    labels = {EVENTS_16: "16 software + tracepoint", EVENTS_2: "page-faults, context-switches",
-              TRACEPOINTS_8: "8 tracepoints"}
+    labels = {EVENTS_16: "16 software + tracepoint", TRACEPOINTS_16: "16 tracepoints",
+              EVENTS_2: "page-faults, context-switches", TRACEPOINTS_8: "8 tracepoints"}
     for (ms, events), res in results.items():
         perf_cpu = statistics.median(res["perf"][1])
         perf_steady = statistics.median(res["perf"][2])
@@ -142,7 +148,8 @@ def main():
                  "per CPU (another CPU's group is an IPI); with one pinned thread per CPU reading its own.")
     lines.append("Start-up + exit: median CPU time of the same command around `true` (run after each "
                  "measured run); CPU while sampling: the run's CPU minus it, per second.")
-    lines.append("Events: 16 = `%s`; 8 tracepoints = `%s`." % (EVENTS_16, TRACEPOINTS_8))
+    lines.append("Events: 16 = `%s`; 16 tracepoints = `%s`; 8 tracepoints = its first 8." % (
+        EVENTS_16, TRACEPOINTS_16))
     lines.append("Load average when the runs ended: %.1f." % os.getloadavg()[0])
     lines.append(END)
     text = "\n".join(lines)

@@ -9,8 +9,11 @@ contrib/bench/intscan FILE (every integer in the file added up: the floor of rea
 
 Rates are the file's size over the command's CPU time (user + system, wait4 of the command
 itself: contrib/bench/rusage) and over its wall time; medians with interquartile ranges.
+--cpu N runs every command on CPU N alone (taskset): on a virtual machine a process the
+scheduler moves between CPUs can take half as much CPU time again, by chance, which makes the
+spread of unpinned runs wider than the differences between the commands.
 
-Usage: read_rate.py [--build DIR] [--baseline DIR] [--frames N] [--runs N] [--write docs/performance.md]
+Usage: read_rate.py [--build DIR] [--baseline DIR] [--frames N] [--runs N] [--cpu N] [--write docs/performance.md]
 """
 import argparse
 import os
@@ -30,8 +33,10 @@ def main():
     ap.add_argument("--baseline", help="another build directory to compare (e.g. the previous version)")
     ap.add_argument("--frames", type=int, default=36000)
     ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--cpu", type=int, help="run every command on this CPU (taskset -c)")
     ap.add_argument("--write")
     args = ap.parse_args()
+    pin = ["taskset", "-c", str(args.cpu)] if args.cpu is not None else []
     builds = [("memscope", pathlib.Path(args.build))]
     if args.baseline:
         builds.append(("baseline", pathlib.Path(args.baseline)))
@@ -54,15 +59,19 @@ def main():
         tool_build = builds[0][1]
         for r in range(args.runs):
             for name in names[r % len(names):] + names[:r % len(names)]:
-                usage = measured(tool_build, cmds[name])
+                usage = measured(tool_build, pin + cmds[name])
                 res[name][0].append(usage.cpu_s)
                 res[name][1].append(usage.wall_s)
     lines = [
         START,
-        "Measured with `python3 contrib/bench/read_rate.py --build build --frames %d --runs %d%s` (%d CPUs; a "
+        "Measured with `python3 contrib/bench/read_rate.py --build build --frames %d --runs %d%s%s` (%d CPUs%s; a "
         "%.1f MB recording of %d frames x 50 series; medians of %d alternating runs, interquartile range in "
         "brackets; load average %.1f at the end)." % (args.frames, args.runs,
-                                                      " --baseline BUILD" if args.baseline else "", os.cpu_count(),
+                                                      " --baseline BUILD" if args.baseline else "",
+                                                      " --cpu %d" % args.cpu if args.cpu is not None else "",
+                                                      os.cpu_count(),
+                                                      ", every command on CPU %d" % args.cpu
+                                                      if args.cpu is not None else "",
                                                       size / 1e6, args.frames, args.runs, os.getloadavg()[0]),
         "",
         "| command | CPU time | MB/s of CPU time | wall time |",

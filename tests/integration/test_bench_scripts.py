@@ -22,7 +22,7 @@ SCRIPTS = {
                           "<!-- attach-startup:start -->", "| 4 | memscope |"),
     "slowdown.py": (["--rounds", "1", "--seconds", "0.1", "--mb", "2", "--rates", "100,1"],
                     "<!-- slowdown:start -->", "| 1 kHz (-I 1) | CPU time |"),
-    "read_rate.py": (["--frames", "200", "--runs", "1"], "<!-- read-rate:start -->", "| memscope report |"),
+    "read_rate.py": (["--frames", "200", "--runs", "1", "--cpu", "0"], "<!-- read-rate:start -->", "| memscope report |"),
     "lua_report.py": (["--frames", "50", "--repeat", "1"], "<!-- lua_report.py begin -->", "summary.lua"),
     "recording_size.py": (["--seconds", "1"], "<!-- recording-size:start -->", "plain JSON Lines:"),
     "top_cpu.py": (["--seconds", "1", "--repeat", "1", "--intervals", "250"], "<!-- top-cpu:start -->",
