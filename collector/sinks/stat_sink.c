@@ -77,8 +77,12 @@ static int stat_frame(struct sink *sink, const struct sink_frame *f)
 	struct stat_sink *st = sink->priv;
 	const struct frame *frame = f->frame;
 
-	aggregation_clear(&st->aggr, st->interval_cells);
-	aggregation_add(&st->aggr, frame, st->interval_cells);
+	/* Without -I only the totals are printed: a frame's own cells are not
+	 * needed (adding them up was a quarter of stat --input FILE). */
+	if (st->opt.intervals) {
+		aggregation_clear(&st->aggr, st->interval_cells);
+		aggregation_add(&st->aggr, frame, st->interval_cells);
+	}
 	aggregation_add(&st->aggr, frame, st->total_cells);
 	if (st->opt.threads && stat_threads_frame(st->opt.threads, st->setup->table, frame) < 0) {
 		fprintf(stderr, "memscope %s: out of memory for the per-thread rows\n", st->setup->command_name);
