@@ -74,7 +74,7 @@ static void perf_rows(struct stat_output *o, const char *time_field, const struc
 				snprintf(nr, sizeof(nr), "%d", f.aggr_number);
 				fields[n++] = nr;
 			}
-			snprintf(runtime, sizeof(runtime), "%llu", f.runtime);
+			number_u64(runtime, sizeof(runtime), f.runtime);
 			fields[n++] = f.counter;
 			fields[n++] = f.unit;
 			fields[n++] = f.event;

@@ -77,7 +77,11 @@ bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fi
 	default:
 		break;
 	}
-	snprintf(f->pcnt, sizeof(f->pcnt), "%.2f", cell->coverage * 100.0);
+	/* Counted all the time (every counter but a multiplexed one): no float to format. */
+	if (cell->coverage >= 1.0)
+		snprintf(f->pcnt, sizeof(f->pcnt), "100.00");
+	else
+		snprintf(f->pcnt, sizeof(f->pcnt), "%.2f", cell->coverage * 100.0);
 	if (f->has_noise && t->noise && !isnan(t->noise[row * t->nr_columns + col]))
 		snprintf(f->noise, sizeof(f->noise), "%.2f", t->noise[row * t->nr_columns + col]);
 	if (f->is_metric) {
@@ -88,7 +92,7 @@ bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fi
 		return true;
 	}
 	if (cell->integer)
-		snprintf(f->counter, sizeof(f->counter), "%llu", (unsigned long long)cell->raw);
+		number_u64(f->counter, sizeof(f->counter), cell->raw);
 	else
 		number_plain(f->counter, sizeof(f->counter), cell->value);
 	f->runtime = cell->running_ns;

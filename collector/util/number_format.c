@@ -21,6 +21,26 @@ void number_plain(char *buf, size_t size, double value)
 	snprintf(buf, size, "%.*g", NUMBER_DIGITS, value);
 }
 
+size_t number_u64(char *buf, size_t size, uint64_t value)
+{
+	char digits[20];
+	size_t n = 0;
+
+	do {
+		digits[n++] = (char)('0' + value % 10);
+		value /= 10;
+	} while (value);
+	if (size < n + 1) {
+		if (size)
+			buf[0] = '\0';
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		buf[i] = digits[n - 1 - i];
+	buf[n] = '\0';
+	return n;
+}
+
 static void group_thousands(char *buf, size_t size, double value)
 {
 	char digits[400];

@@ -131,6 +131,15 @@ static void test_numbers(void)
 	CHECK_EQ_STR(buf, "0.1235");
 	number_human(buf, sizeof(buf), -1000, 1);
 	CHECK_EQ_STR(buf, "-1,000");
+	/* Counts as printf's %llu writes them, the largest one included. */
+	CHECK_EQ_INT(number_u64(buf, sizeof(buf), 0), 1);
+	CHECK_EQ_STR(buf, "0");
+	CHECK_EQ_INT(number_u64(buf, sizeof(buf), 1000000007ull), 10);
+	CHECK_EQ_STR(buf, "1000000007");
+	CHECK_EQ_INT(number_u64(buf, sizeof(buf), UINT64_MAX), 20);
+	CHECK_EQ_STR(buf, "18446744073709551615");
+	CHECK_EQ_INT(number_u64(buf, 3, 1234), 0);      /* no room: empty, never cut short */
+	CHECK_EQ_STR(buf, "");
 	number_bytes(buf, sizeof(buf), 32768);
 	CHECK_EQ_STR(buf, "32 KiB");
 	number_bytes(buf, sizeof(buf), 28160ULL * 1024);
@@ -166,6 +175,24 @@ static void test_csv(void)
 	fclose(out);
 	CHECK_EQ_STR(text, "0.1,\"cpu/event=0x3c,umask=0x00/\",\"say \"\"hi\"\"\",\n");
 	free(text);
+	/* A row longer than the line buffer is written whole, field by field. */
+	{
+		char *longest = malloc(3000);
+		const char *wide[] = { "a", longest, "z,z" };
+		char *want = malloc(3100);
+
+		memset(longest, 'x', 2999);
+		longest[2999] = '\0';
+		snprintf(want, 3100, "a;%s;z,z\n", longest);
+		text = NULL;
+		out = open_memstream(&text, &size);
+		csv_write_row(out, ";", wide, 3);
+		fclose(out);
+		CHECK_EQ_STR(text, want);
+		free(text);
+		free(want);
+		free(longest);
+	}
 }
 
 int main(void)
