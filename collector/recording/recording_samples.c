@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "recording/recording.h"
+#include "util/number_format.h"
 
 /* ---- Writing ---- */
 
@@ -61,14 +62,9 @@ static void put_text(struct line_buf *b, const char *s)
 static void put_dec(struct line_buf *b, uint64_t v)
 {
 	char digits[24];
-	int n = 0;
 
-	do {
-		digits[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		put_char(b, digits[--n]);
+	number_u64(digits, sizeof(digits), v);
+	put_text(b, digits);
 }
 
 static void put_int(struct line_buf *b, int64_t v)
