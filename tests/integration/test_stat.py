@@ -36,17 +36,21 @@ def stat_csv(memscope, args, **kw):
 
 
 def test_page_faults_of_a_child_match_its_pages_and_perf(memscope, touchmem):
-    rows, _ = stat_csv(memscope, ["-e", "page-faults,context-switches,cpu-migrations",
-                                  "--", touchmem, "100"])
+    # The child sleeps once before it exits: at least one switch away from it.
+    child = [touchmem, "100", "--sleep-ms", "50"]
+    rows, _ = stat_csv(memscope, ["-e", "page-faults,context-switches,cpu-migrations", "--", *child])
     t = totals(rows)
     faults = t[("total", "page-faults")]
     assert abs(faults - expected_faults(100)) <= 0.02 * expected_faults(100), faults
-    peer = perf_page_faults([touchmem, "100"])
+    peer = perf_page_faults(child)
     assert abs(faults - peer) <= 0.01 * peer, (faults, peer)
     # Present and counted (not <not supported>), with full coverage.
     for ev in ("context-switches", "cpu-migrations"):
         row = [r for r in rows if r["time"] == "total" and r["event"] == ev][0]
-        assert row["counted"] and row["coverage"] == 1.0 and row["value"] >= 0
+        assert row["counted"] and row["coverage"] == 1.0, row
+    # The sleep is a switch; a task moves to another CPU only while switched out.
+    switches, migrations = t[("total", "context-switches")], t[("total", "cpu-migrations")]
+    assert switches >= 1 and migrations <= switches, (switches, migrations)
 
 
 def test_tracepoint_counts_the_same_faults(memscope, touchmem):
