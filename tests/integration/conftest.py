@@ -63,6 +63,20 @@ def online_cpus():
     return cpus
 
 
+def cgroup_mounts():
+    """(fstype, super options, mount point) of each cgroup and cgroup2 mount, from mountinfo."""
+    for line in open("/proc/self/mountinfo"):
+        left, _, right = line.partition(" - ")
+        fstype, _, opts = right.split()[:3]
+        if fstype in ("cgroup", "cgroup2"):
+            yield fstype, opts.split(","), pathlib.Path(left.split()[4])
+
+
+def cgroup2_mount():
+    """The cgroup v2 hierarchy's mount point, or None."""
+    return next((point for fstype, _, point in cgroup_mounts() if fstype == "cgroup2"), None)
+
+
 def remove_cgroup(path):
     """rmdir a test's cgroup, waiting up to 5 s for its last task to leave it (an exited task
     stays a member until its parent has reaped it)."""

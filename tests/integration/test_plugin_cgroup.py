@@ -1,13 +1,12 @@
 """The cgroup_memory plugin, live: a workload in a cgroup this test creates holds memory,
 and memscope's figures must equal the kernel's own files for that cgroup, per node."""
 import os
-import pathlib
 import subprocess
 import time
 
 import pytest
 
-from conftest import remove_cgroup, run
+from conftest import cgroup2_mount, cgroup_mounts, remove_cgroup, run
 from stat_output import intervals, parse_csv, totals
 
 HOLD_MB = 64
@@ -21,15 +20,10 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 
 def memory_hierarchy():
     """(mount point, version) of the cgroup memory controller, or None."""
-    v2 = None
-    for line in open("/proc/self/mountinfo"):
-        left, _, right = line.partition(" - ")
-        fstype, _, opts = right.split()[:3]
-        point = left.split()[4]
-        if fstype == "cgroup" and "memory" in opts.split(","):
-            return pathlib.Path(point), 1
-        if fstype == "cgroup2" and v2 is None:
-            v2 = pathlib.Path(point)
+    for fstype, opts, point in cgroup_mounts():
+        if fstype == "cgroup" and "memory" in opts:
+            return point, 1
+    v2 = cgroup2_mount()
     if v2 and "memory" in (v2 / "cgroup.controllers").read_text().split():
         return v2, 2
     return None

@@ -6,12 +6,11 @@ import csv
 import io
 import json
 import os
-import pathlib
 import time
 
 import pytest
 
-from conftest import remove_cgroup, run
+from conftest import cgroup2_mount, remove_cgroup, run
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 # touchmem touches each page of its buffer once; it and the shell that starts it fault a few
@@ -19,14 +18,6 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 OVERHEAD_PAGES = 600
 # Into a cgroup, then the workload.
 ENTER = 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"'
-
-
-def cgroup2_mount():
-    for line in open("/proc/self/mountinfo"):
-        left, _, right = line.partition(" - ")
-        if right.split()[0] == "cgroup2":
-            return pathlib.Path(left.split()[4])
-    return None
 
 
 @pytest.fixture
