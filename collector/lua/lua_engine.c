@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util/data_dir.h"
 #include "lua/lua_internal.h"
@@ -204,13 +205,19 @@ static int find_file(const char *name, char *path, size_t size, struct ms_error 
 	return -1;
 }
 
-int lua_script_find(const char *name, char *path, size_t size, struct ms_error *err)
+int lua_script_open(const char *name, char *path, size_t size, struct ms_error *err)
 {
+	int fd;
+
 	errno = 0;
 	if (find_file(name, path, size, err) < 0)
 		return -1;
-	/* As root, a script another user can change would run their code as root. */
-	return trusted_path_check(path, "Lua script", err);
+	/* As root, a script another user can change would run their code as
+	 * root: judged on the descriptor that is then read, never by name. */
+	fd = trusted_open(path, "Lua script", true, NULL, 0, err);
+	if (fd == TRUSTED_NOT_REGULAR)
+		ms_error_append(err, "; give the path of an existing .lua file");
+	return fd < 0 ? -1 : fd;
 }
 
 int lua_output_format_parse(const char *text, enum lua_output_format *format)
@@ -563,14 +570,15 @@ static void open_safe_libs(lua_State *L)
 
 /* ---- loading ---- */
 
-static char *read_file(const char *path, size_t *len, struct ms_error *err)
+static char *read_file(int fd, const char *path, size_t *len, struct ms_error *err)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = fdopen(fd, "rb");
 	char *buf = NULL;
 	size_t cap = 0, used = 0, n;
 
 	if (!f) {
 		ms_error_set(err, "Lua script %s: %s", path, strerror(errno));
+		close(fd);
 		return NULL;
 	}
 	do {
@@ -777,13 +785,15 @@ static int load_script(struct lua_engine *e, struct lua_script *s, const char *s
 	struct load_chunk chunk;
 	size_t len;
 	char *text;
-	int ret;
+	int ret, fd;
 
 	if (split_spec(spec, name, sizeof(name), &s->args) < 0) {
 		ms_error_set(err, "--lua %s: name too long or out of memory", spec);
 		return -1;
 	}
-	if (lua_script_find(name, s->path, sizeof(s->path), err) < 0)
+	/* Read at once from the descriptor the checks were made on. */
+	if ((fd = lua_script_open(name, s->path, sizeof(s->path), err)) < 0 ||
+	    !(text = read_file(fd, s->path, &len, err)))
 		return -1;
 	/* Built-ins are named by their file name, user scripts as given. */
 	snprintf(s->name, sizeof(s->name), "%s", strchr(name, '/') ? name : strrchr(s->path, '/') ?
@@ -793,6 +803,7 @@ static int load_script(struct lua_engine *e, struct lua_script *s, const char *s
 	s->mem_limit = e->opt.memory_limit;
 	s->L = lua_newstate(budget_alloc, s);
 	if (!s->L) {
+		free(text);
 		ms_error_set(err, "Lua script %s: cannot create a Lua state (out of memory)", s->name);
 		return -1;
 	}
@@ -806,10 +817,10 @@ static int load_script(struct lua_engine *e, struct lua_script *s, const char *s
 	lua_rawsetp(s->L, LUA_REGISTRYINDEX, &on_frame_name);
 	s->runner = lua_newthread(s->L);
 	lua_setfield(s->L, LUA_REGISTRYINDEX, "memscope.runner");
-	if (set_args(s, err) < 0)
+	if (set_args(s, err) < 0) {
+		free(text);
 		return -1;
-	if (!(text = read_file(s->path, &len, err)))
-		return -1;
+	}
 	snprintf(chunkname, sizeof(chunkname), "@%s", s->name);
 	chunk = (struct load_chunk){ text, len, chunkname };
 	/* A broken script is reported and disabled like one failing later: the

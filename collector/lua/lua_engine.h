@@ -123,9 +123,11 @@ int lua_script_dirs(char (*dirs)[PATH_MAX], int max);
 /* The .lua files of dir, sorted (*names and each name: caller frees). */
 int lua_script_names(const char *dir, char ***names);
 
-/* Resolve a script name as --lua does: a path names that file; a bare NAME
- * is looked for in lua_script_dirs(). */
-int lua_script_find(const char *name, char *path, size_t size, struct ms_error *err);
+/* Resolve a script name as --lua does (a path names that file; a bare NAME
+ * is looked for in lua_script_dirs()) and open it for reading as
+ * trusted_open() does: as root, a script another user could change is
+ * refused. The path into path; a descriptor the caller closes, or -1. */
+int lua_script_open(const char *name, char *path, size_t size, struct ms_error *err);
 
 /* "--lua-format" etc. parsing for commands: "text", "csv", "json". */
 int lua_output_format_parse(const char *text, enum lua_output_format *format);

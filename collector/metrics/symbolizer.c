@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "metrics/elfutils_api.h"
+#include "util/trusted_path.h"
 
 struct load_segment {
 	uint64_t offset, vaddr, filesz, memsz;
@@ -94,13 +96,24 @@ static int read_segments(struct elf_image *img, Elf *elf)
 	return 0;
 }
 
+/* The path comes from a recording, which may be anyone's: only a regular
+ * file is opened, looked at first without opening it, so a FIFO named there
+ * never hangs report and no device is opened. Any owner's file is read (a
+ * root-made recording of a user's program needs the user's binary); only
+ * its symbols are taken from it. */
 static void image_open(struct elf_image *img)
 {
-	int fd = open(img->path, O_RDONLY | O_CLOEXEC);
+	struct ms_error err;
+	struct stat st;
+	int fd = regular_file_open(img->path, &st, &err);
 	Elf *elf;
 	const void *id;
 	ssize_t id_size;
 
+	if (fd == TRUSTED_NOT_REGULAR) {
+		img->why = "not a regular file (a directory, FIFO, device or socket is never opened)";
+		return;
+	}
 	if (fd < 0) {
 		img->why = "the file is missing or unreadable";
 		return;
@@ -128,8 +141,15 @@ static void image_open(struct elf_image *img)
 	img->dwfl = dw.dwfl_begin(&dw_offline_callbacks);
 	if (img->dwfl) {
 		dw.dwfl_report_begin(img->dwfl);
-		/* At its link-time addresses: ET_DYN at bias 0, ET_EXEC where linked. */
-		img->mod = dw.dwfl_report_elf(img->dwfl, img->path, img->path, -1, 0, true);
+		/* The file checked above, not its name again (libdwfl owns the
+		 * copy), at its link-time addresses: ET_DYN at bias 0, ET_EXEC
+		 * where linked. */
+		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+		if (copy >= 0)
+			img->mod = dw.dwfl_report_elf(img->dwfl, img->path, img->path, copy, 0, true);
+		if (copy >= 0 && !img->mod)
+			close(copy);
 		dw.dwfl_report_end(img->dwfl, NULL, NULL);
 	}
 	if (!img->mod)

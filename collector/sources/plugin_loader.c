@@ -249,36 +249,41 @@ static void unload_one(struct loaded_plugin *p)
 }
 
 /* Open the file, and (as root) make sure no other user can change it or any
- * directory on its way: a plugin runs with memscope's rights. */
+ * directory on its way (links included): a plugin runs with memscope's
+ * rights. Decided on the descriptor opened, which is the one loaded. */
 static int open_checked(struct loaded_plugin *p)
 {
 	struct ms_error err = { "" };
-	struct stat st, checked;
-	int fd;
+	int fd = trusted_open(p->path, "plugin", true, p->real, sizeof(p->real), &err);
 
-	if (!realpath(p->path, p->real))
+	if (fd == TRUSTED_CANNOT_OPEN)
 		return refuse(p, "cannot open: %s", strerror(errno));
-	fd = open(p->real, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return refuse(p, "cannot open: %s", strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (fd == TRUSTED_NOT_REGULAR)
 		return refuse(p, "not a shared object: not a regular file");
-	}
-	if (trusted_path_check(p->path, "plugin", &err) < 0) {
-		close(fd);
+	if (fd < 0)
 		return refuse(p, "refused: %s", err.text);
-	}
-	/* The file checked by name is the one open (loaded through fd below). */
-	if (stat(p->real, &checked) < 0 || checked.st_dev != st.st_dev || checked.st_ino != st.st_ino) {
-		close(fd);
-		return refuse(p, "refused: %s changed while it was being checked", p->real);
-	}
 	if (check_elf(p, fd) < 0) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+/* Is the file open as fd one another plugin was loaded from? */
+static const struct loaded_plugin *loaded_from(const struct plugin_set *set, const struct loaded_plugin *p, int fd)
+{
+	struct stat st, theirs;
+
+	if (fstat(fd, &st) < 0)
+		return NULL;
+	for (int i = 0; i < set->nr; i++) {
+		const struct loaded_plugin *o = set->plugins[i];
+
+		if (o != p && o->handle && o->fd >= 0 && fstat(o->fd, &theirs) == 0 && theirs.st_dev == st.st_dev &&
+		    theirs.st_ino == st.st_ino)
+			return o;
+	}
+	return NULL;
 }
 
 /* Load the file the checks were made on, through its descriptor: a file
@@ -310,14 +315,15 @@ static int load_one(struct plugin_set *set, struct loaded_plugin *p, const char 
 	char why[512] = "";
 	int fd;
 
-	for (int i = 0; i < set->nr; i++) {
-		const struct loaded_plugin *o = set->plugins[i];
+	const struct loaded_plugin *o;
 
-		if (o != p && o->handle && o->real[0] && realpath(p->path, p->real) && !strcmp(o->real, p->real))
-			return refuse(p, "already loaded as %s", o->path);
+	if ((fd = open_checked(p)) < 0)
+		return -1;
+	if ((o = loaded_from(set, p, fd))) {
+		close(fd);
+		return refuse(p, "already loaded as %s", o->path);
 	}
-	fd = open_checked(p);
-	if (fd < 0 || load_file(p, fd) < 0)
+	if (load_file(p, fd) < 0)
 		return -1;
 	p->desc = dlsym(p->handle, MEMSCOPE_PLUGIN_SYMBOL);
 	if (!p->desc)

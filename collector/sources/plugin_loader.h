@@ -31,7 +31,7 @@ struct loaded_plugin {
 					* object loaded under the same name) */
 	const struct memscope_plugin *desc;
 	void *state;                   /* the plugin's, from init */
-	char real[PATH_MAX];           /* realpath, to load each file once */
+	char real[PATH_MAX];           /* the path it was opened by, links resolved */
 	/* Its catalog family: path, and why it was not accepted (else ""). */
 	char catalog[PATH_MAX];
 	char catalog_why[1024];

@@ -11,6 +11,7 @@ import tempfile
 import pytest
 
 from conftest import run
+from other_user import flipping, places, write_as_nobody
 
 NOBODY = 65534
 
@@ -87,11 +88,19 @@ def test_as_root_a_script_another_user_can_change_is_refused(memscope, recording
         res = run([memscope, "report", "--lua", str(script), str(recording)])
         assert res.returncode == 2, res
         assert "ran as root" not in res.stdout
-        assert f"Lua script {script} is not run as root: the file {script} can be changed by its owner " \
-               f"(uid {NOBODY}, mode 0644)" in res.stderr
+        # Judged from / down: their directory is the first thing they can change.
+        assert f"Lua script {script} is not run as root: the directory {theirs} can be changed by its owner " \
+               f"(uid {NOBODY}, mode 0755)" in res.stderr
         assert "make it root's and writable only by root" in res.stderr
+        # Their file in root's directory.
+        os.rename(script, top / "report.lua")
+        res = run([memscope, "report", "--lua", str(top / "report.lua"), str(recording)])
+        assert res.returncode == 2, res
+        assert "ran as root" not in res.stdout
+        assert f"Lua script {top}/report.lua is not run as root: the file {top}/report.lua can be changed by its " \
+               f"owner (uid {NOBODY}, mode 0644)" in res.stderr
+        script = theirs / "report.lua"
         # Root's own file in that user's directory: they could replace it.
-        os.unlink(script)
         script.write_text("print('ran as root')\n")
         res = run([memscope, "report", "--lua", str(script), str(recording)])
         assert res.returncode == 2
@@ -118,3 +127,35 @@ def test_as_root_a_script_another_user_can_change_is_refused(memscope, recording
         assert "can be changed by its group" in res.stderr
     finally:
         subprocess.run(["rm", "-rf", str(top)])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the attack is on a root-run memscope")
+def test_as_root_a_flipped_link_never_runs_another_users_script(memscope, recording):
+    """nobody flips a link in a sticky shared directory between root's script and theirs while root
+    runs it with --lua-unsafe 100 times: root's runs, theirs is refused and never runs."""
+    with places() as top:
+        mine = top / "root" / "mine.lua"
+        mine.write_text("function on_end() print('root script') end\n")
+        mark = top / "mark"
+        theirs = top / "theirs" / "evil.lua"
+        write_as_nobody(theirs, f"local f = io.open('{mark}', 'a') f:write('ran as root') f:close()\n"
+                                "print('ran as root')\n")
+        link = top / "shared" / "x.lua"
+        ran, refused = 0, []
+        with flipping(link, mine, theirs):
+            for _ in range(100):
+                res = run([memscope, "report", "--lua-unsafe", "--lua", str(link), str(recording)])
+                if "ran as root" in res.stdout or mark.exists():
+                    break
+                if res.returncode == 0:
+                    assert "root script" in res.stdout, res
+                    ran += 1
+                else:
+                    refused.append(res)
+        assert "ran as root" not in res.stdout and not mark.exists(), f"the other user's script ran as root " \
+            f"after {ran + len(refused)} runs"
+        for res in refused:
+            assert res.returncode == 2, res
+            assert (f"Lua script {link} is not run as root: the directory {top}/theirs can be changed by "
+                    f"its owner (uid {NOBODY}, mode 0755)") in res.stderr, res.stderr
+        assert ran and refused, (ran, len(refused))

@@ -3,10 +3,12 @@ cause and memscope counts on; the plugin directories; list --plugins; root's ref
 plugins other users can write."""
 import os
 import shutil
+import subprocess
 
 import pytest
 
 from conftest import run
+from other_user import NOBODY, as_nobody, flipping, places
 from stat_output import parse_csv, totals
 
 
@@ -228,3 +230,84 @@ def test_the_example_of_docs_plugins_md_builds_loads_and_reads(memscope, tmp_pat
     value = totals(parse_csv(res.stdout))[("total", "example.files_open")]
     kernel = int(open("/proc/sys/fs/file-nr").read().split()[0])
     assert value > 0 and abs(value - kernel) <= 2000, (value, kernel)
+
+
+EVIL_C = r"""
+#include <stdio.h>
+#include <unistd.h>
+
+/* Runs as soon as the file is loaded, before any check of its descriptor. */
+__attribute__((constructor)) static void evil(void)
+{
+	FILE *f = fopen(MARK, "a");
+
+	if (f) {
+		fprintf(f, "EVIL loaded uid=%d\n", (int)geteuid());
+		fclose(f);
+	}
+}
+"""
+
+
+def build_evil(path, mark):
+    src = path.parent / "evil.c"
+    src.write_text(EVIL_C)
+    res = run(["cc", "-shared", "-fPIC", f'-DMARK="{mark}"', "-o", str(path), str(src)])
+    assert res.returncode == 0, res.stderr
+    os.chown(path, NOBODY, NOBODY)
+    return path
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the attack is on a root-run memscope")
+def test_root_never_loads_the_plugin_a_flipped_link_leads_to(memscope, plugins, tmp_path):
+    """nobody flips a link in a sticky shared directory between root's plugin and theirs while root
+    loads it 200 times: root's loads, theirs is refused, and theirs never runs."""
+    with places() as top:
+        good = install(plugins, top / "root")
+        mark = top / "mark"
+        evil = build_evil(top / "theirs" / "evil.so", mark)
+        link = top / "shared" / "p.so"
+        loaded, refused = 0, []
+        with flipping(link, good, evil):
+            for _ in range(200):
+                out = run([memscope, "--plugin", str(link), "list", "--plugins"], env=isolated_env(tmp_path)).stdout
+                if "loaded: plugin cgroup_memory" in out:
+                    loaded += 1
+                else:
+                    refused.append(out)
+        assert not mark.exists(), f"{mark.read_text().count('EVIL')} of 200 loads ran the other user's plugin"
+        for out in refused:
+            assert (f"not loaded: refused: plugin {link} is not run as root: the directory {top}/theirs "
+                    f"can be changed by its owner (uid {NOBODY}, mode 0755)") in out, out
+        # Both of the link's targets were met.
+        assert loaded and refused, (loaded, len(refused))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the attack is on a root-run memscope")
+def test_root_refuses_links_in_another_users_plugin_directory(memscope, plugins, tmp_path):
+    """HOME or XDG_DATA_HOME of another user kept by sudo: their plugin directory, even a link there
+    to root's own plugin, is refused (they could point the link elsewhere at any moment)."""
+    with places() as top:
+        good = install(plugins, top / "root")
+        theirs = top / "theirs" / "memscope" / "plugins"
+        subprocess.run(as_nobody(["mkdir", "-p", str(theirs)]), check=True)
+        subprocess.run(as_nobody(["ln", "-s", str(good), str(theirs / "root_plugin.so")]), check=True)
+        res = run([memscope, "list", "--plugins"], env=isolated_env(tmp_path, XDG_DATA_HOME=str(top / "theirs")))
+        assert (f"{theirs}/root_plugin.so (found in a plugin directory)\n  not loaded: refused: plugin "
+                f"{theirs}/root_plugin.so is not run as root: the directory {top}/theirs can be changed by its "
+                f"owner (uid {NOBODY}, mode 0755)") in res.stdout, res.stdout
+        res = run([memscope, "--plugin", str(theirs / "root_plugin.so"), "list", "--plugins"],
+                  env=isolated_env(tmp_path))
+        assert "loaded: plugin cgroup_memory" not in res.stdout
+        assert f"the directory {top}/theirs can be changed by its owner" in res.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs a plugin as nobody")
+def test_another_user_loads_their_own_plugin(memscope, plugins, tmp_path):
+    """As a user other than root nothing is judged: nobody loads the plugin in their own directory."""
+    with places() as top:
+        subprocess.run(as_nobody(["cp", str(plugins / "cgroup_memory.so"), str(plugins / "cgroup_memory.yaml"),
+                                  str(top / "theirs")]), check=True)
+        res = run(as_nobody([memscope, "--plugin", str(top / "theirs" / "cgroup_memory.so"), "list", "--plugins"]),
+                  env=isolated_env(tmp_path))
+        assert "loaded: plugin cgroup_memory" in res.stdout, res.stdout + res.stderr
