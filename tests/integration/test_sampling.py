@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import re
+import stat
 import subprocess
 import time
 
@@ -127,6 +128,32 @@ def test_stripped_binary_is_unknown_with_its_build_id(memscope, tmp_path):
     assert top["keys"]["dso"] == "hotarray-stripped", top
     assert top["keys"]["sym"] == f"[unknown] (hotarray-stripped build-id {build_id(STRIPPED)})", top
     assert top["samples"] >= 0.9 * j["samples"]
+
+
+def test_report_never_opens_a_fifo_or_device_a_recording_names(memscope, tmp_path):
+    """A recording is anyone's file: the binaries its mappings name are opened only when they are
+    regular files. A FIFO (which used to hang report for ever), a link to one and a device are
+    refused without being opened; their samples are unknown, with the build-id."""
+    rec, _ = record(memscope, tmp_path, str(HOTARRAY), "16")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "to-fifo").symlink_to(fifo)
+    os.mknod(tmp_path / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    for name in ("fifo", "to-fifo", "null"):
+        lines = [json.loads(line) for line in rec.read_text().splitlines()]
+        for line in lines:
+            if "map" in line and line["map"][8] == str(HOTARRAY):
+                line["map"][8] = str(tmp_path / name)
+        named = tmp_path / f"{name}.rec"
+        named.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        start = time.monotonic()
+        res = run([memscope, "report", "--sort", "sym,dso", "--format", "json", "--top", "0", str(named)], timeout=60)
+        assert res.returncode == 0, res.stderr
+        assert time.monotonic() - start < 50
+        top = json.loads(res.stdout)["rows"][0]
+        assert top["keys"]["dso"] == name, top
+        assert top["keys"]["sym"] == f"[unknown] ({name} build-id {build_id(HOTARRAY)})", top
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
 
 
 def test_new_user_report_names_the_line_and_the_array(memscope, tmp_path):
