@@ -17,9 +17,6 @@
  * keeps changing under us. */
 #define TEMP_TRIES 64
 #define CREATE_TRIES 8
-/* Other memscopes creating a file in the same directory finish in
- * microseconds; a lock held longer than this is someone else's. */
-#define DIR_LOCK_WAIT_MS 2000
 
 static const char *file_kind(mode_t mode)
 {
@@ -60,26 +57,6 @@ static int open_dir(const char *path, const char **base, struct ms_error *err)
 	if (fd < 0)
 		ms_error_set(err, "cannot create %s: directory %s: %s", path, dir, strerror(errno));
 	return fd;
-}
-
-/* Serialise memscopes creating files in this directory, so the check that a
- * file is not being written and the rename that keeps it as .old see the same
- * file. Best effort where the file system has no flock(). */
-static int lock_dir(int dirfd, const char *path, struct ms_error *err)
-{
-	for (int waited = 0;; waited += 10) {
-		if (flock(dirfd, LOCK_EX | LOCK_NB) == 0)
-			return 0;
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return 0;
-		if (waited >= DIR_LOCK_WAIT_MS) {
-			ms_error_set(err, "cannot create %s: its directory has been locked by another process for "
-				     "%d ms; try again, or choose a directory only you can write (-o)", path,
-				     DIR_LOCK_WAIT_MS);
-			return -1;
-		}
-		nanosleep(&(struct timespec){ 0, 10 * 1000000L }, NULL);
-	}
 }
 
 /* ".NAME.XXXXXXXXXXXXXXXX" in the directory: a fresh file, never an existing
@@ -148,11 +125,17 @@ static int check_not_busy(int dirfd, const char *name, const char *shown, const 
 }
 
 /* Something at the name: refuse it unless it is a regular file nobody is
- * writing; keep that as NAME.old. */
-static int keep_existing(int dirfd, const char *base, const char *path, struct ms_error *err)
+ * writing; keep that as NAME.old. The file itself is locked while it is
+ * moved (never the directory, which any user who can read it could lock
+ * and so stop root's record): two memscopes moving the same file meet on
+ * its lock, and one writing it holds it. The locked descriptor goes into
+ * *held, to be closed once the new file has its name. 1: the name changed
+ * meanwhile (try again). */
+static int keep_existing(int dirfd, const char *base, const char *path, int *held, struct ms_error *err)
 {
 	char old[NAME_MAX + 8], old_path[PATH_MAX + 8];
-	struct stat st;
+	struct stat st, now;
+	int fd;
 
 	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT)
@@ -165,8 +148,30 @@ static int keep_existing(int dirfd, const char *base, const char *path, struct m
 			     "choose another file with -o", path, file_kind(st.st_mode));
 		return -1;
 	}
-	if (check_not_busy(dirfd, base, path, path, err) < 0)
-		return -1;
+	fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno != EACCES)
+		return 1;
+	/* A file we cannot read is another user's: no memscope of ours writes it. */
+	if (fd >= 0) {
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			return 1;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+			close(fd);
+			ms_error_set(err, "%s is being written by another memscope record (it holds the file's lock): "
+				     "it is not moved away; choose another file with -o or wait for that recording to end",
+				     path);
+			return -1;
+		}
+		/* Still the file at the name: with its lock held, no memscope moves it. */
+		if (fstatat(dirfd, base, &now, AT_SYMLINK_NOFOLLOW) < 0 || now.st_dev != st.st_dev ||
+		    now.st_ino != st.st_ino) {
+			close(fd);
+			return 1;
+		}
+	}
+	*held = fd;
 	if ((size_t)snprintf(old, sizeof(old), "%s.old", base) >= sizeof(old)) {
 		ms_error_set(err, "%s: the name is too long to keep the existing file as .old", path);
 		return -1;
@@ -223,19 +228,18 @@ int recording_create(const char *path, struct ms_error *err)
 		close(dirfd);
 		return -1;
 	}
-	if (lock_dir(dirfd, path, err) < 0) {
-		close(dirfd);
-		return -1;
-	}
 	for (int i = 0; i < CREATE_TRIES; i++) {
+		int held = -1;
+
 		if ((fd = create_temporary(dirfd, base, temp, sizeof(temp), path, err)) < 0) {
 			ret = -1;
 			break;
 		}
-		if (keep_existing(dirfd, base, path, err) < 0)
-			ret = -1;
-		else
+		ret = keep_existing(dirfd, base, path, &held, err);
+		if (ret == 0)
 			ret = publish(dirfd, temp, base, path, err);
+		if (held >= 0)
+			close(held);   /* the file kept as .old: its lock is no longer needed */
 		if (ret == 0)
 			break;
 		unlinkat(dirfd, temp, 0);
@@ -247,6 +251,6 @@ int recording_create(const char *path, struct ms_error *err)
 	if (fd < 0 && ret > 0)
 		ms_error_set(err, "cannot create %s: something else keeps appearing under that name; choose a "
 			     "directory only you can write (-o)", path);
-	close(dirfd);   /* also releases the directory lock */
+	close(dirfd);
 	return fd;
 }

@@ -15,7 +15,10 @@
  * writes: when the existing NAME (or NAME.old) is still being written by
  * another memscope, this one refuses and says so, instead of moving that
  * file away (two records in one directory used to rename each other's
- * files, and a third lost the first one's data). */
+ * files, and a third lost the first one's data). The existing file is
+ * itself locked while it is moved, so two memscopes moving it meet on its
+ * lock; the directory is never locked (any user who can read it could hold
+ * that lock and stop root's record). */
 #ifndef MEMSCOPE_RECORDING_CREATE_H
 #define MEMSCOPE_RECORDING_CREATE_H
 

@@ -219,3 +219,67 @@ def test_ctl_record_to_a_link_is_refused_and_the_recording_goes_on(memscope, sha
         assert frames_in(shared / "first.rec") >= 20
     finally:
         subprocess.run(["rm", "-rf", str(rundir)])
+
+
+DIR_LOCKER = r"""
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_EX)
+open(sys.argv[2], "w").close()
+time.sleep(60)
+"""
+
+
+def test_another_user_locking_the_directory_never_stops_root(memscope, shared_dir):
+    """nobody holds flock() on the shared directory (any user who can read it can): root's record
+    and ctl record there still create their files (they used to give up after 2 s)."""
+    shared, _ = shared_dir
+    locker_py = shared.parent / "locker.py"
+    locker_py.write_text(DIR_LOCKER)
+    os.chmod(locker_py, 0o644)
+    ready = shared / "locked"
+    rundir = pathlib.Path(tempfile.mkdtemp(prefix="memscope-run-"))
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(rundir))
+    locker = subprocess.Popen(as_nobody([SYSTEM_PYTHON, str(locker_py), str(shared), str(ready)]))
+    try:
+        deadline = time.time() + 10
+        while not ready.exists() and time.time() < deadline:
+            time.sleep(0.02)
+        assert ready.exists() and locker.poll() is None, "the other user's lock was not taken"
+        for _ in range(2):          # the second keeps the first as .old
+            res = record(memscope, "-o", str(shared / "x.rec"), cwd=shared, timeout=30)
+            assert res.returncode == 0, res.stderr
+        assert frames_in(shared / "x.rec") >= 1 and frames_in(shared / "x.rec.old") >= 1
+        proc = subprocess.Popen([memscope, "record", "-o", "first.rec", "-I", "20", "-e", "page-faults", "--",
+                                 "sleep", "1.5"], cwd=shared, env=env, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 10
+        while not list(rundir.glob("memscope/*.sock")) and time.time() < deadline:
+            time.sleep(0.02)
+        res = run([memscope, "ctl", "record", "next.rec"], cwd=shared, env=env, timeout=20)
+        assert res.returncode == 0 and res.stdout.startswith(f"ok: recording to {shared / 'next.rec'}"), res
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err
+        assert frames_in(shared / "next.rec") >= 1
+    finally:
+        locker.kill()
+        locker.wait()
+        subprocess.run(["rm", "-rf", str(rundir)])
+
+
+def test_records_started_together_end_with_whole_files(memscope, tmp_path):
+    """Eight records of one name started at once: each either writes its file or refuses because
+    another is writing it; the files at the end are whole recordings and no temporary is left."""
+    procs = [subprocess.Popen([memscope, "record", "-I", "20", "-e", "page-faults", "--", "sleep", "0.3"],
+                              cwd=tmp_path, stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    results = [(p.wait(timeout=60), p.stderr.read()) for p in procs]
+    for p in procs:
+        p.stderr.close()
+    wrote = [err for code, err in results if code == 0]
+    assert wrote, results
+    for code, err in results:
+        assert code == 0 or "is being written by another memscope record" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["memscope.rec", "memscope.rec.old"] if len(wrote) > 1
+                                                          else ["memscope.rec"])
+    for name in ("memscope.rec", "memscope.rec.old")[:len(wrote)]:
+        lines = (tmp_path / name).read_text().splitlines()
+        assert json.loads(lines[-1])["end"] == "the command exited", name
