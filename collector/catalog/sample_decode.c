@@ -327,6 +327,8 @@ static int parse_ranges(struct yaml_file *yf, yaml_node_t *n, struct cond *c)
 	size_t nr = n->type == YAML_SEQUENCE_NODE
 			    ? (size_t)(n->data.sequence.items.top - n->data.sequence.items.start) : 1;
 
+	if (!nr)
+		return yaml_fail(yf, n, "a condition value is empty ([]): give a number, a list of numbers or \"lo-hi\"");
 	c->ranges = calloc(nr, sizeof(*c->ranges));
 	if (!c->ranges)
 		return yaml_fail(yf, n, "out of memory");
@@ -334,11 +336,13 @@ static int parse_ranges(struct yaml_file *yf, yaml_node_t *n, struct cond *c)
 		yaml_node_t *e = n->type == YAML_SEQUENCE_NODE
 					 ? yaml_document_get_node(&yf->doc, n->data.sequence.items.start[i]) : n;
 		const char *text = yaml_is_scalar(e) ? (const char *)e->data.scalar.value : NULL;
-		const char *dash = text ? strchr(text + 1, '-') : NULL;
+		const char *dash = text && text[0] ? strchr(text + 1, '-') : NULL;
 		char *end;
 
 		if (!text)
 			return yaml_fail(yf, e, "a condition value is a number, a list of numbers or \"lo-hi\"");
+		if (!text[0])
+			return yaml_fail(yf, e, "a condition value is empty: give a number, a list of numbers or \"lo-hi\"");
 		c->ranges[i][0] = strtoull(text, &end, 0);
 		if (end == text || (dash ? end != dash : *end != '\0'))
 			return yaml_fail(yf, e, "a condition value is a number, a list of numbers or \"lo-hi\"");

@@ -6,8 +6,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <jansson.h>
 #include <lauxlib.h>
 #include <lualib.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,7 +252,7 @@ static void *budget_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	}
 	/* Outside callbacks memscope itself is building tables for the script:
 	 * refusing there would end in a Lua panic instead of a script error. */
-	if (s->in_callback && nsize > old && s->mem_used - old + nsize > s->mem_limit) {
+	if (s->in_callback && nsize > old && s->mem_used - old + nsize + s->json_bytes > s->mem_limit) {
 		s->mem_exceeded = true;
 		return NULL;
 	}
@@ -261,24 +263,86 @@ static void *budget_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	return grown;
 }
 
-static void limit_hook(lua_State *L, lua_Debug *ar)
+/* The script whose callback runs on this thread: jansson's memory (made in
+ * memscope.json and emit) is charged to it. */
+static _Thread_local struct lua_script *json_charged_to;
+
+/* jansson allocates with plain malloc, outside the Lua state's allocator:
+ * its functions are pointed here (for the whole process, once), and what
+ * it allocates while a callback runs counts in that script's budget with
+ * the Lua heap. Without a callback on the thread this is malloc and free.
+ * The count is of this callback's conversions: a JSON value freed later by
+ * the collector was charged while it was built, and the count starts from
+ * nothing at each callback. */
+static void *json_budget_malloc(size_t size)
+{
+	struct lua_script *s = json_charged_to;
+	void *p;
+
+	if (s && s->mem_used + s->json_bytes + size > s->mem_limit) {
+		s->mem_exceeded = true;
+		return NULL;
+	}
+	p = malloc(size);
+	if (p && s)
+		s->json_bytes += malloc_usable_size(p);
+	return p;
+}
+
+static void json_budget_free(void *p)
+{
+	struct lua_script *s = json_charged_to;
+
+	if (p && s) {
+		size_t n = malloc_usable_size(p);
+
+		s->json_bytes -= n < s->json_bytes ? n : s->json_bytes;
+	}
+	free(p);
+}
+
+/* Before any script runs, on the thread that opens the engine (the others
+ * see the same functions: allocation and freeing are plain without a
+ * callback, so values made before or elsewhere free alike). */
+static void json_budget_install(void)
+{
+	static bool installed;
+
+	if (!installed) {
+		json_set_alloc_funcs(json_budget_malloc, json_budget_free);
+		installed = true;
+	}
+}
+
+bool lua_script_over_cpu(struct lua_script *s)
+{
+	/* A thread uses no more CPU time than time passes: within the limit
+	 * since the start, there is no need to read the CPU clock. */
+	return s->deadline_ns &&
+	       lua_now_ns() - s->started_ns > (uint64_t)s->engine->opt.cpu_limit_ms * 1000000ull &&
+	       cpu_now_ns() > s->deadline_ns;
+}
+
+static void limit_hook(lua_State *L, lua_Debug *ar);
+
+int lua_script_cpu_error(lua_State *L)
 {
 	struct lua_script *s = lua_script_of(L);
 
-	(void)ar;
-	/* A thread uses no more CPU time than time passes: within the limit
-	 * since the start, there is no need to read the CPU clock. */
-	if (!s->deadline_ns ||
-	    lua_now_ns() - s->started_ns <= (uint64_t)s->engine->opt.cpu_limit_ms * 1000000ull ||
-	    cpu_now_ns() <= s->deadline_ns)
-		return;
 	/* From now on check at every instruction: a script that catches the
 	 * error with pcall meets it again at once, outside the pcall. */
 	if (!s->timed_out)
 		lua_sethook(L, limit_hook, LUA_MASKCOUNT, 1);
 	s->timed_out = true;
-	luaL_error(L, "CPU limit: %s used more than %d ms of CPU (set MEMSCOPE_LUA_CPU_MS to allow more)",
-		   s->phase ? s->phase : "the script", (int)s->engine->opt.cpu_limit_ms);
+	return luaL_error(L, "CPU limit: %s used more than %d ms of CPU (set MEMSCOPE_LUA_CPU_MS to allow more)",
+			  s->phase ? s->phase : "the script", (int)s->engine->opt.cpu_limit_ms);
+}
+
+static void limit_hook(lua_State *L, lua_Debug *ar)
+{
+	(void)ar;
+	if (lua_script_over_cpu(lua_script_of(L)))
+		lua_script_cpu_error(L);
 }
 
 /* ---- errors ---- */
@@ -400,6 +464,7 @@ int lua_script_run(struct lua_script *s, const char *phase, lua_CFunction body, 
 {
 	lua_State *co = s->runner;
 	const char *old_phase = s->phase;
+	struct lua_script *old_charged = json_charged_to;
 	unsigned limit = s->engine->opt.cpu_limit_ms;
 	char message[1024];
 	int status, nres = 0;
@@ -413,6 +478,8 @@ int lua_script_run(struct lua_script *s, const char *phase, lua_CFunction body, 
 	s->in_callback = true;
 	s->timed_out = false;
 	s->mem_exceeded = false;
+	s->json_bytes = 0;
+	json_charged_to = s;
 	lua_settop(co, 0);
 	lua_sethook(co, limit_hook, LUA_MASKCOUNT, HOOK_COUNT);
 	start = lua_now_ns();
@@ -443,6 +510,8 @@ int lua_script_run(struct lua_script *s, const char *phase, lua_CFunction body, 
 	s->calls++;
 	s->busy_ns += lua_now_ns() - start;
 	s->in_callback = false;
+	json_charged_to = old_charged;
+	s->json_bytes = 0;
 	if (status != LUA_OK)
 		lua_script_fail(s, message);
 	s->phase = old_phase;
@@ -812,6 +881,7 @@ static int load_script(struct lua_engine *e, struct lua_script *s, const char *s
 	else
 		open_safe_libs(s->L);
 	guard_limits(s->L);
+	lua_builtins_bound(s->L);
 	lua_api_open(s->L, s);
 	lua_pushliteral(s->L, "on_frame");
 	lua_rawsetp(s->L, LUA_REGISTRYINDEX, &on_frame_name);
@@ -920,6 +990,7 @@ int lua_engine_open(struct lua_engine **out, const struct lua_engine_options *op
 		e->opt.cpu_limit_ms = env_unsigned("MEMSCOPE_LUA_CPU_MS", LUA_ENGINE_DEFAULT_CPU_MS);
 	if (e->opt.history <= 0)
 		e->opt.history = LUA_ENGINE_DEFAULT_HISTORY;
+	json_budget_install();
 	for (int i = 0; i < opt->nr_scripts; i++) {
 		struct lua_script *s = &e->scripts[e->nr_scripts++];
 

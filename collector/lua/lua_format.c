@@ -365,6 +365,8 @@ static int fmt_human(lua_State *L)
  * is a cycle, told apart from mere depth. */
 struct json_conv {
 	lua_State *L;
+	unsigned long values;                   /* converted so far: the clock is looked at every 1024 */
+	bool over_cpu;
 	const void *path[MAX_JSON_DEPTH + 1];   /* tables being converted, outermost first */
 	char error[160];
 };
@@ -463,6 +465,14 @@ static json_t *value_json(struct json_conv *c, int idx, int depth)
 	lua_State *L = c->L;
 	json_t *v;
 
+	/* A table may hold the same table many times over ({t, t} nested 30
+	 * deep is 2^30 values): the conversion is C, which the count hook
+	 * cannot stop, so it keeps the CPU limit itself (and the budget, in
+	 * jansson's allocator). */
+	if (++c->values % 1024 == 0 && lua_script_over_cpu(lua_script_of(L))) {
+		c->over_cpu = true;
+		return NULL;
+	}
 	idx = lua_absindex(L, idx);
 	switch (lua_type(L, idx)) {
 	case LUA_TNUMBER:
@@ -497,6 +507,8 @@ static json_t *lua_to_json(lua_State *L, int idx, int depth)
 	struct json_conv c = { .L = L };
 	json_t *v = value_json(&c, idx, depth);
 
+	if (!v && c.over_cpu)
+		lua_script_cpu_error(L);
 	if (!v)
 		luaL_error(L, "%s", c.error[0] ? c.error : "json(): out of memory");
 	return v;
@@ -526,17 +538,25 @@ static json_t **push_anchor(lua_State *L)
 	return box;
 }
 
-/* Text of the anchored value; the value is freed at once, the text pushed. */
+/* Text of the anchored value, pushed; the value is freed at once. The text
+ * is written straight into a Lua buffer (the script's budget), sized by a
+ * first pass: a memory error while it grows leaks nothing, as the value
+ * stays anchored until it is written. */
 static void push_json_text(lua_State *L, json_t **box)
 {
-	char *text = json_dumps(*box, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+	const size_t flags = JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER;
+	size_t size = json_dumpb(*box, NULL, 0, flags);
+	luaL_Buffer b;
+	char *text;
 
+	if (!size)
+		luaL_error(L, "json(): the value cannot be written as JSON");
+	text = luaL_buffinitsize(L, &b, size);
+	if (json_dumpb(*box, text, size, flags) != size)
+		luaL_error(L, "json(): the value cannot be written as JSON");
 	json_decref(*box);
 	*box = NULL;
-	if (!text)
-		luaL_error(L, "json(): out of memory");
-	lua_pushstring(L, text);
-	free(text);
+	luaL_pushresultsize(&b, size);
 }
 
 /* memscope.json(value) -> compact JSON text */

@@ -23,6 +23,7 @@ struct lua_script {
 	lua_State *runner;         /* a thread for callbacks: its stack survives an error */
 	/* Limits. */
 	size_t mem_used, mem_limit;
+	size_t json_bytes;         /* jansson's memory made in this callback (memscope.json, emit), still held */
 	bool mem_exceeded;
 	uint64_t deadline_ns;       /* thread CPU time; 0 outside a callback */
 	uint64_t started_ns;        /* the callback's start, monotonic */
@@ -75,12 +76,25 @@ struct lua_engine {
  * script is reported with script:line and disabled. 0, or -1 when it
  * failed (or had failed before). */
 int lua_script_run(struct lua_script *s, const char *phase, lua_CFunction body, void *ud);
+/* Has the running callback used up its CPU time? For C code that loops
+ * where the count hook cannot see it (a JSON conversion, the bounded
+ * built-ins): it then calls lua_script_cpu_error. */
+bool lua_script_over_cpu(struct lua_script *s);
+/* Raise the CPU limit error (the hook's: script:line, the limit, how to
+ * allow more); from then on the hook strikes at every instruction. */
+int lua_script_cpu_error(lua_State *L);
 /* Report a script's error (with frame number) and disable it. */
 void lua_script_fail(struct lua_script *s, const char *where_msg);
 /* seq, time and interval of the current frame into the table at the top
  * (on_frame's argument and memscope.frame() both carry them). */
 void lua_frame_fields(lua_State *L, const struct lua_engine *e);
 uint64_t lua_now_ns(void);
+
+/* lua_builtins.c: the standard library's functions whose C loops the count
+ * hook cannot stop (table.move, table.concat, table.insert/remove/sort,
+ * string.find/match/gmatch/gsub), replaced in the state by versions that
+ * check the clock or the budget (docs/lua-api.md, "Sandbox and limits"). */
+void lua_builtins_bound(lua_State *L);
 
 /* lua_api.c: the `memscope` table. */
 void lua_api_open(lua_State *L, struct lua_script *s);

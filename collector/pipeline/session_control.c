@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "pipeline/session_pipeline.h"
+#include "util/utf8_text.h"
 
 #define CONTROL_MAX_PENDING 64
 
@@ -145,6 +146,29 @@ static int parse_interval(const char *arg, uint64_t *ns)
 	return 0;
 }
 
+/* Labels and phase names go into the recording as JSON, which holds only
+ * UTF-8: a line with other bytes is refused with the reason, as an
+ * over-long one is, and the run goes on. */
+static bool text_refused(const char *what, const char *text, char *reply, size_t size)
+{
+	size_t len = strlen(text), bad = utf8_invalid_at(text, len);
+
+	if (bad == len)
+		return false;
+	snprintf(reply, size, "error: %s: byte %zu (0x%02x) is not UTF-8 text; the %s was not recorded (labels "
+		 "and phase names are written as UTF-8)", what, bad + 1, (unsigned char)text[bad], what);
+	return true;
+}
+
+/* The event's copy of a label ends at a whole character. */
+static void copy_text(char *dst, size_t size, const char *text)
+{
+	size_t n = utf8_cut(text, strlen(text), size - 1);
+
+	memcpy(dst, text, n);
+	dst[n] = '\0';
+}
+
 /* Turn one request into an event for every sink, or answer it here. The
  * answering sink (the recording) replies to what it did, later; without
  * one, the session replies once the event is queued. */
@@ -162,8 +186,10 @@ static int handle(const char *command, const char *arg, int client, char *reply,
 			snprintf(reply, size, "error: label needs a text: label TEXT");
 			return CTL_ANSWERED;
 		}
+		if (text_refused("label", arg, reply, size))
+			return CTL_ANSWERED;
 		ev.kind = SINK_EVENT_LABEL;
-		snprintf(ev.text, sizeof(ev.text), "%s", arg);
+		copy_text(ev.text, sizeof(ev.text), arg);
 		snprintf(reply, size, "ok: label '%s' at %.3f s", arg, (double)ev.time_ns / 1e9);
 	} else if (!strcmp(command, "phase")) {
 		const char *name = strchr(arg, ' ');
@@ -172,8 +198,10 @@ static int handle(const char *command, const char *arg, int client, char *reply,
 			snprintf(reply, size, "error: phase begin NAME, or phase end NAME");
 			return CTL_ANSWERED;
 		}
+		if (text_refused("phase name", name + 1, reply, size))
+			return CTL_ANSWERED;
 		ev.kind = arg[0] == 'b' ? SINK_EVENT_PHASE_BEGIN : SINK_EVENT_PHASE_END;
-		snprintf(ev.text, sizeof(ev.text), "%s", name + 1);
+		copy_text(ev.text, sizeof(ev.text), name + 1);
 		snprintf(reply, size, "ok: phase '%s' %s at %.3f s", name + 1, arg[0] == 'b' ? "begins" : "ends",
 			 (double)ev.time_ns / 1e9);
 	} else if (!strcmp(command, "enable") || !strcmp(command, "disable")) {

@@ -57,6 +57,25 @@ def catalog_copy(tmp_path, extra_metric):
     return cat
 
 
+def test_catalog_yaml_nested_past_the_limit_is_refused_at_its_place(memscope, tmp_path):
+    """Flow lists 400,000 levels deep took libyaml minutes (its work per token grows with the
+    nesting): refused at the first level past 200, with file:line:column; 200 levels still load
+    as far as the catalog's own checks."""
+    cat = catalog_copy(tmp_path, "")
+    family = cat / "pmu" / "hisi-hip08.yaml"
+    original = family.read_text()
+    env = dict(fixture_env("kunpeng920-2s"), MEMSCOPE_CATALOG_DIR=str(cat))
+    family.write_text(original + "deep: " + "[" * 400_000 + "]" * 400_000 + "\n")
+    line = original.count("\n") + 1
+    res = run([memscope, "list", "--metrics"], env=env, timeout=60)
+    assert res.returncode != 0
+    # deep: is a mapping value of the root (level 1); its lists are levels 2.., the 200th list opens level 201.
+    assert f"{family}:{line}:{7 + 199}: lists and mappings nested deeper than 200 levels" in res.stderr, res.stderr
+    family.write_text(original + "deep: " + "[" * 199 + "]" * 199 + "\n")
+    res = run([memscope, "list", "--metrics"], env=env, timeout=60)
+    assert "nested deeper" not in res.stderr, res.stderr
+
+
 def test_a_formula_that_overflows_has_no_value_and_says_why(memscope, tmp_path):
     """1e308 * 1e308 printed inf and vanished from JSON: now no value, the reason beside it."""
     cat = catalog_copy(tmp_path, "  - name: test.huge\n    unit: B\n    kind: counter\n"

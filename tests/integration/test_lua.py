@@ -3,6 +3,7 @@ replays of fixture machines (Kunpeng 920, Westmere-EP, Skylake-SP, EPYC), checke
 a user's own script from a temporary directory; and scripts that fail, each disabled alone."""
 import json
 import os
+import subprocess
 import time
 
 import pytest
@@ -316,6 +317,48 @@ def test_each_failing_script_is_disabled_alone(memscope, touch_recording, tmp_pa
     assert took < 10, took
     # The healthy script still reports.
     assert "all faults" in res.stdout
+
+
+C_LOOPS = {
+    # A C loop with no allocation and no Lua code: record --lua never ended, the file had no end record.
+    "move.lua": "function on_frame(f)\n  local t = {1, 2, 3}\n  table.move(t, 1, 1 << 50, 2)\nend\n",
+    # 2^40 JSON values out of 41 tables: 4 GB made by jansson's plain malloc, past the 64 MiB budget.
+    "json.lua": "function on_frame(f)\n  local t = {1}\n  for i = 1, 40 do t = {t, t} end\n"
+                "  return memscope.json(t)\nend\n",
+}
+
+
+def test_c_loops_and_json_keep_the_limits_under_record(memscope, tmp_path):
+    """Scripts whose time or memory went into the C of a built-in are disabled by their limit with
+    script:line; record exits 0, its file ends with the end record, and memscope stays near its
+    budget (its own peak RSS, from wait4)."""
+    for name, text in C_LOOPS.items():
+        (tmp_path / name).write_text(text)
+    rec = tmp_path / "loops.rec"
+    env = dict(os.environ, MEMSCOPE_LUA_CPU_MS="300")
+    errors = tmp_path / "stderr"
+    with open(errors, "w") as stderr:
+        proc = subprocess.Popen([memscope, "record", "-o", str(rec), "-I", "50", "-e", "page-faults",
+                                 "--lua", "./move.lua", "--lua", "./json.lua", "--", "sleep", "1"],
+                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+    # Reaped here, for its own resource usage.
+    deadline = time.monotonic() + 60
+    pid = status = 0
+    while not pid and time.monotonic() < deadline:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        time.sleep(0.05)
+    if not pid:
+        proc.kill()
+        os.wait4(proc.pid, 0)
+    err = errors.read_text()
+    assert pid and os.waitstatus_to_exitcode(status) == 0, err
+    assert "move.lua:3: CPU limit: on_frame used more than 300 ms of CPU" in err, err
+    assert "(frame 0, in on_frame); ./move.lua is disabled, the rest goes on" in err, err
+    assert "json.lua:4: memory limit: the script used more than 64 MiB" in err, err
+    last = json.loads(rec.read_text().splitlines()[-1])
+    assert last["end"] == "the command exited", last
+    # Two 64 MiB budgets and memscope itself (150 MB under ASan): it was 7.6 GB at 40 s, growing.
+    assert usage.ru_maxrss < 512 * 1024, usage.ru_maxrss
 
 
 def test_sandbox_from_the_command_line(memscope, touch_recording, tmp_path):

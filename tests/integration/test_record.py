@@ -336,6 +336,33 @@ def test_fifo_takes_the_control_commands(memscope, tmp_path):
     assert not fifo.exists()
 
 
+def test_a_label_that_is_not_utf8_is_refused_and_the_recording_goes_on(memscope, tmp_path, runtime_dir):
+    """A Latin-1 label (from the FIFO or memscope ctl) is refused on its own with the byte that is
+    wrong; the recording goes on, takes the next labels and ends with its end record. A long UTF-8
+    label is cut at a whole character, never in the middle of one."""
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_dir))
+    rec, fifo = tmp_path / "latin1.rec", tmp_path / "ctl.fifo"
+    proc = start_recording(memscope, rec, ["-I", "20", "--fifo", str(fifo), "--", "sleep", "2"], env=env)
+    wait_for_socket(runtime_dir)
+    wait_for_frames(rec, 3)
+    with open(fifo, "wb") as f:
+        f.write(b"label caf\xe9 ready\nphase begin \xff\nlabel after the fifo one\n")
+    res = run([memscope, "ctl", "label", b"na\xefve"], env=env, timeout=20)
+    assert res.returncode == 1, res
+    assert "error: label: byte 3 (0xef) is not UTF-8 text; the label was not recorded" in res.stderr, res
+    long_label = "xx" + "\u00e9" * 200         # 402 bytes: the event's 255 end inside an e-acute
+    res = ctl(memscope, ["label", long_label], env)
+    assert res.returncode == 0 and res.stdout.startswith("ok: label"), res
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert "fifo: error: label: byte 4 (0xe9) is not UTF-8 text; the label was not recorded" in err, err
+    assert "fifo: error: phase name: byte 1 (0xff) is not UTF-8 text; the phase name was not recorded" in err, err
+    header, frames, others = read_recording(rec)
+    labels = [o["label"] for o in others if "label" in o]
+    assert labels == ["after the fifo one", "xx" + "\u00e9" * 126], labels
+    assert others[-1]["end"] == "the command exited" and others[-1]["frames"] == len(frames)
+
+
 def test_fifo_refuses_paths_others_could_use(memscope, tmp_path):
     rec = tmp_path / "r.rec"
     args = lambda path: [memscope, "record", "-o", str(rec), "--no-ctl", "--fifo", str(path), "--", "true"]

@@ -494,6 +494,89 @@ static void test_json(void)
 	rig_close(&r);
 }
 
+/* The built-ins that loop in C, where the count hook never fires: each
+ * script below ran for days (or took gigabytes past its budget) and is now
+ * disabled by its limit with script:line; the same functions on ordinary
+ * data give what Lua's own give. */
+static void test_c_loops(void)
+{
+	struct rig r;
+	const char *s[] = {
+		script("move.lua", "function on_frame(f)\n  local t = {1, 2, 3}\n  table.move(t, 1, 1 << 50, 2)\nend\n"),
+		/* Each element is table.concat(t, k) of an empty t: "" from a C
+		 * function, neither Lua code nor memory. */
+		script("concat.lua", "function on_frame(f)\n  local t = setmetatable({}, {__index = table.concat})\n"
+		       "  return table.concat(t, '', 1, 1 << 50)\nend\n"),
+		script("sort.lua", "function on_frame(f)\n  local t = setmetatable({}, {__len = function() return 1 << 40 end,\n"
+		       "    __index = rawlen, __newindex = rawequal})\n  table.sort(t)\nend\n"),
+		/* {t, t} 40 levels deep: 2^40 JSON values out of 41 tables. */
+		script("json_dag.lua", "function on_frame(f)\n  local t = {1}\n  for i = 1, 40 do t = {t, t} end\n"
+		       "  memscope.json(t)\nend\n"),
+		script("emit_dag.lua", "function on_frame(f)\n  local t = {1}\n  for i = 1, 40 do t = {t, t} end\n"
+		       "  memscope.emit{title = 'x', columns = {'a'}, rows = {{t}}}\nend\n"),
+		script("same.lua",
+		       "function on_frame(f)\n"
+		       "  local t = {} for i = 1, 10000 do t[i] = i end\n"
+		       "  table.move(t, 1, 10000, 3)\n"
+		       "  local u = table.move(t, 1, 10002, 1, {})\n"
+		       "  table.move(t, 3, 10002, 1)\n"
+		       "  print('move', t[1], t[2], t[10000], t[10001], #u, u[1], u[2], u[3], u[10002])\n"
+		       "  local c = table.concat(u, ',', 2, 10001)\n"
+		       "  print('concat', #c, c:sub(1, 8), c:sub(-6), table.concat({}, 'x'), table.concat({1, 2}, '-'))\n"
+		       "  print('errors', select(2, pcall(table.concat, {1, {}, 3})), select(2, pcall(table.move, t, -1, math.maxinteger, 2)))\n"
+		       "  table.insert(u, 1, 0) table.sort(u, function(a, b) return a > b end)\n"
+		       "  print('sorted', u[1], u[#u], table.remove(u), #u)\n"
+		       "end\n"),
+	};
+	uint64_t start, took;
+
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, s, 6, false, LUA_OUTPUT_JSON, 200, 16u << 20), 0);
+	start = process_cpu_ns();
+	rig_frame(&r, 0, 1, 1, 1, 1, 1);
+	took = process_cpu_ns() - start;
+	lua_engine_end(r.lua);
+	rig_flush(&r);
+	CHECK_EQ_INT(lua_engine_nr_failed(r.lua), 5);
+	CHECK_CONTAINS(r.err_text, "move.lua:3: CPU limit: on_frame used more than 200 ms of CPU");
+	CHECK_CONTAINS(r.err_text, "concat.lua:3: CPU limit: on_frame used more than 200 ms of CPU");
+	CHECK_CONTAINS(r.err_text, "sort.lua:4: table.sort: the table's __len gives 1099511627776 elements, more than "
+		       "the memory budget could hold (1048576)");
+	CHECK_CONTAINS(r.err_text, "json_dag.lua:4: memory limit: the script used more than 16 MiB");
+	CHECK_CONTAINS(r.err_text, "emit_dag.lua:4: memory limit: the script used more than 16 MiB");
+	/* 10,000 numbers moved up 2 and back: 1 2 .. with the copy's first two the originals. */
+	CHECK_CONTAINS(r.out_text, "move\\t1\\t2\\t10000\\t9999\\t10002\\t1\\t2\\t1\\t10000\"");
+	/* u = 1 2 1 2 3 .. 10000; elements 2..10001 are "2" and 1..9999: 1 + 38,889 digits
+	 * (9 + 90 * 2 + 900 * 3 + 9000 * 4) and 9,999 commas. */
+	CHECK_CONTAINS(r.out_text, "concat\\t48889\\t2,1,2,3,\\t8,9999\\t\\t1-2\"");
+	CHECK_CONTAINS(r.out_text, "errors\\tinvalid value (table) at index 2 in table for 'concat'\\t"
+		       "bad argument #3 to 'table.move' (too many elements to move)\"");
+	/* 0 inserted, sorted down: 10000 first, 0 last (removed), 10002 left. */
+	CHECK_CONTAINS(r.out_text, "sorted\\t10000\\t0\\t0\\t10002\"");
+	/* Five limits of 200 ms each, and the rest quick. */
+	CHECK(took < 3000000000ull);
+	rig_close(&r);
+}
+
+/* memscope.json under a budget large enough that the clock stops it first:
+ * the conversion keeps the CPU limit itself. */
+static void test_json_cpu(void)
+{
+	struct rig r;
+	const char *s[] = {
+		script("json_slow.lua", "function on_frame(f)\n  local t = {1}\n  for i = 1, 40 do t = {t, t} end\n"
+		       "  memscope.json(t)\nend\n"),
+	};
+
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, s, 1, false, LUA_OUTPUT_TEXT, 100, 1024u << 20), 0);
+	rig_frame(&r, 0, 1, 1, 1, 1, 1);
+	rig_flush(&r);
+	CHECK_EQ_INT(lua_engine_nr_failed(r.lua), 1);
+	CHECK_CONTAINS(r.err_text, "json_slow.lua:4: CPU limit: on_frame used more than 100 ms of CPU");
+	rig_close(&r);
+}
+
 /* on_frame is looked up at every frame, as scripts see it: one defined late
  * (in on_start, in an earlier on_frame's absence), one served by the global
  * table's __index, one removed midway; a script without any runs on. */
@@ -532,6 +615,8 @@ int main(void)
 	test_failures();
 	test_escapes();
 	test_json();
+	test_c_loops();
+	test_json_cpu();
 	test_api_numbers();
 	test_output();
 	test_metadata();

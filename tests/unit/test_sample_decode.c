@@ -299,16 +299,19 @@ static void test_describe(void)
 	CHECK_EQ_STR(text, "op=LOAD lvl=HIT|REM_CCE1 snoop=HITM lvl_num=L3 remote=REMOTE");
 }
 
-/* A broken table names file:line:column. */
-static void test_errors(void)
+/* Load a table dir/sampling/x.yaml (next to the real data-src.yaml) whose
+ * rules are `rule`: the load must fail with each of the expected texts. */
+static void expect_table_error(const char *rule, const char *where, const char *why)
 {
 	char dir[] = "/tmp/memscope-decode-XXXXXX", path[4200], cmd[4400];
 	struct sample_decoders *bad = NULL;
 	struct ms_error err = { "" };
 	FILE *f;
 
-	if (!mkdtemp(dir))
+	if (!mkdtemp(dir)) {
+		CHECK_FAIL("mkdtemp failed");
 		return;
+	}
 	snprintf(path, sizeof(path), "%s/sampling", dir);
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s && cp %s/catalog/sampling/data-src.yaml %s/", path,
 		 MEMSCOPE_SOURCE_DIR, path);
@@ -317,14 +320,31 @@ static void test_errors(void)
 	snprintf(path, sizeof(path), "%s/sampling/x.yaml", dir);
 	f = fopen(path, "w");
 	fputs("decode: x\ndescription: d\nsource: s\ninput: { registers: [a] }\nfields:\n  f: { register: a, bits: \"0\" }\n"
-	      "rules:\n  mem_lvl:\n    - { when: { f: 1 }, set: { mem_lvl: [L9, HIT] } }\n", f);
+	      "rules:\n  mem_lvl:\n", f);
+	fputs(rule, f);
 	fclose(f);
 	CHECK_EQ_INT(sample_decoders_load(&bad, dir, &err), -1);
-	CHECK_CONTAINS(err.text, "x.yaml:9:");
-	CHECK_CONTAINS(err.text, "'L9' is not a name of mem_lvl");
+	CHECK_CONTAINS(err.text, where);
+	CHECK_CONTAINS(err.text, why);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		CHECK_FAIL("cannot remove %s", dir);
+}
+
+/* A broken table names file:line:column. */
+static void test_errors(void)
+{
+	expect_table_error("    - { when: { f: 1 }, set: { mem_lvl: [L9, HIT] } }\n", "x.yaml:9:",
+			   "'L9' is not a name of mem_lvl");
+	/* An empty condition value was read past its end (a fuzzer found it). */
+	expect_table_error("    - { when: { cpu_implementer: }, set: { mem_lvl: [L3, HIT] } }\n", "x.yaml:9:",
+			   "a condition value is empty: give a number, a list of numbers or \"lo-hi\"");
+	expect_table_error("    - when: { f: \"\" }\n      set: { mem_lvl: [L3, HIT] }\n", "x.yaml:9:",
+			   "a condition value is empty");
+	expect_table_error("    - { when: { f: [] }, set: { mem_lvl: [L3, HIT] } }\n", "x.yaml:9:",
+			   "a condition value is empty ([])");
+	expect_table_error("    - { when: { f: [1, \"\"] }, set: { mem_lvl: [L3, HIT] } }\n", "x.yaml:9:",
+			   "a condition value is empty");
 }
 
 int main(void)
