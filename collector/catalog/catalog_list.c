@@ -6,6 +6,7 @@
 
 #include "catalog/resolver.h"
 #include "events/plugin_series.h"
+#include "util/suggest.h"
 
 static int total_instances(const struct resolved_family *rf)
 {
@@ -354,7 +355,14 @@ int cmd_list_explain(const struct host *host, const struct catalog *cat, const c
 		return ret;
 	}
 	if (idx < 0) {
-		ms_error_set(err, "unknown metric '%s' (memscope list --metrics lists them)", metric);
+		struct suggestions sug;
+		char hint[600];
+
+		suggestions_init(&sug, metric);
+		for (int m = 0; m < cat->nr_metrics; m++)
+			suggestions_offer(&sug, cat->metrics[m].name);
+		suggestions_format(&sug, hint, sizeof(hint));
+		ms_error_set(err, "unknown metric '%s'%s (memscope list --metrics lists them)", metric, hint);
 		return 1;
 	}
 	if (resolve(host, cat, &res, err))

@@ -413,12 +413,21 @@ static int check_ref(struct expr *ref, void *ctx)
 
 /* ---- metrics ---- */
 
+/* Whole pieces only: a reason cut in the middle of a formula reads as a
+ * different formula, so one that does not fit becomes "; ...". */
 static void append(char *buf, size_t size, const char *fmt, const char *a, const char *b, const char *c)
 {
 	size_t len = strlen(buf);
+	int need;
 
-	if (len + 1 < size)
-		snprintf(buf + len, size - len, fmt, a, b, c);
+	if (len + 1 >= size)
+		return;
+	need = snprintf(buf + len, size - len, fmt, a, b, c);
+	if (need >= 0 && (size_t)need < size - len)
+		return;
+	buf[len] = '\0';
+	if (len + 6 < size && (len < 5 || strcmp(buf + len - 5, "; ...") != 0))
+		snprintf(buf + len, size - len, "%s...", len ? "; " : "");
 }
 
 /* A role's PMU name for messages: '^amd_umc_([0-9]+)$' -> "amd_umc_N"; the
@@ -598,7 +607,7 @@ static void resolve_base(struct resolution *res, struct resolved_metric *rm)
 		for (int m = 0; m < fm->nr_mappings; m++) {
 			struct mapping_check check = { res->host, family, rf, NULL, 0 };
 			char why[512] = "";
-			char label[160];
+			char label[1024];
 
 			check.why = why;
 			check.size = sizeof(why);
@@ -644,9 +653,9 @@ static int check_derived_ref(struct expr *ref, void *ctx)
 	resolve_metric(c->res, ref->slot, c->state);
 	dep = &c->res->metrics[ref->slot];
 	if (!dep->available && !strstr(c->rm->detail, c->res->cat->metrics[ref->slot].name)) {
-		char reason[600];
+		char reason[sizeof(dep->detail) + 4];
 
-		snprintf(reason, sizeof(reason), " (%.590s)", dep->detail);
+		snprintf(reason, sizeof(reason), " (%s)", dep->detail);
 		append(c->rm->detail, sizeof(c->rm->detail), "%sneeds %s, which is not available%s",
 		       c->rm->detail[0] ? "; " : "", c->res->cat->metrics[ref->slot].name, reason);
 		/* One line: the first input missing, and its own one-line reason. */

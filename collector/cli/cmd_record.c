@@ -427,6 +427,8 @@ int cmd_record(int argc, char **argv)
 	session_control_read_at_phases(&session);
 	if (session_run(&session, &opt, &err) < 0) {
 		fprintf(stderr, "memscope record: %s\n", err.text);
+		if (session.target.exec_failed)
+			status = session_exit_code(&session);   /* 127 or 126, as a shell's */
 		goto out;
 	}
 	if (recording_sink_error(&recording))

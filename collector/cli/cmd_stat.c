@@ -473,6 +473,25 @@ static void end_run(struct session *session, struct sink *stat_sink, struct sink
 	memset(lua_sink, 0, sizeof(*lua_sink));
 }
 
+/* -m as -e: each metric this host cannot measure is named with the
+ * resolver's reason and the rest is counted (a run with nothing at all to
+ * count failed in session_open, naming each). */
+static void note_unmeasured(const struct session *s)
+{
+	int counted = 0;
+
+	for (int i = 0; s->plan && i < s->plan->nr_metrics; i++)
+		counted += s->plan->metrics[i].requested;
+	for (int i = 0; i < s->nr_unmeasured; i++) {
+		const char *entry = s->unmeasured[i], *why = strstr(entry, ": ");
+		int len = why ? (int)(why - entry) : (int)strlen(entry);
+
+		fprintf(stderr, "memscope stat: note: metric '%.*s' is not available on this host: %s (memscope list "
+			"--explain %.*s shows how it is computed); %s still counted\n", len, entry, why ? why + 2 : "",
+			len, entry, counted ? "the other metrics are" : "the rest is");
+	}
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct session_options opt;
@@ -538,6 +557,7 @@ int cmd_stat(int argc, char **argv)
 	if (lua_cli_take_metrics(lua, &opt, &lua_metrics, &nr_lua_metrics) < 0)
 		goto oom;
 	opt.per_thread = extra.per_thread;
+	opt.metrics_partial = true;
 	stat_repeat_init(&repeat, (int)extra.repeat);
 	/* -r N comes back here for each run after the first. */
 next_run:
@@ -547,6 +567,8 @@ next_run:
 		goto out;
 	}
 	status = 1;
+	if (run == 0)
+		note_unmeasured(&session);
 	if (opt.input_path && opt.interval_ms &&
 	    (uint64_t)opt.interval_ms * 1000000ull < session_recording_header(&session)->interval_ns) {
 		unsigned long long rec_ms = session_recording_header(&session)->interval_ns / 1000000ull;
@@ -632,6 +654,8 @@ next_run:
 	}
 	if (session_run(&session, &opt, &err) < 0) {
 		fprintf(stderr, "memscope stat: %s\n", err.text);
+		if (session.target.exec_failed)
+			status = session_exit_code(&session);   /* 127 or 126, as a shell's */
 		goto out;
 	}
 	status = session_exit_code(&session);

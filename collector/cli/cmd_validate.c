@@ -364,6 +364,16 @@ static const char *expect_why(struct session *s, const struct expect *x, char *b
 }
 
 /* Run one check and judge each of its expectations. */
+/* Counts and bytes in full (4429185024, not 4.42919e+09); ratios and other
+ * fractions with six significant digits. */
+static void table_number(double value, char *buf, size_t size)
+{
+	if (isfinite(value) && (fabs(value) >= 1e6 || (value == floor(value) && fabs(value) < 1e18)))
+		snprintf(buf, size, "%.0f", value);
+	else
+		snprintf(buf, size, "%.6g", value);
+}
+
 static int run_check(const struct check *c, const char *replay, struct verdict *out)
 {
 	struct session_options opt;
@@ -528,22 +538,25 @@ int cmd_validate(int argc, char **argv)
 		host_free(&host);
 	}
 	for (int i = 0; i < nr_checks; i++) {
-		if (!replay)
+		/* A check that cannot run here is not announced as running. */
+		if (!replay && !checks[i].skip[0])
 			fprintf(stderr, "memscope validate: %s...\n", checks[i].workload);
 		nr += run_check(&checks[i], replay, &verdicts[nr]);
 	}
 	printf("%-18s %-7s %16s %16s  %s\n", "metric", "scope", "expected", "measured", "verdict");
 	for (int i = 0; i < nr; i++) {
 		const struct verdict *v = &verdicts[i];
-		char scope[16] = "system";
+		char scope[16] = "system", expected[40], measured[40];
 
 		if (v->node >= 0)
 			snprintf(scope, sizeof(scope), "node%d", v->node);
 		verdict_text(v, text, sizeof(text));
+		table_number(v->expected, expected, sizeof(expected));
 		if (v->kind == VERDICT_UNCHECKED)
-			printf("%-18s %-7s %16.6g %16s  %s\n", v->metric, scope, v->expected, "-", text);
+			snprintf(measured, sizeof(measured), "-");
 		else
-			printf("%-18s %-7s %16.6g %16.6g  %s\n", v->metric, scope, v->expected, v->measured, text);
+			table_number(v->measured, measured, sizeof(measured));
+		printf("%-18s %-7s %16s %16s  %s\n", v->metric, scope, expected, measured, text);
 		agree += v->kind == VERDICT_AGREES;
 		disagree += v->kind == VERDICT_DISAGREES;
 	}

@@ -114,7 +114,7 @@ bool perf_open_error(const struct host *host, const struct event *ev, int errnum
 		if (is_core_hardware(ev) && !host_core_pmu(host)) {
 			ms_error_set(err, "'%s' <not supported>: this kernel has no hardware PMU "
 				     "(no cpu PMU in %s/bus/event_source/devices: a virtual machine "
-				     "without PMU passthrough?); the other events are still counted",
+				     "without PMU passthrough?)",
 				     ev->name, host->roots.sys);
 			return true;
 		}

@@ -239,7 +239,10 @@ void session_options_free(struct session_options *opt)
 
 void session_describe_target(const struct session_options *opt, char *buf, size_t size)
 {
-	if (opt->command) {
+	/* -C counts those CPUs, not the system: named as perf names them. */
+	if (opt->cpu_list && !opt->input_path && !opt->replay_path) {
+		snprintf(buf, size, "'CPU(s) %s'", opt->cpu_list);
+	} else if (opt->command) {
 		size_t len = (size_t)snprintf(buf, size, "'");
 
 		for (int i = 0; opt->command[i] && len + 2 < size; i++)
@@ -489,6 +492,25 @@ static int keep_measurable_metrics(struct session *s, const struct name_list *li
 	return ret;
 }
 
+static int none_measurable(const struct session *s, struct ms_error *err)
+{
+	for (int i = 0; i < s->nr_unmeasured; i++) {
+		const char *entry = s->unmeasured[i], *why = strstr(entry, ": ");
+		int len = why ? (int)(why - entry) : (int)strlen(entry);
+
+		if (s->nr_unmeasured == 1) {
+			ms_error_set(err, "metric '%.*s' is not available on this host: %s (memscope list --explain %.*s "
+				     "shows how it is computed)", len, entry, why ? why + 2 : "", len, entry);
+			return 1;
+		}
+		if (i == 0)
+			ms_error_set(err, "none of the metrics asked for can be counted on this host: ");
+		ms_error_append(err, "%s'%.*s': %s", i ? "; " : "", len, entry, why ? why + 2 : "");
+	}
+	ms_error_append(err, " (memscope list --explain METRIC shows how each is computed)");
+	return 1;
+}
+
 const char *session_metric_why(const struct session *s, const char *metric)
 {
 	size_t len = strlen(metric);
@@ -504,6 +526,7 @@ const char *session_metric_why(const struct session *s, const char *metric)
 static int plan_metrics(struct session *s, const struct session_options *opt, struct ms_error *err)
 {
 	struct name_list measurable = { NULL, 0 };
+	bool partial = opt->metrics_if_available || opt->metrics_partial;
 	int failed;
 
 	if (catalog_load_default(&s->catalog, err) < 0)
@@ -512,16 +535,20 @@ static int plan_metrics(struct session *s, const struct session_options *opt, st
 		return EXIT_USAGE;
 	if (resolve(&s->host, s->catalog, &s->resolution, err) < 0)
 		return 1;
-	if (opt->metrics_if_available) {
+	if (partial) {
 		if (keep_measurable_metrics(s, &opt->metrics, &measurable) < 0) {
 			name_list_free(&measurable);
 			ms_error_set(err, "out of memory");
 			return 1;
 		}
+		/* Nothing at all to count (no metric, no event): a failure that
+		 * names each metric with its reason, before anything starts. */
+		if (!measurable.nr && opt->metrics_partial && s->nr_names == 0)
+			return none_measurable(s, err);
 		if (!measurable.nr)
 			return 0; /* none of them: no plan, every one has its reason */
 	}
-	failed = metric_plan_build(s->resolution, opt->metrics_if_available ? &measurable : &opt->metrics,
+	failed = metric_plan_build(s->resolution, partial ? &measurable : &opt->metrics,
 				   &s->plan, err) < 0;
 	name_list_free(&measurable);
 	if (failed)

@@ -61,6 +61,10 @@ struct session_options {
 	 * session_metric_why), and go on without the eBPF probes when they do
 	 * not load (the reason: session_name_why(s, "proc.faults")). */
 	bool metrics_if_available;
+	/* stat -m: the same for the metrics the user named, as -e treats events
+	 * (the rest is counted, each missing one has the resolver's reason in
+	 * session_metric_why); a name not in the catalog stays a usage error. */
+	bool metrics_partial;
 	bool bpf_optional;          /* an optional source that does not start is not even noted */
 	bool per_process;           /* sources that can also give a series per process do (top, record -a) */
 	bool per_thread;            /* ... and per thread (stat --per-thread) */

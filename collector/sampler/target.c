@@ -80,7 +80,8 @@ int target_prepare_command(struct target *target, char **argv, struct ms_error *
 		child_errno = errno;
 		n = write(report[1], &child_errno, sizeof(child_errno));
 		(void)n;
-		_exit(127);
+		/* As shells and perf: 127 not found, 126 found but not runnable. */
+		_exit(child_errno == ENOENT || child_errno == ENOTDIR ? 127 : 126);
 	}
 	close(gate[0]);
 	close(report[1]);
@@ -116,6 +117,7 @@ int target_start_command(struct target *target, struct ms_error *err)
 		waitpid(target->pids[0], &status, 0);
 		target->child_exited = true;
 		target->child_status = status;
+		target->exec_failed = true;
 		ms_error_set(err, "cannot run '%s': %s%s", target->argv[0], strerror(child_errno),
 			     child_errno == ENOENT ? " (not found in PATH; give a path)" : "");
 		return -1;

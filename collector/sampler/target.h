@@ -20,6 +20,7 @@ struct target {
 	int exec_report_fd;     /* TARGET_COMMAND: read end; carries errno if exec failed */
 	int child_status;       /* TARGET_COMMAND: wait status once it has exited */
 	bool child_exited;
+	bool exec_failed;       /* TARGET_COMMAND: exec refused; child_status holds 127 or 126 */
 };
 
 /* Parse "PID[,PID...]"; each must exist now. */

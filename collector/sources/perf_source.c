@@ -894,8 +894,11 @@ static void perf_notes(struct source *src, FILE *out, const char *command_name)
 		fprintf(out, "memscope %s: note: counting user space only (perf_event_paranoid is 2 "
 			"and memscope has no CAP_PERFMON); for kernel time too: sudo sysctl "
 			"kernel.perf_event_paranoid=1\n", command_name);
+	/* "The others are still counted" only where some are: a run with none
+	 * ended before any note (perf_open's error). */
 	for (int i = 0; i < ps->nr_skipped; i++)
-		fprintf(out, "memscope %s: note: %s\n", command_name, ps->skipped_reason[i]);
+		fprintf(out, "memscope %s: note: %s%s\n", command_name, ps->skipped_reason[i],
+			ps->nr_groups || ps->nr_tp ? "; the other events are still counted" : "");
 }
 
 static const struct source_ops perf_source_ops = {

@@ -97,10 +97,11 @@ def test_cpu_list_rows_are_its_cpus(memscope):
             assert [json.loads(line)["cpu"] for line in lines] == [str(cpu)] * 2
         else:
             assert [line.split(",")[0] for line in lines] == ["CPU%d" % cpu] * 2
-    # -C implies -a, as in perf: without a command it counts the system (on those CPUs).
+    # -C implies -a, as in perf: without a command it counts the system on those CPUs, and
+    # says which, as perf does ('CPU(s) N', not 'system wide').
     res = stat(memscope, ["-C", str(cpu), "-e", "page-faults", "--timeout", "100"])
     assert res.returncode == 0, res.stderr
-    assert "system wide" in res.stdout
+    assert f"counter stats for 'CPU(s) {cpu}':" in res.stdout, res.stdout
 
 
 def test_bad_cpu_lists_name_the_argument_and_the_online_cpus(memscope):

@@ -33,6 +33,12 @@ def test_replay_flags_a_multiplier_off_by_two(memscope, tmp_path):
     res = replay(memscope, "kunpeng920-triad-counts.jsonl", "kunpeng920-triad-expect.json", f"--write={store}")
     assert res.returncode == 3, res.stderr          # a disagreement was found
     v = verdicts(res.stdout)
+    # Bytes in full, as counted: no 4.42919e+09 to read back by hand.
+    rows = [re.match(r"^\S+\s+(?:system|node\d+)\s+(\S+)\s+(\S+)\s", line) for line in res.stdout.splitlines()]
+    numbers = [n for m in rows if m for n in m.groups()]
+    assert numbers and all(re.fullmatch(r"-?\d+(\.\d+)?|-", n) for n in numbers), res.stdout
+    # The expectation file's 2214592512 bytes, and twice that measured (the fixture's 2x).
+    assert re.search(r"^mem\.read_bytes\s+node0\s+2214592512\s+4429185024\s", res.stdout, re.M), res.stdout
     assert v[("mem.read_bytes", "node0")] == ["disagrees by a factor 2.00 (measured / expected; 15% allowed)"]
     assert v[("mem.read_bw", "node0")][0].startswith("disagrees by a factor 2.00")
     assert v[("mem.write_bytes", "node0")] == ["agrees within 15% (ratio 1.000)"]
@@ -70,6 +76,14 @@ def test_validate_here_checks_kernel_and_ebpf_metrics_and_says_why_not_the_rest(
         assert texts and all(t.startswith("cannot be checked: ") for t in texts), (metric, res.stdout)
         assert any("PMU" in t or "one NUMA node" in t for t in texts), texts
     assert re.search(r"Trusted on this machine: .*page-faults", res.stdout), res.stdout
+    # Remote reads are announced only where there is another node to read from.
+    nodes = [d for d in os.listdir("/sys/devices/system/node") if re.fullmatch(r"node\d+", d)]
+    announced = "remote reads: CPU" in res.stderr
+    assert announced == (len(nodes) > 1), (nodes, res.stderr)
+    if len(nodes) == 1:
+        assert v[("mem.remote_ratio", "system")][-1] == "cannot be checked: this machine has one NUMA node: nothing is remote"
+    # The expected bytes of the triad are a count in full, never 4.42919e+09.
+    assert "e+" not in res.stdout, res.stdout
     res = run([memscope, "list", "--explain", "kernel.faults"], env=env)
     assert re.search(r"validated on this machine \(.*first touch of 16384 pages\): agrees within 5% \(ratio 1\.0",
                      res.stdout), res.stdout

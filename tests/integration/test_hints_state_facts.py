@@ -1,0 +1,155 @@
+"""Every hint states a fact about the host or file at hand, and the test checks that fact
+beside it: -m treated as -e (the rest counted, the missing one named with the resolver's
+reason), "the other events are still counted" only where some are, -C's scope named as the
+CPUs it counts, a command that cannot be run exits as a shell's would, --explain's
+formulas whole, and a misspelt metric gets a suggestion."""
+import os
+import re
+import shutil
+
+from conftest import FIXTURES, ROOT, run
+
+def catalog_reason(memscope, metric):
+    """The resolver's one-line reason for metric on this host, from list --explain."""
+    res = run([memscope, "list", "--explain", metric])
+    assert res.returncode == 0, res.stderr
+    m = re.search(r"^  NOT AVAILABLE: (.*)$", res.stdout, re.M)
+    return m.group(1) if m else None
+
+
+def test_m_with_one_unavailable_metric_counts_the_rest(memscope, touchmem):
+    """-m as -e: an unavailable metric is named with its reason, the rest is counted, exit 0."""
+    reason = catalog_reason(memscope, "mem.remote_ratio")
+    if reason is None:
+        # A host that has the counters: both are counted; nothing to leave out.
+        res = run([memscope, "stat", "-x,", "-m", "kernel.faults,mem.remote_ratio", "--", touchmem, "256"])
+        assert res.returncode == 0, res.stderr
+        return
+    res = run([memscope, "stat", "-x,", "--self-describing", "-m", "kernel.faults,mem.remote_ratio", "--",
+               touchmem, "256"])
+    assert res.returncode == 0, res.stderr
+    rows = {f[2]: f[3] for f in (l.split(",") for l in res.stdout.splitlines()) if len(f) > 3 and f[0] == "total"}
+    # 256 pages touched: at least 256 faults, counted although mem.remote_ratio is not.
+    assert float(rows["kernel.faults"]) >= 256, res.stdout
+    notes = [l for l in res.stderr.splitlines() if "'mem.remote_ratio'" in l]
+    assert len(notes) == 1, res.stderr
+    # The reason is the resolver's, the same list --explain gives.
+    assert reason in notes[0], (reason, notes)
+    assert notes[0].startswith("memscope stat: note: metric 'mem.remote_ratio' is not available on this host: ")
+    assert notes[0].endswith("; the other metrics are still counted"), notes
+
+
+def test_m_with_nothing_countable_exits_1_naming_each(memscope):
+    unavailable = [m for m in ("mem.read_bw", "mem.remote_ratio") if catalog_reason(memscope, m)]
+    if len(unavailable) < 2:
+        return   # a host with the counters counts them; nothing to assert about a failure
+    res = run([memscope, "stat", "-m", ",".join(unavailable), "--", "true"])
+    assert res.returncode == 1, res
+    assert res.stdout == ""
+    reasons = "; ".join(f"'{m}': {catalog_reason(memscope, m)}" for m in unavailable)
+    assert res.stderr == (f"memscope stat: none of the metrics asked for can be counted on this host: {reasons} "
+                          "(memscope list --explain METRIC shows how each is computed)\n"), res.stderr
+    # One alone: the message names it, as it always has.
+    res = run([memscope, "stat", "-m", unavailable[0], "--", "true"])
+    assert res.returncode == 1 and res.stdout == "", res
+    assert (f"memscope stat: metric '{unavailable[0]}' is not available on this host: "
+            f"{catalog_reason(memscope, unavailable[0])} (memscope list --explain") in res.stderr, res.stderr
+    # With an event beside them, the event is counted and they are notes.
+    res = run([memscope, "stat", "-x,", "-e", "page-faults", "-m", ",".join(unavailable), "--", "true"])
+    assert res.returncode == 0, res.stderr
+    assert [l.split(",")[2] for l in res.stdout.splitlines()] == ["page-faults"], res.stdout
+    assert res.stderr.count("; the rest is still counted") == 2, res.stderr
+
+
+def test_unknown_metric_beside_a_known_one_stays_a_usage_error(memscope):
+    res = run([memscope, "stat", "-m", "kernel.faults,mem.readbw", "--", "true"])
+    assert res.returncode == 2, res
+    assert "unknown metric 'mem.readbw'; did you mean 'mem.read_bw'?" in res.stderr, res.stderr
+
+
+def has_core_pmu():
+    return os.path.exists("/sys/bus/event_source/devices/cpu") or any(
+        d.startswith("armv8") for d in os.listdir("/sys/bus/event_source/devices"))
+
+
+def test_still_counted_only_where_something_is(memscope):
+    if has_core_pmu():
+        return   # cycles is counted here: no refusal to word
+    res = run([memscope, "stat", "-e", "cycles", "--", "true"])
+    assert res.returncode == 1, res
+    assert "none of the events can be counted here: 'cycles' <not supported>" in res.stderr, res.stderr
+    assert "still counted" not in res.stderr, res.stderr
+    # Beside an event that is counted, the note says so, and it is true: page-faults has a value.
+    res = run([memscope, "stat", "-x,", "-e", "cycles,page-faults", "--", "true"])
+    assert res.returncode == 0, res.stderr
+    values = {f[2]: f[0] for f in (l.split(",") for l in res.stdout.splitlines())}
+    assert values["cycles"] == "<not supported>" and int(values["page-faults"]) > 0, res.stdout
+    assert "'cycles' <not supported>: this kernel has no hardware PMU" in res.stderr
+    assert res.stderr.rstrip().endswith("; the other events are still counted"), res.stderr
+
+
+def test_cpu_list_names_the_cpus_it_counts(memscope):
+    res = run([memscope, "stat", "-C", "0", "-A", "-e", "page-faults", "--", "sleep", "0.05"])
+    assert res.returncode == 0, res.stderr
+    assert "Memory-system counter stats for 'CPU(s) 0':" in res.stdout, res.stdout
+    assert "system wide" not in res.stdout
+    # Every row is CPU 0's: the header and the rows say the same.
+    cpus = re.findall(r"^ (cpu\d+)\s", res.stdout, re.M)
+    assert cpus == ["cpu0"], res.stdout
+
+
+def test_a_command_that_cannot_run_exits_as_a_shell_would(memscope, tmp_path):
+    missing = tmp_path / "missing"
+    plain = tmp_path / "plain"
+    plain.write_text("not a program\n")
+    os.chmod(plain, 0o644)
+    assert not missing.exists() and not os.access(plain, os.X_OK)
+    sh_missing = run(["sh", "-c", f"exec {missing}"]).returncode
+    sh_plain = run(["sh", "-c", f"exec {plain}"]).returncode
+    assert (sh_missing, sh_plain) == (127, 126)
+    for cmd in ("stat", "record"):
+        extra = ["-o", str(tmp_path / "r.rec")] if cmd == "record" else []
+        res = run([memscope, cmd, *extra, "-e", "page-faults", "--", str(missing)])
+        assert res.returncode == sh_missing, (cmd, res)
+        assert f"cannot run '{missing}': No such file or directory" in res.stderr
+        res = run([memscope, cmd, *extra, "-e", "page-faults", "--", str(plain)])
+        assert res.returncode == sh_plain, (cmd, res)
+        assert f"cannot run '{plain}': Permission denied" in res.stderr
+
+
+def test_explain_shows_formulas_whole(memscope, tmp_path):
+    """A Zen 5 without its memory PMUs (as in a VM): every formula --explain gives as a
+    reason is the catalog's own, whole, not cut in the middle of a name."""
+    machine = tmp_path / "zen5-no-umc"
+    shutil.copytree(FIXTURES / "epyc-zen5-2s", machine, symlinks=True)
+    devices = machine / "sys" / "bus" / "event_source" / "devices"
+    for pmu in os.listdir(devices):
+        if pmu.startswith("amd_umc_") or pmu == "amd_df":
+            path = devices / pmu
+            path.unlink() if path.is_symlink() else shutil.rmtree(path)
+    catalog = " ".join((ROOT / "catalog" / "pmu" / "amd-zen5.yaml").read_text().split())
+    env = {**os.environ, "MEMSCOPE_SYSFS_ROOT": str(machine / "sys")}
+    if (machine / "proc").exists():
+        env["MEMSCOPE_PROCFS_ROOT"] = str(machine / "proc")
+    res = run([memscope, "list", "--explain", "mem.read_bw"], env=env)
+    assert res.returncode == 0, res.stderr
+    formulas = []
+    for line in res.stdout.splitlines():
+        for m in re.finditer(r"amd-zen5 mapping \d+ \(", line):
+            depth, i = 1, m.end()
+            while i < len(line) and depth:
+                depth += {"(": 1, ")": -1}.get(line[i], 0)
+                i += 1
+            assert depth == 0, line
+            formulas.append(line[m.end():i - 1])
+    # Both of Zen 5's read mappings are shown (UMC CAS, then the twelve DF read beats).
+    assert len(formulas) >= 2 and any("df.read_beats_dram11" in f for f in formulas), res.stdout
+    for f in formulas:
+        assert f"formula: {f}" in catalog, f
+
+
+def test_explain_suggests_the_closest_metric(memscope):
+    res = run([memscope, "list", "--explain", "mem.readbw"])
+    assert res.returncode == 1, res
+    assert "unknown metric 'mem.readbw'; did you mean 'mem.read_bw'?" in res.stderr, res.stderr
+    assert run([memscope, "list", "--explain", "mem.read_bw"]).returncode == 0
