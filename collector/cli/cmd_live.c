@@ -26,7 +26,7 @@
 
 enum {
 	OPT_LISTEN = CLI_LONG_ONLY + 0x40, OPT_REMOTE, OPT_TOKEN_FILE, OPT_NO_UI, OPT_HISTORY, OPT_NO_CTL, OPT_EXIT_AT_END,
-	OPT_MAX_CONNECTIONS,
+	OPT_MAX_CONNECTIONS, OPT_READ_TOKEN_FILE,
 };
 
 #define LIVE_DEFAULT_INTERVAL_MS 500
@@ -53,7 +53,10 @@ static const struct cli_option live_http_options[] = {
 	{ OPT_REMOTE, "remote", NULL, "allow an address other than loopback; every request then needs\nthe token",
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_TOKEN_FILE, "token-file", "FILE", "the token, from a file only its owner can read (default: a new\n"
-	  "one, printed in the URL)", CLI_COMPLETE_FILE, NULL, 0 },
+	  "one, printed in the URL; one from a file is never printed)", CLI_COMPLETE_FILE, NULL, 0 },
+	{ OPT_READ_TOKEN_FILE, "read-token-file", "FILE", "a second token, from a file as --token-file, that reads\n"
+	  "(/metrics, the page, the stream) but never controls the run:\nthe one to give Prometheus",
+	  CLI_COMPLETE_FILE, NULL, 0 },
 	{ OPT_NO_UI, "no-ui", NULL, "no page: /metrics for Prometheus (and the stream) only", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_HISTORY, "history", "MB", "stream history kept for pages that connect late or reconnect\n"
 	  "(default 64 MB)", CLI_COMPLETE_NONE, NULL, 0 },
@@ -121,6 +124,9 @@ static int live_option(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_TOKEN_FILE:
 		run->http.server.token_file = arg;
+		return 0;
+	case OPT_READ_TOKEN_FILE:
+		run->http.server.read_token_file = arg;
 		return 0;
 	case OPT_NO_UI:
 		run->ui = false;
@@ -250,6 +256,27 @@ static void start_ctl(struct live_run *run)
 	run->http.control_ctx = run;
 }
 
+/* Where to look: the page's URL to open, or (--no-ui) where /metrics
+ * answers. A token from a file is named by its file, never printed. */
+static void announce(const struct live_run *run, const char *title, const char *url)
+{
+	const char *host = strstr(url, "://") + 3;
+	bool every = !strncmp(host, "0.0.0.0:", 8) || !strncmp(host, "[::]:", 5);
+	const char *where = every ? " (on every address of this machine)" : "";
+	char token[PATH_MAX + 64] = "";
+
+	if (run->http.server.token_file)
+		snprintf(token, sizeof(token), "; the token is the one in %s", run->http.server.token_file);
+	if (run->ui && run->http.server.web_root)
+		fprintf(stderr, "memscope live: charts of %s: open %s%s%s\n", title, url, where, token);
+	else
+		fprintf(stderr, "memscope live: serving %s: /metrics and /api/stream at %s%s%s\n", title, url, where,
+			token);
+	if (run->http.server.read_token_file)
+		fprintf(stderr, "memscope live: the token in %s reads (/metrics, the page, the stream) but never "
+			"controls\n", run->http.server.read_token_file);
+}
+
 /* The run ended by itself: keep serving until Ctrl-C (or SIGTERM). */
 static void linger(const struct session *s, const char *url)
 {
@@ -347,8 +374,7 @@ int cmd_live(int argc, char **argv)
 		fprintf(stderr, "memscope live: %s\n", err.text);
 		goto out;
 	}
-	fprintf(stderr, "memscope live: %s %s: open %s\n", run.ui && run.http.server.web_root ? "charts of" : "serving",
-		session.title, http_sink_url(&http));
+	announce(&run, session.title, http_sink_url(&http));
 	fflush(stderr);
 	if (session_run(&session, &opt, &err) < 0) {
 		fprintf(stderr, "memscope live: %s\n", err.text);

@@ -41,6 +41,10 @@ struct recording_writer_options {
 	/* NULL: no file, only the view of the series table the frames give
 	 * (a run that may start recording later: its continues). */
 	const char *path;
+	/* path is a plain name created beneath the open directory dir_fd (the
+	 * directory memscope live started in), never resolved from "/". */
+	bool at_dir;
+	int dir_fd;
 	bool compress;              /* zstd even when the name does not end in .zst */
 	int flush_frames;           /* 0: RECORDING_FLUSH_FRAMES */
 	const struct host *host;    /* topology and PMUs of the machine; NULL: none recorded */

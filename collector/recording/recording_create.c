@@ -217,15 +217,23 @@ static int publish(int dirfd, const char *temp, const char *base, const char *pa
 int recording_create(const char *path, struct ms_error *err)
 {
 	const char *base;
-	char temp[NAME_MAX + 1];
 	int dirfd = open_dir(path, &base, err);
-	int fd = -1, ret = 1;
+	int fd;
 
 	if (dirfd < 0)
 		return -1;
+	fd = recording_create_at(dirfd, base, path, err);
+	close(dirfd);
+	return fd;
+}
+
+int recording_create_at(int dirfd, const char *base, const char *path, struct ms_error *err)
+{
+	char temp[NAME_MAX + 1];
+	int fd = -1, ret = 1;
+
 	if (strlen(base) > NAME_MAX - 24) {
 		ms_error_set(err, "%s: the file name is too long", path);
-		close(dirfd);
 		return -1;
 	}
 	for (int i = 0; i < CREATE_TRIES; i++) {
@@ -251,6 +259,5 @@ int recording_create(const char *path, struct ms_error *err)
 	if (fd < 0 && ret > 0)
 		ms_error_set(err, "cannot create %s: something else keeps appearing under that name; choose a "
 			     "directory only you can write (-o)", path);
-	close(dirfd);
 	return fd;
 }

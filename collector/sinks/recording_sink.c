@@ -1,5 +1,8 @@
 #include "sinks/recording_sink.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,10 @@ struct recording_sink {
 	char path[PATH_MAX];
 	const char *command_name;
 	bool may_stop;               /* record stop: the run goes on without a file */
+	/* memscope live: record FILE (from the page, whose token a client may
+	 * hold) creates a plain name beneath the directory live started in,
+	 * through this descriptor; -1 otherwise. */
+	int start_dir;
 	bool paused;
 	bool failed;                 /* a write failed: no more frames, the run stops */
 	struct ms_error err;
@@ -170,6 +177,28 @@ static double seconds(const struct recording_sink *r, uint64_t t_ns)
 	return t_ns > r->wopt.time_origin_ns ? (double)(t_ns - r->wopt.time_origin_ns) / 1e9 : 0.0;
 }
 
+/* Why name cannot be a file record FILE creates, or NULL. Blank names and
+ * names with spaces at either end are never what was meant ("record  "). */
+static const char *bad_name(const char *name, bool plain)
+{
+	size_t len = strlen(name);
+
+	if (!len || strspn(name, " \t") == len)
+		return "record needs a file name";
+	if (isspace((unsigned char)name[0]) || isspace((unsigned char)name[len - 1]))
+		return "a file name that starts or ends with a space is refused (quote nothing: record NAME)";
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+			return "a file name with a control character is refused";
+	if (plain && strchr(name, '/'))
+		return "memscope live records into the directory it was started in: give a plain file name, "
+		       "without '/' (record NAME.rec)";
+	if (plain && (!strcmp(name, ".") || !strcmp(name, "..") || name[0] == '.'))
+		return "memscope live records into the directory it was started in: give a plain file name that "
+		       "does not start with '.' (record NAME.rec)";
+	return NULL;
+}
+
 /* record FILE: the next frames go to a new file; the old one is closed. */
 static void rotate(struct recording_sink *r, const char *path, uint64_t now, const struct series_table *table,
 		   char *reply, size_t size)
@@ -180,8 +209,11 @@ static void rotate(struct recording_sink *r, const char *path, uint64_t now, con
 	struct recording_writer_options wopt = r->wopt;
 	struct ms_error err = { "" };
 
-	if (!path[0] || strlen(path) >= sizeof(r->path)) {
-		snprintf(reply, size, "error: record needs a file name%s", r->may_stop ? " (or stop)" : "");
+	const char *why = bad_name(path, r->start_dir >= 0);
+
+	if (why || strlen(path) >= sizeof(r->path)) {
+		snprintf(reply, size, "error: %s%s", why ? why : "the file name is too long",
+			 r->may_stop ? " (or record stop)" : "");
 		return;
 	}
 	snprintf(old_path, sizeof(old_path), "%s", r->path);
@@ -190,6 +222,8 @@ static void rotate(struct recording_sink *r, const char *path, uint64_t now, con
 		return;
 	}
 	wopt.path = path;
+	wopt.at_dir = r->start_dir >= 0;
+	wopt.dir_fd = r->start_dir;
 	wopt.time_origin_ns = now;
 	wopt.continues = old;
 	if (recording_writer_open(&r->writer, &wopt, table, &err) < 0) {
@@ -394,6 +428,8 @@ static void rec_close(struct sink *sink)
 		sample_batch_unref(r->context[i]);
 	free(r->context);
 	free(r->items);
+	if (r->start_dir >= 0)
+		close(r->start_dir);
 	free(r);
 	sink->priv = NULL;
 }
@@ -422,6 +458,7 @@ int recording_sink_init(struct sink *sink, const struct recording_writer_options
 		return -1;
 	}
 	r->wopt = *opt;
+	r->start_dir = -1;
 	snprintf(r->path, sizeof(r->path), "%s", opt->path ? opt->path : "");
 	sink->ops = &recording_sink_ops;
 	sink->priv = r;
@@ -433,9 +470,21 @@ int recording_sink_init(struct sink *sink, const struct recording_writer_options
 int recording_sink_init_stoppable(struct sink *sink, const struct recording_writer_options *opt,
 				  struct ms_error *err)
 {
+	struct recording_sink *r;
+
 	if (recording_sink_init(sink, opt, err) < 0)
 		return -1;
-	((struct recording_sink *)sink->priv)->may_stop = true;
+	r = sink->priv;
+	r->may_stop = true;
+	/* The directory as it is now: a later rename or link of its name
+	 * changes nothing about where record FILE creates. */
+	r->start_dir = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r->start_dir < 0) {
+		ms_error_set(err, "the directory memscope live was started in (where record FILE creates files): "
+			     "%s", strerror(errno));
+		rec_close(sink);
+		return -1;
+	}
 	return 0;
 }
 

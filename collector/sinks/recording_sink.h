@@ -19,7 +19,8 @@
  * created by open). opt is copied; what it points to must outlive the sink. */
 int recording_sink_init(struct sink *sink, const struct recording_writer_options *opt, struct ms_error *err);
 /* As recording_sink_init, and `record stop` ends the file while the run goes
- * on (memscope live); opt->path NULL: no file until `record FILE`. */
+ * on (memscope live); opt->path NULL: no file until `record FILE`, which then
+ * takes a plain name created beneath the current directory (opened now). */
 int recording_sink_init_stoppable(struct sink *sink, const struct recording_writer_options *opt,
 				  struct ms_error *err);
 /* After the run: why the recording failed (a write error, or it could not be

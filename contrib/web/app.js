@@ -16,7 +16,7 @@
   const M = window.memscope = {
     session: null, columns: [], charts: [], labels: [], totals: [], last: null, seq: -1, frames: 0,
     batches: 0, gaps: [], state: "connecting", firstDrawMs: null, drawMs: [], procs: null, source: null,
-    lastDrawFrames: 0, lastDrawAt: null,
+    lastDrawFrames: 0, lastDrawAt: null, axes: {}, yAxes: {}, replies: [],
   };
 
   let charts = [];          // { key, el, plot, cols, data }
@@ -33,6 +33,70 @@
     const units = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
     for (const [f, p] of units) if (a >= f) return (v / f).toFixed(a / f >= 100 ? 0 : 2) + " " + p + (unit || "");
     return (a >= 100 ? v.toFixed(0) : v.toPrecision(3)) + (unit ? " " + unit : "");
+  }
+
+  // Axis ticks: as many decimals as the step between ticks needs (ticks
+  // 2000, 2001, 2002 are "2.000 k", "2.001 k", "2.002 k", not all "2.00 k").
+  function fmtTick(v, incr, kind) {
+    if (v === null || v === undefined) return "";
+    if (kind === "ratio") {
+      const pct = v * 100, step = Math.abs(incr * 100);
+      const dec = step >= 1 || step === 0 ? 0 : Math.min(6, Math.ceil(-Math.log10(step) - 1e-9));
+      return pct.toFixed(dec) + " %";
+    }
+    const a = Math.max(Math.abs(v), Math.abs(incr));
+    const units = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""]];
+    const [f, p] = units.find(([f]) => a >= f) || [1, ""];
+    const step = Math.abs(incr) / f;
+    const dec = step >= 1 || step === 0 ? 0 : Math.min(6, Math.ceil(-Math.log10(step) - 1e-9));
+    return (v / f).toFixed(dec) + (p ? " " + p : "");
+  }
+
+  // Time on the x axis with seconds (milliseconds when ticks are closer than
+  // a second), the date on the first tick; the labels each chart drew are
+  // kept in memscope.axes for whoever checks them.
+  function timeAxis(key) {
+    return {
+      values: (u, splits, axisIdx, space, incr) => {
+        const labels = splits.map((v, i) => {
+          if (t0 <= 0) return incr < 1 ? v.toFixed(Math.min(3, Math.ceil(-Math.log10(incr)))) + " s" : v.toFixed(0) + " s";
+          const d = new Date(v * 1000);
+          const f = incr < 1 ? "{HH}:{mm}:{ss}.{fff}" : "{HH}:{mm}:{ss}";
+          return uPlot.fmtDate(i === 0 ? "{YYYY}-{MM}-{DD}\n" + f : f)(d);
+        });
+        M.axes[key] = { min: u.scales.x.min, max: u.scales.x.max, labels, splits: splits.slice() };
+        return labels;
+      },
+      space: 80,
+    };
+  }
+
+  // The value axis, its labels kept in memscope.yAxes.
+  function valueAxis(key, kind) {
+    return {
+      size: 70,
+      values: (u, vals, i, space, incr) => {
+        const labels = vals.map((v) => fmtTick(v, incr, kind));
+        M.yAxes[key] = { min: u.scales.y.min, max: u.scales.y.max, labels };
+        return labels;
+      },
+    };
+  }
+
+  // The hover time: to the millisecond.
+  function timeValue(u, v) {
+    if (v === null || v === undefined) return "";
+    if (t0 <= 0) return v.toFixed(3) + " s";
+    return uPlot.fmtDate("{YYYY}-{MM}-{DD} {HH}:{mm}:{ss}.{fff}")(new Date(v * 1000));
+  }
+
+  // Ratios run from 0 to at most 100 %: padding never draws 200 %.
+  function yScale(kind) {
+    if (kind !== "ratio") return {};
+    return { range: (u, min, max) => {
+      const hi = max > 0 ? uPlot.rangeNum(0, max, 0.1, true)[1] : 1;
+      return [0, max <= 1 ? Math.min(1, hi) : hi];
+    } };
   }
 
   // Counters are charted per second; gauges and ratios as they are.
@@ -127,6 +191,9 @@
     M.labels = [];
     M.seq = -1;
     M.frames = 0;
+    M.first = null;
+    M.axes = {};
+    M.yAxes = {};
     t0 = session.start_unix_ms || 0;
     for (const c of charts) c.plot.destroy();
     $("charts").innerHTML = "";
@@ -154,15 +221,15 @@
       const data = [[], ...cols.map(() => [])];
       const opts = {
         width: Math.max(300, el.clientWidth - 12), height: 220,
-        scales: { x: { time: t0 > 0 } },
+        scales: { x: { time: t0 > 0 }, y: yScale(first.kind) },
         cursor: { sync: { key: "memscope" }, drag: { x: true, y: false } },
         // Lines 1 px wide: a hairline is many times cheaper to draw (50
         // charts of an hour redraw in ~0.1 s instead of seconds).
-        series: [{}, ...cols.map((c, k) => ({
+        series: [{ label: "time", value: timeValue }, ...cols.map((c, k) => ({
           label: session.columns[c].label, stroke: COLORS[k % COLORS.length], width: 1,
           value: (u, v) => fmt(v, first.kind === "counter" && !first.unit ? "/s" : shownUnit(first), first.kind),
         }))],
-        axes: [{}, { size: 70, values: (u, vals) => vals.map((v) => fmt(v, "", first.kind)) }],
+        axes: [timeAxis(key), valueAxis(key, first.kind)],
         plugins: [labelsPlugin(), zoomPlugin()],
       };
       const plot = new uPlot(opts, data, el);
@@ -192,8 +259,12 @@
     }
     $("na-count").textContent = (s.na || []).length;
     $("na-box").hidden = !(s.na || []).length;
-    $("controls").hidden = !(s.control && token);
-    $("readonly").hidden = !(s.control && !token);
+    // A recording has nothing to steer or follow: no live-only control stays.
+    $("controls").hidden = !(s.control && token) || !!s.from_file;
+    for (const el of $("controls").querySelectorAll("input, button, select")) el.disabled = !!s.from_file;
+    $("readonly").hidden = !(s.control && !token) || !!s.from_file;
+    $("follow").textContent = s.from_file ? "Whole run" : "Follow live";
+    $("history").hidden = !!s.from_file;
     if (s.interval_ms) $("interval").value = String(s.interval_ms);
     setState(s.ended ? "ended" : s.paused ? "paused" : "running", s.end_reason);
     showHistory(s.history);
@@ -220,6 +291,7 @@
     for (const row of b.f || []) {
       const [seq, t, dUs] = row;
       const x = (t0 + t) / 1000;
+      if (M.first === null) M.first = (t0 + t - dUs / 1000) / 1000;
       const secs = dUs / 1e6;
       for (let c = 0; c < M.columns.length; c++) {
         const v = row[3 + c];
@@ -305,11 +377,23 @@
   function redrawAll() {
     const start = performance.now();
     redrawing = true;
+    // Every chart spans the same time: the run's first frame to its last
+    // (a chart with few points, as the per-process one, is not stretched
+    // around them by its own scale).
+    let lo = Infinity, hi = -Infinity;
+    for (const c of charts) {
+      const xs = c.data[0];
+      if (xs.length) { lo = Math.min(lo, xs[0]); hi = Math.max(hi, xs[xs.length - 1]); }
+    }
+    if (M.first !== null && M.first !== undefined) lo = Math.min(lo, M.first);
+    if (hi <= lo) hi = lo + 1;
     for (const c of charts) {
       const xs = c.data[0];
       if (!xs.length) continue;
-      if (follow) c.plot.setData(view(c, xs[0], xs[xs.length - 1]));
-      else c.plot.setData(view(c, c.plot.scales.x.min, c.plot.scales.x.max), false);
+      if (follow) {
+        c.plot.setData(view(c, lo, hi), false);
+        c.plot.setScale("x", { min: lo, max: hi });
+      } else c.plot.setData(view(c, c.plot.scales.x.min, c.plot.scales.x.max), false);
     }
     redrawing = false;
     const took = performance.now() - start;
@@ -356,9 +440,10 @@
         width: Math.max(300, el.clientWidth - 12), height: 220,
         scales: { x: { time: t0 > 0 } },
         cursor: { sync: { key: "memscope" }, drag: { x: true, y: false } },
-        series: [{}, ...pids.map((pid, k) => ({ label: names.get(pid) || String(pid), stroke: COLORS[k % COLORS.length],
+        series: [{ label: "time", value: timeValue }, ...pids.map((pid, k) => ({ label: names.get(pid) || String(pid),
+                                               stroke: COLORS[k % COLORS.length],
                                                width: 1, value: (u, v) => fmt(v, "/s", "counter") }))],
-        axes: [{}, { size: 70, values: (u, vals) => vals.map((v) => fmt(v, "", "counter")) }],
+        axes: [timeAxis(key), valueAxis(key, "counter")],
         plugins: [labelsPlugin(), zoomPlugin()],
       }, data, el);
       ch = { key, el, plot, cols: [], data, pids, names, procs: true };
@@ -446,14 +531,29 @@
     } catch (e) { /* the stream's own reconnect says so */ }
   }
 
+  // Each reply is shown with the request it answers, and only while that
+  // request is the latest: a slow answer to an earlier one never stands in
+  // for the answer to a later one.
+  let controlSent = 0;
   async function control(line) {
+    const n = ++controlSent;
+    const el = $("control-reply");
+    el.dataset.request = line;
+    el.dataset.pending = "1";
+    el.textContent = "…";
     const r = await fetch("api/control", { method: "POST", headers: headers(), body: line });
     const text = (await r.text()).trim();
-    $("control-reply").textContent = text;
+    M.replies.push({ request: line, status: r.status, text });
+    if (n === controlSent) {
+      el.textContent = text;
+      delete el.dataset.pending;
+    }
     return { status: r.status, text };
   }
   M.control = control;
   M.redrawAll = redrawAll;
+  // Each chart's data: its time span and its series' values (per second for counters).
+  M.data = () => charts.map((c) => ({ key: c.key, x: c.data[0], y: c.data.slice(1) }));
 
   $("label-form").addEventListener("submit", (e) => {
     e.preventDefault();

@@ -168,7 +168,9 @@ const MemscopeRecording = (() => {
         frames.push(row);
         frameCount++;
         lastT = t;
-        if (frames.length >= 500) flush(false);
+        // A batch at most every 500 frames, and with processes every second
+        // of the recording, as memscope live --input streams it.
+        if (frames.length >= 500 || (procSums.size && lastT - procSince >= 1000)) flush(false);
       } else if (Array.isArray(r.series)) {
         for (const e of r.series) {
           const s = seriesFrom(e, name, line);

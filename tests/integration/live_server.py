@@ -14,15 +14,17 @@ SANITIZER_EXITS = (86, 87)
 
 
 class Live:
-    def __init__(self, memscope, args, env=None, cwd=None):
+    def __init__(self, memscope, args, env=None, cwd=None, token=None):
         self.proc = subprocess.Popen([memscope, "live"] + list(args), stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
         self.lines = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
-        self.url = self.wait_for(r"open (http://\S+)", 60).group(1)
-        m = re.match(r"http://([^/]+):(\d+)/\?token=(\w+)", self.url)
-        self.host, self.port, self.token = m.group(1), int(m.group(2)), m.group(3)
+        # The URL carries a token memscope made; one from --token-file is
+        # never printed (the caller knows it).
+        m = self.wait_for(r"(?:open|at) (http://([^/\s]+):(\d+)/)(?:\?token=(\w+))?", 60)
+        self.host, self.port, self.token = m.group(2), int(m.group(3)), m.group(4) or token
+        self.url = m.group(1) + (f"?token={self.token}" if self.token else "")
 
     def _read(self):
         for line in self.proc.stderr:

@@ -225,15 +225,16 @@ def test_the_page_starts_and_stops_recordings_without_o(memscope, touchmem, tmp_
     starts another, with the series as they are then. memscope reads both."""
     first, second, go = tmp_path / "first.rec", tmp_path / "second.rec", tmp_path / "go"
     live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100", "--", "sh", "-c",
-                           f"while [ ! -e {go} ]; do sleep 0.05; done; {touchmem} 8 --sleep-ms 300; sleep 30"])
+                           f"while [ ! -e {go} ]; do sleep 0.05; done; {touchmem} 8 --sleep-ms 300; sleep 30"],
+                cwd=tmp_path)
     try:
         live.session()
         status, _, text = live.control("status")
         assert status == 200 and text.startswith("ok: not recording"), text
         assert live.control("label before any file")[2].startswith("ok: label 'before any file' at ")
         assert live.control("record stop")[2].startswith("error: not recording")
-        status, _, text = live.control(f"record {first}")
-        assert text == f"ok: recording to {first}", text
+        status, _, text = live.control("record first.rec")
+        assert text == "ok: recording to first.rec", text
         live.control("label in the first file")
         # touchmem starts now and ends: its series are added, then retired.
         go.touch()
@@ -245,11 +246,11 @@ def test_the_page_starts_and_stops_recordings_without_o(memscope, touchmem, tmp_
             time.sleep(0.1)
         assert gone, "touchmem's series came and went in /metrics"
         status, _, text = live.control("record stop")
-        assert status == 200 and text.startswith(f"ok: {first} closed with "), text
+        assert status == 200 and text.startswith("ok: first.rec closed with "), text
         stopped_frames = int(text.split()[-2])
         assert not second.exists()
         time.sleep(0.5)
-        assert live.control(f"record {second}")[2] == f"ok: recording to {second}"
+        assert live.control("record second.rec")[2] == "ok: recording to second.rec"
         time.sleep(1)
     finally:
         live.stop()

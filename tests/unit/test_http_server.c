@@ -114,6 +114,22 @@ static void test_paths(void)
 	CHECK(!http_static_path_ok("/a\nb"));
 }
 
+static void test_loopback_hosts(void)
+{
+	static const char *const good[] = { "localhost", "localhost:8720", "127.0.0.1", "127.0.0.1:1", "127.9.8.7:65535",
+					     "[::1]", "[::1]:8720" };
+	/* Names a site can rebind to 127.0.0.1, shorthand, junk after a port. */
+	static const char *const bad[] = { "127.evil.example", "127.evil.example:8720", "127.0.0.1.nip.io",
+					   "127.0.0.1.nip.io:80", "localhost.evil", "127.1", "0x7f.0.0.1", "127.0.0.1:",
+					   "127.0.0.1:123456", "127.0.0.1:80x", "[::1]x", "[::2]", "[::1", "10.0.0.1",
+					   "", "127.0.0.01" };
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		CHECK(http_host_is_loopback(good[i]));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(!http_host_is_loopback(bad[i]));
+}
+
 static void test_prom_names(void)
 {
 	struct prom_name n;
@@ -347,6 +363,7 @@ int main(void)
 		return 1;
 	chmod(dir, 0755);
 	test_paths();
+	test_loopback_hosts();
 	test_prom_names();
 	test_prom_text();
 	test_refusals(dir);

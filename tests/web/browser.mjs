@@ -6,6 +6,9 @@
 //                                        recording to REC from the page
 //   node browser.mjs file URL OUTDIR REC a recording opened in the page
 //   node browser.mjs load URL OUTDIR     time to first draw of a long history
+//   node browser.mjs replay URL OUTDIR REC  a recording served (live --input), then
+//                                        the same file opened in the page: each
+//                                        chart's time axis and data
 import { chromium } from "playwright-core";
 import fs from "node:fs";
 import path from "node:path";
@@ -18,6 +21,8 @@ const browser = await chromium.launchPersistentContext(userDir, {
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   headless: true,
   viewport: { width: 1400, height: 1000 },
+  // Axis labels in UTC, so a test can compare them with a recording's start.
+  timezoneId: "UTC",
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 });
@@ -59,6 +64,7 @@ const snapshot = (page) => page.evaluate(() => ({
   state: memscope.state, seq: memscope.seq, frames: memscope.frames, columns: memscope.columns,
   totals: memscope.totals, last: memscope.last, labels: memscope.labels, charts: memscope.charts,
   procs: memscope.procs, session: memscope.session, fileError: memscope.fileError || null,
+  yAxes: memscope.yAxes,
 }));
 
 try {
@@ -68,6 +74,11 @@ try {
   const t0 = Date.now();
   await page.goto(url);
   if (scenario === "live") {
+    // The reply to this request (the element says which request it answers).
+    const replyTo = (line) => page.waitForFunction((line) => {
+      const el = document.querySelector("#control-reply");
+      return el.dataset.request === line && !el.dataset.pending;
+    }, line, { timeout: 30000 });
     await page.waitForFunction(() => window.memscope && memscope.frames >= 10, null, { timeout: 60000 });
     result.first_draw_ms = await page.evaluate(() => memscope.firstDrawMs);
     result.fps_streaming = await framesPerSecond(page, 3000);
@@ -85,19 +96,18 @@ try {
     // The interval from the page's menu: frames come 200 ms apart.
     await page.selectOption("#interval", "200");
     await page.waitForFunction(() => memscope.last && memscope.last[2] >= 180000, null, { timeout: 30000 });
+    await replyTo("interval 200");
     result.interval_reply = await page.textContent("#control-reply");
     // A new recording from the page's form (FILE is where).
     if (file) {
       await page.fill("#record-file", file);
       await page.click("#record-form button");
-      await page.waitForFunction(() => /recording to/.test(document.querySelector("#control-reply").textContent),
-                                 null, { timeout: 30000 });
+      await replyTo(`record ${file}`);
       result.record_reply = await page.textContent("#control-reply");
       await page.waitForFunction((s) => memscope.seq > s + 5, await page.evaluate(() => memscope.seq),
                                  { timeout: 30000 });
       await page.click("#record-stop");
-      await page.waitForFunction(() => /closed with/.test(document.querySelector("#control-reply").textContent),
-                                 null, { timeout: 30000 });
+      await replyTo("record stop");
       result.stop_reply = await page.textContent("#control-reply");
     }
     await page.click("#pause");
@@ -117,6 +127,34 @@ try {
     result.final = await snapshot(page);
     result.inked = await inkedShare(page);
     await page.screenshot({ path: path.join(outdir, "file.png"), fullPage: true });
+  } else if (scenario === "replay") {
+    const drawn = () => page.waitForFunction(() => window.memscope && memscope.session && memscope.session.ended &&
+                                             memscope.frames > 0 && memscope.lastDrawFrames === memscope.frames &&
+                                             Object.keys(memscope.axes).length === memscope.charts.length,
+                                             null, { timeout: 120000, polling: 50 });
+    const look = () => page.evaluate(() => ({
+      start_unix_ms: memscope.session.start_unix_ms, frames: memscope.frames, axes: memscope.axes, yAxes: memscope.yAxes,
+      charts: memscope.charts, data: memscope.data(), from_file: memscope.session.from_file,
+      controls_shown: ["#controls", "#readonly", "#history"].filter((q) => document.querySelector(q).offsetParent !== null),
+      follow: document.querySelector("#follow").textContent,
+    }));
+    await page.waitForFunction(() => window.memscope && memscope.session && memscope.session.ended &&
+                               memscope.frames >= memscope.session.frames, null, { timeout: 120000 });
+    await drawn();
+    await page.waitForTimeout(300);
+    // The time under the pointer, as the legend shows it.
+    const box = await page.locator(".chart .u-over").first().boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    result.hover_time = await page.locator(".chart .u-legend .u-series").first().locator(".u-value").textContent();
+    await page.mouse.move(0, 0);
+    result.served = await look();
+    await page.screenshot({ path: path.join(outdir, "replay-served.png"), fullPage: true });
+    await page.setInputFiles("#file", file);
+    await page.waitForFunction(() => memscope.source === "file" && memscope.frames > 0, null, { timeout: 120000 });
+    await drawn();
+    await page.waitForTimeout(300);
+    result.opened = await look();
+    await page.screenshot({ path: path.join(outdir, "replay-opened.png"), fullPage: true });
   } else if (scenario === "load") {
     // An ended run: its session says how many frames there are to draw.
     await page.waitForFunction(() => window.memscope && memscope.session && memscope.session.ended &&

@@ -49,13 +49,14 @@ def column(columns, group, label="all"):
 def test_live_page_charts_labels_pause_and_metrics_agree(memscope, touchmem, outdir):
     rec, second = outdir / "page.rec", outdir / "second.rec"
     # No -e or -m: what a new user sees (metrics this host lacks are listed with why).
+    # The page records into the directory live was started in.
     live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100",
-                           "-o", str(rec), "--", touchmem, "20", "--repeat", "100000"])
+                           "-o", str(rec), "--", touchmem, "20", "--repeat", "100000"], cwd=outdir)
     try:
-        out = browser("live", live.url, outdir, str(second))
+        out = browser("live", live.url, outdir, second.name)
         final = out["final"]
         assert out["interval_reply"].startswith("ok: interval 200 ms"), out["interval_reply"]
-        assert out["record_reply"].startswith(f"ok: recording to {second}; {rec} closed"), out["record_reply"]
+        assert out["record_reply"].startswith(f"ok: recording to second.rec; {rec} closed"), out["record_reply"]
         # The n/a reasons: what the session says this host lacks, as the page lists them.
         session = live.session()
         assert out["na"] == [f"{n['name']}: {n['why']}" for n in session["na"]]
@@ -81,6 +82,14 @@ def test_live_page_charts_labels_pause_and_metrics_agree(memscope, touchmem, out
         assert chart["series"] == [str(pid)]
         assert out["procs_table"][0][:2] == [str(pid), "touchmem"]
         assert out["inked"]["proc.faults per process"] > 100, "its line is drawn"
+        # Value axes: ticks labelled apart, ratios within 0-100 %.
+        for key, axis in final["yAxes"].items():
+            assert len(set(axis["labels"])) == len(axis["labels"]), (key, axis["labels"])
+            kind = next(c["kind"] for c in final["columns"] if c["group"] == key.split(" per ")[0]) \
+                if not key.endswith("per process") else "counter"
+            if kind == "ratio":
+                assert axis["min"] >= 0 and axis["max"] <= 1, (key, axis)
+                assert all(float(label.split()[0]) <= 100 for label in axis["labels"]), (key, axis["labels"])
         assert (outdir / "live.png").stat().st_size > 10000
         print(f"first draw {out['first_draw_ms']:.0f} ms after navigation, {out['fps_streaming']:.1f} "
               f"frames/s while streaming")
@@ -97,7 +106,7 @@ def test_live_page_charts_labels_pause_and_metrics_agree(memscope, touchmem, out
     _, frames, ends = read_recording(second)
     assert len(frames) >= 5 and all(f["d"] > 150_000_000 for f in frames[1:])
     # Stopped from the page: the file ends there, with its frames counted.
-    assert out["stop_reply"] == f"ok: {second} closed with {len(frames)} frames"
+    assert out["stop_reply"] == f"ok: second.rec closed with {len(frames)} frames"
     assert ends[-1] == {"end": "record stop", "frames": len(frames)}
 
 
@@ -213,3 +222,71 @@ def test_an_hour_of_50_series_at_10_hz_stays_responsive(memscope, outdir):
         assert out["redraw_ms"] < 400
     finally:
         live.stop()
+
+
+def clock_seconds(label, day):
+    """A time-axis label ("2026-11-27\n12:38:05", "12:38:05.500") as Unix seconds on day (UTC)."""
+    import datetime
+    lines = label.split("\n")
+    if len(lines) == 2:
+        assert lines[0] == day.strftime("%Y-%m-%d"), label
+    hms, _, frac = lines[-1].partition(".")
+    h, m, s = (int(x) for x in hms.split(":"))
+    midnight = datetime.datetime(day.year, day.month, day.day, tzinfo=datetime.timezone.utc).timestamp()
+    return midnight + h * 3600 + m * 60 + s + (int(frac) / 10 ** len(frac) if frac else 0)
+
+
+def test_a_replayed_recording_is_drawn_at_its_own_time(memscope, touchmem, outdir):
+    """live --input and the same file opened in the page: every chart's time axis
+    (its labels as drawn, its range) lies between the recording's own start and
+    end, the per-process chart's too; no series ends in a spike; the hover time
+    has seconds; a file has no live-only controls."""
+    import datetime
+    import re
+    if os.geteuid() != 0:
+        pytest.skip("records system-wide (-a) for per-process series of every process")
+    rec = outdir / "replayed.rec"
+    res = subprocess.run([memscope, "record", "-a", "-I", "100", "-o", str(rec), "-e",
+                          "page-faults,task-clock,proc.faults", "--", "sh", "-c",
+                          f"{touchmem} 32; sleep 1; {touchmem} 32; sleep 1.2"], capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    header, frames, _ = read_recording(rec)
+    start = header["start"]["unix_ns"] / 1e9
+    first, end = start + (frames[0]["t"] - frames[0]["d"]) / 1e9, start + frames[-1]["t"] / 1e9
+    day = datetime.datetime.fromtimestamp(start, datetime.timezone.utc)
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "--input", str(rec)])
+    try:
+        live.wait_for("still serving")
+        out = browser("replay", live.url, outdir, str(rec))
+    finally:
+        live.stop()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}", out["hover_time"]), out["hover_time"]
+    for way in ("served", "opened"):
+        got = out[way]
+        assert got["from_file"] and got["controls_shown"] == [] and got["follow"] == "Whole run", (way, got)
+        assert got["start_unix_ms"] == pytest.approx(start * 1000, abs=1), way
+        keys = [c["key"] for c in got["charts"]]
+        assert "page-faults" in keys and "proc.faults per process" in keys, (way, keys)
+        for key in keys:
+            axis = got["axes"][key]
+            assert axis["min"] == pytest.approx(first, abs=0.002), (way, key, axis)
+            assert axis["max"] == pytest.approx(end, abs=0.002), (way, key, axis)
+            times = [clock_seconds(label, day) for label in axis["labels"]]
+            assert len(times) >= 2, (way, key, axis["labels"])
+            assert all(first - 0.001 <= t <= end + 0.001 for t in times), (way, key, axis["labels"], first, end)
+        # task-clock's ticks a few msec/s apart around 2,000 are told apart.
+        ticks = got["yAxes"]["task-clock"]["labels"]
+        assert len(set(ticks)) == len(ticks) >= 2, (way, ticks)
+        for chart in got["data"]:
+            xs = chart["x"]
+            assert first - 0.001 <= xs[0] and xs[-1] <= end + 0.001, (way, chart["key"])
+            if chart["key"] == "task-clock":
+                # System-wide CPU time per second is the number of CPUs (in
+                # msec/s), at every point, the last (short) interval too: no spike.
+                cpus = len(header["host"]["cpus"])
+                for ys in chart["y"]:
+                    assert all(y == pytest.approx(cpus * 1000, rel=0.05) for y in ys if y is not None), (way, ys)
+        # Both ways chart the processes once a second of the recording.
+        procs = next(c for c in got["data"] if c["key"] == "proc.faults per process")
+        assert len(procs["x"]) >= 2, (way, procs["x"])

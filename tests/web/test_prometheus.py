@@ -93,7 +93,7 @@ def test_prometheus_scrapes_two_exporters(memscope, touchmem, tmp_path):
     token.chmod(0o600)
     per_node = kunpeng_replay(tmp_path / "kunpeng.jsonl", 5)
     here = Live(memscope, ["--no-ui", "--listen", "127.0.0.1:0", "--token-file", str(token), "-I", "100",
-                           "-e", "page-faults", "--", touchmem, "16", "--repeat", "1000000"])
+                           "-e", "page-faults", "--", touchmem, "16", "--repeat", "1000000"], token="fleet-token-0123456789abcdef")
     replay = Live(memscope, ["--no-ui", "--listen", "127.0.0.1:0", "--replay", str(tmp_path / "kunpeng.jsonl"),
                              "-I", "100", "-m", "mem.read_bytes,mem.read_bw"], env=fixture_env("kunpeng920-2s"))
     prom = None

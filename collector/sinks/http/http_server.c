@@ -1,5 +1,6 @@
 #include "sinks/http/http_server.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -22,7 +23,8 @@
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct http_listen listen;
-	struct http_token token;
+	struct http_token token;       /* reads and controls */
+	struct http_token read_token;  /* reads only (--read-token-file), or empty */
 	struct http_route routes[HTTP_MAX_ROUTES];
 	int nr_routes;
 	int web_fd;                    /* O_PATH directory, or -1 */
@@ -126,19 +128,22 @@ static const char *content_type_of(const char *path)
 static int open_beneath(int dir, const char *rel)
 {
 	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+		/* O_NONBLOCK: a FIFO put here opens without waiting for a writer
+		 * (and is then refused as not a regular file), so it cannot stall
+		 * the server's one thread. */
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
 	};
 	long fd = syscall(SYS_openat2, dir, rel, &how, sizeof(how));
 
 	if (fd < 0 && errno == ENOSYS)
 		/* Kernels before 5.6: the path was checked segment by segment. */
-		fd = openat(dir, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+		fd = openat(dir, rel, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
 	return (int)fd;
 }
 
 static enum MHD_Result serve_static(struct http_server *s, struct MHD_Connection *conn, const char *path,
-				    bool set_cookie)
+				    const char *set_cookie)
 {
 	const char *rel = !strcmp(path, "/") ? "index.html" : path + 1;
 	struct MHD_Response *r;
@@ -183,7 +188,7 @@ static enum MHD_Result serve_static(struct http_server *s, struct MHD_Connection
 		char cookie[HTTP_TOKEN_MAX + 80];
 
 		snprintf(cookie, sizeof(cookie), "memscope_token=%s; Path=/; HttpOnly; SameSite=Strict",
-			 s->token.text);
+			 set_cookie);
 		mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, cookie);
 	}
 	ret = mhd.MHD_queue_response(conn, MHD_HTTP_OK, r);
@@ -191,25 +196,36 @@ static enum MHD_Result serve_static(struct http_server *s, struct MHD_Connection
 	return ret;
 }
 
-static bool token_in(const struct http_server *s, const char *value, const char *prefix)
+enum token_grant { TOKEN_NONE, TOKEN_READ, TOKEN_FULL };
+
+/* What the text after prefix grants: the token, the read-only token, or
+ * nothing. */
+static enum token_grant token_in(const struct http_server *s, const char *value, const char *prefix)
 {
 	size_t plen = prefix ? strlen(prefix) : 0;
 
 	if (!value)
-		return false;
+		return TOKEN_NONE;
 	if (plen) {
 		if (strncasecmp(value, prefix, plen))
-			return false;
+			return TOKEN_NONE;
 		value += plen;
 	}
-	return http_token_equal(&s->token, value, strlen(value));
+	if (http_token_equal(&s->token, value, strlen(value)))
+		return TOKEN_FULL;
+	if (s->read_token.text[0] && http_token_equal(&s->read_token, value, strlen(value)))
+		return TOKEN_READ;
+	return TOKEN_NONE;
 }
 
-static bool header_token(const struct http_server *s, struct MHD_Connection *conn)
+static enum token_grant header_token(const struct http_server *s, struct MHD_Connection *conn)
 {
-	return token_in(s, mhd.MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
-			"Bearer ") ||
-	       token_in(s, mhd.MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Memscope-Token"), NULL);
+	enum token_grant a = token_in(s, mhd.MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+									 MHD_HTTP_HEADER_AUTHORIZATION), "Bearer ");
+	enum token_grant b = token_in(s, mhd.MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Memscope-Token"),
+				      NULL);
+
+	return a > b ? a : b;
 }
 
 static bool same_user(struct http_server *s, struct MHD_Connection *conn)
@@ -228,32 +244,57 @@ static bool same_user(struct http_server *s, struct MHD_Connection *conn)
 	return cs->same_user;
 }
 
+/* Is port text a port: 1-5 digits, nothing else? */
+static bool port_text(const char *p)
+{
+	size_t n = strspn(p, "0123456789");
+
+	return n >= 1 && n <= 5 && !p[n];
+}
+
+/* Does Host name this machine's loopback literally: "localhost", a dotted
+ * 127.x.y.z or "[::1]", each with an optional ":PORT"? Parsed exactly, never
+ * by prefix: "127.evil.example" and "127.0.0.1.nip.io" are names a site can
+ * point at 127.0.0.1 (DNS rebinding) and are refused. */
+bool http_host_is_loopback(const char *host)
+{
+	char name[64];
+	const char *end;
+	size_t len;
+
+	if (host[0] == '[') {
+		struct in6_addr a6;
+
+		end = strchr(host, ']');
+		if (!end || (size_t)(end - host - 1) >= sizeof(name))
+			return false;
+		len = (size_t)(end - host - 1);
+		memcpy(name, host + 1, len);
+		name[len] = '\0';
+		if (end[1] && (end[1] != ':' || !port_text(end + 2)))
+			return false;
+		return inet_pton(AF_INET6, name, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+	}
+	end = strchr(host, ':');
+	len = end ? (size_t)(end - host) : strlen(host);
+	if (len >= sizeof(name) || (end && !port_text(end + 1)))
+		return false;
+	memcpy(name, host, len);
+	name[len] = '\0';
+	if (!strcmp(name, "localhost"))
+		return true;
+	struct in_addr a4;
+
+	/* inet_pton takes exactly four decimal parts: no names, no shorthand. */
+	return inet_pton(AF_INET, name, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+}
+
 /* On loopback, Host must name loopback (or be absent: HTTP/1.0 tools). */
 static bool host_ok(const struct http_server *s, struct MHD_Connection *conn)
 {
 	const char *host = mhd.MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-	char name[300];
-	size_t len;
 
-	if (!s->listen.loopback || !host)
-		return true;
-	snprintf(name, sizeof(name), "%s", host);
-	/* Strip the port. */
-	len = strlen(name);
-	if (name[0] == '[') {
-		char *close = strchr(name, ']');
-
-		if (close)
-			close[1] = '\0';
-	} else {
-		char *colon = strrchr(name, ':');
-
-		if (colon)
-			*colon = '\0';
-	}
-	(void)len;
-	return !strcmp(name, "localhost") || !strncmp(name, "127.", 4) || !strcmp(name, "[::1]") ||
-	       !strcmp(name, s->listen.host);
+	return !s->listen.loopback || !host || http_host_is_loopback(host);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
@@ -265,7 +306,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	struct http_request req;
 	const char *query_token;
 	bool is_post = !strcmp(method, MHD_HTTP_METHOD_POST);
-	bool header, cookie, query;
+	enum token_grant header, cookie, query;
 
 	if (!rs) {
 		/* First call: headers only. A POST body follows in more calls. */
@@ -309,12 +350,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (!route && strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return http_respond_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "%s: only GET", url);
 	if (route && route->access == HTTP_CONTROL) {
-		if (!header) {
+		if (header != TOKEN_FULL) {
 			atomic_fetch_add(&s->refused, 1);
 			return http_respond_error(conn, MHD_HTTP_FORBIDDEN,
-						  "control needs the token memscope live printed at start, in an "
-						  "'Authorization: Bearer TOKEN' header (the page sends it when "
-						  "opened with the URL memscope printed)");
+						  header == TOKEN_READ
+						  ? "control needs the control token (--token-file, or the one memscope "
+						    "live printed); the read-only token (--read-token-file) only reads"
+						  : "control needs the token memscope live printed at start, in an "
+						    "'Authorization: Bearer TOKEN' header (the page sends it when "
+						    "opened with the URL memscope printed)");
 		}
 	} else if (!header && !cookie && !query && !(s->listen.loopback && same_user(s, conn))) {
 		atomic_fetch_add(&s->refused, 1);
@@ -325,7 +369,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 					    "('Authorization: Bearer TOKEN', or ?token=TOKEN)");
 	}
 	if (!route)
-		return serve_static(s, conn, url, query && !cookie);
+		return serve_static(s, conn, url, query && !cookie ? (query == TOKEN_FULL ? s->token.text
+											   : s->read_token.text) : NULL);
 	if (rs->too_long)
 		return http_respond_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "the request body is over %d bytes",
 					  HTTP_MAX_BODY);
@@ -333,7 +378,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	req = (struct http_request){
 		.conn = conn, .method = method, .path = url,
 		.body = is_post ? rs->body : NULL, .body_len = rs->len,
-		.token = header || cookie || query,
+		/* The page shows its controls to a client that may use them. */
+		.token = header == TOKEN_FULL || cookie == TOKEN_FULL || query == TOKEN_FULL,
 	};
 	(void)version;
 	return route->handle(route->ctx, &req);
@@ -405,10 +451,23 @@ int http_server_start(struct http_server **out, const struct http_server_options
 		*usage = true;
 		goto fail;
 	}
-	if (opt->token_file ? http_token_read(&s->token, opt->token_file, err) < 0
+	if (opt->token_file ? http_token_read(&s->token, opt->token_file, "--token-file", err) < 0
 			    : http_token_generate(&s->token, err) < 0) {
 		*usage = opt->token_file != NULL;
 		goto fail;
+	}
+	if (opt->read_token_file) {
+		if (http_token_read(&s->read_token, opt->read_token_file, "--read-token-file", err) < 0) {
+			*usage = true;
+			goto fail;
+		}
+		if (!strcmp(s->read_token.text, s->token.text)) {
+			ms_error_set(err, "--read-token-file %s holds the same token as --token-file %s: the read-only "
+				     "token must differ, or it would control the run too", opt->read_token_file,
+				     opt->token_file);
+			*usage = true;
+			goto fail;
+		}
 	}
 	if (opt->web_root) {
 		s->web_fd = open(opt->web_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -443,7 +502,13 @@ int http_server_start(struct http_server **out, const struct http_server_options
 		close(fd);
 		goto fail;
 	}
-	snprintf(s->url, sizeof(s->url), "http://%s:%d/?token=%s", s->listen.host, s->listen.port, s->token.text);
+	/* A token read from a file is a secret kept elsewhere (a service's
+	 * output goes to the journal): never printed. A made one is the URL's. */
+	if (opt->token_file)
+		snprintf(s->url, sizeof(s->url), "http://%s:%d/", s->listen.host, s->listen.port);
+	else
+		snprintf(s->url, sizeof(s->url), "http://%s:%d/?token=%s", s->listen.host, s->listen.port,
+			 s->token.text);
 	*out = s;
 	return 0;
 fail:

@@ -24,7 +24,7 @@
 #include "util/error.h"
 
 enum http_access {
-	HTTP_READ,               /* the token, or the same user on loopback */
+	HTTP_READ,               /* either token, or the same user on loopback */
 	HTTP_CONTROL,            /* the token in Authorization or X-Memscope-Token */
 };
 
@@ -56,6 +56,7 @@ struct http_server_options {
 	const char *listen;      /* ADDR:PORT; NULL: HTTP_LISTEN_DEFAULT */
 	bool allow_remote;       /* a non-loopback address was asked for explicitly */
 	const char *token_file;  /* NULL: a token is made */
+	const char *read_token_file; /* a second token that reads but never controls, or NULL */
 	const char *web_root;    /* the page's directory, or NULL: no page */
 	unsigned max_connections;/* 0: HTTP_DEFAULT_CONNECTIONS */
 	unsigned idle_timeout_s; /* 0: 60 */
@@ -71,7 +72,9 @@ struct http_server;
  * 2 in *usage when the options are at fault). */
 int http_server_start(struct http_server **out, const struct http_server_options *opt,
 		      const struct http_route *routes, int nr_routes, bool *usage, struct ms_error *err);
-/* The address to give people: "http://127.0.0.1:8720/?token=..." */
+/* The address to give people: "http://127.0.0.1:8720/?token=..." with a
+ * token made at start, "http://127.0.0.1:8720/" with one from a file (a
+ * secret from a file is never printed). */
 const char *http_server_url(const struct http_server *s);
 const struct http_listen *http_server_listen(const struct http_server *s);
 const struct http_token *http_server_token(const struct http_server *s);
@@ -88,5 +91,9 @@ enum MHD_Result http_respond_error(struct MHD_Connection *conn, unsigned status,
 /* Is path (as the client sent it, decoded) safe to look up beneath the web
  * root? Refuses empty and dot segments, backslashes and control bytes. */
 bool http_static_path_ok(const char *path);
+
+/* Does a Host header name loopback literally ("localhost", 127.x.y.z,
+ * "[::1]", each with an optional ":PORT")? */
+bool http_host_is_loopback(const char *host);
 
 #endif

@@ -74,7 +74,8 @@ struct http_sink {
 	uint64_t frames, frames_merged;
 	uint64_t last_seq, last_time_ns, interval_ns;
 	uint64_t batches;
-	double start_unix;            /* wall clock at open */
+	double start_unix;            /* wall clock of the run's start (a recording's own), 0: unknown */
+	bool procs_seen;              /* per-process series have had values */
 
 	/* The sink thread's own. */
 	struct column *columns;
@@ -255,8 +256,14 @@ static int http_open(struct sink *sink, const struct sink_setup *setup, struct m
 	pthread_mutex_lock(&h->lock);
 	h->setup = setup;
 	h->interval_ns = setup->interval_ns;
+	/* Frame times count from the run's start: a recording's is in its
+	 * header (0 without one: the page shows seconds from the start), a
+	 * live run's or a replay's is now. */
 	clock_gettime(CLOCK_REALTIME, &now);
-	h->start_unix = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+	if (setup->origin && !strcmp(setup->origin, "recording"))
+		h->start_unix = (double)setup->start_unix_ns / 1e9;
+	else
+		h->start_unix = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 	if (fit_series(h, t->nr) < 0)
 		goto oom;
 	for (int i = 0; i < t->nr; i++)
@@ -504,6 +511,8 @@ static void update_totals(struct http_sink *h, const struct sink_frame *f)
 			st->batch = st->last;
 		}
 		st->seen = st->batch_seen = true;
+		if (t->series[i].labels.pid != LABEL_NONE)
+			h->procs_seen = true;
 	}
 	for (int m = 0; f->metrics && m < h->setup->plan->nr_metrics; m++) {
 		const struct catalog_metric *cm = &h->setup->plan->cat->metrics[h->setup->plan->metrics[m].metric];
@@ -591,7 +600,12 @@ static int http_frame(struct sink *sink, const struct sink_frame *f)
 	}
 	text_buf_addc(&h->batch, ']');
 	h->batch_frames++;
-	if (h->setup->from_file ? h->batch.len >= HTTP_BATCH_BYTES : fr->time_ns - h->batch_start_ns >= HTTP_BATCH_NS)
+	/* A file goes out in large batches, but never more than a second of
+	 * its time when it has processes: their table comes every second of
+	 * the recording, as a live run's (and a file opened in the page) has. */
+	if (h->setup->from_file ? h->batch.len >= HTTP_BATCH_BYTES ||
+				  (h->procs_seen && fr->time_ns - h->proc_since_ns >= HTTP_PROC_PERIOD_NS)
+				: fr->time_ns - h->batch_start_ns >= HTTP_BATCH_NS)
 		flush(h, fr->time_ns, false, NULL);
 	else if (f->last)
 		flush(h, fr->time_ns, true, NULL);

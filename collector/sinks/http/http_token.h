@@ -20,8 +20,9 @@ struct http_token {
 /* 32 random hex digits from the kernel's generator. */
 int http_token_generate(struct http_token *t, struct ms_error *err);
 /* The first line of path: at least HTTP_TOKEN_MIN characters from
- * [A-Za-z0-9._~+/=-], in a file other users cannot read. */
-int http_token_read(struct http_token *t, const char *path, struct ms_error *err);
+ * [A-Za-z0-9._~+/=-], in a regular file owned by this user or root that
+ * other users can neither read nor change (option names it in errors). */
+int http_token_read(struct http_token *t, const char *path, const char *option, struct ms_error *err);
 /* Does text (length len) equal the token? In constant time. */
 bool http_token_equal(const struct http_token *t, const char *text, size_t len);
 
