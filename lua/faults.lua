@@ -37,7 +37,6 @@ local SPLITS = {
 
 local sums = {}            -- name -> sum over frames (series and metrics alike)
 local node_pages = {}      -- node -> pages allocated there
-local pid_faults = {}      -- pid -> faults, when the run has per-process series
 local timeline = {}        -- faults per second, per frame
 local peak = 0
 
@@ -52,15 +51,14 @@ local function fault_source()
 end
 
 -- Label tables and label lists, made at the first frame: on_frame runs at every frame.
-local alloc_nodes, topo_nodes, pids, by_node, by_pid
+local alloc_nodes, topo_nodes, by_node
 
 function on_frame(f)
   if not alloc_nodes then
-    alloc_nodes, pids = memscope.labels("proc.pages_alloc", "node"), memscope.labels("proc.faults", "pid")
-    topo_nodes, by_node, by_pid = memscope.topology().nodes or {}, {}, {}
+    alloc_nodes = memscope.labels("proc.pages_alloc", "node")
+    topo_nodes, by_node = memscope.topology().nodes or {}, {}
     for _, n in ipairs(alloc_nodes) do by_node[n] = { node = n } end
     for _, n in ipairs(topo_nodes) do by_node[n] = { node = n } end
-    for _, p in ipairs(pids) do by_pid[p] = { pid = p } end
   end
   for _, s in ipairs(FAULT_SOURCES) do add(s[1], (memscope.value(s[1]))) end
   for _, s in ipairs(SPLITS) do add(s[2], (memscope.value(s[2]))) end
@@ -79,10 +77,6 @@ function on_frame(f)
       local p = memscope.value("numa.local", by_node[node])
       if p then node_pages[node] = (node_pages[node] or 0) + p end
     end
-  end
-  for _, pid in ipairs(pids) do
-    local p = memscope.value("proc.faults", by_pid[pid])
-    if p then pid_faults[pid] = (pid_faults[pid] or 0) + p end
   end
 end
 
@@ -141,15 +135,40 @@ function on_end(run)
     print("  page placement: no per-node counts (" .. why("proc.pages_alloc") .. ")")
   end
 
-  local pids = {}
-  for pid in pairs(pid_faults) do pids[#pids + 1] = pid end
-  if #pids > 0 then
-    table.sort(pids, function(a, b) return pid_faults[a] > pid_faults[b] end)
+  -- Every process the run saw, those that exited before the end included
+  -- (memscope.series lists them with their totals and when they ended).
+  local procs = {}
+  for _, s in ipairs(memscope.series("proc.faults")) do
+    if s.labels.pid and not s.labels.tid and s.total then procs[#procs + 1] = s end
+  end
+  if #procs > 0 then
+    table.sort(procs, function(a, b)
+      if a.total ~= b.total then return a.total > b.total end
+      return a.labels.pid < b.labels.pid
+    end)
     rows = {}
-    for i = 1, math.min(#pids, tonumber(memscope.args.top)) do
-      rows[i] = { pids[i], int(pid_faults[pids[i]]), total > 0 and pid_faults[pids[i]] / total or 0 / 0 }
+    local listed, shown = 0, math.min(#procs, tonumber(memscope.args.top))
+    for i = 1, shown do
+      local s = procs[i]
+      listed = listed + s.total
+      rows[i] = { s.labels.pid, s.comm or "", int(s.total), total > 0 and s.total / total or 0 / 0,
+        s.ended and string.format("exited at %.2f s", s.ended) or "running at the end" }
     end
-    memscope.emit { title = "Faults per process", columns = { "pid", "faults", "share" }, rows = rows }
+    local rest = 0
+    for i = shown + 1, #procs do rest = rest + procs[i].total end
+    if #procs > shown then
+      rows[#rows + 1] = { "others", string.format("%d processes", #procs - shown), int(rest),
+        total > 0 and rest / total or 0 / 0, "" }
+    end
+    -- Faults the total counts but no process series holds (a process the
+    -- probes saw before its series could be made); the rows add up to the total.
+    local unattributed = total - listed - rest
+    if name == "proc.faults" and math.abs(unattributed) >= 0.5 then
+      rows[#rows + 1] = { "-", "not attributed to a process", int(unattributed),
+        total > 0 and unattributed / total or 0 / 0, "" }
+    end
+    memscope.emit { title = "Faults per process", columns = { "pid", "comm", "faults", "share", "lifetime" },
+      rows = rows }
   else
     print("  per process: this run has no per-process series (its fault counts cover the whole target)")
   end

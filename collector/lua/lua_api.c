@@ -134,10 +134,11 @@ static bool catalog_value(struct lua_engine *e, int m, const struct label_filter
 static const char *series_why(const struct lua_data *d, int name)
 {
 	for (int k = d->name_first[name]; k < d->name_first[name + 1]; k++) {
-		const struct series *s = &d->table->series[d->by_name[k]];
+		struct lua_data_entry s;
 
-		if (s->unavailable)
-			return s->unavailable;
+		lua_data_entry(d, d->by_name[k], &s);
+		if (s.unavailable)
+			return s.unavailable;
 	}
 	return "not read in this frame (or no series with these labels)";
 }
@@ -313,11 +314,56 @@ static void push_labels(lua_State *L, const struct series_labels *l)
 	}
 }
 
-/* series([name]) -> { {name=, unit=, kind=, labels={...}, unavailable=why}, ... } */
+static void set_number(lua_State *L, const char *key, double value)
+{
+	lua_pushnumber(L, value);
+	lua_setfield(L, -2, key);
+}
+
+static void push_series(lua_State *L, const struct lua_data_entry *s, bool totals)
+{
+	lua_createtable(L, 0, 8);
+	lua_pushstring(L, s->name);
+	lua_setfield(L, -2, "name");
+	lua_pushstring(L, s->unit);
+	lua_setfield(L, -2, "unit");
+	lua_pushstring(L, s->kind == SERIES_COUNTER ? "counter" : "gauge");
+	lua_setfield(L, -2, "kind");
+	push_labels(L, s->labels);
+	lua_setfield(L, -2, "labels");
+	if (s->labels->comm[0]) {
+		lua_pushstring(L, s->labels->comm);
+		lua_setfield(L, -2, "comm");
+	}
+	if (s->unavailable) {
+		lua_pushstring(L, s->unavailable);
+		lua_setfield(L, -2, "unavailable");
+	}
+	/* What it added up to over the run, once it was read: counters their
+	 * sum, gauges their peak, mean and last value. */
+	if (totals && s->seen) {
+		if (s->kind == SERIES_COUNTER) {
+			set_number(L, "total", s->total);
+		} else {
+			set_number(L, "peak", s->peak);
+			set_number(L, "mean", s->mean);
+			set_number(L, "last", s->last);
+		}
+		set_number(L, "first", s->start_s);
+	}
+	if (s->ended)
+		set_number(L, "ended", s->end_s);
+}
+
+/* series([name]) -> { {name=, unit=, kind=, labels={...}, comm=, unavailable=why,
+ * total= | peak=, mean=, last=, first=, ended=}, ... }: every series the run
+ * has had, those that ended (their process exited) with `ended`, the run time
+ * of their last frame. */
 static int api_series(lua_State *L)
 {
 	struct lua_engine *e = engine_of(L);
 	const char *only = luaL_optstring(L, 1, NULL);
+	struct lua_data_entry entry;
 	int k = 0;
 
 	lua_newtable(L);
@@ -326,24 +372,26 @@ static int api_series(lua_State *L)
 	for (int i = 0; i < (e->data_ready ? e->data.nr_series : e->in.table->nr); i++) {
 		const struct series *s = &e->in.table->series[i];
 
-		if (s->state == SERIES_RETIRED)
+		/* An index that ended with the last frame shows its ended series (below: those before). */
+		if (e->data_ready ? e->data.ended_index[i] || (s->state == SERIES_RETIRED && e->data.ended_slot[i] < 0)
+				  : s->state == SERIES_RETIRED)
 			continue;
-
 		if (only && strcmp(only, s->name))
 			continue;
-		lua_createtable(L, 0, 5);
-		lua_pushstring(L, s->name);
-		lua_setfield(L, -2, "name");
-		lua_pushstring(L, s->unit);
-		lua_setfield(L, -2, "unit");
-		lua_pushstring(L, s->kind == SERIES_COUNTER ? "counter" : "gauge");
-		lua_setfield(L, -2, "kind");
-		push_labels(L, &s->labels);
-		lua_setfield(L, -2, "labels");
-		if (s->unavailable) {
-			lua_pushstring(L, s->unavailable);
-			lua_setfield(L, -2, "unavailable");
+		if (e->data_ready) {
+			lua_data_entry(&e->data, i, &entry);
+		} else {
+			entry = (struct lua_data_entry){ s->name, s->unit, s->unavailable, s->kind, &s->labels, false, false,
+							 0, 0, 0, 0, 0, NAN };
 		}
+		push_series(L, &entry, e->data_ready);
+		lua_rawseti(L, -2, ++k);
+	}
+	for (int j = 0; e->data_ready && j < e->data.first_pending; j++) {
+		lua_data_entry(&e->data, -1 - j, &entry);
+		if (only && strcmp(only, entry.name))
+			continue;
+		push_series(L, &entry, true);
 		lua_rawseti(L, -2, ++k);
 	}
 	return 1;
@@ -388,7 +436,11 @@ static int api_labels(lua_State *L)
 		return 1;
 	vals = lua_newuserdatauv(L, sizeof(int) * (size_t)(e->data.name_first[n + 1] - e->data.name_first[n] + 1), 0);
 	for (int j = e->data.name_first[n]; j < e->data.name_first[n + 1]; j++) {
-		int v = label_value(&e->data.table->series[e->data.by_name[j]].labels, key);
+		struct lua_data_entry s;
+		int v;
+
+		lua_data_entry(&e->data, e->data.by_name[j], &s);
+		v = label_value(s.labels, key);
 
 		if (v != LABEL_NONE)
 			vals[count++] = v;
@@ -409,9 +461,13 @@ static bool name_known(struct lua_engine *e, const char *name)
 	int n;
 
 	if (e->data_ready && (n = lua_data_find(&e->data, name)) >= 0) {
-		for (int k = e->data.name_first[n]; k < e->data.name_first[n + 1]; k++)
-			if (!e->data.table->series[e->data.by_name[k]].unavailable)
+		for (int k = e->data.name_first[n]; k < e->data.name_first[n + 1]; k++) {
+			struct lua_data_entry s;
+
+			lua_data_entry(&e->data, e->data.by_name[k], &s);
+			if (!s.unavailable)
 				return true;
+		}
 		return false;
 	}
 	if (lua_engine_find_metric(e, name) >= 0)

@@ -1,6 +1,7 @@
 #include "lua/lua_data.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,12 +34,24 @@ int lua_data_find(const struct lua_data *d, const char *name)
 	}
 }
 
+/* Entry j of the combined list build_names walks: table indices first, then
+ * the ended series; -1 - k stands for ended[k], NULL for a skipped index. */
+static const char *entry_name(const struct lua_data *d, int j, int *value)
+{
+	if (j < d->nr_series) {
+		*value = j;
+		return d->ended_index[j] ? NULL : d->table->series[j].name;
+	}
+	*value = -1 - (j - d->nr_series);
+	return d->ended[j - d->nr_series].name;
+}
+
 /* Series grouped by name, over the first nr_series entries of the table
- * (those the frames so far hold). */
+ * (those the frames so far hold, less those that ended) and the series that
+ * ended. */
 static int build_names(struct lua_data *d)
 {
-	const struct series_table *t = d->table;
-	int nr = d->nr_series;
+	int nr = d->nr_series + d->first_pending;
 	int *name_of = calloc((size_t)nr + 1, sizeof(int));
 	int *count;
 
@@ -61,19 +74,26 @@ static int build_names(struct lua_data *d)
 	}
 	for (int i = 0; i < d->hash_size; i++)
 		d->hash[i] = -1;
-	for (int s = 0; s < nr; s++) {
-		int n = lua_data_find(d, t->series[s].name);
+	for (int j = 0; j < nr; j++) {
+		int value;
+		const char *name = entry_name(d, j, &value);
+		int n;
 
+		if (!name) {
+			name_of[j] = -1;
+			continue;
+		}
+		n = lua_data_find(d, name);
 		if (n < 0) {
-			unsigned h = name_hash(t->series[s].name) & (unsigned)(d->hash_size - 1);
+			unsigned h = name_hash(name) & (unsigned)(d->hash_size - 1);
 
 			n = d->nr_names++;
-			d->names[n] = t->series[s].name;
+			d->names[n] = name;
 			while (d->hash[h] >= 0)
 				h = (h + 1) & (unsigned)(d->hash_size - 1);
 			d->hash[h] = n;
 		}
-		name_of[s] = n;
+		name_of[j] = n;
 		d->name_first[n + 1]++;
 	}
 	for (int n = 0; n < d->nr_names; n++)
@@ -84,8 +104,14 @@ static int build_names(struct lua_data *d)
 		d->hash_size = 0;
 		return -1;
 	}
-	for (int s = 0; s < nr; s++)
-		d->by_name[d->name_first[name_of[s]] + count[name_of[s]]++] = s;
+	for (int j = 0; j < nr; j++) {
+		int value;
+
+		if (name_of[j] < 0)
+			continue;
+		entry_name(d, j, &value);
+		d->by_name[d->name_first[name_of[j]] + count[name_of[j]]++] = value;
+	}
 	free(count);
 	free(name_of);
 	return 0;
@@ -111,15 +137,21 @@ int lua_data_init(struct lua_data *d, const struct series_table *table, int hist
 	d->totals = calloc(n, sizeof(double));
 	d->push_scale = calloc(n, sizeof(double));
 	d->seen = calloc(n, sizeof(bool));
+	d->ended_index = calloc(n, sizeof(bool));
+	d->ended_slot = malloc(n * sizeof(int));
+	d->start_s = calloc(n, sizeof(double));
+	d->gauge = calloc(n, sizeof(*d->gauge));
 	d->history = malloc((size_t)d->history_cap * n * sizeof(double));
 	d->history_time = calloc((size_t)d->history_cap, sizeof(double));
 	d->history_interval = calloc((size_t)d->history_cap, sizeof(double));
-	if (!d->current || !d->totals || !d->push_scale || !d->seen || !d->history || !d->history_time || !d->history_interval ||
+	if (!d->current || !d->totals || !d->push_scale || !d->seen || !d->ended_index || !d->ended_slot || !d->start_s || !d->gauge ||
+	    !d->history || !d->history_time || !d->history_interval ||
 	    build_names(d) < 0) {
 		lua_data_free(d);
 		return -1;
 	}
 	for (int i = 0; i < table->nr; i++) {
+		d->ended_slot[i] = -1;
 		d->current[i] = NAN;
 		shape(d, i);
 	}
@@ -136,10 +168,29 @@ void lua_data_free(struct lua_data *d)
 	free(d->totals);
 	free(d->push_scale);
 	free(d->seen);
+	free(d->ended_index);
+	free(d->ended_slot);
+	free(d->start_s);
+	free(d->gauge);
+	for (int k = 0; k < d->nr_ended; k++) {
+		free(d->ended[k].name);
+		free(d->ended[k].unavailable);
+	}
+	free(d->ended);
 	free(d->history);
 	free(d->history_time);
 	free(d->history_interval);
 	memset(d, 0, sizeof(*d));
+}
+
+static void reset(struct lua_data *d, int i)
+{
+	d->totals[i] = 0;
+	d->seen[i] = false;
+	d->ended_index[i] = false;
+	d->ended_slot[i] = -1;
+	d->start_s[i] = 0;
+	d->gauge[i] = (struct lua_gauge_stats){ 0 };
 }
 
 /* Series that appeared during the run (processes): the arrays grow to the
@@ -156,7 +207,11 @@ static int grow(struct lua_data *d, const struct frame *frame)
 		double *totals = current ? realloc(d->totals, n * sizeof(double)) : NULL;
 		double *push_scale = totals ? realloc(d->push_scale, n * sizeof(double)) : NULL;
 		bool *seen = push_scale ? realloc(d->seen, n * sizeof(bool)) : NULL;
-		double *history = seen ? malloc((size_t)d->history_cap * n * sizeof(double)) : NULL;
+		bool *ended_index = seen ? realloc(d->ended_index, n * sizeof(bool)) : NULL;
+		int *ended_slot = ended_index ? realloc(d->ended_slot, n * sizeof(int)) : NULL;
+		double *start_s = ended_slot ? realloc(d->start_s, n * sizeof(double)) : NULL;
+		struct lua_gauge_stats *gauge = start_s ? realloc(d->gauge, n * sizeof(*gauge)) : NULL;
+		double *history = gauge ? malloc((size_t)d->history_cap * n * sizeof(double)) : NULL;
 
 		if (current)
 			d->current = current;
@@ -166,6 +221,14 @@ static int grow(struct lua_data *d, const struct frame *frame)
 			d->push_scale = push_scale;
 		if (seen)
 			d->seen = seen;
+		if (ended_index)
+			d->ended_index = ended_index;
+		if (ended_slot)
+			d->ended_slot = ended_slot;
+		if (start_s)
+			d->start_s = start_s;
+		if (gauge)
+			d->gauge = gauge;
 		if (!history)
 			return -1;
 		for (int row = 0; row < d->history_cap; row++)
@@ -176,25 +239,104 @@ static int grow(struct lua_data *d, const struct frame *frame)
 		d->history = history;
 		for (int i = old; i < nr; i++) {
 			d->current[i] = NAN;
-			d->totals[i] = 0;
-			d->seen[i] = false;
+			reset(d, i);
 			shape(d, i);
 		}
 		d->nr_series = nr;
 	}
 	for (int k = 0; c && k < c->nr_added; k++)
 		if (c->added[k] < old) {
-			d->totals[c->added[k]] = 0;
-			d->seen[c->added[k]] = false;
+			reset(d, c->added[k]);
 			shape(d, c->added[k]);
 		}
 	return nr > old || (c && c->nr_added) ? build_names(d) : 0;
+}
+
+/* The frame held the last values of these series: what they added up to is
+ * kept in ended[] (the index may go to another series later). Scripts still
+ * read this frame's values by index (on_frame runs after the push); the next
+ * push (end_pending) takes the indices out of the name lists. Without memory
+ * the index keeps its totals until it is reused. */
+static void keep_ended(struct lua_data *d, const struct series_changes *c)
+{
+	for (int k = 0; k < c->nr_retired; k++) {
+		int i = c->retired[k];
+		const struct series *s;
+		struct lua_ended_series *e;
+
+		if (i < 0 || i >= d->nr_series || d->ended_index[i] || d->ended_slot[i] >= 0)
+			continue;
+		if (d->nr_ended == d->cap_ended) {
+			int cap = d->cap_ended ? 2 * d->cap_ended : 64;
+			struct lua_ended_series *grown = realloc(d->ended, (size_t)cap * sizeof(*grown));
+
+			if (!grown)
+				return;
+			d->ended = grown;
+			d->cap_ended = cap;
+		}
+		s = &d->table->series[i];
+		e = &d->ended[d->nr_ended];
+		memset(e, 0, sizeof(*e));
+		e->name = strdup(s->name);
+		e->unavailable = s->unavailable ? strdup(s->unavailable) : NULL;
+		if (!e->name || (s->unavailable && !e->unavailable)) {
+			free(e->name);
+			free(e->unavailable);
+			return;
+		}
+		snprintf(e->unit, sizeof(e->unit), "%s", s->unit);
+		e->kind = s->kind;
+		e->labels = s->labels;
+		e->labels.cgroup = NULL;
+		e->total = d->totals[i];
+		e->seen = d->seen[i];
+		e->peak = d->gauge[i].peak;
+		e->mean = d->gauge[i].reads ? d->gauge[i].sum / (double)d->gauge[i].reads : NAN;
+		e->start_s = d->start_s[i];
+		e->end_s = d->time_s;
+		e->index = i;
+		d->ended_slot[i] = d->nr_ended++;
+	}
+}
+
+/* The series kept by the last frame leave their indices. */
+static void end_pending(struct lua_data *d)
+{
+	for (int k = d->first_pending; k < d->nr_ended; k++) {
+		int i = d->ended[k].index;
+
+		reset(d, i);
+		d->ended_index[i] = true;
+		d->ended[k].index = -1;
+	}
+	d->first_pending = d->nr_ended;
+	build_names(d);
+}
+
+void lua_data_entry(const struct lua_data *d, int v, struct lua_data_entry *out)
+{
+	if (v < 0 || d->ended_slot[v] >= 0) {
+		const struct lua_ended_series *e = &d->ended[v < 0 ? -1 - v : d->ended_slot[v]];
+
+		*out = (struct lua_data_entry){ e->name, e->unit, e->unavailable, e->kind, &e->labels, true, e->seen,
+						e->total, e->peak, e->mean, e->total, e->start_s, e->end_s };
+		return;
+	}
+	const struct series *s = &d->table->series[v];
+	const struct lua_gauge_stats *g = &d->gauge[v];
+
+	*out = (struct lua_data_entry){ s->name, s->unit, s->unavailable, s->kind, &s->labels, false, d->seen[v],
+					d->totals[v], g->peak, g->reads ? g->sum / (double)g->reads : NAN,
+					d->totals[v], d->start_s[v], NAN };
 }
 
 void lua_data_push(struct lua_data *d, const struct frame *frame)
 {
 	double *slot;
 
+	if (d->first_pending < d->nr_ended)
+		end_pending(d);
 	/* Without memory for the new series, they are left out; the others go on. */
 	if (frame->nr > d->nr_series || (frame->changes && frame->changes->nr_added))
 		grow(d, frame);
@@ -222,9 +364,17 @@ void lua_data_push(struct lua_data *d, const struct frame *frame)
 				v = sample_scaled(sm) * scale;
 				totals[i] += v;
 			} else {
+				struct lua_gauge_stats *g = &d->gauge[i];
+
 				v = (double)sm->value * -scale;
 				totals[i] = v;
+				if (!g->reads || v > g->peak)
+					g->peak = v;
+				g->sum += v;
+				g->reads++;
 			}
+			if (!seen[i])
+				d->start_s[i] = d->time_s;
 			seen[i] = true;
 		}
 		current[i] = v;
@@ -236,6 +386,8 @@ void lua_data_push(struct lua_data *d, const struct frame *frame)
 	if (d->history_len < d->history_cap)
 		d->history_len++;
 	d->frames++;
+	if (frame->changes && frame->changes->nr_retired)
+		keep_ended(d, frame->changes);
 }
 
 static bool label_ok(int want, int have)
@@ -253,7 +405,7 @@ static bool task_label_ok(int want, int have)
 
 bool lua_data_series_matches(const struct lua_data *d, int series, const struct label_filter *f)
 {
-	const struct series_labels *l = &d->table->series[series].labels;
+	const struct series_labels *l = series < 0 ? &d->ended[-1 - series].labels : &d->table->series[series].labels;
 
 	return label_ok(f->cpu, l->cpu) && label_ok(f->node, l->node) && label_ok(f->socket, l->socket) &&
 	       task_label_ok(f->tid, l->tid) &&
@@ -274,6 +426,16 @@ static int sum_row(const struct lua_data *d, int name, const struct label_filter
 
 		if (!lua_data_series_matches(d, s, f))
 			continue;
+		if (s < 0) {
+			/* An ended series: in totals only; no current or past frame value. */
+			const struct lua_ended_series *e = &d->ended[-1 - s];
+
+			if (seen && e->seen) {
+				total += e->total;
+				read++;
+			}
+			continue;
+		}
 		if (seen ? !seen[s] : isnan(row[s]))
 			continue;
 		total += row[s];

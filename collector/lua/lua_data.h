@@ -21,6 +21,28 @@ struct label_filter {
 
 void label_filter_init(struct label_filter *f);
 
+/* A series that ended during the run (its process exited): its totals and
+ * labels, kept after its index goes to another series, so that totals, label
+ * lists and series() cover every series the run had. */
+struct lua_ended_series {
+	char *name;
+	char unit[32];
+	enum series_kind kind;
+	struct series_labels labels;  /* cgroup left out (NULL) */
+	char *unavailable;
+	double total;                 /* counter: sum; gauge: last value */
+	double peak, mean;            /* gauges: over the frames that read it */
+	double start_s, end_s;        /* first and last frame that read it, run time */
+	bool seen;
+	int index;                    /* its index until the next frame, then -1 */
+};
+
+/* Gauge summary of a series over the frames that read it. */
+struct lua_gauge_stats {
+	double peak, sum;
+	uint64_t reads;
+};
+
 struct lua_data {
 	const struct series_table *table;
 	int nr_series;
@@ -28,7 +50,7 @@ struct lua_data {
 	int nr_names;
 	const char **names;
 	int *name_first;
-	int *by_name;
+	int *by_name;             /* a table index, or -(k + 1) for ended[k] */
 	int *hash;                /* open addressing over names, -1 empty */
 	int hash_size;
 	/* Current frame, in shown units (value x scale); NaN when not read. */
@@ -42,6 +64,13 @@ struct lua_data {
 	 * of the push). */
 	double *push_scale;
 	bool *seen;               /* read at least once */
+	bool *ended_index;        /* its series ended and went to ended[] (until the index is reused) */
+	double *start_s;          /* run time of the first frame that read it */
+	struct lua_gauge_stats *gauge;
+	struct lua_ended_series *ended;
+	int nr_ended, cap_ended;
+	int *ended_slot;          /* ended[] entry of a series the last frame held for the last time, else -1 */
+	int first_pending;        /* ended[first_pending..] still hold their indices */
 	/* History ring of the last history_cap frames. */
 	int history_cap, history_len, history_head;  /* head: next slot to write */
 	double *history;          /* history_cap x nr_series */
@@ -54,6 +83,17 @@ struct lua_data {
 int lua_data_init(struct lua_data *d, const struct series_table *table, int history);
 void lua_data_free(struct lua_data *d);
 void lua_data_push(struct lua_data *d, const struct frame *frame);
+
+/* What a by_name entry stands for: its name, labels, unit, kind and why it
+ * is not counted, for a live series or an ended one alike. */
+struct lua_data_entry {
+	const char *name, *unit, *unavailable;
+	enum series_kind kind;
+	const struct series_labels *labels;
+	bool ended, seen;
+	double total, peak, mean, last, start_s, end_s;
+};
+void lua_data_entry(const struct lua_data *d, int by_name_value, struct lua_data_entry *out);
 
 /* Name index, or -1. */
 int lua_data_find(const struct lua_data *d, const char *name);
