@@ -66,6 +66,7 @@ static void perf_rows(struct stat_output *o, const char *time_field, const struc
 
 			if (!perf_fields_of(t, r, c, &f))
 				continue;
+			perf_fields_shadow(t, r, c, o->span_s, "%.3f", &f);
 			if (time_field)
 				fields[n++] = time_field;
 			if (f.aggr_key)

@@ -94,33 +94,83 @@ json_t *stat_json_perf_object(const struct stat_table *t, const struct perf_fiel
 	return obj;
 }
 
-/* perf stat -j: one object per counter (or metric) and row, with perf's keys. */
+/* perf's JSON lines are written as perf writes them, "key" : value pairs
+ * joined by ", ", which a reader of perf's output may match as text. */
+struct perf_line {
+	FILE *out;
+	int pairs;
+};
+
+static void perf_key(struct perf_line *l, const char *key)
+{
+	fprintf(l->out, "%s\"%s\" : ", l->pairs++ ? ", " : "{", key);
+}
+
+static void perf_string(struct perf_line *l, const char *key, const char *value)
+{
+	perf_key(l, key);
+	fputc('"', l->out);
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(l->out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(l->out, "\\u%04x", *p);
+		else
+			fputc(*p, l->out);
+	}
+	fputc('"', l->out);
+}
+
+/* perf stat -j: one object per counter (or metric) and row, with perf's keys
+ * in perf's order; every line ends with its metric-value and metric-unit
+ * (0 and "" where the event has none), as perf's. */
 static void perf_objects(struct stat_output *o, const double *time_s, const struct stat_table *t)
 {
 	for (int r = 0; r < t->nr_rows; r++)
 		for (int c = 0; c < t->nr_columns; c++) {
+			struct perf_line l = { o->out, 0 };
 			struct perf_fields f;
-			json_t *obj;
 
 			if (!perf_fields_of(t, r, c, &f))
 				continue;
-			obj = stat_json_perf_object(t, &f, time_s);
-			if (f.has_counter)
-				json_object_set_new(obj, "counter-value", json_string(f.counter));
-			json_object_set_new(obj, "unit", json_string(f.unit));
-			json_object_set_new(obj, "event", json_string(f.event));
-			if (f.cgroup)
-				json_object_set_new(obj, "cgroup", json_string(f.cgroup));
-			if (f.noise[0])
-				json_object_set_new(obj, "variance", json_real(atof(f.noise)));
-			if (f.has_counter)
-				json_object_set_new(obj, "event-runtime", json_integer((json_int_t)f.runtime));
-			json_object_set_new(obj, "pcnt-running", json_real(atof(f.pcnt)));
-			if (f.metric_value[0]) {
-				json_object_set_new(obj, "metric-value", json_real(atof(f.metric_value)));
-				json_object_set_new(obj, "metric-unit", json_string(f.metric_unit));
+			perf_fields_shadow(t, r, c, o->span_s, "%f", &f);
+			if (time_s) {
+				perf_key(&l, "interval");
+				fprintf(o->out, "%.9f", *time_s);
 			}
-			emit(o, obj);
+			if (f.aggr_key)
+				perf_string(&l, f.aggr_key, t->mode == AGGR_CPU ? f.aggr + 3 : f.aggr);
+			if (f.aggr_number >= 0) {
+				perf_key(&l, "aggregate-number");
+				fprintf(o->out, "%d", f.aggr_number);
+			}
+			if (f.has_counter) {
+				char value[64];
+
+				if (f.counter[0] == '<')
+					snprintf(value, sizeof(value), "%s", f.counter);
+				else
+					snprintf(value, sizeof(value), "%f", f.value);
+				perf_string(&l, "counter-value", value);
+			}
+			perf_string(&l, "unit", f.unit);
+			perf_string(&l, "event", f.event);
+			if (f.cgroup)
+				perf_string(&l, "cgroup", f.cgroup);
+			if (f.noise[0]) {
+				perf_key(&l, "variance");
+				fprintf(o->out, "%s", f.noise);
+			}
+			if (f.has_counter) {
+				perf_key(&l, "event-runtime");
+				fprintf(o->out, "%llu", f.runtime);
+			}
+			perf_key(&l, "pcnt-running");
+			fprintf(o->out, "%s", f.pcnt);
+			perf_key(&l, "metric-value");
+			fprintf(o->out, "%s", f.metric_value[0] ? f.metric_value : "0.000000");
+			perf_string(&l, "metric-unit", f.metric_unit);
+			fputs("}\n", o->out);
 		}
 }
 

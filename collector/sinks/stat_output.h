@@ -28,6 +28,7 @@ struct stat_output {
 	/* Not a terminal: intervals stay in the stream's buffer until the sink
 	 * has nothing more queued (stat_output_flush), one write per batch. */
 	bool batched;
+	double span_s;            /* the wall time the table being printed covers (perf's shadow metrics) */
 	double elapsed_sd;        /* stat -r N: the elapsed time's sd of the mean (its mean is the elapsed time) */   /* perf's forms then leave the totals out, as perf stat -I does */
 };
 

@@ -91,10 +91,84 @@ bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fi
 		f->metric_unit = t->units[col];
 		return true;
 	}
+	/* perf's CSV: whole values without decimals, others (msec, scaled) with 2. */
+	f->value = cell->integer ? (double)cell->raw : cell->value;
 	if (cell->integer)
 		number_u64(f->counter, sizeof(f->counter), cell->raw);
 	else
-		number_plain(f->counter, sizeof(f->counter), cell->value);
+		snprintf(f->counter, sizeof(f->counter), floor(cell->value) == cell->value ? "%.0f" : "%.2f",
+			 cell->value);
 	f->runtime = cell->running_ns;
 	return true;
+}
+
+bool perf_event_is(const char *event, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(event, name, n) && (event[n] == '\0' || event[n] == ':');
+}
+
+/* The row's counted value of the event named name (any modifiers), or -1. */
+static double row_value(const struct stat_table *t, int row, const char *name)
+{
+	for (int c = 0; c < t->nr_event_columns; c++) {
+		const struct stat_cell *cell = &t->cells[row * t->nr_columns + c];
+
+		if (cell->status == CELL_OK && perf_event_is(t->names[c], name))
+			return cell->integer ? (double)cell->raw : cell->value;
+	}
+	return -1;
+}
+
+/* perf's K/M/G before "/sec". */
+static void rate_unit(double *rate, char *unit, size_t size)
+{
+	static const struct { double at; char prefix; } steps[] = { { 1e9, 'G' }, { 1e6, 'M' }, { 1e3, 'K' } };
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		if (*rate >= steps[i].at) {
+			*rate /= steps[i].at;
+			snprintf(unit, size, "%c/sec", steps[i].prefix);
+			return;
+		}
+	snprintf(unit, size, "/sec");
+}
+
+void perf_fields_shadow(const struct stat_table *t, int row, int col, double span_s, const char *printf_format,
+			struct perf_fields *f)
+{
+	const struct stat_cell *cell = &t->cells[row * t->nr_columns + col];
+	double task_ms;
+
+	f->shadow = 0;
+	f->shadow_unit[0] = '\0';
+	if (f->is_metric || cell->status != CELL_OK)
+		return;
+	/* Both clocks count in msec; perf's task-clock is the time the task
+	 * ran, the rate's denominator (cpu-clock stands in under -a). */
+	task_ms = row_value(t, row, "task-clock");
+	if (task_ms < 0)
+		task_ms = row_value(t, row, "cpu-clock");
+	if (perf_event_is(f->event, "task-clock") || perf_event_is(f->event, "cpu-clock")) {
+		if (span_s <= 0)
+			return;
+		f->shadow = f->value / (span_s * 1e3);
+		snprintf(f->shadow_unit, sizeof(f->shadow_unit), "CPUs utilized");
+	} else if (perf_event_is(f->event, "cycles") || perf_event_is(f->event, "cpu-cycles")) {
+		if (task_ms <= 0)
+			return;
+		f->shadow = f->value / (task_ms * 1e6);
+		snprintf(f->shadow_unit, sizeof(f->shadow_unit), "GHz");
+	} else if (!t->units[col][0]) {
+		/* A count without a unit of its own: its rate, as perf's "/sec". */
+		if (task_ms <= 0)
+			return;
+		f->shadow = f->value * 1e3 / task_ms;
+		rate_unit(&f->shadow, f->shadow_unit, sizeof(f->shadow_unit));
+	} else {
+		return;
+	}
+	snprintf(f->metric_value, sizeof(f->metric_value), printf_format, f->shadow);
+	f->metric_unit = f->shadow_unit;
 }

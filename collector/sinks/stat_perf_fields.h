@@ -21,8 +21,11 @@ struct perf_fields {
 	const char *cgroup;         /* stat -G: the cgroup the event counts in (after event), or NULL */
 	unsigned long long runtime; /* ns */
 	char pcnt[16];              /* "100.00" */
+	double value;               /* the counter's value (for JSON's "%f"), 0 when none */
 	char metric_value[64];      /* "" when none */
 	const char *metric_unit;
+	double shadow;              /* perf's shadow metric of a software event (perf_fields_shadow) */
+	char shadow_unit[24];       /* "CPUs utilized", "K/sec"; "" when the event has none */
 	bool has_noise;             /* stat -r N: perf's variance field (spread of the mean, percent) */
 	char noise[16];             /* "1.18" */
 };
@@ -32,5 +35,15 @@ void perf_fields_row(const struct stat_table *t, int row, struct perf_fields *f)
 /* The fields of cell (row, col); false when perf would print no line for it
  * (a value that has no meaning for the row). */
 bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fields *f);
+/* perf's shadow metric of an event of cell (row, col) over span_s seconds
+ * of wall time (the interval, or the run): task-clock and cpu-clock in
+ * "CPUs utilized", other counts as a rate per second of the row's
+ * task-clock ("K/sec"), cycles in GHz. Sets shadow and shadow_unit; and
+ * metric_value/metric_unit with printf_format ("%f" JSON, "%.3f" CSV)
+ * where the cell is not a metric. */
+void perf_fields_shadow(const struct stat_table *t, int row, int col, double span_s, const char *printf_format,
+			struct perf_fields *f);
+/* The event's name without perf's modifiers (":u", ":k"...): "task-clock:u" is a task-clock. */
+bool perf_event_is(const char *event, const char *name);
 
 #endif

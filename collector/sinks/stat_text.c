@@ -10,6 +10,7 @@
 void stat_output_interval(struct stat_output *o, double time_s, double interval_s, const struct stat_table *t)
 {
 	flockfile(o->out);
+	o->span_s = interval_s;
 	switch (o->metric_only ? STAT_METRIC_ONLY : o->format) {
 	case STAT_METRIC_ONLY: stat_metric_only_interval(o, time_s, t); break;
 	case STAT_CSV: stat_csv_interval(o, time_s, t); break;
@@ -29,6 +30,7 @@ void stat_output_flush(struct stat_output *o)
 void stat_output_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t)
 {
 	flockfile(o->out);
+	o->span_s = elapsed_s;
 	switch (o->metric_only ? STAT_METRIC_ONLY : o->format) {
 	case STAT_METRIC_ONLY: stat_metric_only_totals(o, elapsed_s, t); break;
 	case STAT_CSV: stat_csv_totals(o, elapsed_s, t); break;

@@ -32,3 +32,10 @@ def intervals(rows):
 
 def parse_json_lines(text):
     return [json.loads(l) for l in text.splitlines() if l.strip()]
+
+
+def perf_count(counter_value):
+    """A whole count from perf's JSON counter-value, which perf writes as "%f" ("49.000000")."""
+    whole, _, fraction = counter_value.partition(".")
+    assert whole.isdigit() and fraction == "000000", counter_value
+    return int(whole)

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from conftest import cgroup2_mount, remove_cgroup, run
+from stat_output import perf_count
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 # touchmem touches each page of its buffer once; it and the shell that starts it fault a few
@@ -86,7 +87,7 @@ def test_for_each_cgroup_counts_each_cgroup_apart(memscope, touchmem, cgroups):
         ("page-faults", a), ("minor-faults", a), ("page-faults", b), ("minor-faults", b)], objs
     assert list(objs[0])[:5] == ["counter-value", "unit", "event", "cgroup", "event-runtime"]
     for o in objs:
-        assert_own_pages(int(o["counter-value"]), 32 if o["cgroup"] == a else 96, f"{o['event']} in {o['cgroup']}")
+        assert_own_pages(perf_count(o["counter-value"]), 32 if o["cgroup"] == a else 96, f"{o['event']} in {o['cgroup']}")
 
 
 def test_agrees_with_perf_stat_G(memscope, touchmem, cgroups):

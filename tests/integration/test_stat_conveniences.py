@@ -4,7 +4,7 @@ import re
 import time
 
 from conftest import online_cpus, run
-from stat_output import intervals, parse_csv, totals
+from stat_output import intervals, parse_csv, perf_count, totals
 
 PAGE = 4096
 
@@ -223,7 +223,7 @@ def test_per_core_and_die_rows_add_up_their_cpus(memscope, touchmem, tmp_path):
         assert sum(v for (n, e), (_, v) in got.items() if e == "page-faults") > 8 * 1024 * 1024 // PAGE
         js = stat(memscope, ["--input", str(rec), "--per-" + mode, "-j"])
         objs = [__import__("json").loads(line) for line in js.stdout.splitlines()]
-        assert {(o[mode], o["event"]): (o["aggregate-number"], int(o["counter-value"])) for o in objs} == want
+        assert {(o[mode], o["event"]): (o["aggregate-number"], perf_count(o["counter-value"])) for o in objs} == want
         text = stat(memscope, ["--input", str(rec), "--per-" + mode])
         for (name, event), (_, v) in want.items():
             assert re.search(r"^ %s\s+%s  %s$" % (name, format(v, ","), event), text.stdout, re.M), text.stdout

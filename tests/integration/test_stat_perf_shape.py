@@ -77,6 +77,43 @@ def test_json_keys_are_perfs(memscope):
         assert o["unit"] == t["unit"] and isinstance(o["event-runtime"], int)
 
 
+def rate(count, task_msec):
+    """perf's "/sec" shadow metric of a count: per second of task-clock, with K/M/G."""
+    value = count * 1000.0 / task_msec
+    for step, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if value >= step:
+            return value / step, prefix + "/sec"
+    return value, "/sec"
+
+
+def test_json_lines_are_written_as_perfs_with_its_shadow_metrics(memscope):
+    theirs = [l for l in perf(["-j", "-e", EVENTS, "true"]).splitlines() if l.startswith("{")]
+    ours = memscope_stat(memscope, ["-j", "-e", EVENTS, "--", "true"]).splitlines()
+    # perf's spacing, "key" : value, and its keys in its order, metric fields on every line.
+    shape = re.compile(r'\{"counter-value" : "\d+\.\d{6}", "unit" : "(msec)?", "event" : "[a-z-]+", '
+                       r'"event-runtime" : \d+, "pcnt-running" : 100\.00, "metric-value" : \d+\.\d{6}, '
+                       r'"metric-unit" : "[^"]+"\}')
+    for line in ours + theirs:
+        assert shape.fullmatch(line), line
+    o = {j["event"]: j for j in map(json.loads, ours)}
+    t = {j["event"]: j for j in map(json.loads, theirs)}
+    assert o["task-clock"]["metric-unit"] == t["task-clock"]["metric-unit"] == "CPUs utilized"
+    task_msec = float(o["task-clock"]["counter-value"])
+    value, unit = rate(float(o["page-faults"]["counter-value"]), task_msec)
+    assert o["page-faults"]["metric-unit"] == unit and t["page-faults"]["metric-unit"].endswith("/sec")
+    assert abs(o["page-faults"]["metric-value"] - value) <= 1e-6 * value + 1e-6
+
+
+def test_csv_shadow_metrics_are_perfs(memscope):
+    rows = {row[2]: row for row in csv_lines(memscope_stat(memscope, ["-x,", "-e", EVENTS, "--", "true"]))}
+    # msec with perf's two decimals; the metric with three.
+    assert re.fullmatch(r"\d+\.\d\d", rows["task-clock"][0]), rows["task-clock"]
+    assert rows["task-clock"][6] == "CPUs utilized" and re.fullmatch(r"\d+\.\d{3}", rows["task-clock"][5])
+    task_msec = int(rows["task-clock"][3]) / 1e6          # the runtime in ns: the unrounded task-clock
+    value, unit = rate(int(rows["page-faults"][0]), task_msec)
+    assert rows["page-faults"][6] == unit and abs(float(rows["page-faults"][5]) - value) <= 0.0005 + 1e-6 * value
+
+
 def test_json_interval_and_cpu_rows_are_perfs(memscope):
     args = ["-j", "-a", "-I", "100", "--per-cpu", "-e", "page-faults"]
     ours = [json.loads(l) for l in memscope_stat(memscope, args + ["--", "sleep", "0.25"]).splitlines()]

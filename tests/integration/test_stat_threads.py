@@ -4,6 +4,7 @@ import json
 import re
 
 from conftest import run
+from stat_output import perf_count
 
 # 2 threads now and 1 more after 200 ms, each touching 4 MB every 100 ms from 100 ms until 800 ms.
 WORKLOAD_ARGS = ["2", "1", "200", "800", "4", "100"]
@@ -68,7 +69,7 @@ def test_per_thread_names_in_text_and_json(memscope, build_dir):
     assert res.returncode == 0, res.stderr
     pid, threads, rest = own_lines(res.stdout)
     objs = [json.loads(line) for line in rest if line.startswith("{")]
-    check_rows({o["thread"]: int(o["counter-value"]) for o in objs if o["event"] == "proc.faults"}, pid, threads)
+    check_rows({o["thread"]: perf_count(o["counter-value"]) for o in objs if o["event"] == "proc.faults"}, pid, threads)
 
     # The self-describing JSON keeps the tid as a number and adds the name.
     res = run([memscope, "stat", "-j", "--self-describing", "-e", "proc.faults", "--per-thread", "--"]
