@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/validation_store.h"
+#include "util/trusted_path.h"
 
 int validation_default_path(char *buf, size_t size, struct ms_error *err)
 {
@@ -71,23 +72,29 @@ void verdict_text(const struct verdict *v, char *buf, size_t size)
 			 v->tolerance * 100);
 }
 
-/* mkdir -p of the file's directory, 0700 for what is made. */
-static int make_parents(const char *path, struct ms_error *err)
+/* The file's directory, made where missing (0700) and opened by a walk from
+ * / that, as root, refuses a directory (or a link's directory) another user
+ * can change: with HOME kept by sudo, the user could point a link at any
+ * directory, or plant the verdicts root reads back. */
+static int open_parent(const char *path, const char **base, struct ms_error *err)
 {
+	const char *slash = strrchr(path, '/');
 	char dir[4096];
+	int fd;
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-			ms_error_set(err, "%s: %s", dir, strerror(errno));
-			return -1;
-		}
-		*p = '/';
+	*base = slash ? slash + 1 : path;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (!**base) {
+		ms_error_set(err, "%s names a directory: give the verdicts a file name", path);
+		return -1;
 	}
-	return 0;
+	fd = trusted_dir_open(dir, true, "the verdicts file's directory", err);
+	if (fd == TRUSTED_REFUSED)
+		ms_error_append(err, " (or set MEMSCOPE_VALIDATION to a file of root's)");
+	return fd < 0 ? -1 : fd;
 }
 
 int validation_write(const char *path, const struct verdict *v, int nr, struct ms_error *err)
@@ -95,7 +102,8 @@ int validation_write(const char *path, const struct verdict *v, int nr, struct m
 	char machine[512], date[64], text[600], tmp[4200];
 	time_t now = time(NULL);
 	json_t *root = json_object(), *list = json_array();
-	int fd, status = -1;
+	const char *base;
+	int fd, dirfd = -1, status = -1;
 
 	validation_machine(machine, sizeof(machine));
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M", localtime(&now));
@@ -120,18 +128,22 @@ int validation_write(const char *path, const struct verdict *v, int nr, struct m
 		json_array_append_new(list, o);
 	}
 	json_object_set_new(root, "verdicts", list);
-	if (make_parents(path, err) < 0)
+	if ((dirfd = open_parent(path, &base, err)) < 0)
 		goto out;
-	/* Written beside and renamed: a reader never sees half a file. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
-	    json_dumpfd(root, fd, JSON_INDENT(1)) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
+	/* Written beside and renamed, in the directory judged: a reader never
+	 * sees half a file, and nothing is written through a link. */
+	snprintf(tmp, sizeof(tmp), "%.200s.tmp", base);
+	unlinkat(dirfd, tmp, 0);
+	if ((fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
+	    json_dumpfd(root, fd, JSON_INDENT(1)) < 0 || close(fd) < 0 || renameat(dirfd, tmp, dirfd, base) < 0) {
 		ms_error_set(err, "cannot write %s: %s", path, strerror(errno));
-		unlink(tmp);
+		unlinkat(dirfd, tmp, 0);
 		goto out;
 	}
 	status = 0;
 out:
+	if (dirfd >= 0)
+		close(dirfd);
 	json_decref(root);
 	return status;
 }
@@ -144,10 +156,21 @@ void validation_explain(const char *metric, FILE *out)
 	json_t *root, *list, *o;
 	size_t i;
 	bool here;
+	int fd;
 
-	if (validation_default_path(path, sizeof(path), &err) < 0 || access(path, R_OK) < 0)
+	if (validation_default_path(path, sizeof(path), &err) < 0)
 		return;
-	if (!(root = json_load_file(path, 0, &jerr))) {
+	/* As root, verdicts another user could have written are not believed. */
+	fd = trusted_open(path, "verdicts file", false, NULL, 0, &err);
+	if (fd == TRUSTED_CANNOT_OPEN)    /* none yet (or not readable): nothing to say */
+		return;
+	if (fd < 0) {
+		fprintf(out, "  validation: not used: %s\n", err.text);
+		return;
+	}
+	root = json_loadfd(fd, 0, &jerr);
+	close(fd);
+	if (!root) {
 		fprintf(out, "  validation: %s:%d: %s (memscope validate --write rewrites it)\n", path, jerr.line,
 			jerr.text);
 		return;

@@ -29,10 +29,14 @@ struct verdict {
 int validation_default_path(char *buf, size_t size, struct ms_error *err);
 /* What names this machine in the file: the CPU model and the sysfs root. */
 void validation_machine(char *buf, size_t size);
-/* Write the verdicts (the directories made 0700, the file 0600). */
+/* Write the verdicts (the directories made 0700, the file 0600), through
+ * the directory's descriptor, walked from / as trusted_dir_open() does: as
+ * root, a path through a directory another user can change (a HOME that sudo
+ * kept) is refused with the fix. */
 int validation_write(const char *path, const struct verdict *v, int nr, struct ms_error *err);
 /* Print what the default file says about metric (nothing when it has
- * nothing): "validated on this machine (DATE, ratio R, ...)". */
+ * nothing): "validated on this machine (DATE, ratio R, ...)". As root, a
+ * file another user could have written is not believed: "not used" and why. */
 void validation_explain(const char *metric, FILE *out);
 /* "agrees within 5% (ratio 1.012)" and the like. */
 void verdict_text(const struct verdict *v, char *buf, size_t size);

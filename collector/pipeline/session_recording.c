@@ -42,7 +42,7 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 				 struct ms_error *err)
 {
 	const struct recording_header *h = session_recording_header(s);
-	char dir[4096] = "";
+	struct recorded_host_tree tree = { .parent_fd = -1, .fd = -1 };
 	int ret = 1;
 
 	if (!h->host_files) {
@@ -51,7 +51,7 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 			     "without -m, or record again with -m METRICS", path);
 		return 1;
 	}
-	if (recording_host_load(h->host_files, &s->host, dir, sizeof(dir), err) < 0) {
+	if (recording_host_load(h->host_files, &s->host, &tree, err) < 0) {
 		ms_error_prefix(err, "%s", path);
 		goto out;
 	}
@@ -70,7 +70,7 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 	metric_engine_set_origin(s->engine, METRIC_ORIGIN_RECORDING);
 	ret = 0;
 out:
-	recording_host_remove(dir);
+	recording_host_remove(&tree);
 	return ret;
 }
 

@@ -1,8 +1,8 @@
 #include "recording/recording_host.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,83 +108,165 @@ json_t *recording_host_snapshot(const struct sysfs_roots *roots)
 	return files;
 }
 
-static int make_parents(char *path)
+/* The directory for `key`'s file under the tree, made where missing, each
+ * opened from the one before (never through a link): an fd, or -1. */
+static int open_parents(int tree, char *key, char **leaf)
 {
-	for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
-		*p = '\0';
-		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-			*p = '/';
-			return -1;
-		}
-		*p = '/';
+	int dirfd = fcntl(tree, F_DUPFD_CLOEXEC, 0);
+	char *name = key, *slash;
+
+	while (dirfd >= 0 && (slash = strchr(name, '/'))) {
+		int next;
+
+		*slash = '\0';
+		if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+			next = -1;
+		else
+			next = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		*slash = '/';
+		close(dirfd);
+		dirfd = next;
+		name = slash + 1;
 	}
-	return 0;
+	*leaf = name;
+	return dirfd;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* Each entry of the directory open as dirfd, depth first, by descriptor:
+ * nothing below it is ever reached by a name that could lead elsewhere. */
+static void remove_below(int dirfd)
 {
-	remove(path);
-	return 0;
+	DIR *d = fdopendir(dirfd);
+	struct dirent *e;
+
+	if (!d) {
+		close(dirfd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		int sub;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd, e->d_name, 0) == 0 || errno != EISDIR)
+			continue;
+		sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0)
+			remove_below(sub);
+		unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
 }
 
-void recording_host_remove(const char *dir)
+void recording_host_remove(struct recorded_host_tree *tree)
 {
-	if (dir && dir[0])
-		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (tree->fd >= 0) {
+		remove_below(openat(tree->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		close(tree->fd);
+	}
+	/* Our own directory, if it is still the one at its name (else an
+	 * empty one left behind, or nothing: never another's files). */
+	if (tree->parent_fd >= 0) {
+		unlinkat(tree->parent_fd, tree->name, AT_REMOVEDIR);
+		close(tree->parent_fd);
+	}
+	tree->fd = tree->parent_fd = -1;
 }
 
-static int write_tree(const json_t *snapshot, const char *dir, struct ms_error *err)
+static bool valid_key(const char *key)
+{
+	if (strncmp(key, "sys/", 4) && strncmp(key, "proc/", 5))
+		return false;
+	/* No "..", ".", or empty component: the names stay inside the tree. */
+	for (const char *c = key; *c; c += strcspn(c, "/") + (c[strcspn(c, "/")] == '/')) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+	}
+	return key[strlen(key) - 1] != '/';
+}
+
+static int write_tree(const json_t *snapshot, const struct recorded_host_tree *tree, struct ms_error *err)
 {
 	const char *key;
 	json_t *value;
 
 	json_object_foreach((json_t *)snapshot, key, value) {
-		char path[4300];
-		FILE *fp;
+		char name[4096], *leaf;
+		int dirfd, fd = -1;
+		size_t len = json_is_string(value) ? json_string_length(value) : 0;
 
 		/* The names come from a file: keep them inside the tree. */
-		if ((strncmp(key, "sys/", 4) && strncmp(key, "proc/", 5)) || strstr(key, "..") ||
-		    !json_is_string(value)) {
+		if (!valid_key(key) || !json_is_string(value) || strlen(key) >= sizeof(name)) {
 			ms_error_set(err, "the recording's host files hold an entry '%.200s' that is not a sysfs or "
 				     "procfs file name with text", key);
 			return -1;
 		}
-		snprintf(path, sizeof(path), "%s/%s", dir, key);
-		if (make_parents(path) < 0 || !(fp = fopen(path, "w"))) {
-			ms_error_set(err, "cannot write %s: %s", path, strerror(errno));
+		snprintf(name, sizeof(name), "%s", key);
+		dirfd = open_parents(tree->fd, name, &leaf);
+		if (dirfd >= 0)
+			fd = openat(dirfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 || write(fd, json_string_value(value), len) != (ssize_t)len) {
+			ms_error_set(err, "cannot write %s/%s: %s", tree->path, key, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			if (dirfd >= 0)
+				close(dirfd);
 			return -1;
 		}
-		fwrite(json_string_value(value), 1, json_string_length(value), fp);
-		if (fclose(fp) != 0) {
-			ms_error_set(err, "cannot write %s: %s", path, strerror(errno));
-			return -1;
-		}
+		close(fd);
+		close(dirfd);
 	}
 	return 0;
 }
 
-int recording_host_load(const json_t *snapshot, struct host *host, char *dir, size_t size, struct ms_error *err)
+/* A fresh directory of ours, 0700 and empty, made and opened in the
+ * temporary directory's descriptor: whoever else can write there may rename
+ * it or put something at its name, but never makes us write elsewhere. */
+static int make_tree(struct recorded_host_tree *tree, struct ms_error *err)
 {
 	const char *tmp = getenv("TMPDIR");
+	const char *top = tmp && tmp[0] == '/' ? tmp : "/tmp";
+	struct stat st;
 
+	snprintf(tree->path, sizeof(tree->path), "%s/memscope-host-XXXXXX", top);
+	tree->parent_fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (tree->parent_fd < 0 || !mkdtemp(tree->path)) {
+		ms_error_set(err, "cannot create a temporary directory %s: %s (set TMPDIR to a writable one)",
+			     tree->path, strerror(errno));
+		return -1;
+	}
+	snprintf(tree->name, sizeof(tree->name), "%s", strrchr(tree->path, '/') + 1);
+	tree->fd = openat(tree->parent_fd, tree->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (tree->fd < 0 || fstat(tree->fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700 ||
+	    st.st_nlink != 2) {
+		ms_error_set(err, "the temporary directory %s was replaced as it was made (someone else can write "
+			     "%s): set TMPDIR to a directory only you can write", tree->path, top);
+		if (tree->fd >= 0)
+			close(tree->fd);
+		tree->fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+int recording_host_load(const json_t *snapshot, struct host *host, struct recorded_host_tree *tree,
+			struct ms_error *err)
+{
 	memset(host, 0, sizeof(*host));
-	snprintf(dir, size, "%s/memscope-host-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+	memset(tree, 0, sizeof(*tree));
+	tree->fd = tree->parent_fd = -1;
 	if (!json_is_object(snapshot)) {
-		dir[0] = '\0';
 		ms_error_set(err, "the recording's \"host\".\"files\" is not an object of file names and texts");
 		return -1;
 	}
-	if (!mkdtemp(dir)) {
-		ms_error_set(err, "cannot create a temporary directory %s: %s (set TMPDIR to a writable one)", dir,
-			     strerror(errno));
-		dir[0] = '\0';
+	if (make_tree(tree, err) < 0 || write_tree(snapshot, tree, err) < 0)
 		return -1;
-	}
-	if (write_tree(snapshot, dir, err) < 0)
-		return -1;
-	/* The same loaders as host_load(), on the recorded tree. */
-	snprintf(host->roots.sys, sizeof(host->roots.sys), "%s/sys", dir);
-	snprintf(host->roots.proc, sizeof(host->roots.proc), "%s/proc", dir);
+	/* The same loaders as host_load(), on the recorded tree, read through
+	 * its descriptor: a directory put at its name is never read. */
+	snprintf(host->roots.sys, sizeof(host->roots.sys), "/proc/self/fd/%d/sys", tree->fd);
+	snprintf(host->roots.proc, sizeof(host->roots.proc), "/proc/self/fd/%d/proc", tree->fd);
 	host->roots.is_fixture = true;
 	host->roots.is_recorded = true;
 	if (topology_load(&host->topo, host->roots.sys, err) < 0) {

@@ -313,9 +313,8 @@ static int load_one(struct plugin_set *set, struct loaded_plugin *p, const char 
 	struct memscope_host host;
 	struct sysfs_roots roots;
 	char why[512] = "";
-	int fd;
-
 	const struct loaded_plugin *o;
+	int fd;
 
 	if ((fd = open_checked(p)) < 0)
 		return -1;

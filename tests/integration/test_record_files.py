@@ -283,3 +283,67 @@ def test_records_started_together_end_with_whole_files(memscope, tmp_path):
     for name in ("memscope.rec", "memscope.rec.old")[:len(wrote)]:
         lines = (tmp_path / name).read_text().splitlines()
         assert json.loads(lines[-1])["end"] == "the command exited", name
+
+
+TREE_MOVER = r"""
+import os, sys
+tmpdir, victim, stop = sys.argv[1:4]
+n = 0
+while not os.path.exists(stop):
+    for e in os.listdir(tmpdir):
+        p = os.path.join(tmpdir, e)
+        if e.startswith("memscope-host-") and not os.path.islink(p):
+            n += 1
+            try:
+                os.rename(p, os.path.join(tmpdir, "moved-%d" % n))
+                os.symlink(victim, p)
+            except OSError:
+                pass
+"""
+
+
+def test_report_never_writes_the_recorded_host_through_another_users_link(memscope, tmp_path):
+    """TMPDIR writable by nobody (theirs, kept by sudo): while root's report puts a recording's host
+    files back into a directory there, nobody renames that directory and puts a link to a directory
+    of root's at its name. Root's directory stays empty: the files go through the descriptor of the
+    directory memscope made, never through its name."""
+    rec = tmp_path / "m.rec"
+    res = run([memscope, "record", "-o", str(rec), "-I", "100", "-m", "numa.hit", "--", "sleep", "0.2"])
+    assert res.returncode == 0, res.stderr
+    lines = rec.read_text().splitlines()
+    header = json.loads(lines[0])
+    # The recording chooses the names and the texts: many of them make the writing take a while.
+    for i in range(300):
+        header["host"]["files"][f"sys/devices/padding/p{i // 100}/f{i}"] = "chosen by the recording\n"
+    rec.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    top = pathlib.Path(tempfile.mkdtemp(prefix="memscope-tmpdir-"))
+    try:
+        os.chmod(top, 0o755)
+        theirs, victim, stop = top / "theirs", top / "victim", top / "stop"
+        theirs.mkdir()
+        os.chown(theirs, NOBODY, NOBODY)
+        victim.mkdir()
+        mover_py = top / "mover.py"
+        mover_py.write_text(TREE_MOVER)
+        os.chmod(mover_py, 0o644)
+        mover = subprocess.Popen(as_nobody([SYSTEM_PYTHON, str(mover_py), str(theirs), str(victim), str(stop)]))
+        outcomes = {"done": 0, "refused": 0}
+        try:
+            for _ in range(20):
+                res = run([memscope, "report", str(rec)], env=dict(os.environ, TMPDIR=str(theirs)), timeout=60)
+                assert list(victim.iterdir()) == [], f"root wrote into {victim} through the other user's link"
+                if res.returncode == 0:
+                    outcomes["done"] += 1
+                else:
+                    assert res.returncode == 1, res.stderr
+                    assert "was replaced as it was made (someone else can write" in res.stderr, res.stderr
+                    outcomes["refused"] += 1
+        finally:
+            stop.touch()
+            mover.wait(timeout=30)
+        assert outcomes["done"] >= 1, outcomes
+        # The directories memscope made, wherever they were moved, are left empty.
+        for moved in theirs.iterdir():
+            assert moved.is_symlink() or list(moved.iterdir()) == [], moved
+    finally:
+        subprocess.run(["rm", "-rf", str(top)])

@@ -6,8 +6,12 @@ uncore ones say why they cannot be; on a fixture replay whose counts were comput
 import json
 import os
 import re
+import subprocess
+
+import pytest
 
 from conftest import ROOT, fixture_env, run
+from other_user import NOBODY, as_nobody, places, write_as_nobody
 
 FIX = ROOT / "tests" / "fixtures" / "validate"
 
@@ -96,3 +100,49 @@ def test_bad_expectations_are_named(memscope, tmp_path):
     assert res.returncode == 2 and f"{bad}: expect[0]: needs \"metric\"" in res.stderr, res.stderr
     res = run([memscope, "validate", "--replay", str(FIX / "kunpeng920-triad-counts.jsonl")])
     assert res.returncode == 2 and "--replay and --expect go together" in res.stderr, res.stderr
+
+
+PLANTED = {"format": "memscope-validation", "version": 1, "machine": "any", "date": "2020-01-01 00:00",
+           "verdicts": [{"metric": "mem.read_bytes", "node": None, "verdict": "agrees", "text": "planted verdict",
+                         "workload": "nothing"}]}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the attack is on a root-run memscope")
+def test_root_keeps_no_verdicts_in_another_users_home(memscope):
+    """sudo kept HOME, which is nobody's: root's validate --write does not follow their link to a
+    directory of root's, and root's list --explain does not believe verdicts they wrote. nobody's
+    own validate --write and list --explain use their file."""
+    with places() as top:
+        home, target = top / "theirs", top / "root"
+        subprocess.run(as_nobody(["mkdir", "-p", str(home / ".local" / "state")]), check=True)
+        subprocess.run(as_nobody(["ln", "-s", str(target), str(home / ".local" / "state" / "memscope")]), check=True)
+        env = fixture_env("kunpeng920-2s", HOME=str(home))
+        for name in ("XDG_STATE_HOME", "MEMSCOPE_VALIDATION"):
+            env.pop(name, None)
+        args = ["validate", "--replay", str(FIX / "kunpeng920-triad-counts.jsonl"), "--expect",
+                str(FIX / "kunpeng920-triad-expect.json"), "--write"]
+        res = run([memscope, *args], env=env)
+        assert list(target.iterdir()) == [], "root wrote through the other user's link"
+        assert res.returncode == 1, res
+        assert (f"memscope validate: the verdicts file's directory {home}/.local/state/memscope is not written as "
+                f"root: the directory {home} can be changed by its owner (uid {NOBODY}, mode 0755)") in res.stderr
+        assert "(or set MEMSCOPE_VALIDATION to a file of root's)" in res.stderr
+        # Verdicts they wrote are not believed by root.
+        os.unlink(home / ".local" / "state" / "memscope")
+        subprocess.run(as_nobody(["mkdir", str(home / ".local" / "state" / "memscope")]), check=True)
+        store = home / ".local" / "state" / "memscope" / "validation.json"
+        write_as_nobody(store, json.dumps(PLANTED))
+        res = run([memscope, "list", "--explain", "mem.read_bytes"], env=env)
+        assert res.returncode == 0, res.stderr
+        assert "planted verdict" not in res.stdout
+        assert (f"validation: not used: verdicts file {store} is not used as root: the directory {home} can be "
+                f"changed by its owner (uid {NOBODY}, mode 0755), who could make root believe what they put "
+                f"there") in res.stdout, res.stdout
+        # nobody's own: written by their validate, shown by their list --explain.
+        os.unlink(store)
+        res = run(as_nobody([memscope, *args]), env=env)
+        assert res.returncode == 3, res.stderr                  # the fixture's known disagreement
+        assert json.loads(store.read_text())["format"] == "memscope-validation"
+        assert store.stat().st_uid == NOBODY
+        res = run(as_nobody([memscope, "list", "--explain", "mem.read_bytes"]), env=env)
+        assert "FAILED validation on this machine" in res.stdout, res.stdout + res.stderr
