@@ -464,9 +464,11 @@ static int next_match(lua_State *L)
 	lua_Integer from = lua_tointeger(L, lua_upvalueindex(3)), last = lua_tointeger(L, lua_upvalueindex(4));
 	struct matcher m;
 
+	if (from > (lua_Integer)ls)
+		return 0;               /* past the end: nothing more */
 	start(&m, L, s, ls, p, lp);
-	for (const char *at = s + from; at <= m.subject_end; at++) {
-		const char *end;
+	for (lua_Integer i = from; i <= (lua_Integer)ls; i++) {
+		const char *at = s + i, *end;
 
 		again(&m);
 		if ((end = match(&m, at, p)) && end - s != last) {
