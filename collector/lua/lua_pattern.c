@@ -100,6 +100,7 @@ static bool in_class(int c, int letter)
 	case 'u': yes = isupper(c); break;
 	case 'w': yes = isalnum(c); break;
 	case 'x': yes = isxdigit(c); break;
+	case 'z': yes = c == 0; break;          /* the NUL byte (deprecated, still Lua's) */
 	default: return letter == c;
 	}
 	return isupper(letter) ? !yes : yes;
