@@ -41,20 +41,27 @@ static int second_document(yaml_parser_t *parser, const char *path, struct ms_er
  * token ([[[[...]]]]: 100,000 levels took 30 s, 400,000 minutes), and so
  * would everything that walks the nodes: the nesting is checked on the
  * parser's events first, which stop at the first level past the limit, so
- * loading stays linear in the file's size. A syntax error is left to the
+ * loading stays linear in the file's size. Only a file with more '[' and
+ * '{' than the limit can nest that deep in flow style (every shipped file
+ * has fewer): the others skip the check. A syntax error is left to the
  * load, which says where it is. */
-static int check_depth(FILE *fp, const char *path, struct ms_error *err)
+static int check_depth(const unsigned char *text, size_t len, const char *path, struct ms_error *err)
 {
 	yaml_parser_t parser;
 	yaml_event_t event;
 	int depth = 0, rc = 0;
+	size_t opening = 0;
 	bool done = false;
 
+	for (size_t i = 0; i < len && opening <= YAML_MAX_DEPTH; i++)
+		opening += text[i] == '[' || text[i] == '{';
+	if (opening <= YAML_MAX_DEPTH)
+		return 0;
 	if (!yaml_parser_initialize(&parser)) {
 		ms_error_set(err, "%s: cannot initialise the YAML parser", path);
 		return -1;
 	}
-	yaml_parser_set_input_file(&parser, fp);
+	yaml_parser_set_input_string(&parser, text, len);
 	while (!done && yaml_parser_parse(&parser, &event)) {
 		switch (event.type) {
 		case YAML_SEQUENCE_START_EVENT:
@@ -80,16 +87,44 @@ static int check_depth(FILE *fp, const char *path, struct ms_error *err)
 		yaml_event_delete(&event);
 	}
 	yaml_parser_delete(&parser);
-	if (rc == 0 && fseek(fp, 0, SEEK_SET) != 0) {
-		ms_error_set(err, "%s: cannot read it twice: %s", path, strerror(errno));
-		return -1;
-	}
 	return rc;
+}
+
+/* The whole file (catalog files are a few kilobytes), read once for both
+ * passes. */
+static unsigned char *read_all(FILE *fp, size_t *len)
+{
+	unsigned char *text = NULL;
+	size_t cap = 0, n = 0, got;
+
+	do {
+		if (n == cap) {
+			unsigned char *grown = realloc(text, cap = cap ? 2 * cap : 16384);
+
+			if (!grown) {
+				free(text);
+				errno = ENOMEM;
+				return NULL;
+			}
+			text = grown;
+		}
+		got = fread(text + n, 1, cap - n, fp);
+		n += got;
+	} while (got > 0);
+	if (ferror(fp)) {
+		free(text);
+		errno = EIO;
+		return NULL;
+	}
+	*len = n;
+	return text;
 }
 
 int yaml_file_load(struct yaml_file *yf, const char *path, struct ms_error *err)
 {
 	yaml_parser_t parser;
+	unsigned char *text;
+	size_t len;
 	FILE *fp;
 	int rc = 0;
 
@@ -101,16 +136,22 @@ int yaml_file_load(struct yaml_file *yf, const char *path, struct ms_error *err)
 		ms_error_set(err, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
-	if (check_depth(fp, path, err) < 0) {
-		fclose(fp);
+	text = read_all(fp, &len);
+	fclose(fp);
+	if (!text) {
+		ms_error_set(err, "%s: cannot read: %s", path, strerror(errno));
+		return -1;
+	}
+	if (check_depth(text, len, path, err) < 0) {
+		free(text);
 		return -1;
 	}
 	if (!yaml_parser_initialize(&parser)) {
-		fclose(fp);
+		free(text);
 		ms_error_set(err, "%s: cannot initialise the YAML parser", path);
 		return -1;
 	}
-	yaml_parser_set_input_file(&parser, fp);
+	yaml_parser_set_input_string(&parser, text, len);
 	if (!yaml_parser_load(&parser, &yf->doc)) {
 		const yaml_mark_t *mark = parser.problem ? &parser.problem_mark : &parser.context_mark;
 
@@ -127,7 +168,7 @@ int yaml_file_load(struct yaml_file *yf, const char *path, struct ms_error *err)
 		rc = -1;
 	}
 	yaml_parser_delete(&parser);
-	fclose(fp);
+	free(text);
 	return rc;
 }
 

@@ -154,4 +154,5 @@ void lua_builtins_bound(lua_State *L)
 	replace(L, "table", "insert", bounded_by_length);
 	replace(L, "table", "remove", bounded_by_length);
 	replace(L, "table", "sort", bounded_by_length);
+	lua_pattern_bound(L);
 }

@@ -95,6 +95,9 @@ uint64_t lua_now_ns(void);
  * string.find/match/gmatch/gsub), replaced in the state by versions that
  * check the clock or the budget (docs/lua-api.md, "Sandbox and limits"). */
 void lua_builtins_bound(lua_State *L);
+/* lua_pattern.c: string.find, match, gmatch and gsub by a matcher that
+ * keeps the CPU limit (called by lua_builtins_bound). */
+void lua_pattern_bound(lua_State *L);
 
 /* lua_api.c: the `memscope` table. */
 void lua_api_open(lua_State *L, struct lua_script *s);

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Fuzzing (tests/fuzz, docs/fuzzing.md): each libFuzzer harness - catalog
 # loader, formula parser, event parser, recording reader, replay reader,
-# sampling decode tables, HTTP requests, the Lua JSON conversion, a
-# plugin's series and labels - runs
+# sampling decode tables, HTTP requests, the Lua JSON conversion, the Lua
+# sandbox's pattern matcher against Lua's, a plugin's series and labels - runs
 # MEMSCOPE_FUZZ_SECONDS (60) from its seed corpus under ASan+UBSan, two at a
 # time. A crash, a sanitizer report, a leak, a hang (20 s) or 2 GB of memory
 # is a failure; the input that caused it is kept in BUILD/findings/ and named
-# in the JUnit report and on stderr. About 7 minutes with the build.
+# in the JUnit report and on stderr. About 8 minutes with the build.
 set -uo pipefail
 top=$PWD
 build=${MEMSCOPE_FUZZ_BUILD:-$top/build-fuzz}
 seconds=${MEMSCOPE_FUZZ_SECONDS:-60}
 name=50-fuzz
 results=$MEMSCOPE_TEST_RESULTS
-harnesses=(catalog formula event recording replay decode http lua_json plugin)
+harnesses=(catalog formula event recording replay decode http lua_json lua_pattern plugin)
 if [ ! -f "$build/build.ninja" ]; then
 	CC=clang meson setup "$build" -Db_sanitize=address,undefined -Db_lundef=false -Dfuzzing=true -Dtests=false \
 		>/dev/null || { echo "fuzz build setup failed" > "$results/$name.crash"; exit 1; }

@@ -123,6 +123,26 @@ def test_control_needs_the_token_and_labels_reach_the_recording(memscope, touchm
     assert [o["control"] for o in others if "control" in o][:2] == ["pause", "resume"]
 
 
+def test_a_label_from_the_page_that_is_not_utf8_is_refused_and_the_run_goes_on(memscope, touchmem, tmp_path):
+    """The page's control takes the same lines as memscope ctl: a Latin-1 label is refused with the
+    byte at fault (409), the recording goes on, takes the next label and ends with its end record."""
+    rec = tmp_path / "latin1.rec"
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100", "-e", "page-faults", "-o", str(rec),
+                           "--exit-at-end", "--", touchmem, "8", "--sleep-ms", "2000"])
+    try:
+        live.session()
+        status, _, text = live.control("label caf\xe9".encode("latin-1"))
+        assert status == 409, (status, text)
+        assert "label: byte 4 (0xe9) is not UTF-8 text; the label was not recorded" in text, text
+        status, _, text = live.control("label after it")
+        assert status == 200 and text.startswith("ok: label 'after it'"), text
+    finally:
+        live.stop()
+    _, frames, others = read_recording(rec)
+    assert [o["label"] for o in others if "label" in o] == ["after it"]
+    assert others[-1]["end"] and others[-1]["frames"] == len(frames), others[-1]
+
+
 def raw_get(port, path, host="127.0.0.1"):
     with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
         s.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())

@@ -558,6 +558,49 @@ static void test_c_loops(void)
 	rig_close(&r);
 }
 
+/* Patterns that backtrack for ever on a short string: Lua's matcher ran
+ * them to their end (never, in practice); the sandbox's keeps the CPU
+ * limit. Ordinary ones give Lua's results (fuzz_lua_pattern compares the
+ * two on any input). */
+static void test_patterns(void)
+{
+	struct rig r;
+	const char *s[] = {
+		script("find.lua", "function on_frame(f)\n  local s = string.rep('a', 200)\n"
+		       "  return s:find('.-.-.-.-.-.-.-.-b')\nend\n"),
+		script("gsub.lua", "function on_frame(f)\n  local s = string.rep('a', 200)\n"
+		       "  return string.gsub(s, 'a*a*a*a*a*a*b', '%0')\nend\n"),
+		script("gmatch.lua", "function on_frame(f)\n  for w in string.gmatch(string.rep('x', 300), 'x-x-x-x-x-x-y') do end\nend\n"),
+		script("words.lua",
+		       "function on_frame(f)\n"
+		       "  local s = 'key=value, k2=v2;  trim  '\n"
+		       "  print('find', s:find('(%w+)=(%w+)', 3), s:find('k2', 1, true), s:find('%s+', -6))\n"
+		       "  print('match', s:match('^(%w+)=(%w+)'), s:match('()k2'), ('  x  '):match('^%s*(.-)%s*$'))\n"
+		       "  local t = {} for k, v in s:gmatch('(%w+)=(%w+)') do t[#t + 1] = k .. ':' .. v end\n"
+		       "  print('gmatch', table.concat(t, ' '), select(2, ('abc'):gsub('', '-')))\n"
+		       "  print('gsub', s:gsub('%w+', {key = 'K', k2 = false}), ('f(a(b)c)'):gsub('%b()', '[%0]'))\n"
+		       "end\n"),
+	};
+
+	rig_table(&r);
+	CHECK_EQ_INT(rig_open(&r, s, 4, false, LUA_OUTPUT_TEXT, 200, 16u << 20), 0);
+	rig_frame(&r, 0, 1, 1, 1, 1, 1);
+	rig_flush(&r);
+	CHECK_EQ_INT(lua_engine_nr_failed(r.lua), 3);
+	CHECK_CONTAINS(r.err_text, "find.lua:3: CPU limit: on_frame used more than 200 ms of CPU");
+	CHECK_CONTAINS(r.err_text, "gsub.lua:3: CPU limit: on_frame used more than 200 ms of CPU");
+	CHECK_CONTAINS(r.err_text, "gmatch.lua:2: CPU limit: on_frame used more than 200 ms of CPU");
+	/* A call inside an argument list gives one value: from 3, 'y=value' starts at 3; 'k2' at 12;
+	 * the last run of spaces from -6 (byte 20) is 24-25. */
+	CHECK_CONTAINS(r.out_text, "find\t3\t12\t24\t25\n");
+	CHECK_CONTAINS(r.out_text, "match\tkey\t12\tx\n");
+	/* '' matches before each of a, b, c and at the end: 4. */
+	CHECK_CONTAINS(r.out_text, "gmatch\tkey:value k2:v2\t4\n");
+	/* key -> K; value, v2 and trim kept (no key); k2 kept (false). */
+	CHECK_CONTAINS(r.out_text, "gsub\tK=value, k2=v2;  trim  \tf[(a(b)c)]\t1\n");
+	rig_close(&r);
+}
+
 /* memscope.json under a budget large enough that the clock stops it first:
  * the conversion keeps the CPU limit itself. */
 static void test_json_cpu(void)
@@ -616,6 +659,7 @@ int main(void)
 	test_escapes();
 	test_json();
 	test_c_loops();
+	test_patterns();
 	test_json_cpu();
 	test_api_numbers();
 	test_output();
