@@ -147,6 +147,31 @@ def test_batch_counts_the_faults_of_a_workload_started_while_it_runs(memscope, t
     assert node_faults >= faults * 0.98
 
 
+def test_a_process_is_named_and_counted_as_the_kernel_has_it(memscope, build_dir):
+    """A process whose leader waits while its workers run (PID 1 of many systems): its row is
+    named after the leader (/proc/PID/comm), not a worker, and THR is the kernel's count of its
+    threads (/proc/PID/status), not only the threads that ran while top watched."""
+    threads = build_dir / "contrib" / "bench" / "threads"
+    # 3 workers named early0..2 touch 1 MB every 100 ms; the main thread ("threads") waits in join.
+    work = subprocess.Popen([str(threads), "3", "0", "0", "120000", "1", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert work.stdout.readline().startswith("ready")
+        res = run([memscope, "top", "-b", "-n", "6", "-I", "250"], env=NO_RECORDING)
+        with open(f"/proc/{work.pid}/comm") as f:
+            comm = f.read().strip()
+        with open(f"/proc/{work.pid}/status") as f:
+            nr_threads = int(re.search(r"^Threads:\s+(\d+)", f.read(), re.M).group(1))
+    finally:
+        work.kill()
+        work.wait()
+    assert res.returncode == 0, res.stderr
+    assert (comm, nr_threads) == ("threads", 4)
+    rows = [p for b in parse_batch(res.stdout)[1:] for p in b["procs"] if int(p["PID"]) == work.pid]
+    assert rows, res.stdout
+    assert {p["COMMAND"] for p in rows} == {comm}, rows
+    assert {int(p["THR"]) for p in rows} == {nr_threads}, rows
+
+
 def test_batch_focus_shows_the_process_and_its_threads(memscope, build_dir):
     threads = build_dir / "contrib" / "bench" / "threads"
     # 3 workers, each touching 4 MB (1024 pages) every 100 ms until the test ends them (top's
