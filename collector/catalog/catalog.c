@@ -17,7 +17,7 @@
 #include "events/plugin_series.h"
 
 static const char *const metric_keys[] = { "name", "unit", "kind", "description", "formula", "vendors", "formerly",
-	NULL };
+	"plugin", NULL };
 static const char *const family_keys[] = { "family", "description", "priority", "sources", "detect", "pmus",
 					   "metrics", "unavailable", "uncore_since", "sampling", NULL };
 static const char *const detect_keys[] = { "cpu", NULL };
@@ -66,6 +66,7 @@ static void metric_free(struct catalog_metric *m)
 	free(m->description);
 	free(m->formula_text);
 	free(m->formerly);
+	free(m->plugin);
 	expr_free(m->formula);
 	for (int i = 0; i < m->nr_vendors; i++) {
 		free(m->vendors[i].vendor);
@@ -258,7 +259,8 @@ static int parse_metric(struct catalog *cat, struct yaml_file *yf, yaml_node_t *
 	if (first >= 0)
 		return yaml_fail(yf, yaml_get(yf, m, "formerly"), "'formerly: %s' names metric '%s' (line %d)",
 				 formerly, cat->metrics[first].name, cat->metrics[first].pos.line);
-	if (yaml_get_str(yf, m, "unit", false, &metric->unit, metric->name) ||
+	if (yaml_get_str(yf, m, "plugin", false, &metric->plugin, metric->name) ||
+	    yaml_get_str(yf, m, "unit", false, &metric->unit, metric->name) ||
 	    yaml_get_str(yf, m, "description", true, &metric->description, metric->name) ||
 	    yaml_get_str(yf, m, "formula", false, &metric->formula_text, metric->name) ||
 	    parse_kind(yf, m, metric))

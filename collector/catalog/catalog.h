@@ -35,6 +35,7 @@ struct catalog_vendor_note {
 struct catalog_metric {
 	char *name;               /* "mem.read_bytes" */
 	char *formerly;           /* its old name, still accepted (catalog_metric_index), or NULL */
+	char *plugin;             /* the plugin whose family maps it ("resctrl"), or NULL */
 	char *unit;               /* "B", "B/s", "requests", "" for ratios */
 	enum metric_kind kind;
 	char *description;

@@ -251,3 +251,36 @@ def test_report_of_a_recording_being_written_says_so(memscope, tmp_path):
     # Ended (SIGTERM: a complete recording): nothing to warn about.
     res = run([memscope, "report", str(rec)])
     assert res.returncode == 0 and "warning" not in res.stderr, res.stderr
+
+
+def plugin_so(build_dir, name):
+    return str(build_dir / "contrib" / "plugins" / f"{name}.so")
+
+
+def test_plugin_metrics_name_their_plugin_not_the_cpu(memscope, build_dir):
+    """A metric only a plugin's family maps (contrib/plugins/*.yaml) is not blamed on the
+    CPU when that plugin is not loaded; loaded and unusable here, its own reason (the one
+    list --plugins gives) is the one stat gives."""
+    import yaml   # the catalog's format: the test reads which metrics each plugin family maps
+    maps = {name: set(yaml.safe_load((ROOT / "contrib" / "plugins" / f"{name}.yaml").read_text())["metrics"])
+            for name in ("cgroup_memory", "resctrl")}
+    res = run([memscope, "list", "--metrics"])
+    rows = {l.split()[0]: l for l in res.stdout.splitlines() if l and not l.startswith(" ")}
+    for name, metrics in maps.items():
+        for metric in metrics:
+            row = rows[metric]
+            if " no " not in row:
+                continue   # this CPU's family maps it and can count it here
+            assert "no catalog family for this CPU" not in row, row
+            assert (f"a metric of plugin {name}, which is not loaded (memscope --plugin {name}.so" in row or
+                    f"; also plugin {name} (not loaded)" in row), row
+    # resctrl loaded: what list --plugins says about it is what stat says about its metrics.
+    so = plugin_so(build_dir, "resctrl")
+    listed = run([memscope, "--plugin", so, "list", "--plugins"]).stdout
+    m = re.search(r"available here: (yes|no: ([^;\n]*))", listed)
+    assert m, listed
+    if m.group(1) == "yes":
+        return   # resctrl works here: nothing unavailable to explain
+    res = run([memscope, "--plugin", so, "stat", "-m", "mem.total_bw", "--", "true"])
+    assert res.returncode == 1, res
+    assert m.group(2) in res.stderr, (m.group(2), res.stderr)
