@@ -284,3 +284,22 @@ def test_plugin_metrics_name_their_plugin_not_the_cpu(memscope, build_dir):
     res = run([memscope, "--plugin", so, "stat", "-m", "mem.total_bw", "--", "true"])
     assert res.returncode == 1, res
     assert m.group(2) in res.stderr, (m.group(2), res.stderr)
+
+
+def test_top_input_gives_the_recorded_machines_reason(memscope, tmp_path):
+    """top --input: a node column n/a because the recorded machine has no PMU for it says
+    that (the resolver's reason, as list --explain gives it on that machine: this one), not
+    that the recording left it out."""
+    rec = tmp_path / "top.rec"
+    res = run([memscope, "record", "-a", "-I", "200", "-o", str(rec), "--", "sleep", "0.5"],
+              env=dict(os.environ, MEMSCOPE_CTL_SOCKET="/nonexistent/memscope.sock"))
+    assert res.returncode == 0, res.stderr
+    res = run([memscope, "top", "-b", "--input", str(rec)])
+    assert res.returncode == 0, res.stderr
+    na = dict(re.findall(r"^na: ([^:]+): (.*)$", res.stdout, re.M))
+    for column, metric in (("READ_B/s", "mem.read_bw"), ("REMOTE%", "mem.remote_ratio")):
+        reason = catalog_reason(memscope, metric)
+        if reason is None:
+            assert column not in na or "not in the recording" in na[column], na
+            continue
+        assert na[column] == f"{metric}: {reason} (on the recorded machine)", na
