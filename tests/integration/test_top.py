@@ -871,3 +871,23 @@ def test_narrow_terminal_hides_whole_columns_in_the_documented_order(memscope, t
     finally:
         work.kill()
         work.wait()
+
+
+def test_processes_that_exit_idle_leave_no_rows(memscope):
+    """20 sleeps: each faults when it starts (a row with faults), sleeps past several updates
+    and exits without a fault: no row of zeros for its last interval."""
+    top = subprocess.Popen([memscope, "top", "-b", "-I", "250", "-n", "12"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env=NO_RECORDING)
+    time.sleep(1.5)
+    sleeps = [subprocess.Popen(["sleep", "0.8"]) for _ in range(20)]
+    for s in sleeps:
+        s.wait()
+    out, err = top.communicate(timeout=120)
+    assert top.returncode == 0, err
+    pids = {s.pid for s in sleeps}
+    rows = [(b["update"], p) for b in parse_batch(out) for p in b["procs"] if int(p["PID"]) in pids]
+    # Seen while alive (the fault of their start), each.
+    assert {int(p["PID"]) for _, p in rows if rate(p["FAULTS/s"]) > 0} == pids, rows
+    # An exited process (THR 0: no thread left) is shown only with faults in its last interval.
+    exited = [p for _, p in rows if p["THR"] == "0"]
+    assert all(rate(p["FAULTS/s"]) > 0 for p in exited), exited
