@@ -161,6 +161,7 @@ static __always_inline u32 take_slot(struct task_struct *t)
 	s->tid = BPF_CORE_READ(t, pid);
 	s->tgid = BPF_CORE_READ(t, tgid);
 	s->cpu = -1;
+	s->group_threads = (u32)BPF_CORE_READ(t, signal, live.counter);
 	BPF_CORE_READ_STR_INTO(&s->comm, t, comm);
 	barrier();
 	s->state = MS_SLOT_LIVE;
@@ -446,6 +447,9 @@ int on_sched_switch(u64 *ctx)
 			if (slot) {
 				s->cpu = bpf_get_smp_processor_id();
 				s->run_state = 0;
+				/* The kernel's count, also of threads that never run while
+				 * memscope watches (those never get a slot). */
+				s->group_threads = (u32)BPF_CORE_READ(next, signal, live.counter);
 			}
 		}
 		if (ts) {

@@ -54,7 +54,7 @@ struct ms_task_slot {
 	__u32 comm_gen;              /* bumped when comm changes (exec, rename) */
 	__s32 cpu;                   /* last CPU the task ran on */
 	__u32 run_state;             /* the kernel's task state at its last switch away; 0: running or runnable */
-	__u32 pad;
+	__u32 group_threads;         /* its process's live threads (signal->live) when last switched in; 0: not yet */
 	char comm[16];
 	__u64 counter[MS_C_NR];
 };

@@ -44,6 +44,7 @@ end
 local NAMES = { "mem.local_accesses", "mem.remote_accesses", "numa.local", "numa.other",
                 "vmstat/numa_local", "vmstat/numa_other" }
 local present, placed = nil, nil
+local pid_pages = {}   -- pid -> pages placed for it over the run
 
 function on_frame(f)
   if not present then
@@ -59,6 +60,11 @@ function on_frame(f)
   end
   for _, n in ipairs(placed) do add("proc.pages_alloc", n) end
   add("proc.pages_alloc", nil)
+  -- Per process: processes come and go, so their pids are looked up each frame.
+  for _, pid in ipairs(memscope.labels("proc.pages_alloc", "pid")) do
+    local v = memscope.value("proc.pages_alloc", { pid = pid })
+    if v then pid_pages[pid] = (pid_pages[pid] or 0) + v end
+  end
 end
 
 local function ratio(remote, loc)
@@ -131,8 +137,23 @@ function on_end(run)
   else
     print("  numastat page allocations: not measured: " .. why("numa.local"))
   end
-  print("  per process: " .. (#memscope.labels("proc.pages_alloc", "pid") > 0 and "see the pid rows above"
-    or "this run has no per-process series; record with -p PID to attribute"))
+  -- Per process, when the run has a series per process (memscope record keeps one;
+  -- memscope stat does not): where each process's pages went in all.
+  local pids = {}
+  for pid in pairs(pid_pages) do pids[#pids + 1] = pid end
+  table.sort(pids)
+  if #pids > 0 then
+    local all, rows = 0, {}
+    for _, pid in ipairs(pids) do all = all + pid_pages[pid] end
+    for _, pid in ipairs(pids) do
+      rows[#rows + 1] = { pid, int(pid_pages[pid]), all > 0 and pid_pages[pid] / all or 0 / 0 }
+    end
+    memscope.emit { title = "Pages by process (eBPF page-allocation probe: proc.pages_alloc)",
+      columns = { "pid", "pages", "share" }, rows = rows }
+  else
+    print("  per process: this run has no per-process series (memscope record keeps one per process; "
+      .. "memscope stat does not)")
+  end
   if shown == 0 then
     print("  nothing to report: this run counted none of the inputs above (see why on each line)")
   elseif best and best == best then

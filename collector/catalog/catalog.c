@@ -16,7 +16,8 @@
 #include "events/bpf_series.h"
 #include "events/plugin_series.h"
 
-static const char *const metric_keys[] = { "name", "unit", "kind", "description", "formula", "vendors", NULL };
+static const char *const metric_keys[] = { "name", "unit", "kind", "description", "formula", "vendors", "formerly",
+	"plugin", NULL };
 static const char *const family_keys[] = { "family", "description", "priority", "sources", "detect", "pmus",
 					   "metrics", "unavailable", "uncore_since", "sampling", NULL };
 static const char *const detect_keys[] = { "cpu", NULL };
@@ -44,6 +45,10 @@ int catalog_metric_index(const struct catalog *cat, const char *name)
 	for (int i = 0; i < cat->nr_metrics; i++)
 		if (strcmp(cat->metrics[i].name, name) == 0)
 			return i;
+	/* An old name still finds its metric: scripts and recordings that use it keep working. */
+	for (int i = 0; i < cat->nr_metrics; i++)
+		if (cat->metrics[i].formerly && strcmp(cat->metrics[i].formerly, name) == 0)
+			return i;
 	return -1;
 }
 
@@ -60,6 +65,8 @@ static void metric_free(struct catalog_metric *m)
 	free(m->unit);
 	free(m->description);
 	free(m->formula_text);
+	free(m->formerly);
+	free(m->plugin);
 	expr_free(m->formula);
 	for (int i = 0; i < m->nr_vendors; i++) {
 		free(m->vendors[i].vendor);
@@ -225,6 +232,7 @@ static int parse_kind(struct yaml_file *yf, yaml_node_t *m, struct catalog_metri
 static int parse_metric(struct catalog *cat, struct yaml_file *yf, yaml_node_t *m)
 {
 	struct catalog_metric *metric = &cat->metrics[cat->nr_metrics];
+	char *formerly = NULL;
 	yaml_node_t *v;
 	int first;
 
@@ -243,7 +251,16 @@ static int parse_metric(struct catalog *cat, struct yaml_file *yf, yaml_node_t *
 		if (!(*c == '.' || *c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')))
 			return yaml_fail(yf, yaml_get(yf, m, "name"),
 					 "metric name '%s': use lower-case letters, digits, '_' and '.'", metric->name);
-	if (yaml_get_str(yf, m, "unit", false, &metric->unit, metric->name) ||
+	if (yaml_get_str(yf, m, "formerly", false, &formerly, metric->name))
+		return -1;
+	/* Checked before it is this metric's: an old name may not be any metric's name. */
+	first = formerly ? catalog_metric_index(cat, formerly) : -1;
+	metric->formerly = formerly;
+	if (first >= 0)
+		return yaml_fail(yf, yaml_get(yf, m, "formerly"), "'formerly: %s' names metric '%s' (line %d)",
+				 formerly, cat->metrics[first].name, cat->metrics[first].pos.line);
+	if (yaml_get_str(yf, m, "plugin", false, &metric->plugin, metric->name) ||
+	    yaml_get_str(yf, m, "unit", false, &metric->unit, metric->name) ||
 	    yaml_get_str(yf, m, "description", true, &metric->description, metric->name) ||
 	    yaml_get_str(yf, m, "formula", false, &metric->formula_text, metric->name) ||
 	    parse_kind(yf, m, metric))

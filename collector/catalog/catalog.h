@@ -34,6 +34,8 @@ struct catalog_vendor_note {
  * metrics (formula set) are computed from other metrics, identically everywhere. */
 struct catalog_metric {
 	char *name;               /* "mem.read_bytes" */
+	char *formerly;           /* its old name, still accepted (catalog_metric_index), or NULL */
+	char *plugin;             /* the plugin whose family maps it ("resctrl"), or NULL */
 	char *unit;               /* "B", "B/s", "requests", "" for ratios */
 	enum metric_kind kind;
 	char *description;

@@ -107,20 +107,23 @@ int cmd_list_metrics(const struct host *host, const struct catalog *cat, FILE *o
 			rm->available ? "yes" : "no");
 		available += rm->available;
 		if (!rm->available) {
-			fprintf(out, "%s\n", rm->why);
+			fprintf(out, "%s", rm->why);
 		} else if (m->formula) {
-			fprintf(out, "= %s\n", m->formula_text);
+			fprintf(out, "= %s", m->formula_text);
 		} else {
 			const struct resolved_family *rf = &res->families[rm->family];
 			const struct catalog_mapping *map = &rm->fm->mappings[rm->mapping];
 			struct count_ctx c = { rf, { 0 }, 0, 0 };
 
 			expr_each_ref(map->formula, count_ref, &c);
-			fprintf(out, "%s: %s (%d instance%s)%s%s%s\n", rf->family->name, map->formula_text, c.instances,
+			fprintf(out, "%s: %s (%d instance%s)%s%s%s", rf->family->name, map->formula_text, c.instances,
 				c.instances == 1 ? "" : "s", map->fidelity != FIDELITY_EXACT ? " [" : "",
 				map->fidelity != FIDELITY_EXACT ? mapping_fidelity_name(map->fidelity) : "",
 				map->fidelity != FIDELITY_EXACT ? "]" : "");
 		}
+		if (m->formerly)
+			fprintf(out, "  (formerly %s, still accepted)", m->formerly);
+		fputc('\n', out);
 	}
 	fprintf(out, "\n%d of %d metrics available. Details: memscope list --explain METRIC\n", available,
 		res->nr_metrics);
@@ -274,6 +277,8 @@ static void explain_metric(const struct resolution *res, int idx, FILE *out, int
 	fprintf(out, "%s%s (%s, unit %s): %s\n", depth ? "\n" : "", m->name, metric_kind_name(m->kind),
 		m->unit[0] ? m->unit : "none", m->description);
 	fprintf(out, "  defined at %s:%d\n", m->pos.file, m->pos.line);
+	if (m->formerly)
+		fprintf(out, "  formerly %s: the old name, still accepted (-m, --explain, Lua, catalogs)\n", m->formerly);
 	if (m->formula) {
 		fprintf(out, "  formula: %s   (evaluated per scope: system, each node, each socket)\n", m->formula_text);
 		if (!rm->available)

@@ -524,6 +524,23 @@ static void first_reason_of(const char *detail, const char *family, char *out, s
 	snprintf(out, size, "%.*s", (int)len, colon);
 }
 
+/* A metric a plugin's family maps (metrics.yaml `plugin:`), that plugin not
+ * loaded: say so after what rm->why already holds. False when it has no plugin. */
+static bool plugin_not_loaded(const struct resolution *res, struct resolved_metric *rm, const char *joint)
+{
+	const char *plugin = res->cat->metrics[rm->metric].plugin;
+	size_t len = strlen(rm->why);
+
+	if (!plugin)
+		return false;
+	if (*joint)
+		snprintf(rm->why + len, sizeof(rm->why) - len, "%splugin %s (not loaded)", joint, plugin);
+	else
+		snprintf(rm->why + len, sizeof(rm->why) - len, "a metric of plugin %s, which is not loaded "
+			 "(memscope --plugin %s.so; memscope list --plugins)", plugin, plugin);
+	return true;
+}
+
 /* One line for an unavailable base metric: the family written for this CPU
  * and what it lacks; a family for any CPU (kernel, eBPF) and its reason; or
  * that no family matches this CPU. The full story stays in detail. */
@@ -564,6 +581,16 @@ static void one_line_reason(const struct resolution *res, struct resolved_metric
 			first_reason_of(rm->detail, fam->name, reason, sizeof(reason));
 			snprintf(rm->why, sizeof(rm->why), "%s: %.440s", fam->name, reason[0] ? reason : "not usable here");
 		}
+		/* A family for any CPU maps it too (a plugin the user loaded, the
+		 * kernel's): its reason is as true, and often the one asked about. */
+		if (generic && family_maps(generic->family, rm->metric)) {
+			size_t len = strlen(rm->why);
+
+			first_reason_of(rm->detail, generic->family->name, reason, sizeof(reason));
+			snprintf(rm->why + len, sizeof(rm->why) - len, "; %s: %.300s", generic->family->name, reason);
+		} else {
+			plugin_not_loaded(res, rm, "; also ");
+		}
 	} else if (generic) {
 		if (family_maps(generic->family, rm->metric)) {
 			first_reason_of(rm->detail, generic->family->name, reason, sizeof(reason));
@@ -572,6 +599,8 @@ static void one_line_reason(const struct resolution *res, struct resolved_metric
 			snprintf(rm->why, sizeof(rm->why), "%s: %.440s", generic->family->name,
 				 family_unavailable(generic->family, rm->metric));
 		}
+	} else if (plugin_not_loaded(res, rm, "")) {
+		/* A plugin's metric: not the CPU's to map. */
 	} else if (!cpu_has_family) {
 		snprintf(rm->why, sizeof(rm->why), "no catalog family matches this CPU (%s)", res->cpu.text);
 	} else {

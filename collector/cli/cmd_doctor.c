@@ -15,6 +15,7 @@
 #include "host/privileges.h"
 #include "catalog/resolver.h"
 #include "host/sysfs.h"
+#include "host/tracefs.h"
 
 struct doctor {
 	int problems;
@@ -186,6 +187,7 @@ static void check_pmus(struct doctor *d, const struct host *host)
 static void check_kernel_features(struct doctor *d, const struct host *host)
 {
 	char path[4200];
+	unsigned mode, owner;
 	long long watchdog = 0;
 	struct rlimit lim;
 	long needed = 0;
@@ -197,11 +199,21 @@ static void check_kernel_features(struct doctor *d, const struct host *host)
 		finding(d, false, "no kernel BTF: the CO-RE eBPF probes cannot load",
 			"use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 	sysfs_join(path, sizeof(path), host->roots.sys, "kernel/tracing/events");
-	if (sysfs_exists(path))
+	if (sysfs_exists(path)) {
 		ok("tracefs mounted%s", "");
-	else
+	} else if (tracefs_closed(host->roots.sys, path, sizeof(path), &mode, &owner)) {
+		/* Mounted, only not for this user: mounting it again is not the fix. */
+		char what[4400], fix[4400];
+
+		snprintf(what, sizeof(what), "tracefs is mounted at %s but closed to this user (uid %u): mode %04o, "
+			 "owned by uid %u; tracepoint events cannot be named", path, (unsigned)geteuid(), mode, owner);
+		snprintf(fix, sizeof(fix), "run as root, or open it to others: sudo mount -o remount,mode=755 %s "
+			 "(or gid=GROUP for one group)", path);
+		finding(d, false, what, fix);
+	} else {
 		finding(d, false, "tracefs is not mounted: tracepoint events cannot be named",
 			"sudo mount -t tracefs nodev /sys/kernel/tracing");
+	}
 	if (host->roots.is_fixture)
 		return;
 	/* one fd per event per CPU: 16 events on every CPU is a modest session */

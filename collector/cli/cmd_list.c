@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/list_topology.h"
 #include "cli/validation_store.h"
+#include "events/bpf_series.h"
 #include "events/event_names.h"
 #include "host/host.h"
 #include "events/perf_errors.h"
@@ -57,6 +58,25 @@ static void list_pmus(const struct host *host, char **filters, int nr)
 	}
 }
 
+/* The names the eBPF source and the kernel statistics serve: -e takes them
+ * as it takes perf's, so they are listed with them. */
+static void list_kernel_series(const struct host *host)
+{
+	const struct source_registry registry = *source_registry_process();
+	const char *const *names = bpf_series_names();
+	struct ms_error why = { "" };
+	bool here = true;
+
+	for (int i = 0; i < registry.nr; i++)
+		if (!strcmp(registry.kinds[i]->name, "bpf") && registry.kinds[i]->present)
+			here = registry.kinds[i]->present(registry.kinds[i], host, &why);
+	printf("# eBPF probes: the measured processes (-a: every process), see docs/bpf.md%s%s\n",
+	       here ? "" : "; not here: ", here ? "" : why.text);
+	for (int i = 0; names[i]; i++)
+		printf("  %s\n", names[i]);
+	printf("# kernel statistics: vmstat/KEY (a line of /proc/vmstat), numastat/KEY (of each node's numastat)\n");
+}
+
 static void list_events(const struct host *host, char **filters, int nr)
 {
 	const struct generic_event *g;
@@ -92,6 +112,8 @@ static void list_events(const struct host *host, char **filters, int nr)
 			printf("  %-40s %s%s%s\n", v->series[s].name, v->series[s].gauge ? "gauge" : "counter",
 			       v->series[s].unit[0] ? ", " : "", v->series[s].unit);
 	}
+	if (nr == 0)
+		list_kernel_series(host);
 	if (nr == 0)
 		printf("# tracepoints: subsystem:event, see /sys/kernel/tracing/events\n"
 		       "# libpfm4: pmu::EVENT:UMASK, see memscope list --libpfm\n");
@@ -246,7 +268,8 @@ enum list_what { LIST_EVENTS, LIST_PMUS, LIST_LIBPFM, LIST_METRICS, LIST_EXPLAIN
 
 static const struct cli_option list_options[] = {
 	{ LIST_PMUS + CLI_LONG_ONLY, "pmus", NULL, "kernel PMUs: type, cpumask, format fields", CLI_COMPLETE_NONE, NULL, 0 },
-	{ LIST_EVENTS + CLI_LONG_ONLY, "events", NULL, "every event name accepted by -e: generic names and PMU aliases (the default)",
+	{ LIST_EVENTS + CLI_LONG_ONLY, "events", NULL, "every event name accepted by -e: generic names, PMU aliases, the eBPF probes' proc.*\n"
+	  "series and the kernel statistics (the default)",
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ LIST_LIBPFM + CLI_LONG_ONLY, "libpfm", NULL, "libpfm4's PMUs and whether the kernel can really open them here",
 	  CLI_COMPLETE_NONE, NULL, 0 },

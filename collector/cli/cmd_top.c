@@ -47,6 +47,7 @@ struct top_run {
 	char source_names[64];
 	char hostname[64];           /* a recording's */
 	char cpu_model[128];
+	char col_why[TOP_NODE_NR_COLS][600]; /* --input: why a node column's metric is not in the recording */
 };
 
 static const struct cli_option top_options[] = {
@@ -344,6 +345,24 @@ static void name_sources(struct top_run *run)
 			}
 }
 
+/* A column's metric missing from a recording: the recorded machine could not
+ * measure it (the resolver's reason, on that machine's PMUs), or it could and
+ * the recording left it out. */
+static const char *recorded_col_why(const struct session *s, const char *metric, char *buf, size_t size)
+{
+	const struct resolution *res = s->resolution;
+	int idx = res ? catalog_metric_index(res->cat, metric) : -1;
+
+	if (idx >= 0 && !res->metrics[idx].available)
+		snprintf(buf, size, "%s: %s (on the recorded machine)", metric, res->metrics[idx].why);
+	else if (idx >= 0)
+		snprintf(buf, size, "not in the recording, though its machine could measure it (memscope record -a "
+			 "records what top shows)");
+	else
+		snprintf(buf, size, "not in the recording (memscope record -a records what top shows)");
+	return buf;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct session_options opt;
@@ -409,7 +428,8 @@ int cmd_top(int argc, char **argv)
 
 		topt.inputs.node_col_why[c] = metric ? session_metric_why(&run.session, metric) : NULL;
 		if (opt.input_path && metric && (!run.session.plan || metric_plan_find(run.session.plan, metric) < 0))
-			topt.inputs.node_col_why[c] = "not in the recording (memscope record -a records what top shows)";
+			topt.inputs.node_col_why[c] = recorded_col_why(&run.session, metric, run.col_why[c],
+								       sizeof(run.col_why[c]));
 	}
 	if (opt.input_path) {
 		const struct recording_header *h = session_recording_header(&run.session);

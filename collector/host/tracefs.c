@@ -21,16 +21,39 @@ static int events_dir_exists(const char *dir)
 
 #define TRACEFS_MAGIC_NUMBER 0x74726163
 
-static bool mounted_but_closed(const char *dir, struct ms_error *err)
+/* A tracefs mount at dir that this user may not enter; st: the mount's root. */
+static bool closed_at(const char *dir, struct stat *st)
 {
 	char events[4200];
 	struct statfs fs;
-	struct stat st;
 
 	snprintf(events, sizeof(events), "%s/events", dir);
-	if (stat(dir, &st) < 0 || statfs(dir, &fs) < 0 || (unsigned long)fs.f_type != TRACEFS_MAGIC_NUMBER)
+	if (stat(dir, st) < 0 || statfs(dir, &fs) < 0 || (unsigned long)fs.f_type != TRACEFS_MAGIC_NUMBER)
 		return false;
-	if (access(events, X_OK) == 0 || (errno != EACCES && errno != EPERM))
+	return access(events, X_OK) < 0 && (errno == EACCES || errno == EPERM);
+}
+
+bool tracefs_closed(const char *sys_root, char *dir, size_t size, unsigned *mode, unsigned *uid)
+{
+	const char *const where[] = { "kernel/tracing", "kernel/debug/tracing" };
+	struct stat st;
+
+	for (int i = 0; i < 2; i++) {
+		sysfs_join(dir, size, sys_root, where[i]);
+		if (closed_at(dir, &st)) {
+			*mode = (unsigned)(st.st_mode & 07777);
+			*uid = (unsigned)st.st_uid;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool mounted_but_closed(const char *dir, struct ms_error *err)
+{
+	struct stat st;
+
+	if (!closed_at(dir, &st))
 		return false;
 	ms_error_set(err, "tracefs is mounted at %s, but this user (uid %u) cannot read it: it is mode %04o, "
 		     "owned by uid %u, and tracepoint ids are in it; run as root, or open it to others: sudo mount "

@@ -497,12 +497,40 @@ static int api_pick(lua_State *L)
 	return 1;
 }
 
+static const char *run_name(const struct lua_engine *e)
+{
+	return e->in.source ? e->in.source : "run";
+}
+
+static bool is_recording(const struct lua_engine *e)
+{
+	return e->in.source && !strcmp(e->in.source, "recording");
+}
+
+/* Whether a source ran at all: any series whose name has its prefix. */
+static bool has_series_prefix(const struct lua_engine *e, const char *prefix)
+{
+	size_t len = strlen(prefix);
+
+	for (int i = 0; e->in.table && i < e->in.table->nr; i++)
+		if (!strncmp(e->in.table->series[i].name, prefix, len))
+			return true;
+	return false;
+}
+
+/* Without a resolution (a run without -m), the shipped catalog still says
+ * whether a name is a metric at all. */
+static bool catalog_name_unknown(const struct lua_engine *e, const char *name)
+{
+	return e->in.plan && catalog_metric_index(e->in.plan->cat, name) < 0;
+}
+
 /* why(name) -> why a name has nothing to show here, or nil. */
 static int api_why(lua_State *L)
 {
 	struct lua_engine *e = engine_of(L);
 	const char *name = luaL_checkstring(L, 1);
-	int n;
+	int n, metric = e->in.res ? catalog_metric_index(e->in.res->cat, name) : -1;
 
 	if (name_known(e, name)) {
 		lua_pushnil(L);
@@ -510,16 +538,25 @@ static int api_why(lua_State *L)
 	}
 	if (e->data_ready && (n = lua_data_find(&e->data, name)) >= 0)
 		lua_pushfstring(L, "%s: %s", name, series_why(&e->data, n));
-	else if (e->in.res && (n = catalog_metric_index(e->in.res->cat, name)) >= 0 && !e->in.res->metrics[n].available)
-		lua_pushfstring(L, "%s: %s", name, e->in.res->metrics[n].why);
-	else if (!strncmp(name, "proc.", 5))
+	else if (metric >= 0 && !e->in.res->metrics[metric].available)
+		lua_pushfstring(L, "%s: %s", name, e->in.res->metrics[metric].why);
+	else if (!strncmp(name, "proc.", 5) && !has_series_prefix(e, "proc."))
 		lua_pushfstring(L, "%s comes from the eBPF probes, which this %s did not run (live: root or "
-				"CAP_BPF+CAP_PERFMON; reports: record with -e %s)", name,
-				e->in.source ? e->in.source : "run", name);
+				"CAP_BPF+CAP_PERFMON; reports: record with -e %s)", name, run_name(e), name);
+	else if (!strncmp(name, "proc.", 5))
+		lua_pushfstring(L, "%s was not asked of the eBPF probes, which this %s ran (%s: -e %s)", name,
+				run_name(e), is_recording(e) ? "record it" : "count it", name);
+	else if (metric >= 0)
+		/* The machine of the run (a recording's, for a report) can measure it. */
+		lua_pushfstring(L, "%s was not measured in this %s, though its machine has what it needs (%s with "
+				"-m %s)", name, run_name(e), is_recording(e) ? "record" : "run", name);
+	else if (e->in.res || catalog_name_unknown(e, name))
+		lua_pushfstring(L, "%s is neither a series of this %s, a catalog metric nor a metric a script "
+				"defines (memscope list --events, --metrics)", name, run_name(e));
 	else
-		lua_pushfstring(L, "%s is neither counted in this %s nor a metric of its plan (measure with "
-				"-m %s on a host that has the counters: memscope list --metrics)", name,
-				e->in.source ? e->in.source : "run", name);
+		lua_pushfstring(L, "%s is neither counted in this %s nor a metric of its plan (%s with -m %s; "
+				"memscope list --explain %s says what it needs)", name, run_name(e),
+				is_recording(e) ? "record" : "run", name, name);
 	return 1;
 }
 

@@ -351,8 +351,10 @@ bool metric_plan_needs_procfs(const struct metric_plan *plan)
 
 int metric_plan_find(const struct metric_plan *plan, const char *name)
 {
-	for (int i = 0; i < plan->nr_metrics; i++)
-		if (strcmp(plan->cat->metrics[plan->metrics[i].metric].name, name) == 0)
+	int idx = catalog_metric_index(plan->cat, name);   /* also a metric's old name */
+
+	for (int i = 0; idx >= 0 && i < plan->nr_metrics; i++)
+		if (plan->metrics[i].metric == idx)
 			return i;
 	return -1;
 }

@@ -436,10 +436,8 @@ static int check_metric_names(const struct catalog *cat, const struct name_list 
 	int ret = 0;
 
 	for (int i = 0; i < list->nr && !ret; i++) {
-		bool known = false;
+		bool known = catalog_metric_index(cat, names[i]) >= 0;
 
-		for (int m = 0; m < cat->nr_metrics; m++)
-			known |= !strcmp(cat->metrics[m].name, names[i]);
 		if (!known) {
 			struct suggestions sug;
 			char hint[600];

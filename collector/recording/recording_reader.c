@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -1005,6 +1006,14 @@ bool recording_reader_cut(const struct recording_reader *r, char *message, size_
 
 	if (r->ended && !r->partial_tail && !stream_open)
 		return false;
+	/* memscope record holds an exclusive lock while it writes: not cut, unfinished. */
+	if (r->fd >= 0 && flock(r->fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+		snprintf(message, size, "%s is still being written (a memscope record holds its lock): %" PRIu64
+			 " frames read so far; report it again once that recording has ended", r->path, r->frames);
+		return true;
+	}
+	if (r->fd >= 0)
+		flock(r->fd, LOCK_UN);
 	if (r->partial_tail && r->tail_is_frame)
 		snprintf(message, size, "%s: the recording ends in the middle of frame %" PRIu64 " (line %d): it "
 			 "was cut (memscope killed or disk full); %" PRIu64 " frames read", r->path,

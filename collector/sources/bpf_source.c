@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -124,6 +125,7 @@ struct proc {
 	pid_t tgid;           /* 0: unused entry */
 	char comm[16];
 	int nr_threads;       /* live threads with a slot */
+	int group_threads;    /* the kernel's count of its live threads (largest its slots read this sample) */
 	bool named_by_leader; /* comm is the leader thread's */
 	bool has_series;      /* per_process: series[] are in the table */
 	uint64_t delta[NV];   /* since the last sample */
@@ -284,6 +286,29 @@ static void proc_remove(struct bpf_source *s, int i)
 	}
 }
 
+static void clean_comm(char *out, const char *comm);
+
+/* /proc/TGID/comm: the leader thread's name, as ps shows the process. */
+static bool leader_name(pid_t tgid, char comm[16])
+{
+	char path[48], text[17];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)tgid);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	text[n] = '\0';
+	text[strcspn(text, "\n")] = '\0';
+	clean_comm(comm, text);
+	return comm[0] != '\0';
+}
+
 static int proc_get(struct bpf_source *s, pid_t tgid, const char *comm, bool leader)
 {
 	unsigned mask = (unsigned)s->procs_capacity - 1;
@@ -300,7 +325,9 @@ static int proc_get(struct bpf_source *s, pid_t tgid, const char *comm, bool lea
 	memset(p, 0, sizeof(*p));
 	p->tgid = tgid;
 	snprintf(p->comm, sizeof(p->comm), "%.15s", comm);
-	p->named_by_leader = leader;
+	/* First seen through another thread (a leader that waits while its
+	 * workers run): the process's name is still its leader's. */
+	p->named_by_leader = leader || leader_name(tgid, p->comm);
 	for (int k = 0; k < MAX_TASK_SERIES; k++)
 		p->series[k] = -1;
 	p->live_at = s->nr_live;
@@ -375,6 +402,8 @@ static void account(struct bpf_source *s, int slot, const struct ms_task_slot *c
 	if (p < 0)
 		return;
 	add_counters(s->procs[p].delta, d);
+	if (sh && cur->state == MS_SLOT_LIVE && (int)cur->group_threads > s->procs[p].group_threads)
+		s->procs[p].group_threads = (int)cur->group_threads;
 	if (sh && sh->used && !sh->in_proc) {
 		s->procs[p].nr_threads++;
 		sh->in_proc = true;
@@ -834,9 +863,13 @@ static void fill_processes(struct bpf_source *s, struct frame *frame)
 				p->has_series = true;
 				frame_fit(frame, s->table->nr);
 			}
-			put_task_values(s, p->series, p->delta, p->nr_threads, NULL, frame);
+			/* THR: the kernel's count where a thread read it, not only the
+			 * threads that ran while memscope watched; none once it is gone. */
+			put_task_values(s, p->series, p->delta, p->nr_threads > 0 && p->group_threads > p->nr_threads
+					? p->group_threads : p->nr_threads, NULL, frame);
 		}
 		memset(p->delta, 0, sizeof(p->delta));
+		p->group_threads = 0;
 		if (p->nr_threads <= 0) {
 			if (p->has_series)
 				retire_task_series(s, p->series);

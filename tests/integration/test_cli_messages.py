@@ -157,6 +157,14 @@ def test_tracefs_closed_to_the_user_is_not_called_unmounted(memscope):
         f"{mode:04o}" in res.stderr, res.stderr
     assert "sudo mount -o remount,mode=755 /sys/kernel/tracing" in res.stderr
     assert "not mounted" not in res.stderr
+    # doctor states the same fact: mounted (this test's stat of the directory), mode, owner.
+    owner = os.stat("/sys/kernel/tracing").st_uid
+    res = as_nobody([memscope, "doctor"])
+    out = res.stdout + res.stderr
+    assert f"tracefs is mounted at /sys/kernel/tracing but closed to this user (uid {NOBODY}): mode {mode:04o}, " \
+        f"owned by uid {owner}" in out, out
+    assert "sudo mount -o remount,mode=755 /sys/kernel/tracing" in out
+    assert "tracefs is not mounted" not in out, out
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to act as another user")

@@ -3,9 +3,12 @@ beside it: -m treated as -e (the rest counted, the missing one named with the re
 reason), "the other events are still counted" only where some are, -C's scope named as the
 CPUs it counts, a command that cannot be run exits as a shell's would, --explain's
 formulas whole, and a misspelt metric gets a suggestion."""
+import json
 import os
 import re
 import shutil
+import subprocess
+import time
 
 from conftest import FIXTURES, ROOT, run
 
@@ -153,3 +156,150 @@ def test_explain_suggests_the_closest_metric(memscope):
     assert res.returncode == 1, res
     assert "unknown metric 'mem.readbw'; did you mean 'mem.read_bw'?" in res.stderr, res.stderr
     assert run([memscope, "list", "--explain", "mem.read_bw"]).returncode == 0
+
+
+def test_list_events_names_every_ebpf_series_e_accepts(memscope):
+    """--help says list --events lists every name -e accepts: the eBPF series (docs/bpf.md's
+    table) are listed, and each listed one is accepted by -e."""
+    res = run([memscope, "list", "--events"])
+    assert res.returncode == 0, res.stderr
+    section = res.stdout.split("# eBPF probes:")[1].split("\n# ")[0]
+    listed = [l.strip() for l in section.splitlines()[1:] if l.strip()]
+    documented = set()
+    for row in (ROOT / "docs" / "bpf.md").read_text().splitlines():
+        if row.startswith("| `proc."):
+            documented.update(re.sub(r"\{.*?\}", "", n) for n in re.findall(r"`(proc\.[a-z_]+(?:\{\w+\})?)`",
+                                                                          row.split("|")[1]))
+    assert set(listed) == documented, (listed, documented)
+    # -e takes each (the run may still say eBPF cannot start here; never "unknown event").
+    res = run([memscope, "stat", "-e", ",".join(listed), "--", "true"])
+    assert "unknown event" not in res.stderr and res.returncode != 2, res.stderr
+    assert "# kernel statistics: vmstat/KEY" in res.stdout or "# kernel statistics: vmstat/KEY" in \
+        run([memscope, "list", "--events"]).stdout
+    # The metric of the same thing has the same name.
+    metrics = run([memscope, "list", "--metrics"]).stdout
+    assert re.search(r"^proc\.pages_alloc\s", metrics, re.M), metrics
+    assert not re.search(r"^proc\.pages_placed\s", metrics, re.M), metrics
+
+
+def recorded_series(memscope, rec):
+    """The series names a recording holds (its header's series table)."""
+    names = set()
+    with open(rec) as f:
+        for line in f:
+            obj = json.loads(line)
+            for s in obj.get("series", []):
+                names.add(s["name"])
+    return names
+
+
+def test_script_hints_state_what_the_recording_holds(memscope, touchmem, tmp_path):
+    """numa_balance.lua and remote_ratio.lua over a recording with eBPF series and kernel
+    statistics: a missing eBPF series is not blamed on eBPF that did not run (it ran: the file
+    has proc.* series), a kernel metric the recorded machine can measure is not sent to 'a host
+    that has the counters', and 'per process' rows are there when the hint points at them."""
+    rec = tmp_path / "r.rec"
+    res = run([memscope, "record", "-o", str(rec), "-e", "proc.pages_alloc", "-m", "numa.local,numa.other", "--",
+               touchmem, "20"])
+    assert res.returncode == 0, res.stderr
+    series = recorded_series(memscope, rec)
+    assert "proc.pages_alloc" in series and "proc.migrations" not in series, series
+    res = run([memscope, "report", "--lua", "numa_balance.lua", str(rec)])
+    assert res.returncode == 0, res.stderr
+    assert "which this recording did not run" not in res.stdout, res.stdout
+    assert "proc.migrations was not asked of the eBPF probes, which this recording ran (record it: -e " \
+        "proc.migrations)" in res.stdout, res.stdout
+    # numa.hint_faults: a kernel statistic, available on the machine that made the file (this one).
+    assert catalog_reason(memscope, "numa.hint_faults") is None
+    assert "on a host that has the counters" not in res.stdout, res.stdout
+    assert "numa.hint_faults was not measured in this recording, though its machine has what it needs " \
+        "(record with -m numa.hint_faults)" in res.stdout, res.stdout
+    res = run([memscope, "report", "--format", "json", "--lua", "remote_ratio.lua", str(rec)])
+    assert res.returncode == 0, res.stderr
+    objs = [json.loads(l) for l in res.stdout.splitlines()]
+    assert not any("see the pid rows above" in o.get("note", "") for o in objs), objs
+    by_pid = [o for o in objs if o.get("title", "").startswith("Pages by process")]
+    assert len(by_pid) == 1, objs
+    # The touchmem child made nearly all of the pages: its row, and shares that add up.
+    rows = by_pid[0]["rows"]
+    assert abs(sum(r["share"] for r in rows) - 1.0) < 1e-6, rows
+    assert max(r["pages"] for r in rows) >= 20 * 256, rows
+    # A recording without any eBPF series: then the eBPF did not run, and that is said.
+    plain = tmp_path / "plain.rec"
+    assert run([memscope, "record", "-o", str(plain), "-e", "page-faults", "--", "true"]).returncode == 0
+    assert not any(n.startswith("proc.") for n in recorded_series(memscope, plain))
+    res = run([memscope, "report", "--lua", "numa_balance.lua", str(plain)])
+    assert "proc.migrations comes from the eBPF probes, which this recording did not run" in res.stdout, res.stdout
+
+
+def test_report_of_a_recording_being_written_says_so(memscope, tmp_path):
+    rec = tmp_path / "live.rec"
+    writer = subprocess.Popen([memscope, "record", "-o", str(rec), "-I", "100", "-e", "page-faults", "--",
+                               "sleep", "30"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(300):
+            if rec.exists() and sum(1 for l in rec.read_text().splitlines() if '"v"' in l) >= 2:
+                break
+            time.sleep(0.1)
+        res = run([memscope, "report", str(rec)])
+        assert writer.poll() is None     # the fact: the recording is still being written
+    finally:
+        writer.terminate()
+        writer.communicate(timeout=60)
+    assert f"{rec} is still being written (a memscope record holds its lock)" in res.stderr, res.stderr
+    assert "cut" not in res.stderr, res.stderr
+    # Ended (SIGTERM: a complete recording): nothing to warn about.
+    res = run([memscope, "report", str(rec)])
+    assert res.returncode == 0 and "warning" not in res.stderr, res.stderr
+
+
+def plugin_so(build_dir, name):
+    return str(build_dir / "contrib" / "plugins" / f"{name}.so")
+
+
+def test_plugin_metrics_name_their_plugin_not_the_cpu(memscope, build_dir):
+    """A metric only a plugin's family maps (contrib/plugins/*.yaml) is not blamed on the
+    CPU when that plugin is not loaded; loaded and unusable here, its own reason (the one
+    list --plugins gives) is the one stat gives."""
+    import yaml   # the catalog's format: the test reads which metrics each plugin family maps
+    maps = {name: set(yaml.safe_load((ROOT / "contrib" / "plugins" / f"{name}.yaml").read_text())["metrics"])
+            for name in ("cgroup_memory", "resctrl")}
+    res = run([memscope, "list", "--metrics"])
+    rows = {l.split()[0]: l for l in res.stdout.splitlines() if l and not l.startswith(" ")}
+    for name, metrics in maps.items():
+        for metric in metrics:
+            row = rows[metric]
+            if " no " not in row:
+                continue   # this CPU's family maps it and can count it here
+            assert "no catalog family for this CPU" not in row, row
+            assert (f"a metric of plugin {name}, which is not loaded (memscope --plugin {name}.so" in row or
+                    f"; also plugin {name} (not loaded)" in row), row
+    # resctrl loaded: what list --plugins says about it is what stat says about its metrics.
+    so = plugin_so(build_dir, "resctrl")
+    listed = run([memscope, "--plugin", so, "list", "--plugins"]).stdout
+    m = re.search(r"available here: (yes|no: ([^;\n]*))", listed)
+    assert m, listed
+    if m.group(1) == "yes":
+        return   # resctrl works here: nothing unavailable to explain
+    res = run([memscope, "--plugin", so, "stat", "-m", "mem.total_bw", "--", "true"])
+    assert res.returncode == 1, res
+    assert m.group(2) in res.stderr, (m.group(2), res.stderr)
+
+
+def test_top_input_gives_the_recorded_machines_reason(memscope, tmp_path):
+    """top --input: a node column n/a because the recorded machine has no PMU for it says
+    that (the resolver's reason, as list --explain gives it on that machine: this one), not
+    that the recording left it out."""
+    rec = tmp_path / "top.rec"
+    res = run([memscope, "record", "-a", "-I", "200", "-o", str(rec), "--", "sleep", "0.5"],
+              env=dict(os.environ, MEMSCOPE_CTL_SOCKET="/nonexistent/memscope.sock"))
+    assert res.returncode == 0, res.stderr
+    res = run([memscope, "top", "-b", "--input", str(rec)])
+    assert res.returncode == 0, res.stderr
+    na = dict(re.findall(r"^na: ([^:]+): (.*)$", res.stdout, re.M))
+    for column, metric in (("READ_B/s", "mem.read_bw"), ("REMOTE%", "mem.remote_ratio")):
+        reason = catalog_reason(memscope, metric)
+        if reason is None:
+            assert column not in na or "not in the recording" in na[column], na
+            continue
+        assert na[column] == f"{metric}: {reason} (on the recorded machine)", na

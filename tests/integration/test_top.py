@@ -147,6 +147,31 @@ def test_batch_counts_the_faults_of_a_workload_started_while_it_runs(memscope, t
     assert node_faults >= faults * 0.98
 
 
+def test_a_process_is_named_and_counted_as_the_kernel_has_it(memscope, build_dir):
+    """A process whose leader waits while its workers run (PID 1 of many systems): its row is
+    named after the leader (/proc/PID/comm), not a worker, and THR is the kernel's count of its
+    threads (/proc/PID/status), not only the threads that ran while top watched."""
+    threads = build_dir / "contrib" / "bench" / "threads"
+    # 3 workers named early0..2 touch 1 MB every 100 ms; the main thread ("threads") waits in join.
+    work = subprocess.Popen([str(threads), "3", "0", "0", "120000", "1", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert work.stdout.readline().startswith("ready")
+        res = run([memscope, "top", "-b", "-n", "6", "-I", "250"], env=NO_RECORDING)
+        with open(f"/proc/{work.pid}/comm") as f:
+            comm = f.read().strip()
+        with open(f"/proc/{work.pid}/status") as f:
+            nr_threads = int(re.search(r"^Threads:\s+(\d+)", f.read(), re.M).group(1))
+    finally:
+        work.kill()
+        work.wait()
+    assert res.returncode == 0, res.stderr
+    assert (comm, nr_threads) == ("threads", 4)
+    rows = [p for b in parse_batch(res.stdout)[1:] for p in b["procs"] if int(p["PID"]) == work.pid]
+    assert rows, res.stdout
+    assert {p["COMMAND"] for p in rows} == {comm}, rows
+    assert {int(p["THR"]) for p in rows} == {nr_threads}, rows
+
+
 def test_batch_focus_shows_the_process_and_its_threads(memscope, build_dir):
     threads = build_dir / "contrib" / "bench" / "threads"
     # 3 workers, each touching 4 MB (1024 pages) every 100 ms until the test ends them (top's
@@ -846,3 +871,23 @@ def test_narrow_terminal_hides_whole_columns_in_the_documented_order(memscope, t
     finally:
         work.kill()
         work.wait()
+
+
+def test_processes_that_exit_idle_leave_no_rows(memscope):
+    """20 sleeps: each faults when it starts (a row with faults), sleeps past several updates
+    and exits without a fault: no row of zeros for its last interval."""
+    top = subprocess.Popen([memscope, "top", "-b", "-I", "250", "-n", "12"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env=NO_RECORDING)
+    time.sleep(1.5)
+    sleeps = [subprocess.Popen(["sleep", "0.8"]) for _ in range(20)]
+    for s in sleeps:
+        s.wait()
+    out, err = top.communicate(timeout=120)
+    assert top.returncode == 0, err
+    pids = {s.pid for s in sleeps}
+    rows = [(b["update"], p) for b in parse_batch(out) for p in b["procs"] if int(p["PID"]) in pids]
+    # Seen while alive (the fault of their start), each.
+    assert {int(p["PID"]) for _, p in rows if rate(p["FAULTS/s"]) > 0} == pids, rows
+    # An exited process (THR 0: no thread left) is shown only with faults in its last interval.
+    exited = [p for _, p in rows if p["THR"] == "0"]
+    assert all(rate(p["FAULTS/s"]) > 0 for p in exited), exited

@@ -101,10 +101,13 @@ static void test_shipped_catalog(void)
 				   "coherence.snoops_sent", "queue.full_cycles", "queue.occupancy",
 				   "uncore.clockticks", "kernel.faults", "kernel.cpu_migrations",
 				   "kernel.pages_migrated", "numa.hit", "numa.miss", "numa.foreign", "numa.local",
-				   "numa.other", "proc.faults", "proc.pages_placed", "proc.offcpu_ratio",
+				   "numa.other", "proc.faults", "proc.pages_alloc", "proc.offcpu_ratio",
 				   "proc.migrations", "proc.migrations_cross_node" };
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
 		CHECK(catalog_metric_index(cat, required[i]) >= 0);
+	/* a renamed metric's old name finds it */
+	CHECK(catalog_metric_index(cat, "proc.pages_placed") == catalog_metric_index(cat, "proc.pages_alloc"));
+	CHECK(catalog_metric_index(cat, "proc.pages_unplaced") == catalog_metric_index(cat, "proc.pages_alloc_unplaced"));
 	/* every family the issue names */
 	const char *families[] = { "hisi-hip08", "hisi-hip09", "thunderx2", "amd-fam15h-nb", "amd-zen1-2",
 				   "amd-zen3", "amd-zen4", "amd-zen5", "intel-nehalem-westmere", "intel-skylake-sp",
@@ -137,7 +140,11 @@ static void test_errors(void)
 	/* unknown key, with the expected ones */
 	CHECK_EQ_STR(load(replace(good_metrics, "    unit: B\n", "    unti: B\n"), good_family),
 		     "metrics.yaml:3:5: unknown key 'unti' in a metric; expected one of: name, unit, kind, "
-		     "description, formula, vendors");
+		     "description, formula, vendors, formerly, plugin");
+	/* an old name that is another metric's name */
+	CHECK_EQ_STR(load(replace(good_metrics, "    unit: B/s\n", "    formerly: mem.read_bytes\n    unit: B/s\n"),
+			  good_family),
+		     "metrics.yaml:7:15: 'formerly: mem.read_bytes' names metric 'mem.read_bytes' (line 2)");
 	/* duplicate metric */
 	CHECK_EQ_STR(load(replace(good_metrics, "mem.read_bw\n", "mem.read_bytes\n"), good_family),
 		     "metrics.yaml:6:11: duplicate metric 'mem.read_bytes' (first defined at line 2)");

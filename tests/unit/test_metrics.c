@@ -565,10 +565,10 @@ static void test_bpf_resolution_live(void)
 		goto out;
 	}
 	CHECK(resolved(res, "proc.faults")->available);
-	CHECK(resolved(res, "proc.pages_placed")->available);
+	CHECK(resolved(res, "proc.pages_alloc")->available);
 	CHECK(resolved(res, "proc.offcpu_ratio")->available);
 	CHECK_EQ_STR(res->families[resolved(res, "proc.faults")->family].family->name, "linux-ebpf");
-	if (plan_names(res, "proc.faults,proc.pages_placed,proc.offcpu_ratio,proc.oncpu_ns", &plan, &err)) {
+	if (plan_names(res, "proc.faults,proc.pages_alloc,proc.offcpu_ratio,proc.oncpu_ns", &plan, &err)) {
 		CHECK_FAIL("live plan: %s", err.text);
 		goto out;
 	}
@@ -597,8 +597,8 @@ static void test_bpf_unavailable_without_btf(void)
 	unsetenv("MEMSCOPE_BPF_BTF");
 	values_begin(1.0);
 	values_end();
-	CHECK(rig_run_quiet(&r, "kunpeng920-2s", "proc.pages_placed", true) < 0);
-	CHECK_CONTAINS(r.err.text, "metric 'proc.pages_placed' is not available on this host: linux-ebpf: pages.alloc: "
+	CHECK(rig_run_quiet(&r, "kunpeng920-2s", "proc.pages_alloc", true) < 0);
+	CHECK_CONTAINS(r.err.text, "metric 'proc.pages_alloc' is not available on this host: linux-ebpf: pages.alloc: "
 				   "no kernel BTF at ");
 	CHECK_CONTAINS(r.err.text, "kunpeng920-2s/sys/kernel/btf/vmlinux (a kernel built with "
 				   "CONFIG_DEBUG_INFO_BTF=y has it): the eBPF probes cannot load");
@@ -632,13 +632,13 @@ static void test_bpf_replay_per_node(void)
 	value("\"proc.migrations_cross_node\": 7");
 	values_end();
 	if (rig_run(&r, "kunpeng920-2s",
-		    "proc.pages_placed,proc.faults,proc.offcpu_ratio,proc.migrations_cross_node") == 0) {
-		CHECK_METRIC(&r, "proc.pages_placed", SCOPE_NODE, 0, 1000.0);
-		CHECK_METRIC(&r, "proc.pages_placed", SCOPE_NODE, 1, 3000.0);
-		CHECK_METRIC(&r, "proc.pages_placed", SCOPE_NODE, 2, 0.0);
+		    "proc.pages_alloc,proc.faults,proc.offcpu_ratio,proc.migrations_cross_node") == 0) {
+		CHECK_METRIC(&r, "proc.pages_alloc", SCOPE_NODE, 0, 1000.0);
+		CHECK_METRIC(&r, "proc.pages_alloc", SCOPE_NODE, 1, 3000.0);
+		CHECK_METRIC(&r, "proc.pages_alloc", SCOPE_NODE, 2, 0.0);
 		/* nodes 0 and 1 are socket 0 */
-		CHECK_METRIC(&r, "proc.pages_placed", SCOPE_SOCKET, 0, 4000.0);
-		CHECK_METRIC(&r, "proc.pages_placed", SCOPE_SYSTEM, -1, 4000.0);
+		CHECK_METRIC(&r, "proc.pages_alloc", SCOPE_SOCKET, 0, 4000.0);
+		CHECK_METRIC(&r, "proc.pages_alloc", SCOPE_SYSTEM, -1, 4000.0);
 		CHECK_METRIC(&r, "proc.faults", SCOPE_SYSTEM, -1, 4100.0);
 		/* a fault count has no node: shown as not counted there, never as 0 */
 		CHECK_INVALID(&r, "proc.faults", SCOPE_NODE, 0);

@@ -26,6 +26,7 @@ struct top_task {
 	pid_t pid, tid;                              /* tid 0: the process; pid 0: free */
 	char comm[16];
 	int nr_series;                               /* live series gathered here */
+	int ending;                                  /* of them, those that end in this frame */
 	bool seen[F_NR];
 	double value[F_NR];                          /* this frame */
 	uint64_t faults_total;                       /* since top started */
@@ -576,10 +577,22 @@ static void update_tasks(struct top_model *m, const struct frame *frame, double 
 		c->tasks[k].value[c->series_field[i]] += (double)frame->samples[i].value;
 		c->tasks[k].seen[c->series_field[i]] = true;
 	}
+	for (int i = 0; ch && i < ch->nr_retired; i++) {
+		int index = ch->retired[i], k = index < c->nr_mapped ? c->series_task[index] : -1;
+
+		if (k >= 0)
+			c->tasks[k].ending++;
+	}
 	for (int k = 0; k < c->nr_tasks; k++) {
 		struct top_task *t = &c->tasks[k];
+		bool exited = t->ending > 0 && t->ending == t->nr_series;
 
+		t->ending = 0;
 		if (!t->pid)
+			continue;
+		/* A process that exited without a fault in its last interval has
+		 * nothing to show: short-lived ones would fill the list with them. */
+		if (!t->tid && exited && t->value[F_FAULTS] == 0)
 			continue;
 		if (!t->tid && m->nr_procs < TOP_MAX_PROCESSES) {
 			process_row(m, t, seconds);

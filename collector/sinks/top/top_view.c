@@ -101,7 +101,7 @@ static int node_col_width(int c)
 
 #define HELP_NAME_WIDTH 11           /* the names in front of each help line below */
 static const char *const process_help[] = {
-	"PID THR    process id; threads the probes have seen",
+	"PID THR    process id; its threads (the kernel's count)",
 	"FAULTS/s   page faults per second of all its threads, user and kernel",
 	"ALLOC/s    pages per second allocated for it (ALLOC_N<i>/s: on node i, with several nodes)",
 	"REMOTE%    remote share of its memory accesses (core PMU local/remote DRAM events)",
