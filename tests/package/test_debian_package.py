@@ -73,7 +73,7 @@ def test_exporter_unit_runs_the_installed_binary_and_is_never_enabled(package, t
     unit = (tmp_path / "root" / UNIT.lstrip("/")).read_text()
     execs = [line for line in unit.splitlines() if line.startswith("ExecStart=")]
     assert len(execs) == 1 and execs[0].split("=", 1)[1].split()[:2] == ["/usr/bin/memscope", "live"], execs
-    assert "--token-file /etc/memscope/token" in execs[0]
+    assert "--read-token-file /etc/memscope/token" in execs[0] and "--no-ctl" in execs[0]
     assert "ConditionPathExists=/etc/memscope/token" in unit
     assert "@bindir@" not in unit
     assert run(["dpkg-deb", "-e", str(deb), str(tmp_path / "control")]).returncode == 0
