@@ -239,3 +239,27 @@ def test_another_user_with_idle_connections_locks_nobody_out(memscope):
             holder.stdin.close()
             holder.wait(timeout=30)
         live.stop()
+
+
+def test_memscope_ctl_records_into_the_directory_live_started_in(memscope, tmp_path):
+    """memscope ctl (the owner's control socket) names the file from its own
+    directory: it is taken when that is the directory live started in (the
+    same directory, not the same name), refused from anywhere else."""
+    start, elsewhere = tmp_path / "start", tmp_path / "elsewhere"
+    start.mkdir()
+    elsewhere.mkdir()
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100", "-e", "page-faults", "--", "sleep", "30"],
+                cwd=start)
+    try:
+        live.session()
+        pid = ["--pid", str(live.proc.pid)]
+        res = run([memscope, "ctl", *pid, "record", "there.rec"], cwd=elsewhere)
+        assert res.returncode == 1 and "plain file name" in res.stderr, res
+        res = run([memscope, "ctl", *pid, "record", "here.rec"], cwd=start)
+        assert res.returncode == 0 and res.stdout.startswith("ok: recording to here.rec"), res
+        # The page (whoever holds the token) names no path at all, not even one there.
+        status, _, text = live.control(f"record {start / 'page.rec'}")
+        assert status == 409 and "plain file name" in text, text
+    finally:
+        live.stop()
+    assert sorted(os.listdir(start)) == ["here.rec"] and not os.listdir(elsewhere)

@@ -1196,6 +1196,12 @@ static enum MHD_Result answer_control(void *ctx, const struct http_request *req)
 		return http_respond_error(req->conn, MHD_HTTP_BAD_REQUEST,
 					  "'%.*s': the commands are label TEXT, phase begin|end NAME, pause, resume, "
 					  "interval MS, record FILE, status", (int)word, line);
+	/* Whoever holds the token names a file in the directory live started
+	 * in, never a path (memscope ctl, the owner's, may give one there). */
+	if (word == 6 && !strncmp(line, "record", 6) && strchr(line + word, '/'))
+		return http_respond_error(req->conn, MHD_HTTP_CONFLICT,
+					  "memscope live records into the directory it was started in: give a plain "
+					  "file name, without '/' (record NAME.rec)");
 	/* Waits for the answer of the sink that does it (the recording): only
 	 * this request waits, never the sampler. */
 	reply[0] = '\0';
