@@ -142,32 +142,40 @@ static void test_process_places(void)
 	int n;
 
 	for (int i = 0; i < 25; i++)
-		acts[i] = (struct prom_activity){ i + 1, i + 1 };
-	prom_processes_update(&p, acts, 25, 1000);
+		acts[i] = (struct prom_activity){ i + 1, i + 1, 0 };
+	prom_processes_update(&p, acts, 25, 1000, 0);
 	for (int pid = 1; pid <= 25; pid++)
 		CHECK(prom_processes_has(&p, pid) == (pid >= 6));
 	/* 25 ends; 5 is the busiest left. */
 	for (int i = 0; i < 24; i++)
-		acts[i] = (struct prom_activity){ i + 1, i + 1 };
-	prom_processes_update(&p, acts, 24, 2000);
+		acts[i] = (struct prom_activity){ i + 1, i + 1, 0 };
+	prom_processes_update(&p, acts, 24, 2000, 0);
 	CHECK(!prom_processes_has(&p, 25) && prom_processes_has(&p, 5) && !prom_processes_has(&p, 4));
 	/* 24 idles: kept until the idle time has passed, then 4 takes its place. */
 	for (int i = 0; i < 24; i++)
-		acts[i] = (struct prom_activity){ i + 1, i == 23 ? 0 : i + 1 };
-	prom_processes_update(&p, acts, 24, 2000 + PROM_PROCESS_IDLE_NS);
+		acts[i] = (struct prom_activity){ i + 1, i == 23 ? 0 : i + 1, 0 };
+	prom_processes_update(&p, acts, 24, 2000 + PROM_PROCESS_IDLE_NS, 0);
 	CHECK(prom_processes_has(&p, 24) && !prom_processes_has(&p, 4));
 	for (int i = 0; i < 24; i++)
-		acts[i] = (struct prom_activity){ i + 1, i == 23 ? 0 : i + 1 };
-	prom_processes_update(&p, acts, 24, 2001 + PROM_PROCESS_IDLE_NS);
+		acts[i] = (struct prom_activity){ i + 1, i == 23 ? 0 : i + 1, 0 };
+	prom_processes_update(&p, acts, 24, 2001 + PROM_PROCESS_IDLE_NS, 0);
 	CHECK(!prom_processes_has(&p, 24) && prom_processes_has(&p, 4));
 	/* Nothing counted: no place, however many are free. */
 	memset(&p, 0, sizeof(p));
-	acts[0] = (struct prom_activity){ 7, 0 };
-	prom_processes_update(&p, acts, 1, 1);
+	acts[0] = (struct prom_activity){ 7, 0, 0 };
+	prom_processes_update(&p, acts, 1, 1, 0);
 	n = 0;
 	for (int i = 0; i < PROM_PROCESSES; i++)
 		n += p.place[i].pid != 0;
 	CHECK(n == 0 && !prom_processes_has(&p, 0));
+	/* Measuring the machine: a process younger than the minimum age waits. */
+	acts[0] = (struct prom_activity){ 7, 100, 1000 };
+	acts[1] = (struct prom_activity){ 8, 1, 0 };
+	prom_processes_update(&p, acts, 2, 1000 + PROM_PROCESS_MIN_AGE_NS - 1, PROM_PROCESS_MIN_AGE_NS);
+	CHECK(!prom_processes_has(&p, 7) && prom_processes_has(&p, 8));
+	acts[0] = (struct prom_activity){ 7, 100, 1000 };
+	prom_processes_update(&p, acts, 1, 1000 + PROM_PROCESS_MIN_AGE_NS, PROM_PROCESS_MIN_AGE_NS);
+	CHECK(prom_processes_has(&p, 7));
 }
 
 static void test_prom_names(void)

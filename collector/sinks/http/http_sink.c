@@ -45,6 +45,7 @@ struct series_live {
 	bool pmu_event;               /* exported as memscope_pmu_events{event=...} */
 	bool own_series;              /* a process series with a place of its own in /metrics */
 	double baseline;              /* counters: its total when it got the place */
+	uint64_t since_ns;            /* frame time of its first value (process series) */
 	/* This batch (process table). */
 	double batch;
 	bool batch_seen;
@@ -546,12 +547,17 @@ static void place_processes(struct http_sink *h, const struct frame *fr)
 		const struct series *s = &t->series[i];
 		const struct sample *v = i < fr->nr ? &fr->samples[i] : NULL;
 
+		if (!h->series[i].since_ns)
+			h->series[i].since_ns = fr->time_ns;
 		if (!nr || h->acts[nr - 1].pid != s->labels.pid)
-			h->acts[nr++] = (struct prom_activity){ s->labels.pid, 0 };
+			h->acts[nr++] = (struct prom_activity){ s->labels.pid, 0, h->series[i].since_ns };
+		if (h->series[i].since_ns < h->acts[nr - 1].since_ns)
+			h->acts[nr - 1].since_ns = h->series[i].since_ns;
 		if (v && v->valid && s->kind == SERIES_COUNTER && (!faults || !strcmp(s->name, "proc.faults")))
 			h->acts[nr - 1].busy += sample_scaled(v);
 	}
-	prom_processes_update(&h->places, h->acts, nr, fr->time_ns);
+	prom_processes_update(&h->places, h->acts, nr, fr->time_ns,
+			      h->setup->system_wide ? PROM_PROCESS_MIN_AGE_NS : 0);
 	for (int i = 0; i < h->nr_series; i++) {
 		struct series_live *st = &h->series[i];
 		bool own = process_series(&t->series[i]) && prom_processes_has(&h->places, t->series[i].labels.pid);

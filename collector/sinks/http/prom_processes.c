@@ -27,7 +27,8 @@ bool prom_processes_has(const struct prom_processes *p, int pid)
 	return false;
 }
 
-void prom_processes_update(struct prom_processes *p, struct prom_activity *acts, int nr, uint64_t now_ns)
+void prom_processes_update(struct prom_processes *p, struct prom_activity *acts, int nr, uint64_t now_ns,
+			   uint64_t min_age_ns)
 {
 	int next = 0;
 
@@ -46,7 +47,8 @@ void prom_processes_update(struct prom_processes *p, struct prom_activity *acts,
 	for (int i = 0; i < PROM_PROCESSES; i++) {
 		if (p->place[i].pid)
 			continue;
-		while (next < nr && (acts[next].busy <= 0 || prom_processes_has(p, acts[next].pid)))
+		while (next < nr && (acts[next].busy <= 0 || now_ns - acts[next].since_ns < min_age_ns ||
+				     prom_processes_has(p, acts[next].pid)))
 			next++;
 		if (next == nr)
 			break;
