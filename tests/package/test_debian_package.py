@@ -132,7 +132,7 @@ bash -c '. /usr/share/bash-completion/completions/memscope && complete -p memsco
             enabled = run(["systemctl", "--root=/", "is-enabled", "memscope-exporter.service"])
             assert enabled.stdout.strip() == "disabled", enabled.stdout + enabled.stderr
             assert not list(pathlib.Path("/etc/systemd/system").glob("*.wants/memscope-exporter.service"))
-            running = run(["pgrep", "-f", "memscope live --no-ui --listen 0.0.0.0:9464"])
+            running = run(["pgrep", "-f", "memscope live --no-ui --no-ctl --listen 0.0.0.0:9464"])
             assert running.returncode == 1, running.stdout
         finally:
             res = run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "purge", "-y", "-qq", "memscope"], env=env)
