@@ -372,6 +372,7 @@ static void fill_setup(const struct session *s, const struct session_options *op
 		.interval_ns = (uint64_t)opt->interval_ms * 1000000ull,
 		.from_file = p->from_file,
 		.start_unix_ns = h ? h->start_unix_ns : 0,
+		.system_wide = opt->system_wide,
 		.set_interval = sink_set_interval,
 		.ctx = p,
 	};

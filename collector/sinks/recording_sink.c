@@ -199,6 +199,30 @@ static const char *bad_name(const char *name, bool plain)
 	return NULL;
 }
 
+/* memscope ctl sends the path it was given made absolute: when its
+ * directory is the one live started in (the same directory, by device and
+ * inode of what opens, not by name), the file is its last component there.
+ * Nothing is created or written through the path. NULL otherwise. */
+static const char *in_start_dir(const struct recording_sink *r, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	struct stat here, there;
+	int fd;
+	bool same;
+
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return NULL;
+	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	same = fstat(fd, &there) == 0 && fstat(r->start_dir, &here) == 0 && here.st_dev == there.st_dev &&
+	       here.st_ino == there.st_ino;
+	close(fd);
+	return same ? slash + 1 : NULL;
+}
+
 /* record FILE: the next frames go to a new file; the old one is closed. */
 static void rotate(struct recording_sink *r, const char *path, uint64_t now, const struct series_table *table,
 		   char *reply, size_t size)
@@ -209,7 +233,11 @@ static void rotate(struct recording_sink *r, const char *path, uint64_t now, con
 	struct recording_writer_options wopt = r->wopt;
 	struct ms_error err = { "" };
 
-	const char *why = bad_name(path, r->start_dir >= 0);
+	const char *why;
+
+	if (r->start_dir >= 0 && strchr(path, '/') && in_start_dir(r, path))
+		path = in_start_dir(r, path);
+	why = bad_name(path, r->start_dir >= 0);
 
 	if (why || strlen(path) >= sizeof(r->path)) {
 		snprintf(reply, size, "error: %s%s", why ? why : "the file name is too long",

@@ -224,15 +224,21 @@ def test_the_process_table_and_per_pid_metrics_count_the_command(memscope, touch
         with open(f"/proc/{pid}/status") as f:
             ppid = next(int(line.split()[1]) for line in f if line.startswith("PPid:"))
         assert ppid == live.proc.pid, "the row is the command memscope started"
-        # One page, one frame: the process's series and the run's total agree.
-        assert rows[0][1] == prom_value(samples, "memscope_proc_faults_total")
+        # One page, one frame: the process's series is the run's total; the
+        # family's other processes (pid="other") counted nothing.
+        family = sum(v for (n, _), v in samples.items() if n == "memscope_proc_faults_total")
+        assert rows[0][1] == family
+        assert prom_value(samples, "memscope_proc_faults_total", pid="other", comm="other") == 0
         live.wait_for("still serving")
         batches = live.stream(lambda b: "end" in b[-1][2])
         tables = [b["p"] for _, _, b in batches if "p" in b]
         assert tables and all(t["n"][0] == "proc.faults" for t in tables)
         mine = [r for t in tables for r in t["r"] if r[0] == pid]
         assert mine and all(r[1] == "touchmem" for r in mine)
-        total = prom_value(prom_samples(live.metrics()), "memscope_proc_faults_total")
+        # Ended: its counts are in pid="other", and the family still adds up to them.
+        samples = prom_samples(live.metrics())
+        total = sum(v for (n, _), v in samples.items() if n == "memscope_proc_faults_total")
+        assert total == prom_value(samples, "memscope_proc_faults_total", pid="other", comm="other")
         assert sum(r[2] for r in mine if r[2] is not None) == total
         assert total >= 50 * 1024 * 1024 // PAGE
     finally:

@@ -189,3 +189,77 @@ def test_record_from_the_page_creates_only_a_plain_name_where_live_started(memsc
         live.stop()
     assert sorted(os.listdir(start)) == ["page.rec"] and not os.listdir(elsewhere)
     assert (start / "page.rec").read_text().startswith('{"format":"memscope-recording"')
+
+
+HOLD = """
+import socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+held = []
+for _ in range(n):
+    try:
+        held.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+    except OSError:
+        pass
+time.sleep(1.5)
+open_now = 0
+for s in held:
+    s.setblocking(False)
+    try:
+        open_now += s.recv(1, socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        open_now += 1
+    except OSError:
+        pass
+print(open_now, flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to be two users")
+def test_another_user_with_idle_connections_locks_nobody_out(memscope):
+    """nobody opens every connection memscope live takes and sends nothing: it
+    keeps at most an eighth of them, and the owner is still answered at once."""
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "--max-connections", "80", "-I", "200", "-e", "page-faults",
+                           "--", "sleep", "60"])
+    holder = None
+    try:
+        live.session()
+        holder = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "python3", "-c",
+                                   HOLD, str(live.port), "80"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True)
+        held = int(holder.stdout.readline())
+        assert held <= 80 // 8, f"nobody holds {held} of 80 connections"
+        start = time.monotonic()
+        status, _, _ = live.get("/api/session", timeout=10)
+        assert status == 200 and time.monotonic() - start < 5
+        status, _, _ = live.get("/metrics", headers=live.auth(), timeout=10)
+        assert status == 200
+    finally:
+        if holder:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+        live.stop()
+
+
+def test_memscope_ctl_records_into_the_directory_live_started_in(memscope, tmp_path):
+    """memscope ctl (the owner's control socket) names the file from its own
+    directory: it is taken when that is the directory live started in (the
+    same directory, not the same name), refused from anywhere else."""
+    start, elsewhere = tmp_path / "start", tmp_path / "elsewhere"
+    start.mkdir()
+    elsewhere.mkdir()
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "-I", "100", "-e", "page-faults", "--", "sleep", "30"],
+                cwd=start)
+    try:
+        live.session()
+        pid = ["--pid", str(live.proc.pid)]
+        res = run([memscope, "ctl", *pid, "record", "there.rec"], cwd=elsewhere)
+        assert res.returncode == 1 and "plain file name" in res.stderr, res
+        res = run([memscope, "ctl", *pid, "record", "here.rec"], cwd=start)
+        assert res.returncode == 0 and res.stdout.startswith("ok: recording to here.rec"), res
+        # The page (whoever holds the token) names no path at all, not even one there.
+        status, _, text = live.control(f"record {start / 'page.rec'}")
+        assert status == 409 and "plain file name" in text, text
+    finally:
+        live.stop()
+    assert sorted(os.listdir(start)) == ["here.rec"] and not os.listdir(elsewhere)

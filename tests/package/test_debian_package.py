@@ -73,7 +73,7 @@ def test_exporter_unit_runs_the_installed_binary_and_is_never_enabled(package, t
     unit = (tmp_path / "root" / UNIT.lstrip("/")).read_text()
     execs = [line for line in unit.splitlines() if line.startswith("ExecStart=")]
     assert len(execs) == 1 and execs[0].split("=", 1)[1].split()[:2] == ["/usr/bin/memscope", "live"], execs
-    assert "--token-file /etc/memscope/token" in execs[0]
+    assert "--read-token-file /etc/memscope/token" in execs[0] and "--no-ctl" in execs[0]
     assert "ConditionPathExists=/etc/memscope/token" in unit
     assert "@bindir@" not in unit
     assert run(["dpkg-deb", "-e", str(deb), str(tmp_path / "control")]).returncode == 0
@@ -132,7 +132,7 @@ bash -c '. /usr/share/bash-completion/completions/memscope && complete -p memsco
             enabled = run(["systemctl", "--root=/", "is-enabled", "memscope-exporter.service"])
             assert enabled.stdout.strip() == "disabled", enabled.stdout + enabled.stderr
             assert not list(pathlib.Path("/etc/systemd/system").glob("*.wants/memscope-exporter.service"))
-            running = run(["pgrep", "-f", "memscope live --no-ui --listen 0.0.0.0:9464"])
+            running = run(["pgrep", "-f", "memscope live --no-ui --no-ctl --listen 0.0.0.0:9464"])
             assert running.returncode == 1, running.stdout
         finally:
             res = run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "purge", "-y", "-qq", "memscope"], env=env)

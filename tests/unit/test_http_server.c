@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "sinks/http/http_server.h"
+#include "sinks/http/prom_processes.h"
 #include "sinks/http/prom_text.h"
 
 static int port;
@@ -128,6 +129,53 @@ static void test_loopback_hosts(void)
 		CHECK(http_host_is_loopback(good[i]));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK(!http_host_is_loopback(bad[i]));
+}
+
+/* 25 processes, pid p with p faults: the 20 busiest get places (6-25);
+ * an ended one's place goes to the busiest without one; an idle one keeps
+ * its place for PROM_PROCESS_IDLE_NS, then loses it; one that counts
+ * nothing never gets one. */
+static void test_process_places(void)
+{
+	struct prom_processes p = { 0 };
+	struct prom_activity acts[25];
+	int n;
+
+	for (int i = 0; i < 25; i++)
+		acts[i] = (struct prom_activity){ i + 1, i + 1, 0 };
+	prom_processes_update(&p, acts, 25, 1000, 0);
+	for (int pid = 1; pid <= 25; pid++)
+		CHECK(prom_processes_has(&p, pid) == (pid >= 6));
+	/* 25 ends; 5 is the busiest left. */
+	for (int i = 0; i < 24; i++)
+		acts[i] = (struct prom_activity){ i + 1, i + 1, 0 };
+	prom_processes_update(&p, acts, 24, 2000, 0);
+	CHECK(!prom_processes_has(&p, 25) && prom_processes_has(&p, 5) && !prom_processes_has(&p, 4));
+	/* 24 idles: kept until the idle time has passed, then 4 takes its place. */
+	for (int i = 0; i < 24; i++)
+		acts[i] = (struct prom_activity){ i + 1, i == 23 ? 0 : i + 1, 0 };
+	prom_processes_update(&p, acts, 24, 2000 + PROM_PROCESS_IDLE_NS, 0);
+	CHECK(prom_processes_has(&p, 24) && !prom_processes_has(&p, 4));
+	for (int i = 0; i < 24; i++)
+		acts[i] = (struct prom_activity){ i + 1, i == 23 ? 0 : i + 1, 0 };
+	prom_processes_update(&p, acts, 24, 2001 + PROM_PROCESS_IDLE_NS, 0);
+	CHECK(!prom_processes_has(&p, 24) && prom_processes_has(&p, 4));
+	/* Nothing counted: no place, however many are free. */
+	memset(&p, 0, sizeof(p));
+	acts[0] = (struct prom_activity){ 7, 0, 0 };
+	prom_processes_update(&p, acts, 1, 1, 0);
+	n = 0;
+	for (int i = 0; i < PROM_PROCESSES; i++)
+		n += p.place[i].pid != 0;
+	CHECK(n == 0 && !prom_processes_has(&p, 0));
+	/* Measuring the machine: a process younger than the minimum age waits. */
+	acts[0] = (struct prom_activity){ 7, 100, 1000 };
+	acts[1] = (struct prom_activity){ 8, 1, 0 };
+	prom_processes_update(&p, acts, 2, 1000 + PROM_PROCESS_MIN_AGE_NS - 1, PROM_PROCESS_MIN_AGE_NS);
+	CHECK(!prom_processes_has(&p, 7) && prom_processes_has(&p, 8));
+	acts[0] = (struct prom_activity){ 7, 100, 1000 };
+	prom_processes_update(&p, acts, 1, 1000 + PROM_PROCESS_MIN_AGE_NS, PROM_PROCESS_MIN_AGE_NS);
+	CHECK(prom_processes_has(&p, 7));
 }
 
 static void test_prom_names(void)
@@ -364,6 +412,7 @@ int main(void)
 	chmod(dir, 0755);
 	test_paths();
 	test_loopback_hosts();
+	test_process_places();
 	test_prom_names();
 	test_prom_text();
 	test_refusals(dir);

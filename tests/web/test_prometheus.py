@@ -5,6 +5,7 @@ Kunpeng 920. PromQL gives the per-node values computed by hand from the
 replay, and rate() of the fault counter agrees with memscope's own frames."""
 import json
 import os
+import re
 import pathlib
 import shutil
 import socket
@@ -106,7 +107,7 @@ def test_prometheus_scrapes_two_exporters(memscope, touchmem, tmp_path):
         time.sleep(35)
 
         # The replay's per-node DRAM reads: 50 intervals of the hand-computed bytes.
-        got = prom.api("query", query='memscope_mem_read_bytes_total{job="kunpeng",scope="node"}')["result"]
+        got = prom.api("query", query='memscope_node_mem_read_bytes_total{job="kunpeng"}')["result"]
         by_node = {int(r["metric"]["node"]): float(r["value"][1]) for r in got}
         assert by_node == {node: 50 * b for node, b in per_node.items()}
         info = prom.api("query", query='memscope_info{job="kunpeng"}')["result"]
@@ -142,3 +143,78 @@ def test_prometheus_scrapes_two_exporters(memscope, touchmem, tmp_path):
             prom.stop()
         here.stop()
         replay.stop()
+
+
+def family_of(name):
+    """The Prometheus family of a memscope event that counts things (no unit)."""
+    return "memscope_" + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") + "_total"
+
+
+def test_every_family_adds_up_to_its_total_in_prometheus(memscope, touchmem, tmp_path):
+    """One aggregation level per family: Prometheus' sum by () of each family is
+    the run's total - the stream's, frame by frame, for events and per-process
+    events (pid="other" holds the processes without a place of their own), the
+    system family's for a catalog metric's node, socket and channel families -
+    and no more than 20 processes have series of their own."""
+    if os.geteuid() != 0:
+        pytest.skip("counts system-wide (-a): every process has per-process series")
+    done = tmp_path / "done"
+    live = Live(memscope, ["--no-ui", "--listen", "127.0.0.1:0", "-I", "100", "-a", "--", "sh", "-c",
+                           f"for i in $(seq 30); do {touchmem} 2; done; touch {done}; "
+                           f"{touchmem} 8 --sleep-ms 600000"])
+    prom = None
+    try:
+        deadline = time.time() + 120
+        while not done.exists() and time.time() < deadline:
+            time.sleep(0.1)
+        assert done.exists(), "the 30 short processes ran"
+        time.sleep(1)
+        status, _, text = live.control("pause")
+        assert status == 200 and "paused" in text, text
+        session = live.session()
+        batches = live.stream(lambda b: any(e["k"] == "pause" for _, _, x in b for e in x.get("e", [])))
+        frames = [f for _, _, b in batches for f in b["f"]]
+        totals = {}
+        for i, c in enumerate(session["columns"]):
+            if c["source"] == "event" and c["kind"] == "counter" and not c["unit"]:
+                totals[c["group"]] = totals.get(c["group"], 0) + sum(f[3 + i] or 0 for f in frames)
+        assert totals.get("proc.faults", 0) > 30 * 2 * 256, "31 touchmems faulted"
+        prom = Prometheus(tmp_path, [("all", live.port, None)])
+        prom.wait_up(["all"])
+        time.sleep(4)
+
+        def value(query):
+            got = prom.api("query", query=query)["result"]
+            assert len(got) == 1, (query, got)
+            return float(got[0]["value"][1])
+
+        families = {r["metric"]["__name__"] for r in prom.api("query", query='count by (__name__) ({job="all"})')["result"]}
+        checked = []
+        # Events: every family of an event adds up to what the frames counted.
+        for name, total in totals.items():
+            family = family_of(name)
+            if family in families:
+                assert value(f'sum by () ({family}{{job="all"}})') == pytest.approx(total, rel=1e-9), family
+                checked.append(family)
+        assert {"memscope_proc_faults_total", "memscope_context_switches_total"} <= set(checked), checked
+        # Catalog counters: the parts add up to the system family.
+        for family in sorted(families):
+            m = re.fullmatch(r"memscope_(node|socket|channel)_(\w+_total)", family)
+            if m and f"memscope_{m.group(2)}" in families:
+                assert value(f'sum by () ({family}{{job="all"}})') == \
+                    pytest.approx(value(f'memscope_{m.group(2)}{{job="all"}}'), rel=1e-9), family
+                checked.append(family)
+        assert "memscope_node_kernel_faults_total" in checked, checked
+        # Every family has one set of labels (the PMU events' family is summed by event).
+        for family in families - {"memscope_pmu_events_total", "memscope_info"}:
+            series = prom.api("series", **{"match[]": f'{family}{{job="all"}}'})
+            shapes = {frozenset(s) - {"__name__", "job", "instance"} for s in series}
+            assert len(shapes) == 1, (family, shapes)
+        # Per-process series: at most 20 processes and "other".
+        pids = {s["pid"] for s in prom.api("series", **{"match[]": 'memscope_proc_faults_total{job="all"}'})}
+        assert "other" in pids and len(pids - {"other"}) <= 20, pids
+        print(f"{len(checked)} families add up; {len(pids) - 1} processes with series of their own")
+    finally:
+        if prom:
+            prom.stop()
+        live.stop()

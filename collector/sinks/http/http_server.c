@@ -29,6 +29,15 @@ struct http_server {
 	int nr_routes;
 	int web_fd;                    /* O_PATH directory, or -1 */
 	uid_t uid;                     /* who runs memscope */
+	/* Connections per client: on loopback per local user (the owner
+	 * unbounded but for the total), elsewhere per address (MHD's limit).
+	 * Touched on the server's thread only. */
+	unsigned per_client, others_max;
+	struct { uid_t uid; unsigned n; } clients[HTTP_MAX_CLIENT_USERS];
+	int nr_clients;
+	unsigned others;               /* open connections of users other than the owner */
+	bool pending_known;            /* the connection accept_policy just let in */
+	uid_t pending_uid;
 	char url[256];
 	_Atomic unsigned long long requests, refused, connections;
 };
@@ -37,6 +46,8 @@ struct http_server {
 struct conn_state {
 	bool asked;
 	bool same_user;
+	bool counted;                  /* in the owner-or-other counts (loopback) */
+	uid_t uid;
 };
 
 /* Per request: the POST body as it arrives. */
@@ -391,16 +402,92 @@ static void completed(void *cls, struct MHD_Connection *conn, void **req_cls, en
 	*req_cls = NULL;
 }
 
+static int client_slot(struct http_server *s, uid_t uid, bool add)
+{
+	for (int i = 0; i < s->nr_clients; i++)
+		if (s->clients[i].uid == uid)
+			return i;
+	if (!add || s->nr_clients == HTTP_MAX_CLIENT_USERS)
+		return -1;
+	s->clients[s->nr_clients].uid = uid;
+	s->clients[s->nr_clients].n = 0;
+	return s->nr_clients++;
+}
+
+/* Before a loopback connection is taken: whose is it, and may that user
+ * open one more? Another user gets at most per_client connections, and all
+ * other users together leave HTTP_OWNER_SHARE of them to the owner: a user
+ * who opens connections and sends nothing cannot lock the owner (or a
+ * token holder of another user) out. */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	struct http_server *s = cls;
+	struct sockaddr_storage local = s->listen.addr, remote = { 0 };
+	uid_t uid = (uid_t)-1;
+	int k;
+
+	s->pending_known = false;
+	if (!s->listen.loopback)
+		return MHD_YES;
+	if (addrlen > sizeof(remote))
+		return MHD_NO;
+	memcpy(&remote, addr, addrlen);
+	if (local.ss_family == AF_INET)
+		((struct sockaddr_in *)&local)->sin_port = htons((uint16_t)s->listen.port);
+	else
+		((struct sockaddr_in6 *)&local)->sin6_port = htons((uint16_t)s->listen.port);
+	/* Unknown owners share one count, as one user. */
+	peer_uid_of(&local, &remote, &uid);
+	if (uid != s->uid) {
+		k = client_slot(s, uid, false);
+		if (s->others >= s->others_max || (k >= 0 && s->clients[k].n >= s->per_client) ||
+		    (k < 0 && s->nr_clients == HTTP_MAX_CLIENT_USERS)) {
+			atomic_fetch_add(&s->refused, 1);
+			return MHD_NO;
+		}
+	}
+	s->pending_known = true;
+	s->pending_uid = uid;
+	return MHD_YES;
+}
+
 static void notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			      enum MHD_ConnectionNotificationCode toe)
 {
 	struct http_server *s = cls;
+	struct conn_state *cs;
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		*socket_context = calloc(1, sizeof(struct conn_state));
+		cs = *socket_context = calloc(1, sizeof(struct conn_state));
 		atomic_fetch_add(&s->connections, 1);
+		if (cs && s->pending_known) {
+			int k = client_slot(s, s->pending_uid, true);
+
+			/* Known now: no second look-up when the request comes. */
+			cs->asked = true;
+			cs->same_user = s->pending_uid == s->uid;
+			cs->uid = s->pending_uid;
+			if (k >= 0) {
+				cs->counted = true;
+				s->clients[k].n++;
+				if (!cs->same_user)
+					s->others++;
+			}
+		}
+		s->pending_known = false;
 	} else {
-		free(*socket_context);
+		cs = *socket_context;
+		if (cs && cs->counted) {
+			int k = client_slot(s, cs->uid, false);
+
+			if (k >= 0 && s->clients[k].n && !--s->clients[k].n) {
+				/* A user with no connection left frees its entry. */
+				s->clients[k] = s->clients[--s->nr_clients];
+			}
+			if (!cs->same_user && s->others)
+				s->others--;
+		}
+		free(cs);
 		*socket_context = NULL;
 	}
 }
@@ -486,10 +573,19 @@ int http_server_start(struct http_server **out, const struct http_server_options
 	 * which inherits this mask, must not take SIGINT and die of it. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* One client (another user on loopback, an address elsewhere) holds at
+	 * most an eighth of the connections; others together leave the owner
+	 * an eighth. */
+	s->per_client = max / HTTP_CLIENT_SHARE ? max / HTTP_CLIENT_SHARE : 1;
+	s->others_max = max - max / HTTP_OWNER_SHARE;
+	if (!s->others_max)
+		s->others_max = 1;
 	s->daemon = mhd.MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME,
-				     0, NULL, NULL, handle, s,
+				     0, accept_policy, s, handle, s,
 				     MHD_OPTION_LISTEN_SOCKET, fd,
 				     MHD_OPTION_CONNECTION_LIMIT, max,
+				     MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				     s->listen.loopback ? 0u : s->per_client,
 				     MHD_OPTION_CONNECTION_TIMEOUT, opt->idle_timeout_s ? opt->idle_timeout_s : 60u,
 				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32 * 1024,
 				     MHD_OPTION_NOTIFY_COMPLETED, completed, s,

@@ -51,6 +51,12 @@ struct http_route {
 #define HTTP_MAX_ROUTES 16
 #define HTTP_MAX_BODY 4096
 #define HTTP_DEFAULT_CONNECTIONS 2000
+/* One client - another local user on loopback, one address elsewhere - may
+ * hold 1/HTTP_CLIENT_SHARE of the connections; on loopback the users other
+ * than the owner together leave the owner 1/HTTP_OWNER_SHARE of them. */
+#define HTTP_CLIENT_SHARE 8
+#define HTTP_OWNER_SHARE 8
+#define HTTP_MAX_CLIENT_USERS 64
 
 struct http_server_options {
 	const char *listen;      /* ADDR:PORT; NULL: HTTP_LISTEN_DEFAULT */

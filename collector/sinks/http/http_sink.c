@@ -11,6 +11,7 @@
 #include "config.h"
 #include "sinks/http/http_stream.h"
 #include "sinks/http/mhd_api.h"
+#include "sinks/http/prom_processes.h"
 #include "sinks/http/prom_text.h"
 #include "util/text_buf.h"
 
@@ -42,6 +43,9 @@ struct series_live {
 	bool retiring;                /* its last values are in the next frame */
 	struct prom_name pn;
 	bool pmu_event;               /* exported as memscope_pmu_events{event=...} */
+	bool own_series;              /* a process series with a place of its own in /metrics */
+	double baseline;              /* counters: its total when it got the place */
+	uint64_t since_ns;            /* frame time of its first value (process series) */
 	/* This batch (process table). */
 	double batch;
 	bool batch_seen;
@@ -76,6 +80,10 @@ struct http_sink {
 	uint64_t batches;
 	double start_unix;            /* wall clock of the run's start (a recording's own), 0: unknown */
 	bool procs_seen;              /* per-process series have had values */
+	struct prom_processes places; /* the processes with series of their own in /metrics */
+	struct prom_activity *acts;   /* scratch: this frame's processes */
+	struct proc_ref *refs;        /* scratch: their series, by pid */
+	int cap_acts;
 
 	/* The sink thread's own. */
 	struct column *columns;
@@ -490,6 +498,81 @@ static void flush(struct http_sink *h, uint64_t now_ns, bool force_procs, const 
 	pthread_mutex_unlock(&h->lock);
 }
 
+/* A process's series (not a thread's). */
+static bool process_series(const struct series *s)
+{
+	return s->labels.pid != LABEL_NONE && s->labels.tid == LABEL_NONE;
+}
+
+/* The series of a per-process event that counts every process together
+ * ("proc.faults" without a pid): /metrics shows it as pid="other", what
+ * the processes with series of their own leave. */
+static bool process_total(const struct series *s)
+{
+	return s->labels.pid == LABEL_NONE && !strncmp(s->name, "proc.", 5);
+}
+
+/* After the frame's values are added: which processes have series of their
+ * own (prom_processes.h), and where their counts start. */
+static void place_processes(struct http_sink *h, const struct frame *fr)
+{
+	const struct series_table *t = h->setup->table;
+	int nr = 0;
+	bool faults = false;
+
+	if (!h->procs_seen)
+		return;
+	if (h->cap_acts < h->nr_series) {
+		struct prom_activity *n = realloc(h->acts, (size_t)h->nr_series * sizeof(*n));
+		struct proc_ref *r = n ? realloc(h->refs, (size_t)h->nr_series * sizeof(*r)) : NULL;
+
+		if (n)
+			h->acts = n;
+		if (!r)
+			return;
+		h->refs = r;
+		h->cap_acts = h->nr_series;
+	}
+	for (int i = 0; i < h->nr_series; i++)
+		if (process_series(&t->series[i]) && !strcmp(t->series[i].name, "proc.faults"))
+			faults = true;
+	int nr_refs = 0;
+
+	for (int i = 0; i < h->nr_series; i++)
+		if (process_series(&t->series[i]) && h->series[i].alive)
+			h->refs[nr_refs++] = (struct proc_ref){ t->series[i].labels.pid, i };
+	qsort(h->refs, (size_t)nr_refs, sizeof(*h->refs), by_pid);
+	for (int r = 0; r < nr_refs; r++) {
+		int i = h->refs[r].index;
+		const struct series *s = &t->series[i];
+		const struct sample *v = i < fr->nr ? &fr->samples[i] : NULL;
+
+		if (!h->series[i].since_ns)
+			h->series[i].since_ns = fr->time_ns;
+		if (!nr || h->acts[nr - 1].pid != s->labels.pid)
+			h->acts[nr++] = (struct prom_activity){ s->labels.pid, 0, h->series[i].since_ns };
+		if (h->series[i].since_ns < h->acts[nr - 1].since_ns)
+			h->acts[nr - 1].since_ns = h->series[i].since_ns;
+		if (v && v->valid && s->kind == SERIES_COUNTER && (!faults || !strcmp(s->name, "proc.faults")))
+			h->acts[nr - 1].busy += sample_scaled(v);
+	}
+	prom_processes_update(&h->places, h->acts, nr, fr->time_ns,
+			      h->setup->system_wide ? PROM_PROCESS_MIN_AGE_NS : 0);
+	for (int i = 0; i < h->nr_series; i++) {
+		struct series_live *st = &h->series[i];
+		bool own = process_series(&t->series[i]) && prom_processes_has(&h->places, t->series[i].labels.pid);
+
+		/* Counted from this frame on: what came before stays in "other",
+		 * which so never goes down (this frame's counts were not in it). */
+		if (own && !st->own_series) {
+			const struct sample *v = i < fr->nr ? &fr->samples[i] : NULL;
+
+			st->baseline = st->total - (v && v->valid && t->series[i].kind == SERIES_COUNTER ? sample_scaled(v) : 0);
+		}
+		st->own_series = own;
+	}
+}
+
 static void update_totals(struct http_sink *h, const struct sink_frame *f)
 {
 	const struct frame *fr = f->frame;
@@ -537,6 +620,7 @@ static void update_totals(struct http_sink *h, const struct sink_frame *f)
 	for (int r = 0; r < h->nr_retiring; r++)
 		if (h->retiring[r] < h->nr_series)
 			h->series[h->retiring[r]].alive = false;
+	place_processes(h, fr);
 	h->nr_retiring = 0;
 	h->frames++;
 	h->frames_merged += f->merged > 1 ? f->merged : 0;
@@ -692,6 +776,8 @@ static void free_sink(struct http_sink *h)
 	free(h->series);
 	free(h->metrics);
 	free(h->retiring);
+	free(h->acts);
+	free(h->refs);
 	text_buf_free(&h->batch);
 	text_buf_free(&h->events);
 	pthread_mutex_destroy(&h->lock);
@@ -750,6 +836,28 @@ static void int_label(char *buf, size_t size, int v)
 		snprintf(buf, size, "%d", v);
 }
 
+/* What the processes without series of their own (and every process that
+ * ended) counted: the total of series `total` less what the processes with
+ * their own series, with the same name and labels, show. */
+static double others(const struct http_sink *h, int total, enum prom_type type)
+{
+	const struct series_table *t = h->setup->table;
+	const struct series *ts = &t->series[total];
+	double v = type == PROM_COUNTER ? h->series[total].total : h->series[total].last;
+
+	for (int i = 0; i < h->nr_series; i++) {
+		const struct series *s = &t->series[i];
+		const struct series_live *st = &h->series[i];
+
+		if (!st->own_series || !st->alive || strcmp(s->name, ts->name) || s->labels.node != ts->labels.node ||
+		    s->labels.socket != ts->labels.socket || s->labels.cpu != ts->labels.cpu ||
+		    strcmp(s->labels.instance, ts->labels.instance))
+			continue;
+		v -= type == PROM_COUNTER ? st->total - st->baseline : st->last;
+	}
+	return v;
+}
+
 static void render_series(struct http_sink *h, struct text_buf *b, enum prom_format fmt)
 {
 	const struct series_table *t = h->setup->table;
@@ -761,9 +869,17 @@ static void render_series(struct http_sink *h, struct text_buf *b, enum prom_for
 		b->failed = true;
 		return;
 	}
-	for (int i = 0; i < h->nr_series; i++)
-		if (h->series[i].alive && h->series[i].seen && !t->series[i].unavailable)
-			order[n++] = (struct series_order){ h->series[i].pn.family, i };
+	/* One aggregation level per family: threads have none; a process has
+	 * its series only with a place of its own (prom_processes.h), and the
+	 * family's total is shown as what the others leave (pid="other"). */
+	for (int i = 0; i < h->nr_series; i++) {
+		const struct series *s = &t->series[i];
+
+		if (!h->series[i].alive || !h->series[i].seen || s->unavailable || s->labels.tid != LABEL_NONE ||
+		    (s->labels.pid != LABEL_NONE && !h->series[i].own_series))
+			continue;
+		order[n++] = (struct series_order){ h->series[i].pn.family, i };
+	}
 	qsort(order, (size_t)n, sizeof(*order), by_family);
 	for (int k = 0; k < n; k++) {
 		const struct series *s = &t->series[order[k].index];
@@ -789,6 +905,16 @@ static void render_series(struct http_sink *h, struct text_buf *b, enum prom_for
 		int_label(socket, sizeof(socket), s->labels.socket);
 		int_label(pid, sizeof(pid), s->labels.pid);
 		int_label(tid, sizeof(tid), s->labels.tid);
+		double value = type == PROM_COUNTER ? st->total : st->last;
+		const char *comm = s->labels.comm[0] ? s->labels.comm : NULL;
+
+		if (st->own_series && type == PROM_COUNTER)
+			value -= st->baseline;
+		if (process_total(s)) {
+			value = others(h, order[k].index, type);
+			snprintf(pid, sizeof(pid), "other");
+			comm = "other";
+		}
 		if (st->pmu_event)
 			labels[nl++] = (struct prom_label){ "event", s->name };
 		labels[nl++] = (struct prom_label){ "node", node[0] ? node : NULL };
@@ -797,9 +923,8 @@ static void render_series(struct http_sink *h, struct text_buf *b, enum prom_for
 		labels[nl++] = (struct prom_label){ "pmu", s->labels.instance[0] ? s->labels.instance : NULL };
 		labels[nl++] = (struct prom_label){ "pid", pid[0] ? pid : NULL };
 		labels[nl++] = (struct prom_label){ "tid", tid[0] ? tid : NULL };
-		labels[nl++] = (struct prom_label){ "comm", s->labels.comm[0] ? s->labels.comm : NULL };
-		prom_sample(b, fmt, &st->pn, type, labels, nl,
-			    prom_value(&st->pn, type == PROM_COUNTER ? st->total : st->last));
+		labels[nl++] = (struct prom_label){ "comm", comm };
+		prom_sample(b, fmt, &st->pn, type, labels, nl, prom_value(&st->pn, value));
 	}
 	free(order);
 }
@@ -808,16 +933,28 @@ static void render_metrics(struct http_sink *h, struct text_buf *b, enum prom_fo
 {
 	const struct metric_plan *plan = h->setup->plan;
 
+	/* A family per scope: memscope_X for the system, memscope_node_X,
+	 * memscope_socket_X and memscope_channel_X for its parts, so that a sum
+	 * over a family never adds the machine to its own nodes. */
 	for (int m = 0; plan && m < plan->nr_metrics; m++) {
 		const struct catalog_metric *cm = &plan->cat->metrics[plan->metrics[m].metric];
 		enum prom_type type = cm->kind == METRIC_COUNTER ? PROM_COUNTER : PROM_GAUGE;
 		struct prom_name pn;
-		bool any = false;
 
-		prom_name_of(cm->name, cm->unit, 1, type, &pn);
 		for (int sc = SCOPE_SYSTEM; sc <= SCOPE_CHANNEL; sc++) {
 			int n = metric_engine_nr_scopes(h->setup->engine, (enum metric_scope)sc);
+			char name[160], help[600];
+			bool any = false;
 
+			if (sc == SCOPE_SYSTEM)
+				snprintf(name, sizeof(name), "%s", cm->name);
+			else
+				snprintf(name, sizeof(name), "%s_%s", scope_word((enum metric_scope)sc), cm->name);
+			prom_name_of(name, cm->unit, 1, type, &pn);
+			if (sc == SCOPE_SYSTEM)
+				snprintf(help, sizeof(help), "%s", cm->description);
+			else
+				snprintf(help, sizeof(help), "%s (per %s)", cm->description, scope_word((enum metric_scope)sc));
 			for (int i = 0; i < n; i++) {
 				const struct metric_state *ms = &h->metrics[metric_slot(h, m, (enum metric_scope)sc, i)];
 				char id[16], cpu[16], socket[16], node[16];
@@ -827,10 +964,9 @@ static void render_metrics(struct http_sink *h, struct text_buf *b, enum prom_fo
 				if (!ms->seen)
 					continue;
 				if (!any) {
-					prom_family(b, fmt, &pn, type, cm->description);
+					prom_family(b, fmt, &pn, type, help);
 					any = true;
 				}
-				labels[nl++] = (struct prom_label){ "scope", scope_word((enum metric_scope)sc) };
 				if (sc == SCOPE_NODE || sc == SCOPE_SOCKET) {
 					snprintf(id, sizeof(id), "%d",
 						 metric_engine_scope_id(h->setup->engine, (enum metric_scope)sc, i));
@@ -1066,6 +1202,12 @@ static enum MHD_Result answer_control(void *ctx, const struct http_request *req)
 		return http_respond_error(req->conn, MHD_HTTP_BAD_REQUEST,
 					  "'%.*s': the commands are label TEXT, phase begin|end NAME, pause, resume, "
 					  "interval MS, record FILE, status", (int)word, line);
+	/* Whoever holds the token names a file in the directory live started
+	 * in, never a path (memscope ctl, the owner's, may give one there). */
+	if (word == 6 && !strncmp(line, "record", 6) && strchr(line + word, '/'))
+		return http_respond_error(req->conn, MHD_HTTP_CONFLICT,
+					  "memscope live records into the directory it was started in: give a plain "
+					  "file name, without '/' (record NAME.rec)");
 	/* Waits for the answer of the sink that does it (the recording): only
 	 * this request waits, never the sampler. */
 	reply[0] = '\0';

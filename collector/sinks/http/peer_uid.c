@@ -41,6 +41,15 @@ bool peer_uid(int fd, uid_t *uid)
 {
 	struct sockaddr_storage local, remote;
 	socklen_t llen = sizeof(local), rlen = sizeof(remote);
+
+	if (getsockname(fd, (struct sockaddr *)&local, &llen) < 0 ||
+	    getpeername(fd, (struct sockaddr *)&remote, &rlen) < 0)
+		return false;
+	return peer_uid_of(&local, &remote, uid);
+}
+
+bool peer_uid_of(const struct sockaddr_storage *local, const struct sockaddr_storage *remote, uid_t *uid)
+{
 	struct {
 		struct nlmsghdr nlh;
 		struct inet_diag_req_v2 r;
@@ -55,11 +64,8 @@ bool peer_uid(int fd, uid_t *uid)
 	ssize_t n;
 	int nl;
 
-	if (getsockname(fd, (struct sockaddr *)&local, &llen) < 0 ||
-	    getpeername(fd, (struct sockaddr *)&remote, &rlen) < 0)
-		return false;
 	memset(&req, 0, sizeof(req));
-	if (!fill_id(&req.r, &local, &remote))
+	if (!fill_id(&req.r, local, remote))
 		return false;
 	req.nlh.nlmsg_len = sizeof(req);
 	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;

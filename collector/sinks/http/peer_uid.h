@@ -7,11 +7,15 @@
 #define MEMSCOPE_PEER_UID_H
 
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 /* The uid owning the client end of connected socket fd, when that end is a
  * socket of this machine's network namespace: true and *uid; false when it
  * is not (a remote client) or the kernel cannot say. */
 bool peer_uid(int fd, uid_t *uid);
+/* The same for a connection known by its two addresses (before accept's
+ * socket is handed over). */
+bool peer_uid_of(const struct sockaddr_storage *local, const struct sockaddr_storage *remote, uid_t *uid);
 
 #endif
