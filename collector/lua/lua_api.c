@@ -499,7 +499,7 @@ static int api_pick(lua_State *L)
 
 static const char *run_name(const struct lua_engine *e)
 {
-	return e->in.source ? e->in.source : "run";
+	return e->in.source && strcmp(e->in.source, "live") ? e->in.source : "run";
 }
 
 static bool is_recording(const struct lua_engine *e)
