@@ -118,7 +118,7 @@ static void test_paths(void)
 static void test_loopback_hosts(void)
 {
 	static const char *const good[] = { "localhost", "localhost:8720", "127.0.0.1", "127.0.0.1:1", "127.9.8.7:65535",
-					     "[::1]", "[::1]:8720" };
+					     "[::1]", "[::1]:8720", "LocalHost:8720" };
 	/* Names a site can rebind to 127.0.0.1, shorthand, junk after a port. */
 	static const char *const bad[] = { "127.evil.example", "127.evil.example:8720", "127.0.0.1.nip.io",
 					   "127.0.0.1.nip.io:80", "localhost.evil", "127.1", "0x7f.0.0.1", "127.0.0.1:",

@@ -292,7 +292,8 @@ bool http_host_is_loopback(const char *host)
 		return false;
 	memcpy(name, host, len);
 	name[len] = '\0';
-	if (!strcmp(name, "localhost"))
+	/* Host names are case-insensitive. */
+	if (!strcasecmp(name, "localhost"))
 		return true;
 	struct in_addr a4;
 
