@@ -371,6 +371,7 @@ static void fill_setup(const struct session *s, const struct session_options *op
 		.origin_name = opt->input_path ? opt->input_path : opt->replay_path ? opt->replay_path : s->title,
 		.interval_ns = (uint64_t)opt->interval_ms * 1000000ull,
 		.from_file = p->from_file,
+		.task_target = session_task_target(s),
 		.set_interval = sink_set_interval,
 		.ctx = p,
 	};

@@ -53,6 +53,9 @@ struct sink_setup {
 	const char *origin_name;           /* the file read (recording, replay), else the title */
 	uint64_t interval_ns;              /* 0: one frame at the end */
 	bool from_file;                    /* frames come from a file, with their recorded times */
+	/* The target is a command or PIDs: values of series that count the whole
+	 * machine (series_labels.whole_system) are marked as such. */
+	bool task_target;
 	/* Ask for another sampling interval (top's + and -), from the sink's
 	 * thread; the change reaches every sink as a SINK_EVENT_INTERVAL. */
 	void (*set_interval)(void *ctx, uint64_t interval_ns);

@@ -55,7 +55,15 @@ json_t *stat_json_rows(const struct stat_table *t)
 				json_object_set_new(v, "coverage", json_real(cell->coverage));
 				if (cell->mixed_slices)
 					json_object_set_new(v, "mixed_slices", json_true());
+				if (cell->gauge_frames > 1) {
+					/* A gauge's total: value is the peak. */
+					json_object_set_new(v, "peak", json_real(cell->value));
+					json_object_set_new(v, "mean", json_real(cell->gauge_mean));
+					json_object_set_new(v, "last", json_real(cell->gauge_last));
+				}
 			}
+			if (stat_table_whole_system(t, c))
+				json_object_set_new(v, "whole_system", json_true());
 			json_object_set_new(v, "unit", json_string(t->units[c]));
 			json_object_set_new(c < t->nr_event_columns ? events : metrics, t->names[c], v);
 		}
@@ -94,6 +102,19 @@ json_t *stat_json_perf_object(const struct stat_table *t, const struct perf_fiel
 	return obj;
 }
 
+static void add_notes(json_t *obj, const struct stat_table *t, int r, int c)
+{
+	const struct stat_cell *cell = &t->cells[r * t->nr_columns + c];
+
+	if (stat_table_whole_system(t, c))
+		json_object_set_new(obj, "whole-system", json_true());
+	if (cell->status == CELL_OK && cell->gauge_frames > 1) {
+		json_object_set_new(obj, "gauge-total", json_string("peak"));
+		json_object_set_new(obj, "gauge-mean", json_real(cell->gauge_mean));
+		json_object_set_new(obj, "gauge-last", json_real(cell->gauge_last));
+	}
+}
+
 /* perf stat -j: one object per counter (or metric) and row, with perf's keys. */
 static void perf_objects(struct stat_output *o, const double *time_s, const struct stat_table *t)
 {
@@ -120,6 +141,8 @@ static void perf_objects(struct stat_output *o, const double *time_s, const stru
 				json_object_set_new(obj, "metric-value", json_real(atof(f.metric_value)));
 				json_object_set_new(obj, "metric-unit", json_string(f.metric_unit));
 			}
+			/* memscope's keys after perf's, only when they have something to say. */
+			add_notes(obj, t, r, c);
 			emit(o, obj);
 		}
 }

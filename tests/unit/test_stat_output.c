@@ -112,10 +112,10 @@ static void per_node_with_multiplexing(void)
 	o.self_describing = true;
 	snprintf(o.separator, sizeof(o.separator), ";");
 	text = print(&o, &a, cells, true);
-	CHECK_CONTAINS(text, "time;scope;event;value;unit;coverage\n");
-	CHECK_CONTAINS(text, "total;node1;mux;4000;;0.2500\n");
-	CHECK_CONTAINS(text, "total;node0;mux;n/a;;\n");
-	CHECK_CONTAINS(text, "total;node0;cycles;<not supported>;;\n");
+	CHECK_CONTAINS(text, "time;scope;event;value;unit;coverage;note\n");
+	CHECK_CONTAINS(text, "total;node1;mux;4000;;0.2500;\n");
+	CHECK_CONTAINS(text, "total;node0;mux;n/a;;;\n");
+	CHECK_CONTAINS(text, "total;node0;cycles;<not supported>;;;\n");
 	free(text);
 
 	o.format = STAT_JSON;
