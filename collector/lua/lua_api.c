@@ -320,7 +320,7 @@ static void set_number(lua_State *L, const char *key, double value)
 	lua_setfield(L, -2, key);
 }
 
-static void push_series(lua_State *L, const struct lua_data_entry *s, bool totals)
+static void push_series(lua_State *L, const struct lua_data_entry *s, bool totals, bool task_target)
 {
 	lua_createtable(L, 0, 8);
 	lua_pushstring(L, s->name);
@@ -353,6 +353,11 @@ static void push_series(lua_State *L, const struct lua_data_entry *s, bool total
 	}
 	if (s->ended)
 		set_number(L, "ended", s->end_s);
+	/* Measured for a command or PIDs, a series that counts the whole machine says so. */
+	if (task_target && s->labels->whole_system) {
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, "whole_system");
+	}
 }
 
 /* series([name]) -> { {name=, unit=, kind=, labels={...}, comm=, unavailable=why,
@@ -384,14 +389,14 @@ static int api_series(lua_State *L)
 			entry = (struct lua_data_entry){ s->name, s->unit, s->unavailable, s->kind, &s->labels, false, false,
 							 0, 0, 0, 0, 0, NAN };
 		}
-		push_series(L, &entry, e->data_ready);
+		push_series(L, &entry, e->data_ready, e->in.task_target);
 		lua_rawseti(L, -2, ++k);
 	}
 	for (int j = 0; e->data_ready && j < e->data.first_pending; j++) {
 		lua_data_entry(&e->data, -1 - j, &entry);
 		if (only && strcmp(only, entry.name))
 			continue;
-		push_series(L, &entry, true);
+		push_series(L, &entry, true, e->in.task_target);
 		lua_rawseti(L, -2, ++k);
 	}
 	return 1;

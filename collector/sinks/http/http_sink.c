@@ -30,6 +30,7 @@ struct column {
 	const char *unit;
 	const char *kind_name;        /* counter, gauge, ratio */
 	double scale;
+	bool whole_system;            /* counts the whole machine though the target is a command or PIDs */
 };
 
 /* ---- /metrics: running totals ---- */
@@ -205,6 +206,7 @@ static int build_columns(struct http_sink *h)
 					.kind = COLUMN_METRIC, .plan_metric = m, .scope = (enum metric_scope)sc,
 					.scope_index = i, .group = cm->name, .unit = cm->unit,
 					.kind_name = metric_kind_name(cm->kind), .scale = 1,
+					.whole_system = su->task_target && metric_plan_whole_system(su->plan, m, t),
 				};
 
 				if (sc == SCOPE_SYSTEM)
@@ -242,6 +244,7 @@ static int build_columns(struct http_sink *h)
 			struct column c = {
 				.kind = COLUMN_EVENT, .group = s->name, .unit = s->unit,
 				.kind_name = s->kind == SERIES_COUNTER ? "counter" : "gauge", .scale = s->scale,
+				.whole_system = su->task_target && s->labels.whole_system,
 			};
 
 			if (s->labels.node != LABEL_NONE)
@@ -1060,12 +1063,16 @@ static json_t *session_json(struct http_sink *h, bool token)
 	for (int c = 0; c < h->nr_columns; c++) {
 		const struct column *col = &h->columns[c];
 
-		json_array_append_new(cols, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "group", col->group,
-						      "label", col->label, "unit", col->unit ? col->unit : "",
-						      "kind", col->kind_name, "source",
-						      col->kind == COLUMN_METRIC ? "metric" : "event", "scope",
-						      col->kind == COLUMN_METRIC ? scope_word(col->scope)
-										 : strcmp(col->label, "all") ? "node" : "system"));
+		json_t *cj = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "group", col->group, "label", col->label, "unit",
+				       col->unit ? col->unit : "", "kind", col->kind_name, "source",
+				       col->kind == COLUMN_METRIC ? "metric" : "event", "scope",
+				       col->kind == COLUMN_METRIC ? scope_word(col->scope)
+								  : strcmp(col->label, "all") ? "node" : "system");
+
+		/* Measured for a command or PIDs, a column of the whole machine says so. */
+		if (col->whole_system)
+			json_object_set_new(cj, "whole_system", json_true());
+		json_array_append_new(cols, cj);
 	}
 	json_object_set_new(o, "columns", cols);
 	for (int i = 0; i < h->nr_na; i++) {

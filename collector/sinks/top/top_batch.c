@@ -7,6 +7,7 @@
  *   sources: perf procfs bpf
  *   coverage_pct: P            (or n/a)
  *   recording: off
+ *   scope: nodes: ...          with -p: the node panel counts the whole machine
  *   na: COLUMN: REASON         one line per column this host cannot measure (for
  *                              a Lua column: why its value is missing this time)
  *   <blank>
@@ -66,6 +67,9 @@ static void print_header(FILE *out, const struct top_model *m, const struct top_
 	else
 		fprintf(out, "coverage_pct: n/a\n");
 	fprintf(out, "recording: %s\n", d->recording[0] ? d->recording : "off");
+	/* -p: the node panel is still the whole machine's; the process's own values are its rows. */
+	if (m->focus_pid)
+		fprintf(out, "scope: nodes: the whole machine, not only pid %d\n", (int)m->focus_pid);
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
 		if (m->node_col_why[c])
 			fprintf(out, "na: %s: %s\n", top_node_col_name(c), m->node_col_why[c]);
