@@ -107,6 +107,13 @@ struct http_sink {
 	/* Guarded by lock. */
 	struct ended_series *ended_series;
 	int nr_ended, cap_ended;
+	/* Ended series beyond HTTP_ENDED_MAX, added up per key (name@node). */
+	struct folded {
+		char key[80];
+		double total;
+	} *folded;
+	int nr_folded;
+	uint64_t folded_series;
 	int faults_series;            /* proc.faults of the whole target, or -1 */
 };
 
@@ -535,6 +542,41 @@ static void flush(struct http_sink *h, uint64_t now_ns, bool force_procs, const 
 	pthread_mutex_unlock(&h->lock);
 }
 
+/* The older half of the ended series, those already in a process table,
+ * are added up per key: a long-running exporter keeps bounded memory and
+ * its totals still add up. */
+static void fold_oldest(struct http_sink *h)
+{
+	int kept = 0;
+
+	for (int k = 0; k < h->nr_ended; k++) {
+		struct ended_series *e = &h->ended_series[k];
+		int f;
+
+		if (k >= h->nr_ended / 2 || e->batch_seen) {
+			h->ended_series[kept++] = *e;
+			continue;
+		}
+		for (f = 0; f < h->nr_folded && strcmp(h->folded[f].key, e->key); f++)
+			;
+		if (f == h->nr_folded) {
+			struct folded *grown = realloc(h->folded, (size_t)(h->nr_folded + 1) * sizeof(*grown));
+
+			if (!grown) {
+				h->ended_series[kept++] = *e;
+				continue;
+			}
+			h->folded = grown;
+			snprintf(h->folded[h->nr_folded++].key, sizeof(h->folded[0].key), "%s", e->key);
+			h->folded[f].total = 0;
+		}
+		if (e->kind == SERIES_COUNTER && e->seen)
+			h->folded[f].total += e->total * e->scale;
+		h->folded_series++;
+	}
+	h->nr_ended = kept;
+}
+
 /* A process's series ends (this frame holds its last values): what it
  * counted stays for the process table and the run's totals, after its index
  * goes to another series. Without memory it is left out of them. */
@@ -546,6 +588,8 @@ static void keep_ended(struct http_sink *h, int i, double end_s)
 
 	if (!per_process(s) || !st->alive)
 		return;
+	if (h->nr_ended >= HTTP_ENDED_MAX)
+		fold_oldest(h);
 	if (h->nr_ended == h->cap_ended) {
 		int cap = h->cap_ended ? 2 * h->cap_ended : 64;
 		struct ended_series *grown = realloc(h->ended_series, (size_t)cap * sizeof(*grown));
@@ -771,6 +815,7 @@ static void free_sink(struct http_sink *h)
 	free(h->metrics);
 	free(h->retiring);
 	free(h->ended_series);
+	free(h->folded);
 	text_buf_free(&h->batch);
 	text_buf_free(&h->events);
 	pthread_mutex_destroy(&h->lock);
@@ -1185,6 +1230,18 @@ static json_t *totals_json(struct http_sink *h)
 									     json_number_value(v)));
 		json_decref(rest);
 		rest = unattributed;
+	}
+	if (h->folded_series) {
+		json_t *others = json_object();
+
+		for (int f = 0; f < h->nr_folded; f++) {
+			json_object_set_new(others, h->folded[f].key, json_real(h->folded[f].total));
+			if (json_object_get(rest, h->folded[f].key))
+				json_real_set(json_object_get(rest, h->folded[f].key),
+					      json_number_value(json_object_get(rest, h->folded[f].key)) - h->folded[f].total);
+		}
+		json_object_set_new(o, "others", json_pack("{s:I, s:o}", "series", (json_int_t)h->folded_series,
+							    "totals", others));
 	}
 	json_decref(by_pid);
 	json_object_set_new(o, "time_s", json_real((double)h->last_time_ns / 1e9));
