@@ -25,6 +25,9 @@ THREADS = ("import threading, time\n"
            "[t.start() for t in ts]\n[t.join() for t in ts]\n")
 
 
+RECORD_STDERR = {}
+
+
 def record(memscope, tmp, cmd):
     rec, pidfile = tmp / "run.rec", tmp / "python.pid"
     cmd = [c.replace("PIDFILE", str(pidfile)) for c in cmd]
@@ -32,6 +35,7 @@ def record(memscope, tmp, cmd):
     if res.returncode != 0 and ("eBPF" in res.stderr or "permission" in res.stderr.lower()):
         pytest.skip(f"needs the eBPF probes (root): {res.stderr.strip()}")
     assert res.returncode == 0, res.stderr
+    RECORD_STDERR[rec] = res.stderr
     return rec, int(pidfile.read_text())
 
 
@@ -65,10 +69,14 @@ def table(objs, title):
     return found[0]
 
 
-def within_one_percent(unattributed, total):
-    """What no process holds: faults of tasks the probes saw before a process series could
-    hold them. Small; the test asserts it so that a lost process shows up as a failure."""
-    assert abs(unattributed) <= max(16, total / 100), (unattributed, total)
+def nothing_unattributed(rec, unattributed, total):
+    """What no process holds: nothing, unless the probes' task table was full (they say so,
+    and count those tasks in the totals only). A process left out, or one counted twice (a
+    renamed process's old series repeating a value), shows up here."""
+    if "task table full" in RECORD_STDERR[rec]:
+        assert 0 <= unattributed <= total / 100, (unattributed, total)
+    else:
+        assert unattributed == 0, (unattributed, total)
 
 
 def assert_python(faults):
@@ -88,7 +96,7 @@ def test_faults_lua_names_the_process_and_its_rows_add_up(memscope, recording):
     assert [r["pid"] for r in rows[5:]] == ["others", "-"][:len(rows) - 5], rows
     assert sum(r["faults"] for r in rows) == total
     unattributed = sum(r["faults"] for r in rows if r["pid"] == "-")
-    within_one_percent(unattributed, total)
+    nothing_unattributed(rec, unattributed, total)
 
 
 def test_summary_lua_lists_every_series_of_the_run(memscope, recording):
@@ -100,7 +108,7 @@ def test_summary_lua_lists_every_series_of_the_run(memscope, recording):
     # Before exec the pid was a shell (its own series); python3's series ended with the process.
     assert any("python3 (pid %d) ended at " % pid in r["note"] for r in mine), mine
     assert_python(sum(r["total"] for r in mine))
-    within_one_percent(total - sum(r["total"] for r in per_pid), total)
+    nothing_unattributed(rec, total - sum(r["total"] for r in per_pid), total)
     # A gauge totals to its peak, mean and last, never to a counter's sum.
     threads = next(r for r in rows if r["series"] == "proc.threads" and r["labels"] == "")
     assert threads["total"] == "" and threads["peak"] >= threads["mean"] >= 1, threads
@@ -162,7 +170,7 @@ def test_top_input_ends_with_every_process_and_adds_up(memscope, recording):
     assert_python(int(mine[0]["FAULTS"]))
     assert mine[0]["ENDED_S"] != "-"
     assert sum(int(r["FAULTS"]) for r in rows) + sums["unattributed"] == sums["all"]
-    within_one_percent(sums["unattributed"], sums["all"])
+    nothing_unattributed(rec, sums["unattributed"], sums["all"])
 
 
 def test_live_input_serves_every_process_and_adds_up(memscope, recording):
@@ -185,7 +193,7 @@ def test_live_input_serves_every_process_and_adds_up(memscope, recording):
     assert mine[0]["ended_s"] is not None and mine[0]["ended_s"] > mine[0]["first_s"]
     listed = sum(p["totals"].get("proc.faults", 0) for p in totals["processes"])
     assert listed + totals["unattributed"]["proc.faults"] == totals["all"]["proc.faults"]
-    within_one_percent(totals["unattributed"]["proc.faults"], totals["all"]["proc.faults"])
+    nothing_unattributed(rec, totals["unattributed"]["proc.faults"], totals["all"]["proc.faults"])
 
 
 # ---- scope: values of the whole machine, measured for a command ----
@@ -251,7 +259,11 @@ def test_gauge_totals_are_peak_mean_and_last(memscope, started_later):
     out = run([memscope, "stat", "--input", str(rec)]).stdout
     line = next(l for l in out.splitlines() if l.rstrip().split("  (")[0].endswith(" proc.threads"))
     assert re.search(r"^\s*([\d,]+)  proc\.threads", line).group(1).replace(",", "") == str(peak), line
-    assert f"(peak of {len(values)} samples; mean {mean:.2f}, last {last})" in line, line
+    m = re.search(r"\(peak of (\d+) samples; mean ([\d,.]+), last ([\d,]+)\)$", line)
+    assert m and int(m.group(1)) == len(values), line
+    # Shown with two decimals (whole numbers from 100 on).
+    assert abs(float(m.group(2).replace(",", "")) - mean) <= (0.5 if mean >= 100 else 0.005), (line, mean)
+    assert int(m.group(3).replace(",", "")) == last, line
     csv = run([memscope, "stat", "--input", str(rec), "-x,"]).stdout
     fields = next(l for l in csv.splitlines() if ",proc.threads," in l).split(",")
     assert fields[0] == str(peak) and fields[-1] == "peak", fields
