@@ -184,12 +184,18 @@ def test_live_input_serves_every_process_and_adds_up(memscope, recording):
         status, _, text = live.get("/api/totals")
         assert status == 200, text
         totals = json.loads(text)
+        batches = live.stream(lambda b: "end" in b[-1][2])
     finally:
         live.stop()
+    # The stream's process tables hold the process in each period it ran, its last included.
+    tables = [b["p"] for _, _, b in batches if "p" in b]
+    assert tables and all(t["n"][0] == "proc.faults" for t in tables)
+    streamed = sum(r[2] for t in tables for r in t["r"] if r[0] == pid and r[2] is not None)
     assert totals["ended"]
     mine = [p for p in totals["processes"] if p["pid"] == pid]
     assert len(mine) == 1 and mine[0]["comm"] == "python3", mine
     assert_python(mine[0]["totals"]["proc.faults"])
+    assert streamed == mine[0]["totals"]["proc.faults"], (streamed, mine)
     assert mine[0]["ended_s"] is not None and mine[0]["ended_s"] > mine[0]["first_s"]
     listed = sum(p["totals"].get("proc.faults", 0) for p in totals["processes"])
     assert listed + totals["unattributed"]["proc.faults"] == totals["all"]["proc.faults"]

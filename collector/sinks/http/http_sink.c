@@ -613,6 +613,9 @@ static void keep_ended(struct http_sink *h, int i, double end_s)
 	e->seen = st->seen;
 	e->first_s = st->first_s;
 	e->end_s = end_s;
+	/* The period's value is the ended entry's now: the index shows it no more. */
+	h->series[i].batch = 0;
+	h->series[i].batch_seen = false;
 }
 
 static void update_totals(struct http_sink *h, const struct sink_frame *f)
