@@ -107,6 +107,7 @@ struct http_sink {
 	/* Guarded by lock. */
 	struct ended_series *ended_series;
 	int nr_ended, cap_ended;
+	int ended_shown;              /* ended_series[0 .. ended_shown) are in a process table already */
 	/* Ended series beyond HTTP_ENDED_MAX, added up per key (name@node). */
 	struct folded {
 		char key[80];
@@ -412,15 +413,17 @@ static bool per_process(const struct series *s)
 static void write_processes(struct http_sink *h, struct text_buf *b, uint64_t now_ns)
 {
 	const struct series_table *t = h->setup->table;
-	struct proc_item *items = malloc((size_t)(h->nr_series + h->nr_ended + 1) * sizeof(*items));
-	struct proc_row *rows = malloc((size_t)(h->nr_series + h->nr_ended + 1) * sizeof(*rows));
+	int new_ended = h->nr_ended - h->ended_shown;
+	struct proc_item *items = malloc((size_t)(h->nr_series + new_ended + 1) * sizeof(*items));
+	struct proc_row *rows = malloc((size_t)(h->nr_series + new_ended + 1) * sizeof(*rows));
 	char (*names)[80] = malloc(64 * sizeof(*names));
 	int nr_items = 0, nr_rows = 0, nr_names = 0;
 
 	if (!items || !rows || !names)
 		goto out;
 	pthread_mutex_lock(&h->lock);
-	for (int k = 0; k < h->nr_ended; k++) {
+	/* Only those that ended in this period have values in it. */
+	for (int k = h->ended_shown; k < h->nr_ended; k++) {
 		struct ended_series *e = &h->ended_series[k];
 
 		if (!e->batch_seen)
@@ -429,6 +432,7 @@ static void write_processes(struct http_sink *h, struct text_buf *b, uint64_t no
 		snprintf(items[nr_items++].key, sizeof(items[0].key), "%s", e->key);
 		e->batch_seen = false;
 	}
+	h->ended_shown = h->nr_ended;
 	pthread_mutex_unlock(&h->lock);
 	for (int i = 0; i < h->nr_series; i++) {
 		const struct series *s = &t->series[i];
@@ -575,6 +579,13 @@ static void fold_oldest(struct http_sink *h)
 		h->folded_series++;
 	}
 	h->nr_ended = kept;
+	/* Those not yet shown were kept, last: they are the last ones. */
+	h->ended_shown = kept;
+	for (int k = 0; k < kept; k++)
+		if (h->ended_series[k].batch_seen) {
+			h->ended_shown = k;
+			break;
+		}
 }
 
 /* A process's series ends (this frame holds its last values): what it
