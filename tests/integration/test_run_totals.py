@@ -284,3 +284,12 @@ def test_stat_samples_gauges_while_the_command_runs(memscope):
     assert res.returncode == 0, res.stderr
     line = next(l for l in res.stdout.splitlines() if " proc.threads" in l)
     assert re.search(r"^\s*5  proc\.threads  \(peak of \d+ samples; mean [\d.]+, last 0\)$", line), line
+
+
+def test_top_says_its_node_panel_is_the_whole_machine_for_one_pid(memscope):
+    pid = os.getpid()
+    res = run([memscope, "top", "-b", "-n", "1", "-I", "100", "-p", str(pid)])
+    assert res.returncode == 0, res.stderr
+    assert f"scope: nodes: the whole machine, not only pid {pid}\n" in res.stdout, res.stdout[:600]
+    plain = run([memscope, "top", "-b", "-n", "1", "-I", "100"])
+    assert plain.returncode == 0 and "scope:" not in plain.stdout
