@@ -20,8 +20,11 @@ function on_end(run)
     -- counts are whole numbers: shown without decimals
     if type(total) == "number" and total == math.floor(total) then total = math.floor(total) end
     local note = s.unavailable and ("not counted: " .. s.unavailable) or ""
+    -- measured for a command or PIDs, a series of the whole machine says so
+    if s.whole_system then note = note .. "whole machine, not only the target" end
     if s.ended then
-      note = string.format("%s%s (pid %s) ended at %.2f s", note, s.comm or "", tostring(s.labels.pid), s.ended)
+      note = string.format("%s%s%s (pid %s) ended at %.2f s", note, note ~= "" and "; " or "", s.comm or "",
+        tostring(s.labels.pid), s.ended)
     end
     rows[#rows + 1] = { s.name, table.concat(labels, ","), s.kind, total, s.peak or none, s.mean or none,
       s.last or none, s.unit, note }

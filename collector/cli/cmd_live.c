@@ -358,6 +358,7 @@ int cmd_live(int argc, char **argv)
 		run.wopt.path = run.record_path;
 		run.wopt.host = &session.host;
 		run.wopt.target = session.title;
+		run.wopt.system_wide = !session_task_target(&session);
 		run.wopt.interval_ns = (uint64_t)opt.interval_ms * 1000000ull;
 		if (session.plan && !(run.wopt.host_files = recording_host_snapshot(&session.host.roots))) {
 			fprintf(stderr, "memscope live: out of memory\n");

@@ -405,6 +405,7 @@ int cmd_record(int argc, char **argv)
 	run.wopt.path = run.path;
 	run.wopt.host = &session.host;
 	run.wopt.target = session.title;
+	run.wopt.system_wide = !session_task_target(&session);
 	run.wopt.interval_ns = (uint64_t)opt.interval_ms * 1000000ull;
 	/* With metrics, the PMUs and topology they were resolved on go into the
 	 * file too, so they can be recomputed on any machine. */

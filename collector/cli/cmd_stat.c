@@ -492,8 +492,21 @@ static void note_unmeasured(const struct session *s)
 	}
 }
 
+/* How often stat without -I reads a run that has gauges. */
+#define GAUGE_SAMPLE_MS 100
+
+static bool has_gauges(const struct series_table *table)
+{
+	for (int i = 0; i < table->nr; i++)
+		if (table->series[i].kind == SERIES_GAUGE && !table->series[i].unavailable &&
+		    !series_is_per_task(&table->series[i]))
+			return true;
+	return false;
+}
+
 int cmd_stat(int argc, char **argv)
 {
+	bool intervals_asked;
 	struct session_options opt;
 	struct session session;
 	struct stat_sink_options sopt = { .output = { .format = STAT_TEXT } };
@@ -559,6 +572,7 @@ int cmd_stat(int argc, char **argv)
 	opt.per_thread = extra.per_thread;
 	opt.metrics_partial = true;
 	stat_repeat_init(&repeat, (int)extra.repeat);
+	intervals_asked = opt.interval_ms > 0;
 	/* -r N comes back here for each run after the first. */
 next_run:
 	status = session_open(&session, &opt, &err);
@@ -579,6 +593,12 @@ next_run:
 		status = EXIT_USAGE;
 		goto out;
 	}
+	/* A gauge (a level: a cgroup's memory, a process's threads) read once at
+	 * the end is read after the target ended: without -I, stat reads the run
+	 * every GAUGE_SAMPLE_MS for the gauges' peak, mean and last, and still
+	 * prints the totals alone. */
+	if (!intervals_asked && !opt.input_path && !opt.replay_path && has_gauges(&session.sampler.table))
+		opt.interval_ms = GAUGE_SAMPLE_MS;
 	if ((opt.aggr == AGGR_CHANNEL || opt.aggr == AGGR_INSTANCE) && (status = check_channels(&session, opt.aggr)) != 0)
 		goto out;
 	status = 1;
@@ -627,7 +647,7 @@ next_run:
 	sopt.aggr = opt.aggr;
 	sopt.shown = opt.metrics.nr || nr_lua_metrics ? (const char *const *)shown : NULL;
 	sopt.nr_shown = nr_shown;
-	sopt.intervals = opt.interval_ms > 0;
+	sopt.intervals = intervals_asked;
 	sopt.interval_count = extra.interval_count;
 	sopt.repeat = extra.repeat > 1 ? &repeat : NULL;
 	sopt.lua = lua;

@@ -133,10 +133,10 @@ static bool catalog_value(struct lua_engine *e, int m, const struct label_filter
 
 static const char *series_why(const struct lua_data *d, int name)
 {
-	for (int k = d->name_first[name]; k < d->name_first[name + 1]; k++) {
+	for (int k = 0; k < lua_data_nr_members(d, name); k++) {
 		struct lua_data_entry s;
 
-		lua_data_entry(d, d->by_name[k], &s);
+		lua_data_entry(d, lua_data_member(d, name, k), &s);
 		if (s.unavailable)
 			return s.unavailable;
 	}
@@ -320,7 +320,7 @@ static void set_number(lua_State *L, const char *key, double value)
 	lua_setfield(L, -2, key);
 }
 
-static void push_series(lua_State *L, const struct lua_data_entry *s, bool totals)
+static void push_series(lua_State *L, const struct lua_data_entry *s, bool totals, bool task_target)
 {
 	lua_createtable(L, 0, 8);
 	lua_pushstring(L, s->name);
@@ -353,6 +353,11 @@ static void push_series(lua_State *L, const struct lua_data_entry *s, bool total
 	}
 	if (s->ended)
 		set_number(L, "ended", s->end_s);
+	/* Measured for a command or PIDs, a series that counts the whole machine says so. */
+	if (task_target && s->labels->whole_system) {
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, "whole_system");
+	}
 }
 
 /* series([name]) -> { {name=, unit=, kind=, labels={...}, comm=, unavailable=why,
@@ -384,14 +389,14 @@ static int api_series(lua_State *L)
 			entry = (struct lua_data_entry){ s->name, s->unit, s->unavailable, s->kind, &s->labels, false, false,
 							 0, 0, 0, 0, 0, NAN };
 		}
-		push_series(L, &entry, e->data_ready);
+		push_series(L, &entry, e->data_ready, e->in.task_target);
 		lua_rawseti(L, -2, ++k);
 	}
 	for (int j = 0; e->data_ready && j < e->data.first_pending; j++) {
 		lua_data_entry(&e->data, -1 - j, &entry);
 		if (only && strcmp(only, entry.name))
 			continue;
-		push_series(L, &entry, true);
+		push_series(L, &entry, true, e->in.task_target);
 		lua_rawseti(L, -2, ++k);
 	}
 	return 1;
@@ -434,12 +439,12 @@ static int api_labels(lua_State *L)
 	lua_newtable(L);
 	if (!e->data_ready || (n = lua_data_find(&e->data, name)) < 0)
 		return 1;
-	vals = lua_newuserdatauv(L, sizeof(int) * (size_t)(e->data.name_first[n + 1] - e->data.name_first[n] + 1), 0);
-	for (int j = e->data.name_first[n]; j < e->data.name_first[n + 1]; j++) {
+	vals = lua_newuserdatauv(L, sizeof(int) * (size_t)(lua_data_nr_members(&e->data, n) + 1), 0);
+	for (int j = 0; j < lua_data_nr_members(&e->data, n); j++) {
 		struct lua_data_entry s;
 		int v;
 
-		lua_data_entry(&e->data, e->data.by_name[j], &s);
+		lua_data_entry(&e->data, lua_data_member(&e->data, n, j), &s);
 		v = label_value(s.labels, key);
 
 		if (v != LABEL_NONE)
@@ -461,10 +466,10 @@ static bool name_known(struct lua_engine *e, const char *name)
 	int n;
 
 	if (e->data_ready && (n = lua_data_find(&e->data, name)) >= 0) {
-		for (int k = e->data.name_first[n]; k < e->data.name_first[n + 1]; k++) {
+		for (int k = 0; k < lua_data_nr_members(&e->data, n); k++) {
 			struct lua_data_entry s;
 
-			lua_data_entry(&e->data, e->data.by_name[k], &s);
+			lua_data_entry(&e->data, lua_data_member(&e->data, n, k), &s);
 			if (!s.unavailable)
 				return true;
 		}

@@ -34,64 +34,150 @@ int lua_data_find(const struct lua_data *d, const char *name)
 	}
 }
 
-/* Entry j of the combined list build_names walks: table indices first, then
- * the ended series; -1 - k stands for ended[k], NULL for a skipped index. */
-static const char *entry_name(const struct lua_data *d, int j, int *value)
+static unsigned group_slot(const struct lua_data *d, const char *name)
 {
-	if (j < d->nr_series) {
-		*value = j;
-		return d->ended_index[j] ? NULL : d->table->series[j].name;
+	unsigned i = name_hash(name) & (unsigned)(d->group_hash_size - 1);
+
+	while (d->group_hash[i] >= 0 && strcmp(d->groups[d->group_hash[i]].name, name))
+		i = (i + 1) & (unsigned)(d->group_hash_size - 1);
+	return i;
+}
+
+/* The ended series of a name, by name: -1 when none ended. */
+static int find_group(const struct lua_data *d, const char *name)
+{
+	return d->group_hash_size ? d->group_hash[group_slot(d, name)] : -1;
+}
+
+/* Ended series k joins its name's group (made on first use; the hash grows
+ * with the number of names, a few dozen). -1 when out of memory. */
+static int group_add(struct lua_data *d, int k)
+{
+	const char *name = d->ended[k].name;
+	int g = find_group(d, name);
+	struct lua_ended_group *gr;
+
+	if (g < 0) {
+		if (2 * (d->nr_groups + 1) > d->group_hash_size) {
+			int size = d->group_hash_size ? 2 * d->group_hash_size : 16;
+			int *hash = malloc((size_t)size * sizeof(int));
+
+			if (!hash)
+				return -1;
+			free(d->group_hash);
+			d->group_hash = hash;
+			d->group_hash_size = size;
+			for (int i = 0; i < size; i++)
+				hash[i] = -1;
+			for (int i = 0; i < d->nr_groups; i++)
+				hash[group_slot(d, d->groups[i].name)] = i;
+		}
+		gr = realloc(d->groups, (size_t)(d->nr_groups + 1) * sizeof(*gr));
+		if (!gr)
+			return -1;
+		d->groups = gr;
+		g = d->nr_groups++;
+		d->groups[g] = (struct lua_ended_group){ .name = name };
+		d->group_hash[group_slot(d, name)] = g;
 	}
-	*value = -1 - (j - d->nr_series);
-	return d->ended[j - d->nr_series].name;
+	gr = &d->groups[g];
+	if (gr->nr == gr->cap) {
+		int cap = gr->cap ? 2 * gr->cap : 16;
+		int *idx = realloc(gr->idx, (size_t)cap * sizeof(int));
+
+		if (!idx)
+			return -1;
+		gr->idx = idx;
+		gr->cap = cap;
+	}
+	gr->idx[gr->nr++] = k;
+	return 0;
+}
+
+int lua_data_ended_of(const struct lua_data *d, int name, const int **ended)
+{
+	int g = name >= 0 && name < d->nr_names ? d->name_group[name] : -1;
+
+	*ended = g >= 0 ? d->groups[g].idx : NULL;
+	return g >= 0 ? d->groups[g].nr : 0;
+}
+
+int lua_data_nr_members(const struct lua_data *d, int name)
+{
+	const int *ended;
+
+	if (name < 0 || name >= d->nr_names)
+		return 0;
+	return d->name_first[name + 1] - d->name_first[name] + lua_data_ended_of(d, name, &ended);
+}
+
+int lua_data_member(const struct lua_data *d, int name, int k)
+{
+	int live = d->name_first[name + 1] - d->name_first[name];
+	const int *ended;
+
+	if (k < live)
+		return d->by_name[d->name_first[name] + k];
+	lua_data_ended_of(d, name, &ended);
+	return -1 - ended[k - live];
 }
 
 /* Series grouped by name, over the first nr_series entries of the table
- * (those the frames so far hold, less those that ended) and the series that
- * ended. */
+ * (those the frames so far hold, less those that ended), and the names of
+ * series that ended (their lists are kept apart: lua_data_ended_of), so that
+ * a name is found while any series of it was seen. Linear in the table, not
+ * in what ended. */
 static int build_names(struct lua_data *d)
 {
-	int nr = d->nr_series + d->first_pending;
+	int nr = d->nr_series + d->nr_groups;
 	int *name_of = calloc((size_t)nr + 1, sizeof(int));
 	int *count;
 
 	free(d->names);
 	free(d->name_first);
+	free(d->name_group);
 	free(d->by_name);
 	free(d->hash);
 	d->nr_names = 0;
 	d->names = calloc((size_t)nr + 1, sizeof(char *));
 	d->name_first = calloc((size_t)nr + 2, sizeof(int));
+	d->name_group = malloc(((size_t)nr + 1) * sizeof(int));
 	d->by_name = calloc((size_t)nr + 1, sizeof(int));
 	d->hash_size = 16;
 	while (d->hash_size < 2 * nr + 2)
 		d->hash_size *= 2;
 	d->hash = malloc((size_t)d->hash_size * sizeof(int));
-	if (!name_of || !d->names || !d->name_first || !d->by_name || !d->hash) {
+	if (!name_of || !d->names || !d->name_first || !d->name_group || !d->by_name || !d->hash) {
 		free(name_of);
 		d->hash_size = 0;   /* no name is found: never a wrong one */
+		d->nr_names = 0;
 		return -1;
 	}
 	for (int i = 0; i < d->hash_size; i++)
 		d->hash[i] = -1;
 	for (int j = 0; j < nr; j++) {
-		int value;
-		const char *name = entry_name(d, j, &value);
+		bool live = j < d->nr_series;
+		const char *name = live ? (d->ended_index[j] ? NULL : d->table->series[j].name)
+					: d->groups[j - d->nr_series].name;
 		int n;
 
-		if (!name) {
-			name_of[j] = -1;
+		name_of[j] = -1;
+		if (!name)
 			continue;
-		}
 		n = lua_data_find(d, name);
 		if (n < 0) {
 			unsigned h = name_hash(name) & (unsigned)(d->hash_size - 1);
 
 			n = d->nr_names++;
 			d->names[n] = name;
+			d->name_group[n] = -1;
 			while (d->hash[h] >= 0)
 				h = (h + 1) & (unsigned)(d->hash_size - 1);
 			d->hash[h] = n;
+		}
+		if (!live) {
+			d->name_group[n] = j - d->nr_series;
+			continue;
 		}
 		name_of[j] = n;
 		d->name_first[n + 1]++;
@@ -102,16 +188,12 @@ static int build_names(struct lua_data *d)
 	if (!count) {
 		free(name_of);
 		d->hash_size = 0;
+		d->nr_names = 0;
 		return -1;
 	}
-	for (int j = 0; j < nr; j++) {
-		int value;
-
-		if (name_of[j] < 0)
-			continue;
-		entry_name(d, j, &value);
-		d->by_name[d->name_first[name_of[j]] + count[name_of[j]]++] = value;
-	}
+	for (int j = 0; j < d->nr_series; j++)
+		if (name_of[j] >= 0)
+			d->by_name[d->name_first[name_of[j]] + count[name_of[j]]++] = j;
 	free(count);
 	free(name_of);
 	return 0;
@@ -162,8 +244,13 @@ void lua_data_free(struct lua_data *d)
 {
 	free(d->names);
 	free(d->name_first);
+	free(d->name_group);
 	free(d->by_name);
 	free(d->hash);
+	for (int g = 0; g < d->nr_groups; g++)
+		free(d->groups[g].idx);
+	free(d->groups);
+	free(d->group_hash);
 	free(d->current);
 	free(d->totals);
 	free(d->push_scale);
@@ -306,6 +393,9 @@ static void end_pending(struct lua_data *d)
 	for (int k = d->first_pending; k < d->nr_ended; k++) {
 		int i = d->ended[k].index;
 
+		/* Without memory for its name's list, the index keeps it (until reused). */
+		if (group_add(d, k) < 0)
+			continue;
 		reset(d, i);
 		d->ended_index[i] = true;
 		d->ended[k].index = -1;
@@ -417,7 +507,8 @@ static int sum_row(const struct lua_data *d, int name, const struct label_filter
 		   const bool *seen, double *sum)
 {
 	double total = 0;
-	int read = 0;
+	const int *ended;
+	int read = 0, nr_ended;
 
 	if (name < 0 || name >= d->nr_names)
 		return 0;
@@ -426,20 +517,20 @@ static int sum_row(const struct lua_data *d, int name, const struct label_filter
 
 		if (!lua_data_series_matches(d, s, f))
 			continue;
-		if (s < 0) {
-			/* An ended series: in totals only; no current or past frame value. */
-			const struct lua_ended_series *e = &d->ended[-1 - s];
-
-			if (seen && e->seen) {
-				total += e->total;
-				read++;
-			}
-			continue;
-		}
 		if (seen ? !seen[s] : isnan(row[s]))
 			continue;
 		total += row[s];
 		read++;
+	}
+	/* Series that ended count in totals only: no current or past frame value. */
+	nr_ended = seen ? lua_data_ended_of(d, name, &ended) : 0;
+	for (int k = 0; k < nr_ended; k++) {
+		const struct lua_ended_series *e = &d->ended[ended[k]];
+
+		if (e->seen && lua_data_series_matches(d, -1 - ended[k], f)) {
+			total += e->total;
+			read++;
+		}
 	}
 	if (read)
 		*sum = total;

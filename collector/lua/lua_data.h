@@ -37,6 +37,13 @@ struct lua_ended_series {
 	int index;                    /* its index until the next frame, then -1 */
 };
 
+/* The series of one name that ended (indices into ended[]). */
+struct lua_ended_group {
+	const char *name;             /* the first one's */
+	int *idx;
+	int nr, cap;
+};
+
 /* Gauge summary of a series over the frames that read it. */
 struct lua_gauge_stats {
 	double peak, sum;
@@ -50,7 +57,8 @@ struct lua_data {
 	int nr_names;
 	const char **names;
 	int *name_first;
-	int *by_name;             /* a table index, or -(k + 1) for ended[k] */
+	int *by_name;             /* table indices */
+	int *name_group;          /* per name: its groups[] entry of ended series, or -1 */
 	int *hash;                /* open addressing over names, -1 empty */
 	int hash_size;
 	/* Current frame, in shown units (value x scale); NaN when not read. */
@@ -69,6 +77,10 @@ struct lua_data {
 	struct lua_gauge_stats *gauge;
 	struct lua_ended_series *ended;
 	int nr_ended, cap_ended;
+	struct lua_ended_group *groups;
+	int nr_groups;
+	int *group_hash;          /* open addressing over groups by name, -1 empty */
+	int group_hash_size;
 	int *ended_slot;          /* ended[] entry of a series the last frame held for the last time, else -1 */
 	int first_pending;        /* ended[first_pending..] still hold their indices */
 	/* History ring of the last history_cap frames. */
@@ -94,6 +106,15 @@ struct lua_data_entry {
 	double total, peak, mean, last, start_s, end_s;
 };
 void lua_data_entry(const struct lua_data *d, int by_name_value, struct lua_data_entry *out);
+
+/* The series of name index `name` that ended: how many, and their ended[]
+ * indices (lua_data_entry takes -1 - index). */
+int lua_data_ended_of(const struct lua_data *d, int name, const int **ended);
+
+/* Every series of name index `name`, live and ended: how many, and member
+ * k of them as a value for lua_data_entry. */
+int lua_data_nr_members(const struct lua_data *d, int name);
+int lua_data_member(const struct lua_data *d, int name, int k);
 
 /* Name index, or -1. */
 int lua_data_find(const struct lua_data *d, const char *name);

@@ -59,6 +59,7 @@ struct lua_engine_inputs {
 	const struct resolution *res;         /* why catalog metrics are unavailable, or NULL */
 	const char *source;                   /* "live", "recording", "replay" */
 	const char *source_name;              /* the recording's path, the target, ... */
+	bool task_target;                     /* a command or PIDs: series that count the whole machine say so */
 };
 
 struct lua_engine;

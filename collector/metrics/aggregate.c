@@ -93,11 +93,12 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 	a->units = calloc((size_t)n, sizeof(*a->units));
 	a->cgroups = calloc((size_t)n, sizeof(*a->cgroups));
 	a->scales = calloc((size_t)n, sizeof(*a->scales));
+	a->gauges = calloc((size_t)n, sizeof(*a->gauges));
 	a->row_keys = calloc((size_t)n + 1, sizeof(int));
 	a->series_row = calloc((size_t)n, sizeof(int));
 	a->series_col = calloc((size_t)n, sizeof(int));
 	a->series_unavailable = calloc((size_t)n, sizeof(bool));
-	if (!a->series_unavailable || !a->columns || !a->units || !a->cgroups || !a->scales || !a->row_keys || !a->series_row || !a->series_col) {
+	if (!a->series_unavailable || !a->gauges || !a->columns || !a->units || !a->cgroups || !a->scales || !a->row_keys || !a->series_row || !a->series_col) {
 		aggregation_free(a);
 		return -1;
 	}
@@ -122,6 +123,8 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 			a->units[col] = s->unit;
 			a->cgroups[col] = s->labels.cgroup;
 			a->scales[col] = s->scale;
+			a->gauges[col] = s->kind == SERIES_GAUGE;
+			a->nr_gauge_columns += a->gauges[col];
 		}
 		a->series_col[i] = col;
 		a->series_unavailable[i] = s->unavailable != NULL;
@@ -153,7 +156,9 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 		}
 	}
 	a->cell_mapped = calloc((size_t)(a->nr_rows * a->nr_columns) + 1, sizeof(bool));
-	if (!a->cell_mapped) {
+	a->gauge_frame = calloc((size_t)(a->nr_rows * a->nr_columns) + 1, sizeof(double));
+	a->gauge_read = calloc((size_t)(a->nr_rows * a->nr_columns) + 1, sizeof(bool));
+	if (!a->cell_mapped || !a->gauge_frame || !a->gauge_read) {
 		aggregation_free(a);
 		return -1;
 	}
@@ -173,6 +178,9 @@ void aggregation_free(struct aggregation *a)
 	free(a->units);
 	free(a->cgroups);
 	free(a->scales);
+	free(a->gauges);
+	free(a->gauge_frame);
+	free(a->gauge_read);
 	free(a->row_keys);
 	free(a->series_row);
 	free(a->series_col);
@@ -187,6 +195,7 @@ void aggregation_clear(const struct aggregation *a, struct aggr_cell *cells)
 	for (int i = 0; i < a->nr_rows * a->nr_columns; i++) {
 		cells[i].valid = a->cell_mapped[i];
 		cells[i].not_applicable = !a->cell_mapped[i];
+		cells[i].gauge = a->gauges[i % a->nr_columns];
 	}
 }
 
@@ -208,7 +217,15 @@ void aggregation_add(const struct aggregation *a, const struct frame *frame, str
 		int row = a->series_row[i], col = a->series_col[i];
 
 		if (row >= 0) {
-			add_to_cell(&cells[row * a->nr_columns + col], &frame->samples[i]);
+			int cell = row * a->nr_columns + col;
+
+			if (a->gauges[col] && frame->samples[i].valid) {
+				/* A frame's gauge values add up across series (nodes, CPUs), not across frames. */
+				a->gauge_frame[cell] += (double)frame->samples[i].value;
+				a->gauge_read[cell] = true;
+			} else {
+				add_to_cell(&cells[cell], &frame->samples[i]);
+			}
 			continue;
 		}
 		/* An event that could not be opened marks its column in every row;
@@ -219,6 +236,21 @@ void aggregation_add(const struct aggregation *a, const struct frame *frame, str
 			cells[r * a->nr_columns + col].unsupported = true;
 			cells[r * a->nr_columns + col].valid = false;
 		}
+	}
+	for (int k = 0; a->nr_gauge_columns && k < a->nr_rows * a->nr_columns; k++) {
+		struct aggr_cell *cell = &cells[k];
+		double v = a->gauge_frame[k];
+
+		if (!a->gauge_read[k])
+			continue;
+		if (!cell->gauge_frames || v > cell->value)
+			cell->value = v;
+		cell->raw = (uint64_t)cell->value;
+		cell->gauge_sum += v;
+		cell->gauge_last = v;
+		cell->gauge_frames++;
+		a->gauge_frame[k] = 0;
+		a->gauge_read[k] = false;
 	}
 }
 

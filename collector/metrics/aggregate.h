@@ -31,6 +31,12 @@ struct aggr_cell {
 	uint64_t raw;           /* sum of raw counts */
 	uint64_t enabled_ns;
 	uint64_t running_ns;
+	/* Gauges: value and raw are the peak of the cell's per-frame sums (a
+	 * gauge's values are levels: adding them over frames means nothing);
+	 * gauge_sum / gauge_frames is their mean, gauge_last the last. */
+	bool gauge;
+	double gauge_sum, gauge_last;
+	uint64_t gauge_frames;
 	bool valid;             /* at least one series read, none failed */
 	bool unsupported;       /* the event could not be opened at all */
 	bool not_applicable;    /* no series of this event has this scope (e.g. not split by node) */
@@ -43,6 +49,10 @@ struct aggregation {
 	const char **units;
 	const char **cgroups;   /* stat -G: the cgroup each column counts in (series label), or NULL */
 	double *scales;
+	bool *gauges;           /* per column: its series are gauges */
+	int nr_gauge_columns;
+	double *gauge_frame;    /* nr_rows x nr_columns scratch: a frame's sum of a gauge cell */
+	bool *gauge_read;
 	int nr_rows;
 	int *row_keys;          /* cpu/socket/node number; -1 for the total row */
 	int *series_row;        /* per series: row, or -1 for every row (unsupported events) */
@@ -66,7 +76,8 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 		     const struct topology *topo);
 void aggregation_free(struct aggregation *a);
 
-/* cells: nr_rows x nr_columns. clear, then add frames (add twice = sum). */
+/* cells: nr_rows x nr_columns. clear, then add frames (add twice = sum for
+ * counters; for gauges, the peak, mean and last of each frame's sum). */
 void aggregation_clear(const struct aggregation *a, struct aggr_cell *cells);
 void aggregation_add(const struct aggregation *a, const struct frame *frame, struct aggr_cell *cells);
 

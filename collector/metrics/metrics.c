@@ -318,6 +318,55 @@ fail:
 	return -1;
 }
 
+static bool event_matches(const char *text, const struct series_table *table, bool (*match)(const struct series *))
+{
+	for (int s = 0; s < table->nr; s++)
+		if (!strcmp(table->series[s].name, text) && match(&table->series[s]))
+			return true;
+	return false;
+}
+
+static bool plan_metric_inputs_match(const struct metric_plan *plan, int i, const struct series_table *table,
+				     bool (*match)(const struct series *), int depth)
+{
+	const struct plan_metric *pm = &plan->metrics[i];
+
+	if (depth > plan->nr_metrics)
+		return false;   /* a cycle the catalog loader refuses; never loop */
+	for (int k = 0; k + 1 < 2 * pm->nr_slot_inputs; k += 2) {
+		const struct plan_input *in = &plan->inputs[pm->slot_inputs[k + 1]];
+
+		for (int e = 0; e < in->nr_events; e++)
+			if (event_matches(plan->events[in->events[e]].text, table, match))
+				return true;
+	}
+	for (int c = 0; pm->dep_plan && c < plan->cat->nr_metrics; c++)
+		if (pm->dep_plan[c] >= 0 && pm->dep_plan[c] != i &&
+		    plan_metric_inputs_match(plan, pm->dep_plan[c], table, match, depth + 1))
+			return true;
+	return false;
+}
+
+static bool counts_whole_system(const struct series *s)
+{
+	return s->labels.whole_system;
+}
+
+static bool is_level(const struct series *s)
+{
+	return s->kind == SERIES_GAUGE;
+}
+
+bool metric_plan_whole_system(const struct metric_plan *plan, int i, const struct series_table *table)
+{
+	return plan_metric_inputs_match(plan, i, table, counts_whole_system, 0);
+}
+
+bool metric_plan_level(const struct metric_plan *plan, int i, const struct series_table *table)
+{
+	return plan_metric_inputs_match(plan, i, table, is_level, 0);
+}
+
 void metric_plan_free(struct metric_plan *plan)
 {
 	if (!plan)

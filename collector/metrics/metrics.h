@@ -89,6 +89,14 @@ void metric_plan_free(struct metric_plan *plan);
 
 /* Does the plan need the procfs source (vmstat / numastat)? */
 bool metric_plan_needs_procfs(const struct metric_plan *plan);
+/* Does plan metric i count the whole machine whatever the target: is one
+ * of its raw events (or one of a derived metric's inputs') a series of table
+ * that does (series_labels.whole_system)? */
+bool metric_plan_whole_system(const struct metric_plan *plan, int i, const struct series_table *table);
+/* Is plan metric i a level (made from gauge series: a cgroup's memory), as
+ * opposed to a count or a rate of counters? Its total over a run is then
+ * the peak, mean and last of its per-frame values. */
+bool metric_plan_level(const struct metric_plan *plan, int i, const struct series_table *table);
 /* Is this event opened by the perf source (not procfs, not eBPF)? */
 bool plan_event_is_perf(const struct plan_event *pe);
 

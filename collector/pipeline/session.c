@@ -671,6 +671,13 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 	return 0;
 }
 
+bool session_task_target(const struct session *s)
+{
+	if (s->recording)
+		return !session_recording_header(s)->system_wide;
+	return s->target.kind != TARGET_SYSTEM && !s->target.system_wide;
+}
+
 bool session_per_task(const struct session *s)
 {
 	for (int i = 0; i < s->nr_sources; i++)

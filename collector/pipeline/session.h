@@ -171,6 +171,10 @@ const char *session_end_reason(const struct session *s);
  * (a kind with per_task, such as the eBPF probes when proc.* series were
  * asked for and they started)? */
 bool session_per_task(const struct session *s);
+/* Is what is measured a command or PIDs (not -a)? A value that counts the
+ * whole machine (series_labels.whole_system) then says so. A recording's
+ * target is the one it was made with. */
+bool session_task_target(const struct session *s);
 /* Why the optional source that serves the series name (the eBPF probes for
  * proc.*) did not start, or NULL when it started or was not needed. */
 const char *session_name_why(const struct session *s, const char *name);

@@ -373,6 +373,7 @@ static void fill_setup(const struct session *s, const struct session_options *op
 		.from_file = p->from_file,
 		.start_unix_ns = h ? h->start_unix_ns : 0,
 		.system_wide = opt->system_wide,
+		.task_target = session_task_target(s),
 		.set_interval = sink_set_interval,
 		.ctx = p,
 	};

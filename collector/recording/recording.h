@@ -49,6 +49,7 @@ struct recording_writer_options {
 	int flush_frames;           /* 0: RECORDING_FLUSH_FRAMES */
 	const struct host *host;    /* topology and PMUs of the machine; NULL: none recorded */
 	const char *target;         /* what is measured, for people: "'touchmem 50'" */
+	bool system_wide;           /* the target is the whole system (-a), not a command or PIDs */
 	uint64_t interval_ns;
 	/* Frame times are stored relative to this CLOCK_MONOTONIC instant (0 when
 	 * the frames already carry times relative to the start, as replays do). */
@@ -106,6 +107,7 @@ struct recording_header {
 	int version;
 	char memscope_version[32];
 	char target[256];
+	bool system_wide;           /* the target was the whole system (-a), not a command or PIDs */
 	char start_text[40];        /* wall-clock start, ISO 8601 UTC */
 	int64_t start_unix_ns;
 	uint64_t interval_ns;

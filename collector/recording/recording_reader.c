@@ -260,6 +260,24 @@ static int get_int_label(struct recording_reader *r, const json_t *obj, const ch
 
 /* ---- Header ---- */
 
+/* "system_wide": was the target the whole system? Files written before the
+ * member say it in their target text ("system wide", "'cmd' (system wide)"). */
+static int read_system_wide(struct recording_reader *r, struct recording_header *h, struct ms_error *err)
+{
+	const json_t *v = json_object_get(r->header_json, "system_wide");
+	size_t len = strlen(h->target);
+	const char *suffix = "(system wide)";
+
+	if (v && !json_is_boolean(v)) {
+		ms_error_set(err, "%s:1: \"system_wide\" is %s; expected true or false", r->path, type_name(v));
+		return -1;
+	}
+	h->system_wide = v ? json_is_true(v)
+			   : !h->target[0] || !strcmp(h->target, "system wide") ||
+				     (len >= strlen(suffix) && !strcmp(h->target + len - strlen(suffix), suffix));
+	return 0;
+}
+
 /* One entry of "series" (header) or of a series record (index: its "i"). */
 struct series_entry {
 	char name[512], kind[16], unit[32], unavailable[1024];
@@ -274,7 +292,7 @@ static int read_series_entry(struct recording_reader *r, const json_t *o, int po
 			     struct series_entry *e, struct ms_error *err)
 {
 	const json_t *scale = json_object_get(o, "scale"), *retired = json_object_get(o, "retired");
-	const json_t *index = json_object_get(o, "i");
+	const json_t *index = json_object_get(o, "i"), *whole = json_object_get(o, "whole_system");
 
 	memset(e, 0, sizeof(*e));
 	snprintf(e->kind, sizeof(e->kind), "counter");
@@ -314,6 +332,14 @@ static int read_series_entry(struct recording_reader *r, const json_t *o, int po
 			     r->line, position, e->name, type_name(retired));
 		return -1;
 	}
+	if (whole && !json_is_boolean(whole)) {
+		ms_error_set(err, "%s:%d: series %d ('%s'): \"whole_system\" is %s; expected true or false", r->path,
+			     r->line, position, e->name, type_name(whole));
+		return -1;
+	}
+	/* Files written before the member: kernel statistics are the procfs source's. */
+	e->labels.whole_system = whole ? json_is_true(whole)
+				       : !strcmp(e->labels.instance, "vmstat") || !strcmp(e->labels.instance, "numastat");
 	if (need_index && (!json_is_integer(index) || json_integer_value(index) < 0)) {
 		ms_error_set(err, "%s:%d: series %d ('%s'): \"i\" is %s; expected the series' index in the "
 			     "frames, a non-negative integer", r->path, r->line, position, e->name,
@@ -586,6 +612,8 @@ static int read_header(struct recording_reader *r, struct ms_error *err)
 		       err) < 0 ||
 	    get_string(r, r->header_json, "target", false, h->target, sizeof(h->target), err) < 0 ||
 	    get_u64(r, r->header_json, "interval_ns", true, &h->interval_ns, err) < 0)
+		return -1;
+	if (read_system_wide(r, h, err) < 0)
 		return -1;
 	start = json_object_get(r->header_json, "start");
 	if (start) {

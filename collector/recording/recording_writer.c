@@ -229,6 +229,8 @@ static json_t *one_series_json(const struct series *s, int index)
 		json_object_set_new(o, "instance", json_string(s->labels.instance));
 	if (s->labels.cgroup)
 		json_object_set_new(o, "cgroup", json_string(s->labels.cgroup));
+	if (s->labels.whole_system)
+		json_object_set_new(o, "whole_system", json_true());
 	if (s->unavailable)
 		json_object_set_new(o, "unavailable", json_string(s->unavailable));
 	return o;
@@ -328,6 +330,7 @@ static json_t *header_json(const struct recording_writer_options *opt, const str
 	json_object_set_new(h, "start", start);
 	json_object_set_new(h, "interval_ns", json_integer((json_int_t)opt->interval_ns));
 	json_object_set_new(h, "target", json_string(opt->target ? opt->target : ""));
+	json_object_set_new(h, "system_wide", json_boolean(opt->system_wide));
 	if (opt->host)
 		json_object_set_new(h, "host", host_json(opt->host, opt->host_files));
 	json_object_set_new(h, "series", series_json(w));

@@ -40,6 +40,10 @@ struct series_labels {
 	char comm[16];         /* process or thread name (pid/tid series), else "" */
 	char *cgroup;          /* cgroup path ("/" the root) of a plugin's series, else NULL; a
 				* series table owns a copy of each of its series' */
+	/* Not a label to filter on: the series counts the whole machine whatever
+	 * the target (a kernel statistic, an uncore PMU, a plugin's), so a value
+	 * shown for a command or PID says so. */
+	bool whole_system;
 };
 
 /* Where a series stands in a run. */

@@ -20,6 +20,7 @@ static int lua_open(struct sink *sink, const struct sink_setup *setup, struct ms
 		.res = setup->res,
 		.source = setup->origin,
 		.source_name = setup->origin_name,
+		.task_target = setup->task_target,
 	};
 
 	ls->command_name = setup->command_name;

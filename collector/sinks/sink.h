@@ -55,6 +55,9 @@ struct sink_setup {
 	bool from_file;                    /* frames come from a file, with their recorded times */
 	int64_t start_unix_ns;             /* a recording's own wall-clock start (its header), 0: none or not a recording */
 	bool system_wide;                  /* every process of the machine is measured (-a) */
+	/* The target is a command or PIDs: values of series that count the whole
+	 * machine (series_labels.whole_system) are marked as such. */
+	bool task_target;
 	/* Ask for another sampling interval (top's + and -), from the sink's
 	 * thread; the change reaches every sink as a SINK_EVENT_INTERVAL. */
 	void (*set_interval)(void *ctx, uint64_t interval_ns);

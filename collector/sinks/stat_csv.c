@@ -23,9 +23,9 @@ static void self_describing_rows(struct stat_output *o, const char *time_field, 
 	const char *sep = o->separator;
 
 	if (!o->csv_header_done) {
-		const char *header[] = { "time", "scope", "event", "value", "unit", "coverage" };
+		const char *header[] = { "time", "scope", "event", "value", "unit", "coverage", "note" };
 
-		csv_write_row(o->out, sep, header, 6);
+		csv_write_row(o->out, sep, header, 7);
 		o->csv_header_done = 1;
 	}
 	for (int r = 0; r < t->nr_rows; r++) {
@@ -35,8 +35,9 @@ static void self_describing_rows(struct stat_output *o, const char *time_field, 
 		for (int c = 0; c < t->nr_columns; c++) {
 			const struct stat_cell *cell = &t->cells[r * t->nr_columns + c];
 			const char *status = status_text(cell);
-			char value[64], coverage[32];
-			const char *fields[6] = { time_field, row, t->names[c], value, t->units[c], coverage };
+			char value[64], coverage[32], note[32];
+			const char *fields[7] = { time_field, row, t->names[c], value, t->units[c], coverage,
+						  stat_cell_note(t, r, c, note, sizeof(note)) };
 
 			coverage[0] = '\0';
 			if (status)
@@ -47,9 +48,18 @@ static void self_describing_rows(struct stat_output *o, const char *time_field, 
 				number_plain(value, sizeof(value), cell->value);
 			if (!status)
 				snprintf(coverage, sizeof(coverage), "%.4f", cell->coverage);
-			csv_write_row(o->out, sep, fields, 6);
+			csv_write_row(o->out, sep, fields, 7);
 		}
 	}
+}
+
+const char *stat_cell_note(const struct stat_table *t, int row, int col, char *buf, size_t size)
+{
+	const struct stat_cell *cell = &t->cells[row * t->nr_columns + col];
+	bool whole = stat_table_whole_system(t, col), peak = cell->status == CELL_OK && cell->gauge_frames > 1;
+
+	snprintf(buf, size, "%s%s%s", whole ? "whole-system" : "", whole && peak ? " " : "", peak ? "peak" : "");
+	return buf;
 }
 
 /* perf stat -x SEP: [time,][aggr,[nr,]]value,unit,event,[variance%,]runtime,pcnt,metric-value,metric-unit */
@@ -60,8 +70,8 @@ static void perf_rows(struct stat_output *o, const char *time_field, const struc
 	for (int r = 0; r < t->nr_rows; r++)
 		for (int c = 0; c < t->nr_columns; c++) {
 			struct perf_fields f;
-			const char *fields[12];
-			char nr[16], runtime[32], noise[20];
+			const char *fields[13];
+			char nr[16], runtime[32], noise[20], note[32];
 			int n = 0;
 
 			if (!perf_fields_of(t, r, c, &f))
@@ -90,6 +100,9 @@ static void perf_rows(struct stat_output *o, const char *time_field, const struc
 			fields[n++] = f.pcnt;
 			fields[n++] = f.metric_value;
 			fields[n++] = f.metric_unit;
+			/* memscope's one field after perf's, only when it has something to say. */
+			if (*stat_cell_note(t, r, c, note, sizeof(note)))
+				fields[n++] = note;
 			csv_write_row(o->out, sep, fields, n);
 		}
 }

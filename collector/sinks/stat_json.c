@@ -55,7 +55,15 @@ json_t *stat_json_rows(const struct stat_table *t)
 				json_object_set_new(v, "coverage", json_real(cell->coverage));
 				if (cell->mixed_slices)
 					json_object_set_new(v, "mixed_slices", json_true());
+				if (cell->gauge_frames > 1) {
+					/* A gauge's total: value is the peak. */
+					json_object_set_new(v, "peak", json_real(cell->value));
+					json_object_set_new(v, "mean", json_real(cell->gauge_mean));
+					json_object_set_new(v, "last", json_real(cell->gauge_last));
+				}
 			}
+			if (stat_table_whole_system(t, c))
+				json_object_set_new(v, "whole_system", json_true());
 			json_object_set_new(v, "unit", json_string(t->units[c]));
 			json_object_set_new(c < t->nr_event_columns ? events : metrics, t->names[c], v);
 		}
@@ -121,6 +129,24 @@ static void perf_string(struct perf_line *l, const char *key, const char *value)
 	fputc('"', l->out);
 }
 
+/* memscope's keys after perf's, only when they have something to say. */
+static void add_notes(struct perf_line *l, const struct stat_table *t, int r, int c)
+{
+	const struct stat_cell *cell = &t->cells[r * t->nr_columns + c];
+
+	if (stat_table_whole_system(t, c)) {
+		perf_key(l, "whole-system");
+		fputs("true", l->out);
+	}
+	if (cell->status == CELL_OK && cell->gauge_frames > 1) {
+		perf_string(l, "gauge-total", "peak");
+		perf_key(l, "gauge-mean");
+		fprintf(l->out, "%f", cell->gauge_mean);
+		perf_key(l, "gauge-last");
+		fprintf(l->out, "%f", cell->gauge_last);
+	}
+}
+
 /* perf stat -j: one object per counter (or metric) and row, with perf's keys
  * in perf's order; every line ends with its metric-value and metric-unit
  * (0 and "" where the event has none), as perf's. */
@@ -170,6 +196,7 @@ static void perf_objects(struct stat_output *o, const double *time_s, const stru
 			perf_key(&l, "metric-value");
 			fprintf(o->out, "%s", f.metric_value[0] ? f.metric_value : "0.000000");
 			perf_string(&l, "metric-unit", f.metric_unit);
+			add_notes(&l, t, r, c);
 			fputs("}\n", o->out);
 		}
 }

@@ -40,6 +40,13 @@ void stat_output_flush(struct stat_output *o);
  * text shows it ("1,234", "n/a", "<not counted>", coverage when < 100%),
  * and the rows as stat's JSON gives them ([{"scope", "events", "metrics"}]). */
 void stat_cell_text(const struct stat_cell *cell, char *buf, size_t size);
+/* Text: the footnote of the marker '*' on values that count the whole machine
+ * although the target is a command or PIDs. */
+void stat_output_whole_system_note(struct stat_output *o);
+/* CSV and JSON: what a cell's value is beyond perf's fields, or "" (perf's
+ * line unchanged): "whole-system" (the whole machine's, for a command or PID
+ * target), "peak" (a gauge's total: the peak of its values). */
+const char *stat_cell_note(const struct stat_table *t, int row, int col, char *buf, size_t size);
 json_t *stat_json_rows(const struct stat_table *t);
 /* A perf stat -j object begun with perf's first keys: interval, the
  * aggregation (socket, core, cpu...) and aggregate-number, as f gives them. */

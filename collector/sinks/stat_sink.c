@@ -14,6 +14,15 @@ struct stat_sink {
 	struct aggr_cell *interval_cells;
 	struct aggr_cell *total_cells;
 	struct stat_table table;
+	/* Catalog metrics that are gauges (levels, such as a cgroup's memory):
+	 * their totals are the peak, mean and last of the per-frame values, one
+	 * per table cell, not the value of the run's summed frame. */
+	bool has_gauge_metrics;
+	bool *level_column;       /* per table column: a gauge metric */
+	struct gauge_total {
+		double peak, sum, last;
+		uint64_t frames;
+	} *gauge_totals;
 	long intervals_printed;
 	bool opened;
 };
@@ -41,6 +50,19 @@ static int stat_open(struct sink *sink, const struct sink_setup *setup, struct m
 		goto oom;
 	if (setup->topo && stat_table_set_row_cpus(&st->table, setup->topo) < 0)
 		goto oom;
+	if (setup->task_target && stat_table_mark_whole_system(&st->table, setup->table, setup->plan) < 0)
+		goto oom;
+	if (!(st->level_column = calloc((size_t)st->table.nr_columns + 1, sizeof(bool))))
+		goto oom;
+	for (int i = 0, c = st->table.nr_event_columns; setup->plan && setup->engine && i < setup->plan->nr_metrics; i++) {
+		if (!setup->plan->metrics[i].requested)
+			continue;
+		st->level_column[c] = metric_plan_level(setup->plan, i, setup->table);
+		st->has_gauge_metrics |= st->level_column[c++];
+	}
+	if (st->has_gauge_metrics &&
+	    !(st->gauge_totals = calloc((size_t)(st->table.nr_rows * st->table.nr_columns) + 1, sizeof(*st->gauge_totals))))
+		goto oom;
 	cells = (size_t)(st->aggr.nr_rows * st->aggr.nr_columns);
 	st->interval_cells = calloc(cells + 1, sizeof(struct aggr_cell));
 	st->total_cells = calloc(cells + 1, sizeof(struct aggr_cell));
@@ -65,6 +87,55 @@ static void fill_table(struct stat_sink *st, const struct aggr_cell *cells, cons
 		stat_table_set_lua_metrics(&st->table, st->opt.lua, whole_run);
 }
 
+static bool gauge_column(const struct stat_sink *st, int c)
+{
+	return st->level_column[c];
+}
+
+/* A frame's values of the gauge metrics, into their peak, sum and last. */
+static void add_gauge_metrics(struct stat_sink *st, const struct metric_values *values)
+{
+	struct stat_table *t = &st->table;
+
+	stat_table_set_metrics(t, st->setup->plan, st->setup->engine, values);
+	for (int c = t->nr_event_columns; c < t->nr_columns - t->nr_lua_columns; c++) {
+		if (!gauge_column(st, c))
+			continue;
+		for (int r = 0; r < t->nr_rows; r++) {
+			const struct stat_cell *cell = &t->cells[r * t->nr_columns + c];
+			struct gauge_total *g = &st->gauge_totals[r * t->nr_columns + c];
+
+			if (cell->status != CELL_OK)
+				continue;
+			if (!g->frames || cell->value > g->peak)
+				g->peak = cell->value;
+			g->sum += cell->value;
+			g->last = cell->value;
+			g->frames++;
+		}
+	}
+}
+
+/* The totals of gauge metrics: the peak (named), with mean and last. */
+static void set_gauge_totals(struct stat_sink *st)
+{
+	struct stat_table *t = &st->table;
+
+	for (int k = 0; k < t->nr_rows * t->nr_columns; k++) {
+		const struct gauge_total *g = &st->gauge_totals[k];
+		struct stat_cell *cell = &t->cells[k];
+
+		if (!g->frames || !gauge_column(st, k % t->nr_columns))
+			continue;
+		cell->status = CELL_OK;
+		cell->why = NULL;
+		cell->value = g->peak;
+		cell->gauge_frames = g->frames;
+		cell->gauge_mean = g->sum / (double)g->frames;
+		cell->gauge_last = g->last;
+	}
+}
+
 /* --interval-count: the sink asks the run to stop after its N-th line; the
  * totals then cover those N intervals (the frames after them are not its). */
 static int interval_count_reached(struct stat_sink *st)
@@ -84,6 +155,8 @@ static int stat_frame(struct sink *sink, const struct sink_frame *f)
 		aggregation_add(&st->aggr, frame, st->interval_cells);
 	}
 	aggregation_add(&st->aggr, frame, st->total_cells);
+	if (st->has_gauge_metrics && f->metrics)
+		add_gauge_metrics(st, f->metrics);
 	if (st->opt.threads && stat_threads_frame(st->opt.threads, st->setup->table, frame) < 0) {
 		fprintf(stderr, "memscope %s: out of memory for the per-thread rows\n", st->setup->command_name);
 		return 1;
@@ -121,6 +194,8 @@ static void stat_end(struct sink *sink, const struct sink_end *end)
 	/* Lua metrics were computed on the latest frame: they are the whole
 	 * run's when that frame was the only one. */
 	fill_table(st, st->total_cells, end->total_metrics, end->frames == 1);
+	if (st->has_gauge_metrics)
+		set_gauge_totals(st);
 	if (st->opt.repeat) {
 		struct ms_error err = { "" };
 
@@ -157,6 +232,8 @@ static void stat_close(struct sink *sink)
 	}
 	free(st->interval_cells);
 	free(st->total_cells);
+	free(st->gauge_totals);
+	free(st->level_column);
 	free(st);
 	sink->priv = NULL;
 }

@@ -117,6 +117,38 @@ oom:
 	return -1;
 }
 
+int stat_table_mark_whole_system(struct stat_table *t, const struct series_table *table, const struct metric_plan *plan)
+{
+	free(t->whole_system);
+	t->whole_system = calloc((size_t)t->nr_columns + 1, sizeof(bool));
+	if (!t->whole_system)
+		return -1;
+	for (int c = 0; c < t->nr_event_columns; c++)
+		for (int s = 0; s < table->nr; s++)
+			if (table->series[s].labels.whole_system && !series_is_per_task(&table->series[s]) &&
+			    !strcmp(table->series[s].name, t->names[c]))
+				t->whole_system[c] = true;
+	for (int i = 0, c = t->nr_event_columns; plan && c < t->nr_columns - t->nr_lua_columns && i < plan->nr_metrics; i++) {
+		if (!plan->metrics[i].requested)
+			continue;
+		t->whole_system[c++] = metric_plan_whole_system(plan, i, table);
+	}
+	return 0;
+}
+
+bool stat_table_whole_system(const struct stat_table *t, int col)
+{
+	return t->whole_system && col >= 0 && col < t->nr_columns && t->whole_system[col];
+}
+
+bool stat_table_any_whole_system(const struct stat_table *t)
+{
+	for (int c = 0; c < t->nr_columns; c++)
+		if (stat_table_whole_system(t, c))
+			return true;
+	return false;
+}
+
 int stat_table_set_row_cpus(struct stat_table *t, const struct topology *topo)
 {
 	free(t->row_cpus);
@@ -147,6 +179,7 @@ void stat_table_free(struct stat_table *t)
 	free(t->names);
 	free(t->units);
 	free(t->cgroups);
+	free(t->whole_system);
 	free(t->event_source_column);
 	free(t->cells);
 	memset(t, 0, sizeof(*t));
@@ -199,6 +232,11 @@ void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr,
 			out->running_ns = in->running_ns;
 			out->coverage = aggr_cell_coverage(in);
 			out->integer = scale == 1.0 && in->value == (double)in->raw;
+			if (in->gauge && in->gauge_frames > 1) {
+				out->gauge_frames = in->gauge_frames;
+				out->gauge_mean = in->gauge_sum / (double)in->gauge_frames * scale;
+				out->gauge_last = in->gauge_last * scale;
+			}
 		}
 	}
 }

@@ -30,6 +30,11 @@ struct stat_cell {
 	uint64_t running_ns;    /* time its counters ran, summed over them (events) */
 	bool integer;           /* a plain count: print without decimals */
 	bool mixed_slices;      /* a metric whose inputs were counted in different time slices */
+	/* A gauge's cell over several frames: value is the peak of its per-frame
+	 * values, gauge_mean and gauge_last the mean and the last (gauge_frames:
+	 * how many; 0 for counters and one-frame cells). */
+	uint64_t gauge_frames;
+	double gauge_mean, gauge_last;
 	enum stat_cell_status status;
 	const char *why;        /* static reason when not OK (metrics), or NULL */
 };
@@ -48,6 +53,9 @@ struct stat_table {
 	const char **names;
 	const char **units;
 	const char **cgroups;      /* per column: the cgroup an event counts in (stat -G), or NULL */
+	/* Per column: counts the whole machine although the target is a command
+	 * or PIDs (stat_table_mark_whole_system); NULL: no column does. */
+	bool *whole_system;
 	int *event_source_column;  /* per event column: the aggregation's column */
 	struct stat_cell *cells;   /* nr_rows x nr_columns */
 	/* stat -r N totals: the cells are means of N runs, noise[i] the spread
@@ -65,6 +73,15 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 		    int nr_events, const struct metric_plan *plan, const struct metric_engine *engine,
 		    const struct lua_engine *lua, const int *lua_metrics, int nr_lua_metrics);
 void stat_table_free(struct stat_table *t);
+struct series_table;
+/* The target is a command or PIDs: mark the columns whose values count the
+ * whole machine (their series, or a metric's inputs, are whole_system).
+ * -1 when out of memory. */
+int stat_table_mark_whole_system(struct stat_table *t, const struct series_table *table, const struct metric_plan *plan);
+/* Does a column count the whole machine for a command or PID target? */
+bool stat_table_whole_system(const struct stat_table *t, int col);
+/* Does any column? (the text then ends with a footnote) */
+bool stat_table_any_whole_system(const struct stat_table *t);
 /* A thread row as perf names it: "comm-tid" ("tid" alone without a name). */
 void stat_table_thread_label(const struct stat_table *t, int row, char *buf, size_t size);
 

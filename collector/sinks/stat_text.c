@@ -72,6 +72,8 @@ static int column_width(const struct stat_table *t, int col)
 		width += (int)strlen(t->units[col]) + 3;
 	if (column_cgroup(t, col))
 		width += (int)strlen(column_cgroup(t, col)) + 3;
+	if (stat_table_whole_system(t, col))
+		width += 2;
 	return width < 16 ? 16 : width;
 }
 
@@ -96,6 +98,8 @@ static void print_header(struct stat_output *o, const struct stat_table *t)
 			snprintf(name, sizeof(name), "%s", t->names[c]);
 		if (column_cgroup(t, c))
 			snprintf(name + strlen(name), sizeof(name) - strlen(name), " [%s]", column_cgroup(t, c));
+		if (stat_table_whole_system(t, c))
+			snprintf(name + strlen(name), sizeof(name) - strlen(name), " *");
 		fprintf(o->out, " %*s", column_width(t, c), name);
 	}
 	fputc('\n', o->out);
@@ -133,6 +137,29 @@ void stat_text_interval(struct stat_output *o, double time_s, const struct stat_
 	}
 }
 
+/* A gauge's total is the peak of its values over the run, named, with the
+ * mean and the last beside it: a level read after the target ended (the
+ * last) says little about the run. */
+static void print_gauge(struct stat_output *o, const struct stat_cell *cell)
+{
+	char mean[64], last[64];
+
+	/* Large means read best as whole numbers, as the peak and last are. */
+	if (fabs(cell->gauge_mean) >= 100)
+		number_human(mean, sizeof(mean), round(cell->gauge_mean), true);
+	else
+		number_human(mean, sizeof(mean), cell->gauge_mean, false);
+	number_human(last, sizeof(last), cell->gauge_last, cell->gauge_last == floor(cell->gauge_last));
+	fprintf(o->out, "  (peak of %llu samples; mean %s, last %s)", (unsigned long long)cell->gauge_frames, mean,
+		last);
+}
+
+void stat_output_whole_system_note(struct stat_output *o)
+{
+	fputs("\n * counted for the whole machine (a kernel statistic, an uncore PMU or a plugin's group), "
+	      "not only for the command or processes measured\n", o->out);
+}
+
 void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t)
 {
 	if (t->runs > 1)
@@ -161,6 +188,10 @@ void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat
 				/* perf's column: the cgroup after the event's name. */
 				fprintf(o->out, "%*s%s", (int)(strlen(t->names[c]) < 25 ? 26 - strlen(t->names[c]) : 1),
 					"", column_cgroup(t, c));
+			if (stat_table_whole_system(t, c))
+				fputs("  *", o->out);
+			if (cell->status == CELL_OK && cell->gauge_frames > 1)
+				print_gauge(o, cell);
 			if (cell->status != CELL_OK && cell->why)
 				fprintf(o->out, "  (%s)", cell->why);
 			if (t->noise && !isnan(t->noise[r * t->nr_columns + c]))
@@ -168,6 +199,8 @@ void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat
 			fputc('\n', o->out);
 		}
 	}
+	if (stat_table_any_whole_system(t))
+		stat_output_whole_system_note(o);
 	if (t->runs > 1)
 		fprintf(o->out, "\n %22.9f +- %.9f seconds time elapsed  ( +-%6.2f%% )\n\n", elapsed_s, o->elapsed_sd,
 			elapsed_s > 0 ? 100.0 * o->elapsed_sd / elapsed_s : 0.0);

@@ -163,6 +163,13 @@ struct bpf_source {
 	struct thread_out *threads;       /* per_thread: one per slot */
 	struct thread_out *gone;          /* per_thread: threads gone since the last sample */
 	int nr_gone, gone_cap;
+	/* Per-process series of processes renamed since the last sample (exec):
+	 * they end with the next frame, holding zeros there (the interval's
+	 * counts go to the new name's series; a stale value would count twice). */
+	struct renamed_series {
+		int series[MAX_TASK_SERIES];
+	} *renamed;
+	int nr_renamed, renamed_cap;
 	/* Processes: open addressing by tgid, and the list of those in use. */
 	struct proc *procs;
 	int procs_capacity;               /* a power of two */
@@ -511,6 +518,26 @@ static void leader_seen(struct bpf_source *s, const struct ms_task_slot *cur)
 	}
 }
 
+/* A renamed process's series end with the next frame, at zero. Without
+ * memory they end now (their frame value is the previous one's). */
+static void end_renamed(struct bpf_source *s, int *series)
+{
+	if (s->nr_renamed == s->renamed_cap) {
+		int cap = s->renamed_cap ? 2 * s->renamed_cap : 16;
+		struct renamed_series *grown = realloc(s->renamed, (size_t)cap * sizeof(*grown));
+
+		if (!grown) {
+			retire_task_series(s, series);
+			return;
+		}
+		s->renamed = grown;
+		s->renamed_cap = cap;
+	}
+	memcpy(s->renamed[s->nr_renamed++].series, series, sizeof(s->renamed[0].series));
+	for (int k = 0; k < MAX_TASK_SERIES; k++)
+		series[k] = -1;
+}
+
 /* A new name (exec, prctl): series carry names, so the task's series end
  * and new ones begin in the next frame. */
 static void renamed(struct bpf_source *s, int slot, const struct ms_task_slot *cur)
@@ -535,7 +562,7 @@ static void renamed(struct bpf_source *s, int slot, const struct ms_task_slot *c
 		clean_comm(pr->comm, cur->comm);
 		pr->named_by_leader = true;
 		if (pr->has_series) {
-			retire_task_series(s, pr->series);
+			end_renamed(s, pr->series);
 			pr->has_series = false;
 		}
 	}
@@ -854,6 +881,13 @@ static void put_task_values(struct bpf_source *s, const int *series, const uint6
 /* The per-process series of live processes; those with no thread left end here. */
 static void fill_processes(struct bpf_source *s, struct frame *frame)
 {
+	static const uint64_t nothing[NV];
+
+	for (int i = 0; i < s->nr_renamed; i++) {
+		put_task_values(s, s->renamed[i].series, nothing, 0, NULL, frame);
+		retire_task_series(s, s->renamed[i].series);
+	}
+	s->nr_renamed = 0;
 	for (int i = 0; i < s->nr_live; i++) {
 		struct proc *p = &s->procs[s->live[i]];
 
@@ -992,6 +1026,7 @@ static void bpf_close(struct source *src)
 	free(s->shadow);
 	free(s->threads);
 	free(s->gone);
+	free(s->renamed);
 	free(s->procs);
 	free(s->live);
 	free(s->drop_values);

@@ -421,6 +421,7 @@ static int add_series(struct perf_source *ps, struct perf_group *g, struct serie
 			}
 			if (ev->system_wide_only)
 				snprintf(labels.instance, sizeof(labels.instance), "%s", ev->pmu_name);
+			labels.whole_system = ev->system_wide_only;
 			labels.cgroup = (char *)cgroup_name_of(ps, ev);
 			if (series_table_add(table, ev->name, ev->unit, ev->scale, SERIES_COUNTER, &labels) < 0)
 				return -1;

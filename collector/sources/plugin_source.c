@@ -70,6 +70,9 @@ static int add_series(void *ctx, const char *name, const struct memscope_labels 
 		if (in->instance)
 			snprintf(labels.instance, sizeof(labels.instance), "%s", in->instance);
 	}
+	/* A plugin's series counts what it names (a resctrl group, a cgroup), not the
+	 * command or PIDs memscope measures, unless it is about one of its processes. */
+	labels.whole_system = labels.pid == LABEL_NONE;
 	at = series_table_add(ps->table, name, decl->unit, 1.0,
 			      decl->kind == MEMSCOPE_SERIES_GAUGE ? SERIES_GAUGE : SERIES_COUNTER, &labels);
 	return at < 0 ? -1 : at - ps->first;

@@ -99,6 +99,7 @@ static int add_series(struct procfs_source *ps, struct series_table *table, cons
 	labels.node = node;
 	labels.socket = ps->files[file].socket;
 	snprintf(labels.instance, sizeof(labels.instance), "%s", node == LABEL_NONE ? "vmstat" : "numastat");
+	labels.whole_system = true;
 	if (series_table_add(table, name, "", 1.0, SERIES_COUNTER, &labels) < 0)
 		goto oom;
 	ps->nr_series++;

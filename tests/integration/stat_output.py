@@ -8,7 +8,7 @@ def parse_csv(text, sep=","):
     """Rows of `memscope stat -x SEP` as dicts; values as floats where counted."""
     lines = [l for l in text.splitlines() if l.strip()]
     assert lines, "no CSV output"
-    assert lines[0] == sep.join(["time", "scope", "event", "value", "unit", "coverage"]), lines[0]
+    assert lines[0] == sep.join(["time", "scope", "event", "value", "unit", "coverage", "note"]), lines[0]
     rows = []
     for rec in csv.DictReader(io.StringIO("\n".join(lines)), delimiter=sep):
         if rec["value"].startswith("<") or rec["value"] == "n/a":

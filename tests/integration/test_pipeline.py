@@ -41,7 +41,7 @@ def read_recording(path):
 def stat_rows(stdout):
     """stat's CSV rows, without the scripts' reports printed after them."""
     return parse_csv("\n".join(l for l in stdout.splitlines()
-                               if re.match(r"(time|total|[0-9.]+),", l) and l.count(",") == 5))
+                               if re.match(r"(time|total|[0-9.]+),", l) and l.count(",") == 6))
 
 
 def merged_note(stderr, script):

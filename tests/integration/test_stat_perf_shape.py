@@ -157,7 +157,7 @@ def test_event_names_with_commas_are_quoted(memscope):
 
 def test_self_describing_forms(memscope):
     out = memscope_stat(memscope, ["-x,", "--self-describing", "-e", "page-faults", "--", "true"])
-    assert out.splitlines()[0] == "time,scope,event,value,unit,coverage"
+    assert out.splitlines()[0] == "time,scope,event,value,unit,coverage,note"
     out = memscope_stat(memscope, ["--json", "--self-describing", "-e", "page-faults", "--", "true"])
     assert json.loads(out.splitlines()[-1])["type"] == "total"
 

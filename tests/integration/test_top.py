@@ -36,8 +36,10 @@ def rate(text):
 # --- batch output -------------------------------------------------------------
 
 def parse_batch(text):
-    """Blocks of `memscope top --batch`: header fields, node rows and process rows by column name."""
+    """Blocks of `memscope top --batch`: header fields, node rows and process rows by column name
+    (a replay's run totals after them: parse_totals)."""
     blocks = []
+    text = re.split(r"(?:^|\n)(?=totals: )", text.strip())[0]
     for chunk in re.split(r"\n(?=top: update=)", text.strip()):
         lines = chunk.split("\n")
         head = dict(re.findall(r"(\w+)=(\S+)", lines[0]))
@@ -68,6 +70,23 @@ def parse_batch(text):
                 block[target].append(dict(zip(names, cells)))
         blocks.append(block)
     return blocks
+
+
+def parse_totals(text):
+    """The run totals a replay ends with: (header fields, process rows by column name, {"unattributed": F,
+    "all": F})."""
+    lines = text[text.index("totals: "):].strip().split("\n")
+    head = dict(re.findall(r"(\w+)=(\S+)", lines[0]))
+    names = lines[1].split()
+    rows, sums = [], {}
+    for line in lines[2:]:
+        if line.startswith(("unattributed ", "all ")):
+            key, _, value = line.partition(" FAULTS=")
+            sums[key] = int(value)
+            continue
+        cells = line.split(None, len(names) - 1)
+        rows.append(dict(zip(names, cells)))
+    return head, rows, sums
 
 
 def node_of_cpu(cpu):

@@ -112,10 +112,10 @@ static void per_node_with_multiplexing(void)
 	o.self_describing = true;
 	snprintf(o.separator, sizeof(o.separator), ";");
 	text = print(&o, &a, cells, true);
-	CHECK_CONTAINS(text, "time;scope;event;value;unit;coverage\n");
-	CHECK_CONTAINS(text, "total;node1;mux;4000;;0.2500\n");
-	CHECK_CONTAINS(text, "total;node0;mux;n/a;;\n");
-	CHECK_CONTAINS(text, "total;node0;cycles;<not supported>;;\n");
+	CHECK_CONTAINS(text, "time;scope;event;value;unit;coverage;note\n");
+	CHECK_CONTAINS(text, "total;node1;mux;4000;;0.2500;\n");
+	CHECK_CONTAINS(text, "total;node0;mux;n/a;;;\n");
+	CHECK_CONTAINS(text, "total;node0;cycles;<not supported>;;;\n");
 	free(text);
 
 	o.format = STAT_JSON;
@@ -301,9 +301,117 @@ static void per_core_and_die(void)
 	}
 }
 
+/* A gauge per node (levels: 10 and 30 pages, then 50 and 10, then 20 and
+ * 20): the total row adds the nodes of a frame (40, 60, 40) and totals over
+ * frames to the peak, mean and last of those sums (60, 46.67, 40), never
+ * their sum over frames (140); the text names the peak, CSV and JSON too. */
+static void gauge_totals(void)
+{
+	static const uint64_t level[3][2] = { { 10, 30 }, { 50, 10 }, { 20, 20 } };
+	struct series_table t = { 0 };
+	struct series_labels l;
+	struct aggregation a;
+	struct aggr_cell *cells;
+	struct stat_table table;
+	struct stat_output o = { .format = STAT_TEXT, .title = "'test'" };
+	struct frame f;
+	char *text = NULL;
+	size_t size = 0;
+
+	for (int node = 0; node < 2; node++) {
+		series_labels_init(&l);
+		l.node = node;
+		CHECK(series_table_add(&t, "mem.level", "", 1.0, SERIES_GAUGE, &l) == node);
+	}
+	CHECK_EQ_INT(frame_init(&f, 2), 0);
+	CHECK_EQ_INT(aggregation_init(&a, &t, AGGR_TOTAL, NULL), 0);
+	cells = calloc((size_t)(a.nr_rows * a.nr_columns), sizeof(*cells));
+	aggregation_clear(&a, cells);
+	for (int k = 0; k < 3; k++) {
+		for (int node = 0; node < 2; node++)
+			f.samples[node] = (struct sample){ .value = level[k][node], .valid = true };
+		aggregation_add(&a, &f, cells);
+	}
+	CHECK_NEAR(cells[0].value, 60.0, 1e-9);
+	CHECK_EQ_U64(cells[0].gauge_frames, 3);
+	CHECK_NEAR(cells[0].gauge_sum / 3.0, 140.0 / 3.0, 1e-9);
+	CHECK_NEAR(cells[0].gauge_last, 40.0, 1e-9);
+	CHECK_EQ_INT(stat_table_init(&table, &a, NULL, 0, NULL, NULL, NULL, NULL, 0), 0);
+	stat_table_set_events(&table, &a, cells);
+	o.out = open_memstream(&text, &size);
+	stat_output_totals(&o, 1.0, &table);
+	fclose(o.out);
+	CHECK_CONTAINS(text, "                     60  mem.level  (peak of 3 samples; mean 46.67, last 40)\n");
+	free(text);
+	o.format = STAT_CSV;
+	snprintf(o.separator, sizeof(o.separator), ",");
+	o.out = open_memstream(&text, &size);
+	stat_output_totals(&o, 1.0, &table);
+	fclose(o.out);
+	CHECK_CONTAINS(text, "60,,mem.level,0,100.00,,,peak\n");
+	free(text);
+	stat_table_free(&table);
+	free(cells);
+	aggregation_free(&a);
+	frame_free(&f);
+	series_table_free(&t);
+}
+
+/* Measured for a command, a column that counts the whole machine is marked
+ * ('*' and a footnote; CSV: a field after perf's); the others are not. */
+static void whole_system_marks(void)
+{
+	struct series_table t = { 0 };
+	struct series_labels l;
+	struct aggregation a;
+	struct aggr_cell *cells;
+	struct stat_table table;
+	struct stat_output o = { .format = STAT_TEXT, .title = "'test'" };
+	struct frame f;
+	char *text = NULL;
+	size_t size = 0;
+
+	series_labels_init(&l);
+	CHECK(series_table_add(&t, "page-faults", "", 1.0, SERIES_COUNTER, &l) == 0);
+	l.whole_system = true;
+	CHECK(series_table_add(&t, "numastat/numa_hit", "", 1.0, SERIES_COUNTER, &l) == 1);
+	CHECK_EQ_INT(frame_init(&f, 2), 0);
+	f.samples[0] = (struct sample){ .value = 75, .valid = true };
+	f.samples[1] = (struct sample){ .value = 80450, .valid = true };
+	CHECK_EQ_INT(aggregation_init(&a, &t, AGGR_TOTAL, NULL), 0);
+	cells = calloc((size_t)(a.nr_rows * a.nr_columns), sizeof(*cells));
+	aggregation_clear(&a, cells);
+	aggregation_add(&a, &f, cells);
+	CHECK_EQ_INT(stat_table_init(&table, &a, NULL, 0, NULL, NULL, NULL, NULL, 0), 0);
+	CHECK_EQ_INT(stat_table_mark_whole_system(&table, &t, NULL), 0);
+	stat_table_set_events(&table, &a, cells);
+	o.out = open_memstream(&text, &size);
+	stat_output_totals(&o, 1.0, &table);
+	fclose(o.out);
+	CHECK_CONTAINS(text, "                     75  page-faults\n");
+	CHECK_CONTAINS(text, "                 80,450  numastat/numa_hit  *\n");
+	CHECK_CONTAINS(text, "\n * counted for the whole machine");
+	free(text);
+	o.format = STAT_CSV;
+	snprintf(o.separator, sizeof(o.separator), ",");
+	o.out = open_memstream(&text, &size);
+	stat_output_totals(&o, 1.0, &table);
+	fclose(o.out);
+	CHECK_CONTAINS(text, "75,,page-faults,0,100.00,,\n");
+	CHECK_CONTAINS(text, "80450,,numastat/numa_hit,0,100.00,,,whole-system\n");
+	free(text);
+	stat_table_free(&table);
+	free(cells);
+	aggregation_free(&a);
+	frame_free(&f);
+	series_table_free(&t);
+}
+
 int main(void)
 {
 	scaling();
+	gauge_totals();
+	whole_system_marks();
 	per_node_with_multiplexing();
 	per_core_and_die();
 	return check_summary("test_stat_output");

@@ -31,6 +31,7 @@ struct column {
 	const char *unit;
 	const char *kind_name;        /* counter, gauge, ratio */
 	double scale;
+	bool whole_system;            /* counts the whole machine though the target is a command or PIDs */
 };
 
 /* ---- /metrics: running totals ---- */
@@ -49,6 +50,22 @@ struct series_live {
 	/* This batch (process table). */
 	double batch;
 	bool batch_seen;
+	double first_s;               /* run time of its first value */
+};
+
+/* A per-process series that ended (its process exited): what it counted,
+ * kept after its index goes to another series, for the process table of
+ * its last period and the run's totals (/api/totals). */
+struct ended_series {
+	int pid;
+	char comm[16];
+	char key[80];                 /* name, "@nodeN" per node */
+	enum series_kind kind;
+	double scale;
+	double total, last;           /* counters: sum; gauges: last value */
+	double batch;
+	bool batch_seen, seen;
+	double first_s, end_s;
 };
 
 struct metric_state {
@@ -96,6 +113,18 @@ struct http_sink {
 	bool proc_started;
 	int *retiring;
 	int nr_retiring, cap_retiring;
+	/* Guarded by lock. */
+	struct ended_series *ended_series;
+	int nr_ended, cap_ended;
+	int ended_shown;              /* ended_series[0 .. ended_shown) are in a process table already */
+	/* Ended series beyond HTTP_ENDED_MAX, added up per key (name@node). */
+	struct folded {
+		char key[80];
+		double total;
+	} *folded;
+	int nr_folded;
+	uint64_t folded_series;
+	int faults_series;            /* proc.faults of the whole target, or -1 */
 };
 
 static int metric_slot(const struct http_sink *h, int plan_metric, enum metric_scope scope, int index)
@@ -194,6 +223,7 @@ static int build_columns(struct http_sink *h)
 					.kind = COLUMN_METRIC, .plan_metric = m, .scope = (enum metric_scope)sc,
 					.scope_index = i, .group = cm->name, .unit = cm->unit,
 					.kind_name = metric_kind_name(cm->kind), .scale = 1,
+					.whole_system = su->task_target && metric_plan_whole_system(su->plan, m, t),
 				};
 
 				if (sc == SCOPE_SYSTEM)
@@ -231,6 +261,7 @@ static int build_columns(struct http_sink *h)
 			struct column c = {
 				.kind = COLUMN_EVENT, .group = s->name, .unit = s->unit,
 				.kind_name = s->kind == SERIES_COUNTER ? "counter" : "gauge", .scale = s->scale,
+				.whole_system = su->task_target && s->labels.whole_system,
 			};
 
 			if (s->labels.node != LABEL_NONE)
@@ -346,22 +377,39 @@ static bool column_value(const struct http_sink *h, const struct column *c, cons
 	return any;
 }
 
+/* A live process series, for choosing which processes /metrics shows. */
 struct proc_ref {
 	int pid;
 	int index;
 };
 
-static int by_pid(const void *a, const void *b)
+static int by_ref_pid(const void *a, const void *b)
 {
 	const struct proc_ref *x = a, *y = b;
 
 	return x->pid != y->pid ? (x->pid < y->pid ? -1 : 1) : (x->index < y->index ? -1 : x->index > y->index);
 }
 
+/* One value of the process table: a live or an ended series of a process. */
+struct proc_item {
+	int pid;
+	const char *comm;
+	char key[80];                 /* name, "@nodeN" per node */
+	bool counter;
+	double value;                 /* shown units */
+};
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct proc_item *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
 struct proc_row {
 	int pid;
 	const char *comm;
-	int first;                    /* in refs */
+	int first;                    /* in items */
 	int count;
 	double key;
 };
@@ -373,45 +421,78 @@ static int by_key(const void *a, const void *b)
 	return x->key != y->key ? (x->key > y->key ? -1 : 1) : (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+static void series_key(const struct series *s, char *key, size_t size)
+{
+	if (s->labels.node != LABEL_NONE)
+		snprintf(key, size, "%s@node%d", s->name, s->labels.node);
+	else
+		snprintf(key, size, "%s", s->name);
+}
+
+static bool per_process(const struct series *s)
+{
+	return s->labels.pid != LABEL_NONE && s->labels.tid == LABEL_NONE;
+}
+
 /* The process table of the period: per process (pid series, not threads),
  * each series' value - counters added up over the period, gauges the
- * latest - under the series' name ("proc.pages_alloc@node1" per node). */
+ * latest - under the series' name ("proc.pages_alloc@node1" per node).
+ * Processes that exited during the period are in it with what they did. */
 static void write_processes(struct http_sink *h, struct text_buf *b, uint64_t now_ns)
 {
 	const struct series_table *t = h->setup->table;
-	struct proc_ref *refs = malloc((size_t)(h->nr_series + 1) * sizeof(*refs));
-	struct proc_row *rows = malloc((size_t)(h->nr_series + 1) * sizeof(*rows));
+	int new_ended = h->nr_ended - h->ended_shown;
+	struct proc_item *items = malloc((size_t)(h->nr_series + new_ended + 1) * sizeof(*items));
+	struct proc_row *rows = malloc((size_t)(h->nr_series + new_ended + 1) * sizeof(*rows));
 	char (*names)[80] = malloc(64 * sizeof(*names));
-	int nr_refs = 0, nr_rows = 0, nr_names = 0;
+	int nr_items = 0, nr_rows = 0, nr_names = 0;
 
-	if (!refs || !rows || !names)
+	if (!items || !rows || !names)
 		goto out;
+	pthread_mutex_lock(&h->lock);
+	/* Only those that ended in this period have values in it. */
+	for (int k = h->ended_shown; k < h->nr_ended; k++) {
+		struct ended_series *e = &h->ended_series[k];
+
+		if (!e->batch_seen)
+			continue;
+		items[nr_items] = (struct proc_item){ e->pid, e->comm, "", e->kind == SERIES_COUNTER, e->batch * e->scale };
+		snprintf(items[nr_items++].key, sizeof(items[0].key), "%s", e->key);
+		e->batch_seen = false;
+	}
+	h->ended_shown = h->nr_ended;
+	pthread_mutex_unlock(&h->lock);
 	for (int i = 0; i < h->nr_series; i++) {
 		const struct series *s = &t->series[i];
 
-		if (h->series[i].batch_seen && s->labels.pid != LABEL_NONE && s->labels.tid == LABEL_NONE)
-			refs[nr_refs++] = (struct proc_ref){ s->labels.pid, i };
+		if (!h->series[i].batch_seen || !per_process(s))
+			continue;
+		items[nr_items] = (struct proc_item){ s->labels.pid, s->labels.comm, "", s->kind == SERIES_COUNTER,
+						      h->series[i].batch * s->scale };
+		series_key(s, items[nr_items++].key, sizeof(items[0].key));
 	}
-	qsort(refs, (size_t)nr_refs, sizeof(*refs), by_pid);
-	for (int r = 0; r < nr_refs; r++) {
-		const struct series *s = &t->series[refs[r].index];
-		char key[80];
+	/* Stable: a process's ended series (its earlier comm) before its live ones. */
+	for (int i = 1; i < nr_items; i++)
+		for (int j = i; j > 0 && by_pid(&items[j - 1], &items[j]) > 0; j--) {
+			struct proc_item swap = items[j];
+
+			items[j] = items[j - 1];
+			items[j - 1] = swap;
+		}
+	for (int r = 0; r < nr_items; r++) {
 		int n;
 
-		if (!nr_rows || rows[nr_rows - 1].pid != refs[r].pid)
-			rows[nr_rows++] = (struct proc_row){ refs[r].pid, s->labels.comm, r, 0, 0 };
+		if (!nr_rows || rows[nr_rows - 1].pid != items[r].pid)
+			rows[nr_rows++] = (struct proc_row){ items[r].pid, items[r].comm, r, 0, 0 };
 		rows[nr_rows - 1].count++;
-		if (s->labels.node != LABEL_NONE)
-			snprintf(key, sizeof(key), "%s@node%d", s->name, s->labels.node);
-		else
-			snprintf(key, sizeof(key), "%s", s->name);
-		for (n = 0; n < nr_names && strcmp(names[n], key); n++)
+		rows[nr_rows - 1].comm = items[r].comm;   /* the latest name */
+		for (n = 0; n < nr_names && strcmp(names[n], items[r].key); n++)
 			;
 		if (n == nr_names && nr_names < 64)
-			snprintf(names[nr_names++], sizeof(names[0]), "%s", key);
+			snprintf(names[nr_names++], sizeof(names[0]), "%s", items[r].key);
 		/* The busiest first: by the first counter named (proc.faults). */
-		if (n == 0 && s->kind == SERIES_COUNTER)
-			rows[nr_rows - 1].key = h->series[refs[r].index].batch;
+		if (n == 0 && items[r].counter)
+			rows[nr_rows - 1].key += items[r].value;
 	}
 	qsort(rows, (size_t)nr_rows, sizeof(*rows), by_key);
 	if (!nr_rows)
@@ -428,24 +509,19 @@ static void write_processes(struct http_sink *h, struct text_buf *b, uint64_t no
 		text_buf_printf(b, "%s[%d,", r ? "," : "", rows[r].pid);
 		json_text(b, rows[r].comm);
 		for (int n = 0; n < nr_names; n++) {
+			double sum = 0;
 			bool found = false;
 
 			text_buf_addc(b, ',');
-			for (int k = rows[r].first; k < rows[r].first + rows[r].count; k++) {
-				const struct series *s = &t->series[refs[k].index];
-				char key[80];
-
-				if (s->labels.node != LABEL_NONE)
-					snprintf(key, sizeof(key), "%s@node%d", s->name, s->labels.node);
-				else
-					snprintf(key, sizeof(key), "%s", s->name);
-				if (!strcmp(key, names[n])) {
-					number(b, h->series[refs[k].index].batch * s->scale);
+			/* A pid whose comm changed (exec) has a series of each name: counters add up. */
+			for (int k = rows[r].first; k < rows[r].first + rows[r].count; k++)
+				if (!strcmp(items[k].key, names[n])) {
+					sum = items[k].counter ? sum + items[k].value : items[k].value;
 					found = true;
-					break;
 				}
-			}
-			if (!found)
+			if (found)
+				number(b, sum);
+			else
 				text_buf_add(b, "null", 4);
 		}
 		text_buf_addc(b, ']');
@@ -456,7 +532,7 @@ out:
 		h->series[i].batch = 0;
 		h->series[i].batch_seen = false;
 	}
-	free(refs);
+	free(items);
 	free(rows);
 	free(names);
 }
@@ -501,7 +577,7 @@ static void flush(struct http_sink *h, uint64_t now_ns, bool force_procs, const 
 /* A process's series (not a thread's). */
 static bool process_series(const struct series *s)
 {
-	return s->labels.pid != LABEL_NONE && s->labels.tid == LABEL_NONE;
+	return per_process(s);
 }
 
 /* The series of a per-process event that counts every process together
@@ -541,7 +617,7 @@ static void place_processes(struct http_sink *h, const struct frame *fr)
 	for (int i = 0; i < h->nr_series; i++)
 		if (process_series(&t->series[i]) && h->series[i].alive)
 			h->refs[nr_refs++] = (struct proc_ref){ t->series[i].labels.pid, i };
-	qsort(h->refs, (size_t)nr_refs, sizeof(*h->refs), by_pid);
+	qsort(h->refs, (size_t)nr_refs, sizeof(*h->refs), by_ref_pid);
 	for (int r = 0; r < nr_refs; r++) {
 		int i = h->refs[r].index;
 		const struct series *s = &t->series[i];
@@ -573,6 +649,89 @@ static void place_processes(struct http_sink *h, const struct frame *fr)
 	}
 }
 
+/* The older half of the ended series, those already in a process table,
+ * are added up per key: a long-running exporter keeps bounded memory and
+ * its totals still add up. */
+static void fold_oldest(struct http_sink *h)
+{
+	int kept = 0;
+
+	for (int k = 0; k < h->nr_ended; k++) {
+		struct ended_series *e = &h->ended_series[k];
+		int f;
+
+		if (k >= h->nr_ended / 2 || e->batch_seen) {
+			h->ended_series[kept++] = *e;
+			continue;
+		}
+		for (f = 0; f < h->nr_folded && strcmp(h->folded[f].key, e->key); f++)
+			;
+		if (f == h->nr_folded) {
+			struct folded *grown = realloc(h->folded, (size_t)(h->nr_folded + 1) * sizeof(*grown));
+
+			if (!grown) {
+				h->ended_series[kept++] = *e;
+				continue;
+			}
+			h->folded = grown;
+			snprintf(h->folded[h->nr_folded++].key, sizeof(h->folded[0].key), "%s", e->key);
+			h->folded[f].total = 0;
+		}
+		if (e->kind == SERIES_COUNTER && e->seen)
+			h->folded[f].total += e->total * e->scale;
+		h->folded_series++;
+	}
+	h->nr_ended = kept;
+	/* Those not yet shown were kept, last: they are the last ones. */
+	h->ended_shown = kept;
+	for (int k = 0; k < kept; k++)
+		if (h->ended_series[k].batch_seen) {
+			h->ended_shown = k;
+			break;
+		}
+}
+
+/* A process's series ends (this frame holds its last values): what it
+ * counted stays for the process table and the run's totals, after its index
+ * goes to another series. Without memory it is left out of them. */
+static void keep_ended(struct http_sink *h, int i, double end_s)
+{
+	const struct series *s = &h->setup->table->series[i];
+	const struct series_live *st = &h->series[i];
+	struct ended_series *e;
+
+	if (!per_process(s) || !st->alive)
+		return;
+	if (h->nr_ended >= HTTP_ENDED_MAX)
+		fold_oldest(h);
+	if (h->nr_ended == h->cap_ended) {
+		int cap = h->cap_ended ? 2 * h->cap_ended : 64;
+		struct ended_series *grown = realloc(h->ended_series, (size_t)cap * sizeof(*grown));
+
+		if (!grown)
+			return;
+		h->ended_series = grown;
+		h->cap_ended = cap;
+	}
+	e = &h->ended_series[h->nr_ended++];
+	memset(e, 0, sizeof(*e));
+	e->pid = s->labels.pid;
+	snprintf(e->comm, sizeof(e->comm), "%s", s->labels.comm);
+	series_key(s, e->key, sizeof(e->key));
+	e->kind = s->kind;
+	e->scale = s->scale > 0 ? s->scale : 1.0;
+	e->total = st->total;
+	e->last = st->last;
+	e->batch = st->batch;
+	e->batch_seen = st->batch_seen;
+	e->seen = st->seen;
+	e->first_s = st->first_s;
+	e->end_s = end_s;
+	/* The period's value is the ended entry's now: the index shows it no more. */
+	h->series[i].batch = 0;
+	h->series[i].batch_seen = false;
+}
+
 static void update_totals(struct http_sink *h, const struct sink_frame *f)
 {
 	const struct frame *fr = f->frame;
@@ -593,6 +752,8 @@ static void update_totals(struct http_sink *h, const struct sink_frame *f)
 			st->last = (double)s->value;
 			st->batch = st->last;
 		}
+		if (!st->seen)
+			st->first_s = (double)fr->time_ns / 1e9;
 		st->seen = st->batch_seen = true;
 		if (t->series[i].labels.pid != LABEL_NONE)
 			h->procs_seen = true;
@@ -618,8 +779,10 @@ static void update_totals(struct http_sink *h, const struct sink_frame *f)
 		}
 	}
 	for (int r = 0; r < h->nr_retiring; r++)
-		if (h->retiring[r] < h->nr_series)
+		if (h->retiring[r] < h->nr_series) {
+			keep_ended(h, h->retiring[r], (double)fr->time_ns / 1e9);
 			h->series[h->retiring[r]].alive = false;
+		}
 	place_processes(h, fr);
 	h->nr_retiring = 0;
 	h->frames++;
@@ -778,6 +941,8 @@ static void free_sink(struct http_sink *h)
 	free(h->retiring);
 	free(h->acts);
 	free(h->refs);
+	free(h->ended_series);
+	free(h->folded);
 	text_buf_free(&h->batch);
 	text_buf_free(&h->events);
 	pthread_mutex_destroy(&h->lock);
@@ -1120,12 +1285,16 @@ static json_t *session_json(struct http_sink *h, bool token)
 	for (int c = 0; c < h->nr_columns; c++) {
 		const struct column *col = &h->columns[c];
 
-		json_array_append_new(cols, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "group", col->group,
-						      "label", col->label, "unit", col->unit ? col->unit : "",
-						      "kind", col->kind_name, "source",
-						      col->kind == COLUMN_METRIC ? "metric" : "event", "scope",
-						      col->kind == COLUMN_METRIC ? scope_word(col->scope)
-										 : strcmp(col->label, "all") ? "node" : "system"));
+		json_t *cj = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "group", col->group, "label", col->label, "unit",
+				       col->unit ? col->unit : "", "kind", col->kind_name, "source",
+				       col->kind == COLUMN_METRIC ? "metric" : "event", "scope",
+				       col->kind == COLUMN_METRIC ? scope_word(col->scope)
+								  : strcmp(col->label, "all") ? "node" : "system");
+
+		/* Measured for a command or PIDs, a column of the whole machine says so. */
+		if (col->whole_system)
+			json_object_set_new(cj, "whole_system", json_true());
+		json_array_append_new(cols, cj);
 	}
 	json_object_set_new(o, "columns", cols);
 	for (int i = 0; i < h->nr_na; i++) {
@@ -1165,6 +1334,116 @@ static enum MHD_Result answer_session(void *ctx, const struct http_request *req)
 	o = session_json(h, req->token);
 	pthread_mutex_unlock(&h->lock);
 	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!text)
+		return http_respond_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	ret = http_respond(req->conn, MHD_HTTP_OK, "application/json", text, strlen(text));
+	free(text);
+	return ret;
+}
+
+/* {"time_s", "ended", "processes": [{"pid", "comm", "first_s", "ended_s" (null: running),
+ *   "totals": {KEY: total}}], "all": {KEY: total}, "unattributed": {KEY: total}}: every
+ * process of the run so far, those that exited included, with its counters'
+ * totals; "all" the same counters of the whole target (the series without a
+ * pid), "unattributed" what no process holds (all less the processes' sum). */
+static json_t *totals_json(struct http_sink *h)
+{
+	const struct series_table *t = h->setup->table;
+	json_t *o = json_object(), *procs = json_array(), *all = json_object(), *rest = json_object();
+	json_t *by_pid = json_object();
+	char key[80], pid[16];
+
+	for (int k = 0; k < h->nr_ended + h->nr_series; k++) {
+		const struct ended_series *e = k < h->nr_ended ? &h->ended_series[k] : NULL;
+		const struct series *s = e ? NULL : &t->series[k - h->nr_ended];
+		const struct series_live *st = e ? NULL : &h->series[k - h->nr_ended];
+		json_t *p, *totals;
+		double total;
+
+		if (e ? !e->seen : !st->seen || !st->alive || !per_process(s))
+			continue;
+		snprintf(pid, sizeof(pid), "%d", e ? e->pid : s->labels.pid);
+		if (!(p = json_object_get(by_pid, pid))) {
+			p = json_pack("{s:i, s:s, s:f, s:n, s:{}}", "pid", e ? e->pid : s->labels.pid, "comm",
+				      e ? e->comm : s->labels.comm, "first_s", e ? e->first_s : st->first_s, "ended_s",
+				      "totals");
+			json_object_set_new(by_pid, pid, p);
+			json_array_append(procs, p);
+		}
+		/* Its latest name and end: a live series says it runs. */
+		json_object_set_new(p, "comm", json_string(e ? e->comm : s->labels.comm));
+		json_object_set_new(p, "ended_s", e ? json_real(e->end_s) : json_null());
+		if ((e ? e->kind : s->kind) != SERIES_COUNTER)
+			continue;
+		if (e)
+			snprintf(key, sizeof(key), "%s", e->key);
+		else
+			series_key(s, key, sizeof(key));
+		total = e ? e->total * e->scale : st->total * (s->scale > 0 ? s->scale : 1.0);
+		totals = json_object_get(p, "totals");
+		json_object_set_new(totals, key, json_real(json_number_value(json_object_get(totals, key)) + total));
+		json_object_set_new(rest, key, json_real(json_number_value(json_object_get(rest, key)) - total));
+	}
+	for (int i = 0; i < h->nr_series; i++) {
+		const struct series *s = &t->series[i];
+
+		if (series_is_per_task(s) || s->kind != SERIES_COUNTER || !h->series[i].seen)
+			continue;
+		series_key(s, key, sizeof(key));
+		if (!json_object_get(rest, key))
+			continue;
+		json_object_set_new(all, key, json_real(json_number_value(json_object_get(all, key)) +
+							h->series[i].total * (s->scale > 0 ? s->scale : 1.0)));
+	}
+	{
+		const char *k;
+		json_t *v, *unattributed = json_object();
+
+		/* What the whole target counted and no process holds: all less the processes' sum (rest holds minus it). */
+		json_object_foreach(rest, k, v)
+			if (json_object_get(all, k))
+				json_object_set_new(unattributed, k, json_real(json_number_value(json_object_get(all, k)) +
+									     json_number_value(v)));
+		json_decref(rest);
+		rest = unattributed;
+	}
+	if (h->folded_series) {
+		json_t *others = json_object();
+
+		for (int f = 0; f < h->nr_folded; f++) {
+			json_object_set_new(others, h->folded[f].key, json_real(h->folded[f].total));
+			if (json_object_get(rest, h->folded[f].key))
+				json_real_set(json_object_get(rest, h->folded[f].key),
+					      json_number_value(json_object_get(rest, h->folded[f].key)) - h->folded[f].total);
+		}
+		json_object_set_new(o, "others", json_pack("{s:I, s:o}", "series", (json_int_t)h->folded_series,
+							    "totals", others));
+	}
+	json_decref(by_pid);
+	json_object_set_new(o, "time_s", json_real((double)h->last_time_ns / 1e9));
+	json_object_set_new(o, "ended", json_boolean(h->ended));
+	json_object_set_new(o, "processes", procs);
+	json_object_set_new(o, "all", all);
+	json_object_set_new(o, "unattributed", rest);
+	return o;
+}
+
+static enum MHD_Result answer_totals(void *ctx, const struct http_request *req)
+{
+	struct http_sink *h = ctx;
+	json_t *o;
+	char *text;
+	enum MHD_Result ret;
+
+	pthread_mutex_lock(&h->lock);
+	if (!h->opened) {
+		pthread_mutex_unlock(&h->lock);
+		return not_ready(req->conn);
+	}
+	o = totals_json(h);
+	pthread_mutex_unlock(&h->lock);
+	text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
 	json_decref(o);
 	if (!text)
 		return http_respond_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
@@ -1224,6 +1503,7 @@ int http_sink_init(struct sink *sink, const struct http_sink_options *opt, bool 
 		{ "GET", "/metrics", HTTP_READ, answer_metrics, h },
 		{ "GET", "/api/session", HTTP_READ, answer_session, h },
 		{ "GET", "/api/stream", HTTP_READ, answer_stream, h },
+		{ "GET", "/api/totals", HTTP_READ, answer_totals, h },
 		{ "POST", "/api/control", HTTP_CONTROL, answer_control, h },
 	};
 

@@ -27,6 +27,9 @@
 /* The process table goes out once a second, its busiest rows. */
 #define HTTP_PROC_PERIOD_NS 1000000000ull
 #define HTTP_PROC_ROWS 30
+/* Series of exited processes kept one by one for /api/totals; past this (a
+ * long-running exporter), the oldest are added up into "others". */
+#define HTTP_ENDED_MAX 65536
 
 struct http_sink_options {
 	struct http_server_options server;

@@ -7,6 +7,7 @@
  *   sources: perf procfs bpf
  *   coverage_pct: P            (or n/a)
  *   recording: off
+ *   scope: nodes: ...          with -p: the node panel counts the whole machine
  *   na: COLUMN: REASON         one line per column this host cannot measure (for
  *                              a Lua column: why its value is missing this time)
  *   <blank>
@@ -19,7 +20,18 @@
  *   [threads of PID, when -p]
  *
  * Numbers are plain decimals with one fraction digit; a value this host
- * cannot measure is "n/a", never 0. */
+ * cannot measure is "n/a", never 0.
+ *
+ * A replay (top --input) ends with the run's totals: every process the
+ * recording holds, those that exited before the end included, and what the
+ * probes counted for the whole target but for no process:
+ *
+ *   totals: time_s=T processes=N exited=E
+ *   PID FAULTS PAGES CPU_S FIRST_S ENDED_S COMMAND   ENDED_S "-": running at the end
+ *   unattributed FAULTS=F                           all faults less the processes' sum
+ *   all FAULTS=F                                    proc.faults of the whole target */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lua/lua_engine.h"
@@ -55,6 +67,9 @@ static void print_header(FILE *out, const struct top_model *m, const struct top_
 	else
 		fprintf(out, "coverage_pct: n/a\n");
 	fprintf(out, "recording: %s\n", d->recording[0] ? d->recording : "off");
+	/* -p: the node panel is still the whole machine's; the process's own values are its rows. */
+	if (m->focus_pid)
+		fprintf(out, "scope: nodes: the whole machine, not only pid %d\n", (int)m->focus_pid);
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
 		if (m->node_col_why[c])
 			fprintf(out, "na: %s: %s\n", top_node_col_name(c), m->node_col_why[c]);
@@ -132,6 +147,45 @@ static void print_threads(FILE *out, const struct top_model *m)
 		fprintf(out, "%d %c %d %d %.1f %.1f %s\n", (int)t->tid, t->state ? t->state : '?', t->cpu, t->node,
 			t->faults, t->cpu_pct, t->comm);
 	}
+}
+
+static int cmp_run_faults(const void *a, const void *b)
+{
+	const struct top_run_process *x = a, *y = b;
+
+	if (x->faults != y->faults)
+		return x->faults < y->faults ? 1 : -1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+int top_batch_print_totals(FILE *out, const struct top_model *m)
+{
+	struct top_run_process *p;
+	int n = top_model_run_totals(m, &p);
+	double listed = 0;
+
+	if (n < 0)
+		return -1;
+	qsort(p, (size_t)n, sizeof(*p), cmp_run_faults);
+	fprintf(out, "totals: time_s=%.3f processes=%d exited=%d\n", m->elapsed_s, n, m->nr_ended);
+	fprintf(out, "PID FAULTS PAGES CPU_S FIRST_S ENDED_S COMMAND\n");
+	for (int i = 0; i < n; i++) {
+		fprintf(out, "%d %.0f %.0f %.3f %.3f ", (int)p[i].pid, p[i].faults, p[i].pages, p[i].oncpu_s,
+			p[i].first_s);
+		if (isnan(p[i].ended_s))
+			fprintf(out, "- %s\n", p[i].comm);
+		else
+			fprintf(out, "%.3f %s\n", p[i].ended_s, p[i].comm);
+		listed += p[i].faults;
+	}
+	if (m->run_faults_seen) {
+		fprintf(out, "unattributed FAULTS=%.0f\n", m->run_faults - listed);
+		fprintf(out, "all FAULTS=%.0f\n", m->run_faults);
+	}
+	fprintf(out, "\n");
+	fflush(out);
+	free(p);
+	return 0;
 }
 
 void top_batch_print(FILE *out, struct top_model *m, const struct top_display *d)

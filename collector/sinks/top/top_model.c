@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,9 @@ struct top_task {
 	bool seen[F_NR];
 	double value[F_NR];                          /* this frame */
 	uint64_t faults_total;                       /* since top started */
+	double run_faults, run_pages, run_oncpu_ns;  /* a process's totals over the run */
+	double first_s;
+	bool run_seen;
 	int next_free;
 };
 
@@ -195,6 +199,11 @@ int top_model_open(struct top_model *m, const struct top_inputs *in, struct ms_e
 		ms_error_set(err, "out of memory");
 		return -1;
 	}
+	m->faults_series = -1;
+	for (int i = 0; i < in->table->nr; i++)
+		if (!strcmp(in->table->series[i].name, "proc.faults") && !series_is_per_task(&in->table->series[i]) &&
+		    !in->table->series[i].unavailable)
+			m->faults_series = i;
 	if (in->cpu_model)
 		snprintf(m->cpu_model, sizeof(m->cpu_model), "%s", in->cpu_model);
 	else if (m->host)
@@ -231,6 +240,7 @@ void top_model_close(struct top_model *m)
 	free(m->lua_why);
 	free(m->procs);
 	free(m->threads);
+	free(m->ended);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -553,6 +563,66 @@ static int cmp_thread_row(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+static void add_run_totals(struct top_model *m, struct top_task *t)
+{
+	bool any = false;
+
+	for (int f = 0; f < F_NR; f++)
+		any |= t->seen[f];
+	if (!any)
+		return;
+	if (!t->run_seen)
+		t->first_s = m->elapsed_s;
+	t->run_seen = true;
+	t->run_faults += t->value[F_FAULTS];
+	t->run_oncpu_ns += t->value[F_ONCPU];
+	for (int i = 0; i < m->nr_nodes && i < TOP_MAX_NODES; i++)
+		t->run_pages += t->value[F_PAGES + i];
+}
+
+static void run_process(const struct top_task *t, double ended_s, struct top_run_process *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->pid = t->pid;
+	snprintf(out->comm, sizeof(out->comm), "%s", t->comm);
+	out->faults = t->run_faults;
+	out->pages = t->run_pages;
+	out->oncpu_s = t->run_oncpu_ns / 1e9;
+	out->first_s = t->first_s;
+	out->ended_s = ended_s;
+}
+
+/* A process's series all ended: its totals stay for the run's. Without
+ * memory it is left out of them (the whole target's faults still count it). */
+static void keep_ended(struct top_model *m, const struct top_task *t)
+{
+	if (m->nr_ended == m->cap_ended) {
+		int cap = m->cap_ended ? 2 * m->cap_ended : 64;
+		struct top_run_process *grown = realloc(m->ended, (size_t)cap * sizeof(*grown));
+
+		if (!grown)
+			return;
+		m->ended = grown;
+		m->cap_ended = cap;
+	}
+	run_process(t, m->elapsed_s, &m->ended[m->nr_ended++]);
+}
+
+int top_model_run_totals(const struct top_model *m, struct top_run_process **out)
+{
+	const struct top_cumulative *c = m->prev;
+	int n = m->nr_ended;
+
+	*out = malloc(((size_t)m->nr_ended + (size_t)(c ? c->nr_tasks : 0) + 1) * sizeof(**out));
+	if (!*out)
+		return -1;
+	memcpy(*out, m->ended, (size_t)m->nr_ended * sizeof(**out));
+	for (int k = 0; c && k < c->nr_tasks; k++)
+		if (c->tasks[k].pid && !c->tasks[k].tid)
+			run_process(&c->tasks[k], NAN, &(*out)[n++]);
+	return n;
+}
+
 /* Rows from the frame's per-task series; tasks whose series end in this
  * frame show their last interval and are then forgotten. */
 static void update_tasks(struct top_model *m, const struct frame *frame, double seconds)
@@ -590,6 +660,8 @@ static void update_tasks(struct top_model *m, const struct frame *frame, double 
 		t->ending = 0;
 		if (!t->pid)
 			continue;
+		if (!t->tid)
+			add_run_totals(m, t);
 		/* A process that exited without a fault in its last interval has
 		 * nothing to show: short-lived ones would fill the list with them. */
 		if (!t->tid && exited && t->value[F_FAULTS] == 0)
@@ -607,8 +679,11 @@ static void update_tasks(struct top_model *m, const struct frame *frame, double 
 		if (k < 0)
 			continue;
 		c->series_task[index] = -1;
-		if (--c->tasks[k].nr_series == 0)
+		if (--c->tasks[k].nr_series == 0) {
+			if (!c->tasks[k].tid)
+				keep_ended(m, &c->tasks[k]);
 			task_drop(c, k);
+		}
 	}
 	qsort(m->threads, (size_t)m->nr_threads, sizeof(*m->threads), cmp_thread_row);
 	if (m->focus_pid) {
@@ -669,6 +744,10 @@ void top_model_update(struct top_model *m, const struct frame *frame, const stru
 	update_nodes(m, frame);
 	update_lua_columns(m);
 	update_tasks(m, frame, m->interval_s);
+	if (m->faults_series >= 0 && m->faults_series < frame->nr && frame->samples[m->faults_series].valid) {
+		m->run_faults += (double)frame->samples[m->faults_series].value;
+		m->run_faults_seen = true;
+	}
 	m->last_ns = now;
 	m->updates++;
 }

@@ -91,6 +91,17 @@ struct top_thread_row {
 	int node;                    /* that CPU's node */
 };
 
+/* A process over the whole run, for the totals a replay ends with: every
+ * process the run had, those that exited before the end included. */
+struct top_run_process {
+	pid_t pid;
+	char comm[16];
+	double faults, pages;        /* totals over the run */
+	double oncpu_s;
+	double first_s;              /* run time of the first frame that held it */
+	double ended_s;              /* run time of its last frame; NAN: running at the end */
+};
+
 struct lua_engine;
 
 /* What top shows, as series: `record -a` records the same, so a recording
@@ -176,6 +187,14 @@ struct top_model {
 	uint64_t last_ns;            /* time of the previous update */
 	struct top_cumulative *prev;
 	int pages_series[TOP_MAX_NODES]; /* series index of proc.pages_alloc per node, or -1 */
+	/* Run totals: processes that ended (their rows are gone), and the faults
+	 * of the whole target (proc.faults without a pid), which the processes'
+	 * add up to but for what the probes could not give a process. */
+	struct top_run_process *ended;
+	int nr_ended, cap_ended;
+	int faults_series;           /* proc.faults of the whole target, or -1 */
+	double run_faults;
+	bool run_faults_seen;
 	int plan_metric[TOP_NODE_NR_COLS]; /* plan index of each node column's metric, or -1 */
 };
 
@@ -185,6 +204,10 @@ int top_model_open(struct top_model *m, const struct top_inputs *in, struct ms_e
  * from the start of the run; values are its metrics (NULL without a plan). */
 void top_model_update(struct top_model *m, const struct frame *frame, const struct metric_values *values);
 void top_model_close(struct top_model *m);
+
+/* Every process of the run so far with its totals (those that ended, then
+ * those running), in a new array the caller frees; -1 when out of memory. */
+int top_model_run_totals(const struct top_model *m, struct top_run_process **out);
 
 /* Sort rows by a column, highest first (PID and COMMAND ascending). */
 void top_model_sort(struct top_process_row *rows, int nr, enum top_proc_col col);

@@ -197,6 +197,13 @@ static void top_end(struct sink *sink, const struct sink_end *end)
 	/* The screen goes before anything else is printed (the scripts' reports). */
 	top_view_close(t->opt.view);
 	t->opt.view = NULL;
+	/* A replay ends with the run's totals: every process, those that exited too. */
+	if (t->opt.inputs.replay && t->model_open && t->model.updates) {
+		flockfile(stdout);
+		if (top_batch_print_totals(stdout, &t->model) < 0)
+			fprintf(stderr, "memscope top: out of memory for the run's totals\n");
+		funlockfile(stdout);
+	}
 }
 
 static void top_close(struct sink *sink)

@@ -420,6 +420,9 @@ static int draw_nodes(const struct top_model *m, const struct layout *l, int y)
 		if (l->node[c])
 			len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", node_col_width(c),
 						top_node_col_name((enum top_node_col)c));
+	/* -p: the node panel is still the whole machine's, not the process's. */
+	if (m->focus_pid)
+		snprintf(line + len, sizeof(line) - len, "   (whole machine, not only pid %d)", (int)m->focus_pid);
 	put_bar(y++, line, A_REVERSE);
 	for (int i = 0; i <= m->nr_nodes && y < getmaxy(stdscr) - 1; i++) {
 		const struct top_node_row *row = i < m->nr_nodes ? &m->nodes[i] : &m->total;

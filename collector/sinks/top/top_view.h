@@ -26,6 +26,8 @@ bool top_display_shows(const struct top_display *d, const struct top_process_row
 /* Batch output: one block per update (format in docs/man/memscope-top.1).
  * Both presentations sort the model's process rows in place. */
 void top_batch_print(FILE *out, struct top_model *m, const struct top_display *d);
+/* A replay's run totals (the block described in top_batch.c); -1 when out of memory. */
+int top_batch_print_totals(FILE *out, const struct top_model *m);
 
 /* Keys ask the command for these. */
 enum top_request {

@@ -52,7 +52,7 @@ def numastat_delta(before):
 
 
 def stat_rows(output):
-    """Rows of `memscope stat -x,` (header time,scope,event,value,unit,coverage) as dicts."""
+    """Rows of `memscope stat -x,` (header time,scope,event,value,unit,coverage,note) as dicts."""
     # Workloads print JSON on the same stdout: not CSV rows.
     lines = [line for line in output.splitlines() if line.count(",") >= 3 and not line.startswith("{")]
     header = next((i for i, line in enumerate(lines) if line.startswith("time,")), None)
