@@ -172,13 +172,15 @@ static int explain_ref(struct expr *ref, void *ctx)
 	const struct resolved_role *rr;
 	int r, e;
 
-	if (ref->slot == CATALOG_SLOT_SECONDS) {
+	if (catalog_slot_builtin(ref->slot)) {
 		for (int i = 0; i < c->nr_seen; i++)
 			if (c->seen[i] == ref->slot)
 				return 0;
 		if (c->nr_seen < 64)
 			c->seen[c->nr_seen++] = ref->slot;
-		fprintf(c->out, "    seconds = length of the interval in seconds\n");
+		fprintf(c->out, "    %s\n", ref->slot == CATALOG_SLOT_SECONDS ? "seconds = length of the interval in seconds"
+			: ref->slot == CATALOG_SLOT_SMT_ON ? "smt_on = 1 when a core has more than one online CPU (perf's #SMT_on)"
+			: "core_wide = 1 when every CPU of each counted core is counted (perf's #core_wide)");
 		return 0;
 	}
 	for (int i = 0; i < c->nr_seen; i++)
@@ -303,6 +305,8 @@ static void explain_metric(const struct resolution *res, int idx, FILE *out, int
 					stack[top++] = e->b;
 				if (e->a && top < 64)
 					stack[top++] = e->a;
+				if (e->cond && top < 64)
+					stack[top++] = e->cond;
 			}
 		}
 		return;
