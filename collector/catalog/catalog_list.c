@@ -266,6 +266,52 @@ static int explain_ref(struct expr *ref, void *ctx)
 	return 0;
 }
 
+struct group_count {
+	int slots[64];
+	int nr;
+};
+
+static int count_group_ref(struct expr *ref, void *ctx)
+{
+	struct group_count *g = ctx;
+
+	if (catalog_slot_builtin(ref->slot))
+		return 0;
+	for (int i = 0; i < g->nr; i++)
+		if (g->slots[i] == ref->slot)
+			return 0;
+	if (g->nr < 64)
+		g->slots[g->nr++] = ref->slot;
+	return 0;
+}
+
+/* How a mapping's events of each PMU role share the counters: one group when
+ * they fit (every ratio from the same cycles), else groups that take turns
+ * (perf's --metric-no-group), each count scaled and the value marked mixed. */
+static void explain_grouping(const struct resolved_family *rf, const struct catalog_mapping *map, FILE *out)
+{
+	struct group_count g = { .nr = 0 };
+
+	expr_each_ref(map->formula, count_group_ref, &g);
+	for (int r = 0; r < rf->family->nr_roles; r++) {
+		const struct catalog_role *role = &rf->family->roles[r];
+		int n = 0, counters = rf->roles[r].counters;
+
+		for (int i = 0; i < g.nr; i++)
+			n += catalog_slot_role(g.slots[i]) == r;
+		if (n < 2 || role->source != ROLE_PERF || counters <= 0)
+			continue;
+		if (n <= counters)
+			fprintf(out, "  grouping: its %d %s events open as one group on each instance (%d of %d counters): "
+				     "every ratio comes from the same cycles\n", n, role->name, n, counters);
+		else
+			fprintf(out, "  grouping: its %d %s events do not fit one group of %d counters: they open in %d "
+				     "groups that take turns (perf's --metric-no-group); each count is scaled by "
+				     "enabled/running, the value shows the smallest coverage and is marked mixed\n",
+				n, role->name, counters, (n + counters - 1) / counters);
+	}
+}
+
 static void explain_metric(const struct resolution *res, int idx, FILE *out, int depth)
 {
 	const struct catalog *cat = res->cat;
@@ -333,6 +379,7 @@ static void explain_metric(const struct resolution *res, int idx, FILE *out, int
 		fprintf(out, "  raw events (summed over the instances in each scope; multiplexed counts are scaled by "
 			     "enabled/running):\n");
 		expr_each_ref(map->formula, explain_ref, &c);
+		explain_grouping(rf, map, out);
 		if (rm->detail[0])
 			fprintf(out, "  preferred mappings not usable here: %s\n", rm->detail);
 		for (int k = rm->mapping + 1; k < rm->fm->nr_mappings; k++)
