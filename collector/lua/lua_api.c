@@ -11,6 +11,7 @@
 #include "lua/lua_internal.h"
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
+#include "cli/validation_store.h"
 
 static struct lua_engine *engine_of(lua_State *L)
 {
@@ -508,6 +509,26 @@ static int api_metrics(lua_State *L)
 	return 1;
 }
 
+/* validated(metric [, node]) -> what memscope validate measured for the
+ * metric on this machine (the system, or node N) where it agreed, and the
+ * date; or nil, why. Reports set a measured rate beside it (a stored peak). */
+static int api_validated(lua_State *L)
+{
+	const char *metric = luaL_checkstring(L, 1);
+	int node = lua_isnoneornil(L, 2) ? -1 : (int)luaL_checkinteger(L, 2);
+	char date[64] = "", why[600] = "";
+	double measured = 0;
+
+	if (validation_measured(metric, node, &measured, date, sizeof(date), why, sizeof(why)) == 1) {
+		lua_pushnumber(L, measured);
+		lua_pushstring(L, date);
+		return 2;
+	}
+	lua_pushnil(L);
+	lua_pushstring(L, why);
+	return 2;
+}
+
 /* topology(): built once per script and then the same table (treat it as
  * read-only): scripts ask for it at every frame. */
 static int api_topology(lua_State *L)
@@ -582,7 +603,7 @@ void lua_api_open(lua_State *L, struct lua_script *s)
 	static const luaL_Reg api[] = {
 		{ "value", api_value }, { "rate", api_rate }, { "total", api_total }, { "history", api_history },
 		{ "series", api_series }, { "labels", api_labels }, { "has", api_has }, { "why", api_why }, { "pick", api_pick },
-		{ "metrics", api_metrics }, { "channels", api_channels }, { "topology", api_topology }, { "frame", api_frame },
+		{ "metrics", api_metrics }, { "channels", api_channels }, { "topology", api_topology }, { "validated", api_validated }, { "frame", api_frame },
 		{ "metric", lua_metrics_define },
 		{ NULL, NULL },
 	};

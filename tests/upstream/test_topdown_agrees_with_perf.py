@@ -7,8 +7,9 @@ Each perf event a metric names is found among the catalog's events by its encodi
 edge, inv, any; perf's fixed counters by what they count, the kernel's topdown-* aliases from
 arch/x86/events/intel/core.c, TSC as the msr PMU's tsc), so a catalog formula over other events than perf's
 fails here. Where the catalog knowingly differs, the mapping's upstream_differs says why, and the test
-checks that very difference: perf's d_ratio gives 0 where memscope gives no value (nothing counted), and
-perf's #has_pmem branch (persistent memory) differs from memscope's.
+checks that very difference: perf's d_ratio gives 0 where memscope gives no value (nothing counted),
+perf's #has_pmem branch (persistent memory) differs from memscope's, and perf's TSC is every CPU's added
+up where memscope counts one CPU's (memscope's value is perf's divided by the number of CPUs).
 """
 import json
 import math
@@ -174,9 +175,17 @@ def catalog_events(fam, metrics):
 
 
 def frames(events, cpus, rng):
-    """Frames of counts: each {(role, event): [(cpu, value, enabled, running)]}, with its interval."""
+    """Frames of counts: each {(role, event): [(cpu, value, enabled, running)]}, with its interval. The TSC
+    (the msr PMU) reads the same on every CPU and is never multiplexed (it is free-running)."""
     def frame(count, coverage):
-        return {ev: [(c, count(ev, c), *coverage(ev, c)) for c in cpus] for ev in events}
+        out = {}
+        for ev, k in events.items():
+            if k[0] == "msr":
+                t = count(ev, cpus[0])
+                out[ev] = [(c, t, 1000000000, 1000000000) for c in cpus]
+            else:
+                out[ev] = [(c, count(ev, c), *coverage(ev, c)) for c in cpus]
+        return out
     whole = lambda ev, c: (1000000000, 1000000000)      # noqa: E731
     out = []
     for _ in range(RANDOM_SETS):
@@ -196,6 +205,9 @@ def run_memscope(machine, fam, metrics, events, frame_list, tmp_path):
         values = {}
         for (rname, ename), per_cpu in counts.items():
             pmu = fixture_pmu(machine, fam["pmus"][rname])
+            if fam["pmus"][rname].get("scope") == "system":   # one CPU counts it: one series
+                values["%s/%s/" % (pmu, ename)] = per_cpu[0][1]
+                continue
             for cpu, value, enabled, running in per_cpu:
                 name = "%s/%s/@cpu%d" % (pmu, ename, cpu)
                 values[name] = value if running == enabled else \
@@ -251,9 +263,10 @@ def test_topdown_agrees_with_perf(src, family, tmp_path):
             perf_name = names[metric]
             assert perf_name in table.metrics, "%s has no metric %s" % (rel, perf_name)
             differs = fam["metrics"][metric][0].get("upstream_differs", "")
-            assert not differs or "d_ratio" in differs or "has_pmem" in differs, \
+            tsc_differs = "adds them up" in differs
+            assert not differs or "d_ratio" in differs or "has_pmem" in differs or tsc_differs, \
                 "%s %s: upstream_differs this test does not know how to check: %s" % (family, metric, differs)
-            pmem_differs = False
+            seen_difference = False
             for i, (seconds, counts) in enumerate(frame_list):
                 sums = {events[ev]: v for ev, v in scaled(counts).items()}
                 perf = table.value(perf_name, sums, seconds) / table.scale(perf_name)
@@ -264,6 +277,9 @@ def test_topdown_agrees_with_perf(src, family, tmp_path):
                         continue      # perf's d_ratio: 0 where nothing was counted
                     assert mine is None and math.isnan(perf), "%s: memscope %s, perf %s" % (where, mine, perf)
                     continue
+                if tsc_differs:       # perf's TSC is every CPU's added up; memscope's one CPU's
+                    seen_difference |= not agree(mine, perf)
+                    perf /= len(cpus)
                 assert agree(mine, perf), "%s: memscope %.15g, perf %.15g" % (where, mine, perf)
                 compared += 1
                 if i == RANDOM_SETS + 1:
@@ -275,9 +291,11 @@ def test_topdown_agrees_with_perf(src, family, tmp_path):
                         other = table.value(perf_name, dict(sums, **{}) | extra, seconds, {"#has_pmem": 1})
                     except LookupError:
                         other = math.nan
-                    pmem_differs |= not agree(other / table.scale(perf_name), mine)
+                    seen_difference |= not agree(other / table.scale(perf_name), mine)
+            if tsc_differs:
+                assert seen_difference, "%s %s says perf adds every CPU's TSC up, but it agrees" % (family, metric)
             if "has_pmem" in differs:
-                assert pmem_differs, "%s %s says perf's #has_pmem branch differs, but it agrees" % (family, metric)
+                assert seen_difference, "%s %s says perf's #has_pmem branch differs, but it agrees" % (family, metric)
             if "d_ratio" in differs:
                 zero = frame_list[RANDOM_SETS][1]
                 sums = {events[ev]: v for ev, v in scaled(zero).items()}
