@@ -321,6 +321,8 @@ static void explain_metric(const struct resolution *res, int idx, FILE *out, int
 	fprintf(out, "%s%s (%s, unit %s): %s\n", depth ? "\n" : "", m->name, metric_kind_name(m->kind),
 		m->unit[0] ? m->unit : "none", m->description);
 	fprintf(out, "  defined at %s:%d\n", m->pos.file, m->pos.line);
+	for (int i = 0; i < m->nr_groups; i++)
+		fprintf(out, "%s%s%s", i ? ", " : "  groups: ", m->groups[i], i == m->nr_groups - 1 ? "\n" : "");
 	if (m->formula) {
 		fprintf(out, "  formula: %s   (evaluated per scope: system, each node, each socket)\n", m->formula_text);
 		if (!rm->available)

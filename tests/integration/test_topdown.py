@@ -230,3 +230,33 @@ def test_no_pmu_says_so_once_and_shows_the_kernel(memscope, tmp_path):
     notes = [o["note"] for o in objs if "note" in o]
     assert sum("no core top-down" in n for n in notes) == 1
     assert sum("Global Queue" in str(v) for row in tree["rows"] for v in row.values()) == 1
+
+
+def test_explain_names_the_groups_and_how_the_events_share_counters(memscope):
+    env = fixture_env("skylake-sp-2s")
+    r = run([memscope, "list", "--explain", "topdown.l3_bound"], env=env)
+    assert r.returncode == 0, r.stderr
+    assert "  groups: TopdownL3, memory\n" in r.stdout
+    # stalls_l2_miss, stalls_l3_miss and cycles: one group of the core PMU's 4 counters.
+    assert "grouping: its 3 core events open as one group on each instance (3 of 4 counters)" in r.stdout
+    r = run([memscope, "list", "--explain", "topdown.memory_bound"], env=env)
+    assert "  groups: TopdownL2, memory\n" in r.stdout
+    assert ("grouping: its 14 core events do not fit one group of 4 counters: they open in 4 groups that take "
+            "turns (perf's --metric-no-group)") in r.stdout
+    assert "source: perf skylakex/skx-metrics.json tma_memory_bound" in r.stdout
+
+
+def test_multiplexed_counts_are_scaled_and_the_coverage_shown(memscope, tmp_path):
+    """Half the time on the counters: counts doubled, the ratio unchanged, coverage 50% shown."""
+    values = {}
+    for cpu in range(16):
+        values[f"cpu/stalls_l2_miss/@cpu{cpu}"] = {"value": 150, "enabled_ns": 1000000000, "running_ns": 500000000}
+        values[f"cpu/stalls_l3_miss/@cpu{cpu}"] = {"value": 50, "enabled_ns": 1000000000, "running_ns": 500000000}
+        values[f"cpu/cycles/@cpu{cpu}"] = 1000
+    replay = write_replay(tmp_path / "mux.jsonl", [(1.0, values)])
+    r = run([memscope, "stat", "--replay", str(replay), "-m", "topdown.l3_bound", "-x,", "--self-describing"],
+            env=fixture_env("skylake-sp-2s"))
+    assert r.returncode == 0, r.stderr
+    total = [line.split(",") for line in r.stdout.splitlines() if line.startswith("total,total,")]
+    assert total[0][2:4] == ["topdown.l3_bound", "0.2"]          # (300 - 100) / 1000
+    assert total[0][5] == "0.5000"
