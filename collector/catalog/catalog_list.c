@@ -303,7 +303,8 @@ static void explain_grouping(const struct resolved_family *rf, const struct cata
 			continue;
 		if (n <= counters)
 			fprintf(out, "  grouping: its %d %s events open as one group on each instance (%d of %d counters): "
-				     "every ratio comes from the same cycles\n", n, role->name, n, counters);
+				     "every ratio comes from the same cycles (events it shares with a metric asked for "
+				     "before it stay in that metric's group)\n", n, role->name, n, counters);
 		else
 			fprintf(out, "  grouping: its %d %s events do not fit one group of %d counters: they open in %d "
 				     "groups that take turns (perf's --metric-no-group); each count is scaled by "

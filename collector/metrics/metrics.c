@@ -556,7 +556,7 @@ int metric_engine_new(const struct metric_plan *plan, const struct host *host, c
 	/* SMT: some core has more than one CPU. Core events are counted on every
 	 * CPU, so the counts cover whole cores unless stat -C left CPUs out of
 	 * an SMT machine (perf: system-wide and no SMT or whole cores listed). */
-	e->smt_on = topo->nr_cores < topo->nr_cpus ? 1 : 0;
+	e->smt_on = topo->smt ? 1 : 0;
 	e->core_wide = !host->cpus_restricted || !e->smt_on ? 1 : 0;
 	e->nr_nodes = topo->nr_nodes;
 	e->node_ids = malloc(sizeof(int) * (size_t)(topo->nr_nodes + 1));

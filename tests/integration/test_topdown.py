@@ -260,3 +260,17 @@ def test_multiplexed_counts_are_scaled_and_the_coverage_shown(memscope, tmp_path
     total = [line.split(",") for line in r.stdout.splitlines() if line.startswith("total,total,")]
     assert total[0][2:4] == ["topdown.l3_bound", "0.2"]          # (300 - 100) / 1000
     assert total[0][5] == "0.5000"
+
+
+def test_part_of_an_smt_core_takes_perfs_per_thread_estimate(memscope, tmp_path):
+    """stat -C 0 counts one thread of an SMT core: perf's #core_wide is 0 and its #SMT_on still 1, so the core's
+    clocks are estimated from the thread's: cycles / 2 x (1 + ONE_THREAD_ACTIVE / REF_XCLK)."""
+    counts = {"cycles": 1000, "cycles_any": 2000, "one_thread_active": 500, "ref_xclk": 1000,
+              "idq_uops_not_delivered": 400, "uops_issued": 1600, "recovery_cycles": 0, "recovery_cycles_any": 100}
+    replay = write_replay(tmp_path / "c0.jsonl", [(1.0, per_cpu("cpu", counts, [0]))])
+    r = run([memscope, "stat", "--replay", str(replay), "-C", "0", "-m", "topdown.backend_bound", "-x,",
+             "--self-describing"], env=fixture_env("skylake-sp-2s"))
+    assert r.returncode == 0, r.stderr
+    value = float(r.stdout.splitlines()[1].split(",")[3])
+    # core clocks 500 x 1.5 = 750, slots 3000: 1 - 400/3000 - (1600 + 4 x 100/2)/3000
+    assert value == pytest.approx(1 - 400 / 3000 - 1800 / 3000, rel=1e-12)
