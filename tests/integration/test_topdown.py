@@ -121,7 +121,7 @@ def test_skylake_sp_report_memory_bound(memscope, tmp_path):
     root = str(FIXTURES / "skylake-sp-2s" / "sys")
     validation.write_text(json.dumps({"format": "memscope-validation", "version": 1, "machine": "sysfs " + root,
                                       "date": "2026-11-01", "verdicts": [
-                                          {"metric": "mem.read_bw", "node": None, "verdict": "agrees", "text": "",
+                                          {"metric": "mem.read_bw", "node": 1, "verdict": "agrees", "text": "",
                                            "expected": 100e9, "measured": 1e6, "workload": "bench rd"}]}))
     values = skx_values()
     for i in range(6):        # 1,000 CAS reads a channel on each socket: 12,000 x 64 B in 1 s
@@ -144,10 +144,9 @@ def test_skylake_sp_report_memory_bound(memscope, tmp_path):
     assert rows["      latency"]["value"] == "7.0%"
     assert rows["        remote DRAM"]["value"] == "57.1%" and rows["        remote DRAM"]["dominant"] == "yes"
     assert rows["        local DRAM"]["value"] == "26.8%"        # 0.26775; remote 0.5715 (57.1% in binary)
-    # 768 kB/s of reads, against the 1 MB/s validate measured on this machine.
-    assert rows["DRAM traffic"]["value"].startswith("768 KB/s (read 768 KB/s, write n/a, 76.8% of the 1.00 MB/s "
-                                                    "mem.read_bw measured by validate (2026-11-01))"), \
-        rows["DRAM traffic"]["value"]
+    # 768 KB/s of reads, half on node 1 (socket 1's IMCs): 384 KB/s against the 1 MB/s validate measured there.
+    assert rows["DRAM traffic"]["value"] == ("768 KB/s (read 768 KB/s, write n/a; reads: node 1 38.4% of the "
+                                             "1.00 MB/s validate measured (2026-11-01))"), rows["DRAM traffic"]["value"]
     assert not any("no core top-down" in n for n in notes)
 
 
