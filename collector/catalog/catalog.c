@@ -25,7 +25,7 @@ static const char *const cpu_keys[] = { "vendor", "family", "model", "implemente
 static const char *const role_keys[] = { "match", "source", "requires_formats", "rejects_formats", "scope",
 					 "counters", "width", "description", "events", "counters_cpuid", NULL };
 static const char *const event_keys[] = { "config", "perf", "procfs", "bpf", "plugin", "alias", "pfm", "description",
-					  "upstream_differs", NULL };
+					  "upstream_differs", "fixed", NULL };
 static const char *const mapping_keys[] = { "formula", "source", "caveat", "fidelity", "upstream_differs", NULL };
 static const char *const scopes[] = { "cpu", "core", "ccx", "channel", "die", "sccl", "node", "socket", "system",
 				      "instance", NULL };
@@ -631,6 +631,17 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 	    yaml_get_str(yf, val, "upstream_differs", false, &ev->upstream_differs, name)) {
 		free(config), free(perf), free(procfs), free(bpf), free(plugin);
 		return -1;
+	}
+	if (yaml_get(yf, val, "fixed")) {
+		yaml_node_t *f = yaml_get(yf, val, "fixed");
+		const char *t = yaml_is_scalar(f) ? (const char *)f->data.scalar.value : "";
+
+		if (strcmp(t, "true") && strcmp(t, "false")) {
+			free(config), free(perf), free(procfs), free(bpf), free(plugin);
+			return yaml_fail(yf, f, "event '%s': 'fixed' is true or false (true: a fixed counter of the PMU "
+					 "counts it, as Intel's cycles and reference cycles)", name);
+		}
+		ev->fixed = !strcmp(t, "true");
 	}
 	given = !!config + !!perf + !!procfs + !!bpf + !!plugin;
 	if (given != 1) {

@@ -63,6 +63,7 @@ struct catalog_event {
 	char *pfm;                /* libpfm4 name of the same event, optional */
 	char *description;
 	char *upstream_differs;   /* why the encoding differs from perf's tables, optional (tests/upstream) */
+	bool fixed;               /* counted on a fixed counter: takes none of the role's `counters` */
 	struct catalog_pos pos;
 };
 

@@ -297,19 +297,26 @@ static void explain_grouping(const struct resolved_family *rf, const struct cata
 		const struct catalog_role *role = &rf->family->roles[r];
 		int n = 0, counters = rf->roles[r].counters;
 
+		int fixed = 0;
+
 		for (int i = 0; i < g.nr; i++)
-			n += catalog_slot_role(g.slots[i]) == r;
+			if (catalog_slot_role(g.slots[i]) == r) {
+				n++;
+				fixed += role->events[catalog_slot_event(g.slots[i])].fixed;
+			}
 		if (n < 2 || role->source != ROLE_PERF || counters <= 0)
 			continue;
-		if (n <= counters)
-			fprintf(out, "  grouping: its %d %s events open as one group on each instance (%d of %d counters): "
+		if (n - fixed <= counters)
+			fprintf(out, "  grouping: its %d %s events open as one group on each instance (%d of %d counters%s): "
 				     "every ratio comes from the same cycles (events it shares with a metric asked for "
-				     "before it stay in that metric's group)\n", n, role->name, n, counters);
+				     "before it stay in that metric's group)\n", n, role->name, n - fixed, counters,
+				fixed ? ", the others on fixed counters" : "");
 		else
-			fprintf(out, "  grouping: its %d %s events do not fit one group of %d counters: they open in %d "
+			fprintf(out, "  grouping: its %d %s events do not fit one group of %d counters%s: they open in %d "
 				     "groups that take turns (perf's --metric-no-group); each count is scaled by "
 				     "enabled/running, the value shows the smallest coverage and is marked mixed\n",
-				n, role->name, counters, (n + counters - 1) / counters);
+				n, role->name, counters, fixed ? " and the fixed ones" : "",
+				(n - fixed + counters - 1) / counters);
 	}
 }
 

@@ -164,7 +164,8 @@ static int assign_groups(struct plan_builder *b, const struct plan_metric *pm)
 					for (int j = 0; j < other->nr_events; j++) {
 						const struct plan_event *oe = &plan->events[other->events[j]];
 
-						fresh += oe->group < 0 && strcmp(oe->instance, pe->instance) == 0;
+						fresh += oe->group < 0 && !oe->event->fixed &&
+							 strcmp(oe->instance, pe->instance) == 0;
 					}
 				}
 				g->placing = self;
@@ -172,12 +173,13 @@ static int assign_groups(struct plan_builder *b, const struct plan_metric *pm)
 					g->group = plan->nr_groups++;
 					g->used = 0;
 				}
-			} else if (counters > 0 && g->used >= counters) {
+			} else if (counters > 0 && g->used >= counters && !pe->event->fixed) {
 				g->group = plan->nr_groups++;   /* more events than counters: next slice */
 				g->used = 0;
 			}
 			pe->group = g->group;
-			g->used++;
+			/* A fixed counter (Intel's cycles, reference cycles) takes none of the general ones. */
+			g->used += !pe->event->fixed;
 		}
 	}
 	return 0;

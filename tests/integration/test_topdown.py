@@ -236,12 +236,14 @@ def test_explain_names_the_groups_and_how_the_events_share_counters(memscope):
     r = run([memscope, "list", "--explain", "topdown.l3_bound"], env=env)
     assert r.returncode == 0, r.stderr
     assert "  groups: TopdownL3, memory\n" in r.stdout
-    # stalls_l2_miss, stalls_l3_miss and cycles: one group of the core PMU's 4 counters.
-    assert "grouping: its 3 core events open as one group on each instance (3 of 4 counters)" in r.stdout
+    # stalls_l2_miss and stalls_l3_miss on 2 of the core PMU's 4 counters, cycles on its fixed counter.
+    assert ("grouping: its 3 core events open as one group on each instance (2 of 4 counters, the others on fixed "
+            "counters)") in r.stdout
     r = run([memscope, "list", "--explain", "topdown.memory_bound"], env=env)
     assert "  groups: TopdownL2, memory\n" in r.stdout
-    assert ("grouping: its 14 core events do not fit one group of 4 counters: they open in 4 groups that take "
-            "turns (perf's --metric-no-group)") in r.stdout
+    # 13 general events and the cycles: 4 groups of at most 4.
+    assert ("grouping: its 14 core events do not fit one group of 4 counters and the fixed ones: they open in 4 "
+            "groups that take turns (perf's --metric-no-group)") in r.stdout
     assert "source: perf skylakex/skx-metrics.json tma_memory_bound" in r.stdout
 
 

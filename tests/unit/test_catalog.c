@@ -273,6 +273,13 @@ static void test_bad_values(void)
 {
 	static char deep[8192];
 
+	/* fixed: true or false, nothing else */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01",
+						"flux_rd: { config: event=0x01, fixed: yes }")),
+		     "pmu/test.yaml:9:45: event 'flux_rd': 'fixed' is true or false (true: a fixed counter of the PMU "
+		     "counts it, as Intel's cycles and reference cycles)");
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01",
+						"flux_rd: { config: event=0x01, fixed: true }")), "");
 	/* A priority beyond int became -1 and won over every family. */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "sources:", "priority: 9223372036854775807\nsources:")),
 		     "pmu/test.yaml:3:11: test: priority 9223372036854775807 is out of range: give 0 (first) to "
