@@ -24,6 +24,7 @@ import kernel_tables as kt
 import perf_metric_expr as pe
 
 BUILD = os.environ.get("MEMSCOPE_BUILD") or os.path.join(kt.ROOT, "build")
+MEMSCOPE = os.path.join(BUILD, "memscope")
 TOPDOWN = ["topdown.backend_bound", "topdown.memory_bound", "topdown.l1_bound", "topdown.l2_bound",
            "topdown.l3_bound", "topdown.dram_bound", "topdown.dram_bandwidth", "topdown.dram_latency",
            "topdown.store_bound", "topdown.local_dram", "topdown.remote_dram", "topdown.remote_cache"]
@@ -217,7 +218,9 @@ def run_memscope(machine, fam, metrics, events, frame_list, tmp_path):
     path.write_text("\n".join(lines) + "\n")
     env = dict(os.environ, MEMSCOPE_SYSFS_ROOT=os.path.join(kt.FIXTURES, machine, "sys"),
                MEMSCOPE_PROCFS_ROOT=os.path.join(kt.FIXTURES, machine, "proc"))
-    r = subprocess.run([os.path.join(BUILD, "memscope"), "stat", "--replay", str(path), "-m", ",".join(metrics),
+    if not os.path.exists(MEMSCOPE):
+        pytest.fail("%s is missing: build first, or point MEMSCOPE_BUILD at a build directory" % MEMSCOPE)
+    r = subprocess.run([MEMSCOPE, "stat", "--replay", str(path), "-m", ",".join(metrics),
                         "-I", "1000", "-x,", "--self-describing"], env=env, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stderr
