@@ -17,7 +17,7 @@
 #include "events/plugin_series.h"
 
 static const char *const metric_keys[] = { "name", "unit", "kind", "description", "formula", "vendors", "formerly",
-	"plugin", NULL };
+	"plugin", "groups", NULL };
 static const char *const family_keys[] = { "family", "description", "priority", "sources", "detect", "pmus",
 					   "metrics", "unavailable", "uncore_since", "sampling", NULL };
 static const char *const detect_keys[] = { "cpu", NULL };
@@ -25,7 +25,7 @@ static const char *const cpu_keys[] = { "vendor", "family", "model", "implemente
 static const char *const role_keys[] = { "match", "source", "requires_formats", "rejects_formats", "scope",
 					 "counters", "width", "description", "events", "counters_cpuid", NULL };
 static const char *const event_keys[] = { "config", "perf", "procfs", "bpf", "plugin", "alias", "pfm", "description",
-					  "upstream_differs", NULL };
+					  "upstream_differs", "fixed", NULL };
 static const char *const mapping_keys[] = { "formula", "source", "caveat", "fidelity", "upstream_differs", NULL };
 static const char *const scopes[] = { "cpu", "core", "ccx", "channel", "die", "sccl", "node", "socket", "system",
 				      "instance", NULL };
@@ -73,6 +73,45 @@ static void metric_free(struct catalog_metric *m)
 		free(m->vendors[i].text);
 	}
 	free(m->vendors);
+	for (int i = 0; i < m->nr_groups; i++)
+		free(m->groups[i]);
+	free(m->groups);
+}
+
+/* groups: [TopdownL1, memory] - the metric groups a metric belongs to (perf's
+ * MetricGroup names where perf has them); a name is letters, digits and '_'. */
+static int parse_groups(struct yaml_file *yf, yaml_node_t *m, struct catalog_metric *metric)
+{
+	yaml_node_t *v = yaml_get(yf, m, "groups");
+	yaml_node_item_t *item;
+
+	if (!v)
+		return 0;
+	if (v->type != YAML_SEQUENCE_NODE)
+		return yaml_fail(yf, v, "metric '%s': 'groups' must be a list of group names ([TopdownL1, memory])",
+				 metric->name);
+	metric->groups = calloc((size_t)(v->data.sequence.items.top - v->data.sequence.items.start) + 1,
+				sizeof(*metric->groups));
+	if (!metric->groups)
+		return yaml_fail(yf, v, "out of memory");
+	for (item = v->data.sequence.items.start; item < v->data.sequence.items.top; item++) {
+		yaml_node_t *g = yaml_document_get_node(&yf->doc, *item);
+		const char *name;
+
+		if (!yaml_is_scalar(g) || !*(name = (const char *)g->data.scalar.value))
+			return yaml_fail(yf, g, "metric '%s': each group must be a name", metric->name);
+		for (const char *c = name; *c; c++)
+			if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+				return yaml_fail(yf, g, "metric '%s': group '%s': use letters, digits and '_'",
+						 metric->name, name);
+		for (int i = 0; i < metric->nr_groups; i++)
+			if (strcmp(metric->groups[i], name) == 0)
+				return yaml_fail(yf, g, "metric '%s': group '%s' is listed twice", metric->name, name);
+		if (!(metric->groups[metric->nr_groups] = strdup(name)))
+			return yaml_fail(yf, g, "out of memory");
+		metric->nr_groups++;
+	}
+	return 0;
 }
 
 static void role_free(struct catalog_role *r)
@@ -263,7 +302,7 @@ static int parse_metric(struct catalog *cat, struct yaml_file *yf, yaml_node_t *
 	    yaml_get_str(yf, m, "unit", false, &metric->unit, metric->name) ||
 	    yaml_get_str(yf, m, "description", true, &metric->description, metric->name) ||
 	    yaml_get_str(yf, m, "formula", false, &metric->formula_text, metric->name) ||
-	    parse_kind(yf, m, metric))
+	    parse_kind(yf, m, metric) || parse_groups(yf, m, metric))
 		return -1;
 	if (!metric->unit && !(metric->unit = strdup("")))
 		return yaml_fail(yf, m, "out of memory");
@@ -301,14 +340,14 @@ static int bind_metric_ref(struct expr *ref, void *ctx)
 	struct { struct catalog *cat; struct yaml_file *yf; yaml_node_t *node; int self; } *c = ctx;
 	int idx;
 
-	if (strcmp(ref->name, "seconds") == 0) {
-		ref->slot = CATALOG_SLOT_SECONDS;
+	if (catalog_builtin_slot(ref->name)) {
+		ref->slot = catalog_builtin_slot(ref->name);
 		return 0;
 	}
 	idx = catalog_metric_index(c->cat, ref->name);
 	if (idx < 0)
 		return ref_fail(c->yf, c->node, ref, "formula refers to unknown metric '%s'%s", ref->name,
-				"; expected a metric defined in this file or 'seconds'");
+				"; expected a metric defined in this file, 'seconds', 'smt_on' or 'core_wide'");
 	if (idx == c->self)
 		return ref_fail(c->yf, c->node, ref, "metric '%s' refers to itself%s", ref->name, "");
 	ref->slot = idx;
@@ -340,6 +379,8 @@ static int find_cycle(const struct catalog *cat, int idx, int *state)
 			stack[top++] = e->a;
 		if (e->b && top < 64)
 			stack[top++] = e->b;
+		if (e->cond && top < 64)
+			stack[top++] = e->cond;
 	}
 	state[idx] = 2;
 	return 0;
@@ -607,6 +648,17 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 		free(config), free(perf), free(procfs), free(bpf), free(plugin);
 		return -1;
 	}
+	if (yaml_get(yf, val, "fixed")) {
+		yaml_node_t *f = yaml_get(yf, val, "fixed");
+		const char *t = yaml_is_scalar(f) ? (const char *)f->data.scalar.value : "";
+
+		if (strcmp(t, "true") && strcmp(t, "false")) {
+			free(config), free(perf), free(procfs), free(bpf), free(plugin);
+			return yaml_fail(yf, f, "event '%s': 'fixed' is true or false (true: a fixed counter of the PMU "
+					 "counts it, as Intel's cycles and reference cycles)", name);
+		}
+		ev->fixed = !strcmp(t, "true");
+	}
 	given = !!config + !!perf + !!procfs + !!bpf + !!plugin;
 	if (given != 1) {
 		free(config), free(perf), free(procfs), free(bpf), free(plugin);
@@ -768,13 +820,13 @@ static int bind_event_ref(struct expr *ref, void *ctx)
 	size_t len = 0;
 	int r, e;
 
-	if (strcmp(ref->name, "seconds") == 0) {
-		ref->slot = CATALOG_SLOT_SECONDS;
+	if (catalog_builtin_slot(ref->name)) {
+		ref->slot = catalog_builtin_slot(ref->name);
 		return 0;
 	}
 	if (!dot || strchr(dot + 1, '.') || (size_t)(dot - ref->name) >= sizeof(role_name))
 		return ref_fail(c->yf, c->node, ref, "'%s' is not an event reference; expected ROLE.EVENT (e.g. "
-				"%s) or 'seconds'", ref->name, c->f->nr_roles ? "ddrc.flux_rd" : "role.event");
+				"%s), 'seconds', 'smt_on' or 'core_wide'", ref->name, c->f->nr_roles ? "ddrc.flux_rd" : "role.event");
 	snprintf(role_name, sizeof(role_name), "%.*s", (int)(dot - ref->name), ref->name);
 	for (r = 0; r < c->f->nr_roles && strcmp(c->f->roles[r].name, role_name) != 0; r++)
 		text_appendf(known, sizeof(known), &len, "%s%s", r ? ", " : "", c->f->roles[r].name);

@@ -10,6 +10,7 @@
 #include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "catalog/catalog_expr.h"
 #include "util/error.h"
@@ -43,6 +44,8 @@ struct catalog_metric {
 	struct expr *formula;     /* refs bound to metric indices (slot), or -1 for `seconds` */
 	struct catalog_vendor_note *vendors;
 	int nr_vendors;
+	char **groups;            /* metric groups (groups: [TopdownL1, memory]) */
+	int nr_groups;
 	struct catalog_pos pos;
 };
 
@@ -62,6 +65,7 @@ struct catalog_event {
 	char *pfm;                /* libpfm4 name of the same event, optional */
 	char *description;
 	char *upstream_differs;   /* why the encoding differs from perf's tables, optional (tests/upstream) */
+	bool fixed;               /* counted on a fixed counter: takes none of the role's `counters` */
 	struct catalog_pos pos;
 };
 
@@ -187,6 +191,18 @@ const char *mapping_fidelity_name(enum mapping_fidelity f);
 
 /* Slot encoding for family formula references. */
 #define CATALOG_SLOT_SECONDS (-2)
+/* perf's #SMT_on (more than one online CPU in a core) and #core_wide (the
+ * counts cover whole cores: every CPU of each core is counted). */
+#define CATALOG_SLOT_SMT_ON (-3)
+#define CATALOG_SLOT_CORE_WIDE (-4)
+/* A built-in name: no counter behind it. */
+static inline bool catalog_slot_builtin(int slot) { return slot <= CATALOG_SLOT_SECONDS && slot >= CATALOG_SLOT_CORE_WIDE; }
+/* The built-in a name is, or 0. */
+static inline int catalog_builtin_slot(const char *name)
+{
+	return strcmp(name, "seconds") == 0 ? CATALOG_SLOT_SECONDS : strcmp(name, "smt_on") == 0 ? CATALOG_SLOT_SMT_ON
+	       : strcmp(name, "core_wide") == 0 ? CATALOG_SLOT_CORE_WIDE : 0;
+}
 static inline int catalog_slot(int role, int event) { return role << 16 | event; }
 static inline int catalog_slot_role(int slot) { return slot >> 16; }
 static inline int catalog_slot_event(int slot) { return slot & 0xffff; }

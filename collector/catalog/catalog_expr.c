@@ -17,7 +17,7 @@ struct expr_parser {
 	int nesting;          /* parentheses and signs open around the parser */
 };
 
-static struct expr *parse_sum(struct expr_parser *ps);
+static struct expr *parse_choice(struct expr_parser *ps);
 
 static void skip_space(struct expr_parser *ps)
 {
@@ -65,9 +65,75 @@ static struct expr *node_new(enum expr_op op, int column)
 /* The height of a new node over its operands. */
 static void set_height(struct expr *e)
 {
-	int a = e->a ? e->a->height : 0, b = e->b ? e->b->height : 0;
+	int a = e->a ? e->a->height : 0, b = e->b ? e->b->height : 0, c = e->cond ? e->cond->height : 0;
 
-	e->height = 1 + (a > b ? a : b);
+	e->height = 1 + (a > b ? (a > c ? a : c) : (b > c ? b : c));
+}
+
+static bool is_word(const char *start, const char *end, const char *word)
+{
+	return (size_t)(end - start) == strlen(word) && strncmp(start, word, (size_t)(end - start)) == 0;
+}
+
+/* min(a, b) or max(a, b); the name runs from start to ps->p. */
+static struct expr *parse_call(struct expr_parser *ps, const char *start, int column)
+{
+	enum expr_op op;
+	struct expr *e, *a, *b;
+
+	if (is_word(start, ps->p, "min"))
+		op = EXPR_MIN;
+	else if (is_word(start, ps->p, "max"))
+		op = EXPR_MAX;
+	else {
+		ps->p = start;
+		return fail(ps, "a function min( or max( (the only functions)");
+	}
+	skip_space(ps);
+	if (*ps->p != '(')
+		return fail(ps, "'(' after min or max");
+	if (++ps->nesting > EXPR_MAX_DEPTH)
+		return too_deep(ps);
+	ps->p++;
+	a = parse_choice(ps);
+	if (!a) {
+		ps->nesting--;
+		return NULL;
+	}
+	skip_space(ps);
+	if (*ps->p != ',') {
+		ps->nesting--;
+		expr_free(a);
+		return fail(ps, "',' between the two arguments of min or max");
+	}
+	ps->p++;
+	b = parse_choice(ps);
+	ps->nesting--;
+	if (!b) {
+		expr_free(a);
+		return NULL;
+	}
+	skip_space(ps);
+	if (*ps->p != ')') {
+		expr_free(a);
+		expr_free(b);
+		return fail(ps, "')' after the second argument of min or max");
+	}
+	ps->p++;
+	e = node_new(op, column);
+	if (!e) {
+		expr_free(a);
+		expr_free(b);
+		return fail(ps, "memory");
+	}
+	e->a = a;
+	e->b = b;
+	set_height(e);
+	if (e->height > EXPR_MAX_DEPTH) {
+		expr_free(e);
+		return too_deep(ps);
+	}
+	return e;
 }
 
 static struct expr *parse_primary(struct expr_parser *ps)
@@ -83,7 +149,7 @@ static struct expr *parse_primary(struct expr_parser *ps)
 		if (++ps->nesting > EXPR_MAX_DEPTH)
 			return too_deep(ps);
 		ps->p++;
-		inner = parse_sum(ps);
+		inner = parse_choice(ps);
 		ps->nesting--;
 		if (!inner)
 			return NULL;
@@ -127,6 +193,12 @@ static struct expr *parse_primary(struct expr_parser *ps)
 		if (ps->p[-1] == '.') {
 			ps->p--;
 			return fail(ps, "a name after '.'");
+		}
+		if (*ps->p == '(' || is_word(start, ps->p, "min") || is_word(start, ps->p, "max"))
+			return parse_call(ps, start, column);
+		if (is_word(start, ps->p, "if") || is_word(start, ps->p, "else")) {
+			ps->p = start;
+			return fail(ps, "a number, a name or '('");
 		}
 		e = node_new(EXPR_REF, column);
 		if (!e || !(e->name = strndup(start, (size_t)(ps->p - start)))) {
@@ -216,16 +288,112 @@ static struct expr *parse_sum(struct expr_parser *ps)
 	return parse_binary(ps, true);
 }
 
+/* A node over operands, bounded in height like every other. */
+static struct expr *join(struct expr_parser *ps, enum expr_op op, int column, struct expr *a, struct expr *b,
+			 struct expr *cond)
+{
+	struct expr *e = node_new(op, column);
+
+	if (!e) {
+		expr_free(a);
+		expr_free(b);
+		expr_free(cond);
+		return fail(ps, "memory");
+	}
+	e->a = a;
+	e->b = b;
+	e->cond = cond;
+	set_height(e);
+	if (e->height > EXPR_MAX_DEPTH) {
+		expr_free(e);
+		return too_deep(ps);
+	}
+	return e;
+}
+
+static struct expr *parse_compare(struct expr_parser *ps)
+{
+	struct expr *left = parse_sum(ps), *right;
+	enum expr_op op;
+	int column;
+
+	if (!left)
+		return NULL;
+	skip_space(ps);
+	if (*ps->p != '<' && *ps->p != '>')
+		return left;
+	column = (int)(ps->p - ps->text);
+	op = *ps->p == '<' ? EXPR_LT : EXPR_GT;
+	ps->p++;
+	right = parse_sum(ps);
+	if (!right) {
+		expr_free(left);
+		return NULL;
+	}
+	return join(ps, op, column, left, right, NULL);
+}
+
+/* The keyword at ps->p, not the start of a longer name (iffy). */
+static bool at_keyword(struct expr_parser *ps, const char *word)
+{
+	size_t n = strlen(word);
+
+	return strncmp(ps->p, word, n) == 0 && !isalnum((unsigned char)ps->p[n]) && ps->p[n] != '_' &&
+	       ps->p[n] != '.';
+}
+
+/* perf's `a if cond else b`: right-associative, so `a if c else b if d else e`
+ * is a if c, else (b if d else e). */
+static struct expr *parse_choice(struct expr_parser *ps)
+{
+	struct expr *value = parse_compare(ps), *cond, *other;
+	int column;
+
+	if (!value)
+		return NULL;
+	skip_space(ps);
+	if (!at_keyword(ps, "if"))
+		return value;
+	column = (int)(ps->p - ps->text);
+	if (++ps->nesting > EXPR_MAX_DEPTH) {
+		expr_free(value);
+		return too_deep(ps);
+	}
+	ps->p += 2;
+	cond = parse_compare(ps);
+	if (!cond) {
+		ps->nesting--;
+		expr_free(value);
+		return NULL;
+	}
+	skip_space(ps);
+	if (!at_keyword(ps, "else")) {
+		ps->nesting--;
+		expr_free(value);
+		expr_free(cond);
+		return fail(ps, "'else' after the condition of 'if'");
+	}
+	ps->p += 4;
+	other = parse_choice(ps);
+	ps->nesting--;
+	if (!other) {
+		expr_free(value);
+		expr_free(cond);
+		return NULL;
+	}
+	return join(ps, EXPR_IF, column, value, other, cond);
+}
+
 struct expr *expr_parse(const char *text, int *err_offset, char *msg, size_t msgsize)
 {
 	struct expr_parser ps = { .text = text, .p = text, .msg = msg, .msgsize = msgsize };
-	struct expr *e = parse_sum(&ps);
+	struct expr *e = parse_choice(&ps);
 
 	if (e) {
 		skip_space(&ps);
 		if (*ps.p) {
 			expr_free(e);
-			e = fail(&ps, "an operator (+ - * /) or the end of the formula");
+			e = fail(&ps, "an operator (+ - * / < > if) or the end of the formula");
 		}
 	}
 	if (!e)
@@ -239,6 +407,7 @@ void expr_free(struct expr *e)
 		return;
 	expr_free(e->a);
 	expr_free(e->b);
+	expr_free(e->cond);
 	free(e->name);
 	free(e);
 }
@@ -255,6 +424,9 @@ static int each_ref(struct expr *e, int (*fn)(struct expr *ref, void *ctx), void
 		return -1;
 	if (e->op == EXPR_REF)
 		return fn(e, ctx);
+	rc = each_ref(e->cond, fn, ctx, depth + 1);
+	if (rc)
+		return rc;
 	rc = each_ref(e->a, fn, ctx, depth + 1);
 	if (rc)
 		return rc;
@@ -287,6 +459,12 @@ static double eval(const struct expr *e, bool (*lookup)(const struct expr *ref, 
 		return a;
 	case EXPR_NEG:
 		return -eval(e->a, lookup, ctx, fault, depth + 1);
+	case EXPR_IF:
+		/* Only the branch taken: the other may divide by zero. */
+		a = eval(e->cond, lookup, ctx, fault, depth + 1);
+		if (*fault)
+			return 0;
+		return eval(a != 0 ? e->a : e->b, lookup, ctx, fault, depth + 1);
 	default:
 		break;
 	}
@@ -306,6 +484,14 @@ static double eval(const struct expr *e, bool (*lookup)(const struct expr *ref, 
 			return 0;
 		}
 		return a / b;
+	case EXPR_LT:
+		return a < b ? 1 : 0;
+	case EXPR_GT:
+		return a > b ? 1 : 0;
+	case EXPR_MIN:
+		return a < b ? a : b;
+	case EXPR_MAX:
+		return a > b ? a : b;
 	default:
 		*fault = "unknown operator";
 		return 0;
@@ -329,6 +515,11 @@ double expr_eval(const struct expr *e, bool (*lookup)(const struct expr *ref, vo
 static int precedence(enum expr_op op)
 {
 	switch (op) {
+	case EXPR_IF:
+		return -1;
+	case EXPR_LT:
+	case EXPR_GT:
+		return 0;
 	case EXPR_ADD:
 	case EXPR_SUB:
 		return 1;
@@ -362,6 +553,27 @@ static void format_into(const struct expr *e, char *buf, size_t size, size_t *le
 		EMIT("-");
 		format_into(e->a, buf, size, len, prec, false);
 		break;
+	case EXPR_MIN:
+	case EXPR_MAX:
+		EMIT("%s(", e->op == EXPR_MIN ? "min" : "max");
+		format_into(e->a, buf, size, len, -1, false);
+		EMIT(", ");
+		format_into(e->b, buf, size, len, -1, false);
+		EMIT(")");
+		break;
+	case EXPR_IF:
+		format_into(e->a, buf, size, len, 0, false);
+		EMIT(" if ");
+		format_into(e->cond, buf, size, len, 0, false);
+		EMIT(" else ");
+		format_into(e->b, buf, size, len, -1, false);
+		break;
+	case EXPR_LT:
+	case EXPR_GT:
+		format_into(e->a, buf, size, len, 1, false);
+		EMIT("%s", e->op == EXPR_LT ? " < " : " > ");
+		format_into(e->b, buf, size, len, 1, false);
+		break;
 	default:
 		op = e->op == EXPR_ADD ? " + " : e->op == EXPR_SUB ? " - " : e->op == EXPR_MUL ? " * " : " / ";
 		format_into(e->a, buf, size, len, prec, false);
@@ -381,7 +593,7 @@ void expr_format(const struct expr *e, char *buf, size_t size)
 	if (size == 0)
 		return;
 	buf[0] = '\0';
-	format_into(e, buf, size, &len, 0, false);
+	format_into(e, buf, size, &len, -1, false);
 	if (len >= size)
 		buf[size - 1] = '\0';
 }

@@ -1,22 +1,28 @@
 /* Formulas in the catalog: arithmetic over named inputs.
  *
- *   formula  := sum
+ *   formula  := choice
+ *   choice   := compare ['if' compare 'else' choice]   value if condition else other
+ *   compare  := sum [('<' | '>') sum]                  1 when it holds, else 0
  *   sum      := product (('+' | '-') product)*
  *   product  := unary (('*' | '/') unary)*
  *   unary    := '-' unary | primary
- *   primary  := NUMBER | NAME | '(' sum ')'
+ *   primary  := NUMBER | NAME | ('min' | 'max') '(' choice ',' choice ')' | '(' choice ')'
  *   NAME     := [A-Za-z_][A-Za-z0-9_.]*   e.g. ddrc.flux_rd, mem.read_bytes, seconds
  *   NUMBER   := decimal, float (1e6) or hex (0x40)
  *
- * Names are resolved by the catalog (event of a PMU role, metric, or the
- * built-in `seconds` = length of the interval), never by the parser. */
+ * The choice and min/max are those of perf's metric expressions (a condition
+ * holds when it is not 0; only the branch taken is evaluated, so a division
+ * by zero in the other gives no fault). Names are resolved by the catalog
+ * (event of a PMU role, metric, or a built-in: `seconds` = length of the
+ * interval, `smt_on`, `core_wide`), never by the parser. */
 #ifndef MEMSCOPE_CATALOG_EXPR_H
 #define MEMSCOPE_CATALOG_EXPR_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-enum expr_op { EXPR_NUM, EXPR_REF, EXPR_ADD, EXPR_SUB, EXPR_MUL, EXPR_DIV, EXPR_NEG };
+enum expr_op { EXPR_NUM, EXPR_REF, EXPR_ADD, EXPR_SUB, EXPR_MUL, EXPR_DIV, EXPR_NEG,
+	       EXPR_LT, EXPR_GT, EXPR_MIN, EXPR_MAX, EXPR_IF };
 
 struct expr {
 	enum expr_op op;
@@ -25,7 +31,8 @@ struct expr {
 	int column;          /* 0-based offset of this node in the formula text */
 	int slot;            /* EXPR_REF: index the catalog bound the name to, -1 before */
 	int height;          /* levels of the tree below and including this node */
-	struct expr *a, *b;  /* operands (b unused for EXPR_NEG) */
+	struct expr *a, *b;  /* operands (b unused for EXPR_NEG); EXPR_IF: a if cond else b */
+	struct expr *cond;   /* EXPR_IF only */
 };
 
 /* How deep a formula may nest (parentheses, signs, and the terms of one

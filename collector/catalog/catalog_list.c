@@ -176,13 +176,15 @@ static int explain_ref(struct expr *ref, void *ctx)
 	const struct resolved_role *rr;
 	int r, e;
 
-	if (ref->slot == CATALOG_SLOT_SECONDS) {
+	if (catalog_slot_builtin(ref->slot)) {
 		for (int i = 0; i < c->nr_seen; i++)
 			if (c->seen[i] == ref->slot)
 				return 0;
 		if (c->nr_seen < 64)
 			c->seen[c->nr_seen++] = ref->slot;
-		fprintf(c->out, "    seconds = length of the interval in seconds\n");
+		fprintf(c->out, "    %s\n", ref->slot == CATALOG_SLOT_SECONDS ? "seconds = length of the interval in seconds"
+			: ref->slot == CATALOG_SLOT_SMT_ON ? "smt_on = 1 when a core has more than one online CPU (perf's #SMT_on)"
+			: "core_wide = 1 when every CPU of each counted core is counted (perf's #core_wide)");
 		return 0;
 	}
 	for (int i = 0; i < c->nr_seen; i++)
@@ -268,6 +270,60 @@ static int explain_ref(struct expr *ref, void *ctx)
 	return 0;
 }
 
+struct group_count {
+	int slots[64];
+	int nr;
+};
+
+static int count_group_ref(struct expr *ref, void *ctx)
+{
+	struct group_count *g = ctx;
+
+	if (catalog_slot_builtin(ref->slot))
+		return 0;
+	for (int i = 0; i < g->nr; i++)
+		if (g->slots[i] == ref->slot)
+			return 0;
+	if (g->nr < 64)
+		g->slots[g->nr++] = ref->slot;
+	return 0;
+}
+
+/* How a mapping's events of each PMU role share the counters: one group when
+ * they fit (every ratio from the same cycles), else groups that take turns
+ * (perf's --metric-no-group), each count scaled and the value marked mixed. */
+static void explain_grouping(const struct resolved_family *rf, const struct catalog_mapping *map, FILE *out)
+{
+	struct group_count g = { .nr = 0 };
+
+	expr_each_ref(map->formula, count_group_ref, &g);
+	for (int r = 0; r < rf->family->nr_roles; r++) {
+		const struct catalog_role *role = &rf->family->roles[r];
+		int n = 0, counters = rf->roles[r].counters;
+
+		int fixed = 0;
+
+		for (int i = 0; i < g.nr; i++)
+			if (catalog_slot_role(g.slots[i]) == r) {
+				n++;
+				fixed += role->events[catalog_slot_event(g.slots[i])].fixed;
+			}
+		if (n < 2 || role->source != ROLE_PERF || counters <= 0)
+			continue;
+		if (n - fixed <= counters)
+			fprintf(out, "  grouping: its %d %s events open as one group on each instance (%d of %d counters%s): "
+				     "every ratio comes from the same cycles (events it shares with a metric asked for "
+				     "before it stay in that metric's group)\n", n, role->name, n - fixed, counters,
+				fixed ? ", the others on fixed counters" : "");
+		else
+			fprintf(out, "  grouping: its %d %s events do not fit one group of %d counters%s: they open in %d "
+				     "groups that take turns (perf's --metric-no-group); each count is scaled by "
+				     "enabled/running, the value shows the smallest coverage and is marked mixed\n",
+				n, role->name, counters, fixed ? " and the fixed ones" : "",
+				(n - fixed + counters - 1) / counters);
+	}
+}
+
 static void explain_metric(const struct resolution *res, int idx, FILE *out, int depth)
 {
 	const struct catalog *cat = res->cat;
@@ -279,6 +335,8 @@ static void explain_metric(const struct resolution *res, int idx, FILE *out, int
 	fprintf(out, "  defined at %s:%d\n", m->pos.file, m->pos.line);
 	if (m->formerly)
 		fprintf(out, "  formerly %s: the old name, still accepted (-m, --explain, Lua, catalogs)\n", m->formerly);
+	for (int i = 0; i < m->nr_groups; i++)
+		fprintf(out, "%s%s%s", i ? ", " : "  groups: ", m->groups[i], i == m->nr_groups - 1 ? "\n" : "");
 	if (m->formula) {
 		fprintf(out, "  formula: %s   (evaluated per scope: system, each node, each socket)\n", m->formula_text);
 		if (!rm->available)
@@ -309,6 +367,8 @@ static void explain_metric(const struct resolution *res, int idx, FILE *out, int
 					stack[top++] = e->b;
 				if (e->a && top < 64)
 					stack[top++] = e->a;
+				if (e->cond && top < 64)
+					stack[top++] = e->cond;
 			}
 		}
 		return;
@@ -335,6 +395,7 @@ static void explain_metric(const struct resolution *res, int idx, FILE *out, int
 		fprintf(out, "  raw events (summed over the instances in each scope; multiplexed counts are scaled by "
 			     "enabled/running):\n");
 		expr_each_ref(map->formula, explain_ref, &c);
+		explain_grouping(rf, map, out);
 		if (rm->detail[0])
 			fprintf(out, "  preferred mappings not usable here: %s\n", rm->detail);
 		for (int k = rm->mapping + 1; k < rm->fm->nr_mappings; k++)

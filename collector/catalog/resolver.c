@@ -401,7 +401,7 @@ static int check_ref(struct expr *ref, void *ctx)
 	struct mapping_check *c = ctx;
 	int r, e;
 
-	if (ref->slot == CATALOG_SLOT_SECONDS)
+	if (catalog_slot_builtin(ref->slot))
 		return 0;
 	r = catalog_slot_role(ref->slot);
 	e = catalog_slot_event(ref->slot);
@@ -505,6 +505,8 @@ static void missing_pmus(const struct resolved_family *rf, const struct catalog_
 				stack[top++] = e->b;
 			if (e->a && top < 64)
 				stack[top++] = e->a;
+			if (e->cond && top < 64)
+				stack[top++] = e->cond;
 		}
 	}
 }
@@ -677,7 +679,7 @@ static int check_derived_ref(struct expr *ref, void *ctx)
 	struct derived_check *c = ctx;
 	const struct resolved_metric *dep;
 
-	if (ref->slot == CATALOG_SLOT_SECONDS)
+	if (catalog_slot_builtin(ref->slot))
 		return 0;
 	resolve_metric(c->res, ref->slot, c->state);
 	dep = &c->res->metrics[ref->slot];

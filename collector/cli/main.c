@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/validation_store.h"
 #include "config.h"
+#include "lua/lua_engine.h"
 #include "sources/plugin_loader.h"
 #include "util/suggest.h"
 
@@ -80,6 +82,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memscope: out of memory\n");
 		return 1;
 	}
+	/* Lua reports read what `memscope validate` stored (memscope.validated). */
+	lua_engine_set_validation_reader(validation_measured);
 	/* "memscope help" is --help, as in git and perf. */
 	if (argc == 2 && !strcmp(argv[1], "help"))
 		argv[1] = "--help";

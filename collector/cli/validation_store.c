@@ -198,3 +198,54 @@ void validation_explain(const char *metric, FILE *out)
 	}
 	json_decref(root);
 }
+
+int validation_measured(const char *metric, int node, double *measured, char *date, size_t date_size, char *why,
+			size_t why_size)
+{
+	char path[4096], machine[512];
+	struct ms_error err = { "" };
+	json_error_t jerr;
+	json_t *root, *o;
+	size_t i;
+	int found = 0;
+
+	if (validation_default_path(path, sizeof(path), &err) < 0) {
+		snprintf(why, why_size, "%s", err.text);
+		return -1;
+	}
+	if (access(path, R_OK) < 0) {
+		snprintf(why, why_size, "no stored validation (%s): memscope validate --write stores one", path);
+		return 0;
+	}
+	if (!(root = json_load_file(path, 0, &jerr))) {
+		snprintf(why, why_size, "%s:%d: %s (memscope validate --write rewrites it)", path, jerr.line, jerr.text);
+		return -1;
+	}
+	validation_machine(machine, sizeof(machine));
+	if (!json_is_string(json_object_get(root, "machine")) ||
+	    strcmp(json_string_value(json_object_get(root, "machine")), machine) != 0) {
+		snprintf(why, why_size, "the stored validation (%s) is of another machine", path);
+		json_decref(root);
+		return 0;
+	}
+	json_array_foreach(json_object_get(root, "verdicts"), i, o) {
+		const char *name = json_string_value(json_object_get(o, "metric"));
+		const char *verdict = json_string_value(json_object_get(o, "verdict"));
+		json_t *scope = json_object_get(o, "node");
+		json_t *value = json_object_get(o, "measured");
+
+		if (!name || strcmp(name, metric) || !verdict || strcmp(verdict, "agrees") || !json_is_number(value))
+			continue;
+		if (node < 0 ? !json_is_null(scope) : !json_is_integer(scope) || json_integer_value(scope) != node)
+			continue;
+		*measured = json_number_value(value);
+		snprintf(date, date_size, "%s", json_is_string(json_object_get(root, "date"))
+						  ? json_string_value(json_object_get(root, "date")) : "");
+		found = 1;
+	}
+	if (!found)
+		snprintf(why, why_size, "the stored validation (%s) has no agreeing verdict for %s%s", path, metric,
+			 node < 0 ? "" : " on this node");
+	json_decref(root);
+	return found;
+}

@@ -38,6 +38,12 @@ int validation_write(const char *path, const struct verdict *v, int nr, struct m
  * nothing): "validated on this machine (DATE, ratio R, ...)". As root, a
  * file another user could have written is not believed: "not used" and why. */
 void validation_explain(const char *metric, FILE *out);
+/* What memscope validate measured for metric in a scope (node -1: the whole
+ * system) on this machine, where its verdict was "agrees": 1 with *measured
+ * and the date, 0 with why when the file has no such verdict, -1 with why
+ * when the file cannot be read. */
+int validation_measured(const char *metric, int node, double *measured, char *date, size_t date_size, char *why,
+			size_t why_size);
 /* "agrees within 5% (ratio 1.012)" and the like. */
 void verdict_text(const struct verdict *v, char *buf, size_t size);
 

@@ -248,6 +248,7 @@ static void count_units(struct topology *topo)
 		topo->nr_dies += new_die;
 		topo->nr_cores += new_core;
 	}
+	topo->smt = topo->nr_cores < n;
 }
 
 int topology_load(struct topology *topo, const char *sys_root, struct ms_error *err)

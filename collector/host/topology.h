@@ -23,6 +23,7 @@ struct topology {
 	int nr_sockets;          /* distinct socket ids */
 	int nr_dies;             /* distinct (socket, die) pairs */
 	int nr_cores;            /* distinct (socket, die, core) triples */
+	int smt;                 /* 1 when some core has more than one online CPU (kept when stat -C restricts) */
 };
 
 int topology_load(struct topology *topo, const char *sys_root, struct ms_error *err);

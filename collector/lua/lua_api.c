@@ -606,6 +606,35 @@ static int api_metrics(lua_State *L)
 	return 1;
 }
 
+static lua_validation_reader validation_reader;
+
+void lua_engine_set_validation_reader(lua_validation_reader reader)
+{
+	validation_reader = reader;
+}
+
+/* validated(metric [, node]) -> what memscope validate measured for the
+ * metric on this machine (the system, or node N) where it agreed, and the
+ * date; or nil, why. Reports set a measured rate beside it (a stored peak). */
+static int api_validated(lua_State *L)
+{
+	const char *metric = luaL_checkstring(L, 1);
+	int node = lua_isnoneornil(L, 2) ? -1 : (int)luaL_checkinteger(L, 2);
+	char date[64] = "", why[600] = "";
+	double measured = 0;
+
+	if (!validation_reader)
+		snprintf(why, sizeof(why), "this program keeps no validation store");
+	else if (validation_reader(metric, node, &measured, date, sizeof(date), why, sizeof(why)) == 1) {
+		lua_pushnumber(L, measured);
+		lua_pushstring(L, date);
+		return 2;
+	}
+	lua_pushnil(L);
+	lua_pushstring(L, why);
+	return 2;
+}
+
 /* topology(): built once per script and then the same table (treat it as
  * read-only): scripts ask for it at every frame. */
 static int api_topology(lua_State *L)
@@ -680,7 +709,7 @@ void lua_api_open(lua_State *L, struct lua_script *s)
 	static const luaL_Reg api[] = {
 		{ "value", api_value }, { "rate", api_rate }, { "total", api_total }, { "history", api_history },
 		{ "series", api_series }, { "labels", api_labels }, { "has", api_has }, { "why", api_why }, { "pick", api_pick },
-		{ "metrics", api_metrics }, { "channels", api_channels }, { "topology", api_topology }, { "frame", api_frame },
+		{ "metrics", api_metrics }, { "channels", api_channels }, { "topology", api_topology }, { "validated", api_validated }, { "frame", api_frame },
 		{ "metric", lua_metrics_define },
 		{ NULL, NULL },
 	};

@@ -64,6 +64,13 @@ struct lua_engine_inputs {
 
 struct lua_engine;
 
+/* What memscope.validated(metric [, node]) reads: the store `memscope validate`
+ * writes, which the command layer owns (1 with *measured and the date, else
+ * 0 or -1 with why). Set once at start; unset, scripts get nil and a reason. */
+typedef int (*lua_validation_reader)(const char *metric, int node, double *measured, char *date, size_t date_size,
+				     char *why, size_t why_size);
+void lua_engine_set_validation_reader(lua_validation_reader reader);
+
 /* Find and load every script (a syntax error or a missing file is an error:
  * nothing has run yet, the user should fix the command line). */
 int lua_engine_open(struct lua_engine **out, const struct lua_engine_options *opt, struct ms_error *err);

@@ -115,7 +115,7 @@ static int collect_slot(struct expr *ref, void *ctx)
 	struct slot_collect *c = ctx;
 	int input, *pairs;
 
-	if (ref->slot == CATALOG_SLOT_SECONDS)
+	if (catalog_slot_builtin(ref->slot))
 		return 0;
 	for (int i = 0; i < c->pm->nr_slot_inputs; i++)
 		if (c->pm->slot_inputs[2 * i] == ref->slot)
@@ -164,7 +164,8 @@ static int assign_groups(struct plan_builder *b, const struct plan_metric *pm)
 					for (int j = 0; j < other->nr_events; j++) {
 						const struct plan_event *oe = &plan->events[other->events[j]];
 
-						fresh += oe->group < 0 && strcmp(oe->instance, pe->instance) == 0;
+						fresh += oe->group < 0 && !oe->event->fixed &&
+							 strcmp(oe->instance, pe->instance) == 0;
 					}
 				}
 				g->placing = self;
@@ -172,12 +173,13 @@ static int assign_groups(struct plan_builder *b, const struct plan_metric *pm)
 					g->group = plan->nr_groups++;
 					g->used = 0;
 				}
-			} else if (counters > 0 && g->used >= counters) {
+			} else if (counters > 0 && g->used >= counters && !pe->event->fixed) {
 				g->group = plan->nr_groups++;   /* more events than counters: next slice */
 				g->used = 0;
 			}
 			pe->group = g->group;
-			g->used++;
+			/* A fixed counter (Intel's cycles, reference cycles) takes none of the general ones. */
+			g->used += !pe->event->fixed;
 		}
 	}
 	return 0;
@@ -194,7 +196,7 @@ static int collect_dep(struct expr *ref, void *ctx)
 {
 	struct dep_collect *c = ctx;
 
-	if (ref->slot == CATALOG_SLOT_SECONDS)
+	if (catalog_slot_builtin(ref->slot))
 		return 0;
 	if (add_metric(c->b, ref->slot, false) < 0) {
 		c->failed = 1;
@@ -437,6 +439,7 @@ struct metric_engine {
 	struct metric_channel *channels;
 	bool *event_missing;      /* plan event with no series: its source could not open it */
 	enum metric_origin origin;
+	double smt_on, core_wide;  /* the formulas' built-ins smt_on and core_wide */
 };
 
 /* One frame's values, owned by whoever computes them: the engine itself is
@@ -603,6 +606,11 @@ int metric_engine_new(const struct metric_plan *plan, const struct host *host, c
 	if (!e)
 		goto oom;
 	e->plan = plan;
+	/* SMT: some core has more than one CPU. Core events are counted on every
+	 * CPU, so the counts cover whole cores unless stat -C left CPUs out of
+	 * an SMT machine (perf: system-wide and no SMT or whole cores listed). */
+	e->smt_on = topo->smt ? 1 : 0;
+	e->core_wide = !host->cpus_restricted || !e->smt_on ? 1 : 0;
 	e->nr_nodes = topo->nr_nodes;
 	e->node_ids = malloc(sizeof(int) * (size_t)(topo->nr_nodes + 1));
 	e->socket_ids = malloc(sizeof(int) * (size_t)(topo->nr_cpus + 1));
@@ -750,6 +758,10 @@ static bool lookup_input(const struct expr *ref, void *ctx, double *value)
 	struct eval_ctx *c = ctx;
 	const struct input_acc *a = NULL;
 
+	if (ref->slot == CATALOG_SLOT_SMT_ON || ref->slot == CATALOG_SLOT_CORE_WIDE) {
+		*value = ref->slot == CATALOG_SLOT_SMT_ON ? c->e->smt_on : c->e->core_wide;
+		return true;
+	}
 	if (ref->slot == CATALOG_SLOT_SECONDS) {
 		*value = c->v->seconds;
 		if (c->v->seconds <= 0)
@@ -776,6 +788,10 @@ static bool lookup_metric(const struct expr *ref, void *ctx, double *value)
 	const struct metric_value *v;
 	int dep;
 
+	if (ref->slot == CATALOG_SLOT_SMT_ON || ref->slot == CATALOG_SLOT_CORE_WIDE) {
+		*value = ref->slot == CATALOG_SLOT_SMT_ON ? c->e->smt_on : c->e->core_wide;
+		return true;
+	}
 	if (ref->slot == CATALOG_SLOT_SECONDS) {
 		*value = c->v->seconds;
 		if (c->v->seconds <= 0)

@@ -47,8 +47,8 @@ def test_sapphire_rapids_metrics_local_remote_from_the_cha_then_the_core(memscop
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "CPU: GenuineIntel family 0x6 model 0x8f" in out
-    # 4 IMCs (box IDs 0, 2, 3, 10), 4 CHAs (0, 1, 2, 4), 4 UPI links, the core PMU
-    assert re.search(r"intel-sapphire-rapids \(13 instances\)", out)
+    # 4 IMCs (box IDs 0, 2, 3, 10), 4 CHAs (0, 1, 2, 4), 4 UPI links, the core PMU, the msr PMU (TSC, for the top-down latency metrics)
+    assert re.search(r"intel-sapphire-rapids \(14 instances\)", out)
     assert re.search(r"^mem\.read_bytes\s+B\s+counter\s+yes\s+intel-sapphire-rapids: imc\.cas_count_read \* 64 "
                      r"\(4 instances\) \[approximate\]$", out, re.M)
     assert re.search(r"^mem\.read_bw\s+B/s\s+gauge\s+yes\s+= mem\.read_bytes / seconds$", out, re.M)

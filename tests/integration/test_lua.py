@@ -476,13 +476,16 @@ def test_westmere_topdown_global_queue(memscope, tmp_path):
     assert branches["queue occupancy"]["value"] == "1.50 entries"
     # 1.25e6 reads x 64 B per second.
     assert branches["DRAM traffic"]["value"].startswith("80.0 MB/s (read 80.0 MB/s")
-    assert branches["memory bound"]["value"] == "not measurable"
+    # No core top-down on Westmere: one row says so, pointing at the Global Queue.
+    assert branches["backend bound"]["value"] == "not measurable"
+    assert "Global Queue" in branches["backend bound"]["from"]
+    assert "memory bound" not in branches
     assert branches["interconnect"]["value"] == "not measurable"
     assert branches["interconnect"]["from"]     # with the catalog's reason
     # The tree's order and depth.
     names = [r["branch"] for r in tree["rows"]]
-    assert names.index("    queue saturation") > names.index("  DRAM traffic") > names.index("memory bound")
-    assert names.index("      queue occupancy") == names.index("    queue saturation") + 1
+    assert names.index("  queue saturation") > names.index("DRAM traffic") > names.index("backend bound")
+    assert names.index("    queue occupancy") == names.index("  queue saturation") + 1
 
 
 def skylake_values():

@@ -94,6 +94,17 @@ static void test_shipped_catalog(void)
 		fprintf(stderr, "%s\n", err.text);
 		return;
 	}
+	/* the top-down metrics carry their metric groups */
+	{
+		int i = catalog_metric_index(cat, "topdown.memory_bound");
+
+		CHECK(i >= 0);
+		if (i >= 0) {
+			CHECK_EQ_INT(cat->metrics[i].nr_groups, 2);
+			CHECK_EQ_STR(cat->metrics[i].groups[0], "TopdownL2");
+			CHECK_EQ_STR(cat->metrics[i].groups[1], "memory");
+		}
+	}
 	/* the vocabulary the issue asks for */
 	const char *required[] = { "mem.read_bytes", "mem.write_bytes", "mem.read_bw", "mem.write_bw",
 				   "mem.local_accesses", "mem.remote_accesses", "mem.remote_ratio", "llc.accesses",
@@ -140,11 +151,18 @@ static void test_errors(void)
 	/* unknown key, with the expected ones */
 	CHECK_EQ_STR(load(replace(good_metrics, "    unit: B\n", "    unti: B\n"), good_family),
 		     "metrics.yaml:3:5: unknown key 'unti' in a metric; expected one of: name, unit, kind, "
-		     "description, formula, vendors, formerly, plugin");
+		     "description, formula, vendors, formerly, plugin, groups");
 	/* an old name that is another metric's name */
 	CHECK_EQ_STR(load(replace(good_metrics, "    unit: B/s\n", "    formerly: mem.read_bytes\n    unit: B/s\n"),
 			  good_family),
 		     "metrics.yaml:7:15: 'formerly: mem.read_bytes' names metric 'mem.read_bytes' (line 2)");
+	/* groups: a list of names, each once */
+	CHECK_EQ_STR(load(replace(good_metrics, "    unit: B\n", "    unit: B\n    groups: TopdownL1\n"), good_family),
+		     "metrics.yaml:4:13: metric 'mem.read_bytes': 'groups' must be a list of group names ([TopdownL1, memory])");
+	CHECK_EQ_STR(load(replace(good_metrics, "    unit: B\n", "    unit: B\n    groups: [memory, Top-down]\n"), good_family),
+		     "metrics.yaml:4:22: metric 'mem.read_bytes': group 'Top-down': use letters, digits and '_'");
+	CHECK_EQ_STR(load(replace(good_metrics, "    unit: B\n", "    unit: B\n    groups: [memory, memory]\n"), good_family),
+		     "metrics.yaml:4:22: metric 'mem.read_bytes': group 'memory' is listed twice");
 	/* duplicate metric */
 	CHECK_EQ_STR(load(replace(good_metrics, "mem.read_bw\n", "mem.read_bytes\n"), good_family),
 		     "metrics.yaml:6:11: duplicate metric 'mem.read_bytes' (first defined at line 2)");
@@ -154,7 +172,7 @@ static void test_errors(void)
 	/* derived formula over an unknown metric: column of the name */
 	CHECK_EQ_STR(load(replace(good_metrics, "mem.read_bytes / seconds", "mem.read_byte / seconds"), good_family),
 		     "metrics.yaml:10:14: formula refers to unknown metric 'mem.read_byte'; expected a metric "
-		     "defined in this file or 'seconds'");
+		     "defined in this file, 'seconds', 'smt_on' or 'core_wide'");
 	/* formula syntax */
 	CHECK_EQ_STR(load(replace(good_metrics, "mem.read_bytes / seconds", "mem.read_bytes / / seconds"),
 			  good_family),
@@ -262,6 +280,13 @@ static void test_bad_values(void)
 {
 	static char deep[8192];
 
+	/* fixed: true or false, nothing else */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01",
+						"flux_rd: { config: event=0x01, fixed: yes }")),
+		     "pmu/test.yaml:9:45: event 'flux_rd': 'fixed' is true or false (true: a fixed counter of the PMU "
+		     "counts it, as Intel's cycles and reference cycles)");
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01",
+						"flux_rd: { config: event=0x01, fixed: true }")), "");
 	/* A priority beyond int became -1 and won over every family. */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "sources:", "priority: 9223372036854775807\nsources:")),
 		     "pmu/test.yaml:3:11: test: priority 9223372036854775807 is out of range: give 0 (first) to "
@@ -399,6 +424,71 @@ static void test_expr(void)
 	CHECK_EQ_INT(offset, 1);
 }
 
+static int count_refs(struct expr *ref, void *ctx);
+
+/* perf's choice, comparisons, min and max: values worked out by hand (a = 6),
+ * only the branch taken is evaluated, and the text comes back as written. */
+static void check_formula(const char *text, double want, const char *formatted)
+{
+	char msg[256], out[256];
+	int offset = -1, refs = 0;
+	const char *fault = "unset";
+	struct expr *e = expr_parse(text, &offset, msg, sizeof(msg));
+
+	CHECK(e != NULL);
+	if (!e) {
+		fprintf(stderr, "%s: %d: %s\n", text, offset, msg);
+		return;
+	}
+	CHECK_NEAR(expr_eval(e, lookup_fixed, NULL, &fault), want, 1e-12);
+	CHECK(fault == NULL);
+	expr_format(e, out, sizeof(out));
+	CHECK_EQ_STR(out, formatted);
+	CHECK_EQ_INT(expr_each_ref(e, count_refs, &refs), 0);
+	expr_free(e);
+}
+
+static void test_expr_choice(void)
+{
+	char msg[256];
+	int offset = -1;
+	const char *fault = NULL;
+	struct expr *e;
+
+	check_formula("min(a, 4) + max(a, 4)", 10.0, "min(a, 4) + max(a, 4)");
+	check_formula("max((a - 10) / a, 0)", 0.0, "max((a - 10) / a, 0)");
+	check_formula("a / 2 if a > 5 else a", 3.0, "a / 2 if a > 5 else a");
+	check_formula("a / 2 if a < 5 else a", 6.0, "a / 2 if a < 5 else a");
+	/* the condition is a number: not 0 holds */
+	check_formula("1 if a - 6 else 2", 2.0, "1 if a - 6 else 2");
+	/* right-associative, as perf's */
+	check_formula("1 if a < 0 else 2 if a < 7 else 3", 2.0, "1 if a < 0 else 2 if a < 7 else 3");
+	/* inside a sum it needs its parentheses, and keeps them */
+	check_formula("10 * (a if a > 0 else 0) - 1", 59.0, "10 * (a if a > 0 else 0) - 1");
+	check_formula("(a > 5) + (a < 5)", 1.0, "(a > 5) + (a < 5)");
+	/* the branch not taken may divide by zero */
+	check_formula("a if a > 0 else a / 0", 6.0, "a if a > 0 else a / 0");
+	/* the branch taken may not */
+	e = expr_parse("a / 0 if a > 0 else a", &offset, msg, sizeof(msg));
+	expr_eval(e, lookup_fixed, NULL, &fault);
+	CHECK_EQ_STR(fault ? fault : "(null)", EXPR_FAULT_DIVISION);
+	expr_free(e);
+	/* a name that starts with a keyword is a name */
+	e = expr_parse("iffy + elsewhere + minimum", &offset, msg, sizeof(msg));
+	CHECK(e != NULL);
+	expr_free(e);
+	CHECK(expr_parse("a if a > 0", &offset, msg, sizeof(msg)) == NULL);
+	CHECK_EQ_STR(msg, "expected 'else' after the condition of 'if' at the end of the formula");
+	CHECK(expr_parse("min(a)", &offset, msg, sizeof(msg)) == NULL);
+	CHECK_EQ_INT(offset, 5);
+	CHECK_EQ_STR(msg, "expected ',' between the two arguments of min or max, found ')'");
+	CHECK(expr_parse("avg(a, 1)", &offset, msg, sizeof(msg)) == NULL);
+	CHECK_EQ_INT(offset, 0);
+	CHECK_CONTAINS(msg, "min( or max(");
+	CHECK(expr_parse("if a else 1", &offset, msg, sizeof(msg)) == NULL);
+	CHECK_EQ_INT(offset, 0);
+}
+
 /* Formulas deep enough to overflow the stack of every recursive walk (the
  * parser, expr_each_ref, eval, format, free): refused by the parser with
  * where and why; the deepest allowed ones still work. */
@@ -465,6 +555,7 @@ int main(void)
 	test_errors();
 	test_bpf_events();
 	test_bad_values();
+	test_expr_choice();
 	test_expr();
 	test_expr_depth();
 	return check_summary("catalog");

@@ -411,6 +411,38 @@ static void test_zen3_multiplexing(void)
 	rig_free(&r);
 }
 
+/* Skylake-SP top-down: the latency estimate's 5 core events are one group on
+ * the 4 general counters, since cycles and reference cycles take the fixed
+ * ones; the TSC is the msr PMU's, on CPU 0. */
+static void test_skx_topdown_group_with_fixed_counters(void)
+{
+	static const char *const names[] = { "cycles", "ref_tsc", "l3_miss_local_dram", "load_fb_hit", "load_l1_miss" };
+	static const int counts[] = { 1000, 500, 1, 50, 200 };
+	struct rig r;
+
+	values_begin(1.0);
+	for (int i = 0; i < 5; i++)
+		for (int cpu = 0; cpu < 16; cpu++)
+			value("\"cpu/%s/@cpu%d\": %d", names[i], cpu, counts[i]);
+	value("\"msr/tsc/\": 2000000000");
+	values_end();
+	if (rig_run(&r, "skylake-sp-2s", "topdown.local_dram") == 0) {
+		int group = -1;
+
+		/* 59.5 ns x (16000 / 8000 x 2 GHz) x 16 loads x (1 + 50/200/2) / 16000 cycles */
+		CHECK_METRIC(&r, "topdown.local_dram", SCOPE_SYSTEM, -1, 59.5 * 4 * 1.125 / 1000);
+		for (int i = 0; i < r.plan->nr_events; i++)
+			if (!strncmp(r.plan->events[i].text, "cpu/", 4)) {
+				if (group < 0)
+					group = r.plan->events[i].group;
+				CHECK_EQ_INT(r.plan->events[i].group, group);
+			}
+		CHECK(group >= 0);
+		CHECK(!get(&r, "topdown.local_dram", SCOPE_SYSTEM, -1)->mixed_slices);
+	}
+	rig_free(&r);
+}
+
 /* EPYC Zen 4: one amd_umc_N per channel, 4 per socket (cpu0 / cpu8). */
 static void test_zen4(void)
 {
@@ -755,6 +787,7 @@ int main(void)
 	test_icelake();
 	test_sapphire_rapids();
 	test_zen3_multiplexing();
+	test_skx_topdown_group_with_fixed_counters();
 	test_zen4();
 	test_opteron();
 	test_thunderx2();

@@ -204,7 +204,7 @@ def event_encoding(e, std):
     fields = {"EventCode": "event", "UMask": "umask", "RdWrMask": "rdwrmask", "NodeType": "type",
               "EventidCode": "eventid", "ConfigCode": "event", "ThreadMask": "threadmask", "SliceId": "sliceid",
               "EnAllCores": "enallcores", "EnAllSlices": "enallslices", "EdgeDetect": "edge", "Invert": "inv",
-              "CounterMask": "cmask"}
+              "CounterMask": "cmask", "AnyThread": "any"}
     for key, field in fields.items():
         if key in e and str(e[key]).strip() != "":
             try:
