@@ -26,7 +26,16 @@
 #include "sinks/stat_threads.h"
 
 enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_CONTROL,
-       OPT_METRIC_ONLY, OPT_FOR_EACH_CGROUP };
+       OPT_METRIC_ONLY, OPT_FOR_EACH_CGROUP, OPT_COLUMNS, OPT_NO_BIG_NUM, OPT_NO_MERGE,
+       OPT_PER_CLUSTER, OPT_PER_CACHE };
+
+/* perf stat's default events: without -e or -m, stat counts what perf stat
+ * counts (a hardware event the host has no PMU for is shown <not supported>);
+ * system-wide, the CPUs' clock rather than the tasks'. */
+#define STAT_DEFAULT_EVENTS \
+	"task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses"
+#define STAT_DEFAULT_EVENTS_SYSTEM_WIDE \
+	"cpu-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses"
 
 #define STAT_MAX_REPEAT 100000
 
@@ -64,6 +73,12 @@ static const struct cli_option stat_row_options[] = {
 	{ 'A', "no-aggr", NULL, "perf's name for --per-cpu: one row per CPU", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_PER_THREAD, "per-thread", NULL, "one row per thread of the measured processes (proc.* events)",
 	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_PER_CLUSTER, "per-cluster", NULL, "one row per CPU cluster (perf's S0-D0-CLS0; topology/cluster_id)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_PER_CACHE, "per-cache", NULL, "one row per last-level cache: the CPUs that share it (perf's\n"
+	  "S0-D0-L3-ID0)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_NO_MERGE, "no-merge", NULL, "perf's: do not merge an event's PMU instances; memscope shows an event\n"
+	  "once per row as -e named it, so this changes nothing", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
 };
 
@@ -72,6 +87,9 @@ static const struct cli_option stat_output_options[] = {
 	{ 'j', "json", NULL, "JSON: one object per counter and row, with perf stat's keys", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 'o', "output", "FILE", "write the lines and totals to FILE instead of standard output",
 	  CLI_COMPLETE_FILE, NULL, 0 },
+	{ OPT_COLUMNS, "columns", NULL, "text: memscope's table, a line per interval with a column per event\n"
+	  "(without it: perf's lines, one per event and interval)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_NO_BIG_NUM, "no-big-num", NULL, "text: counts without thousands separators", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_METRIC_ONLY, "metric-only", NULL, "only the metrics (-m, Lua), one column each, as perf's --metric-only",
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_SELF_DESCRIBING, "self-describing", NULL, "with -x or -j: memscope's own form: a CSV header line, or\n"
@@ -219,6 +237,20 @@ static int stat_option(void *ctx, int key, const char *arg)
 	case OPT_METRIC_ONLY:
 		a->output->metric_only = true;
 		return 0;
+	case OPT_COLUMNS:
+		a->output->columns = true;
+		return 0;
+	case OPT_NO_BIG_NUM:
+		a->output->no_big_num = true;
+		return 0;
+	case OPT_NO_MERGE:
+		return 0;
+	case OPT_PER_CLUSTER:
+		a->opt->aggr = AGGR_CLUSTER;
+		return 0;
+	case OPT_PER_CACHE:
+		a->opt->aggr = AGGR_CACHE;
+		return 0;
 	default:
 		return -1;
 	}
@@ -259,6 +291,12 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			"already (--per-cpu shows its CPUs one by one)\n", opt->input_path);
 		return -1;
 	}
+	if (output->columns && (output->format != STAT_TEXT || output->metric_only)) {
+		fprintf(stderr, "memscope stat: --columns is a form of the text output; it excludes -x, --json and "
+			"--metric-only\n");
+		return -1;
+	}
+	opt->default_events = opt->system_wide || opt->cpu_list ? STAT_DEFAULT_EVENTS_SYSTEM_WIDE : STAT_DEFAULT_EVENTS;
 	if (session_options_finish(opt, argv + first) < 0)
 		return -1;
 	if (extra->interval_count && !opt->interval_ms) {
@@ -302,9 +340,12 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 static void note_unsplit_events(const struct session_options *opt, const struct series_table *table)
 {
 	static const char *const by[] = { [AGGR_CPU] = "CPU", [AGGR_SOCKET] = "socket", [AGGR_NODE] = "node",
-					  [AGGR_CORE] = "core", [AGGR_DIE] = "die" };
+					  [AGGR_CORE] = "core", [AGGR_DIE] = "die", [AGGR_CLUSTER] = "cluster",
+					  [AGGR_CACHE] = "cache" };
 
-	if (opt->aggr >= (int)(sizeof(by) / sizeof(by[0])) || !by[opt->aggr])
+	/* perf's default events are shown as they are, without notes. */
+	if (opt->aggr >= (int)(sizeof(by) / sizeof(by[0])) || !by[opt->aggr] || opt->default_events_used ||
+	    opt->quiet_notes)
 		return;
 	for (int e = 0; e < opt->events.nr; e++) {
 		bool named = false, split = false;
@@ -560,7 +601,7 @@ next_run:
 	if ((opt.aggr == AGGR_CHANNEL || opt.aggr == AGGR_INSTANCE) && (status = check_channels(&session, opt.aggr)) != 0)
 		goto out;
 	status = 1;
-	if ((opt.aggr == AGGR_CPU || opt.aggr == AGGR_CORE || opt.aggr == AGGR_DIE) && (opt.metrics.nr || nr_lua_metrics)) {
+	if ((opt.aggr == AGGR_CPU || aggr_mode_by_place(opt.aggr)) && (opt.metrics.nr || nr_lua_metrics)) {
 		fprintf(stderr, "memscope stat: -m computes metrics for the system, each node (--per-node) "
 			"or each socket (--per-socket), not per %s\n", opt.aggr == AGGR_CPU ? "CPU" : aggr_mode_name(opt.aggr));
 		status = EXIT_USAGE;

@@ -221,10 +221,12 @@ int session_options_finish(struct session_options *opt, char **command)
 	if (!opt->events.nr && !opt->metrics.nr) {
 		struct ms_error err;
 
-		if (name_list_add_text(&opt->events, SESSION_DEFAULT_EVENTS, &err) < 0) {
+		if (name_list_add_text(&opt->events, opt->default_events ? opt->default_events : SESSION_DEFAULT_EVENTS,
+				       &err) < 0) {
 			fprintf(stderr, "memscope %s: %s\n", opt->command_name, err.text);
 			return -1;
 		}
+		opt->default_events_used = opt->default_events != NULL;
 	}
 	return 0;
 }
@@ -420,6 +422,8 @@ static void report_notes(struct session *s, const struct session_options *opt)
 {
 	FILE *out = opt->notes ? opt->notes : stderr;
 
+	if (opt->quiet_notes || opt->default_events_used)
+		return;
 	for (int i = 0; i < s->nr_sources; i++)
 		if (s->sources[i].ops->notes)
 			s->sources[i].ops->notes(&s->sources[i], out, opt->command_name);

@@ -30,7 +30,7 @@ json_t *stat_json_rows(const struct stat_table *t)
 
 		stat_table_row_label(t, r, label, sizeof(label));
 		json_object_set_new(row, "scope", json_string(label));
-		if (stat_table_row_is_channel(t) || t->mode == AGGR_CORE || t->mode == AGGR_DIE)
+		if (stat_table_row_is_channel(t) || aggr_mode_by_place(t->mode))
 			json_object_set_new(row, aggr_mode_name(t->mode), json_string(label));
 		else if (t->mode != AGGR_TOTAL)
 			json_object_set_new(row, aggr_mode_name(t->mode), json_integer(t->row_keys[r]));

@@ -34,6 +34,8 @@ void perf_fields_row(const struct stat_table *t, int row, struct perf_fields *f)
 		break;
 	case AGGR_CORE:
 	case AGGR_DIE:
+	case AGGR_CLUSTER:
+	case AGGR_CACHE:
 		f->aggr_key = aggr_mode_name(t->mode);
 		aggr_key_label(t->mode, key, f->aggr, sizeof(f->aggr));
 		break;
@@ -156,15 +158,16 @@ void perf_fields_shadow(const struct stat_table *t, int row, int col, double spa
 		f->shadow = f->value / (span_s * 1e3);
 		snprintf(f->shadow_unit, sizeof(f->shadow_unit), "CPUs utilized");
 	} else if (perf_event_is(f->event, "cycles") || perf_event_is(f->event, "cpu-cycles")) {
-		if (task_ms <= 0)
+		if (task_ms < 0)
 			return;
-		f->shadow = f->value / (task_ms * 1e6);
+		f->shadow = task_ms > 0 ? f->value / (task_ms * 1e6) : 0;
 		snprintf(f->shadow_unit, sizeof(f->shadow_unit), "GHz");
 	} else if (!t->units[col][0]) {
 		/* A count without a unit of its own: its rate, as perf's "/sec". */
-		if (task_ms <= 0)
+		/* No task time (an idle interval): perf's 0 /sec. */
+		if (task_ms < 0)
 			return;
-		f->shadow = f->value * 1e3 / task_ms;
+		f->shadow = task_ms > 0 ? f->value * 1e3 / task_ms : 0;
 		rate_unit(&f->shadow, f->shadow_unit, sizeof(f->shadow_unit));
 	} else {
 		return;

@@ -123,8 +123,27 @@ def test_system_wide_tracepoint_counts_the_workloads_hits(memscope, counted_by):
     assert sum(r["value"] for r in lines if r["event"] == "task:task_rename") == renames
 
 
+def test_text_intervals_are_perfs_lines(memscope):
+    res = run([memscope, "stat", "-I", "10", "-e", "page-faults,task-clock", "--", "sleep", "0.7"])
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    # perf's header before the first interval and every 25 intervals: a line per event each.
+    headers = [i for i, l in enumerate(lines) if l == "#           time             counts unit events"]
+    assert len(headers) >= 2 and headers[0] == 0 and headers[1] - headers[0] == 1 + 25 * 2, res.stdout
+    body = [l for l in lines if not l.startswith("#")]
+    assert len(body) % 2 == 0 and len(body) >= 2 * 40, res.stdout
+    for faults, clock in zip(body[::2], body[1::2]):
+        # the time right-aligned in 16 columns, perf's value, unit and name widths, its shadow metric
+        f = re.fullmatch(r"( {0,15}\d+\.\d{9}) +([\d,]+)      page-faults {22}# +(\d+\.\d{3}) K?/sec", faults)
+        c = re.fullmatch(r"( {0,15}\d+\.\d{9}) +(\d+\.\d\d) msec task-clock {23}# +(\d+\.\d{3}) CPUs utilized", clock)
+        assert f and c and len(f.group(1)) == 16 and f.group(1) == c.group(1), (faults, clock)
+        assert faults.index("page-faults") == clock.index("task-clock") == 16 + 1 + 18 + 1 + 4 + 1
+    # As perf -I: no totals after the intervals.
+    assert "seconds time elapsed" not in res.stdout and "counter stats" not in res.stdout
+
+
 def test_text_output_repeats_its_header_like_vmstat(memscope, touchmem):
-    res = run([memscope, "stat", "-I", "10", "-e", "page-faults", "--", "sleep", "0.7"])
+    res = run([memscope, "stat", "--columns", "-I", "10", "-e", "page-faults", "--", "sleep", "0.7"])
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     headers = [i for i, l in enumerate(lines) if l.startswith("#") and "page-faults" in l]

@@ -60,7 +60,8 @@ def test_per_thread_names_in_text_and_json(memscope, build_dir):
     pid, threads, rest = own_lines(res.stdout)
     text = {}
     for line in rest:
-        m = re.match(r"^ (\S+)\s+([\d,]+)  proc\.faults$", line)
+        # perf's lines: comm right-aligned to the dash, tid, the count, the event.
+        m = re.match(r"^ *(\S+-\d+)\s+([\d,]+)      proc\.faults$", line)
         if m:
             text[m.group(1)] = int(m.group(2).replace(",", ""))
     check_rows(text, pid, threads)
