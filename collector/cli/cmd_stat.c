@@ -324,9 +324,9 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			opt->input_path ? "--input FILE" : "--replay FILE");
 		return -1;
 	}
-	if (extra->per_thread && (opt->aggr != AGGR_TOTAL || opt->metrics.nr || opt->system_wide || opt->replay_path)) {
-		fprintf(stderr, "memscope stat: --per-thread splits the proc.* events of -p PID or a command by "
-			"thread; it excludes -a, -m, --replay and --per-cpu/socket/node\n");
+	if (extra->per_thread && (opt->aggr != AGGR_TOTAL || opt->metrics.nr || opt->replay_path)) {
+		fprintf(stderr, "memscope stat: --per-thread splits the events of -p PID, a command or -a (every "
+			"thread) by thread; it excludes -m, --replay and --per-cpu/socket/node\n");
 		return -1;
 	}
 	return 0;
@@ -629,16 +629,11 @@ next_run:
 		goto out;
 	}
 	if (extra.per_thread) {
-		if (!opt.input_path && !session_per_task(&session)) {
-			fprintf(stderr, "memscope stat: --per-thread needs eBPF series (-e proc.faults,...): "
-				"perf counts of a process are not kept per thread\n");
-			status = EXIT_USAGE;
-			goto out;
-		}
 		if (stat_threads_init(&threads, &session.sampler.table, &err) < 0) {
 			fprintf(stderr, "memscope stat: %s\n", err.text);
 			goto out;
 		}
+		threads.skip_zero = opt.system_wide;
 		sopt.threads = &threads;
 	}
 	if (run == 0)
