@@ -213,9 +213,10 @@ int session_options_finish(struct session_options *opt, char **command)
 			"or a command after --\n", opt->command_name);
 		return -1;
 	}
-	if (opt->pids && (opt->system_wide || opt->command)) {
-		fprintf(stderr, "memscope %s: -p excludes -a and a command; choose one "
-			"(-a -- CMD counts the whole system while CMD runs)\n", opt->command_name);
+	if (opt->pids && opt->system_wide) {
+		fprintf(stderr, "memscope %s: -p excludes -a; choose one "
+			"(-a -- CMD counts the whole system while CMD runs, -p PID -- CMD the processes)\n",
+			opt->command_name);
 		return -1;
 	}
 	if (!opt->events.nr && !opt->metrics.nr) {
@@ -293,8 +294,17 @@ static int prepare_target(struct session *s, const struct session_options *opt, 
 		s->target.system_wide = true;
 		return 0;
 	}
-	if (opt->pids)
+	if (opt->pids && !opt->command)
 		return target_parse_pids(&s->target, opt->pids, err) < 0 ? EXIT_USAGE : 0;
+	if (opt->pids) {
+		/* perf's -p PID -- CMD: the processes are counted while CMD runs. */
+		if (target_parse_pids(&s->target, opt->pids, err) < 0)
+			return EXIT_USAGE;
+		s->target.attach = s->target.pids;
+		s->target.nr_attach = s->target.nr_pids;
+		s->target.pids = NULL;
+		s->target.nr_pids = 0;
+	}
 	if (target_prepare_command(&s->target, opt->command, err) < 0)
 		return 1;
 	s->target.system_wide = opt->system_wide;

@@ -148,15 +148,18 @@ static struct perf_thread_map *target_thread_map(const struct target *target, st
 	int nr_all = 0;
 	struct perf_thread_map *map;
 
-	if (target->kind == TARGET_COMMAND)
+	const pid_t *pids = target->nr_attach ? target->attach : target->pids;
+	int nr_pids = target->nr_attach ? target->nr_attach : target->nr_pids;
+
+	if (target->kind == TARGET_COMMAND && !target->nr_attach)
 		return perf_thread_map__new_array(1, target->pids);
 	/* -p: every current thread of each process; threads they create later
 	 * inherit the counters. */
-	for (int p = 0; p < target->nr_pids; p++) {
+	for (int p = 0; p < nr_pids; p++) {
 		pid_t *tids, *grown;
 		int nr;
 
-		if (target_list_threads(target->pids[p], &tids, &nr, err) < 0) {
+		if (target_list_threads(pids[p], &tids, &nr, err) < 0) {
 			free(all);
 			return NULL;
 		}
@@ -262,7 +265,8 @@ static void attr_for_member(const struct perf_source *ps, const struct event *ev
 	if (!is_system_wide(ps, ev)) {
 		/* Threads and children the target creates later are counted too. */
 		attr->inherit = 1;
-		attr->enable_on_exec = leader && ps->opt.target->kind == TARGET_COMMAND && !ps->opt.start_disabled;
+		attr->enable_on_exec = leader && ps->opt.target->kind == TARGET_COMMAND && !ps->opt.target->nr_attach &&
+				       !ps->opt.start_disabled;
 	}
 }
 
@@ -841,7 +845,7 @@ static int perf_enable(struct source *src, struct ms_error *err)
 	for (int i = 0; !ps->opt.start_disabled && i < ps->nr_groups; i++) {
 		const struct event *first = &ps->opt.events[ps->groups[i].events[0]];
 
-		if (ps->opt.target->kind != TARGET_COMMAND || is_system_wide(ps, first))
+		if (ps->opt.target->kind != TARGET_COMMAND || ps->opt.target->nr_attach || is_system_wide(ps, first))
 			group_switch(&ps->groups[i], true);
 	}
 	return 0;

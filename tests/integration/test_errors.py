@@ -55,9 +55,10 @@ def test_no_target_is_a_usage_error(memscope):
     assert "say what to measure" in res.stderr
 
 
-def test_pid_and_command_exclude_each_other(memscope):
-    res = stat(memscope, "-p", "1", "--", "true")
-    assert res.returncode == 2 and "-p excludes" in res.stderr
+def test_pid_and_system_wide_exclude_each_other(memscope):
+    # -p PID -- CMD is perf's (the processes while CMD runs); -p with -a is not.
+    res = stat(memscope, "-p", "1", "-a", "--", "true")
+    assert res.returncode == 2 and "-p excludes -a" in res.stderr
 
 
 def test_bad_pid_text(memscope):

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import time
 
 import pytest
 
@@ -236,3 +237,22 @@ def test_per_cache_and_per_cluster_rows_are_the_cpus_sharing_them(memscope):
         objs = [json.loads(l) for l in memscope_stat(memscope, ["-j", "-a", "--per-" + mode, "-e", "cpu-clock", "--",
                                                                 "true"]).splitlines()]
         assert {o[mode]: o["aggregate-number"] for o in objs} == want[mode], objs
+
+
+def test_pid_with_a_command_counts_the_process_while_the_command_runs(memscope, touchmem):
+    """perf's -p PID -- CMD: the process's counts for as long as CMD runs; the process goes on."""
+    import subprocess
+    busy = subprocess.Popen([touchmem, "4", "--repeat", "1000000"], stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.2)
+        for tool in ([memscope, "stat"], ["perf", "stat"]):
+            res = run(tool + ["-x,", "-p", str(busy.pid), "-e", "page-faults", "--", "sleep", "0.3"])
+            assert res.returncode == 0, res.stderr
+            rows = csv_lines(res.stdout if tool[0] == memscope else res.stderr)
+            assert len(rows) == 1 and rows[0][2] == "page-faults", (tool, rows)
+            # 4 MB touched afresh over and over: 1024 faults a round, many rounds in 0.3 s.
+            assert int(rows[0][0]) > 1024, (tool, rows)
+        assert busy.poll() is None
+    finally:
+        busy.kill()
+        busy.wait()
