@@ -5,7 +5,9 @@
 #include <string.h>
 #include <errno.h>
 #include <sys/ioctl.h>
+#include <fcntl.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "metrics/aggregate.h"
@@ -27,7 +29,7 @@
 
 enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_CONTROL,
        OPT_METRIC_ONLY, OPT_FOR_EACH_CGROUP, OPT_COLUMNS, OPT_NO_BIG_NUM, OPT_NO_MERGE,
-       OPT_PER_CLUSTER, OPT_PER_CACHE };
+       OPT_PER_CLUSTER, OPT_PER_CACHE, OPT_QUIET, OPT_LOG_FD, OPT_APPEND, OPT_SUMMARY, OPT_NO_CSV_SUMMARY };
 
 /* perf stat's default events: without -e or -m, stat counts what perf stat
  * counts (a hardware event the host has no PMU for is shown <not supported>);
@@ -45,6 +47,9 @@ static const struct cli_option stat_when_options[] = {
 	  "(perf's +- : the standard deviation of the mean)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_TIMEOUT, "timeout", "MS", "stop after MS milliseconds (a command still running is ended)",
 	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'n', "null", NULL, "run the command and print its elapsed time alone, counting nothing (perf's -n)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'S', "sync", NULL, "call sync() before the run (perf's)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
 };
 
@@ -71,6 +76,8 @@ static const struct cli_option stat_control_options[] = {
 
 static const struct cli_option stat_row_options[] = {
 	{ 'A', "no-aggr", NULL, "perf's name for --per-cpu: one row per CPU", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 't', "tid", "TIDS", "count these threads only (perf's -t: no other thread of their process)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_PER_THREAD, "per-thread", NULL, "one row per thread of the measured processes (proc.* events)",
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_PER_CLUSTER, "per-cluster", NULL, "one row per CPU cluster (perf's S0-D0-CLS0; topology/cluster_id)",
@@ -90,6 +97,17 @@ static const struct cli_option stat_output_options[] = {
 	{ OPT_COLUMNS, "columns", NULL, "text: memscope's table, a line per interval with a column per event\n"
 	  "(without it: perf's lines, one per event and interval)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_NO_BIG_NUM, "no-big-num", NULL, "text: counts without thousands separators", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'B', "big-num", NULL, "text: counts with thousands separators (the default, as perf's)", CLI_COMPLETE_NONE,
+	  NULL, 0 },
+	{ OPT_QUIET, "quiet", NULL, "print no counts and no notes, only errors (perf's --quiet)", CLI_COMPLETE_NONE,
+	  NULL, 0 },
+	{ OPT_LOG_FD, "log-fd", "N", "write the lines and totals to descriptor N (perf's --log-fd)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_APPEND, "append", NULL, "with -o: add to the end of FILE", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_SUMMARY, "summary", NULL, "with -I: the totals after the intervals too (CSV: 'summary' as their time)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_NO_CSV_SUMMARY, "no-csv-summary", NULL, "with --summary and -x: the totals' lines without 'summary'",
+	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_METRIC_ONLY, "metric-only", NULL, "only the metrics (-m, Lua), one column each, as perf's --metric-only",
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_SELF_DESCRIBING, "self-describing", NULL, "with -x or -j: memscope's own form: a CSV header line, or\n"
@@ -97,8 +115,16 @@ static const struct cli_option stat_output_options[] = {
 	{ 0 },
 };
 
+/* perf's -M: memscope's metrics are -m's (the catalog's names). */
+static const struct cli_option stat_count_options[] = {
+	{ 'M', NULL, "LIST", "perf's spelling of -m: catalog metrics (memscope list --metrics)", CLI_COMPLETE_NONE, NULL,
+	  0 },
+	{ 0 },
+};
+
 static const struct cli_group stat_groups[] = {
 	{ "What to count", measure_count_options },
+	{ NULL, stat_count_options },
 	{ NULL, measure_lua_options },
 	{ "Where", measure_target_options },
 	{ NULL, stat_where_options },
@@ -131,6 +157,11 @@ struct stat_extra {
 	long timeout_ms;         /* --timeout, 0: none */
 	long repeat;             /* -r, 1: once */
 	const char *output_path; /* -o */
+	bool append;             /* --append */
+	int log_fd;              /* --log-fd, -1: none */
+	bool quiet;              /* --quiet */
+	bool null_run;           /* -n */
+	bool sync_first;         /* -S */
 	const char *control;     /* --control SPEC */
 	long delay_ms;           /* -D: 0 none, -1 until enable */
 };
@@ -244,6 +275,40 @@ static int stat_option(void *ctx, int key, const char *arg)
 		a->output->no_big_num = true;
 		return 0;
 	case OPT_NO_MERGE:
+	case 'B':
+		return 0;
+	case 'M':
+		return measure_cli_option(a->opt, a->lua, 'm', arg) == 0 ? 0 : -1;
+	case 't':
+		a->opt->pids = arg;
+		a->opt->threads_only = true;
+		return 0;
+	case 'n':
+		a->extra->null_run = true;
+		return 0;
+	case 'S':
+		a->extra->sync_first = true;
+		return 0;
+	case OPT_QUIET:
+		a->extra->quiet = true;
+		a->opt->quiet_notes = true;
+		return 0;
+	case OPT_LOG_FD: {
+		long fd = positive_number("--log-fd", arg, 1 << 20);
+
+		if (fd < 0)
+			return -1;
+		a->extra->log_fd = (int)fd;
+		return 0;
+	}
+	case OPT_APPEND:
+		a->extra->append = true;
+		return 0;
+	case OPT_SUMMARY:
+		a->output->summary = true;
+		return 0;
+	case OPT_NO_CSV_SUMMARY:
+		a->output->no_csv_summary = true;
 		return 0;
 	case OPT_PER_CLUSTER:
 		a->opt->aggr = AGGR_CLUSTER;
@@ -493,6 +558,37 @@ static int start_timer(struct session *s, long ms, const char *option, sampler_r
 	return fd;
 }
 
+/* perf's -n: the command run and timed, nothing counted; perf's title and
+ * elapsed line. The command's exit status is returned, as stat's. */
+static int null_run(const struct session_options *opt, FILE *out)
+{
+	char title[512];
+	uint64_t start = monotonic_ns();
+	int wstatus;
+	pid_t child;
+
+	if (!opt->command) {
+		fprintf(stderr, "memscope stat: -n times a command: give one after --\n");
+		return EXIT_USAGE;
+	}
+	child = fork();
+	if (child < 0) {
+		fprintf(stderr, "memscope stat: -n: cannot start %s: %s\n", opt->command[0], strerror(errno));
+		return 1;
+	}
+	if (child == 0) {
+		execvp(opt->command[0], opt->command);
+		fprintf(stderr, "memscope stat: cannot run %s: %s\n", opt->command[0], strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	session_describe_target(opt, title, sizeof(title));
+	fprintf(out, "\n Performance counter stats for %s:\n\n\n %17.9f seconds time elapsed\n\n", title,
+		(double)(monotonic_ns() - start) / 1e9);
+	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+}
+
 /* Close a run's session and sinks, ready for the next run (-r) or the end. */
 static void end_run(struct session *session, struct sink *stat_sink, struct sink *lua_sink, int *timer_fd)
 {
@@ -525,7 +621,7 @@ int cmd_stat(int argc, char **argv)
 	struct ms_error err = { "" };
 	char **shown = NULL;
 	int nr_shown = 0, status = 1;
-	struct stat_extra extra = { .per_thread = false, .repeat = 1 };
+	struct stat_extra extra = { .per_thread = false, .repeat = 1, .log_fd = -1 };
 	struct stat_repeat repeat;
 	int run = 0, first_failure = 0;
 	FILE *out = NULL;
@@ -546,11 +642,33 @@ int cmd_stat(int argc, char **argv)
 		return status < 0 ? EXIT_USAGE : 0;
 	}
 	status = 1;
-	if (extra.output_path && !(out = fopen(extra.output_path, "w"))) {
+	if (extra.output_path && !(out = fopen(extra.output_path, extra.append ? "a" : "w"))) {
 		fprintf(stderr, "memscope stat: -o %s: cannot create it: %s\n", extra.output_path, strerror(errno));
 		session_options_free(&opt);
 		return 1;
 	}
+	if (!out && (extra.quiet || extra.log_fd >= 0)) {
+		/* --quiet: the counts go nowhere; --log-fd: to that descriptor (a copy: closing ours leaves it). */
+		int fd = extra.quiet ? open("/dev/null", O_WRONLY | O_CLOEXEC) : fcntl(extra.log_fd, F_DUPFD_CLOEXEC, 3);
+
+		if (fd < 0 || !(out = fdopen(fd, "w"))) {
+			fprintf(stderr, "memscope stat: %s: %s\n", extra.quiet ? "--quiet: /dev/null" : "--log-fd",
+				strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			session_options_free(&opt);
+			return extra.quiet ? 1 : EXIT_USAGE;
+		}
+	}
+	if (extra.null_run) {
+		status = null_run(&opt, out ? out : stdout);
+		if (out)
+			fclose(out);
+		session_options_free(&opt);
+		return status;
+	}
+	if (extra.sync_first)
+		sync();
 	/* Short intervals to a file or a pipe: room for a batch of them (one
 	 * wake-up of the printer) in one write; before anything is written. */
 	if (opt.interval_ms > 0 && opt.interval_ms <= 10 && !isatty(fileno(out ? out : stdout)))

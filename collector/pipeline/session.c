@@ -44,15 +44,72 @@ static int parse_interval(const struct session_options *opt, const char *text, l
 	return 0;
 }
 
+/* perf's event groups, -e '{a,b}:u': the members, each with the group's
+ * modifiers ("a:u,b:u"); memscope groups the events of one PMU itself. A
+ * new string, or NULL (out of memory, or a brace not closed: said in err). */
+static char *expand_event_groups(const char *text, struct ms_error *err)
+{
+	/* Each member may take the modifiers: room for all of them on each. */
+	size_t cap = strlen(text) * (strlen(text) + 2) + 1, len = 0;
+	char *out = malloc(cap);
+
+	if (!out) {
+		ms_error_set(err, "out of memory");
+		return NULL;
+	}
+	while (*text) {
+		const char *close, *mods, *end;
+
+		if (*text != '{') {
+			out[len++] = *text++;
+			continue;
+		}
+		close = strchr(text, '}');
+		if (!close) {
+			free(out);
+			ms_error_set(err, "'{' opens an event group that no '}' closes");
+			return NULL;
+		}
+		mods = close + 1;   /* ":u..." applies to each member */
+		end = mods + strcspn(mods, ",");
+		for (const char *m = text + 1; m < close;) {
+			size_t n = strcspn(m, ",}");
+
+			if (len + n + (size_t)(end - mods) + 2 >= cap)
+				break;
+			memcpy(out + len, m, n);
+			len += n;
+			memcpy(out + len, mods, (size_t)(end - mods));
+			len += (size_t)(end - mods);
+			m += n;
+			if (*m == ',') {
+				out[len++] = ',';
+				m++;
+			}
+		}
+		text = end;
+	}
+	out[len] = '\0';
+	return out;
+}
+
 int session_option(struct session_options *opt, int c, const char *arg)
 {
 	switch (c) {
 	case 'e':
 	case 'm': {
 		struct ms_error err;
+		char *expanded = c == 'e' && strchr(arg, '{') ? expand_event_groups(arg, &err) : NULL;
+		int ret;
 
+		if (c == 'e' && strchr(arg, '{') && !expanded) {
+			fprintf(stderr, "memscope %s: -e '%s': %s\n", opt->command_name, arg, err.text);
+			return -1;
+		}
 		/* Split here, once: everything after works on the names. */
-		if (name_list_add_text(c == 'e' ? &opt->events : &opt->metrics, arg, &err) < 0) {
+		ret = name_list_add_text(c == 'e' ? &opt->events : &opt->metrics, expanded ? expanded : arg, &err);
+		free(expanded);
+		if (ret < 0) {
 			fprintf(stderr, "memscope %s: -%c '%s': %s (e.g. -%c %s)\n", opt->command_name, c, arg, err.text, c,
 				c == 'e' ? "page-faults,context-switches" : "mem.read_bw,numa.hit");
 			return -1;
@@ -294,12 +351,15 @@ static int prepare_target(struct session *s, const struct session_options *opt, 
 		s->target.system_wide = true;
 		return 0;
 	}
-	if (opt->pids && !opt->command)
+	if (opt->pids && !opt->command) {
+		s->target.threads_only = opt->threads_only;
 		return target_parse_pids(&s->target, opt->pids, err) < 0 ? EXIT_USAGE : 0;
+	}
 	if (opt->pids) {
 		/* perf's -p PID -- CMD: the processes are counted while CMD runs. */
 		if (target_parse_pids(&s->target, opt->pids, err) < 0)
 			return EXIT_USAGE;
+		s->target.threads_only = opt->threads_only;
 		s->target.attach = s->target.pids;
 		s->target.nr_attach = s->target.nr_pids;
 		s->target.pids = NULL;

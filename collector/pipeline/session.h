@@ -74,6 +74,7 @@ struct session_options {
 	const char *default_events;
 	bool default_events_used;
 	bool quiet_notes;           /* no notes at all (stat -q) */
+	bool threads_only;          /* pids are threads, counted alone (stat -t TID) */
 	FILE *notes;                /* where notes go (left-out probes, events not counted); NULL: stderr */
 	const struct source_registry *registry; /* NULL: source_registry_process() (built-ins and plugins) */
 	/* record --sample: sampling events, comma list ("mem" is the catalog's

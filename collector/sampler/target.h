@@ -20,6 +20,7 @@ struct target {
 	 * counters count while the command runs, instead of the command's. */
 	pid_t *attach;
 	int nr_attach;
+	bool threads_only;      /* the pids are threads, counted alone (stat -t TID), not their processes */
 	int exec_gate_fd;       /* TARGET_COMMAND: write end; closing it lets the child exec */
 	int exec_report_fd;     /* TARGET_COMMAND: read end; carries errno if exec failed */
 	int child_status;       /* TARGET_COMMAND: wait status once it has exited */

@@ -113,6 +113,8 @@ void stat_csv_totals(struct stat_output *o, double elapsed_s, const struct stat_
 	(void)elapsed_s;
 	if (o->self_describing)
 		self_describing_rows(o, "total", t);
-	else if (!o->intervals_printed)
+	else if (!o->intervals_printed || (o->summary && o->no_csv_summary))
 		perf_rows(o, NULL, t);
+	else if (o->summary)
+		perf_rows(o, "         summary", t);   /* perf's: in the time field, right-aligned */
 }

@@ -198,7 +198,7 @@ void stat_json_totals(struct stat_output *o, double elapsed_s, const struct stat
 	json_t *obj;
 
 	if (!o->self_describing) {
-		if (!o->intervals_printed)
+		if (!o->intervals_printed || o->summary)
 			perf_objects(o, NULL, t);
 		return;
 	}

@@ -21,6 +21,8 @@ struct stat_output {
 	bool self_describing;     /* CSV/JSON: memscope's own form, not perf stat's */
 	bool columns;             /* text: memscope's column table (stat_text.c), not perf's lines (stat_perf_text.c) */
 	bool no_big_num;          /* perf's text: counts without thousands separators */
+	bool summary;             /* perf's --summary: the totals after -I's lines too */
+	bool no_csv_summary;      /* ... in CSV without perf's "summary" time field */
 	bool metric_only;         /* perf's --metric-only: a column per metric, no events (stat_metric_only.c) */
 	const char *title;        /* what was measured, for the totals heading */
 	int header_every;         /* text: repeat the header every N lines */

@@ -174,8 +174,8 @@ void stat_perf_text_interval(struct stat_output *o, double time_s, const struct 
 
 void stat_perf_text_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t)
 {
-	/* As perf -I: the intervals are the output. */
-	if (o->intervals_printed)
+	/* As perf -I: the intervals are the output (--summary: and the totals). */
+	if (o->intervals_printed && !o->summary)
 		return;
 	if (t->runs > 1)
 		fprintf(o->out, "\n Performance counter stats for %s (%d runs):\n\n", o->title, t->runs);

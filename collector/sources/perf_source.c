@@ -153,6 +153,8 @@ static struct perf_thread_map *target_thread_map(const struct target *target, st
 
 	if (target->kind == TARGET_COMMAND && !target->nr_attach)
 		return perf_thread_map__new_array(1, target->pids);
+	if (target->threads_only)
+		return perf_thread_map__new_array(nr_pids, (pid_t *)pids);
 	/* -p: every current thread of each process; threads they create later
 	 * inherit the counters. */
 	for (int p = 0; p < nr_pids; p++) {

@@ -1,0 +1,123 @@
+"""perf stat's options that scripts rely on, each run with memscope and with perf on the same
+workload where perf can run it here (software events, tracepoints), and checked for what the
+workload caused: the modifiers, event groups, -n, -q, --log-fd, --append, --summary,
+--no-csv-summary, -t, -M."""
+import os
+import re
+import subprocess
+import time
+
+from conftest import run
+
+PAGES_8MB = 8 * 256
+
+
+def csv_rows(text):
+    return [line.split(",") for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def both(memscope, args):
+    """memscope's and perf's CSV rows for the same arguments (perf writes them to stderr)."""
+    ours = run([memscope, "stat"] + args)
+    theirs = run(["perf", "stat"] + [a for a in args if a != "--"])
+    assert ours.returncode == 0, ours.stderr
+    assert theirs.returncode == 0, theirs.stderr
+    return csv_rows(ours.stdout), csv_rows(theirs.stderr)
+
+
+def test_user_and_kernel_modifiers_split_the_faults_as_perfs(memscope, touchmem):
+    # A tracepoint name with a colon of its own keeps working beside the modifiers.
+    for rows in both(memscope, ["-x,", "-e", "page-faults:u,page-faults:k,exceptions:page_fault_user", "--",
+                                touchmem, "8"]):
+        values = {r[2]: int(r[0]) for r in rows}
+        assert set(values) == {"page-faults:u", "page-faults:k", "exceptions:page_fault_user"}, rows
+        # touchmem's writes fault in user mode: 2048 of them there, few in the kernel.
+        assert PAGES_8MB <= values["page-faults:u"] <= PAGES_8MB * 1.05 + 200, rows
+        assert values["page-faults:k"] < PAGES_8MB // 10, rows
+        assert abs(values["exceptions:page_fault_user"] - values["page-faults:u"]) <= 64, rows
+
+
+def test_unknown_modifier_is_named(memscope):
+    res = run([memscope, "stat", "-e", "page-faults:x", "--", "true"])
+    assert res.returncode == 2
+    assert "'page-faults:x': unknown modifier 'x' (perf's: u user, k kernel" in res.stderr, res.stderr
+
+
+def test_event_group_counts_its_members(memscope, touchmem):
+    ours, theirs = both(memscope, ["-x,", "-e", "{page-faults,minor-faults}:u", "--", touchmem, "8"])
+    assert [r[2] for r in ours] == ["page-faults:u", "minor-faults:u"], ours
+    assert [r[2] for r in theirs] == ["page-faults", "minor-faults"], theirs   # perf drops the group's :u
+    for rows in (ours, theirs):
+        assert all(PAGES_8MB <= int(r[0]) <= PAGES_8MB * 1.05 + 200 for r in rows), rows
+    res = run([memscope, "stat", "-e", "{page-faults", "--", "true"])
+    assert res.returncode == 2 and "no '}' closes" in res.stderr, res.stderr
+
+
+def test_null_run_times_the_command_alone(memscope):
+    res = run([memscope, "stat", "-n", "--", "sleep", "0.2"])
+    theirs = run(["perf", "stat", "-n", "sleep", "0.2"])
+    assert res.returncode == 0 and theirs.returncode == 0
+    for text in (res.stdout, theirs.stderr):
+        assert "Performance counter stats for 'sleep 0.2':" in text
+        elapsed = float(re.search(r"^ +(\d+\.\d{9}) seconds time elapsed$", text, re.M).group(1))
+        assert 0.2 <= elapsed < 5, text
+        assert not re.search(r"page-faults|task-clock", text)
+    assert run([memscope, "stat", "-n", "--", "false"]).returncode == 1
+
+
+def test_quiet_prints_nothing(memscope):
+    res = run([memscope, "stat", "--quiet", "-e", "page-faults,cycles", "--", "true"])
+    assert res.returncode == 0 and res.stdout == "" and res.stderr == "", res
+
+
+def test_log_fd_and_append(memscope, tmp_path):
+    out = tmp_path / "log"
+    with open(out, "w") as f:
+        res = subprocess.run([memscope, "stat", "--log-fd", str(f.fileno()), "-x,", "-e", "page-faults", "--",
+                              "true"], pass_fds=(f.fileno(),), capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout == "", res.stderr
+    rows = csv_rows(out.read_text())
+    assert [r[2] for r in rows] == ["page-faults"] and int(rows[0][0]) > 0, rows
+    for _ in range(2):
+        assert run([memscope, "stat", "-o", str(out), "--append", "-e", "page-faults", "--", "true"]).returncode == 0
+    text = out.read_text()
+    assert text.startswith("page-faults") or text.splitlines()[0].split(",")[2] == "page-faults"
+    assert text.count("Performance counter stats for 'true':") == 2, text
+
+
+def test_summary_after_intervals_as_perfs(memscope):
+    args = ["-x,", "-I", "100", "--summary", "-e", "page-faults", "--", "sleep", "0.35"]
+    for rows in both(memscope, args):
+        intervals = [r for r in rows if re.fullmatch(r" *\d+\.\d{9}", r[0])]
+        summary = [r for r in rows if r[0].strip() == "summary"]
+        assert len(intervals) >= 3 and len(summary) == 1, rows
+        assert len(summary[0][0]) == 16 and summary[0][3] == "page-faults", summary
+        # perf says <not counted> for an interval its task did not run in
+        assert int(summary[0][1]) == sum(int(r[1]) for r in intervals if r[1] != "<not counted>"), rows
+    for rows in both(memscope, args[:4] + ["--no-csv-summary"] + args[4:]):
+        totals = [r for r in rows if not re.fullmatch(r" *\d+\.\d{9}", r[0])]
+        assert len(totals) == 1 and totals[0][2] == "page-faults" and len(totals[0]) == 7, rows
+
+
+def test_tid_counts_that_thread(memscope, touchmem):
+    busy = subprocess.Popen([touchmem, "4", "--repeat", "1000000"], stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.2)
+        for tool in ([memscope, "stat"], ["perf", "stat"]):
+            res = run(tool + ["-x,", "-t", str(busy.pid), "-e", "page-faults", "--", "sleep", "0.3"])
+            assert res.returncode == 0, res.stderr
+            rows = csv_rows(res.stdout if tool[0] == memscope else res.stderr)
+            assert len(rows) == 1 and int(rows[0][0]) > 1024, (tool, rows)
+        assert busy.poll() is None
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+def test_capital_m_is_memscopes_metrics(memscope, touchmem):
+    rows = {}
+    for flag in ("-m", "-M"):
+        res = run([memscope, "stat", "-x,", flag, "kernel.faults", "--", touchmem, "8"])
+        assert res.returncode == 0, res.stderr
+        rows[flag] = [r for r in csv_rows(res.stdout) if r[2] == "kernel.faults"]
+        assert len(rows[flag]) == 1 and PAGES_8MB <= float(rows[flag][0][5]) <= PAGES_8MB * 1.05 + 200, rows
