@@ -29,7 +29,8 @@
 
 enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_CONTROL,
        OPT_METRIC_ONLY, OPT_FOR_EACH_CGROUP, OPT_COLUMNS, OPT_NO_BIG_NUM, OPT_NO_MERGE,
-       OPT_PER_CLUSTER, OPT_PER_CACHE, OPT_QUIET, OPT_LOG_FD, OPT_APPEND, OPT_SUMMARY, OPT_NO_CSV_SUMMARY };
+       OPT_PER_CLUSTER, OPT_PER_CACHE, OPT_QUIET, OPT_LOG_FD, OPT_APPEND, OPT_SUMMARY, OPT_NO_CSV_SUMMARY,
+       OPT_MEMORY };
 
 /* perf stat's default events: without -e or -m, stat counts what perf stat
  * counts (a hardware event the host has no PMU for is shown <not supported>);
@@ -119,6 +120,7 @@ static const struct cli_option stat_output_options[] = {
 static const struct cli_option stat_count_options[] = {
 	{ 'M', NULL, "LIST", "perf's spelling of -m: catalog metrics (memscope list --metrics)", CLI_COMPLETE_NONE, NULL,
 	  0 },
+	{ OPT_MEMORY, "memory", NULL, "count the memory set: " SESSION_DEFAULT_EVENTS, CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
 };
 
@@ -286,6 +288,8 @@ static int stat_option(void *ctx, int key, const char *arg)
 	case 'n':
 		a->extra->null_run = true;
 		return 0;
+	case OPT_MEMORY:
+		return measure_cli_option(a->opt, a->lua, 'e', SESSION_DEFAULT_EVENTS) == 0 ? 0 : -1;
 	case 'S':
 		a->extra->sync_first = true;
 		return 0;

@@ -121,3 +121,13 @@ def test_capital_m_is_memscopes_metrics(memscope, touchmem):
         assert res.returncode == 0, res.stderr
         rows[flag] = [r for r in csv_rows(res.stdout) if r[2] == "kernel.faults"]
         assert len(rows[flag]) == 1 and PAGES_8MB <= float(rows[flag][0][5]) <= PAGES_8MB * 1.05 + 200, rows
+
+
+def test_memory_flag_counts_the_memory_set(memscope, touchmem):
+    res = run([memscope, "stat", "-x,", "--memory", "--", touchmem, "8"])
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    rows = {r[2]: r for r in csv_rows(res.stdout)}
+    assert list(rows) == ["page-faults", "minor-faults", "major-faults", "context-switches", "cpu-migrations",
+                          "task-clock"], rows
+    assert PAGES_8MB <= int(rows["page-faults"][0]) <= PAGES_8MB * 1.05 + 200, rows
+    assert int(rows["minor-faults"][0]) + int(rows["major-faults"][0]) == int(rows["page-faults"][0]), rows
