@@ -32,6 +32,13 @@ enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERV
        OPT_PER_CLUSTER, OPT_PER_CACHE, OPT_QUIET, OPT_LOG_FD, OPT_APPEND, OPT_SUMMARY, OPT_NO_CSV_SUMMARY,
        OPT_MEMORY };
 
+/* perf's -d, -dd, -ddd: cache events added to the default set, level by level. */
+static const char *const stat_detailed_events[] = {
+	"L1-dcache-loads,L1-dcache-load-misses,LLC-loads,LLC-load-misses",
+	"L1-icache-loads,L1-icache-load-misses,dTLB-loads,dTLB-load-misses,iTLB-loads,iTLB-load-misses",
+	"L1-dcache-prefetches,L1-dcache-prefetch-misses",
+};
+
 /* perf stat's default events: without -e or -m, stat counts what perf stat
  * counts (a hardware event the host has no PMU for is shown <not supported>);
  * system-wide, the CPUs' clock rather than the tasks'. */
@@ -120,6 +127,8 @@ static const struct cli_option stat_output_options[] = {
 static const struct cli_option stat_count_options[] = {
 	{ 'M', NULL, "LIST", "perf's spelling of -m: catalog metrics (memscope list --metrics)", CLI_COMPLETE_NONE, NULL,
 	  0 },
+	{ 'd', "detailed", NULL, "perf's -d (-dd, -ddd): its cache events beside the default ones", CLI_COMPLETE_NONE,
+	  NULL, 0 },
 	{ OPT_MEMORY, "memory", NULL, "count the memory set: " SESSION_DEFAULT_EVENTS, CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
 };
@@ -164,6 +173,7 @@ struct stat_extra {
 	bool quiet;              /* --quiet */
 	bool null_run;           /* -n */
 	bool sync_first;         /* -S */
+	int detailed;            /* -d given this many times */
 	const char *control;     /* --control SPEC */
 	long delay_ms;           /* -D: 0 none, -1 until enable */
 };
@@ -288,6 +298,9 @@ static int stat_option(void *ctx, int key, const char *arg)
 	case 'n':
 		a->extra->null_run = true;
 		return 0;
+	case 'd':
+		a->extra->detailed++;
+		return 0;
 	case OPT_MEMORY:
 		return measure_cli_option(a->opt, a->lua, 'e', SESSION_DEFAULT_EVENTS) == 0 ? 0 : -1;
 	case 'S':
@@ -366,6 +379,16 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		return -1;
 	}
 	opt->default_events = opt->system_wide || opt->cpu_list ? STAT_DEFAULT_EVENTS_SYSTEM_WIDE : STAT_DEFAULT_EVENTS;
+	/* -d adds to the default set only, as perf's. */
+	char defaults[1024];
+
+	if (extra->detailed) {
+		snprintf(defaults, sizeof(defaults), "%s", opt->default_events);
+		for (int level = 0; level < extra->detailed && level < 3; level++)
+			snprintf(defaults + strlen(defaults), sizeof(defaults) - strlen(defaults), ",%s",
+				 stat_detailed_events[level]);
+		opt->default_events = defaults;
+	}
 	if (session_options_finish(opt, argv + first) < 0)
 		return -1;
 	if (extra->interval_count && !opt->interval_ms) {

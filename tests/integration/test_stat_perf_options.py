@@ -131,3 +131,16 @@ def test_memory_flag_counts_the_memory_set(memscope, touchmem):
                           "task-clock"], rows
     assert PAGES_8MB <= int(rows["page-faults"][0]) <= PAGES_8MB * 1.05 + 200, rows
     assert int(rows["minor-faults"][0]) + int(rows["major-faults"][0]) == int(rows["page-faults"][0]), rows
+
+
+def test_detailed_levels_add_perfs_cache_events(memscope):
+    for flag in ("-d", "-dd", "-ddd"):
+        ours, theirs = both(memscope, ["-x,", flag, "--", "true"])
+        assert [r[2] for r in ours] == [r[2] for r in theirs], (flag, ours, theirs)
+        assert len(ours) == {"-d": 12, "-dd": 18, "-ddd": 20}[flag], ours
+    # Named with -e, the cache events are perf's encodings: a host without PMU says so for each.
+    res = run([memscope, "stat", "-x,", "-e", "page-faults,LLC-load-misses,dTLB-loads", "--", "true"])
+    assert res.returncode == 0, res.stderr
+    assert [r[2] for r in csv_rows(res.stdout)] == ["page-faults", "LLC-load-misses", "dTLB-loads"], res.stdout
+    theirs = run(["perf", "stat", "-x,", "-e", "page-faults,LLC-load-misses,dTLB-loads", "true"])
+    assert [r[0] for r in csv_rows(res.stdout)][1:] == [r[0] for r in csv_rows(theirs.stderr)][1:]
