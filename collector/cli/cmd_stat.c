@@ -328,11 +328,18 @@ static int stat_option(void *ctx, int key, const char *arg)
 		a->output->no_csv_summary = true;
 		return 0;
 	case OPT_PER_CLUSTER:
-		a->opt->aggr = AGGR_CLUSTER;
+	case OPT_PER_CACHE: {
+		enum aggr_mode mode = key == OPT_PER_CLUSTER ? AGGR_CLUSTER : AGGR_CACHE;
+
+		/* As the other --per-* (measure_cli_option): one kind of row. */
+		if (a->opt->aggr != AGGR_TOTAL && a->opt->aggr != mode) {
+			fprintf(stderr, "memscope stat: --per-%s and --per-%s: one kind of row at a time; choose one\n",
+				a->opt->aggr == AGGR_THREAD ? "thread" : aggr_mode_name(a->opt->aggr), aggr_mode_name(mode));
+			return -1;
+		}
+		a->opt->aggr = mode;
 		return 0;
-	case OPT_PER_CACHE:
-		a->opt->aggr = AGGR_CACHE;
-		return 0;
+	}
 	default:
 		return -1;
 	}

@@ -168,6 +168,8 @@ def test_self_describing_forms(memscope):
     (["-x,", "--json"], "-x and --json are two output forms; choose one"),
     (["--self-describing"], "--self-describing is a form of -x SEP or --json"),
     (["--per-node", "--per-socket"], "--per-node and --per-socket: one kind of row at a time"),
+    (["--per-node", "--per-cache"], "--per-node and --per-cache: one kind of row at a time"),
+    (["--columns", "-x,"], "--columns is a form of the text output; it excludes -x, --json and --metric-only"),
 ])
 def test_output_options_that_contradict_are_refused(memscope, args, message):
     res = run([memscope, "stat"] + args + ["-e", "page-faults", "--", "true"])
