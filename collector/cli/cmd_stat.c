@@ -116,7 +116,8 @@ static const struct cli_option stat_output_options[] = {
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_NO_CSV_SUMMARY, "no-csv-summary", NULL, "with --summary and -x: the totals' lines without 'summary'",
 	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_METRIC_ONLY, "metric-only", NULL, "only the metrics (-m, Lua), one column each, as perf's --metric-only",
+	{ OPT_METRIC_ONLY, "metric-only", NULL, "only the metrics (-m, Lua; without: the events' shadow metrics), a column\n"
+	  "each, as perf's --metric-only",
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_SELF_DESCRIBING, "self-describing", NULL, "with -x or -j: memscope's own form: a CSV header line, or\n"
 	  "one JSON object per interval with every row, status and reason", CLI_COMPLETE_NONE, NULL, 0 },
@@ -773,12 +774,6 @@ next_run:
 			status = EXIT_USAGE;
 			goto out;
 		}
-	}
-	if (sopt.output.metric_only && !opt.metrics.nr && !nr_lua_metrics) {
-		fprintf(stderr, "memscope stat: --metric-only shows metrics alone: name some with -m (memscope list "
-			"--metrics) or a --lua script that defines them\n");
-		status = EXIT_USAGE;
-		goto out;
 	}
 	if (extra.per_thread) {
 		if (stat_threads_init(&threads, &session.sampler.table, &err) < 0) {

@@ -143,8 +143,9 @@ void perf_fields_shadow(const struct stat_table *t, int row, int col, double spa
 	const struct stat_cell *cell = &t->cells[row * t->nr_columns + col];
 	double task_ms;
 
-	f->shadow = 0;
+	f->shadow = f->shadow_plain = 0;
 	f->shadow_unit[0] = '\0';
+	f->shadow_plain_unit = NULL;
 	if (f->is_metric || cell->status != CELL_OK)
 		return;
 	/* Both clocks count in msec; perf's task-clock is the time the task
@@ -168,9 +169,15 @@ void perf_fields_shadow(const struct stat_table *t, int row, int col, double spa
 		if (task_ms < 0)
 			return;
 		f->shadow = task_ms > 0 ? f->value * 1e3 / task_ms : 0;
+		f->shadow_plain = f->shadow;
+		f->shadow_plain_unit = "/sec";
 		rate_unit(&f->shadow, f->shadow_unit, sizeof(f->shadow_unit));
 	} else {
 		return;
+	}
+	if (!f->shadow_plain_unit) {
+		f->shadow_plain = f->shadow;
+		f->shadow_plain_unit = f->shadow_unit[0] == 'C' ? "CPUs utilized" : "GHz";
 	}
 	snprintf(f->metric_value, sizeof(f->metric_value), printf_format, f->shadow);
 	f->metric_unit = f->shadow_unit;

@@ -26,6 +26,8 @@ struct perf_fields {
 	const char *metric_unit;
 	double shadow;              /* perf's shadow metric of a software event (perf_fields_shadow) */
 	char shadow_unit[24];       /* "CPUs utilized", "K/sec"; "" when the event has none */
+	double shadow_plain;        /* the same without perf's K/M/G ("/sec": per second) */
+	const char *shadow_plain_unit; /* "CPUs utilized", "/sec", "GHz"; NULL when none */
 	bool has_noise;             /* stat -r N: perf's variance field (spread of the mean, percent) */
 	char noise[16];             /* "1.18" */
 };
