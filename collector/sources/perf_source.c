@@ -42,6 +42,7 @@ struct perf_group {
 	int nr_cpus, nr_threads;
 	bool per_cpu_series;    /* one series per CPU (else CPUs are summed) */
 	bool per_thread_series; /* one series per thread of the map (stat --per-thread) */
+	struct perf_thread_map *alive; /* --per-thread -a, opening again: the threads still there */
 	int *leader_fd;         /* [cpu * nr_threads + thread] */
 	uint64_t *leader_id;    /* same layout: the kernel's id of each leader */
 	int fd_floor;           /* lowest free descriptor before the group was opened */
@@ -205,6 +206,10 @@ static struct perf_thread_map *all_threads_map(struct ms_error *err)
 
 		if (*end || pid <= 0 || target_list_threads((pid_t)pid, &tids, &nr, &gone) < 0)
 			continue;
+		if (nr == 0) {
+			free(tids);
+			continue;
+		}
 		grown = realloc(all, sizeof(pid_t) * (size_t)(nr_all + nr));
 		if (!grown) {
 			free(tids);
@@ -320,14 +325,55 @@ static int group_open_cgroup(struct perf_source *ps, struct perf_group *g, int c
 /* Build and open one group's evlist. Returns 0, or a negative errno. */
 static int group_open_once(struct perf_source *ps, struct perf_group *g, struct ms_error *err);
 
+/* Is the thread still running code (not ended, not a zombie waiting to be
+ * reaped, whose counters cannot be opened)? From /proc/TID/stat's state. */
+static bool thread_alive(pid_t tid)
+{
+	char path[64], line[512];
+	const char *paren;
+	FILE *f;
+	bool alive = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f) && (paren = strrchr(line, ')')) && paren[1] == ' ')
+		alive = paren[2] != 'Z' && paren[2] != 'X' && paren[2] != 'x';
+	fclose(f);
+	return alive;
+}
+
+/* The threads of map that are still there, or NULL. */
+static struct perf_thread_map *threads_alive(struct perf_thread_map *map)
+{
+	int nr = perf_thread_map__nr(map), kept = 0;
+	pid_t *tids = malloc(sizeof(pid_t) * (size_t)(nr + 1));
+	struct perf_thread_map *alive;
+
+	if (!tids)
+		return NULL;
+	for (int i = 0; i < nr; i++) {
+		pid_t tid = perf_thread_map__pid(map, i);
+
+		if (thread_alive(tid))
+			tids[kept++] = tid;
+	}
+	alive = kept ? perf_thread_map__new_array(kept, tids) : NULL;
+	free(tids);
+	return alive;
+}
+
 /* --per-thread -a lists every thread, and one may end before its counter is
- * opened: the list is taken again (perf's --per-thread -a does the same). */
+ * opened: the threads that ended are left out of the list and the group is
+ * opened again, as perf's --per-thread -a does (each try drops those gone). */
 static int group_open(struct perf_source *ps, struct perf_group *g, struct ms_error *err)
 {
 	int ret = group_open_once(ps, g, err);
 
-	for (int retry = 0; ret == -ESRCH && g->per_thread_series && retry < 10 &&
+	for (int retry = 0; ret == -ESRCH && g->per_thread_series && g->threads && retry < 100 &&
 	     (ps->opt.target->kind == TARGET_SYSTEM || ps->opt.target->system_wide); retry++) {
+		g->alive = threads_alive(g->threads);
 		/* What group_open_once made; the group's events stay. */
 		if (g->evlist) {
 			perf_evlist__close(g->evlist);
@@ -338,6 +384,8 @@ static int group_open(struct perf_source *ps, struct perf_group *g, struct ms_er
 		g->evlist = NULL;
 		g->cpus = NULL;
 		g->threads = NULL;
+		if (!g->alive)
+			break;
 		ret = group_open_once(ps, g, err);
 	}
 	return ret;
@@ -354,8 +402,13 @@ static int group_open_once(struct perf_source *ps, struct perf_group *g, struct 
 	if (ps->opt.per_thread && !first->system_wide_only) {
 		/* perf's --per-thread: each thread's counters on every CPU (cpu -1). */
 		g->cpus = perf_cpu_map__dummy_new();
-		g->threads = ps->opt.target->kind == TARGET_SYSTEM || ps->opt.target->system_wide ? all_threads_map(err)
-								      : target_thread_map(ps->opt.target, err);
+		if (g->alive) {
+			g->threads = g->alive;
+			g->alive = NULL;
+		} else {
+			g->threads = ps->opt.target->kind == TARGET_SYSTEM || ps->opt.target->system_wide ?
+				     all_threads_map(err) : target_thread_map(ps->opt.target, err);
+		}
 		g->per_thread_series = true;
 		if (!g->threads)
 			return -ESRCH;

@@ -138,3 +138,23 @@ def test_per_thread_system_wide_has_a_line_per_counting_thread(memscope, touchme
     assert max(int(r[1]) for r in rows) >= 2048, rows
     theirs = run(["perf", "stat", "-x,", "--per-thread", "-a", "-e", "page-faults", "sleep", "0.01"]).stderr
     assert {line.count(",") for line in theirs.splitlines() if "," in line} == {7}
+
+
+def test_per_thread_system_wide_leaves_out_a_zombie(memscope, touchmem):
+    """A zombie (ended, not yet reaped) is listed in /proc but has no counters to open: it is left
+    out, as perf leaves it out, rather than failing the run."""
+    import subprocess
+    import time
+    zombie = subprocess.Popen(["true"])
+    try:
+        for _ in range(100):
+            with open(f"/proc/{zombie.pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            time.sleep(0.01)
+        res = run([memscope, "stat", "-x,", "--per-thread", "-a", "-e", "page-faults", "--", touchmem, "8"])
+        assert res.returncode == 0, res.stderr
+        assert not any(line.startswith(f"true-{zombie.pid},") for line in res.stdout.splitlines())
+        assert max(int(line.split(",")[1]) for line in res.stdout.splitlines() if line) >= 2048
+    finally:
+        zombie.wait()
