@@ -104,6 +104,17 @@ bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fi
 	return true;
 }
 
+void perf_line_cell(const struct stat_table *t, int k, int *row, int *col)
+{
+	if (t->mode == AGGR_CPU || t->mode == AGGR_THREAD) {
+		*col = k / t->nr_rows;
+		*row = k % t->nr_rows;
+	} else {
+		*row = k / t->nr_columns;
+		*col = k % t->nr_columns;
+	}
+}
+
 bool perf_event_is(const char *event, const char *name)
 {
 	size_t n = strlen(name);

@@ -128,15 +128,12 @@ static void cell_line(struct stat_output *o, const char *time_prefix, const stru
  * socket, node, core..., each row with its events. */
 static void lines(struct stat_output *o, const char *time_prefix, const struct stat_table *t)
 {
-	if (t->mode == AGGR_CPU || t->mode == AGGR_THREAD) {
-		for (int c = 0; c < t->nr_columns; c++)
-			for (int r = 0; r < t->nr_rows; r++)
-				cell_line(o, time_prefix, t, r, c);
-		return;
+	for (int k = 0; k < t->nr_rows * t->nr_columns; k++) {
+		int r, c;
+
+		perf_line_cell(t, k, &r, &c);
+		cell_line(o, time_prefix, t, r, c);
 	}
-	for (int r = 0; r < t->nr_rows; r++)
-		for (int c = 0; c < t->nr_columns; c++)
-			cell_line(o, time_prefix, t, r, c);
 }
 
 static void interval_header(FILE *out, enum aggr_mode mode)

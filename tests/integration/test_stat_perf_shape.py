@@ -258,3 +258,15 @@ def test_pid_with_a_command_counts_the_process_while_the_command_runs(memscope, 
     finally:
         busy.kill()
         busy.wait()
+
+
+def test_per_cpu_lines_are_event_major_as_perfs(memscope):
+    """-A: each event over the CPUs, in CSV, JSON and text, in perf's order."""
+    args = ["-a", "-A", "-e", "page-faults,cpu-clock"]
+    theirs = [(r[0], r[3]) for r in csv_lines(perf(["-x,"] + args + ["true"]))]
+    ours = [(r[0], r[3]) for r in csv_lines(memscope_stat(memscope, ["-x,"] + args + ["--", "true"]))]
+    assert ours == theirs and len(ours) == 2 * len({cpu for cpu, _ in ours}), (ours, theirs)
+    objs = [json.loads(l) for l in memscope_stat(memscope, ["-j"] + args + ["--", "true"]).splitlines()]
+    assert [("CPU" + o["cpu"], o["event"]) for o in objs] == ours
+    text = memscope_stat(memscope, args + ["--", "true"])
+    assert re.findall(r"^(CPU\d+) .* (page-faults|cpu-clock)\b", text, re.M) == ours, text
