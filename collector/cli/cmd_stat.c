@@ -351,6 +351,7 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 {
 	struct stat_args a = { opt, output, extra, lua, false, false };
 	int status, first = cli_parse(&stat_command, argc, argv, stat_option, &a, &status);
+	char defaults[1024];
 
 	if (first < 0)
 		return status ? -1 : 1;
@@ -388,8 +389,6 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	}
 	opt->default_events = opt->system_wide || opt->cpu_list ? STAT_DEFAULT_EVENTS_SYSTEM_WIDE : STAT_DEFAULT_EVENTS;
 	/* -d adds to the default set only, as perf's. */
-	char defaults[1024];
-
 	if (extra->detailed) {
 		snprintf(defaults, sizeof(defaults), "%s", opt->default_events);
 		for (int level = 0; level < extra->detailed && level < 3; level++)
@@ -397,7 +396,10 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 				 stat_detailed_events[level]);
 		opt->default_events = defaults;
 	}
-	if (session_options_finish(opt, argv + first) < 0)
+	status = session_options_finish(opt, argv + first);
+	/* The list is taken (copied) by now: nothing keeps this function's buffer. */
+	opt->default_events = NULL;
+	if (status < 0)
 		return -1;
 	if (extra->interval_count && !opt->interval_ms) {
 		fprintf(stderr, "memscope stat: --interval-count counts the lines of -I MS; give -I too\n");
