@@ -66,8 +66,9 @@ def test_null_run_times_the_command_alone(memscope):
 
 
 def test_quiet_prints_nothing(memscope):
-    res = run([memscope, "stat", "--quiet", "-e", "page-faults,cycles", "--", "true"])
-    assert res.returncode == 0 and res.stdout == "" and res.stderr == "", res
+    for tool in ([memscope, "stat"], ["perf", "stat"]):
+        res = run(tool + ["--quiet", "-e", "page-faults,cycles", "--", "true"])
+        assert res.returncode == 0 and res.stdout == "" and res.stderr == "", (tool, res)
 
 
 def test_log_fd_and_append(memscope, tmp_path):
@@ -78,6 +79,12 @@ def test_log_fd_and_append(memscope, tmp_path):
     assert res.returncode == 0 and res.stdout == "", res.stderr
     rows = csv_rows(out.read_text())
     assert [r[2] for r in rows] == ["page-faults"] and int(rows[0][0]) > 0, rows
+    # perf's --log-fd writes the same fields there.
+    theirs = tmp_path / "perf-log"
+    with open(theirs, "w") as f:
+        subprocess.run(["perf", "stat", "--log-fd", str(f.fileno()), "-x,", "-e", "page-faults", "true"],
+                       pass_fds=(f.fileno(),), check=True)
+    assert [len(r) for r in csv_rows(theirs.read_text())] == [len(r) for r in rows] == [7]
     for _ in range(2):
         assert run([memscope, "stat", "-o", str(out), "--append", "-e", "page-faults", "--", "true"]).returncode == 0
     text = out.read_text()
@@ -144,3 +151,26 @@ def test_detailed_levels_add_perfs_cache_events(memscope):
     assert [r[2] for r in csv_rows(res.stdout)] == ["page-faults", "LLC-load-misses", "dTLB-loads"], res.stdout
     theirs = run(["perf", "stat", "-x,", "-e", "page-faults,LLC-load-misses,dTLB-loads", "true"])
     assert [r[0] for r in csv_rows(res.stdout)][1:] == [r[0] for r in csv_rows(theirs.stderr)][1:]
+
+
+def test_no_big_num_drops_the_thousands_separators(memscope, touchmem):
+    lines = {}
+    for flag in ([], ["--no-big-num"]):
+        res = run([memscope, "stat"] + flag + ["-e", "page-faults", "--", touchmem, "8"])
+        assert res.returncode == 0, res.stderr
+        lines[bool(flag)] = re.search(r"^ +([\d,]+)      page-faults", res.stdout, re.M).group(1)
+    assert re.fullmatch(r"\d,\d{3}", lines[False]) and re.fullmatch(r"\d{4}", lines[True]), lines
+
+
+def test_no_merge_changes_nothing_here(memscope):
+    """perf merges an event's PMU instances unless --no-merge; memscope's lines are the same either way
+    (perf's own lines, with and without it, name the same events)."""
+    args = ["-x,", "-a", "-A", "-e", "page-faults,cpu-clock"]
+    for tool in ([memscope, "stat"], ["perf", "stat"]):
+        shapes = []
+        for extra in ([], ["--no-merge"]):
+            res = run(tool + args + extra + ["--", "true"])
+            assert res.returncode == 0, res.stderr
+            text = res.stdout if tool[0] == memscope else res.stderr
+            shapes.append([(r[0], r[3]) for r in csv_rows(text)])
+        assert shapes[0] == shapes[1] and len(shapes[0]) >= 4, (tool, shapes)
