@@ -270,6 +270,11 @@ int session_options_finish(struct session_options *opt, char **command)
 			"or a command after --\n", opt->command_name);
 		return -1;
 	}
+	if (opt->pids && opt->command && strcmp(opt->command_name, "stat")) {
+		/* Only stat counts processes for a command's duration (perf stat -p PID -- CMD). */
+		fprintf(stderr, "memscope %s: -p excludes a command; choose one\n", opt->command_name);
+		return -1;
+	}
 	if (opt->pids && opt->system_wide) {
 		fprintf(stderr, "memscope %s: -p excludes -a; choose one "
 			"(-a -- CMD counts the whole system while CMD runs, -p PID -- CMD the processes)\n",
