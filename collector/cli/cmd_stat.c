@@ -5,7 +5,9 @@
 #include <string.h>
 #include <errno.h>
 #include <sys/ioctl.h>
+#include <fcntl.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "metrics/aggregate.h"
@@ -26,7 +28,24 @@
 #include "sinks/stat_threads.h"
 
 enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_CONTROL,
-       OPT_METRIC_ONLY, OPT_FOR_EACH_CGROUP };
+       OPT_METRIC_ONLY, OPT_FOR_EACH_CGROUP, OPT_COLUMNS, OPT_NO_BIG_NUM, OPT_NO_MERGE,
+       OPT_PER_CLUSTER, OPT_PER_CACHE, OPT_QUIET, OPT_LOG_FD, OPT_APPEND, OPT_SUMMARY, OPT_NO_CSV_SUMMARY,
+       OPT_MEMORY };
+
+/* perf's -d, -dd, -ddd: cache events added to the default set, level by level. */
+static const char *const stat_detailed_events[] = {
+	"L1-dcache-loads,L1-dcache-load-misses,LLC-loads,LLC-load-misses",
+	"L1-icache-loads,L1-icache-load-misses,dTLB-loads,dTLB-load-misses,iTLB-loads,iTLB-load-misses",
+	"L1-dcache-prefetches,L1-dcache-prefetch-misses",
+};
+
+/* perf stat's default events: without -e or -m, stat counts what perf stat
+ * counts (a hardware event the host has no PMU for is shown <not supported>);
+ * system-wide, the CPUs' clock rather than the tasks'. */
+#define STAT_DEFAULT_EVENTS \
+	"task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses"
+#define STAT_DEFAULT_EVENTS_SYSTEM_WIDE \
+	"cpu-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses"
 
 #define STAT_MAX_REPEAT 100000
 
@@ -36,6 +55,9 @@ static const struct cli_option stat_when_options[] = {
 	  "(perf's +- : the standard deviation of the mean)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_TIMEOUT, "timeout", "MS", "stop after MS milliseconds (a command still running is ended)",
 	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'n', "null", NULL, "run the command and print its elapsed time alone, counting nothing (perf's -n)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'S', "sync", NULL, "call sync() before the run (perf's)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
 };
 
@@ -62,8 +84,16 @@ static const struct cli_option stat_control_options[] = {
 
 static const struct cli_option stat_row_options[] = {
 	{ 'A', "no-aggr", NULL, "perf's name for --per-cpu: one row per CPU", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 't', "tid", "TIDS", "count these threads only (perf's -t: no other thread of their process)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_PER_THREAD, "per-thread", NULL, "one row per thread of the measured processes (proc.* events)",
 	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_PER_CLUSTER, "per-cluster", NULL, "one row per CPU cluster (perf's S0-D0-CLS0; topology/cluster_id)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_PER_CACHE, "per-cache", NULL, "one row per last-level cache: the CPUs that share it (perf's\n"
+	  "S0-D0-L3-ID0)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_NO_MERGE, "no-merge", NULL, "perf's: do not merge an event's PMU instances; memscope shows an event\n"
+	  "once per row as -e named it, so this changes nothing", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
 };
 
@@ -72,15 +102,41 @@ static const struct cli_option stat_output_options[] = {
 	{ 'j', "json", NULL, "JSON: one object per counter and row, with perf stat's keys", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 'o', "output", "FILE", "write the lines and totals to FILE instead of standard output",
 	  CLI_COMPLETE_FILE, NULL, 0 },
-	{ OPT_METRIC_ONLY, "metric-only", NULL, "only the metrics (-m, Lua), one column each, as perf's --metric-only",
+	{ OPT_COLUMNS, "columns", NULL, "text: memscope's table, a line per interval with a column per event\n"
+	  "(without it: perf's lines, one per event and interval)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_NO_BIG_NUM, "no-big-num", NULL, "text: counts without thousands separators", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'B', "big-num", NULL, "text: counts with thousands separators (the default, as perf's)", CLI_COMPLETE_NONE,
+	  NULL, 0 },
+	{ OPT_QUIET, "quiet", NULL, "print no counts and no notes, only errors (perf's --quiet)", CLI_COMPLETE_NONE,
+	  NULL, 0 },
+	{ OPT_LOG_FD, "log-fd", "N", "write the lines and totals to descriptor N (perf's --log-fd)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_APPEND, "append", NULL, "with -o: add to the end of FILE", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_SUMMARY, "summary", NULL, "with -I: the totals after the intervals too (CSV: 'summary' as their time)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_NO_CSV_SUMMARY, "no-csv-summary", NULL, "with --summary and -x: the totals' lines without 'summary'",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_METRIC_ONLY, "metric-only", NULL, "only the metrics (-m, Lua; without: the events' shadow metrics), a column\n"
+	  "each, as perf's --metric-only",
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_SELF_DESCRIBING, "self-describing", NULL, "with -x or -j: memscope's own form: a CSV header line, or\n"
 	  "one JSON object per interval with every row, status and reason", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
 };
 
+/* perf's -M: memscope's metrics are -m's (the catalog's names). */
+static const struct cli_option stat_count_options[] = {
+	{ 'M', NULL, "LIST", "perf's spelling of -m: catalog metrics (memscope list --metrics)", CLI_COMPLETE_NONE, NULL,
+	  0 },
+	{ 'd', "detailed", NULL, "perf's -d (-dd, -ddd): its cache events beside the default ones", CLI_COMPLETE_NONE,
+	  NULL, 0 },
+	{ OPT_MEMORY, "memory", NULL, "count the memory set: " SESSION_DEFAULT_EVENTS, CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
 static const struct cli_group stat_groups[] = {
 	{ "What to count", measure_count_options },
+	{ NULL, stat_count_options },
 	{ NULL, measure_lua_options },
 	{ "Where", measure_target_options },
 	{ NULL, stat_where_options },
@@ -113,6 +169,12 @@ struct stat_extra {
 	long timeout_ms;         /* --timeout, 0: none */
 	long repeat;             /* -r, 1: once */
 	const char *output_path; /* -o */
+	bool append;             /* --append */
+	int log_fd;              /* --log-fd, -1: none */
+	bool quiet;              /* --quiet */
+	bool null_run;           /* -n */
+	bool sync_first;         /* -S */
+	int detailed;            /* -d given this many times */
 	const char *control;     /* --control SPEC */
 	long delay_ms;           /* -D: 0 none, -1 until enable */
 };
@@ -219,6 +281,66 @@ static int stat_option(void *ctx, int key, const char *arg)
 	case OPT_METRIC_ONLY:
 		a->output->metric_only = true;
 		return 0;
+	case OPT_COLUMNS:
+		a->output->columns = true;
+		return 0;
+	case OPT_NO_BIG_NUM:
+		a->output->no_big_num = true;
+		return 0;
+	case OPT_NO_MERGE:
+	case 'B':
+		return 0;
+	case 'M':
+		return measure_cli_option(a->opt, a->lua, 'm', arg) == 0 ? 0 : -1;
+	case 't':
+		a->opt->pids = arg;
+		a->opt->threads_only = true;
+		return 0;
+	case 'n':
+		a->extra->null_run = true;
+		return 0;
+	case 'd':
+		a->extra->detailed++;
+		return 0;
+	case OPT_MEMORY:
+		return measure_cli_option(a->opt, a->lua, 'e', SESSION_DEFAULT_EVENTS) == 0 ? 0 : -1;
+	case 'S':
+		a->extra->sync_first = true;
+		return 0;
+	case OPT_QUIET:
+		a->extra->quiet = true;
+		a->opt->quiet_notes = true;
+		return 0;
+	case OPT_LOG_FD: {
+		long fd = positive_number("--log-fd", arg, 1 << 20);
+
+		if (fd < 0)
+			return -1;
+		a->extra->log_fd = (int)fd;
+		return 0;
+	}
+	case OPT_APPEND:
+		a->extra->append = true;
+		return 0;
+	case OPT_SUMMARY:
+		a->output->summary = true;
+		return 0;
+	case OPT_NO_CSV_SUMMARY:
+		a->output->no_csv_summary = true;
+		return 0;
+	case OPT_PER_CLUSTER:
+	case OPT_PER_CACHE: {
+		enum aggr_mode mode = key == OPT_PER_CLUSTER ? AGGR_CLUSTER : AGGR_CACHE;
+
+		/* As the other --per-* (measure_cli_option): one kind of row. */
+		if (a->opt->aggr != AGGR_TOTAL && a->opt->aggr != mode) {
+			fprintf(stderr, "memscope stat: --per-%s and --per-%s: one kind of row at a time; choose one\n",
+				a->opt->aggr == AGGR_THREAD ? "thread" : aggr_mode_name(a->opt->aggr), aggr_mode_name(mode));
+			return -1;
+		}
+		a->opt->aggr = mode;
+		return 0;
+	}
 	default:
 		return -1;
 	}
@@ -229,6 +351,7 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 {
 	struct stat_args a = { opt, output, extra, lua, false, false };
 	int status, first = cli_parse(&stat_command, argc, argv, stat_option, &a, &status);
+	char defaults[1024];
 
 	if (first < 0)
 		return status ? -1 : 1;
@@ -259,7 +382,24 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			"already (--per-cpu shows its CPUs one by one)\n", opt->input_path);
 		return -1;
 	}
-	if (session_options_finish(opt, argv + first) < 0)
+	if (output->columns && (output->format != STAT_TEXT || output->metric_only)) {
+		fprintf(stderr, "memscope stat: --columns is a form of the text output; it excludes -x, --json and "
+			"--metric-only\n");
+		return -1;
+	}
+	opt->default_events = opt->system_wide || opt->cpu_list ? STAT_DEFAULT_EVENTS_SYSTEM_WIDE : STAT_DEFAULT_EVENTS;
+	/* -d adds to the default set only, as perf's. */
+	if (extra->detailed) {
+		snprintf(defaults, sizeof(defaults), "%s", opt->default_events);
+		for (int level = 0; level < extra->detailed && level < 3; level++)
+			snprintf(defaults + strlen(defaults), sizeof(defaults) - strlen(defaults), ",%s",
+				 stat_detailed_events[level]);
+		opt->default_events = defaults;
+	}
+	status = session_options_finish(opt, argv + first);
+	/* The list is taken (copied) by now: nothing keeps this function's buffer. */
+	opt->default_events = NULL;
+	if (status < 0)
 		return -1;
 	if (extra->interval_count && !opt->interval_ms) {
 		fprintf(stderr, "memscope stat: --interval-count counts the lines of -I MS; give -I too\n");
@@ -286,9 +426,9 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			opt->input_path ? "--input FILE" : "--replay FILE");
 		return -1;
 	}
-	if (extra->per_thread && (opt->aggr != AGGR_TOTAL || opt->metrics.nr || opt->system_wide || opt->replay_path)) {
-		fprintf(stderr, "memscope stat: --per-thread splits the proc.* events of -p PID or a command by "
-			"thread; it excludes -a, -m, --replay and --per-cpu/socket/node\n");
+	if (extra->per_thread && (opt->aggr != AGGR_TOTAL || opt->metrics.nr || opt->replay_path)) {
+		fprintf(stderr, "memscope stat: --per-thread splits the events of -p PID, a command or -a (every "
+			"thread) by thread; it excludes -m, --replay and --per-cpu/socket/node\n");
 		return -1;
 	}
 	return 0;
@@ -302,9 +442,12 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 static void note_unsplit_events(const struct session_options *opt, const struct series_table *table)
 {
 	static const char *const by[] = { [AGGR_CPU] = "CPU", [AGGR_SOCKET] = "socket", [AGGR_NODE] = "node",
-					  [AGGR_CORE] = "core", [AGGR_DIE] = "die" };
+					  [AGGR_CORE] = "core", [AGGR_DIE] = "die", [AGGR_CLUSTER] = "cluster",
+					  [AGGR_CACHE] = "cache" };
 
-	if (opt->aggr >= (int)(sizeof(by) / sizeof(by[0])) || !by[opt->aggr])
+	/* perf's default events are shown as they are, without notes. */
+	if (opt->aggr >= (int)(sizeof(by) / sizeof(by[0])) || !by[opt->aggr] || opt->default_events_used ||
+	    opt->quiet_notes)
 		return;
 	for (int e = 0; e < opt->events.nr; e++) {
 		bool named = false, split = false;
@@ -452,6 +595,37 @@ static int start_timer(struct session *s, long ms, const char *option, sampler_r
 	return fd;
 }
 
+/* perf's -n: the command run and timed, nothing counted; perf's title and
+ * elapsed line. The command's exit status is returned, as stat's. */
+static int null_run(const struct session_options *opt, FILE *out)
+{
+	char title[512];
+	uint64_t start = monotonic_ns();
+	int wstatus;
+	pid_t child;
+
+	if (!opt->command) {
+		fprintf(stderr, "memscope stat: -n times a command: give one after --\n");
+		return EXIT_USAGE;
+	}
+	child = fork();
+	if (child < 0) {
+		fprintf(stderr, "memscope stat: -n: cannot start %s: %s\n", opt->command[0], strerror(errno));
+		return 1;
+	}
+	if (child == 0) {
+		execvp(opt->command[0], opt->command);
+		fprintf(stderr, "memscope stat: cannot run %s: %s\n", opt->command[0], strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	session_describe_target(opt, title, sizeof(title));
+	fprintf(out, "\n Performance counter stats for %s:\n\n\n %17.9f seconds time elapsed\n\n", title,
+		(double)(monotonic_ns() - start) / 1e9);
+	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+}
+
 /* Close a run's session and sinks, ready for the next run (-r) or the end. */
 static void end_run(struct session *session, struct sink *stat_sink, struct sink *lua_sink, int *timer_fd)
 {
@@ -516,7 +690,7 @@ int cmd_stat(int argc, char **argv)
 	struct ms_error err = { "" };
 	char **shown = NULL;
 	int nr_shown = 0, status = 1;
-	struct stat_extra extra = { .per_thread = false, .repeat = 1 };
+	struct stat_extra extra = { .per_thread = false, .repeat = 1, .log_fd = -1 };
 	struct stat_repeat repeat;
 	int run = 0, first_failure = 0;
 	FILE *out = NULL;
@@ -537,11 +711,33 @@ int cmd_stat(int argc, char **argv)
 		return status < 0 ? EXIT_USAGE : 0;
 	}
 	status = 1;
-	if (extra.output_path && !(out = fopen(extra.output_path, "w"))) {
+	if (extra.output_path && !(out = fopen(extra.output_path, extra.append ? "a" : "w"))) {
 		fprintf(stderr, "memscope stat: -o %s: cannot create it: %s\n", extra.output_path, strerror(errno));
 		session_options_free(&opt);
 		return 1;
 	}
+	if (!out && (extra.quiet || extra.log_fd >= 0)) {
+		/* --quiet: the counts go nowhere; --log-fd: to that descriptor (a copy: closing ours leaves it). */
+		int fd = extra.quiet ? open("/dev/null", O_WRONLY | O_CLOEXEC) : fcntl(extra.log_fd, F_DUPFD_CLOEXEC, 3);
+
+		if (fd < 0 || !(out = fdopen(fd, "w"))) {
+			fprintf(stderr, "memscope stat: %s: %s\n", extra.quiet ? "--quiet: /dev/null" : "--log-fd",
+				strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			session_options_free(&opt);
+			return extra.quiet ? 1 : EXIT_USAGE;
+		}
+	}
+	if (extra.null_run) {
+		status = null_run(&opt, out ? out : stdout);
+		if (out)
+			fclose(out);
+		session_options_free(&opt);
+		return status;
+	}
+	if (extra.sync_first)
+		sync();
 	/* Short intervals to a file or a pipe: room for a batch of them (one
 	 * wake-up of the printer) in one write; before anything is written. */
 	if (opt.interval_ms > 0 && opt.interval_ms <= 10 && !isatty(fileno(out ? out : stdout)))
@@ -602,7 +798,7 @@ next_run:
 	if ((opt.aggr == AGGR_CHANNEL || opt.aggr == AGGR_INSTANCE) && (status = check_channels(&session, opt.aggr)) != 0)
 		goto out;
 	status = 1;
-	if ((opt.aggr == AGGR_CPU || opt.aggr == AGGR_CORE || opt.aggr == AGGR_DIE) && (opt.metrics.nr || nr_lua_metrics)) {
+	if ((opt.aggr == AGGR_CPU || aggr_mode_by_place(opt.aggr)) && (opt.metrics.nr || nr_lua_metrics)) {
 		fprintf(stderr, "memscope stat: -m computes metrics for the system, each node (--per-node) "
 			"or each socket (--per-socket), not per %s\n", opt.aggr == AGGR_CPU ? "CPU" : aggr_mode_name(opt.aggr));
 		status = EXIT_USAGE;
@@ -623,23 +819,12 @@ next_run:
 			goto out;
 		}
 	}
-	if (sopt.output.metric_only && !opt.metrics.nr && !nr_lua_metrics) {
-		fprintf(stderr, "memscope stat: --metric-only shows metrics alone: name some with -m (memscope list "
-			"--metrics) or a --lua script that defines them\n");
-		status = EXIT_USAGE;
-		goto out;
-	}
 	if (extra.per_thread) {
-		if (!opt.input_path && !session_per_task(&session)) {
-			fprintf(stderr, "memscope stat: --per-thread needs eBPF series (-e proc.faults,...): "
-				"perf counts of a process are not kept per thread\n");
-			status = EXIT_USAGE;
-			goto out;
-		}
 		if (stat_threads_init(&threads, &session.sampler.table, &err) < 0) {
 			fprintf(stderr, "memscope stat: %s\n", err.text);
 			goto out;
 		}
+		threads.skip_zero = opt.system_wide;
 		sopt.threads = &threads;
 	}
 	if (run == 0)

@@ -4,6 +4,9 @@
 #include <stddef.h>
 #include <string.h>
 
+#define HW_CACHE(cache, op, result) \
+	(PERF_COUNT_HW_CACHE_##cache | PERF_COUNT_HW_CACHE_OP_##op << 8 | PERF_COUNT_HW_CACHE_RESULT_##result << 16)
+
 /* Names and aliases as in perf's tools/perf/util/parse-events.c tables. */
 static const struct generic_event generic_events[] = {
 	{ "page-faults",      PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
@@ -29,6 +32,19 @@ static const struct generic_event generic_events[] = {
 	{ "ref-cycles",       PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
 	{ "stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
 	{ "stalled-cycles-backend",  PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
+	/* perf's cache events (stat -d, -dd, -ddd): cache | operation << 8 | result << 16. */
+	{ "L1-dcache-loads",           PERF_TYPE_HW_CACHE, HW_CACHE(L1D, READ, ACCESS) },
+	{ "L1-dcache-load-misses",     PERF_TYPE_HW_CACHE, HW_CACHE(L1D, READ, MISS) },
+	{ "L1-dcache-prefetches",      PERF_TYPE_HW_CACHE, HW_CACHE(L1D, PREFETCH, ACCESS) },
+	{ "L1-dcache-prefetch-misses", PERF_TYPE_HW_CACHE, HW_CACHE(L1D, PREFETCH, MISS) },
+	{ "L1-icache-loads",           PERF_TYPE_HW_CACHE, HW_CACHE(L1I, READ, ACCESS) },
+	{ "L1-icache-load-misses",     PERF_TYPE_HW_CACHE, HW_CACHE(L1I, READ, MISS) },
+	{ "LLC-loads",                 PERF_TYPE_HW_CACHE, HW_CACHE(LL, READ, ACCESS) },
+	{ "LLC-load-misses",           PERF_TYPE_HW_CACHE, HW_CACHE(LL, READ, MISS) },
+	{ "dTLB-loads",                PERF_TYPE_HW_CACHE, HW_CACHE(DTLB, READ, ACCESS) },
+	{ "dTLB-load-misses",          PERF_TYPE_HW_CACHE, HW_CACHE(DTLB, READ, MISS) },
+	{ "iTLB-loads",                PERF_TYPE_HW_CACHE, HW_CACHE(ITLB, READ, ACCESS) },
+	{ "iTLB-load-misses",          PERF_TYPE_HW_CACHE, HW_CACHE(ITLB, READ, MISS) },
 };
 
 const struct generic_event *generic_event_find(const char *name)

@@ -127,33 +127,75 @@ static int parse_tracepoint(const struct host *host, const char *text, struct ev
 	return ev->pmu_name ? 0 : -1;
 }
 
-/* Modifiers after the closing slash, as perf spells them: u (user only), k (kernel only). */
+/* perf's event modifiers (perf list's "event modifiers"): u, k, h count user,
+ * kernel or hypervisor only (any mix); p, pp, ppp the precise level; G, H
+ * guest or host only; D pinned; I without idle; S (sampling's read) takes
+ * nothing from a count. After a PMU's closing slash or an event name's colon. */
 static int apply_modifiers(const char *mods, const char *text, const struct pmu *pmu,
 			   struct event *ev, struct ms_error *err)
 {
-	bool user = false, kernel = false;
+	bool user = false, kernel = false, hv = false;
+	int precise = 0;
 
 	for (const char *m = mods; *m; m++) {
-		if (*m == 'u')
-			user = true;
-		else if (*m == 'k')
-			kernel = true;
-		else {
-			ms_error_set(err, "'%s': unknown modifier '%c' after the PMU terms "
-				     "(known: u = user only, k = kernel only)", text, *m);
+		switch (*m) {
+		case 'u': user = true; break;
+		case 'k': kernel = true; break;
+		case 'h': hv = true; break;
+		case 'p': precise++; break;
+		case 'G': ev->attr.exclude_host = 1; break;
+		case 'H': ev->attr.exclude_guest = 1; break;
+		case 'D': ev->attr.pinned = 1; break;
+		case 'I': ev->attr.exclude_idle = 1; break;
+		case 'S': break;
+		default:
+			ms_error_set(err, "'%s': unknown modifier '%c' (perf's: u user, k kernel, h hypervisor, "
+				     "p/pp/ppp precise, G guest, H host, D pinned, I no idle, S)", text, *m);
 			return -1;
 		}
 	}
-	if ((user || kernel) && pmu->has_cpumask) {
+	if (precise > 3) {
+		ms_error_set(err, "'%s': at most ppp (precise level 3)", text);
+		return -1;
+	}
+	if ((user || kernel || hv) && pmu && pmu->has_cpumask) {
 		ms_error_set(err, "'%s': %s is an uncore PMU, which counts for all privilege levels; "
 			     "drop the :%s modifier", text, pmu->name, mods);
 		return -1;
 	}
-	if (user && !kernel)
-		ev->attr.exclude_kernel = ev->attr.exclude_hv = 1;
-	if (kernel && !user)
-		ev->attr.exclude_user = ev->attr.exclude_hv = 1;
+	ev->attr.precise_ip = (unsigned)precise;
+	if (user || kernel || hv) {
+		ev->attr.exclude_user = !user;
+		ev->attr.exclude_kernel = !kernel;
+		ev->attr.exclude_hv = !hv;
+	}
 	return 0;
+}
+
+/* Are the first len characters of text a generic event's name ("page-faults")? */
+static bool is_generic_prefix(const char *text, size_t len)
+{
+	char name[128];
+
+	if (len >= sizeof(name))
+		return false;
+	memcpy(name, text, len);
+	name[len] = '\0';
+	return generic_event_find(name) != NULL;
+}
+
+/* "page-faults:u", "sched:sched_switch:k": is what follows the last colon
+ * only modifiers (then they are, as perf reads them)? */
+static const char *modifier_suffix(const char *text)
+{
+	const char *colon = strrchr(text, ':');
+
+	if (!colon || !colon[1] || colon == text)
+		return NULL;
+	for (const char *m = colon + 1; *m; m++)
+		if (!strchr("ukhpGHDIS", *m))
+			return NULL;
+	return colon;
 }
 
 static int parse_sysfs(const struct host *host, const char *text, struct event *ev, struct ms_error *err)
@@ -251,6 +293,22 @@ int event_parse(const struct host *host, const char *text, struct event *ev, str
 		ret = pfm_event_encode(host, text, ev, err);
 	} else if (strchr(text, '/')) {
 		ret = parse_sysfs(host, text, ev, err);
+	} else if ((strrchr(text, ':') && is_generic_prefix(text, (size_t)(strrchr(text, ':') - text))) ||
+		   (modifier_suffix(text) && strchr(text, ':') != modifier_suffix(text))) {
+		/* An event with perf's modifiers (a generic event's are checked, one
+		 * by one): the event, then them; its name stays as given. */
+		const char *colon = strrchr(text, ':');
+		char *base = strndup(text, (size_t)(colon - text));
+
+		if (!base) {
+			ms_error_set(err, "out of memory");
+			ret = -1;
+		} else {
+			ret = strchr(base, ':') ? parse_tracepoint(host, base, ev, err) : parse_generic(host, base, ev, err);
+			free(base);
+			if (ret == 0)
+				ret = apply_modifiers(colon + 1, text, NULL, ev, err);
+		}
 	} else if (strchr(text, ':')) {
 		ret = parse_tracepoint(host, text, ev, err);
 	} else {

@@ -37,6 +37,29 @@ static int read_cpu_id(const char *sys_root, int cpu, const char *name, bool opt
 	return 0;
 }
 
+/* The CPU's last-level cache: the highest cache/indexN/level and its id, as
+ * perf's --per-cache groups CPUs by. Optional: a kernel that describes no
+ * cache leaves level 0. */
+static void read_last_cache(const char *sys_root, struct cpu_place *place)
+{
+	place->cache_level = place->cache_id = 0;
+	for (int i = 0; i < 16; i++) {
+		char rel[256], path[4096];
+		long long level, id;
+
+		snprintf(rel, sizeof(rel), CPU_DIR "/cpu%d/cache/index%d/level", place->cpu, i);
+		if (sysfs_join(path, sizeof(path), sys_root, rel) < 0 || sysfs_read_int(path, &level) < 0)
+			break;
+		snprintf(rel, sizeof(rel), CPU_DIR "/cpu%d/cache/index%d/id", place->cpu, i);
+		if (sysfs_join(path, sizeof(path), sys_root, rel) < 0 || sysfs_read_int(path, &id) < 0)
+			id = 0;
+		if (level >= place->cache_level && level < 8) {
+			place->cache_level = (int)level;
+			place->cache_id = id < 0 ? 0 : (int)id;
+		}
+	}
+}
+
 static int read_cpus(struct topology *topo, const char *sys_root, struct ms_error *err)
 {
 	char path[4096];
@@ -67,11 +90,13 @@ static int read_cpus(struct topology *topo, const char *sys_root, struct ms_erro
 		place->cpu = online.cpus[i];
 		if (read_cpu_id(sys_root, place->cpu, "core_id", false, &place->core, err) < 0 ||
 		    read_cpu_id(sys_root, place->cpu, "die_id", true, &place->die, err) < 0 ||
+		    read_cpu_id(sys_root, place->cpu, "cluster_id", true, &place->cluster, err) < 0 ||
 		    read_cpu_id(sys_root, place->cpu, "physical_package_id", false, &place->socket,
 				err) < 0) {
 			cpulist_free(&online);
 			return -1;
 		}
+		read_last_cache(sys_root, place);
 	}
 	cpulist_free(&online);
 	return 0;

@@ -11,6 +11,9 @@ struct cpu_place {
 	int die;     /* topology/die_id (0 where the kernel has none) */
 	int socket;  /* topology/physical_package_id */
 	int node;    /* NUMA node holding this CPU (0 on non-NUMA kernels) */
+	int cluster; /* topology/cluster_id (0 where the kernel has none) */
+	int cache_level; /* the level of its last cache (cache/indexN/level), 0 where none is described */
+	int cache_id;    /* that cache's id (cache/indexN/id) */
 };
 
 struct topology {

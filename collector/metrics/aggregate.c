@@ -15,22 +15,40 @@ const char *aggr_mode_name(enum aggr_mode mode)
 	case AGGR_INSTANCE: return "instance";
 	case AGGR_CORE: return "core";
 	case AGGR_DIE: return "die";
+	case AGGR_CLUSTER: return "cluster";
+	case AGGR_CACHE: return "cache";
 	default: return "total";
 	}
+}
+
+bool aggr_mode_by_place(enum aggr_mode mode)
+{
+	return mode == AGGR_CORE || mode == AGGR_DIE || mode == AGGR_CLUSTER || mode == AGGR_CACHE;
 }
 
 int aggr_place_key(enum aggr_mode mode, const struct cpu_place *place)
 {
 	if (place->socket < 0 || place->socket > AGGR_KEY_MAX_SOCKET || place->die < 0 || place->die > AGGR_KEY_MAX_DIE ||
-	    place->core < 0 || place->core > AGGR_KEY_MAX_CORE)
+	    place->core < 0 || place->core > AGGR_KEY_MAX_CORE || place->cluster < 0 ||
+	    place->cluster > AGGR_KEY_MAX_CORE || place->cache_id > AGGR_KEY_MAX_CACHE_ID)
 		return -1;
-	return (place->socket << 22) | (place->die << 16) | (mode == AGGR_CORE ? place->core : 0);
+	switch (mode) {
+	case AGGR_CORE: return (place->socket << 22) | (place->die << 16) | place->core;
+	case AGGR_CLUSTER: return (place->socket << 22) | (place->die << 16) | place->cluster;
+	case AGGR_CACHE: return (place->socket << 22) | (place->die << 16) | (place->cache_level << 13) | place->cache_id;
+	default: return (place->socket << 22) | (place->die << 16);
+	}
 }
 
 void aggr_key_label(enum aggr_mode mode, int key, char *buf, size_t size)
 {
 	if (mode == AGGR_CORE)
 		snprintf(buf, size, "S%d-D%d-C%d", key >> 22, (key >> 16) & AGGR_KEY_MAX_DIE, key & AGGR_KEY_MAX_CORE);
+	else if (mode == AGGR_CLUSTER)
+		snprintf(buf, size, "S%d-D%d-CLS%d", key >> 22, (key >> 16) & AGGR_KEY_MAX_DIE, key & AGGR_KEY_MAX_CORE);
+	else if (mode == AGGR_CACHE)
+		snprintf(buf, size, "S%d-D%d-L%d-ID%d", key >> 22, (key >> 16) & AGGR_KEY_MAX_DIE, (key >> 13) & 7,
+			 key & AGGR_KEY_MAX_CACHE_ID);
 	else
 		snprintf(buf, size, "S%d-D%d", key >> 22, (key >> 16) & AGGR_KEY_MAX_DIE);
 }
@@ -39,10 +57,12 @@ int aggr_topology_fits(const struct topology *topo, struct ms_error *err)
 {
 	for (int i = 0; i < topo->nr_cpus; i++)
 		if (aggr_place_key(AGGR_CORE, &topo->cpus[i]) < 0) {
-			ms_error_set(err, "cpu%d is socket %d, die %d, core %d: --per-core and --per-die number "
-				     "sockets up to %d, dies up to %d and cores up to %d", topo->cpus[i].cpu,
-				     topo->cpus[i].socket, topo->cpus[i].die, topo->cpus[i].core, AGGR_KEY_MAX_SOCKET,
-				     AGGR_KEY_MAX_DIE, AGGR_KEY_MAX_CORE);
+			ms_error_set(err, "cpu%d is socket %d, die %d, core %d, cluster %d, cache id %d: --per-core, "
+				     "--per-die, --per-cluster and --per-cache number sockets up to %d, dies up to %d, "
+				     "cores and clusters up to %d and caches up to %d", topo->cpus[i].cpu,
+				     topo->cpus[i].socket, topo->cpus[i].die, topo->cpus[i].core, topo->cpus[i].cluster,
+				     topo->cpus[i].cache_id, AGGR_KEY_MAX_SOCKET, AGGR_KEY_MAX_DIE, AGGR_KEY_MAX_CORE,
+				     AGGR_KEY_MAX_CACHE_ID);
 			return -1;
 		}
 	return 0;
@@ -59,6 +79,8 @@ static int series_key(const struct series *s, enum aggr_mode mode, const struct 
 	case AGGR_NODE: return s->labels.node;
 	case AGGR_CORE:
 	case AGGR_DIE:
+	case AGGR_CLUSTER:
+	case AGGR_CACHE:
 		if (!topo || s->labels.cpu == LABEL_NONE || !(place = topology_cpu(topo, s->labels.cpu)))
 			return LABEL_NONE;
 		key = aggr_place_key(mode, place);

@@ -19,7 +19,13 @@
  * the host's topology; their keys pack (socket, die, core) so that they sort in
  * perf's order (aggr_place_key). */
 enum aggr_mode { AGGR_TOTAL, AGGR_CPU, AGGR_SOCKET, AGGR_NODE, AGGR_THREAD, AGGR_CHANNEL, AGGR_INSTANCE,
-		 AGGR_CORE, AGGR_DIE };
+		 AGGR_CORE, AGGR_DIE, AGGR_CLUSTER, AGGR_CACHE };
+/* AGGR_CLUSTER and AGGR_CACHE (perf's --per-cluster, --per-cache: the CPUs
+ * sharing a last-level cache) are keyed as AGGR_CORE, by (socket, die, id);
+ * a cache's key also holds its level. */
+#define AGGR_KEY_MAX_CACHE_ID 8191
+/* Rows of CPUs grouped by their place in the topology (core, die, cluster, cache). */
+bool aggr_mode_by_place(enum aggr_mode mode);
 
 /* Largest ids a core/die key holds: sockets < 512, dies < 64, cores < 65536. */
 #define AGGR_KEY_MAX_SOCKET 511
@@ -62,7 +68,7 @@ struct aggregation {
 	int nr_series;
 };
 
-const char *aggr_mode_name(enum aggr_mode mode);   /* "total", "cpu", "socket", "node", "core", "die" */
+const char *aggr_mode_name(enum aggr_mode mode);   /* "total", "cpu", "socket", "node", "core", "die", "cluster", "cache" */
 /* The row key of a CPU's core (AGGR_CORE) or die (AGGR_DIE); -1 when its ids
  * are beyond the AGGR_KEY_MAX_* limits (aggr_topology_fits says which). */
 int aggr_place_key(enum aggr_mode mode, const struct cpu_place *place);

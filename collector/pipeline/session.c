@@ -44,15 +44,72 @@ static int parse_interval(const struct session_options *opt, const char *text, l
 	return 0;
 }
 
+/* perf's event groups, -e '{a,b}:u': the members, each with the group's
+ * modifiers ("a:u,b:u"); memscope groups the events of one PMU itself. A
+ * new string, or NULL (out of memory, or a brace not closed: said in err). */
+static char *expand_event_groups(const char *text, struct ms_error *err)
+{
+	/* Each member may take the modifiers: room for all of them on each. */
+	size_t cap = strlen(text) * (strlen(text) + 2) + 1, len = 0;
+	char *out = malloc(cap);
+
+	if (!out) {
+		ms_error_set(err, "out of memory");
+		return NULL;
+	}
+	while (*text) {
+		const char *close, *mods, *end;
+
+		if (*text != '{') {
+			out[len++] = *text++;
+			continue;
+		}
+		close = strchr(text, '}');
+		if (!close) {
+			free(out);
+			ms_error_set(err, "'{' opens an event group that no '}' closes");
+			return NULL;
+		}
+		mods = close + 1;   /* ":u..." applies to each member */
+		end = mods + strcspn(mods, ",");
+		for (const char *m = text + 1; m < close;) {
+			size_t n = strcspn(m, ",}");
+
+			if (len + n + (size_t)(end - mods) + 2 >= cap)
+				break;
+			memcpy(out + len, m, n);
+			len += n;
+			memcpy(out + len, mods, (size_t)(end - mods));
+			len += (size_t)(end - mods);
+			m += n;
+			if (*m == ',') {
+				out[len++] = ',';
+				m++;
+			}
+		}
+		text = end;
+	}
+	out[len] = '\0';
+	return out;
+}
+
 int session_option(struct session_options *opt, int c, const char *arg)
 {
 	switch (c) {
 	case 'e':
 	case 'm': {
 		struct ms_error err;
+		char *expanded = c == 'e' && strchr(arg, '{') ? expand_event_groups(arg, &err) : NULL;
+		int ret;
 
+		if (c == 'e' && strchr(arg, '{') && !expanded) {
+			fprintf(stderr, "memscope %s: -e '%s': %s\n", opt->command_name, arg, err.text);
+			return -1;
+		}
 		/* Split here, once: everything after works on the names. */
-		if (name_list_add_text(c == 'e' ? &opt->events : &opt->metrics, arg, &err) < 0) {
+		ret = name_list_add_text(c == 'e' ? &opt->events : &opt->metrics, expanded ? expanded : arg, &err);
+		free(expanded);
+		if (ret < 0) {
 			fprintf(stderr, "memscope %s: -%c '%s': %s (e.g. -%c %s)\n", opt->command_name, c, arg, err.text, c,
 				c == 'e' ? "page-faults,context-switches" : "mem.read_bw,numa.hit");
 			return -1;
@@ -213,18 +270,26 @@ int session_options_finish(struct session_options *opt, char **command)
 			"or a command after --\n", opt->command_name);
 		return -1;
 	}
-	if (opt->pids && (opt->system_wide || opt->command)) {
-		fprintf(stderr, "memscope %s: -p excludes -a and a command; choose one "
-			"(-a -- CMD counts the whole system while CMD runs)\n", opt->command_name);
+	if (opt->pids && opt->command && strcmp(opt->command_name, "stat")) {
+		/* Only stat counts processes for a command's duration (perf stat -p PID -- CMD). */
+		fprintf(stderr, "memscope %s: -p excludes a command; choose one\n", opt->command_name);
+		return -1;
+	}
+	if (opt->pids && opt->system_wide) {
+		fprintf(stderr, "memscope %s: -p excludes -a; choose one "
+			"(-a -- CMD counts the whole system while CMD runs, -p PID -- CMD the processes)\n",
+			opt->command_name);
 		return -1;
 	}
 	if (!opt->events.nr && !opt->metrics.nr) {
 		struct ms_error err;
 
-		if (name_list_add_text(&opt->events, SESSION_DEFAULT_EVENTS, &err) < 0) {
+		if (name_list_add_text(&opt->events, opt->default_events ? opt->default_events : SESSION_DEFAULT_EVENTS,
+				       &err) < 0) {
 			fprintf(stderr, "memscope %s: %s\n", opt->command_name, err.text);
 			return -1;
 		}
+		opt->default_events_used = opt->default_events != NULL;
 	}
 	return 0;
 }
@@ -294,8 +359,20 @@ static int prepare_target(struct session *s, const struct session_options *opt, 
 		s->target.system_wide = true;
 		return 0;
 	}
-	if (opt->pids)
+	if (opt->pids && !opt->command) {
+		s->target.threads_only = opt->threads_only;
 		return target_parse_pids(&s->target, opt->pids, err) < 0 ? EXIT_USAGE : 0;
+	}
+	if (opt->pids) {
+		/* perf's -p PID -- CMD: the processes are counted while CMD runs. */
+		if (target_parse_pids(&s->target, opt->pids, err) < 0)
+			return EXIT_USAGE;
+		s->target.threads_only = opt->threads_only;
+		s->target.attach = s->target.pids;
+		s->target.nr_attach = s->target.nr_pids;
+		s->target.pids = NULL;
+		s->target.nr_pids = 0;
+	}
 	if (target_prepare_command(&s->target, opt->command, err) < 0)
 		return 1;
 	s->target.system_wide = opt->system_wide;
@@ -423,6 +500,8 @@ static void report_notes(struct session *s, const struct session_options *opt)
 {
 	FILE *out = opt->notes ? opt->notes : stderr;
 
+	if (opt->quiet_notes || opt->default_events_used)
+		return;
 	for (int i = 0; i < s->nr_sources; i++)
 		if (s->sources[i].ops->notes)
 			s->sources[i].ops->notes(&s->sources[i], out, opt->command_name);

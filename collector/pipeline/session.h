@@ -72,6 +72,13 @@ struct session_options {
 	/* stat -D -1: nothing is counted until the control says enable (the
 	 * counters start disabled, no frame is handed on). */
 	bool start_disabled;
+	/* Without -e or -m: these events (NULL: SESSION_DEFAULT_EVENTS); stat's
+	 * are perf's. A default event the host cannot count is shown as such,
+	 * without a note, as perf does (default_events_used). */
+	const char *default_events;
+	bool default_events_used;
+	bool quiet_notes;           /* no notes at all (stat -q) */
+	bool threads_only;          /* pids are threads, counted alone (stat -t TID) */
 	FILE *notes;                /* where notes go (left-out probes, events not counted); NULL: stderr */
 	const struct source_registry *registry; /* NULL: source_registry_process() (built-ins and plugins) */
 	/* record --sample: sampling events, comma list ("mem" is the catalog's

@@ -475,7 +475,7 @@ static int read_topology(struct recording_reader *r, const json_t *host, struct 
 			free(seen);
 			return bad_topology(r, "\"cpus\" must be in ascending CPU order", err);
 		}
-		t->cpus[t->nr_cpus] = (struct cpu_place){ f[0], f[1], f[2], f[3], f[4] };
+		t->cpus[t->nr_cpus] = (struct cpu_place){ .cpu = f[0], .core = f[1], .die = f[2], .socket = f[3], .node = f[4] };
 		t->nr_cpus++;
 		t->max_cpu = f[0] + 1;
 		/* Distinct sockets, (socket, die) and (socket, die, core), encoded

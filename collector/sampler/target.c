@@ -174,6 +174,8 @@ int target_exit_code(const struct target *target)
 
 void target_free(struct target *target)
 {
+	free(target->attach);
+	target->attach = NULL;
 	if (target->kind == TARGET_COMMAND) {
 		/* A child still held at the gate must not run: closing the gate would let it exec. */
 		if (target->exec_gate_fd > 0 && target->nr_pids && !target->child_exited) {

@@ -16,6 +16,11 @@ struct target {
 	pid_t *pids;            /* TARGET_PIDS: the processes; TARGET_COMMAND: the child */
 	int nr_pids;
 	char **argv;            /* TARGET_COMMAND */
+	/* TARGET_COMMAND with -p (perf's -p PID -- CMD): the processes whose
+	 * counters count while the command runs, instead of the command's. */
+	pid_t *attach;
+	int nr_attach;
+	bool threads_only;      /* the pids are threads, counted alone (stat -t TID), not their processes */
 	int exec_gate_fd;       /* TARGET_COMMAND: write end; closing it lets the child exec */
 	int exec_report_fd;     /* TARGET_COMMAND: read end; carries errno if exec failed */
 	int child_status;       /* TARGET_COMMAND: wait status once it has exited */

@@ -67,44 +67,44 @@ static void perf_rows(struct stat_output *o, const char *time_field, const struc
 {
 	const char *sep = o->separator;
 
-	for (int r = 0; r < t->nr_rows; r++)
-		for (int c = 0; c < t->nr_columns; c++) {
-			struct perf_fields f;
-			const char *fields[13];
-			char nr[16], runtime[32], noise[20], note[32];
-			int n = 0;
+	for (int k = 0; k < t->nr_rows * t->nr_columns; k++) {
+		struct perf_fields f;
+		const char *fields[13];
+		char nr[16], runtime[32], noise[20], note[32];
+		int n = 0, r, c;
 
-			if (!perf_fields_of(t, r, c, &f))
-				continue;
-			perf_fields_shadow(t, r, c, o->span_s, "%.3f", &f);
-			if (time_field)
-				fields[n++] = time_field;
-			if (f.aggr_key)
-				fields[n++] = f.aggr;
-			if (f.aggr_number >= 0) {
-				snprintf(nr, sizeof(nr), "%d", f.aggr_number);
-				fields[n++] = nr;
-			}
-			number_u64(runtime, sizeof(runtime), f.runtime);
-			fields[n++] = f.counter;
-			fields[n++] = f.unit;
-			fields[n++] = f.event;
-			if (f.cgroup)
-				fields[n++] = f.cgroup;
-			if (f.has_noise) {
-				/* -r N: perf's spread field, after the event. */
-				snprintf(noise, sizeof(noise), "%s%s", f.noise, f.noise[0] ? "%" : "");
-				fields[n++] = noise;
-			}
-			fields[n++] = f.has_counter ? runtime : "";
-			fields[n++] = f.pcnt;
-			fields[n++] = f.metric_value;
-			fields[n++] = f.metric_unit;
-			/* memscope's one field after perf's, only when it has something to say. */
-			if (*stat_cell_note(t, r, c, note, sizeof(note)))
-				fields[n++] = note;
-			csv_write_row(o->out, sep, fields, n);
+		perf_line_cell(t, k, &r, &c);
+		if (!perf_fields_of(t, r, c, &f))
+			continue;
+		perf_fields_shadow(t, r, c, o->span_s, "%.3f", &f);
+		if (time_field)
+			fields[n++] = time_field;
+		if (f.aggr_key)
+			fields[n++] = f.aggr;
+		if (f.aggr_number >= 0) {
+			snprintf(nr, sizeof(nr), "%d", f.aggr_number);
+			fields[n++] = nr;
 		}
+		number_u64(runtime, sizeof(runtime), f.runtime);
+		fields[n++] = f.counter;
+		fields[n++] = f.unit;
+		fields[n++] = f.event;
+		if (f.cgroup)
+			fields[n++] = f.cgroup;
+		if (f.has_noise) {
+			/* -r N: perf's spread field, after the event. */
+			snprintf(noise, sizeof(noise), "%s%s", f.noise, f.noise[0] ? "%" : "");
+			fields[n++] = noise;
+		}
+		fields[n++] = f.has_counter ? runtime : "";
+		fields[n++] = f.pcnt;
+		fields[n++] = f.metric_value;
+		fields[n++] = f.metric_unit;
+		/* memscope's one field after perf's, only when it has something to say. */
+		if (*stat_cell_note(t, r, c, note, sizeof(note)))
+			fields[n++] = note;
+		csv_write_row(o->out, sep, fields, n);
+	}
 }
 
 void stat_csv_interval(struct stat_output *o, double time_s, const struct stat_table *t)
@@ -126,6 +126,8 @@ void stat_csv_totals(struct stat_output *o, double elapsed_s, const struct stat_
 	(void)elapsed_s;
 	if (o->self_describing)
 		self_describing_rows(o, "total", t);
-	else if (!o->intervals_printed)
+	else if (!o->intervals_printed || (o->summary && o->no_csv_summary))
 		perf_rows(o, NULL, t);
+	else if (o->summary)
+		perf_rows(o, "         summary", t);   /* perf's: in the time field, right-aligned */
 }

@@ -30,7 +30,7 @@ json_t *stat_json_rows(const struct stat_table *t)
 
 		stat_table_row_label(t, r, label, sizeof(label));
 		json_object_set_new(row, "scope", json_string(label));
-		if (stat_table_row_is_channel(t) || t->mode == AGGR_CORE || t->mode == AGGR_DIE)
+		if (stat_table_row_is_channel(t) || aggr_mode_by_place(t->mode))
 			json_object_set_new(row, aggr_mode_name(t->mode), json_string(label));
 		else if (t->mode != AGGR_TOTAL)
 			json_object_set_new(row, aggr_mode_name(t->mode), json_integer(t->row_keys[r]));
@@ -152,53 +152,54 @@ static void add_notes(struct perf_line *l, const struct stat_table *t, int r, in
  * (0 and "" where the event has none), as perf's. */
 static void perf_objects(struct stat_output *o, const double *time_s, const struct stat_table *t)
 {
-	for (int r = 0; r < t->nr_rows; r++)
-		for (int c = 0; c < t->nr_columns; c++) {
-			struct perf_line l = { o->out, 0 };
-			struct perf_fields f;
+	for (int k = 0; k < t->nr_rows * t->nr_columns; k++) {
+		struct perf_line l = { o->out, 0 };
+		struct perf_fields f;
+		int r, c;
 
-			if (!perf_fields_of(t, r, c, &f))
-				continue;
-			perf_fields_shadow(t, r, c, o->span_s, "%f", &f);
-			if (time_s) {
-				perf_key(&l, "interval");
-				fprintf(o->out, "%.9f", *time_s);
-			}
-			if (f.aggr_key)
-				perf_string(&l, f.aggr_key, t->mode == AGGR_CPU ? f.aggr + 3 : f.aggr);
-			if (f.aggr_number >= 0) {
-				perf_key(&l, "aggregate-number");
-				fprintf(o->out, "%d", f.aggr_number);
-			}
-			if (f.has_counter) {
-				char value[64];
-
-				if (f.counter[0] == '<')
-					snprintf(value, sizeof(value), "%s", f.counter);
-				else
-					snprintf(value, sizeof(value), "%f", f.value);
-				perf_string(&l, "counter-value", value);
-			}
-			perf_string(&l, "unit", f.unit);
-			perf_string(&l, "event", f.event);
-			if (f.cgroup)
-				perf_string(&l, "cgroup", f.cgroup);
-			if (f.noise[0]) {
-				perf_key(&l, "variance");
-				fprintf(o->out, "%s", f.noise);
-			}
-			if (f.has_counter) {
-				perf_key(&l, "event-runtime");
-				fprintf(o->out, "%llu", f.runtime);
-			}
-			perf_key(&l, "pcnt-running");
-			fprintf(o->out, "%s", f.pcnt);
-			perf_key(&l, "metric-value");
-			fprintf(o->out, "%s", f.metric_value[0] ? f.metric_value : "0.000000");
-			perf_string(&l, "metric-unit", f.metric_unit);
-			add_notes(&l, t, r, c);
-			fputs("}\n", o->out);
+		perf_line_cell(t, k, &r, &c);
+		if (!perf_fields_of(t, r, c, &f))
+			continue;
+		perf_fields_shadow(t, r, c, o->span_s, "%f", &f);
+		if (time_s) {
+			perf_key(&l, "interval");
+			fprintf(o->out, "%.9f", *time_s);
 		}
+		if (f.aggr_key)
+			perf_string(&l, f.aggr_key, t->mode == AGGR_CPU ? f.aggr + 3 : f.aggr);
+		if (f.aggr_number >= 0) {
+			perf_key(&l, "aggregate-number");
+			fprintf(o->out, "%d", f.aggr_number);
+		}
+		if (f.has_counter) {
+			char value[64];
+
+			if (f.counter[0] == '<')
+				snprintf(value, sizeof(value), "%s", f.counter);
+			else
+				snprintf(value, sizeof(value), "%f", f.value);
+			perf_string(&l, "counter-value", value);
+		}
+		perf_string(&l, "unit", f.unit);
+		perf_string(&l, "event", f.event);
+		if (f.cgroup)
+			perf_string(&l, "cgroup", f.cgroup);
+		if (f.noise[0]) {
+			perf_key(&l, "variance");
+			fprintf(o->out, "%s", f.noise);
+		}
+		if (f.has_counter) {
+			perf_key(&l, "event-runtime");
+			fprintf(o->out, "%llu", f.runtime);
+		}
+		perf_key(&l, "pcnt-running");
+		fprintf(o->out, "%s", f.pcnt);
+		perf_key(&l, "metric-value");
+		fprintf(o->out, "%s", f.metric_value[0] ? f.metric_value : "0.000000");
+		perf_string(&l, "metric-unit", f.metric_unit);
+		add_notes(&l, t, r, c);
+		fputs("}\n", o->out);
+	}
 }
 
 void stat_json_interval(struct stat_output *o, double time_s, double interval_s, const struct stat_table *t)
@@ -225,7 +226,7 @@ void stat_json_totals(struct stat_output *o, double elapsed_s, const struct stat
 	json_t *obj;
 
 	if (!o->self_describing) {
-		if (!o->intervals_printed)
+		if (!o->intervals_printed || o->summary)
 			perf_objects(o, NULL, t);
 		return;
 	}

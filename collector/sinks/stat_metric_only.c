@@ -156,7 +156,104 @@ static void json_rows(struct stat_output *o, const double *time_s, const struct 
 	}
 }
 
+/* Without -m, perf's --metric-only shows the events' shadow metrics: a
+ * table of them (a column per event that has one, titled by the event and
+ * the unit per second or CPUs, unscaled) stands in for the metrics. Its
+ * names, units and cells are the caller's to free (shadow_free). */
+static bool shadow_table(const struct stat_output *o, const struct stat_table *t, struct stat_table *out)
+{
+	int *cols = calloc((size_t)t->nr_columns + 1, sizeof(int)), n = 0;
+	const char **units = calloc((size_t)t->nr_columns + 1, sizeof(char *));
+
+	memset(out, 0, sizeof(*out));
+	if (!cols || !units)
+		goto fail;
+	for (int c = 0; c < t->nr_event_columns; c++) {
+		struct perf_fields f;
+
+		for (int r = 0; r < t->nr_rows; r++)
+			if (perf_fields_of(t, r, c, &f)) {
+				perf_fields_shadow(t, r, c, o->span_s, "%f", &f);
+				if (f.shadow_plain_unit) {
+					units[n] = f.shadow_plain_unit;
+					cols[n++] = c;
+					break;
+				}
+			}
+	}
+	*out = *t;
+	out->nr_columns = n;
+	out->nr_event_columns = 0;
+	out->names = calloc((size_t)n + 1, sizeof(char *));
+	out->units = units;
+	out->cgroups = NULL;
+	out->noise = NULL;
+	out->cells = calloc((size_t)(n * t->nr_rows) + 1, sizeof(*out->cells));
+	if (!out->names || !out->cells)
+		goto fail;
+	for (int k = 0; k < n; k++) {
+		out->names[k] = t->names[cols[k]];
+		for (int r = 0; r < t->nr_rows; r++) {
+			struct stat_cell *cell = &out->cells[r * n + k];
+			struct perf_fields f;
+
+			cell->status = CELL_NOT_COUNTED;
+			if (!perf_fields_of(t, r, cols[k], &f))
+				continue;
+			perf_fields_shadow(t, r, cols[k], o->span_s, "%f", &f);
+			if (!f.shadow_plain_unit)
+				continue;
+			cell->status = CELL_OK;
+			cell->value = f.shadow_plain;
+			cell->coverage = 1.0;
+		}
+	}
+	free(cols);
+	return true;
+fail:
+	free(cols);
+	free(out->names);
+	free(out->cells);
+	free(units);
+	memset(out, 0, sizeof(*out));
+	return false;
+}
+
+static void shadow_free(struct stat_table *t)
+{
+	free(t->names);
+	free(t->units);
+	free(t->cells);
+}
+
+static void interval_of(struct stat_output *o, double time_s, const struct stat_table *t);
+static void totals_of(struct stat_output *o, double elapsed_s, const struct stat_table *t);
+
 void stat_metric_only_interval(struct stat_output *o, double time_s, const struct stat_table *t)
+{
+	struct stat_table shadows;
+
+	if (t->nr_columns > t->nr_event_columns) {
+		interval_of(o, time_s, t);
+	} else if (shadow_table(o, t, &shadows)) {
+		interval_of(o, time_s, &shadows);
+		shadow_free(&shadows);
+	}
+}
+
+void stat_metric_only_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t)
+{
+	struct stat_table shadows;
+
+	if (t->nr_columns > t->nr_event_columns) {
+		totals_of(o, elapsed_s, t);
+	} else if (shadow_table(o, t, &shadows)) {
+		totals_of(o, elapsed_s, &shadows);
+		shadow_free(&shadows);
+	}
+}
+
+static void interval_of(struct stat_output *o, double time_s, const struct stat_table *t)
 {
 	switch (o->format) {
 	case STAT_CSV:
@@ -181,7 +278,7 @@ void stat_metric_only_interval(struct stat_output *o, double time_s, const struc
 	o->intervals_printed = true;
 }
 
-void stat_metric_only_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t)
+static void totals_of(struct stat_output *o, double elapsed_s, const struct stat_table *t)
 {
 	switch (o->format) {
 	case STAT_CSV:
@@ -196,7 +293,7 @@ void stat_metric_only_totals(struct stat_output *o, double elapsed_s, const stru
 			json_rows(o, NULL, t);
 		return;
 	default:
-		fprintf(o->out, "\n Memory-system counter stats for %s:\n\n", o->title);
+		fprintf(o->out, "\n Performance counter stats for %s:\n\n", o->title);
 		text_header(o, t, false);
 		text_rows(o, NULL, t);
 		fprintf(o->out, "\n %22.9f  seconds time elapsed\n\n", elapsed_s);

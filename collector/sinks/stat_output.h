@@ -19,6 +19,10 @@ struct stat_output {
 	FILE *out;
 	char separator[8];        /* CSV */
 	bool self_describing;     /* CSV/JSON: memscope's own form, not perf stat's */
+	bool columns;             /* text: memscope's column table (stat_text.c), not perf's lines (stat_perf_text.c) */
+	bool no_big_num;          /* perf's text: counts without thousands separators */
+	bool summary;             /* perf's --summary: the totals after -I's lines too */
+	bool no_csv_summary;      /* ... in CSV without perf's "summary" time field */
 	bool metric_only;         /* perf's --metric-only: a column per metric, no events (stat_metric_only.c) */
 	const char *title;        /* what was measured, for the totals heading */
 	int header_every;         /* text: repeat the header every N lines */
@@ -57,6 +61,8 @@ json_t *stat_json_perf_object(const struct stat_table *t, const struct perf_fiel
 void stat_metric_only_interval(struct stat_output *o, double time_s, const struct stat_table *t);
 void stat_metric_only_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t);
 
+void stat_perf_text_interval(struct stat_output *o, double time_s, const struct stat_table *t);
+void stat_perf_text_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t);
 void stat_text_interval(struct stat_output *o, double time_s, const struct stat_table *t);
 void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t);
 void stat_csv_interval(struct stat_output *o, double time_s, const struct stat_table *t);

@@ -34,6 +34,8 @@ void perf_fields_row(const struct stat_table *t, int row, struct perf_fields *f)
 		break;
 	case AGGR_CORE:
 	case AGGR_DIE:
+	case AGGR_CLUSTER:
+	case AGGR_CACHE:
 		f->aggr_key = aggr_mode_name(t->mode);
 		aggr_key_label(t->mode, key, f->aggr, sizeof(f->aggr));
 		break;
@@ -102,6 +104,17 @@ bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fi
 	return true;
 }
 
+void perf_line_cell(const struct stat_table *t, int k, int *row, int *col)
+{
+	if (t->mode == AGGR_CPU || t->mode == AGGR_THREAD) {
+		*col = k / t->nr_rows;
+		*row = k % t->nr_rows;
+	} else {
+		*row = k / t->nr_columns;
+		*col = k % t->nr_columns;
+	}
+}
+
 bool perf_event_is(const char *event, const char *name)
 {
 	size_t n = strlen(name);
@@ -141,8 +154,9 @@ void perf_fields_shadow(const struct stat_table *t, int row, int col, double spa
 	const struct stat_cell *cell = &t->cells[row * t->nr_columns + col];
 	double task_ms;
 
-	f->shadow = 0;
+	f->shadow = f->shadow_plain = 0;
 	f->shadow_unit[0] = '\0';
+	f->shadow_plain_unit = NULL;
 	if (f->is_metric || cell->status != CELL_OK)
 		return;
 	/* Both clocks count in msec; perf's task-clock is the time the task
@@ -156,18 +170,25 @@ void perf_fields_shadow(const struct stat_table *t, int row, int col, double spa
 		f->shadow = f->value / (span_s * 1e3);
 		snprintf(f->shadow_unit, sizeof(f->shadow_unit), "CPUs utilized");
 	} else if (perf_event_is(f->event, "cycles") || perf_event_is(f->event, "cpu-cycles")) {
-		if (task_ms <= 0)
+		if (task_ms < 0)
 			return;
-		f->shadow = f->value / (task_ms * 1e6);
+		f->shadow = task_ms > 0 ? f->value / (task_ms * 1e6) : 0;
 		snprintf(f->shadow_unit, sizeof(f->shadow_unit), "GHz");
 	} else if (!t->units[col][0]) {
 		/* A count without a unit of its own: its rate, as perf's "/sec". */
-		if (task_ms <= 0)
+		/* No task time (an idle interval): perf's 0 /sec. */
+		if (task_ms < 0)
 			return;
-		f->shadow = f->value * 1e3 / task_ms;
+		f->shadow = task_ms > 0 ? f->value * 1e3 / task_ms : 0;
+		f->shadow_plain = f->shadow;
+		f->shadow_plain_unit = "/sec";
 		rate_unit(&f->shadow, f->shadow_unit, sizeof(f->shadow_unit));
 	} else {
 		return;
+	}
+	if (!f->shadow_plain_unit) {
+		f->shadow_plain = f->shadow;
+		f->shadow_plain_unit = f->shadow_unit[0] == 'C' ? "CPUs utilized" : "GHz";
 	}
 	snprintf(f->metric_value, sizeof(f->metric_value), printf_format, f->shadow);
 	f->metric_unit = f->shadow_unit;

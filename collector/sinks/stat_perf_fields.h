@@ -26,6 +26,8 @@ struct perf_fields {
 	const char *metric_unit;
 	double shadow;              /* perf's shadow metric of a software event (perf_fields_shadow) */
 	char shadow_unit[24];       /* "CPUs utilized", "K/sec"; "" when the event has none */
+	double shadow_plain;        /* the same without perf's K/M/G ("/sec": per second) */
+	const char *shadow_plain_unit; /* "CPUs utilized", "/sec", "GHz"; NULL when none */
 	bool has_noise;             /* stat -r N: perf's variance field (spread of the mean, percent) */
 	char noise[16];             /* "1.18" */
 };
@@ -43,6 +45,9 @@ bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fi
  * where the cell is not a metric. */
 void perf_fields_shadow(const struct stat_table *t, int row, int col, double span_s, const char *printf_format,
 			struct perf_fields *f);
+/* perf's order of lines: per CPU (-A) and per thread each event over the
+ * rows; otherwise each row with its events. The k-th line's cell. */
+void perf_line_cell(const struct stat_table *t, int k, int *row, int *col);
 /* The event's name without perf's modifiers (":u", ":k"...): "task-clock:u" is a task-clock. */
 bool perf_event_is(const char *event, const char *name);
 

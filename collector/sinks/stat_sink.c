@@ -34,7 +34,7 @@ static int stat_open(struct sink *sink, const struct sink_setup *setup, struct m
 
 	st->setup = setup;
 	st->opt.output.title = setup->title;
-	if ((st->opt.aggr == AGGR_CORE || st->opt.aggr == AGGR_DIE) &&
+	if (aggr_mode_by_place(st->opt.aggr) &&
 	    (!setup->topo || aggr_topology_fits(setup->topo, err) < 0)) {
 		if (!setup->topo)
 			ms_error_set(err, "--per-%s needs the CPUs' topology, which this input does not give",

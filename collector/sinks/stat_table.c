@@ -163,9 +163,10 @@ int stat_table_set_row_cpus(struct stat_table *t, const struct topology *topo)
 			case AGGR_CPU: t->row_cpus[r] += p->cpu == t->row_keys[r]; break;
 			case AGGR_SOCKET: t->row_cpus[r] += p->socket == t->row_keys[r]; break;
 			case AGGR_NODE: t->row_cpus[r] += p->node == t->row_keys[r]; break;
-			case AGGR_CORE:
-			case AGGR_DIE: t->row_cpus[r] += aggr_place_key(t->mode, p) == t->row_keys[r]; break;
-			default: break;
+			default:
+				if (aggr_mode_by_place(t->mode))
+					t->row_cpus[r] += aggr_place_key(t->mode, p) == t->row_keys[r];
+				break;
 			}
 		}
 	return 0;
@@ -195,6 +196,8 @@ static const char *not_split_why(enum aggr_mode mode)
 	case AGGR_CPU: return "not split by CPU: its source counts it as a whole";
 	case AGGR_CORE: return "not split by core: its source counts it as a whole";
 	case AGGR_DIE: return "not split by die: its source counts it as a whole";
+	case AGGR_CLUSTER: return "not split by cluster: its source counts it as a whole";
+	case AGGR_CACHE: return "not split by cache: its source counts it as a whole";
 	default: return NULL;
 	}
 }
@@ -261,7 +264,7 @@ void stat_table_set_metrics(struct stat_table *t, const struct metric_plan *plan
 				continue;
 			out = &t->cells[r * t->nr_columns + c++];
 			memset(out, 0, sizeof(*out));
-			if (index < 0 || t->mode == AGGR_CPU || t->mode == AGGR_CORE || t->mode == AGGR_DIE) {
+			if (index < 0 || t->mode == AGGR_CPU || aggr_mode_by_place(t->mode)) {
 				out->status = CELL_NOT_APPLICABLE;
 				out->why = "metrics are computed for the system, each node, socket or memory channel";
 				continue;
@@ -326,7 +329,7 @@ void stat_table_row_label(const struct stat_table *t, int row, char *buf, size_t
 		snprintf(buf, size, "total");
 		return;
 	}
-	if (t->mode == AGGR_CORE || t->mode == AGGR_DIE) {
+	if (aggr_mode_by_place(t->mode)) {
 		aggr_key_label(t->mode, t->row_keys[row], buf, size);
 		return;
 	}

@@ -15,7 +15,12 @@ void stat_output_interval(struct stat_output *o, double time_s, double interval_
 	case STAT_METRIC_ONLY: stat_metric_only_interval(o, time_s, t); break;
 	case STAT_CSV: stat_csv_interval(o, time_s, t); break;
 	case STAT_JSON: stat_json_interval(o, time_s, interval_s, t); break;
-	default: stat_text_interval(o, time_s, t); break;
+	default:
+		if (o->columns)
+			stat_text_interval(o, time_s, t);
+		else
+			stat_perf_text_interval(o, time_s, t);
+		break;
 	}
 	if (!o->batched)
 		fflush(o->out);
@@ -35,7 +40,12 @@ void stat_output_totals(struct stat_output *o, double elapsed_s, const struct st
 	case STAT_METRIC_ONLY: stat_metric_only_totals(o, elapsed_s, t); break;
 	case STAT_CSV: stat_csv_totals(o, elapsed_s, t); break;
 	case STAT_JSON: stat_json_totals(o, elapsed_s, t); break;
-	default: stat_text_totals(o, elapsed_s, t); break;
+	default:
+		if (o->columns)
+			stat_text_totals(o, elapsed_s, t);
+		else
+			stat_perf_text_totals(o, elapsed_s, t);
+		break;
 	}
 	fflush(o->out);
 	funlockfile(o->out);
@@ -81,7 +91,7 @@ static int column_width(const struct stat_table *t, int col)
 static int row_width(const struct stat_table *t)
 {
 	return stat_table_row_is_channel(t) || t->mode == AGGR_THREAD ? 24 : t->mode == AGGR_CORE ? 14
-		: t->mode == AGGR_DIE ? 10 : 8;
+		: t->mode == AGGR_DIE ? 10 : aggr_mode_by_place(t->mode) ? 16 : 8;
 }
 
 static void print_header(struct stat_output *o, const struct stat_table *t)
@@ -118,7 +128,7 @@ void stat_text_interval(struct stat_output *o, double time_s, const struct stat_
 
 			stat_table_thread_label(t, r, name, sizeof(name));
 			fprintf(o->out, " %*s", row_width(t), name);
-		} else if (stat_table_row_is_channel(t) || t->mode == AGGR_CORE || t->mode == AGGR_DIE) {
+		} else if (stat_table_row_is_channel(t) || aggr_mode_by_place(t->mode)) {
 			char name[64];
 
 			stat_table_row_label(t, r, name, sizeof(name));

@@ -12,28 +12,40 @@ struct stat_thread_row {
 	bool *seen;               /* the column has a series for this thread */
 };
 
+static int map(struct stat_threads *st, const struct series_table *series, int index);
+
 int stat_threads_init(struct stat_threads *st, const struct series_table *series, struct ms_error *err)
 {
 	memset(st, 0, sizeof(*st));
 	st->names = calloc((size_t)series->nr + 1, sizeof(char *));
 	st->units = calloc((size_t)series->nr + 1, sizeof(char *));
-	if (!st->names || !st->units) {
+	st->scales = calloc((size_t)series->nr + 1, sizeof(double));
+	if (!st->names || !st->units || !st->scales) {
 		stat_threads_free(st);
 		ms_error_set(err, "out of memory");
 		return -1;
 	}
+	/* A column per event: the eBPF sources give a whole-target series beside
+	 * the threads' own, perf's counters per thread (--per-thread) only these. */
 	for (int i = 0; i < series->nr; i++) {
 		bool seen = false;
 
-		if (series_is_per_task(&series->series[i]))
-			continue;
 		for (int c = 0; c < st->nr_columns; c++)
 			seen |= !strcmp(st->names[c], series->series[i].name);
 		if (seen)
 			continue;
 		st->names[st->nr_columns] = series->series[i].name;
+		st->scales[st->nr_columns] = series->series[i].scale;
 		st->units[st->nr_columns++] = series->series[i].unit;
 	}
+	/* Threads whose series are there from the start (perf's counters of
+	 * each thread); the eBPF sources add theirs as threads appear. */
+	for (int i = 0; i < series->nr; i++)
+		if (map(st, series, i) < 0) {
+			stat_threads_free(st);
+			ms_error_set(err, "out of memory");
+			return -1;
+		}
 	return 0;
 }
 
@@ -182,9 +194,14 @@ int stat_threads_fill(struct stat_threads *st, bool cumulative)
 				continue;
 			}
 			cell->raw = cumulative ? row->total[c] : row->interval[c];
-			cell->value = (double)cell->raw;
+			if (st->skip_zero && cell->raw == 0) {
+				cell->status = CELL_NOT_APPLICABLE;
+				cell->why = "nothing counted";
+				continue;
+			}
+			cell->value = (double)cell->raw * (st->scales[c] ? st->scales[c] : 1.0);
 			cell->coverage = 1.0;
-			cell->integer = true;
+			cell->integer = !st->scales[c] || st->scales[c] == 1.0;
 		}
 	}
 	/* The next interval is measured from here. */
@@ -207,6 +224,7 @@ void stat_threads_free(struct stat_threads *st)
 	free(st->rows);
 	free(st->names);
 	free(st->units);
+	free(st->scales);
 	free(st->series_row);
 	free(st->series_col);
 	memset(st, 0, sizeof(*st));

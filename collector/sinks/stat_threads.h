@@ -18,6 +18,10 @@ struct stat_threads {
 	int nr_columns;
 	const char **names;       /* distinct names of the series without a thread, table order */
 	const char **units;
+	double *scales;
+	/* --per-thread -a: a thread's count of 0 gets no line (perf's: every
+	 * thread of the system would, most of them idle). */
+	bool skip_zero;           /* each column's scale (task-clock: ns counted, msec shown) */
 	/* Per series index: the row and column its values go to, -1: none. */
 	int *series_row, *series_col;
 	int nr_mapped;

@@ -1,5 +1,6 @@
 #include "sources/perf_source.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <perf/core.h>
@@ -40,6 +41,8 @@ struct perf_group {
 	int *events;            /* indexes into options.events */
 	int nr_cpus, nr_threads;
 	bool per_cpu_series;    /* one series per CPU (else CPUs are summed) */
+	bool per_thread_series; /* one series per thread of the map (stat --per-thread) */
+	struct perf_thread_map *alive; /* --per-thread -a, opening again: the threads still there */
 	int *leader_fd;         /* [cpu * nr_threads + thread] */
 	uint64_t *leader_id;    /* same layout: the kernel's id of each leader */
 	int fd_floor;           /* lowest free descriptor before the group was opened */
@@ -146,15 +149,20 @@ static struct perf_thread_map *target_thread_map(const struct target *target, st
 	int nr_all = 0;
 	struct perf_thread_map *map;
 
-	if (target->kind == TARGET_COMMAND)
+	const pid_t *pids = target->nr_attach ? target->attach : target->pids;
+	int nr_pids = target->nr_attach ? target->nr_attach : target->nr_pids;
+
+	if (target->kind == TARGET_COMMAND && !target->nr_attach)
 		return perf_thread_map__new_array(1, target->pids);
+	if (target->threads_only)
+		return perf_thread_map__new_array(nr_pids, (pid_t *)pids);
 	/* -p: every current thread of each process; threads they create later
 	 * inherit the counters. */
-	for (int p = 0; p < target->nr_pids; p++) {
+	for (int p = 0; p < nr_pids; p++) {
 		pid_t *tids, *grown;
 		int nr;
 
-		if (target_list_threads(target->pids[p], &tids, &nr, err) < 0) {
+		if (target_list_threads(pids[p], &tids, &nr, err) < 0) {
 			free(all);
 			return NULL;
 		}
@@ -173,6 +181,62 @@ static struct perf_thread_map *target_thread_map(const struct target *target, st
 	map = perf_thread_map__new_array(nr_all, all);
 	free(all);
 	return map;
+}
+
+/* Every thread on the system, for --per-thread -a: each process's threads
+ * as /proc lists them now (one that ends meanwhile is left out). */
+static struct perf_thread_map *all_threads_map(struct ms_error *err)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *d;
+	pid_t *all = NULL;
+	int nr_all = 0;
+	struct perf_thread_map *map;
+
+	if (!proc) {
+		ms_error_set(err, "--per-thread -a: cannot list /proc: %s", strerror(errno));
+		return NULL;
+	}
+	while ((d = readdir(proc))) {
+		pid_t *tids, *grown;
+		char *end;
+		long pid = strtol(d->d_name, &end, 10);
+		int nr;
+		struct ms_error gone;
+
+		if (*end || pid <= 0 || target_list_threads((pid_t)pid, &tids, &nr, &gone) < 0)
+			continue;
+		if (nr == 0) {
+			free(tids);
+			continue;
+		}
+		grown = realloc(all, sizeof(pid_t) * (size_t)(nr_all + nr));
+		if (!grown) {
+			free(tids);
+			break;
+		}
+		all = grown;
+		memcpy(all + nr_all, tids, sizeof(pid_t) * (size_t)nr);
+		nr_all += nr;
+		free(tids);
+	}
+	closedir(proc);
+	map = nr_all ? perf_thread_map__new_array(nr_all, all) : NULL;
+	free(all);
+	if (!map)
+		ms_error_set(err, "--per-thread -a: out of memory for the threads' list");
+	return map;
+}
+
+/* Series rows of a group for each of its events: threads, CPUs or one. */
+static int group_rows(const struct perf_group *g)
+{
+	return g->per_thread_series ? g->nr_threads : g->per_cpu_series ? g->nr_cpus : 1;
+}
+
+static int group_row(const struct perf_group *g, int c, int t)
+{
+	return g->per_thread_series ? t : g->per_cpu_series ? c : 0;
 }
 
 static void group_close(struct perf_group *g)
@@ -208,7 +272,8 @@ static void attr_for_member(const struct perf_source *ps, const struct event *ev
 	if (!is_system_wide(ps, ev)) {
 		/* Threads and children the target creates later are counted too. */
 		attr->inherit = 1;
-		attr->enable_on_exec = leader && ps->opt.target->kind == TARGET_COMMAND && !ps->opt.start_disabled;
+		attr->enable_on_exec = leader && ps->opt.target->kind == TARGET_COMMAND && !ps->opt.target->nr_attach &&
+				       !ps->opt.start_disabled;
 	}
 }
 
@@ -258,7 +323,75 @@ static int group_open_cgroup(struct perf_source *ps, struct perf_group *g, int c
 }
 
 /* Build and open one group's evlist. Returns 0, or a negative errno. */
+static int group_open_once(struct perf_source *ps, struct perf_group *g, struct ms_error *err);
+
+/* Is the thread still running code (not ended, not a zombie waiting to be
+ * reaped, whose counters cannot be opened)? From /proc/TID/stat's state. */
+static bool thread_alive(pid_t tid)
+{
+	char path[64], line[512];
+	const char *paren;
+	FILE *f;
+	bool alive = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f) && (paren = strrchr(line, ')')) && paren[1] == ' ')
+		alive = paren[2] != 'Z' && paren[2] != 'X' && paren[2] != 'x';
+	fclose(f);
+	return alive;
+}
+
+/* The threads of map that are still there, or NULL. */
+static struct perf_thread_map *threads_alive(struct perf_thread_map *map)
+{
+	int nr = perf_thread_map__nr(map), kept = 0;
+	pid_t *tids = malloc(sizeof(pid_t) * (size_t)(nr + 1));
+	struct perf_thread_map *alive;
+
+	if (!tids)
+		return NULL;
+	for (int i = 0; i < nr; i++) {
+		pid_t tid = perf_thread_map__pid(map, i);
+
+		if (thread_alive(tid))
+			tids[kept++] = tid;
+	}
+	alive = kept ? perf_thread_map__new_array(kept, tids) : NULL;
+	free(tids);
+	return alive;
+}
+
+/* --per-thread -a lists every thread, and one may end before its counter is
+ * opened: the threads that ended are left out of the list and the group is
+ * opened again, as perf's --per-thread -a does (each try drops those gone). */
 static int group_open(struct perf_source *ps, struct perf_group *g, struct ms_error *err)
+{
+	int ret = group_open_once(ps, g, err);
+
+	for (int retry = 0; ret == -ESRCH && g->per_thread_series && g->threads && retry < 100 &&
+	     (ps->opt.target->kind == TARGET_SYSTEM || ps->opt.target->system_wide); retry++) {
+		g->alive = threads_alive(g->threads);
+		/* What group_open_once made; the group's events stay. */
+		if (g->evlist) {
+			perf_evlist__close(g->evlist);
+			perf_evlist__delete(g->evlist);
+		}
+		perf_cpu_map__put(g->cpus);
+		perf_thread_map__put(g->threads);
+		g->evlist = NULL;
+		g->cpus = NULL;
+		g->threads = NULL;
+		if (!g->alive)
+			break;
+		ret = group_open_once(ps, g, err);
+	}
+	return ret;
+}
+
+static int group_open_once(struct perf_source *ps, struct perf_group *g, struct ms_error *err)
 {
 	const struct event *first = &ps->opt.events[g->events[0]];
 	struct perf_evsel *evsel;
@@ -266,7 +399,20 @@ static int group_open(struct perf_source *ps, struct perf_group *g, struct ms_er
 
 	if (cgroup_of(ps, first) >= 0)
 		return group_open_cgroup(ps, g, cgroup_of(ps, first));
-	if (is_system_wide(ps, first)) {
+	if (ps->opt.per_thread && !first->system_wide_only) {
+		/* perf's --per-thread: each thread's counters on every CPU (cpu -1). */
+		g->cpus = perf_cpu_map__dummy_new();
+		if (g->alive) {
+			g->threads = g->alive;
+			g->alive = NULL;
+		} else {
+			g->threads = ps->opt.target->kind == TARGET_SYSTEM || ps->opt.target->system_wide ?
+				     all_threads_map(err) : target_thread_map(ps->opt.target, err);
+		}
+		g->per_thread_series = true;
+		if (!g->threads)
+			return -ESRCH;
+	} else if (is_system_wide(ps, first)) {
 		g->cpus = first->cpus.nr ? cpu_map_of(&first->cpus) : online_cpu_map(&ps->opt.host->topo);
 		g->threads = perf_thread_map__new_dummy();
 		g->per_cpu_series = true;
@@ -396,6 +542,30 @@ static int group_prepare_reads(struct perf_group *g, struct ms_error *err)
 	return find_leader_fds(g, err);
 }
 
+/* A thread's process (Tgid) and name, from /proc; the tid itself and no
+ * name when it has ended. */
+static int thread_process(pid_t tid, char *comm, size_t size)
+{
+	char path[64], line[256];
+	FILE *f;
+	int tgid = tid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return tgid;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Name:\t", 6)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(comm, size, "%s", line + 6);
+		} else if (sscanf(line, "Tgid: %d", &tgid) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	return tgid;
+}
+
 static int add_series(struct perf_source *ps, struct perf_group *g, struct series_table *table)
 {
 	const struct topology *topo = &ps->opt.host->topo;
@@ -403,13 +573,16 @@ static int add_series(struct perf_source *ps, struct perf_group *g, struct serie
 	g->series_base = table->nr;
 	for (int i = 0; i < g->nr_events; i++) {
 		const struct event *ev = &ps->opt.events[g->events[i]];
-		int rows = g->per_cpu_series ? g->nr_cpus : 1;
+		int rows = group_rows(g);
 
 		for (int c = 0; c < rows; c++) {
 			struct series_labels labels;
 
 			series_labels_init(&labels);
-			if (g->per_cpu_series) {
+			if (g->per_thread_series) {
+				labels.tid = perf_thread_map__pid(g->threads, c);
+				labels.pid = thread_process(labels.tid, labels.comm, sizeof(labels.comm));
+			} else if (g->per_cpu_series) {
 				const struct cpu_place *place;
 
 				labels.cpu = perf_cpu_map__cpu(g->cpus, c).cpu;
@@ -728,7 +901,7 @@ static int perf_enable(struct source *src, struct ms_error *err)
 	for (int i = 0; !ps->opt.start_disabled && i < ps->nr_groups; i++) {
 		const struct event *first = &ps->opt.events[ps->groups[i].events[0]];
 
-		if (ps->opt.target->kind != TARGET_COMMAND || is_system_wide(ps, first))
+		if (ps->opt.target->kind != TARGET_COMMAND || ps->opt.target->nr_attach || is_system_wide(ps, first))
 			group_switch(&ps->groups[i], true);
 	}
 	return 0;
@@ -817,7 +990,7 @@ static int perf_sample(struct source *src, struct frame *frame)
 
 	for (int gi = 0; gi < ps->nr_groups; gi++) {
 		struct perf_group *g = &ps->groups[gi];
-		int rows = g->per_cpu_series ? g->nr_cpus : 1;
+		int rows = group_rows(g);
 		struct sample *base = frame->samples + g->series_base;
 		size_t stride = (size_t)(2 + g->nr_events);
 
@@ -828,14 +1001,14 @@ static int perf_sample(struct source *src, struct frame *frame)
 				uint64_t *delta = g->scratch + (size_t)c * stride;
 
 				if (!read_group_deltas(g, c, t, ps->read_buf, delta)) {
-					mark_invalid(g, base, rows, g->per_cpu_series ? c : 0);
+					mark_invalid(g, base, rows, group_row(g, c, t));
 					delta[0] = delta[1] = 0;
 					for (int e = 0; e < g->nr_events; e++)
 						delta[2 + e] = 0;
 					continue;
 				}
 				if (!g->task_per_cpu)
-					add_deltas(g, base, rows, g->per_cpu_series ? c : 0, delta, delta[0]);
+					add_deltas(g, base, rows, group_row(g, c, t), delta, delta[0]);
 				running += delta[1];
 				if (delta[0] > enabled)
 					enabled = delta[0];
@@ -1019,6 +1192,7 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 		.target = req->target,
 		.task_per_cpu = req->per_cpu,
 		.start_disabled = req->start_disabled,
+		.per_thread = req->per_thread,
 	};
 	int nr = 0, status;
 

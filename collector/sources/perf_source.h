@@ -23,6 +23,10 @@ struct perf_source_options {
 	/* Counters stay disabled until resumed (stat -D -1): a command's too,
 	 * which otherwise start at its exec. */
 	bool start_disabled;
+	/* stat --per-thread: a series per thread (labels pid, tid, comm) of the
+	 * processes, of the command, or with -a of every thread on the system
+	 * (perf's --per-thread -a); uncore events stay per CPU. */
+	bool per_thread;
 };
 
 /* Sets up src; the counters are opened by src->ops->open(). */

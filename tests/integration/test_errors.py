@@ -55,9 +55,10 @@ def test_no_target_is_a_usage_error(memscope):
     assert "say what to measure" in res.stderr
 
 
-def test_pid_and_command_exclude_each_other(memscope):
-    res = stat(memscope, "-p", "1", "--", "true")
-    assert res.returncode == 2 and "-p excludes" in res.stderr
+def test_pid_and_system_wide_exclude_each_other(memscope):
+    # -p PID -- CMD is perf's (the processes while CMD runs); -p with -a is not.
+    res = stat(memscope, "-p", "1", "-a", "--", "true")
+    assert res.returncode == 2 and "-p excludes -a" in res.stderr
 
 
 def test_bad_pid_text(memscope):
@@ -115,3 +116,9 @@ def test_unprivileged_user_counts_user_space_and_says_so(memscope, touchmem, tmp
     faults = [l for l in res.stdout.splitlines() if l.startswith("total,total,page-faults,")][0]
     # Faults are taken from user mode, so user-only counting still sees them all.
     assert abs(float(faults.split(",")[3]) - 5120) <= 0.05 * 5120
+
+
+def test_record_refuses_pid_with_a_command(memscope, tmp_path):
+    # stat counts -p PID for a command's duration (perf's); record has no such form.
+    res = run([memscope, "record", "-p", "1", "-o", str(tmp_path / "r.rec"), "--", "true"])
+    assert res.returncode == 2 and "memscope record: -p excludes a command; choose one" in res.stderr

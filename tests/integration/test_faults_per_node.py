@@ -1,5 +1,6 @@
 """proc.faults is not split by node (the probe keeps each thread's faults, not where they were
-taken): --per-node rows say so instead of offering a value, stderr names the event once, and
+taken): --per-node rows leave it out as perf's forms do (memscope's --columns table says so in
+its rows), stderr names the event once, and
 the README, list --explain and the man page do not claim a per-node value."""
 import os
 import re
@@ -12,7 +13,8 @@ PAGES = MIB * 256
 
 
 def test_per_node_rows_say_faults_are_not_split(memscope, touchmem):
-    res = run([memscope, "stat", "-e", "proc.faults,proc.pages_alloc", "--per-node", "--", touchmem, str(MIB)])
+    res = run([memscope, "stat", "--columns", "-e", "proc.faults,proc.pages_alloc", "--per-node", "--", touchmem,
+               str(MIB)])
     assert res.returncode == 0, res.stderr
     faults = re.findall(r"^ node(\d+)\s+(\S+)  proc\.faults(.*)$", res.stdout, re.M)
     pages = re.findall(r"^ node(\d+)\s+([\d,]+)  proc\.pages_alloc$", res.stdout, re.M)
@@ -28,6 +30,16 @@ def test_per_node_rows_say_faults_are_not_split(memscope, touchmem):
     notes = [line for line in res.stderr.splitlines() if "not split by node" in line]
     assert notes == ["memscope stat: proc.faults is not split by node: its source counts it as a whole "
                      "(memscope list --explain proc.faults); its total is the run without --per-node"], res.stderr
+
+
+def test_perf_text_leaves_the_rows_out(memscope, touchmem):
+    res = run([memscope, "stat", "-e", "proc.faults,proc.pages_alloc", "--per-node", "--", touchmem, str(MIB)])
+    assert res.returncode == 0, res.stderr
+    # perf's lines: node, its CPUs, the value, the event.
+    pages = re.findall(r"^N(\d+)\s+\d+\s+([\d,]+)\s+proc\.pages_alloc$", res.stdout, re.M)
+    assert pages and "proc.faults" not in res.stdout, res.stdout
+    assert PAGES <= sum(int(v.replace(",", "")) for _, v in pages) <= PAGES * 1.05 + 64, res.stdout
+    assert "proc.faults is not split by node" in res.stderr
 
 
 def test_csv_leaves_the_rows_out_and_says_so(memscope, touchmem):
@@ -49,7 +61,7 @@ def test_split_events_get_no_note(memscope, touchmem):
     assert res.returncode == 0, res.stderr
     assert "not split" not in res.stderr, res.stderr
     for event in ("page-faults", "proc.pages_alloc"):
-        values = re.findall(rf"^ node\d+\s+(\S+)  {re.escape(event)}$", res.stdout, re.M)
+        values = re.findall(rf"^N\d+\s+\d+\s+(\S+)\s+{re.escape(event)}$", res.stdout, re.M)
         assert values and "n/a" not in values, res.stdout
 
 

@@ -123,8 +123,27 @@ def test_system_wide_tracepoint_counts_the_workloads_hits(memscope, counted_by):
     assert sum(r["value"] for r in lines if r["event"] == "task:task_rename") == renames
 
 
+def test_text_intervals_are_perfs_lines(memscope):
+    res = run([memscope, "stat", "-I", "10", "-e", "page-faults,task-clock", "--", "sleep", "0.7"])
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    # perf's header before the first interval and every 25 intervals: a line per event each.
+    headers = [i for i, l in enumerate(lines) if l == "#           time             counts unit events"]
+    assert len(headers) >= 2 and headers[0] == 0 and headers[1] - headers[0] == 1 + 25 * 2, res.stdout
+    body = [l for l in lines if not l.startswith("#")]
+    assert len(body) % 2 == 0 and len(body) >= 2 * 40, res.stdout
+    for faults, clock in zip(body[::2], body[1::2]):
+        # the time right-aligned in 16 columns, perf's value, unit and name widths, its shadow metric
+        f = re.fullmatch(r"( {0,15}\d+\.\d{9}) +([\d,]+)      page-faults {22}# +(\d+\.\d{3}) K?/sec", faults)
+        c = re.fullmatch(r"( {0,15}\d+\.\d{9}) +(\d+\.\d\d) msec task-clock {23}# +(\d+\.\d{3}) CPUs utilized", clock)
+        assert f and c and len(f.group(1)) == 16 and f.group(1) == c.group(1), (faults, clock)
+        assert faults.index("page-faults") == clock.index("task-clock") == 16 + 1 + 18 + 1 + 4 + 1
+    # As perf -I: no totals after the intervals.
+    assert "seconds time elapsed" not in res.stdout and "counter stats" not in res.stdout
+
+
 def test_text_output_repeats_its_header_like_vmstat(memscope, touchmem):
-    res = run([memscope, "stat", "-I", "10", "-e", "page-faults", "--", "sleep", "0.7"])
+    res = run([memscope, "stat", "--columns", "-I", "10", "-e", "page-faults", "--", "sleep", "0.7"])
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     headers = [i for i, l in enumerate(lines) if l.startswith("#") and "page-faults" in l]
@@ -266,12 +285,15 @@ def test_per_thread_rows_from_ebpf(memscope, build_dir):
     assert len(workers) == 3, faults
     assert all(scope.startswith("tid") for scope in faults)
     assert abs(sum(workers.values()) - pages) <= 0.02 * pages, (workers, pages)
-    # perf's counts are not kept per thread: said, not shown as zero.
+    # perf's counters are the command's (its threads inherit them, as perf's --per-thread): its
+    # own row holds every thread's faults; the threads the eBPF probes saw have none of their own.
     pf = [r for r in rows if r["time"] == "total" and r["event"] == "page-faults"]
-    assert pf and all(r["value"] == "n/a" for r in pf)
+    counted = [r for r in pf if r["value"] != "n/a"]
+    assert len(counted) == 1 and counted[0]["value"] >= pages, pf
+    assert len(pf) > 1 and all(r["value"] == "n/a" for r in pf if r is not counted[0])
 
 
-def test_per_thread_needs_ebpf_series(memscope):
-    res = run([memscope, "stat", "-e", "page-faults", "--per-thread", "--", "true"])
+def test_per_thread_excludes_metrics(memscope):
+    res = run([memscope, "stat", "-m", "kernel.faults", "--per-thread", "--", "true"])
     assert res.returncode == 2
-    assert "--per-thread needs eBPF series" in res.stderr
+    assert "--per-thread splits the events" in res.stderr and "it excludes -m" in res.stderr

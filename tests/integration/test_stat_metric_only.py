@@ -77,8 +77,20 @@ def test_text_has_a_column_per_metric(memscope, tmp_path):
     assert "cas_count" not in "\n".join(out)
 
 
-def test_metric_only_needs_metrics(memscope):
-    res = run([memscope, "stat", "--metric-only", "-e", "page-faults", "--", "true"])
-    assert res.returncode == 2 and "--metric-only shows metrics alone: name some with -m" in res.stderr
+def test_metric_only_without_metrics_shows_the_events_shadow_metrics(memscope, touchmem):
+    """Without -m, the metrics are perf's shadow metrics of the events: per second of task time,
+    CPUs utilized; unscaled (no K/M), a column each, no event lines."""
+    res = run([memscope, "stat", "--metric-only", "-x,", "-e", "page-faults,task-clock", "--", touchmem, "8"])
+    assert res.returncode == 0, res.stderr
+    header, values = res.stdout.splitlines()
+    assert header == "page-faults (/sec),task-clock (CPUs utilized),", res.stdout
+    rate, cpus = (float(v) for v in values.split(",")[:2])
+    # 2048 faults within the task's own time, which is under a second here.
+    assert rate >= 2048 and 0 < cpus <= 2.0, values
+    res = run([memscope, "stat", "--metric-only", "-j", "-e", "page-faults,task-clock", "--", "true"])
+    assert list(json.loads(res.stdout)) == ["page-faults (/sec)", "task-clock (CPUs utilized)"], res.stdout
+
+
+def test_metric_only_refusals(memscope):
     res = run([memscope, "stat", "--metric-only", "--self-describing", "-j", "-m", "numa.hit", "--", "true"])
     assert res.returncode == 2 and "it excludes --self-describing" in res.stderr

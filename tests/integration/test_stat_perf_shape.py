@@ -5,7 +5,9 @@ quoted; --self-describing keeps memscope's own form."""
 import csv
 import io
 import json
+import os
 import re
+import time
 
 import pytest
 
@@ -166,7 +168,105 @@ def test_self_describing_forms(memscope):
     (["-x,", "--json"], "-x and --json are two output forms; choose one"),
     (["--self-describing"], "--self-describing is a form of -x SEP or --json"),
     (["--per-node", "--per-socket"], "--per-node and --per-socket: one kind of row at a time"),
+    (["--per-node", "--per-cache"], "--per-node and --per-cache: one kind of row at a time"),
+    (["--columns", "-x,"], "--columns is a form of the text output; it excludes -x, --json and --metric-only"),
 ])
 def test_output_options_that_contradict_are_refused(memscope, args, message):
     res = run([memscope, "stat"] + args + ["-e", "page-faults", "--", "true"])
     assert res.returncode == 2 and message in res.stderr, res.stderr
+
+
+def test_default_events_are_perfs(memscope):
+    """Without -e, the events perf stat counts, in its order (system-wide: cpu-clock)."""
+    for extra in ([], ["-a"]):
+        theirs = [row[2] for row in csv_lines(perf(["-x,"] + extra + ["true"]))]
+        ours = [row[2] for row in csv_lines(memscope_stat(memscope, ["-x,"] + extra + ["--", "true"]))]
+        assert ours == theirs, (extra, ours, theirs)
+    # Hardware events without a PMU are shown as perf shows them, and not noted.
+    res = run([memscope, "stat", "--", "true"])
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+
+
+def text_layout(text):
+    """Each event line's layout: where its name and its '#' start, its unit and the metric's unit."""
+    lines = {}
+    for line in text.splitlines():
+        m = re.match(r"^\s+(\S+) (msec|    ) ([a-z-]+)( +# +\d+\.\d{3} (.*?))?\s*$", line)
+        if m:
+            lines[m.group(3)] = (line.index(m.group(3)), line.find("#"), m.group(2), m.group(5))
+    return lines
+
+
+def test_text_lines_are_perfs(memscope):
+    theirs = perf(["-e", EVENTS, "true"])
+    ours = memscope_stat(memscope, ["-e", EVENTS, "--", "true"])
+    assert "\n Performance counter stats for 'true':\n\n" in ours
+    assert re.search(r"\n\n {7}\d\.\d{9} seconds time elapsed\n", ours), ours
+    t, o = text_layout(theirs), text_layout(ours)
+    assert set(o) == set(t) == {"page-faults", "task-clock"}, (ours, theirs)
+    for event in o:
+        # name and '#' in perf's columns, perf's unit; the rate's K/M prefix follows the count
+        assert o[event][:3] == t[event][:3], (event, ours, theirs)
+        assert o[event][3].endswith("/sec") if event == "page-faults" else o[event][3] == "CPUs utilized"
+
+
+def sysfs_int(path):
+    with open(path) as f:
+        return int(f.read())
+
+
+def test_per_cache_and_per_cluster_rows_are_the_cpus_sharing_them(memscope):
+    """perf's S0-D0-L3-ID0 and S0-D0-CLS0 rows, each adding up the CPUs sysfs says share it."""
+    cpus = sorted(int(d[3:]) for d in os.listdir("/sys/devices/system/cpu") if re.fullmatch(r"cpu\d+", d)
+                  and os.path.exists(f"/sys/devices/system/cpu/{d}/topology/core_id"))
+    want = {"cache": {}, "cluster": {}}
+    for cpu in cpus:
+        base = f"/sys/devices/system/cpu/cpu{cpu}"
+        place = f"S{sysfs_int(base + '/topology/physical_package_id')}-D" + (
+            str(sysfs_int(base + "/topology/die_id")) if os.path.exists(base + "/topology/die_id") else "0")
+        levels = [(sysfs_int(f"{base}/cache/{i}/level"), sysfs_int(f"{base}/cache/{i}/id"))
+                  for i in sorted(os.listdir(base + "/cache")) if i.startswith("index")]
+        level, ident = max(levels)
+        key = f"{place}-L{level}-ID{ident}"
+        want["cache"][key] = want["cache"].get(key, 0) + 1
+        cluster = sysfs_int(base + "/topology/cluster_id") if os.path.exists(base + "/topology/cluster_id") else 0
+        key = f"{place}-CLS{cluster}"
+        want["cluster"][key] = want["cluster"].get(key, 0) + 1
+    for mode in ("cache", "cluster"):
+        rows = csv_lines(memscope_stat(memscope, ["-x,", "-a", "--per-" + mode, "-e", "cpu-clock", "--", "true"]))
+        assert {row[0]: int(row[1]) for row in rows} == want[mode], (mode, rows)
+        assert all(row[4] == "cpu-clock" and row[8] == "CPUs utilized" for row in rows), rows
+        objs = [json.loads(l) for l in memscope_stat(memscope, ["-j", "-a", "--per-" + mode, "-e", "cpu-clock", "--",
+                                                                "true"]).splitlines()]
+        assert {o[mode]: o["aggregate-number"] for o in objs} == want[mode], objs
+
+
+def test_pid_with_a_command_counts_the_process_while_the_command_runs(memscope, touchmem):
+    """perf's -p PID -- CMD: the process's counts for as long as CMD runs; the process goes on."""
+    import subprocess
+    busy = subprocess.Popen([touchmem, "4", "--repeat", "1000000"], stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.2)
+        for tool in ([memscope, "stat"], ["perf", "stat"]):
+            res = run(tool + ["-x,", "-p", str(busy.pid), "-e", "page-faults", "--", "sleep", "0.3"])
+            assert res.returncode == 0, res.stderr
+            rows = csv_lines(res.stdout if tool[0] == memscope else res.stderr)
+            assert len(rows) == 1 and rows[0][2] == "page-faults", (tool, rows)
+            # 4 MB touched afresh over and over: 1024 faults a round, many rounds in 0.3 s.
+            assert int(rows[0][0]) > 1024, (tool, rows)
+        assert busy.poll() is None
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+def test_per_cpu_lines_are_event_major_as_perfs(memscope):
+    """-A: each event over the CPUs, in CSV, JSON and text, in perf's order."""
+    args = ["-a", "-A", "-e", "page-faults,cpu-clock"]
+    theirs = [(r[0], r[3]) for r in csv_lines(perf(["-x,"] + args + ["true"]))]
+    ours = [(r[0], r[3]) for r in csv_lines(memscope_stat(memscope, ["-x,"] + args + ["--", "true"]))]
+    assert ours == theirs and len(ours) == 2 * len({cpu for cpu, _ in ours}), (ours, theirs)
+    objs = [json.loads(l) for l in memscope_stat(memscope, ["-j"] + args + ["--", "true"]).splitlines()]
+    assert [("CPU" + o["cpu"], o["event"]) for o in objs] == ours
+    text = memscope_stat(memscope, args + ["--", "true"])
+    assert re.findall(r"^(CPU\d+) .* (page-faults|cpu-clock)\b", text, re.M) == ours, text

@@ -60,7 +60,8 @@ def test_per_thread_names_in_text_and_json(memscope, build_dir):
     pid, threads, rest = own_lines(res.stdout)
     text = {}
     for line in rest:
-        m = re.match(r"^ (\S+)\s+([\d,]+)  proc\.faults$", line)
+        # perf's lines: comm right-aligned to the dash, tid, the count, the event.
+        m = re.match(r"^ *(\S+-\d+)\s+([\d,]+)      proc\.faults$", line)
         if m:
             text[m.group(1)] = int(m.group(2).replace(",", ""))
     check_rows(text, pid, threads)
@@ -112,3 +113,48 @@ def test_per_thread_from_a_recording_without_thread_series_names_the_recording(m
     assert "memscope record --per-thread" in res.stderr
     # Not a live-host cause: nothing about eBPF or perf counts of a process.
     assert "eBPF" not in res.stderr and "perf" not in res.stderr
+
+
+def test_per_thread_counts_perf_events_of_a_command(memscope, touchmem):
+    """perf's --per-thread for any event: the command's own counters (its children inherit them),
+    one row named comm-TID, the count of the pages it touched."""
+    res = run([memscope, "stat", "-x,", "--per-thread", "-e", "page-faults,task-clock", "--", touchmem, "8"])
+    assert res.returncode == 0, res.stderr
+    rows = [line.split(",") for line in res.stdout.splitlines() if line]
+    assert [r[3] for r in rows] == ["page-faults", "task-clock"], rows
+    assert rows[0][0] == rows[1][0] and re.fullmatch(r"\S+-\d+", rows[0][0]), rows
+    assert 2048 <= int(rows[0][1]) <= 2048 * 1.05 + 200, rows      # 8 MB: 2048 pages
+    assert rows[1][2] == "msec" and float(rows[1][1]) > 0, rows
+
+
+def test_per_thread_system_wide_has_a_line_per_counting_thread(memscope, touchmem):
+    """--per-thread -a: every thread of the system, those that counted nothing left out (perf's);
+    the workload's faults are among them; perf's CSV fields (7 separators)."""
+    res = run([memscope, "stat", "-x,", "--per-thread", "-a", "-e", "page-faults", "--", touchmem, "8"])
+    assert res.returncode == 0, res.stderr
+    rows = [line.split(",") for line in res.stdout.splitlines() if line]
+    assert rows and all(len(r) == 8 and r[3] == "page-faults" and int(r[1]) > 0 for r in rows), rows
+    assert len({r[0] for r in rows}) == len(rows)
+    assert max(int(r[1]) for r in rows) >= 2048, rows
+    theirs = run(["perf", "stat", "-x,", "--per-thread", "-a", "-e", "page-faults", "sleep", "0.01"]).stderr
+    assert {line.count(",") for line in theirs.splitlines() if "," in line} == {7}
+
+
+def test_per_thread_system_wide_leaves_out_a_zombie(memscope, touchmem):
+    """A zombie (ended, not yet reaped) is listed in /proc but has no counters to open: it is left
+    out, as perf leaves it out, rather than failing the run."""
+    import subprocess
+    import time
+    zombie = subprocess.Popen(["true"])
+    try:
+        for _ in range(100):
+            with open(f"/proc/{zombie.pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            time.sleep(0.01)
+        res = run([memscope, "stat", "-x,", "--per-thread", "-a", "-e", "page-faults", "--", touchmem, "8"])
+        assert res.returncode == 0, res.stderr
+        assert not any(line.startswith(f"true-{zombie.pid},") for line in res.stdout.splitlines())
+        assert max(int(line.split(",")[1]) for line in res.stdout.splitlines() if line) >= 2048
+    finally:
+        zombie.wait()

@@ -64,8 +64,8 @@ static void rig_table(struct rig *r)
 	frame_init(&r->frame, r->table.nr);
 	r->nodes[0] = 0;
 	r->nodes[1] = 1;
-	r->cpus[0] = (struct cpu_place){ 0, 0, 0, 0, 0 };
-	r->cpus[1] = (struct cpu_place){ 1, 0, 0, 1, 1 };
+	r->cpus[0] = (struct cpu_place){ .cpu = 0 };
+	r->cpus[1] = (struct cpu_place){ .cpu = 1, .socket = 1, .node = 1 };
 	r->topo.cpus = r->cpus;
 	r->topo.nr_cpus = 2;
 	r->topo.max_cpu = 2;

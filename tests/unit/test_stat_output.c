@@ -97,6 +97,7 @@ static void per_node_with_multiplexing(void)
 	CHECK(cells[0 * 3 + 2].unsupported && cells[1 * 3 + 2].unsupported);
 
 	o.format = STAT_TEXT;
+	o.columns = true;
 	o.title = "'test'";
 	text = print(&o, &a, cells, false);
 	CHECK_CONTAINS(text, "4,000 (25.0%)");
@@ -107,6 +108,28 @@ static void per_node_with_multiplexing(void)
 	CHECK_CONTAINS(text, "Memory-system counter stats for 'test'");
 	CHECK_CONTAINS(text, " node1               4,000 (25.0%)  mux\n");
 	free(text);
+
+	/* perf's text: a line per event and node after the time, perf's widths,
+	 * multiplexing as perf's (25.00%), no line where a value has no meaning;
+	 * after intervals no totals (perf -I), else perf's title and elapsed line. */
+	o.columns = false;
+	o.lines_since_header = 0;
+	text = print(&o, &a, cells, false);
+	CHECK_CONTAINS(text, "#           time node   cpus             counts unit events\n");
+	CHECK_CONTAINS(text, "     0.500000000 N1        1              4,000      mux  (25.00%)\n");
+	CHECK_CONTAINS(text, "     0.500000000 N0        1    <not supported>      cycles\n");
+	CHECK(!strstr(text, "n/a") && !strstr(text, "0.500000000 N0        1                    mux"));
+	free(text);
+	text = print(&o, &a, cells, true);
+	CHECK(text && !*text);
+	free(text);
+	o.intervals_printed = false;
+	text = print(&o, &a, cells, true);
+	CHECK_CONTAINS(text, "\n Performance counter stats for 'test':\n\nN0        1                150      loads\n");
+	CHECK_CONTAINS(text, "\nN1        1              4,000      mux  (25.00%)\n");
+	CHECK_CONTAINS(text, "\n\n       1.000000000 seconds time elapsed\n\n");
+	free(text);
+	o.intervals_printed = false;
 
 	o.format = STAT_CSV;
 	o.self_describing = true;
