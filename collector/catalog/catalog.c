@@ -15,6 +15,7 @@
 #include "util/data_dir.h"
 #include "events/bpf_series.h"
 #include "events/plugin_series.h"
+#include "host/kernel_stats.h"
 
 static const char *const metric_keys[] = { "name", "unit", "kind", "description", "formula", "vendors", NULL };
 static const char *const family_keys[] = { "family", "description", "priority", "sources", "detect", "pmus",
@@ -594,7 +595,7 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 	if (given != 1) {
 		free(config), free(perf), free(procfs), free(bpf), free(plugin);
 		return yaml_fail(yf, val, "event '%s': give exactly one of 'config' (format terms), 'perf' (an event "
-				 "string), 'procfs' (vmstat/KEY or numastat/KEY), 'bpf' (an eBPF series) or 'plugin' "
+				 "string), 'procfs' (vmstat/KEY, numastat/KEY, node_vmstat/KEY or node_meminfo/KEY), 'bpf' (an eBPF series) or 'plugin' "
 				 "(a plugin's series)", name);
 	}
 	ev->how = config ? EVENT_HOW_CONFIG : perf ? EVENT_HOW_PERF : procfs ? EVENT_HOW_PROCFS
@@ -614,10 +615,9 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 	}
 	if (ev->how == EVENT_HOW_BPF)
 		return check_bpf_series(yf, yaml_get(yf, val, "bpf"), name, ev->text);
-	if (ev->how == EVENT_HOW_PROCFS && strncmp(ev->text, "vmstat/", 7) != 0 &&
-	    strncmp(ev->text, "numastat/", 9) != 0)
-		return yaml_fail(yf, yaml_get(yf, val, "procfs"),
-				 "event '%s': procfs statistic '%s' must be vmstat/KEY or numastat/KEY", name, ev->text);
+	if (ev->how == EVENT_HOW_PROCFS && (!kernel_stat_file_of(ev->text) || !strchr(ev->text, '/')[1]))
+		return yaml_fail(yf, yaml_get(yf, val, "procfs"), "event '%s': procfs statistic '%s' must be %s",
+				 name, ev->text, kernel_stat_forms());
 	return 0;
 }
 

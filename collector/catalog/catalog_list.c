@@ -6,6 +6,7 @@
 
 #include "catalog/resolver.h"
 #include "events/plugin_series.h"
+#include "host/kernel_stats.h"
 
 static int total_instances(const struct resolved_family *rf)
 {
@@ -245,7 +246,7 @@ static int explain_ref(struct expr *ref, void *ctx)
 				"online), as the kernel takes an uncore event; counts go to that CPU's node and socket",
 				inst->name);
 		}
-		else if (ev->how == EVENT_HOW_PROCFS && strncmp(ev->text, "numastat/", 9) == 0)
+		else if (ev->how == EVENT_HOW_PROCFS && kernel_stat_file_of(ev->text)->per_node)
 			fprintf(c->out, "each node (one series per node)");
 		else if (ev->how == EVENT_HOW_PROCFS)
 			fprintf(c->out, "the whole system (no node split)");

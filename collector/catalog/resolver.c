@@ -10,6 +10,7 @@
 #include "host/cpuid.h"
 #include "host/privileges.h"
 #include "host/sysfs.h"
+#include "host/kernel_stats.h"
 
 /* ---- CPU families ---- */
 
@@ -185,10 +186,10 @@ static int find_perf_instances(const struct host *host, const struct catalog_fam
 
 static int find_procfs_instances(const struct host *host, const struct catalog_role *role, struct resolved_role *rr)
 {
-	bool numastat = role->nr_events > 0 && strncmp(role->events[0].text, "numastat/", 9) == 0;
+	const struct kernel_stat_file *kind = role->nr_events > 0 ? kernel_stat_file_of(role->events[0].text) : NULL;
 	char path[4300];
 
-	if (!numastat) {
+	if (!kind || !kind->per_node) {
 		struct cpulist cpus;
 
 		sysfs_join(path, sizeof(path), host->roots.proc, "vmstat");
@@ -200,17 +201,16 @@ static int find_procfs_instances(const struct host *host, const struct catalog_r
 			return -1;
 		return 0;
 	}
-	/* numastat: one instance standing for every node that has the file; the
-	 * procfs source gives each node its own series. */
+	/* numastat, node_vmstat, node_meminfo: one instance standing for every
+	 * node that has the file; the procfs source gives each node its own series. */
 	for (int n = 0; n < host->topo.nr_nodes; n++) {
-		char rel[64];
-
-		snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", host->topo.nodes[n]);
-		sysfs_join(path, sizeof(path), host->roots.sys, rel);
+		kernel_stat_path(kind, &host->roots, host->topo.nodes[n], path, sizeof(path));
 		if (sysfs_exists(path)) {
 			struct cpulist cpus;
+			char name[32];
 
-			if (all_online_cpus(&host->topo, &cpus) || add_instance(rr, NULL, "numastat", &cpus))
+			snprintf(name, sizeof(name), "%.*s", (int)strlen(kind->prefix) - 1, kind->prefix);
+			if (all_online_cpus(&host->topo, &cpus) || add_instance(rr, NULL, name, &cpus))
 				return -1;
 			return 0;
 		}
@@ -291,18 +291,18 @@ void resolved_event_text(const struct catalog_role *role, const struct catalog_e
 		snprintf(buf, size, "%s", ev->text);
 }
 
-/* Is key a line "key value" of a vmstat/numastat-style file? */
-static bool stat_file_has(const char *path, const char *key)
+/* Does the kernel statistics file at path have key? */
+static bool stat_file_has(const struct kernel_stat_file *kind, const char *path, const char *key)
 {
-	char line[256];
-	size_t len = strlen(key);
+	char line[512];
 	bool found = false;
+	uint64_t value;
 	FILE *fp = fopen(path, "r");
 
 	if (!fp)
 		return false;
 	while (!found && fgets(line, sizeof(line), fp))
-		found = strncmp(line, key, len) == 0 && line[len] == ' ';
+		found = kernel_stat_find(kind, line, key, &value);
 	fclose(fp);
 	return found;
 }
@@ -369,16 +369,13 @@ static bool event_usable(const struct host *host, const struct catalog_role *rol
 			}
 		} else if (ev->how == EVENT_HOW_PROCFS) {
 			const char *key = strchr(ev->text, '/') + 1;
+			const struct kernel_stat_file *kind = kernel_stat_file_of(ev->text);
 
-			if (strncmp(ev->text, "vmstat/", 7) == 0) {
-				sysfs_join(path, sizeof(path), host->roots.proc, "vmstat");
-			} else {
-				char rel[128];
-
-				snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", host->topo.nodes[0]);
-				sysfs_join(path, sizeof(path), host->roots.sys, rel);
-			}
-			if (!stat_file_has(path, key)) {
+			/* The first node with the file: a CPU-less node has it as well. */
+			kernel_stat_path(kind, &host->roots, host->topo.nodes[0], path, sizeof(path));
+			for (int n = 1; kind->per_node && !sysfs_exists(path) && n < host->topo.nr_nodes; n++)
+				kernel_stat_path(kind, &host->roots, host->topo.nodes[n], path, sizeof(path));
+			if (!stat_file_has(kind, path, key)) {
 				snprintf(why, size, "%s.%s: %s has no '%s' (kernel without this statistic)", role->name,
 					 ev->name, path, key);
 				return false;

@@ -9,11 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
-/* One file read per interval (vmstat, or one node's numastat). */
+#include "host/kernel_stats.h"
+
+/* One file read per interval (vmstat, or one node's numastat, vmstat or meminfo). */
 struct stat_file {
 	char path[4300];
+	const struct kernel_stat_file *kind;
 	int fd;
-	int node;                 /* LABEL_NONE for vmstat */
+	int node;                 /* LABEL_NONE for /proc/vmstat */
 	int socket;               /* the node's socket, LABEL_NONE when it spans several */
 };
 
@@ -21,13 +24,14 @@ struct stat_file {
 struct stat_series {
 	int file;
 	char key[64];
+	bool gauge;               /* meminfo: the value itself, not a delta */
 	uint64_t last;
 	bool have_last;
 };
 
 struct procfs_source {
 	const struct host *host;
-	char **names;             /* "vmstat/KEY" and "numastat/KEY" */
+	char **names;             /* "vmstat/KEY", "numastat/KEY", "node_vmstat/KEY", "node_meminfo/KEY" */
 	int nr_names;
 	struct stat_file *files;
 	int nr_files;
@@ -45,7 +49,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int file_index(struct procfs_source *ps, const char *path, int node)
+static int file_index(struct procfs_source *ps, const struct kernel_stat_file *kind, const char *path, int node)
 {
 	struct stat_file *f;
 
@@ -58,6 +62,7 @@ static int file_index(struct procfs_source *ps, const char *path, int node)
 	ps->files = f;
 	f = &f[ps->nr_files];
 	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->kind = kind;
 	f->fd = -1;
 	f->node = node;
 	f->socket = LABEL_NONE;
@@ -78,12 +83,13 @@ static int file_index(struct procfs_source *ps, const char *path, int node)
 	return ps->nr_files++;
 }
 
-static int add_series(struct procfs_source *ps, struct series_table *table, const char *name, const char *path,
-		      int node, const char *key, struct ms_error *err)
+static int add_series(struct procfs_source *ps, struct series_table *table, const char *name,
+		      const struct kernel_stat_file *kind, const char *path, int node, const char *key,
+		      struct ms_error *err)
 {
 	struct series_labels labels;
 	struct stat_series *s;
-	int file = file_index(ps, path, node);
+	int file = file_index(ps, kind, path, node);
 
 	if (file < 0)
 		goto oom;
@@ -95,11 +101,12 @@ static int add_series(struct procfs_source *ps, struct series_table *table, cons
 	memset(s, 0, sizeof(*s));
 	s->file = file;
 	snprintf(s->key, sizeof(s->key), "%s", key);
+	s->gauge = kind->gauge;
 	series_labels_init(&labels);
 	labels.node = node;
 	labels.socket = ps->files[file].socket;
-	snprintf(labels.instance, sizeof(labels.instance), "%s", node == LABEL_NONE ? "vmstat" : "numastat");
-	if (series_table_add(table, name, "", 1.0, SERIES_COUNTER, &labels) < 0)
+	snprintf(labels.instance, sizeof(labels.instance), "%.*s", (int)strlen(kind->prefix) - 1, kind->prefix);
+	if (series_table_add(table, name, "", 1.0, kind->gauge ? SERIES_GAUGE : SERIES_COUNTER, &labels) < 0)
 		goto oom;
 	ps->nr_series++;
 	return 0;
@@ -116,22 +123,21 @@ static int procfs_open(struct source *src, struct series_table *table, struct ms
 	for (int i = 0; i < ps->nr_names; i++) {
 		const char *name = ps->names[i];
 		const char *key = strchr(name, '/') + 1;
+		const struct kernel_stat_file *kind = kernel_stat_file_of(name);
 		char path[4300];
 
-		if (strncmp(name, "vmstat/", 7) == 0) {
-			sysfs_join(path, sizeof(path), ps->host->roots.proc, "vmstat");
-			if (add_series(ps, table, name, path, LABEL_NONE, key, err))
+		if (!kind->per_node) {
+			kernel_stat_path(kind, &ps->host->roots, LABEL_NONE, path, sizeof(path));
+			if (add_series(ps, table, name, kind, path, LABEL_NONE, key, err))
 				return -1;
 			continue;
 		}
-		/* numastat: one series per node that has the file */
+		/* one series per node that has the file */
 		for (int n = 0; n < ps->host->topo.nr_nodes; n++) {
-			char rel[128];
 			int node = ps->host->topo.nodes[n];
 
-			snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", node);
-			sysfs_join(path, sizeof(path), ps->host->roots.sys, rel);
-			if (sysfs_exists(path) && add_series(ps, table, name, path, node, key, err))
+			kernel_stat_path(kind, &ps->host->roots, node, path, sizeof(path));
+			if (sysfs_exists(path) && add_series(ps, table, name, kind, path, node, key, err))
 				return -1;
 		}
 	}
@@ -144,24 +150,6 @@ static int procfs_open(struct source *src, struct series_table *table, struct ms
 		}
 	}
 	return 0;
-}
-
-/* Value of "key N" in text, or false. */
-static bool find_key(const char *text, const char *key, uint64_t *value)
-{
-	size_t len = strlen(key);
-	const char *p = text;
-
-	while (p && *p) {
-		if (strncmp(p, key, len) == 0 && p[len] == ' ') {
-			*value = strtoull(p + len + 1, NULL, 10);
-			return true;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return false;
 }
 
 static void read_all(struct procfs_source *ps, struct frame *frame, uint64_t interval_ns, bool baseline)
@@ -178,8 +166,12 @@ static void read_all(struct procfs_source *ps, struct frame *frame, uint64_t int
 
 			if (s->file != f)
 				continue;
-			ok = n > 0 && find_key(ps->buf, s->key, &v);
-			if (out) {
+			ok = n > 0 && kernel_stat_find(ps->files[f].kind, ps->buf, s->key, &v);
+			if (out && s->gauge) {
+				out->valid = ok && !baseline;
+				out->value = out->valid ? v : 0;
+				out->enabled_ns = out->running_ns = interval_ns;
+			} else if (out) {
 				out->valid = ok && s->have_last && !baseline;
 				out->value = out->valid && v >= s->last ? v - s->last : 0;
 				out->enabled_ns = out->running_ns = interval_ns;
@@ -245,12 +237,12 @@ static const struct source_ops procfs_ops = {
 	.close = procfs_close,
 };
 
-/* ---- The registry kind: vmstat/KEY and numastat/KEY ---- */
+/* ---- The registry kind: vmstat/KEY, numastat/KEY, node_vmstat/KEY, node_meminfo/KEY ---- */
 
 static bool procfs_claims(const struct source_kind *kind, const char *name)
 {
 	(void)kind;
-	return !strncmp(name, "vmstat/", 7) || !strncmp(name, "numastat/", 9);
+	return kernel_stat_file_of(name) != NULL;
 }
 
 static int procfs_check(const struct source_kind *kind, const struct host *host, const char *name,
@@ -260,7 +252,8 @@ static int procfs_check(const struct source_kind *kind, const struct host *host,
 	(void)host;
 	if (strchr(name, '/')[1])
 		return 0;
-	ms_error_set(err, "'%s': name a statistic after the '/', e.g. vmstat/pgfault or numastat/numa_hit", name);
+	ms_error_set(err, "'%s': name a statistic after the '/', e.g. vmstat/pgfault, numastat/numa_hit, "
+		     "node_vmstat/pgpromote_success or node_meminfo/MemFree", name);
 	return -1;
 }
 
@@ -303,7 +296,7 @@ static bool procfs_present(const struct source_kind *kind, const struct host *ho
 
 const struct source_kind procfs_source_kind = {
 	.name = "procfs",
-	.description = "kernel statistics: /proc/vmstat and each node's numastat",
+	.description = "kernel statistics: /proc/vmstat and each node's numastat, vmstat and meminfo",
 	.mode = SOURCE_LIVE,
 	.claims = procfs_claims,
 	.present = procfs_present,

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/kernel_stats.h"
+
 #define REPLAY_FORMAT "memscope-replay"
 #define REPLAY_VERSION 1
 
@@ -68,7 +70,11 @@ static int add_series(struct replay_source *rs, struct series_table *table, int 
 			labels.socket = LABEL_NONE;
 	}
 	snprintf(labels.instance, sizeof(labels.instance), "%s", pe->instance);
-	if (series_table_add(table, pe->text, "", 1.0, SERIES_COUNTER, &labels) < 0)
+	/* A node's meminfo values are levels: the file holds them as they were. */
+	if (series_table_add(table, pe->text, "", 1.0,
+			     pe->how == EVENT_HOW_PROCFS && kernel_stat_file_of(pe->text)->gauge ? SERIES_GAUGE
+											      : SERIES_COUNTER,
+			     &labels) < 0)
 		return -1;
 	rs->nr_series++;
 	return 0;
@@ -82,7 +88,7 @@ static int register_series(struct replay_source *rs, struct series_table *table)
 		const struct plan_event *pe = &plan->events[i];
 		/* vmstat and most eBPF series have one series for the whole target;
 		 * numastat and the eBPF series of a `scope: node` role one per node. */
-		bool one_series = strncmp(pe->text, "vmstat/", 7) == 0 ||
+		bool one_series = (pe->how == EVENT_HOW_PROCFS && !kernel_stat_file_of(pe->text)->per_node) ||
 				  (pe->how == EVENT_HOW_BPF && strcmp(pe->role->scope, "node") != 0);
 
 		if (pe->how == EVENT_HOW_PROCFS || pe->how == EVENT_HOW_BPF) {

@@ -208,8 +208,8 @@ static void test_errors(void)
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01",
 						"flux_rd: { config: event=0x01, perf: page-faults }")),
 		     "pmu/test.yaml:9:16: event 'flux_rd': give exactly one of 'config' (format terms), 'perf' (an "
-		     "event string), 'procfs' (vmstat/KEY or numastat/KEY), 'bpf' (an eBPF series) or 'plugin' "
-		     "(a plugin's series)");
+		     "event string), 'procfs' (vmstat/KEY, numastat/KEY, node_vmstat/KEY or node_meminfo/KEY), "
+		     "'bpf' (an eBPF series) or 'plugin' (a plugin's series)");
 	/* a plugin's series belongs in a 'source: plugin' role, and 'instance' scopes only those */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01", "flux_rd: { plugin: x.bytes }")),
 		     "pmu/test.yaml:9:16: event 'flux_rd': 'plugin' events belong in a role with 'source: plugin'");
@@ -319,6 +319,22 @@ static void test_bpf_events(void)
 	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "    source: bpf\n    scope: system",
 						"    source: ebpf\n    scope: system")),
 		     "pmu/test.yaml:6:13: role 'proc': unknown source; expected perf, procfs, bpf or plugin");
+	/* a procfs statistic of a file memscope does not read, and one without a key */
+	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "    source: bpf\n    scope: system",
+						"    source: procfs\n    scope: system")),
+		     "pmu/test.yaml:9:15: event 'faults': a 'source: procfs' role takes only 'procfs' events");
+	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "    source: bpf\n    scope: system\n    events:\n"
+						"      faults: { bpf: proc.faults }",
+						"    source: procfs\n    scope: node\n    events:\n"
+						"      faults: { procfs: meminfo/MemFree }")),
+		     "pmu/test.yaml:9:25: event 'faults': procfs statistic 'meminfo/MemFree' must be vmstat/KEY, "
+		     "numastat/KEY, node_vmstat/KEY or node_meminfo/KEY");
+	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "    source: bpf\n    scope: system\n    events:\n"
+						"      faults: { bpf: proc.faults }",
+						"    source: procfs\n    scope: node\n    events:\n"
+						"      faults: { procfs: node_meminfo/ }")),
+		     "pmu/test.yaml:9:25: event 'faults': procfs statistic 'node_meminfo/' must be vmstat/KEY, "
+		     "numastat/KEY, node_vmstat/KEY or node_meminfo/KEY");
 
 	/* the shipped family: every proc.* metric is built on eBPF series */
 	snprintf(dir, sizeof(dir), "%s/catalog", MEMSCOPE_SOURCE_DIR);

@@ -1,0 +1,140 @@
+"""Per-node memory tier statistics: promotion and demotion counters (nodeN/vmstat) and node
+memory (nodeN/meminfo) through the procfs source, checked against the kernel's own files on
+this one-node host (counts the test's own workload causes, bounded by the kernel's deltas over
+a window around the run) and, for a machine with CXL tiers, against hand-computed values
+replayed on its fixture tree."""
+import json
+import pathlib
+import threading
+
+from conftest import fixture_env, run
+from stat_output import intervals, parse_csv, totals
+
+NODE0 = pathlib.Path("/sys/devices/system/node/node0")
+PAGE = 4096
+TIER_COUNTERS = ["pgpromote_success", "pgpromote_candidate", "pgdemote_kswapd", "pgdemote_direct",
+                 "pgdemote_khugepaged", "pgdemote_proactive"]
+
+
+def node_vmstat():
+    return {k: int(v) for k, v in (line.split() for line in (NODE0 / "vmstat").read_text().splitlines())}
+
+
+def node_meminfo_kb(key):
+    for line in (NODE0 / "meminfo").read_text().splitlines():
+        parts = line.split()
+        if parts[2] == key + ":":
+            return int(parts[3])
+    raise KeyError(key)
+
+
+def stat(memscope, args, **kw):
+    res = run([memscope, "stat", "-x,", "--self-describing"] + args, **kw)
+    assert res.returncode == 0, res.stderr
+    return parse_csv(res.stdout)
+
+
+def test_a_node_counter_is_the_kernels_delta(memscope, touchmem):
+    """touchmem allocates 100 MiB on node0 (the only node): node0's numa_local grows by at
+    least its 25,600 pages during the run, and memscope's count of it is no more than what
+    the kernel's own file grew by over a window that holds the run."""
+    before = node_vmstat()
+    rows = stat(memscope, ["-a", "--per-node", "-e", "node_vmstat/numa_local", "--", touchmem, "100"])
+    after = node_vmstat()
+    counted = totals(rows)[("node0", "node_vmstat/numa_local")]
+    assert 100 * 1024 * 1024 // PAGE <= counted <= after["numa_local"] - before["numa_local"]
+
+
+def test_tier_metrics_are_the_kernels_deltas(memscope, touchmem):
+    before = node_vmstat()
+    metrics = "tier.promoted_pages,tier.promote_candidates,tier.demoted_pages,tier.demoted_pages_kswapd"
+    rows = stat(memscope, ["-a", "--per-node", "-m", metrics, "--", touchmem, "20"])
+    after = node_vmstat()
+    t = totals(rows)
+    delta = {k: after[k] - before[k] for k in TIER_COUNTERS}
+    demoted = sum(delta[k] for k in TIER_COUNTERS if k.startswith("pgdemote_"))
+    # Counted (not "<not counted>") and bounded by the kernel's own deltas around the run.
+    assert 0 <= t[("node0", "tier.promoted_pages")] <= delta["pgpromote_success"]
+    assert 0 <= t[("node0", "tier.promote_candidates")] <= delta["pgpromote_candidate"]
+    assert 0 <= t[("node0", "tier.demoted_pages")] <= demoted
+    assert 0 <= t[("node0", "tier.demoted_pages_kswapd")] <= delta["pgdemote_kswapd"]
+
+
+def test_node_memory_gauges_follow_the_kernels_file(memscope, touchmem):
+    """While the test samples node0's meminfo itself, a command sleeps, then touches and holds
+    200 MiB: every AnonPages value memscope shows lies within what the test saw (64 MiB
+    either side for other processes between two reads), and the held memory shows."""
+    seen, stop = [], threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            seen.append(node_meminfo_kb("AnonPages") * 1024)
+            stop.wait(0.01)
+
+    poller = threading.Thread(target=sample)
+    poller.start()
+    try:
+        rows = stat(memscope, ["-a", "--per-node", "-I", "100", "-m", "numa.anon_bytes,numa.used_bytes",
+                               "--", "sh", "-c", f"sleep 0.4; exec {touchmem} 200 --sleep-ms 800"])
+    finally:
+        stop.set()
+        poller.join()
+    anon = [r["value"] for r in intervals(rows) if r["event"] == "numa.anon_bytes" and r["scope"] == "node0"]
+    used = [r["value"] for r in intervals(rows) if r["event"] == "numa.used_bytes" and r["scope"] == "node0"]
+    slack = 64 << 20
+    assert len(anon) >= 5 and all(v % 1024 == 0 for v in anon + used)
+    assert all(min(seen) - slack <= v <= max(seen) + slack for v in anon)
+    # The 200 MiB held shows between the first intervals (sleep) and the held ones.
+    assert max(anon) - anon[0] >= 120 << 20
+    assert all(u >= a for u, a in zip(used, anon))
+
+
+def cxl_replay(path):
+    """Two intervals of a CXL machine (sapphire-rapids-cxl-2s: DDR nodes 0-1 in tier 4,
+    CXL nodes 2-3 in tier 40): node0 promotes into itself and demotes to CXL, node1 demotes,
+    node2's used memory is given in kB."""
+    nodes = range(4)
+    def frame(t, given):
+        values = {f"node_vmstat/{k}@node{n}": 0 for k in TIER_COUNTERS for n in nodes}
+        values.update({f"node_meminfo/{k}@node{n}": 0 for k in ("MemUsed", "AnonPages")
+                       for n in nodes})
+        values.update(given)
+        return json.dumps({"t": t, "values": values})
+    path.write_text("\n".join([
+        json.dumps({"format": "memscope-replay", "version": 1}),
+        frame(1.0, {"node_vmstat/pgpromote_success@node0": 300, "node_vmstat/pgpromote_candidate@node0": 450,
+                    "node_vmstat/pgdemote_kswapd@node0": 1000, "node_vmstat/pgdemote_direct@node0": 24,
+                    "node_meminfo/MemUsed@node2": 1048576, "node_meminfo/AnonPages@node2": 524288}),
+        frame(3.0, {"node_vmstat/pgpromote_success@node0": 600, "node_vmstat/pgdemote_kswapd@node1": 500,
+                    "node_vmstat/pgdemote_proactive@node1": 12, "node_meminfo/MemUsed@node2": 2097152,
+                    "node_meminfo/AnonPages@node2": 1572864}),
+    ]) + "\n")
+
+
+def test_a_cxl_machines_tier_statistics_replayed(memscope, tmp_path):
+    replay = tmp_path / "cxl.jsonl"
+    cxl_replay(replay)
+    metrics = ("tier.promoted_pages,tier.promote_candidates,tier.promote_rate,tier.demoted_pages,"
+               "tier.demoted_pages_direct,tier.demote_rate,numa.used_bytes,numa.anon_bytes")
+    rows = stat(memscope, ["--replay", str(replay), "--per-node", "-I", "1000", "-m", metrics],
+                env=fixture_env("sapphire-rapids-cxl-2s"))
+    at = {(r["time"], r["scope"], r["event"]): r["value"] for r in rows}
+    first, second = "1.000000", "3.000000"
+    assert at[(first, "node0", "tier.promoted_pages")] == 300
+    assert at[(first, "node0", "tier.promote_candidates")] == 450
+    assert at[(first, "node0", "tier.promote_rate")] == 300          # 300 pages in 1 s
+    assert at[(second, "node0", "tier.promote_rate")] == 300         # 600 pages in 2 s
+    assert at[(first, "node0", "tier.demoted_pages")] == 1024        # kswapd 1000 + direct 24
+    assert at[(first, "node0", "tier.demoted_pages_direct")] == 24
+    assert at[(first, "node0", "tier.demote_rate")] == 1024
+    assert at[(second, "node1", "tier.demoted_pages")] == 512        # kswapd 500 + proactive 12
+    assert at[(second, "node1", "tier.demote_rate")] == 256          # 512 pages in 2 s
+    assert at[(first, "node2", "numa.used_bytes")] == 1 << 30        # 1048576 kB
+    assert at[(second, "node2", "numa.used_bytes")] == 2 << 30
+    assert at[(second, "node2", "numa.anon_bytes")] == 1536 << 20
+    t = totals(rows)
+    assert t[("node0", "tier.promoted_pages")] == 900
+    assert t[("node1", "tier.demoted_pages")] == 512
+    # A gauge's total is its last value, not a sum.
+    assert t[("node2", "numa.used_bytes")] == 2 << 30
+    assert t[("node2", "tier.demoted_pages")] == 0
