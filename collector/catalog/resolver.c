@@ -215,7 +215,7 @@ static int find_procfs_instances(const struct host *host, const struct catalog_r
 			return 0;
 		}
 	}
-	snprintf(rr->why, sizeof(rr->why), "no %.150s/devices/system/node/nodeN/numastat files", host->roots.sys);
+	snprintf(rr->why, sizeof(rr->why), "no %.150s/devices/system/node/nodeN/%s files", host->roots.sys, kind->file);
 	return 0;
 }
 

@@ -29,6 +29,7 @@ static const char *const snapshot_globs[] = {
 	"sys/devices/system/node/node[0-9]*/distance",
 	"sys/devices/system/node/node[0-9]*/numastat",
 	"sys/devices/system/node/node[0-9]*/meminfo",
+	"sys/devices/system/node/node[0-9]*/vmstat",
 	"sys/devices/system/node/node[0-9]*/access[01]/initiators/*_bandwidth",
 	"sys/devices/system/node/node[0-9]*/access[01]/initiators/*_latency",
 	"sys/devices/virtual/memory_tiering/memory_tier[0-9]*/nodelist",

@@ -7,6 +7,7 @@
  *   sources: perf procfs bpf
  *   coverage_pct: P            (or n/a)
  *   recording: off
+ *   tiers: 4: 0-1, 40: 2-3 (CXL); balancing 2; demotion on   (when the kernel lists tiers)
  *   na: COLUMN: REASON         one line per column this host cannot measure (for
  *                              a Lua column: why its value is missing this time)
  *   <blank>
@@ -55,6 +56,8 @@ static void print_header(FILE *out, const struct top_model *m, const struct top_
 	else
 		fprintf(out, "coverage_pct: n/a\n");
 	fprintf(out, "recording: %s\n", d->recording[0] ? d->recording : "off");
+	if (m->tiers[0])
+		fprintf(out, "tiers: %s\n", m->tiers);
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
 		if (m->node_col_why[c])
 			fprintf(out, "na: %s: %s\n", top_node_col_name(c), m->node_col_why[c]);

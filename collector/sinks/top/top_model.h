@@ -44,6 +44,10 @@ enum top_node_col {
 	TOP_NODE_PAGES_MIGRATED,     /* pages/s migrated (system-wide statistic) */
 	TOP_NODE_NUMA_MISS,          /* pages/s: numastat numa_miss */
 	TOP_NODE_NUMA_FOREIGN,       /* pages/s: numastat numa_foreign */
+	TOP_NODE_USED,               /* B in use on the node (nodeN/meminfo) */
+	TOP_NODE_FREE,               /* B free on the node */
+	TOP_NODE_PROMOTED,           /* pages/s promoted into the node from a slower tier */
+	TOP_NODE_DEMOTED,            /* pages/s demoted from the node to a slower tier */
 	TOP_NODE_NR_COLS
 };
 
@@ -132,6 +136,7 @@ struct top_model {
 	char hostname[64];
 	char cpu_model[128];
 	char source_names[64];       /* "perf procfs bpf" */
+	char tiers[256];             /* "4: 0-1, 40: 2-3; balancing 2; demotion on", "" when unknown */
 	double coverage_pct;         /* smallest running/enabled share of the perf counters */
 	bool coverage_valid;
 	double elapsed_s;            /* since sampling started */
