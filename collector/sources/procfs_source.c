@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "host/kernel_stats.h"
+#include "sources/numa_maps.h"
 
 /* One file read per interval (vmstat, or one node's numastat, vmstat or meminfo). */
 struct stat_file {
@@ -39,6 +40,12 @@ struct procfs_source {
 	int nr_series;
 	char buf[65536];          /* one file's text, reused: no allocation while sampling */
 	uint64_t last_ns;
+	/* numa_maps/bytes: the target processes' memory by node, one gauge per
+	 * node after the statistics' series. */
+	const struct target *target;
+	bool numa_maps;
+	uint64_t *node_bytes;     /* by node id */
+	int nr_node_ids;          /* highest node id + 1 */
 };
 
 static uint64_t now_ns(void)
@@ -126,6 +133,10 @@ static int procfs_open(struct source *src, struct series_table *table, struct ms
 		const struct kernel_stat_file *kind = kernel_stat_file_of(name);
 		char path[4300];
 
+		if (!kind) {
+			ps->numa_maps = true;
+			continue;
+		}
 		if (!kind->per_node) {
 			kernel_stat_path(kind, &ps->host->roots, LABEL_NONE, path, sizeof(path));
 			if (add_series(ps, table, name, kind, path, LABEL_NONE, key, err))
@@ -139,6 +150,25 @@ static int procfs_open(struct source *src, struct series_table *table, struct ms
 			kernel_stat_path(kind, &ps->host->roots, node, path, sizeof(path));
 			if (sysfs_exists(path) && add_series(ps, table, name, kind, path, node, key, err))
 				return -1;
+		}
+	}
+	if (ps->numa_maps) {
+		ps->nr_node_ids = ps->host->topo.nr_nodes ? ps->host->topo.nodes[ps->host->topo.nr_nodes - 1] + 1 : 0;
+		ps->node_bytes = calloc((size_t)ps->nr_node_ids + 1, sizeof(uint64_t));
+		if (!ps->node_bytes) {
+			ms_error_set(err, "procfs source: out of memory");
+			return -1;
+		}
+		for (int n = 0; n < ps->host->topo.nr_nodes; n++) {
+			struct series_labels labels;
+
+			series_labels_init(&labels);
+			labels.node = ps->host->topo.nodes[n];
+			snprintf(labels.instance, sizeof(labels.instance), "numa_maps");
+			if (series_table_add(table, "numa_maps/bytes", "B", 1.0, SERIES_GAUGE, &labels) < 0) {
+				ms_error_set(err, "procfs source: out of memory");
+				return -1;
+			}
 		}
 	}
 	src->count = table->nr - src->first;
@@ -184,6 +214,25 @@ static void read_all(struct procfs_source *ps, struct frame *frame, uint64_t int
 	}
 }
 
+/* Each target process's numa_maps, summed by node: processes that have gone
+ * (or were never readable) add nothing; no process read, no value. */
+static void read_numa_maps(struct procfs_source *ps, struct sample *out)
+{
+	const struct topology *topo = &ps->host->topo;
+	uint64_t other = 0;
+	bool any = false;
+
+	memset(ps->node_bytes, 0, sizeof(uint64_t) * (size_t)ps->nr_node_ids);
+	for (int i = 0; i < ps->target->nr_pids; i++)
+		any |= numa_maps_add_bytes(ps->host->roots.proc, ps->target->pids[i], ps->buf, sizeof(ps->buf),
+					   ps->node_bytes, ps->nr_node_ids, &other) == 0;
+	for (int n = 0; n < topo->nr_nodes; n++) {
+		out[n].valid = any;
+		out[n].value = ps->node_bytes[topo->nodes[n]];
+		out[n].enabled_ns = out[n].running_ns = 1;
+	}
+}
+
 static int procfs_enable(struct source *src, struct ms_error *err)
 {
 	struct procfs_source *ps = src->priv;
@@ -206,6 +255,8 @@ static int procfs_sample(struct source *src, struct frame *frame)
 
 	view.samples = frame->samples + src->first;
 	read_all(ps, &view, now - ps->last_ns, false);
+	if (ps->numa_maps)
+		read_numa_maps(ps, view.samples + ps->nr_series);
 	ps->last_ns = now;
 	return 0;
 }
@@ -221,6 +272,7 @@ static void procfs_close(struct source *src)
 			close(ps->files[f].fd);
 	free(ps->files);
 	free(ps->series);
+	free(ps->node_bytes);
 	for (int i = 0; i < ps->nr_names; i++)
 		free(ps->names[i]);
 	free(ps->names);
@@ -242,7 +294,7 @@ static const struct source_ops procfs_ops = {
 static bool procfs_claims(const struct source_kind *kind, const char *name)
 {
 	(void)kind;
-	return kernel_stat_file_of(name) != NULL;
+	return kernel_stat_file_of(name) != NULL || !strcmp(name, "numa_maps/bytes");
 }
 
 static int procfs_check(const struct source_kind *kind, const struct host *host, const char *name,
@@ -260,9 +312,18 @@ static int procfs_check(const struct source_kind *kind, const struct host *host,
 static int procfs_kind_create(const struct source_kind *kind, struct source *src, const struct source_request *req,
 			      struct ms_error *err)
 {
-	struct procfs_source *ps = calloc(1, sizeof(*ps));
+	struct procfs_source *ps;
 
 	memset(src, 0, sizeof(*src));
+	for (int i = 0; i < req->nr_names; i++)
+		if (!strcmp(req->names[i], "numa_maps/bytes") &&
+		    (!req->target || req->target->kind == TARGET_SYSTEM || req->target->system_wide)) {
+			ms_error_set(err, "numa_maps/bytes reads the memory by node of the measured processes "
+				     "(-p PID or -- CMD); with -a it would walk every process's page tables each "
+				     "interval: name the processes");
+			return 1;
+		}
+	ps = calloc(1, sizeof(*ps));
 	if (!ps || !(ps->names = calloc((size_t)req->nr_names, sizeof(char *)))) {
 		free(ps);
 		ms_error_set(err, "procfs source: out of memory");
@@ -272,6 +333,7 @@ static int procfs_kind_create(const struct source_kind *kind, struct source *src
 	src->priv = ps;
 	src->kind = kind;
 	ps->host = req->host;
+	ps->target = req->target;
 	for (; ps->nr_names < req->nr_names; ps->nr_names++) {
 		if (!(ps->names[ps->nr_names] = strdup(req->names[ps->nr_names]))) {
 			ms_error_set(err, "procfs source: out of memory");

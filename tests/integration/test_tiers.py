@@ -138,3 +138,50 @@ def test_a_cxl_machines_tier_statistics_replayed(memscope, tmp_path):
     # A gauge's total is its last value, not a sum.
     assert t[("node2", "numa.used_bytes")] == 2 << 30
     assert t[("node2", "tier.demoted_pages")] == 0
+
+
+# ---- A process's memory by node (numa_maps/bytes) ----
+
+def numa_maps_bytes(pid):
+    """{node: bytes} of /proc/PID/numa_maps, as the test reads it itself."""
+    out = {}
+    for line in open(f"/proc/{pid}/numa_maps"):
+        fields = line.split()
+        kb = next((int(f.split("=")[1]) for f in fields if f.startswith("kernelpagesize_kB=")), 4)
+        for f in fields:
+            if len(f) > 1 and f[0] == "N" and f[1].isdigit() and "=" in f:
+                node, pages = f[1:].split("=")
+                out[int(node)] = out.get(int(node), 0) + int(pages) * kb * 1024
+    return out
+
+
+def test_numa_maps_bytes_of_a_process_are_its_numa_maps(memscope, touchmem):
+    """A process holds 64 MiB it touched: every interval of stat -p shows exactly the bytes
+    its numa_maps gives node0 when the test reads the file itself, before and after."""
+    import subprocess
+    import time
+    work = subprocess.Popen([touchmem, "64", "--hold-ms", "6000"])
+    try:
+        deadline = time.monotonic() + 20
+        while numa_maps_bytes(work.pid).get(0, 0) < 64 << 20:
+            assert time.monotonic() < deadline, "touchmem never held 64 MiB"
+            time.sleep(0.05)
+        before = numa_maps_bytes(work.pid)
+        res = run(["timeout", "-s", "INT", "1.2", memscope, "stat", "-x,", "--self-describing", "--per-node",
+                   "-I", "200", "-e", "numa_maps/bytes", "-p", str(work.pid)])
+        after = numa_maps_bytes(work.pid)
+    finally:
+        work.kill()
+        work.wait()
+    assert before == after, "the held memory did not change while stat read it"
+    values = [r["value"] for r in intervals(parse_csv(res.stdout)) if r["scope"] == "node0"]
+    assert len(values) >= 3 and set(values) == {before[0]}, (values, before, res.stderr)
+    assert before[0] >= 64 << 20
+
+
+def test_numa_maps_bytes_needs_named_processes(memscope):
+    res = run([memscope, "stat", "-a", "-e", "numa_maps/bytes", "--", "true"])
+    assert res.returncode == 1
+    assert "numa_maps/bytes reads the memory by node of the measured processes (-p PID or -- CMD)" in res.stderr
+    assert "Sanitizer" not in res.stderr
+
