@@ -185,3 +185,24 @@ def test_numa_maps_bytes_needs_named_processes(memscope):
     assert "numa_maps/bytes reads the memory by node of the measured processes (-p PID or -- CMD)" in res.stderr
     assert "Sanitizer" not in res.stderr
 
+
+
+def test_numa_balance_report_says_why_pages_are_remote(memscope, tmp_path):
+    """report --lua numa_balance.lua over the CXL machine's recorded statistics: the tier rows
+    are the hand-computed sums, and the demotions are given as a reason for remote pages."""
+    replay, rec = tmp_path / "cxl.jsonl", tmp_path / "cxl.rec"
+    cxl_replay(replay)
+    metrics = ("tier.promoted_pages,tier.promote_candidates,tier.demoted_pages,tier.demoted_pages_direct,"
+               "tier.demoted_pages_kswapd,numa.used_bytes,numa.anon_bytes")
+    res = run([memscope, "record", "-o", str(rec), "--replay", str(replay), "-m", metrics],
+              env=fixture_env("sapphire-rapids-cxl-2s"))
+    assert res.returncode == 0, res.stderr
+    res = run([memscope, "report", "--lua", "numa_balance.lua", str(rec)])
+    assert res.returncode == 0, res.stderr
+    rows = {line[:51].strip(): line[51:].split()[:2] for line in res.stdout.splitlines() if line.startswith("  ")}
+    assert rows["pages promoted to a faster tier"] == ["900", "300.00"]          # 300 + 600 in 3 s
+    assert rows["pages demoted to a slower tier"] == ["1536", "512.00"]          # 1024 + 512
+    assert rows["by kswapd (background reclaim)"] == ["1500", "500.00"]
+    assert rows["by direct reclaim (allocations short of memory)"] == ["24", "8.00"]
+    assert ("    - 1536 pages were demoted under memory pressure to a slower tier (a CPU-less node: remote to "
+            "every CPU), 24 of them by direct reclaim in allocating tasks\n") in res.stdout
