@@ -46,6 +46,8 @@ struct procfs_source {
 	bool numa_maps;
 	uint64_t *node_bytes;     /* by node id */
 	int nr_node_ids;          /* highest node id + 1 */
+	bool maps_valid;          /* node_bytes holds a read */
+	uint64_t maps_read_ns;    /* when */
 };
 
 static uint64_t now_ns(void)
@@ -214,20 +216,29 @@ static void read_all(struct procfs_source *ps, struct frame *frame, uint64_t int
 	}
 }
 
+/* Reading numa_maps makes the kernel walk the page tables of every mapping:
+ * about 0.6 ms of kernel time for a small process (contrib/bench/tier_cost.py),
+ * so the files are read at most this often and the last read is shown between. */
+#define NUMA_MAPS_PERIOD_NS 5000000000ull
+
 /* Each target process's numa_maps, summed by node: processes that have gone
  * (or were never readable) add nothing; no process read, no value. */
-static void read_numa_maps(struct procfs_source *ps, struct sample *out)
+static void read_numa_maps(struct procfs_source *ps, struct sample *out, uint64_t now)
 {
 	const struct topology *topo = &ps->host->topo;
 	uint64_t other = 0;
-	bool any = false;
 
-	memset(ps->node_bytes, 0, sizeof(uint64_t) * (size_t)ps->nr_node_ids);
-	for (int i = 0; i < ps->target->nr_pids; i++)
-		any |= numa_maps_add_bytes(ps->host->roots.proc, ps->target->pids[i], ps->buf, sizeof(ps->buf),
-					   ps->node_bytes, ps->nr_node_ids, &other) == 0;
+	if (!ps->maps_read_ns || now - ps->maps_read_ns >= NUMA_MAPS_PERIOD_NS) {
+		ps->maps_valid = false;
+		ps->maps_read_ns = now;
+		memset(ps->node_bytes, 0, sizeof(uint64_t) * (size_t)ps->nr_node_ids);
+		for (int i = 0; i < ps->target->nr_pids; i++)
+			ps->maps_valid |= numa_maps_add_bytes(ps->host->roots.proc, ps->target->pids[i], ps->buf,
+							      sizeof(ps->buf), ps->node_bytes, ps->nr_node_ids,
+							      &other) == 0;
+	}
 	for (int n = 0; n < topo->nr_nodes; n++) {
-		out[n].valid = any;
+		out[n].valid = ps->maps_valid;
 		out[n].value = ps->node_bytes[topo->nodes[n]];
 		out[n].enabled_ns = out[n].running_ns = 1;
 	}
@@ -256,7 +267,7 @@ static int procfs_sample(struct source *src, struct frame *frame)
 	view.samples = frame->samples + src->first;
 	read_all(ps, &view, now - ps->last_ns, false);
 	if (ps->numa_maps)
-		read_numa_maps(ps, view.samples + ps->nr_series);
+		read_numa_maps(ps, view.samples + ps->nr_series, now);
 	ps->last_ns = now;
 	return 0;
 }

@@ -157,7 +157,8 @@ def numa_maps_bytes(pid):
 
 def test_numa_maps_bytes_of_a_process_are_its_numa_maps(memscope, touchmem):
     """A process holds 64 MiB it touched: every interval of stat -p shows exactly the bytes
-    its numa_maps gives node0 when the test reads the file itself, before and after."""
+    its numa_maps gives node0 when the test reads the file itself, before and after (the
+    file is read once in this 1.2 s run, at most every 5 s, and its value shown each interval)."""
     import subprocess
     import time
     work = subprocess.Popen([touchmem, "64", "--hold-ms", "6000"])
@@ -206,3 +207,43 @@ def test_numa_balance_report_says_why_pages_are_remote(memscope, tmp_path):
     assert rows["by direct reclaim (allocations short of memory)"] == ["24", "8.00"]
     assert ("    - 1536 pages were demoted under memory pressure to a slower tier (a CPU-less node: remote to "
             "every CPU), 24 of them by direct reclaim in allocating tasks\n") in res.stdout
+
+
+# ---- CXL memory devices' PMUs (catalog/pmu/cxl-pmu.yaml) ----
+
+def test_cxl_pmu_bytes_per_device_replayed(memscope, tmp_path):
+    """Two CXL memory devices' CPMU counts replayed on the CXL machine's tree: 64 bytes per
+    S2M DRS MemData (read) and per M2S RwD MemWr or MemWrPtl (write), per device."""
+    replay = tmp_path / "cpmu.jsonl"
+    frames = [
+        (1.0, {"mem0.0": (1000, 300, 20), "mem1.0": (250, 0, 0)}),
+        (3.0, {"mem0.0": (4000, 0, 0), "mem1.0": (0, 1000, 0)}),
+    ]
+    lines = [json.dumps({"format": "memscope-replay", "version": 1})]
+    for t, devices in frames:
+        values = {}
+        for dev, (drs, wr, ptl) in devices.items():
+            values.update({f"cxl_pmu_{dev}/s2m_drs_memdata/": drs, f"cxl_pmu_{dev}/m2s_rwd_memwr/": wr,
+                           f"cxl_pmu_{dev}/m2s_rwd_memwrptl/": ptl})
+        lines.append(json.dumps({"t": t, "values": values}))
+    replay.write_text("\n".join(lines) + "\n")
+    rows = stat(memscope, ["--replay", str(replay), "--per-channel", "-I", "1000",
+                           "-m", "cxl.read_bytes,cxl.write_bytes,cxl.read_bw"],
+                env=fixture_env("sapphire-rapids-cxl-2s"))
+    at = {(r["time"], r["scope"], r["event"]): r["value"] for r in rows}
+    assert at[("1.000000", "cxl_pmu_mem0.0", "cxl.read_bytes")] == 64000           # 1000 x 64
+    assert at[("1.000000", "cxl_pmu_mem0.0", "cxl.write_bytes")] == (300 + 20) * 64
+    assert at[("1.000000", "cxl_pmu_mem1.0", "cxl.read_bytes")] == 16000
+    assert at[("3.000000", "cxl_pmu_mem0.0", "cxl.read_bw")] == 4000 * 64 / 2      # over 2 s
+    assert at[("3.000000", "cxl_pmu_mem1.0", "cxl.write_bytes")] == 64000
+    t = totals(rows)
+    assert t[("cxl_pmu_mem0.0", "cxl.read_bytes")] == 5000 * 64
+    assert t[("cxl_pmu_mem1.0", "cxl.write_bytes")] == 1000 * 64
+
+
+def test_cxl_pmu_events_are_opened_with_the_drivers_encoding(memscope):
+    res = run([memscope, "list", "--explain", "cxl.read_bytes"], env=fixture_env("sapphire-rapids-cxl-2s"))
+    assert res.returncode == 0, res.stderr
+    # PCI_VENDOR_ID_CXL 0x1e98 << 48 | S2M DRS group 0x25 << 32 | MemData bit 0.
+    assert "cxl_pmu_mem0.0/vid=0x1e98,gid=0x25,mask=0x1/ type=26 config=0x1e98002500000001" in res.stdout
+    assert "cxl_pmu_mem1.0/vid=0x1e98,gid=0x25,mask=0x1/ type=27 config=0x1e98002500000001" in res.stdout
