@@ -75,7 +75,7 @@ def test_node_memory_gauges_follow_the_kernels_file(memscope, touchmem):
     poller.start()
     try:
         rows = stat(memscope, ["-a", "--per-node", "-I", "100", "-m", "numa.anon_bytes,numa.used_bytes",
-                               "--", "sh", "-c", f"sleep 0.4; exec {touchmem} 200 --sleep-ms 800"])
+                               "--", "sh", "-c", f"sleep 0.4; exec {touchmem} 200 --hold-ms 800"])
     finally:
         stop.set()
         poller.join()
