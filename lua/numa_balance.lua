@@ -111,6 +111,22 @@ function on_end(run)
   if failed and failed > 0 then
     print(string.format("    - %d page migrations failed: those pages stayed where they were", math.floor(failed + 0.5)))
   end
+  -- Memory policy (numa_maps/policy_bytes, when recorded): bytes a policy put on each node.
+  if memscope.has("numa_maps/policy_bytes") then
+    -- The policies as memscope names them (the series' instance label); default and local
+    -- place pages where they are first touched, the others by the policy's nodes.
+    for _, policy in ipairs({ "preferred", "preferred_many", "bind", "interleave", "weighted_interleave" }) do
+      do
+        for _, node in ipairs(memscope.labels("numa_maps/policy_bytes", "node")) do
+          local bytes = memscope.total("numa_maps/policy_bytes", { instance = policy, node = node })
+          if bytes and bytes > 0 then
+            print(string.format("    - %s: %.1f MiB on node %d (placed by the memory policy)", policy,
+              bytes / 1048576, node))
+          end
+        end
+      end
+    end
+  end
   if (not demoted or demoted == 0) and (not failed or failed == 0) and hf ~= 0 then
     print("    - no demotion and no failed migration counted")
   end

@@ -7,12 +7,47 @@
 #include <string.h>
 #include <unistd.h>
 
+static const char *const policy_names[NUMA_POLICY_NR] = {
+	"default", "preferred", "preferred_many", "bind", "interleave", "weighted_interleave", "local",
+};
+
+const char *numa_policy_name(enum numa_policy policy)
+{
+	return policy >= 0 && policy < NUMA_POLICY_NR ? policy_names[policy] : "?";
+}
+
+/* The policy text after the address: "bind:1", "prefer (many):0-1",
+ * "weighted interleave:0-1", "default", "interleave=static:0"; -1 when unknown. */
+static int policy_of(const char *text, const char *end)
+{
+	static const struct {
+		const char *text;
+		enum numa_policy policy;
+	} modes[] = {
+		/* longer names first: "prefer (many)" before "prefer" */
+		{ "prefer (many)", NUMA_POLICY_PREFERRED_MANY }, { "prefer", NUMA_POLICY_PREFERRED },
+		{ "weighted interleave", NUMA_POLICY_WEIGHTED_INTERLEAVE }, { "interleave", NUMA_POLICY_INTERLEAVE },
+		{ "default", NUMA_POLICY_DEFAULT }, { "bind", NUMA_POLICY_BIND }, { "local", NUMA_POLICY_LOCAL },
+	};
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		size_t len = strlen(modes[i].text);
+
+		if ((size_t)(end - text) >= len && !strncmp(text, modes[i].text, len) &&
+		    (text + len == end || strchr(" :=", text[len])))
+			return (int)modes[i].policy;
+	}
+	return -1;
+}
+
 /* One line: "ADDR POLICY [file=...] [anon=..] N0=3 N1=5 kernelpagesize_kB=4". */
-static void parse_line(const char *line, const char *end, uint64_t *bytes, int nr_nodes, uint64_t *other)
+static void parse_line(const char *line, const char *end, struct numa_maps_sums *sums)
 {
 	uint64_t pages[64] = { 0 };
 	uint64_t page_kb = 4;
 	int seen = 0;
+	const char *after_address = memchr(line, ' ', (size_t)(end - line));
+	int policy = after_address ? policy_of(after_address + 1, end) : -1;
 
 	for (const char *p = line; p < end;) {
 		const char *tok = p;
@@ -39,27 +74,29 @@ static void parse_line(const char *line, const char *end, uint64_t *bytes, int n
 		int node = (int)(pages[i] >> 48);
 		uint64_t b = (pages[i] & ((1ull << 48) - 1)) * page_kb * 1024;
 
-		if (node < nr_nodes)
-			bytes[node] += b;
-		else
-			*other += b;
+		if (node < sums->nr_nodes) {
+			sums->bytes[node] += b;
+			if (sums->policy_bytes && policy >= 0)
+				sums->policy_bytes[policy * sums->nr_nodes + node] += b;
+		} else {
+			sums->other += b;
+		}
 	}
 }
 
-void numa_maps_parse(const char *text, uint64_t *bytes, int nr_nodes, uint64_t *other)
+void numa_maps_parse(const char *text, struct numa_maps_sums *sums)
 {
 	while (*text) {
 		const char *end = strchr(text, '\n');
 
 		if (!end)
 			end = text + strlen(text);
-		parse_line(text, end, bytes, nr_nodes, other);
+		parse_line(text, end, sums);
 		text = *end ? end + 1 : end;
 	}
 }
 
-int numa_maps_add_bytes(const char *proc_root, pid_t pid, char *buf, size_t size, uint64_t *bytes, int nr_nodes,
-			uint64_t *other)
+int numa_maps_add_bytes(const char *proc_root, pid_t pid, char *buf, size_t size, struct numa_maps_sums *sums)
 {
 	char path[4200];
 	size_t have = 0;
@@ -84,13 +121,13 @@ int numa_maps_add_bytes(const char *proc_root, pid_t pid, char *buf, size_t size
 		have += (size_t)n;
 		buf[have] = '\0';
 		if (n == 0) {
-			numa_maps_parse(buf, bytes, nr_nodes, other);
+			numa_maps_parse(buf, sums);
 			break;
 		}
 		last = strrchr(buf, '\n');
 		if (last) {
 			*last = '\0';
-			numa_maps_parse(buf, bytes, nr_nodes, other);
+			numa_maps_parse(buf, sums);
 			have -= (size_t)(last + 1 - buf);
 			memmove(buf, last + 1, have);
 		} else if (have == size - 1) {

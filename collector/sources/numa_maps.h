@@ -11,13 +11,36 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Adds the bytes of pid's mappings on node n to bytes[n] (n < nr_nodes; a
- * higher node is counted in *other). buf is scratch. 0, or -1 with errno
+/* The memory policy of a mapping, as mm/mempolicy.c policy_modes[] names
+ * it in numa_maps ("prefer (many)", "weighted interleave"). */
+enum numa_policy {
+	NUMA_POLICY_DEFAULT,
+	NUMA_POLICY_PREFERRED,
+	NUMA_POLICY_PREFERRED_MANY,
+	NUMA_POLICY_BIND,
+	NUMA_POLICY_INTERLEAVE,
+	NUMA_POLICY_WEIGHTED_INTERLEAVE,
+	NUMA_POLICY_LOCAL,
+	NUMA_POLICY_NR
+};
+
+/* "default", "preferred", "preferred_many", "bind", "interleave", "weighted_interleave", "local". */
+const char *numa_policy_name(enum numa_policy policy);
+
+/* Sums by node id (< nr_nodes; a higher node goes to other) and, when
+ * policy_bytes is set, by policy and node: policy_bytes[policy * nr_nodes + node]. */
+struct numa_maps_sums {
+	uint64_t *bytes;
+	uint64_t *policy_bytes;
+	int nr_nodes;
+	uint64_t other;
+};
+
+/* Adds pid's mappings to sums. buf is scratch. 0, or -1 with errno
  * (ENOENT/ESRCH: the process has gone). */
-int numa_maps_add_bytes(const char *proc_root, pid_t pid, char *buf, size_t size, uint64_t *bytes, int nr_nodes,
-			uint64_t *other);
+int numa_maps_add_bytes(const char *proc_root, pid_t pid, char *buf, size_t size, struct numa_maps_sums *sums);
 
 /* The same over text, a whole numa_maps file. */
-void numa_maps_parse(const char *text, uint64_t *bytes, int nr_nodes, uint64_t *other);
+void numa_maps_parse(const char *text, struct numa_maps_sums *sums);
 
 #endif

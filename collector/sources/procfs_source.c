@@ -43,8 +43,10 @@ struct procfs_source {
 	/* numa_maps/bytes: the target processes' memory by node, one gauge per
 	 * node after the statistics' series. */
 	const struct target *target;
-	bool numa_maps;
+	bool numa_maps;           /* numa_maps/bytes: one series per node */
+	bool numa_policy;         /* numa_maps/policy_bytes: one per policy and node, after those */
 	uint64_t *node_bytes;     /* by node id */
+	uint64_t *policy_bytes;   /* by policy, then node id */
 	int nr_node_ids;          /* highest node id + 1 */
 	bool maps_valid;          /* node_bytes holds a read */
 	uint64_t maps_read_ns;    /* when */
@@ -136,7 +138,7 @@ static int procfs_open(struct source *src, struct series_table *table, struct ms
 		char path[4300];
 
 		if (!kind) {
-			ps->numa_maps = true;
+			*(strcmp(name, "numa_maps/bytes") ? &ps->numa_policy : &ps->numa_maps) = true;
 			continue;
 		}
 		if (!kind->per_node) {
@@ -154,25 +156,30 @@ static int procfs_open(struct source *src, struct series_table *table, struct ms
 				return -1;
 		}
 	}
-	if (ps->numa_maps) {
+	if (ps->numa_maps || ps->numa_policy) {
 		ps->nr_node_ids = ps->host->topo.nr_nodes ? ps->host->topo.nodes[ps->host->topo.nr_nodes - 1] + 1 : 0;
 		ps->node_bytes = calloc((size_t)ps->nr_node_ids + 1, sizeof(uint64_t));
-		if (!ps->node_bytes) {
+		ps->policy_bytes = calloc((size_t)(NUMA_POLICY_NR * ps->nr_node_ids) + 1, sizeof(uint64_t));
+		if (!ps->node_bytes || !ps->policy_bytes) {
 			ms_error_set(err, "procfs source: out of memory");
 			return -1;
 		}
+	}
+	/* The bytes per node, then per policy and node (instance: the policy). */
+	for (int policy = ps->numa_maps ? -1 : 0; ps->numa_policy ? policy < NUMA_POLICY_NR : policy < 0; policy++)
 		for (int n = 0; n < ps->host->topo.nr_nodes; n++) {
 			struct series_labels labels;
 
 			series_labels_init(&labels);
 			labels.node = ps->host->topo.nodes[n];
-			snprintf(labels.instance, sizeof(labels.instance), "numa_maps");
-			if (series_table_add(table, "numa_maps/bytes", "B", 1.0, SERIES_GAUGE, &labels) < 0) {
+			snprintf(labels.instance, sizeof(labels.instance), "%s",
+				 policy < 0 ? "numa_maps" : numa_policy_name((enum numa_policy)policy));
+			if (series_table_add(table, policy < 0 ? "numa_maps/bytes" : "numa_maps/policy_bytes", "B", 1.0,
+					     SERIES_GAUGE, &labels) < 0) {
 				ms_error_set(err, "procfs source: out of memory");
 				return -1;
 			}
 		}
-	}
 	src->count = table->nr - src->first;
 	for (int f = 0; f < ps->nr_files; f++) {
 		ps->files[f].fd = open(ps->files[f].path, O_RDONLY | O_CLOEXEC);
@@ -226,22 +233,26 @@ static void read_all(struct procfs_source *ps, struct frame *frame, uint64_t int
 static void read_numa_maps(struct procfs_source *ps, struct sample *out, uint64_t now)
 {
 	const struct topology *topo = &ps->host->topo;
-	uint64_t other = 0;
+	struct numa_maps_sums sums = { ps->node_bytes, ps->policy_bytes, ps->nr_node_ids, 0 };
+	int at = 0;
 
 	if (!ps->maps_read_ns || now - ps->maps_read_ns >= NUMA_MAPS_PERIOD_NS) {
 		ps->maps_valid = false;
 		ps->maps_read_ns = now;
 		memset(ps->node_bytes, 0, sizeof(uint64_t) * (size_t)ps->nr_node_ids);
+		memset(ps->policy_bytes, 0, sizeof(uint64_t) * (size_t)(NUMA_POLICY_NR * ps->nr_node_ids));
 		for (int i = 0; i < ps->target->nr_pids; i++)
 			ps->maps_valid |= numa_maps_add_bytes(ps->host->roots.proc, ps->target->pids[i], ps->buf,
-							      sizeof(ps->buf), ps->node_bytes, ps->nr_node_ids,
-							      &other) == 0;
+							      sizeof(ps->buf), &sums) == 0;
 	}
-	for (int n = 0; n < topo->nr_nodes; n++) {
-		out[n].valid = ps->maps_valid;
-		out[n].value = ps->node_bytes[topo->nodes[n]];
-		out[n].enabled_ns = out[n].running_ns = 1;
-	}
+	for (int policy = ps->numa_maps ? -1 : 0; ps->numa_policy ? policy < NUMA_POLICY_NR : policy < 0; policy++)
+		for (int n = 0; n < topo->nr_nodes; n++, at++) {
+			int id = topo->nodes[n];
+
+			out[at].valid = ps->maps_valid;
+			out[at].value = policy < 0 ? ps->node_bytes[id] : ps->policy_bytes[policy * ps->nr_node_ids + id];
+			out[at].enabled_ns = out[at].running_ns = 1;
+		}
 }
 
 static int procfs_enable(struct source *src, struct ms_error *err)
@@ -266,7 +277,7 @@ static int procfs_sample(struct source *src, struct frame *frame)
 
 	view.samples = frame->samples + src->first;
 	read_all(ps, &view, now - ps->last_ns, false);
-	if (ps->numa_maps)
+	if (ps->numa_maps || ps->numa_policy)
 		read_numa_maps(ps, view.samples + ps->nr_series, now);
 	ps->last_ns = now;
 	return 0;
@@ -284,6 +295,7 @@ static void procfs_close(struct source *src)
 	free(ps->files);
 	free(ps->series);
 	free(ps->node_bytes);
+	free(ps->policy_bytes);
 	for (int i = 0; i < ps->nr_names; i++)
 		free(ps->names[i]);
 	free(ps->names);
@@ -305,7 +317,8 @@ static const struct source_ops procfs_ops = {
 static bool procfs_claims(const struct source_kind *kind, const char *name)
 {
 	(void)kind;
-	return kernel_stat_file_of(name) != NULL || !strcmp(name, "numa_maps/bytes");
+	return kernel_stat_file_of(name) != NULL || !strcmp(name, "numa_maps/bytes") ||
+	       !strcmp(name, "numa_maps/policy_bytes");
 }
 
 static int procfs_check(const struct source_kind *kind, const struct host *host, const char *name,
@@ -327,11 +340,11 @@ static int procfs_kind_create(const struct source_kind *kind, struct source *src
 
 	memset(src, 0, sizeof(*src));
 	for (int i = 0; i < req->nr_names; i++)
-		if (!strcmp(req->names[i], "numa_maps/bytes") &&
+		if (!strncmp(req->names[i], "numa_maps/", 10) &&
 		    (!req->target || req->target->kind == TARGET_SYSTEM || req->target->system_wide)) {
-			ms_error_set(err, "numa_maps/bytes reads the memory by node of the measured processes "
+			ms_error_set(err, "%s reads the memory by node of the measured processes "
 				     "(-p PID or -- CMD); with -a it would walk every process's page tables each "
-				     "interval: name the processes");
+				     "interval: name the processes", req->names[i]);
 			return 1;
 		}
 	ps = calloc(1, sizeof(*ps));

@@ -247,3 +247,43 @@ def test_cxl_pmu_events_are_opened_with_the_drivers_encoding(memscope):
     # PCI_VENDOR_ID_CXL 0x1e98 << 48 | S2M DRS group 0x25 << 32 | MemData bit 0.
     assert "cxl_pmu_mem0.0/vid=0x1e98,gid=0x25,mask=0x1/ type=26 config=0x1e98002500000001" in res.stdout
     assert "cxl_pmu_mem1.0/vid=0x1e98,gid=0x25,mask=0x1/ type=27 config=0x1e98002500000001" in res.stdout
+
+
+
+def test_memory_policy_bytes_and_gauge_totals(memscope, touchmem, tmp_path):
+    """A command under numactl --interleave=0 holds 32 MiB. stat's total of a gauge is its last
+    value, not the sum of the intervals; a recording's numa_maps/policy_bytes gives every mapped
+    byte to the "interleave" policy (the task policy covers every mapping without its own), and
+    numa_balance.lua says so."""
+    cmd = ["numactl", "--interleave=0", touchmem, "32", "--hold-ms", "900"]
+    res = run([memscope, "stat", "-x,", "--self-describing", "--per-node", "-I", "300", "-e", "numa_maps/bytes",
+               "--"] + cmd)
+    assert res.returncode == 0, res.stderr
+    rows = parse_csv(res.stdout)
+    values = [r["value"] for r in intervals(rows) if r["counted"]]
+    assert len(values) >= 2 and totals(rows)[("node0", "numa_maps/bytes")] == values[-1] >= 32 << 20
+
+    rec = tmp_path / "policy.rec"
+    res = run([memscope, "record", "-I", "300", "-o", str(rec), "-e", "numa_maps/policy_bytes", "-e", "numa_maps/bytes",
+               "--"] + cmd)
+    assert res.returncode == 0, res.stderr
+    script = tmp_path / "policy.lua"
+    script.write_text(
+        'script = { description = "policy bytes" }\n'
+        'function on_end()\n'
+        '  for _, p in ipairs({ "default", "preferred", "preferred_many", "bind", "interleave",'
+        ' "weighted_interleave", "local" }) do\n'
+        '    print(p, memscope.total("numa_maps/policy_bytes", { instance = p, node = 0 }))\n'
+        '  end\n'
+        '  print("all", memscope.total("numa_maps/bytes", { node = 0 }))\n'
+        'end\n')
+    res = run([memscope, "report", "--lua", str(script), str(rec)])
+    assert res.returncode == 0, res.stderr
+    got = {line.split("\t")[0]: float(line.split("\t")[1]) for line in res.stdout.splitlines() if "\t" in line}
+    assert got["interleave"] == got["all"] >= 32 << 20
+    assert all(got[p] == 0 for p in ("default", "bind", "preferred", "preferred_many", "weighted_interleave",
+                                     "local"))
+    res = run([memscope, "report", "--lua", "numa_balance.lua", str(rec)])
+    assert res.returncode == 0, res.stderr
+    assert f"    - interleave: {got['interleave'] / (1 << 20):.1f} MiB on node 0 (placed by the memory policy)\n" \
+        in res.stdout
