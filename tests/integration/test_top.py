@@ -908,3 +908,5 @@ def test_replayed_cxl_recording_shows_promotion_and_demotion_per_node(memscope, 
     assert rows[1]["2"][0] == "2147483648.0"
     assert rows[1]["all"] == ("2147483648.0", "300.0", "256.0")
     assert "not in the recording" in first["na"]["FREE_B"]
+    # The recorded machine's tiers, from the files the recording kept.
+    assert first["fields"]["tiers"] == "4: 0-1, 40: 2-3 (CXL); balancing 2; demotion on"

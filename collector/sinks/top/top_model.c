@@ -119,14 +119,15 @@ static void read_cpu_model(struct top_model *m)
 
 /* "4: 0-1, 40: 2-3 (CXL); balancing 2; demotion on": each tier's nodes,
  * fastest first, then the kernel's settings that move pages between them. */
-static void describe_tiers(struct top_model *m)
+void top_describe_tiers(char *buf, size_t size, const struct sysfs_roots *roots, const struct topology *topo)
 {
 	struct memory_tiers tiers;
 	struct ms_error err = { "" };
-	size_t len = 0, size = sizeof(m->tiers);
+	size_t len = 0;
 	int last = -1;
 
-	if (memory_tiers_load(&tiers, &m->host->roots, m->topo, &err) < 0 || !tiers.have_tiers) {
+	buf[0] = '\0';
+	if (memory_tiers_load(&tiers, roots, topo, &err) < 0 || !tiers.have_tiers) {
 		if (!err.text[0])
 			memory_tiers_free(&tiers);
 		return;
@@ -152,14 +153,14 @@ static void describe_tiers(struct top_model *m)
 		cpulist_format(&nodes, list, sizeof(list));
 		free(nodes.cpus);
 		if (len < size)
-			len += (size_t)snprintf(m->tiers + len, size - len, "%s%d: %s%s", len ? ", " : "", tier, list,
+			len += (size_t)snprintf(buf + len, size - len, "%s%d: %s%s", len ? ", " : "", tier, list,
 						cxl ? " (CXL)" : "");
 		last = tier;
 	}
 	if (tiers.numa_balancing >= 0 && len < size)
-		len += (size_t)snprintf(m->tiers + len, size - len, "; balancing %d", tiers.numa_balancing);
+		len += (size_t)snprintf(buf + len, size - len, "; balancing %d", tiers.numa_balancing);
 	if (tiers.demotion_enabled >= 0 && len < size)
-		snprintf(m->tiers + len, size - len, "; demotion %s", tiers.demotion_enabled ? "on" : "off");
+		snprintf(buf + len, size - len, "; demotion %s", tiers.demotion_enabled ? "on" : "off");
 	memory_tiers_free(&tiers);
 }
 
@@ -251,8 +252,10 @@ int top_model_open(struct top_model *m, const struct top_inputs *in, struct ms_e
 		snprintf(m->cpu_model, sizeof(m->cpu_model), "%s", in->cpu_model);
 	else if (m->host)
 		read_cpu_model(m);
-	if (m->host)
-		describe_tiers(m);
+	if (in->tiers)
+		snprintf(m->tiers, sizeof(m->tiers), "%s", in->tiers);
+	else if (m->host)
+		top_describe_tiers(m->tiers, sizeof(m->tiers), &m->host->roots, m->topo);
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
 		m->plan_metric[c] = node_metric[c] && m->plan ? metric_plan_find(m->plan, node_metric[c]) : -1;
 		m->node_col_why[c] = in->node_col_why[c];

@@ -119,6 +119,7 @@ struct top_inputs {
 	const char *source_names;    /* "perf procfs bpf" */
 	const char *hostname;        /* NULL: this host's */
 	const char *cpu_model;       /* NULL: this host's (/proc/cpuinfo, else the resolver's) */
+	const char *tiers;           /* NULL: this host's (top_describe_tiers) */
 	const char *notes;           /* what the sources said while starting, or NULL */
 	struct lua_engine *lua;      /* --lua scripts (their metrics are columns), or NULL */
 	const int *lua_metrics;      /* the scripts' metrics, by engine index */
@@ -202,5 +203,9 @@ const char *top_lua_column_why(const struct top_model *m, int col);
 
 /* Node index in host topology order of a node id, for pages_node[], or -1. */
 int top_model_node_index(const struct top_model *m, int node);
+
+/* "4: 0-1, 40: 2-3 (CXL); balancing 2; demotion on" of the machine whose sysfs
+ * and procfs are under roots; "" when its kernel lists no tiers. */
+void top_describe_tiers(char *buf, size_t size, const struct sysfs_roots *roots, const struct topology *topo);
 
 #endif
