@@ -23,10 +23,11 @@ static const char *const family_keys[] = { "family", "description", "priority", 
 static const char *const detect_keys[] = { "cpu", NULL };
 static const char *const cpu_keys[] = { "vendor", "family", "model", "implementer", "part", NULL };
 static const char *const role_keys[] = { "match", "source", "requires_formats", "rejects_formats", "scope",
-					 "counters", "width", "description", "events", "counters_cpuid", NULL };
+					 "counters", "width", "description", "events", "counters_cpuid", "memory_node", NULL };
 static const char *const event_keys[] = { "config", "perf", "procfs", "bpf", "plugin", "alias", "pfm", "description",
 					  "upstream_differs", NULL };
-static const char *const mapping_keys[] = { "formula", "source", "caveat", "fidelity", "upstream_differs", NULL };
+static const char *const mapping_keys[] = { "formula", "source", "caveat", "fidelity", "upstream_differs", "adds",
+					    NULL };
 static const char *const scopes[] = { "cpu", "core", "ccx", "channel", "die", "sccl", "node", "socket", "system",
 				      "instance", NULL };
 
@@ -80,6 +81,7 @@ static void role_free(struct catalog_role *r)
 	free(r->scope);
 	free(r->description);
 	free(r->counters_cpuid);
+	free(r->memory_node);
 	for (int i = 0; i < r->nr_events; i++) {
 		struct catalog_event *e = &r->events[i];
 
@@ -684,6 +686,12 @@ static int parse_role(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val, 
 		}
 		role->match_compiled = true;
 	}
+	if (yaml_get_str(yf, val, "memory_node", false, &role->memory_node, name))
+		return -1;
+	if (role->memory_node && (strcmp(role->memory_node, "cxl_memdev") != 0 || role->source != ROLE_PERF))
+		return yaml_fail(yf, yaml_get(yf, val, "memory_node"), "role '%s': memory_node '%s' is not known; "
+				 "expected cxl_memdev (a perf role of CXL memory device PMUs: the node of the memory "
+				 "the device backs)", name, role->memory_node);
 	n = 0;
 	if (yaml_get_int(yf, val, "counters", false, &n, name))
 		return -1;
@@ -799,6 +807,25 @@ static int parse_fidelity(struct yaml_file *yf, yaml_node_t *map, struct catalog
 	return 0;
 }
 
+/* adds: true - the mapping's value is added to the one another family's
+ * mapping gives for the metric, in the scopes it has counters in (a CXL
+ * device's bytes on the node it backs, next to the DDR controllers'). */
+static int parse_adds(struct yaml_file *yf, yaml_node_t *map, const char *what, struct catalog_mapping *m)
+{
+	yaml_node_t *v = yaml_get(yf, map, "adds");
+	const char *s;
+
+	m->adds = false;
+	if (!v)
+		return 0;
+	s = yaml_is_scalar(v) ? (const char *)v->data.scalar.value : "";
+	if (strcmp(s, "true") == 0)
+		m->adds = true;
+	else if (strcmp(s, "false") != 0)
+		return yaml_fail(yf, v, "%s: 'adds' must be true or false", what);
+	return 0;
+}
+
 static int parse_family_metric(struct catalog *cat, struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 			       struct catalog_family *f)
 {
@@ -838,7 +865,7 @@ static int parse_family_metric(struct catalog *cat, struct yaml_file *yf, yaml_n
 		    yaml_get_str(yf, m, "source", true, &mapping->source, what) ||
 		    yaml_get_str(yf, m, "caveat", false, &mapping->caveat, what) ||
 		    yaml_get_str(yf, m, "upstream_differs", false, &mapping->upstream_differs, what) ||
-		    parse_fidelity(yf, m, mapping) ||
+		    parse_fidelity(yf, m, mapping) || parse_adds(yf, m, what, mapping) ||
 		    parse_formula(yf, yaml_get(yf, m, "formula"), what, &mapping->formula))
 			return -1;
 		ctx.node = yaml_get(yf, m, "formula");

@@ -8,6 +8,7 @@
 
 #include "events/plugin_series.h"
 #include "host/cpuid.h"
+#include "host/cxl_node.h"
 #include "host/privileges.h"
 #include "host/sysfs.h"
 #include "host/kernel_stats.h"
@@ -99,7 +100,27 @@ static int add_instance(struct resolved_role *rr, const struct pmu *pmu, const c
 	inst->pmu = pmu;
 	snprintf(inst->name, sizeof(inst->name), "%s", name);
 	inst->cpus = *cpus;
+	inst->memory_node = -1;
 	return 0;
+}
+
+/* A CXL memory device's counts belong to the node of the memory it backs; when
+ * sysfs does not say which (no region, or a node that is not online), to none. */
+static void set_memory_node(const struct host *host, struct resolved_instance *inst)
+{
+	int node;
+
+	inst->memory_node = -2;
+	if (cxl_pmu_memory_node(host->roots.sys, inst->name, &node, inst->memory_node_why,
+				sizeof(inst->memory_node_why)) < 0)
+		return;
+	for (int n = 0; n < host->topo.nr_nodes; n++)
+		if (host->topo.nodes[n] == node) {
+			inst->memory_node = node;
+			return;
+		}
+	snprintf(inst->memory_node_why, sizeof(inst->memory_node_why), "%s backs node %d, which is not an online "
+		 "node (devices/system/node/online)", inst->name, node);
 }
 
 /* Roles counted on every CPU (core PMUs) rather than on one CPU per unit. */
@@ -158,6 +179,8 @@ static int find_perf_instances(const struct host *host, const struct catalog_fam
 		if (rc || add_instance(rr, pmu, pmu->name, &cpus))
 			return -1;
 		rr->inst[rr->nr_inst - 1].no_cpumask = pmu->cpumask.nr == 0 && !per_cpu_scope(role->scope);
+		if (role->memory_node)
+			set_memory_node(host, &rr->inst[rr->nr_inst - 1]);
 	}
 	if (rr->nr_inst == 0) {
 		const char *generic = family->uncore_since && strncmp(role->match, "^uncore_", 8) == 0
@@ -567,6 +590,36 @@ static void one_line_reason(const struct resolution *res, struct resolved_metric
 	}
 }
 
+/* The first mapping marked adds of another active family that this host can
+ * count: its value is added to the chosen mapping's (metrics.c). */
+static void find_addition(struct resolution *res, struct resolved_metric *rm)
+{
+	for (int f = 0; f < res->nr_families; f++) {
+		const struct resolved_family *rf = &res->families[f];
+		const struct catalog_family *family = rf->family;
+
+		if (f == rm->family || !rf->active)
+			continue;
+		for (int i = 0; i < family->nr_metrics; i++) {
+			const struct catalog_family_metric *fm = &family->metrics[i];
+
+			if (fm->metric != rm->metric)
+				continue;
+			for (int m = 0; m < fm->nr_mappings; m++) {
+				char why[512] = "";
+				struct mapping_check check = { res->host, family, rf, why, sizeof(why) };
+
+				if (fm->mappings[m].adds && expr_each_ref(fm->mappings[m].formula, check_ref, &check) == 0) {
+					rm->add_family = f;
+					rm->add_mapping = m;
+					rm->add_fm = fm;
+					return;
+				}
+			}
+		}
+	}
+}
+
 static void resolve_base(struct resolution *res, struct resolved_metric *rm)
 {
 	const struct catalog *cat = res->cat;
@@ -597,6 +650,8 @@ static void resolve_base(struct resolution *res, struct resolved_metric *rm)
 			char why[512] = "";
 			char label[160];
 
+			if (fm->mappings[m].adds)
+				continue;
 			check.why = why;
 			check.size = sizeof(why);
 			if (expr_each_ref(fm->mappings[m].formula, check_ref, &check) == 0) {
@@ -604,6 +659,7 @@ static void resolve_base(struct resolution *res, struct resolved_metric *rm)
 				rm->family = f;
 				rm->mapping = m;
 				rm->fm = fm;
+				find_addition(res, rm);
 				return;
 			}
 			snprintf(label, sizeof(label), "%s mapping %d (%s)", family->name, m + 1,
@@ -668,6 +724,8 @@ static int resolve_metric(struct resolution *res, int idx, int *state)
 	rm->metric = idx;
 	rm->family = -1;
 	rm->mapping = -1;
+	rm->add_family = -1;
+	rm->add_mapping = -1;
 	if (metric->formula) {
 		struct derived_check c = { res, state, rm };
 

@@ -59,6 +59,9 @@ static int add_series(struct replay_source *rs, struct series_table *table, int 
 			labels.socket = place->socket;
 			s[rs->nr_series].node = place->node;
 		}
+		/* A CXL device's bytes are its memory's node's, read through a CPU of another. */
+		if (pe->memory_node != -1)
+			labels.node = pe->memory_node >= 0 ? pe->memory_node : LABEL_NONE;
 	} else if (node != LABEL_NONE) {
 		/* a node's socket, when all its CPUs share one */
 		for (int c = 0; c < topo->nr_cpus; c++)

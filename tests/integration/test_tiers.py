@@ -5,6 +5,7 @@ a window around the run) and, for a machine with CXL tiers, against hand-compute
 replayed on its fixture tree."""
 import json
 import pathlib
+import shutil
 import threading
 
 from conftest import fixture_env, run
@@ -239,6 +240,52 @@ def test_cxl_pmu_bytes_per_device_replayed(memscope, tmp_path):
     t = totals(rows)
     assert t[("cxl_pmu_mem0.0", "cxl.read_bytes")] == 5000 * 64
     assert t[("cxl_pmu_mem1.0", "cxl.write_bytes")] == 1000 * 64
+
+
+def test_cxl_pmu_bytes_count_on_the_node_the_device_backs(memscope, tmp_path):
+    """On the CXL machine, mem0 is region1's target (decoder3.0 of endpoint3, whose uport is
+    mem0) and region1's dax1.0 is node 3; mem1 is region0's, node 2. Each device's bytes are
+    added to mem.read_bytes/mem.write_bytes of that node, beside the IMC bytes of nodes 0 and 1
+    (counted through CPUs 0 and 4); cxl.read_bytes shows them on their node, not on CPU 0's."""
+    replay = tmp_path / "node.jsonl"
+    values = {}
+    for imc in (0, 2, 3, 10):
+        values.update({f"uncore_imc_{imc}/cas_count_read/@cpu0": 1000, f"uncore_imc_{imc}/cas_count_write/@cpu0": 500,
+                       f"uncore_imc_{imc}/cas_count_read/@cpu4": 2000, f"uncore_imc_{imc}/cas_count_write/@cpu4": 0})
+    for dev, (drs, wr, ptl) in {"mem0.0": (300, 100, 10), "mem1.0": (50, 0, 0)}.items():
+        values.update({f"cxl_pmu_{dev}/s2m_drs_memdata/": drs, f"cxl_pmu_{dev}/m2s_rwd_memwr/": wr,
+                       f"cxl_pmu_{dev}/m2s_rwd_memwrptl/": ptl})
+    replay.write_text(json.dumps({"format": "memscope-replay", "version": 1}) + "\n" +
+                      json.dumps({"t": 1.0, "values": values}) + "\n")
+    env = fixture_env("sapphire-rapids-cxl-2s")
+    rows = stat(memscope, ["--replay", str(replay), "--per-node", "-m", "mem.read_bytes,mem.write_bytes,cxl.read_bytes"],
+                env=env)
+    t = totals(rows)
+    assert t[("node0", "mem.read_bytes")] == 4 * 1000 * 64
+    assert t[("node0", "mem.write_bytes")] == 4 * 500 * 64
+    assert t[("node1", "mem.read_bytes")] == 4 * 2000 * 64
+    assert t[("node2", "mem.read_bytes")] == 50 * 64                  # mem1 -> region0 -> node 2
+    assert t[("node2", "mem.write_bytes")] == 0
+    assert t[("node3", "mem.read_bytes")] == 300 * 64                 # mem0 -> region1 -> node 3
+    assert t[("node3", "mem.write_bytes")] == (100 + 10) * 64
+    assert t[("node3", "cxl.read_bytes")] == 300 * 64
+    assert t[("node2", "cxl.read_bytes")] == 50 * 64
+    assert t[("node0", "cxl.read_bytes")] == "<not counted>"         # read through CPU 0, not node 0's
+    rows = stat(memscope, ["--replay", str(replay), "-m", "mem.read_bytes,mem.write_bytes"], env=env)
+    t = totals(rows)
+    assert t[("total", "mem.read_bytes")] == (4000 + 8000 + 50 + 300) * 64
+    assert t[("total", "mem.write_bytes")] == (2000 + 110) * 64
+    res = run([memscope, "list", "--explain", "mem.read_bytes"], env=env)
+    assert "cxl_pmu_mem0.0/vid=0x1e98,gid=0x25,mask=0x1/ type=26 config=0x1e98002500000001  on cpu 0 (node 0, " \
+           "socket 0); counted on node 3, the node of the memory it backs" in res.stdout, res.stdout
+    # A device that backs no region (its memory is not a node) is counted on no node.
+    tree = tmp_path / "tree"
+    shutil.copytree(pathlib.Path(__file__).parents[1] / "fixtures/sysfs/sapphire-rapids-cxl-2s", tree, symlinks=True)
+    (tree / "sys/bus/cxl/devices/region1/target0").unlink()
+    res = run([memscope, "list", "--explain", "cxl.read_bytes"], env=dict(env, MEMSCOPE_SYSFS_ROOT=str(tree / "sys"),
+                                                                         MEMSCOPE_PROCFS_ROOT=str(tree / "proc")))
+    assert "counted on no node: mem0 is the target of no CXL region with a dax device onlined as memory" \
+        in res.stdout, res.stdout
 
 
 def test_cxl_pmu_events_are_opened_with_the_drivers_encoding(memscope):

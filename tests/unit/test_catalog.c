@@ -175,7 +175,19 @@ static void test_errors(void)
 	/* unknown key in a mapping */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n", "      sauce: test\n")),
 		     "pmu/test.yaml:13:7: unknown key 'sauce' in mapping of mem.read_bytes; expected one of: "
-		     "formula, source, caveat, fidelity, upstream_differs");
+		     "formula, source, caveat, fidelity, upstream_differs, adds");
+	/* adds is a yes or no */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n", "      source: test\n      adds: maybe\n")),
+		     "pmu/test.yaml:14:13: mapping of mem.read_bytes: 'adds' must be true or false");
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n", "      source: test\n      adds: true\n")),
+		     "");
+	/* memory_node names how an instance's node is found; only cxl_memdev is known */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "    scope: channel\n", "    scope: channel\n    memory_node: dimm\n")),
+		     "pmu/test.yaml:8:18: role 'ddrc': memory_node 'dimm' is not known; expected cxl_memdev (a perf "
+		     "role of CXL memory device PMUs: the node of the memory the device backs)");
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "    scope: channel\n",
+						"    scope: channel\n    memory_node: cxl_memdev\n")),
+		     "");
 	/* why an event or a mapping differs from perf's tables is a sentence, not a list */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      flux_rd: event=0x01\n",
 						"      flux_rd: { config: event=0x01, upstream_differs: [a] }\n")),
