@@ -1,6 +1,7 @@
 -- numa_balance.lua: page migrations and automatic NUMA balancing activity:
 -- NUMA hinting faults (and how many were local), pages the balancer migrated,
--- all page migrations and their failures (kernel counters, whole system), and
+-- all page migrations and their failures (kernel counters, whole system),
+-- promotion to faster and demotion to slower memory tiers (each node's counters), and
 -- for the target's processes the balancer's task moves and swaps and the
 -- cross-node CPU migrations (eBPF probes).
 
@@ -10,7 +11,8 @@ script = {
   events = { "proc.numa_task_moves", "proc.numa_task_swaps", "proc.pages_migrated",
              "proc.migrations", "proc.migrations_cross_node" },
   metrics = { "numa.hint_faults", "numa.hint_faults_local", "numa.pages_migrated",
-              "kernel.pages_migrated", "kernel.page_migrate_failures" },
+              "kernel.pages_migrated", "kernel.page_migrate_failures", "tier.promoted_pages",
+              "tier.demoted_pages", "tier.demoted_pages_kswapd", "tier.demoted_pages_direct" },
 }
 
 -- Why a name has nothing to show: memscope.why, or "counted, no value" when the run
@@ -32,6 +34,11 @@ local ROWS = {
                                    { "proc.pages_migrated", "eBPF migrate:mm_migrate_pages (target)" } },
   { "page migrations failed", { "kernel.page_migrate_failures", "kernel vmstat pgmigrate_fail (system)" },
                               { "vmstat/pgmigrate_fail", "/proc/vmstat pgmigrate_fail (system)" } },
+  { "pages promoted to a faster tier", { "tier.promoted_pages", "nodeN/vmstat pgpromote_success (each node)" } },
+  { "pages demoted to a slower tier", { "tier.demoted_pages", "nodeN/vmstat pgdemote_* (each node)" } },
+  { "  by kswapd (background reclaim)", { "tier.demoted_pages_kswapd", "nodeN/vmstat pgdemote_kswapd (each node)" } },
+  { "  by direct reclaim (allocations short of memory)", { "tier.demoted_pages_direct",
+                                                           "nodeN/vmstat pgdemote_direct (each node)" } },
   { "task moves by the balancer", { "proc.numa_task_moves", "eBPF sched:sched_move_numa (target)" } },
   { "task swaps by the balancer", { "proc.numa_task_swaps", "eBPF sched:sched_swap_numa (target)" } },
   { "CPU migrations", { "proc.migrations", "eBPF sched:sched_migrate_task (target)" },
@@ -83,6 +90,45 @@ function on_end(run)
     print(string.format("  %.1f%% of NUMA hinting faults were local", 100 * hl / hf))
   elseif hf == 0 then
     print("  no NUMA hinting faults: automatic NUMA balancing was idle or is off (kernel.numa_balancing)")
+  end
+  -- Why pages are on another node than the CPUs that use them, as far as these counters say.
+  local demoted, direct = sums["tier.demoted_pages"], sums["tier.demoted_pages_direct"]
+  local failed = sums["kernel.page_migrate_failures"] or sums["vmstat/pgmigrate_fail"]
+  local promoted = sums["tier.promoted_pages"]
+  print("  why pages may be remote:")
+  if hf == 0 then
+    print("    - no hinting faults: the node of first touch decides where a page lives, and nothing moves it back")
+  end
+  if demoted and demoted > 0 then
+    print(string.format("    - %d pages were demoted under memory pressure to a slower tier (a CPU-less node: remote to "
+      .. "every CPU)%s", math.floor(demoted + 0.5),
+      direct and direct > 0 and string.format(", %d of them by direct reclaim in allocating tasks",
+        math.floor(direct + 0.5)) or ""))
+    if not promoted or promoted == 0 then
+      print("    - none were promoted back: NUMA balancing's memory tiering mode (numa_balancing 2) was off or idle")
+    end
+  end
+  if failed and failed > 0 then
+    print(string.format("    - %d page migrations failed: those pages stayed where they were", math.floor(failed + 0.5)))
+  end
+  -- Memory policy (numa_maps/policy_bytes, when recorded): bytes a policy put on each node.
+  if memscope.has("numa_maps/policy_bytes") then
+    -- The policies as memscope names them (the series' instance label); default and local
+    -- place pages where they are first touched, the others by the policy's nodes.
+    for _, policy in ipairs({ "preferred", "preferred_many", "bind", "interleave", "weighted_interleave" }) do
+      do
+        for _, node in ipairs(memscope.labels("numa_maps/policy_bytes", "node")) do
+          local bytes = memscope.total("numa_maps/policy_bytes", { instance = policy, node = node })
+          if bytes and bytes > 0 then
+            print(string.format("    - %s: %.1f MiB on node %d (placed by the memory policy)", policy,
+              bytes / 1048576, node))
+          end
+        end
+      end
+    end
+  end
+  if (not demoted or demoted == 0) and (not failed or failed == 0) and hf ~= 0 then
+    print("    - no demotion and no failed migration counted")
   end
   if #missing > 0 then
     print("  not measured:")

@@ -15,6 +15,7 @@
 #include "util/data_dir.h"
 #include "events/bpf_series.h"
 #include "events/plugin_series.h"
+#include "host/kernel_stats.h"
 
 static const char *const metric_keys[] = { "name", "unit", "kind", "description", "formula", "vendors", "formerly",
 	"plugin", "groups", NULL };
@@ -23,10 +24,11 @@ static const char *const family_keys[] = { "family", "description", "priority", 
 static const char *const detect_keys[] = { "cpu", NULL };
 static const char *const cpu_keys[] = { "vendor", "family", "model", "implementer", "part", NULL };
 static const char *const role_keys[] = { "match", "source", "requires_formats", "rejects_formats", "scope",
-					 "counters", "width", "description", "events", "counters_cpuid", NULL };
+					 "counters", "width", "description", "events", "counters_cpuid", "memory_node", NULL };
 static const char *const event_keys[] = { "config", "perf", "procfs", "bpf", "plugin", "alias", "pfm", "description",
 					  "upstream_differs", "fixed", NULL };
-static const char *const mapping_keys[] = { "formula", "source", "caveat", "fidelity", "upstream_differs", NULL };
+static const char *const mapping_keys[] = { "formula", "source", "caveat", "fidelity", "upstream_differs", "adds",
+					    NULL };
 static const char *const scopes[] = { "cpu", "core", "ccx", "channel", "die", "sccl", "node", "socket", "system",
 				      "instance", NULL };
 
@@ -125,6 +127,7 @@ static void role_free(struct catalog_role *r)
 	free(r->scope);
 	free(r->description);
 	free(r->counters_cpuid);
+	free(r->memory_node);
 	for (int i = 0; i < r->nr_events; i++) {
 		struct catalog_event *e = &r->events[i];
 
@@ -663,7 +666,7 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 	if (given != 1) {
 		free(config), free(perf), free(procfs), free(bpf), free(plugin);
 		return yaml_fail(yf, val, "event '%s': give exactly one of 'config' (format terms), 'perf' (an event "
-				 "string), 'procfs' (vmstat/KEY or numastat/KEY), 'bpf' (an eBPF series) or 'plugin' "
+				 "string), 'procfs' (vmstat/KEY, numastat/KEY, node_vmstat/KEY or node_meminfo/KEY), 'bpf' (an eBPF series) or 'plugin' "
 				 "(a plugin's series)", name);
 	}
 	ev->how = config ? EVENT_HOW_CONFIG : perf ? EVENT_HOW_PERF : procfs ? EVENT_HOW_PROCFS
@@ -683,10 +686,9 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 	}
 	if (ev->how == EVENT_HOW_BPF)
 		return check_bpf_series(yf, yaml_get(yf, val, "bpf"), name, ev->text);
-	if (ev->how == EVENT_HOW_PROCFS && strncmp(ev->text, "vmstat/", 7) != 0 &&
-	    strncmp(ev->text, "numastat/", 9) != 0)
-		return yaml_fail(yf, yaml_get(yf, val, "procfs"),
-				 "event '%s': procfs statistic '%s' must be vmstat/KEY or numastat/KEY", name, ev->text);
+	if (ev->how == EVENT_HOW_PROCFS && (!kernel_stat_file_of(ev->text) || !strchr(ev->text, '/')[1]))
+		return yaml_fail(yf, yaml_get(yf, val, "procfs"), "event '%s': procfs statistic '%s' must be %s",
+				 name, ev->text, kernel_stat_forms());
 	return 0;
 }
 
@@ -753,6 +755,12 @@ static int parse_role(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val, 
 		}
 		role->match_compiled = true;
 	}
+	if (yaml_get_str(yf, val, "memory_node", false, &role->memory_node, name))
+		return -1;
+	if (role->memory_node && (strcmp(role->memory_node, "cxl_memdev") != 0 || role->source != ROLE_PERF))
+		return yaml_fail(yf, yaml_get(yf, val, "memory_node"), "role '%s': memory_node '%s' is not known; "
+				 "expected cxl_memdev (a perf role of CXL memory device PMUs: the node of the memory "
+				 "the device backs)", name, role->memory_node);
 	n = 0;
 	if (yaml_get_int(yf, val, "counters", false, &n, name))
 		return -1;
@@ -868,6 +876,25 @@ static int parse_fidelity(struct yaml_file *yf, yaml_node_t *map, struct catalog
 	return 0;
 }
 
+/* adds: true - the mapping's value is added to the one another family's
+ * mapping gives for the metric, in the scopes it has counters in (a CXL
+ * device's bytes on the node it backs, next to the DDR controllers'). */
+static int parse_adds(struct yaml_file *yf, yaml_node_t *map, const char *what, struct catalog_mapping *m)
+{
+	yaml_node_t *v = yaml_get(yf, map, "adds");
+	const char *s;
+
+	m->adds = false;
+	if (!v)
+		return 0;
+	s = yaml_is_scalar(v) ? (const char *)v->data.scalar.value : "";
+	if (strcmp(s, "true") == 0)
+		m->adds = true;
+	else if (strcmp(s, "false") != 0)
+		return yaml_fail(yf, v, "%s: 'adds' must be true or false", what);
+	return 0;
+}
+
 static int parse_family_metric(struct catalog *cat, struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 			       struct catalog_family *f)
 {
@@ -907,7 +934,7 @@ static int parse_family_metric(struct catalog *cat, struct yaml_file *yf, yaml_n
 		    yaml_get_str(yf, m, "source", true, &mapping->source, what) ||
 		    yaml_get_str(yf, m, "caveat", false, &mapping->caveat, what) ||
 		    yaml_get_str(yf, m, "upstream_differs", false, &mapping->upstream_differs, what) ||
-		    parse_fidelity(yf, m, mapping) ||
+		    parse_fidelity(yf, m, mapping) || parse_adds(yf, m, what, mapping) ||
 		    parse_formula(yf, yaml_get(yf, m, "formula"), what, &mapping->formula))
 			return -1;
 		ctx.node = yaml_get(yf, m, "formula");

@@ -88,6 +88,10 @@ struct catalog_role {
 	/* Counters per instance as CPUID tells them ("0x80000022 ebx 10-15"), when only
 	 * CPUID knows (AMD's data fabric: 4 or 16 by part); counters is the fallback. */
 	char *counters_cpuid;
+	/* "cxl_memdev": an instance's counts belong to the NUMA node of the memory
+	 * its CXL memory device backs, not to the node of the CPU it is read on
+	 * (host/cxl_node.h); NULL: the CPU's node. */
+	char *memory_node;
 	unsigned cpuid_leaf;
 	int cpuid_reg;            /* 0 eax, 1 ebx, 2 ecx, 3 edx */
 	int cpuid_lo, cpuid_hi;
@@ -108,6 +112,7 @@ struct catalog_mapping {
 	char *caveat;
 	char *upstream_differs;   /* why the scale differs from perf's metric, optional (tests/upstream) */
 	enum mapping_fidelity fidelity;
+	bool adds;                /* added to another family's mapping of the metric, never chosen alone */
 	struct catalog_pos pos;
 };
 

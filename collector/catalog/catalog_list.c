@@ -7,6 +7,7 @@
 #include "catalog/resolver.h"
 #include "events/plugin_series.h"
 #include "util/suggest.h"
+#include "host/kernel_stats.h"
 
 static int total_instances(const struct resolved_family *rf)
 {
@@ -146,6 +147,10 @@ static void print_scope_of(const struct host *host, const struct resolved_instan
 	}
 	if (inst->cpus.nr > 4)
 		fprintf(out, " ... %d CPUs in all", inst->cpus.nr);
+	if (inst->memory_node >= 0)
+		fprintf(out, "; counted on node %d, the node of the memory it backs", inst->memory_node);
+	else if (inst->memory_node == -2)
+		fprintf(out, "; counted on no node: %s", inst->memory_node_why);
 }
 
 struct explain_ctx {
@@ -251,7 +256,7 @@ static int explain_ref(struct expr *ref, void *ctx)
 				"online), as the kernel takes an uncore event; counts go to that CPU's node and socket",
 				inst->name);
 		}
-		else if (ev->how == EVENT_HOW_PROCFS && strncmp(ev->text, "numastat/", 9) == 0)
+		else if (ev->how == EVENT_HOW_PROCFS && kernel_stat_file_of(ev->text)->per_node)
 			fprintf(c->out, "each node (one series per node)");
 		else if (ev->how == EVENT_HOW_PROCFS)
 			fprintf(c->out, "the whole system (no node split)");
@@ -399,8 +404,23 @@ static void explain_metric(const struct resolution *res, int idx, FILE *out, int
 		if (rm->detail[0])
 			fprintf(out, "  preferred mappings not usable here: %s\n", rm->detail);
 		for (int k = rm->mapping + 1; k < rm->fm->nr_mappings; k++)
-			fprintf(out, "  fallback %d (not used): %s [%s]\n", k + 1, rm->fm->mappings[k].formula_text,
-				rm->fm->mappings[k].source);
+			if (!rm->fm->mappings[k].adds)
+				fprintf(out, "  fallback %d (not used): %s [%s]\n", k + 1, rm->fm->mappings[k].formula_text,
+					rm->fm->mappings[k].source);
+	}
+	if (rm->add_family >= 0) {
+		const struct resolved_family *rf = &res->families[rm->add_family];
+		const struct catalog_mapping *map = &rm->add_fm->mappings[rm->add_mapping];
+		struct explain_ctx c = { res, rf, out, { 0 }, 0 };
+
+		fprintf(out, "  plus, in the scopes it has counters in, family %s (%s), %s:%d\n", rf->family->name,
+			rf->family->description, map->pos.file, map->pos.line);
+		fprintf(out, "  formula: %s\n", map->formula_text);
+		fprintf(out, "  fidelity: %s%s%s\n", mapping_fidelity_name(map->fidelity), map->caveat ? " - " : "",
+			map->caveat ? map->caveat : "");
+		fprintf(out, "  source: %s\n", map->source);
+		fprintf(out, "  raw events:\n");
+		expr_each_ref(map->formula, explain_ref, &c);
 	}
 }
 

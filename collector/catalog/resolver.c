@@ -8,8 +8,10 @@
 
 #include "events/plugin_series.h"
 #include "host/cpuid.h"
+#include "host/cxl_node.h"
 #include "host/privileges.h"
 #include "host/sysfs.h"
+#include "host/kernel_stats.h"
 
 /* ---- CPU families ---- */
 
@@ -98,7 +100,27 @@ static int add_instance(struct resolved_role *rr, const struct pmu *pmu, const c
 	inst->pmu = pmu;
 	snprintf(inst->name, sizeof(inst->name), "%s", name);
 	inst->cpus = *cpus;
+	inst->memory_node = -1;
 	return 0;
+}
+
+/* A CXL memory device's counts belong to the node of the memory it backs; when
+ * sysfs does not say which (no region, or a node that is not online), to none. */
+static void set_memory_node(const struct host *host, struct resolved_instance *inst)
+{
+	int node;
+
+	inst->memory_node = -2;
+	if (cxl_pmu_memory_node(host->roots.sys, inst->name, &node, inst->memory_node_why,
+				sizeof(inst->memory_node_why)) < 0)
+		return;
+	for (int n = 0; n < host->topo.nr_nodes; n++)
+		if (host->topo.nodes[n] == node) {
+			inst->memory_node = node;
+			return;
+		}
+	snprintf(inst->memory_node_why, sizeof(inst->memory_node_why), "%s backs node %d, which is not an online "
+		 "node (devices/system/node/online)", inst->name, node);
 }
 
 /* Roles counted on every CPU (core PMUs) rather than on one CPU per unit. */
@@ -157,6 +179,8 @@ static int find_perf_instances(const struct host *host, const struct catalog_fam
 		if (rc || add_instance(rr, pmu, pmu->name, &cpus))
 			return -1;
 		rr->inst[rr->nr_inst - 1].no_cpumask = pmu->cpumask.nr == 0 && !per_cpu_scope(role->scope);
+		if (role->memory_node)
+			set_memory_node(host, &rr->inst[rr->nr_inst - 1]);
 	}
 	if (rr->nr_inst == 0) {
 		const char *generic = family->uncore_since && strncmp(role->match, "^uncore_", 8) == 0
@@ -185,10 +209,10 @@ static int find_perf_instances(const struct host *host, const struct catalog_fam
 
 static int find_procfs_instances(const struct host *host, const struct catalog_role *role, struct resolved_role *rr)
 {
-	bool numastat = role->nr_events > 0 && strncmp(role->events[0].text, "numastat/", 9) == 0;
+	const struct kernel_stat_file *kind = role->nr_events > 0 ? kernel_stat_file_of(role->events[0].text) : NULL;
 	char path[4300];
 
-	if (!numastat) {
+	if (!kind || !kind->per_node) {
 		struct cpulist cpus;
 
 		sysfs_join(path, sizeof(path), host->roots.proc, "vmstat");
@@ -200,22 +224,21 @@ static int find_procfs_instances(const struct host *host, const struct catalog_r
 			return -1;
 		return 0;
 	}
-	/* numastat: one instance standing for every node that has the file; the
-	 * procfs source gives each node its own series. */
+	/* numastat, node_vmstat, node_meminfo: one instance standing for every
+	 * node that has the file; the procfs source gives each node its own series. */
 	for (int n = 0; n < host->topo.nr_nodes; n++) {
-		char rel[64];
-
-		snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", host->topo.nodes[n]);
-		sysfs_join(path, sizeof(path), host->roots.sys, rel);
+		kernel_stat_path(kind, &host->roots, host->topo.nodes[n], path, sizeof(path));
 		if (sysfs_exists(path)) {
 			struct cpulist cpus;
+			char name[32];
 
-			if (all_online_cpus(&host->topo, &cpus) || add_instance(rr, NULL, "numastat", &cpus))
+			snprintf(name, sizeof(name), "%.*s", (int)strlen(kind->prefix) - 1, kind->prefix);
+			if (all_online_cpus(&host->topo, &cpus) || add_instance(rr, NULL, name, &cpus))
 				return -1;
 			return 0;
 		}
 	}
-	snprintf(rr->why, sizeof(rr->why), "no %.150s/devices/system/node/nodeN/numastat files", host->roots.sys);
+	snprintf(rr->why, sizeof(rr->why), "no %.150s/devices/system/node/nodeN/%s files", host->roots.sys, kind->file);
 	return 0;
 }
 
@@ -291,18 +314,18 @@ void resolved_event_text(const struct catalog_role *role, const struct catalog_e
 		snprintf(buf, size, "%s", ev->text);
 }
 
-/* Is key a line "key value" of a vmstat/numastat-style file? */
-static bool stat_file_has(const char *path, const char *key)
+/* Does the kernel statistics file at path have key? */
+static bool stat_file_has(const struct kernel_stat_file *kind, const char *path, const char *key)
 {
-	char line[256];
-	size_t len = strlen(key);
+	char line[512];
 	bool found = false;
+	uint64_t value;
 	FILE *fp = fopen(path, "r");
 
 	if (!fp)
 		return false;
 	while (!found && fgets(line, sizeof(line), fp))
-		found = strncmp(line, key, len) == 0 && line[len] == ' ';
+		found = kernel_stat_find(kind, line, key, &value);
 	fclose(fp);
 	return found;
 }
@@ -369,16 +392,13 @@ static bool event_usable(const struct host *host, const struct catalog_role *rol
 			}
 		} else if (ev->how == EVENT_HOW_PROCFS) {
 			const char *key = strchr(ev->text, '/') + 1;
+			const struct kernel_stat_file *kind = kernel_stat_file_of(ev->text);
 
-			if (strncmp(ev->text, "vmstat/", 7) == 0) {
-				sysfs_join(path, sizeof(path), host->roots.proc, "vmstat");
-			} else {
-				char rel[128];
-
-				snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", host->topo.nodes[0]);
-				sysfs_join(path, sizeof(path), host->roots.sys, rel);
-			}
-			if (!stat_file_has(path, key)) {
+			/* The first node with the file: a CPU-less node has it as well. */
+			kernel_stat_path(kind, &host->roots, host->topo.nodes[0], path, sizeof(path));
+			for (int n = 1; kind->per_node && !sysfs_exists(path) && n < host->topo.nr_nodes; n++)
+				kernel_stat_path(kind, &host->roots, host->topo.nodes[n], path, sizeof(path));
+			if (!stat_file_has(kind, path, key)) {
 				snprintf(why, size, "%s.%s: %s has no '%s' (kernel without this statistic)", role->name,
 					 ev->name, path, key);
 				return false;
@@ -610,6 +630,36 @@ static void one_line_reason(const struct resolution *res, struct resolved_metric
 	}
 }
 
+/* The first mapping marked adds of another active family that this host can
+ * count: its value is added to the chosen mapping's (metrics.c). */
+static void find_addition(struct resolution *res, struct resolved_metric *rm)
+{
+	for (int f = 0; f < res->nr_families; f++) {
+		const struct resolved_family *rf = &res->families[f];
+		const struct catalog_family *family = rf->family;
+
+		if (f == rm->family || !rf->active)
+			continue;
+		for (int i = 0; i < family->nr_metrics; i++) {
+			const struct catalog_family_metric *fm = &family->metrics[i];
+
+			if (fm->metric != rm->metric)
+				continue;
+			for (int m = 0; m < fm->nr_mappings; m++) {
+				char why[512] = "";
+				struct mapping_check check = { res->host, family, rf, why, sizeof(why) };
+
+				if (fm->mappings[m].adds && expr_each_ref(fm->mappings[m].formula, check_ref, &check) == 0) {
+					rm->add_family = f;
+					rm->add_mapping = m;
+					rm->add_fm = fm;
+					return;
+				}
+			}
+		}
+	}
+}
+
 static void resolve_base(struct resolution *res, struct resolved_metric *rm)
 {
 	const struct catalog *cat = res->cat;
@@ -640,6 +690,8 @@ static void resolve_base(struct resolution *res, struct resolved_metric *rm)
 			char why[512] = "";
 			char label[1024];
 
+			if (fm->mappings[m].adds)
+				continue;
 			check.why = why;
 			check.size = sizeof(why);
 			if (expr_each_ref(fm->mappings[m].formula, check_ref, &check) == 0) {
@@ -647,6 +699,7 @@ static void resolve_base(struct resolution *res, struct resolved_metric *rm)
 				rm->family = f;
 				rm->mapping = m;
 				rm->fm = fm;
+				find_addition(res, rm);
 				return;
 			}
 			snprintf(label, sizeof(label), "%s mapping %d (%s)", family->name, m + 1,
@@ -711,6 +764,8 @@ static int resolve_metric(struct resolution *res, int idx, int *state)
 	rm->metric = idx;
 	rm->family = -1;
 	rm->mapping = -1;
+	rm->add_family = -1;
+	rm->add_mapping = -1;
 	if (metric->formula) {
 		struct derived_check c = { res, state, rm };
 

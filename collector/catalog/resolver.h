@@ -25,6 +25,8 @@ struct resolved_instance {
 	char name[64];             /* PMU name, "vmstat" / "numastat" for procfs, "bpf" for the eBPF probes, the plugin's name */
 	struct cpulist cpus;       /* CPUs counted on (cpumask; every online CPU for core PMUs) */
 	bool no_cpumask;           /* an uncore PMU whose sysfs directory has no cpumask: one CPU */
+	int memory_node;           /* role with memory_node: the node its counts belong to, -2 none; else -1 */
+	char memory_node_why[256]; /* why a role with memory_node found none (its counts are on no node) */
 };
 
 struct resolved_role {
@@ -48,6 +50,10 @@ struct resolved_metric {
 	int family;                /* index in resolution->families, -1 for derived or none */
 	int mapping;               /* chosen mapping in that family's metric entry */
 	const struct catalog_family_metric *fm;
+	/* A mapping marked adds of another family, added to the chosen one where it
+	 * has counters (CXL devices' bytes on their nodes); add_family -1: none. */
+	int add_family, add_mapping;
+	const struct catalog_family_metric *add_fm;
 	char why[512];             /* unavailable: one line, the family for this CPU and what it lacks */
 	char detail[2048];         /* unavailable: every family's reason; available: skipped fallbacks */
 };

@@ -34,7 +34,8 @@ enum {
  * this host can count it (the rest is listed on the page with the reason). */
 #define LIVE_DEFAULT_METRICS \
 	"mem.read_bw,mem.write_bw,mem.remote_ratio,llc.miss_rate,kernel.faults,kernel.cpu_migrations," \
-	"kernel.pages_migrated,numa.hit,numa.miss,numa.local_alloc_ratio"
+	"kernel.pages_migrated,numa.hit,numa.miss,numa.local_alloc_ratio,numa.used_bytes,numa.free_bytes," \
+	"tier.promoted_pages,tier.demoted_pages"
 #define LIVE_DEFAULT_EVENTS SESSION_DEFAULT_EVENTS ",proc.faults,proc.pages_alloc"
 
 struct live_run {

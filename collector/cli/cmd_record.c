@@ -316,16 +316,17 @@ static json_t *plan_json(const struct metric_plan *plan)
 
 		json_object_set_new(o, "name", json_string(plan->cat->metrics[pm->metric].name));
 		json_object_set_new(o, "requested", json_boolean(pm->requested));
-		for (int s = 0; s < pm->nr_slot_inputs; s++) {
-			const struct plan_input *in = &plan->inputs[pm->slot_inputs[2 * s + 1]];
+		for (const struct plan_metric *part = pm; part; part = part == pm ? pm->add : NULL)
+			for (int s = 0; s < part->nr_slot_inputs; s++) {
+				const struct plan_input *in = &plan->inputs[part->slot_inputs[2 * s + 1]];
 
-			for (int e = 0; e < in->nr_events; e++) {
-				const struct plan_event *pe = &plan->events[in->events[e]];
+				for (int e = 0; e < in->nr_events; e++) {
+					const struct plan_event *pe = &plan->events[in->events[e]];
 
-				json_array_append_new(events, json_pack("{s:s, s:s}", "series", pe->text,
-									"instance", pe->instance));
+					json_array_append_new(events, json_pack("{s:s, s:s}", "series", pe->text,
+										"instance", pe->instance));
+				}
 			}
-		}
 		json_object_set_new(o, "events", events);
 		json_array_append_new(metrics, o);
 	}

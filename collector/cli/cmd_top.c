@@ -21,6 +21,7 @@
 #include "pipeline/lua_session.h"
 #include "pipeline/session.h"
 #include "pipeline/session_recording.h"
+#include "recording/recording_host.h"
 #include "sinks/lua_sink.h"
 #include "sinks/top/top_model.h"
 #include "sinks/top/top_sink.h"
@@ -48,6 +49,7 @@ struct top_run {
 	char hostname[64];           /* a recording's */
 	char cpu_model[128];
 	char col_why[TOP_NODE_NR_COLS][600]; /* --input: why a node column's metric is not in the recording */
+	char tiers[256];
 };
 
 static const struct cli_option top_options[] = {
@@ -363,6 +365,25 @@ static const char *recorded_col_why(const struct session *s, const char *metric,
 	return buf;
 }
 
+/* The recording machine's tiers, from the sysfs and procfs files it kept
+ * (recorded with -m); "" when it kept none. */
+static void recorded_tiers(const struct recording_header *h, char *buf, size_t size)
+{
+	struct host host;
+	struct ms_error err = { "" };
+	struct recorded_host_tree tree;
+
+	buf[0] = '\0';
+	if (!h->host_files || recording_host_load(h->host_files, &host, &tree, &err) < 0) {
+		if (h->host_files)
+			recording_host_remove(&tree);
+		return;
+	}
+	top_describe_tiers(buf, size, &host.roots, &host.topo);
+	host_free(&host);
+	recording_host_remove(&tree);
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct session_options opt;
@@ -442,6 +463,8 @@ int cmd_top(int argc, char **argv)
 										      : "CPU not recorded");
 		topt.inputs.hostname = run.hostname;
 		topt.inputs.cpu_model = run.cpu_model;
+		recorded_tiers(h, run.tiers, sizeof(run.tiers));
+		topt.inputs.tiers = run.tiers;
 		topt.display.interval_ms = h->interval_ns / 1000000ull;
 		snprintf(topt.display.recording, sizeof(topt.display.recording), "replay of %s", opt.input_path);
 	} else {

@@ -6,6 +6,7 @@
 
 #include "host/caches.h"
 #include "host/cpulist.h"
+#include "host/memory_tiers.h"
 #include "util/number_format.h"
 
 /* The CPUs of topo that satisfy keep(place, key), as a kernel CPU list. */
@@ -118,6 +119,83 @@ static int print_nodes(const struct host *host, FILE *out)
 			fprintf(out, " %3d", topo->distance[from * topo->nr_nodes + to]);
 		fputc('\n', out);
 	}
+	return 0;
+}
+
+static void print_value(long long value, FILE *out)
+{
+	if (value < 0)
+		fprintf(out, " %10s", "-");
+	else
+		fprintf(out, " %10lld", value);
+}
+
+static void print_hmat(const struct memory_tiers *tiers, FILE *out)
+{
+	bool any = false;
+
+	for (int i = 0; i < tiers->nr_nodes; i++)
+		any |= tiers->nodes[i].has_access[0] || tiers->nodes[i].has_access[1];
+	if (!any) {
+		fprintf(out, "  HMAT: no access attributes (nodeN/access0/initiators): the firmware has no HMAT table or "
+			     "the kernel was built without CONFIG_ACPI_HMAT\n");
+		return;
+	}
+	fprintf(out, "\nHMAT access (access0: nearest initiator of any kind; access1: nearest CPU)\n"
+		     "  %-5s %-8s %10s %10s %10s %10s\n", "node", "class", "read MB/s", "write MB/s", "read ns", "write ns");
+	for (int i = 0; i < tiers->nr_nodes; i++)
+		for (int class = 0; class < 2; class++) {
+			const struct hmat_access *a = &tiers->nodes[i].access[class];
+
+			if (!tiers->nodes[i].has_access[class])
+				continue;
+			fprintf(out, "  %-5d access%d ", tiers->nodes[i].node, class);
+			print_value(a->read_bandwidth, out);
+			print_value(a->write_bandwidth, out);
+			print_value(a->read_latency, out);
+			print_value(a->write_latency, out);
+			fputc('\n', out);
+		}
+}
+
+static int print_tiers(const struct host *host, FILE *out)
+{
+	struct memory_tiers tiers;
+	struct ms_error err = { "" };
+
+	if (memory_tiers_load(&tiers, &host->roots, &host->topo, &err) < 0) {
+		fprintf(stderr, "memscope list: %s\n", err.text);
+		return -1;
+	}
+	fprintf(out, "\nMemory tiers (a smaller tier number is faster memory)\n");
+	if (!tiers.have_tiers)
+		fprintf(out, "  the kernel lists no tiers (%s/devices/virtual/memory_tiering: kernels before 6.1)\n",
+			host->roots.sys);
+	fprintf(out, "  %-5s %-5s %-5s %-16s %s\n", "node", "tier", "CPUs", "kind", "demotes to");
+	for (int i = 0; i < tiers.nr_nodes; i++) {
+		const struct node_tier *n = &tiers.nodes[i];
+		struct cpulist targets = { (int *)n->demotion_targets, n->nr_demotion_targets };
+		char tier[16], to[128];
+
+		snprintf(tier, sizeof(tier), n->tier < 0 ? "-" : "%d", n->tier);
+		if (targets.nr)
+			cpulist_format(&targets, to, sizeof(to));
+		else
+			snprintf(to, sizeof(to), "-");
+		fprintf(out, "  %-5d %-5s %-5s %-16s %s\n", n->node, tier, n->has_cpu ? "yes" : "no",
+			memory_kind_name(n->kind), to);
+	}
+	if (tiers.numa_balancing < 0)
+		fprintf(out, "  NUMA balancing: unknown (%s/sys/kernel/numa_balancing cannot be read)\n", host->roots.proc);
+	else
+		fprintf(out, "  NUMA balancing: %d (%s)\n", tiers.numa_balancing,
+			numa_balancing_mode_name(tiers.numa_balancing));
+	fprintf(out, "  demotion in reclaim: %s\n", tiers.demotion_enabled < 0 ? "unknown (no kernel/mm/numa/demotion_enabled)"
+			: tiers.demotion_enabled ? "enabled" : "disabled (kernel/mm/numa/demotion_enabled = false)");
+	fprintf(out, "  demotion targets are not published by the kernel: shown as mm/memory-tiers.c picks them "
+		     "(the nearest nodes of the next slower tier)\n");
+	print_hmat(&tiers, out);
+	memory_tiers_free(&tiers);
 	return 0;
 }
 
@@ -278,7 +356,7 @@ int list_topology(const struct host *host, FILE *out)
 		topo->nr_sockets == 1 ? "" : "s", topo->nr_dies, topo->nr_dies == 1 ? "" : "s", topo->nr_cores,
 		topo->nr_cores == 1 ? "" : "s", topo->nr_cpus, topo->nr_cpus == 1 ? "" : "s", topo->nr_nodes,
 		topo->nr_nodes == 1 ? "" : "s");
-	if (print_nodes(host, out) < 0)
+	if (print_nodes(host, out) < 0 || print_tiers(host, out) < 0)
 		return 1;
 	print_sockets(topo, out);
 	if (print_caches(host, out) < 0 || print_pmus(host, out) < 0)

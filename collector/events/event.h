@@ -40,6 +40,7 @@ struct event {
 	bool has_pfm_code;
 	struct cpulist cpus;         /* the PMU's cpumask CPUs; empty = any CPU */
 	int group_hint;              /* events with the same hint >= 0 share a perf group (a metric's events) */
+	int memory_node;             /* the node its counts belong to when not its CPU's (plan_event), -1 the CPU's, -2 none */
 };
 
 /* Parse one event string. Unknown names give an error with the closest

@@ -279,6 +279,7 @@ int event_parse(const struct host *host, const char *text, struct event *ev, str
 
 	memset(ev, 0, sizeof(*ev));
 	ev->group_hint = -1;
+	ev->memory_node = -1;
 	ev->scale = 1.0;
 	ev->attr.size = sizeof(ev->attr);
 	ev->name = strdup(text);

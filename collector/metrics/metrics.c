@@ -91,6 +91,7 @@ static int add_input(struct plan_builder *b, int family, int role, int event)
 				return -1;
 			idx = plan->nr_events++;
 			snprintf(pe->instance, sizeof(pe->instance), "%s", rr->inst[i].name);
+			pe->memory_node = crole->memory_node ? rr->inst[i].memory_node : -1;
 			pe->how = ev->how;
 			pe->cpus = &rr->inst[i].cpus;
 			pe->role = crole;
@@ -136,10 +137,9 @@ static int collect_slot(struct expr *ref, void *ctx)
 /* Put the perf events of one metric into groups: per instance, the metric's
  * new events join the instance's current group when they fit its counters,
  * else they start a new group (split further if the PMU is too small). */
-static int assign_groups(struct plan_builder *b, const struct plan_metric *pm)
+static int assign_groups(struct plan_builder *b, const struct plan_metric *pm, int self)
 {
 	struct metric_plan *plan = b->plan;
-	int self = (int)(pm - plan->metrics);
 
 	for (int s = 0; s < pm->nr_slot_inputs; s++) {
 		const struct plan_input *in = &plan->inputs[pm->slot_inputs[2 * s + 1]];
@@ -254,8 +254,21 @@ static int add_metric(struct plan_builder *b, int idx, bool requested)
 		struct slot_collect c = { b, pm, rm->family, 0 };
 
 		expr_each_ref(rm->fm->mappings[rm->mapping].formula, collect_slot, &c);
-		if (c.failed || assign_groups(b, pm))
+		if (c.failed || assign_groups(b, pm, plan->nr_metrics - 1))
 			goto oom;
+		if (rm->add_family >= 0) {
+			struct slot_collect a = { b, NULL, rm->add_family, 0 };
+
+			if (!(pm->add = calloc(1, sizeof(*pm->add))))
+				goto oom;
+			a.pm = pm->add;
+			pm->add->metric = idx;
+			pm->add->family = rm->add_family;
+			pm->add->mapping = rm->add_mapping;
+			expr_each_ref(rm->add_fm->mappings[rm->add_mapping].formula, collect_slot, &a);
+			if (a.failed || assign_groups(b, pm->add, plan->nr_metrics - 1))
+				goto oom;
+		}
 	}
 	return plan->nr_metrics - 1;
 oom:
@@ -381,6 +394,9 @@ void metric_plan_free(struct metric_plan *plan)
 	free(plan->inputs);
 	for (int i = 0; plan->metrics && i < plan->nr_metrics; i++) {
 		free(plan->metrics[i].slot_inputs);
+		if (plan->metrics[i].add)
+			free(plan->metrics[i].add->slot_inputs);
+		free(plan->metrics[i].add);
 		free(plan->metrics[i].dep_plan);
 	}
 	free(plan->metrics);
@@ -743,6 +759,7 @@ struct eval_ctx {
 	int group;            /* -2 none yet */
 	bool many_groups;
 	bool mixed;
+	bool absent;          /* an input has no counter in this scope (rather than an unread one) */
 	const char *why;
 };
 
@@ -772,6 +789,7 @@ static bool lookup_input(const struct expr *ref, void *ctx, double *value)
 		if (c->pm->slot_inputs[2 * i] == ref->slot)
 			a = &c->v->acc[c->pm->slot_inputs[2 * i + 1] * c->e->nr_scopes + c->scope];
 	if (!a || a->nr == 0 || a->invalid || a->missing) {
+		c->absent = a && a->nr == 0 && !a->invalid && !a->missing;
 		c->why = input_why(c->e, a);
 		return false;
 	}
@@ -809,6 +827,41 @@ static bool lookup_metric(const struct expr *ref, void *ctx, double *value)
 	c->mixed |= v->mixed_slices;
 	*value = v->value;
 	return true;
+}
+
+/* Add the value of another family's mapping (a CXL device's bytes) to v in a
+ * scope it has counters in. primary_fault: NULL when v is valid, "" when the
+ * chosen mapping has no counter in this scope (then v is the addition alone),
+ * else why v has no value (it keeps none). */
+static void add_mapping_value(const struct metric_engine *e, struct metric_values *out, const struct plan_metric *add,
+			      int sc, const char *primary_fault, struct metric_value *v)
+{
+	const struct resolved_metric *rm = &e->plan->res->metrics[add->metric];
+	struct eval_ctx c = { e, out, add, sc, 1.0, -2, false, false, false, NULL };
+	const char *fault;
+	double value = expr_eval(rm->add_fm->mappings[rm->add_mapping].formula, lookup_input, &c, &fault);
+
+	if (fault && c.absent)
+		return;   /* no device of this family in this scope */
+	if (primary_fault && primary_fault[0])
+		return;
+	if (fault) {
+		v->valid = false;
+		v->why = c.why ? c.why : fault;
+		return;
+	}
+	if (primary_fault) {
+		v->valid = true;
+		v->why = NULL;
+		v->value = value;
+		v->coverage = c.coverage;
+		v->mixed_slices = c.mixed || (c.many_groups && c.coverage < 0.999);
+		return;
+	}
+	v->value += value;
+	if (c.coverage < v->coverage)
+		v->coverage = c.coverage;
+	v->mixed_slices |= c.mixed || (c.many_groups && c.coverage < 0.999);
 }
 
 void metric_engine_compute(const struct metric_engine *e, const struct frame *frame, struct metric_values *out)
@@ -858,7 +911,7 @@ void metric_engine_compute(const struct metric_engine *e, const struct frame *fr
 			formula = rm->fm->mappings[rm->mapping].formula;
 		}
 		for (int sc = 0; sc < e->nr_scopes; sc++) {
-			struct eval_ctx c = { e, out, pm, sc, 1.0, -2, false, false, NULL };
+			struct eval_ctx c = { e, out, pm, sc, 1.0, -2, false, false, false, NULL };
 			struct metric_value *v = &out->values[m * e->nr_scopes + sc];
 			const char *fault;
 
@@ -870,6 +923,8 @@ void metric_engine_compute(const struct metric_engine *e, const struct frame *fr
 			v->coverage = c.coverage;
 			/* Extrapolated counts from different time slices do not describe the same instant. */
 			v->mixed_slices = c.mixed || (c.many_groups && c.coverage < 0.999);
+			if (pm->add)
+				add_mapping_value(e, out, pm->add, sc, !fault ? NULL : c.absent ? "" : v->why, v);
 		}
 	}
 }

@@ -45,6 +45,8 @@ struct metric_channel {
 struct plan_event {
 	char *text;
 	char instance[64];        /* PMU instance ("hisi_sccl1_ddrc0"), "vmstat", "numastat" or "bpf" */
+	int memory_node;          /* the node its counts belong to when not its CPU's (a CXL device's); -1 the
+				   * CPU's; -2 none (a CXL device whose node sysfs does not give) */
 	enum catalog_event_how how;
 	int group;                /* perf group id: same id = open as one group; -1 for procfs and bpf */
 	const struct cpulist *cpus; /* CPUs to count on (owned by the resolution) */
@@ -67,6 +69,9 @@ struct plan_metric {
 	int *slot_inputs;         /* base: pairs (formula slot, input index) */
 	int nr_slot_inputs;
 	int *dep_plan;            /* derived: plan index of each catalog metric (or -1), by catalog index */
+	/* base: another family's mapping marked adds (catalog.h), whose value is
+	 * added in the scopes it has counters in; NULL when none */
+	struct plan_metric *add;
 };
 
 struct metric_plan {

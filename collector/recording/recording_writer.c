@@ -6,6 +6,7 @@
 #include "recording/recording.h"
 #include "recording/recording_create.h"
 #include "recording/recording_samples.h"
+#include "host/memory_tiers.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -271,11 +272,41 @@ static int mark(struct recording_writer *w, int index, unsigned char retired)
 	return 0;
 }
 
+/* Each node's tier, CPUs and kind, NUMA balancing's mode and demotion: what a
+ * report needs to say why pages moved. Left out when the kernel's files are
+ * malformed (`memscope list --topology` names the file). */
+static json_t *tiers_json(const struct host *host)
+{
+	struct memory_tiers tiers;
+	struct ms_error err = { "" };
+	json_t *t, *nodes;
+
+	if (memory_tiers_load(&tiers, &host->roots, &host->topo, &err) < 0)
+		return NULL;
+	t = json_object();
+	nodes = json_array();
+	for (int i = 0; i < tiers.nr_nodes; i++) {
+		const struct node_tier *n = &tiers.nodes[i];
+		json_t *row = json_pack("{s:i, s:b, s:s}", "node", n->node, "cpus", n->has_cpu, "kind",
+					memory_kind_name(n->kind));
+
+		json_object_set_new(row, "tier", n->tier < 0 ? json_null() : json_integer(n->tier));
+		json_array_append_new(nodes, row);
+	}
+	json_object_set_new(t, "nodes", nodes);
+	json_object_set_new(t, "numa_balancing",
+			    tiers.numa_balancing < 0 ? json_null() : json_integer(tiers.numa_balancing));
+	json_object_set_new(t, "demotion_enabled",
+			    tiers.demotion_enabled < 0 ? json_null() : json_boolean(tiers.demotion_enabled));
+	memory_tiers_free(&tiers);
+	return t;
+}
+
 static json_t *host_json(const struct host *host, json_t *files)
 {
 	const struct topology *t = &host->topo;
 	json_t *h = json_object(), *cpus = json_array(), *nodes = json_array(), *dist = json_array();
-	json_t *pmus = json_array();
+	json_t *pmus = json_array(), *tiers;
 	struct utsname u;
 	char name[256] = "";
 
@@ -306,6 +337,8 @@ static json_t *host_json(const struct host *host, json_t *files)
 	json_object_set_new(h, "nodes", nodes);
 	json_object_set_new(h, "distance", dist);
 	json_object_set_new(h, "pmus", pmus);
+	if ((tiers = tiers_json(host)))
+		json_object_set_new(h, "tiers", tiers);
 	if (files)
 		json_object_set(h, "files", files);
 	return h;

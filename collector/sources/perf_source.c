@@ -591,6 +591,9 @@ static int add_series(struct perf_source *ps, struct perf_group *g, struct serie
 					labels.node = place->node;
 					labels.socket = place->socket;
 				}
+				/* A CXL device's bytes are its memory's node's, read through a CPU of another. */
+				if (ev->memory_node != -1)
+					labels.node = ev->memory_node >= 0 ? ev->memory_node : LABEL_NONE;
 			}
 			if (ev->system_wide_only)
 				snprintf(labels.instance, sizeof(labels.instance), "%s", ev->pmu_name);
@@ -1215,6 +1218,7 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 			return 1;
 		}
 		events[nr].group_hint = pe ? pe->group : -1;
+		events[nr].memory_node = pe ? pe->memory_node : -1;
 	}
 	free(names);
 	popt.events = events;

@@ -9,11 +9,15 @@
 #include <time.h>
 #include <unistd.h>
 
-/* One file read per interval (vmstat, or one node's numastat). */
+#include "host/kernel_stats.h"
+#include "sources/numa_maps.h"
+
+/* One file read per interval (vmstat, or one node's numastat, vmstat or meminfo). */
 struct stat_file {
 	char path[4300];
+	const struct kernel_stat_file *kind;
 	int fd;
-	int node;                 /* LABEL_NONE for vmstat */
+	int node;                 /* LABEL_NONE for /proc/vmstat */
 	int socket;               /* the node's socket, LABEL_NONE when it spans several */
 };
 
@@ -21,13 +25,14 @@ struct stat_file {
 struct stat_series {
 	int file;
 	char key[64];
+	bool gauge;               /* meminfo: the value itself, not a delta */
 	uint64_t last;
 	bool have_last;
 };
 
 struct procfs_source {
 	const struct host *host;
-	char **names;             /* "vmstat/KEY" and "numastat/KEY" */
+	char **names;             /* "vmstat/KEY", "numastat/KEY", "node_vmstat/KEY", "node_meminfo/KEY" */
 	int nr_names;
 	struct stat_file *files;
 	int nr_files;
@@ -35,6 +40,16 @@ struct procfs_source {
 	int nr_series;
 	char buf[65536];          /* one file's text, reused: no allocation while sampling */
 	uint64_t last_ns;
+	/* numa_maps/bytes: the target processes' memory by node, one gauge per
+	 * node after the statistics' series. */
+	const struct target *target;
+	bool numa_maps;           /* numa_maps/bytes: one series per node */
+	bool numa_policy;         /* numa_maps/policy_bytes: one per policy and node, after those */
+	uint64_t *node_bytes;     /* by node id */
+	uint64_t *policy_bytes;   /* by policy, then node id */
+	int nr_node_ids;          /* highest node id + 1 */
+	bool maps_valid;          /* node_bytes holds a read */
+	uint64_t maps_read_ns;    /* when */
 };
 
 static uint64_t now_ns(void)
@@ -45,7 +60,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int file_index(struct procfs_source *ps, const char *path, int node)
+static int file_index(struct procfs_source *ps, const struct kernel_stat_file *kind, const char *path, int node)
 {
 	struct stat_file *f;
 
@@ -58,6 +73,7 @@ static int file_index(struct procfs_source *ps, const char *path, int node)
 	ps->files = f;
 	f = &f[ps->nr_files];
 	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->kind = kind;
 	f->fd = -1;
 	f->node = node;
 	f->socket = LABEL_NONE;
@@ -78,12 +94,13 @@ static int file_index(struct procfs_source *ps, const char *path, int node)
 	return ps->nr_files++;
 }
 
-static int add_series(struct procfs_source *ps, struct series_table *table, const char *name, const char *path,
-		      int node, const char *key, struct ms_error *err)
+static int add_series(struct procfs_source *ps, struct series_table *table, const char *name,
+		      const struct kernel_stat_file *kind, const char *path, int node, const char *key,
+		      struct ms_error *err)
 {
 	struct series_labels labels;
 	struct stat_series *s;
-	int file = file_index(ps, path, node);
+	int file = file_index(ps, kind, path, node);
 
 	if (file < 0)
 		goto oom;
@@ -95,12 +112,13 @@ static int add_series(struct procfs_source *ps, struct series_table *table, cons
 	memset(s, 0, sizeof(*s));
 	s->file = file;
 	snprintf(s->key, sizeof(s->key), "%s", key);
+	s->gauge = kind->gauge;
 	series_labels_init(&labels);
 	labels.node = node;
 	labels.socket = ps->files[file].socket;
-	snprintf(labels.instance, sizeof(labels.instance), "%s", node == LABEL_NONE ? "vmstat" : "numastat");
+	snprintf(labels.instance, sizeof(labels.instance), "%.*s", (int)strlen(kind->prefix) - 1, kind->prefix);
 	labels.whole_system = true;
-	if (series_table_add(table, name, "", 1.0, SERIES_COUNTER, &labels) < 0)
+	if (series_table_add(table, name, "", 1.0, kind->gauge ? SERIES_GAUGE : SERIES_COUNTER, &labels) < 0)
 		goto oom;
 	ps->nr_series++;
 	return 0;
@@ -117,25 +135,52 @@ static int procfs_open(struct source *src, struct series_table *table, struct ms
 	for (int i = 0; i < ps->nr_names; i++) {
 		const char *name = ps->names[i];
 		const char *key = strchr(name, '/') + 1;
+		const struct kernel_stat_file *kind = kernel_stat_file_of(name);
 		char path[4300];
 
-		if (strncmp(name, "vmstat/", 7) == 0) {
-			sysfs_join(path, sizeof(path), ps->host->roots.proc, "vmstat");
-			if (add_series(ps, table, name, path, LABEL_NONE, key, err))
+		if (!kind) {
+			*(strcmp(name, "numa_maps/bytes") ? &ps->numa_policy : &ps->numa_maps) = true;
+			continue;
+		}
+		if (!kind->per_node) {
+			kernel_stat_path(kind, &ps->host->roots, LABEL_NONE, path, sizeof(path));
+			if (add_series(ps, table, name, kind, path, LABEL_NONE, key, err))
 				return -1;
 			continue;
 		}
-		/* numastat: one series per node that has the file */
+		/* one series per node that has the file */
 		for (int n = 0; n < ps->host->topo.nr_nodes; n++) {
-			char rel[128];
 			int node = ps->host->topo.nodes[n];
 
-			snprintf(rel, sizeof(rel), "devices/system/node/node%d/numastat", node);
-			sysfs_join(path, sizeof(path), ps->host->roots.sys, rel);
-			if (sysfs_exists(path) && add_series(ps, table, name, path, node, key, err))
+			kernel_stat_path(kind, &ps->host->roots, node, path, sizeof(path));
+			if (sysfs_exists(path) && add_series(ps, table, name, kind, path, node, key, err))
 				return -1;
 		}
 	}
+	if (ps->numa_maps || ps->numa_policy) {
+		ps->nr_node_ids = ps->host->topo.nr_nodes ? ps->host->topo.nodes[ps->host->topo.nr_nodes - 1] + 1 : 0;
+		ps->node_bytes = calloc((size_t)ps->nr_node_ids + 1, sizeof(uint64_t));
+		ps->policy_bytes = calloc((size_t)(NUMA_POLICY_NR * ps->nr_node_ids) + 1, sizeof(uint64_t));
+		if (!ps->node_bytes || !ps->policy_bytes) {
+			ms_error_set(err, "procfs source: out of memory");
+			return -1;
+		}
+	}
+	/* The bytes per node, then per policy and node (instance: the policy). */
+	for (int policy = ps->numa_maps ? -1 : 0; ps->numa_policy ? policy < NUMA_POLICY_NR : policy < 0; policy++)
+		for (int n = 0; n < ps->host->topo.nr_nodes; n++) {
+			struct series_labels labels;
+
+			series_labels_init(&labels);
+			labels.node = ps->host->topo.nodes[n];
+			snprintf(labels.instance, sizeof(labels.instance), "%s",
+				 policy < 0 ? "numa_maps" : numa_policy_name((enum numa_policy)policy));
+			if (series_table_add(table, policy < 0 ? "numa_maps/bytes" : "numa_maps/policy_bytes", "B", 1.0,
+					     SERIES_GAUGE, &labels) < 0) {
+				ms_error_set(err, "procfs source: out of memory");
+				return -1;
+			}
+		}
 	src->count = table->nr - src->first;
 	for (int f = 0; f < ps->nr_files; f++) {
 		ps->files[f].fd = open(ps->files[f].path, O_RDONLY | O_CLOEXEC);
@@ -145,24 +190,6 @@ static int procfs_open(struct source *src, struct series_table *table, struct ms
 		}
 	}
 	return 0;
-}
-
-/* Value of "key N" in text, or false. */
-static bool find_key(const char *text, const char *key, uint64_t *value)
-{
-	size_t len = strlen(key);
-	const char *p = text;
-
-	while (p && *p) {
-		if (strncmp(p, key, len) == 0 && p[len] == ' ') {
-			*value = strtoull(p + len + 1, NULL, 10);
-			return true;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return false;
 }
 
 static void read_all(struct procfs_source *ps, struct frame *frame, uint64_t interval_ns, bool baseline)
@@ -179,8 +206,12 @@ static void read_all(struct procfs_source *ps, struct frame *frame, uint64_t int
 
 			if (s->file != f)
 				continue;
-			ok = n > 0 && find_key(ps->buf, s->key, &v);
-			if (out) {
+			ok = n > 0 && kernel_stat_find(ps->files[f].kind, ps->buf, s->key, &v);
+			if (out && s->gauge) {
+				out->valid = ok && !baseline;
+				out->value = out->valid ? v : 0;
+				out->enabled_ns = out->running_ns = interval_ns;
+			} else if (out) {
 				out->valid = ok && s->have_last && !baseline;
 				out->value = out->valid && v >= s->last ? v - s->last : 0;
 				out->enabled_ns = out->running_ns = interval_ns;
@@ -191,6 +222,38 @@ static void read_all(struct procfs_source *ps, struct frame *frame, uint64_t int
 			}
 		}
 	}
+}
+
+/* Reading numa_maps makes the kernel walk the page tables of every mapping:
+ * about 0.6 ms of kernel time for a small process (contrib/bench/tier_cost.py),
+ * so the files are read at most this often and the last read is shown between. */
+#define NUMA_MAPS_PERIOD_NS 5000000000ull
+
+/* Each target process's numa_maps, summed by node: processes that have gone
+ * (or were never readable) add nothing; no process read, no value. */
+static void read_numa_maps(struct procfs_source *ps, struct sample *out, uint64_t now)
+{
+	const struct topology *topo = &ps->host->topo;
+	struct numa_maps_sums sums = { ps->node_bytes, ps->policy_bytes, ps->nr_node_ids, 0 };
+	int at = 0;
+
+	if (!ps->maps_read_ns || now - ps->maps_read_ns >= NUMA_MAPS_PERIOD_NS) {
+		ps->maps_valid = false;
+		ps->maps_read_ns = now;
+		memset(ps->node_bytes, 0, sizeof(uint64_t) * (size_t)ps->nr_node_ids);
+		memset(ps->policy_bytes, 0, sizeof(uint64_t) * (size_t)(NUMA_POLICY_NR * ps->nr_node_ids));
+		for (int i = 0; i < ps->target->nr_pids; i++)
+			ps->maps_valid |= numa_maps_add_bytes(ps->host->roots.proc, ps->target->pids[i], ps->buf,
+							      sizeof(ps->buf), &sums) == 0;
+	}
+	for (int policy = ps->numa_maps ? -1 : 0; ps->numa_policy ? policy < NUMA_POLICY_NR : policy < 0; policy++)
+		for (int n = 0; n < topo->nr_nodes; n++, at++) {
+			int id = topo->nodes[n];
+
+			out[at].valid = ps->maps_valid;
+			out[at].value = policy < 0 ? ps->node_bytes[id] : ps->policy_bytes[policy * ps->nr_node_ids + id];
+			out[at].enabled_ns = out[at].running_ns = 1;
+		}
 }
 
 static int procfs_enable(struct source *src, struct ms_error *err)
@@ -215,6 +278,8 @@ static int procfs_sample(struct source *src, struct frame *frame)
 
 	view.samples = frame->samples + src->first;
 	read_all(ps, &view, now - ps->last_ns, false);
+	if (ps->numa_maps || ps->numa_policy)
+		read_numa_maps(ps, view.samples + ps->nr_series, now);
 	ps->last_ns = now;
 	return 0;
 }
@@ -230,6 +295,8 @@ static void procfs_close(struct source *src)
 			close(ps->files[f].fd);
 	free(ps->files);
 	free(ps->series);
+	free(ps->node_bytes);
+	free(ps->policy_bytes);
 	for (int i = 0; i < ps->nr_names; i++)
 		free(ps->names[i]);
 	free(ps->names);
@@ -246,12 +313,13 @@ static const struct source_ops procfs_ops = {
 	.close = procfs_close,
 };
 
-/* ---- The registry kind: vmstat/KEY and numastat/KEY ---- */
+/* ---- The registry kind: vmstat/KEY, numastat/KEY, node_vmstat/KEY, node_meminfo/KEY ---- */
 
 static bool procfs_claims(const struct source_kind *kind, const char *name)
 {
 	(void)kind;
-	return !strncmp(name, "vmstat/", 7) || !strncmp(name, "numastat/", 9);
+	return kernel_stat_file_of(name) != NULL || !strcmp(name, "numa_maps/bytes") ||
+	       !strcmp(name, "numa_maps/policy_bytes");
 }
 
 static int procfs_check(const struct source_kind *kind, const struct host *host, const char *name,
@@ -261,16 +329,26 @@ static int procfs_check(const struct source_kind *kind, const struct host *host,
 	(void)host;
 	if (strchr(name, '/')[1])
 		return 0;
-	ms_error_set(err, "'%s': name a statistic after the '/', e.g. vmstat/pgfault or numastat/numa_hit", name);
+	ms_error_set(err, "'%s': name a statistic after the '/', e.g. vmstat/pgfault, numastat/numa_hit, "
+		     "node_vmstat/pgpromote_success or node_meminfo/MemFree", name);
 	return -1;
 }
 
 static int procfs_kind_create(const struct source_kind *kind, struct source *src, const struct source_request *req,
 			      struct ms_error *err)
 {
-	struct procfs_source *ps = calloc(1, sizeof(*ps));
+	struct procfs_source *ps;
 
 	memset(src, 0, sizeof(*src));
+	for (int i = 0; i < req->nr_names; i++)
+		if (!strncmp(req->names[i], "numa_maps/", 10) &&
+		    (!req->target || req->target->kind == TARGET_SYSTEM || req->target->system_wide)) {
+			ms_error_set(err, "%s reads the memory by node of the measured processes "
+				     "(-p PID or -- CMD); with -a it would walk every process's page tables each "
+				     "interval: name the processes", req->names[i]);
+			return 1;
+		}
+	ps = calloc(1, sizeof(*ps));
 	if (!ps || !(ps->names = calloc((size_t)req->nr_names, sizeof(char *)))) {
 		free(ps);
 		ms_error_set(err, "procfs source: out of memory");
@@ -280,6 +358,7 @@ static int procfs_kind_create(const struct source_kind *kind, struct source *src
 	src->priv = ps;
 	src->kind = kind;
 	ps->host = req->host;
+	ps->target = req->target;
 	for (; ps->nr_names < req->nr_names; ps->nr_names++) {
 		if (!(ps->names[ps->nr_names] = strdup(req->names[ps->nr_names]))) {
 			ms_error_set(err, "procfs source: out of memory");
@@ -304,7 +383,7 @@ static bool procfs_present(const struct source_kind *kind, const struct host *ho
 
 const struct source_kind procfs_source_kind = {
 	.name = "procfs",
-	.description = "kernel statistics: /proc/vmstat and each node's numastat",
+	.description = "kernel statistics: /proc/vmstat and each node's numastat, vmstat and meminfo",
 	.mode = SOURCE_LIVE,
 	.claims = procfs_claims,
 	.present = procfs_present,

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/kernel_stats.h"
+
 #define REPLAY_FORMAT "memscope-replay"
 #define REPLAY_VERSION 1
 
@@ -57,6 +59,9 @@ static int add_series(struct replay_source *rs, struct series_table *table, int 
 			labels.socket = place->socket;
 			s[rs->nr_series].node = place->node;
 		}
+		/* A CXL device's bytes are its memory's node's, read through a CPU of another. */
+		if (pe->memory_node != -1)
+			labels.node = pe->memory_node >= 0 ? pe->memory_node : LABEL_NONE;
 	} else if (node != LABEL_NONE) {
 		/* a node's socket, when all its CPUs share one */
 		for (int c = 0; c < topo->nr_cpus; c++)
@@ -68,7 +73,11 @@ static int add_series(struct replay_source *rs, struct series_table *table, int 
 			labels.socket = LABEL_NONE;
 	}
 	snprintf(labels.instance, sizeof(labels.instance), "%s", pe->instance);
-	if (series_table_add(table, pe->text, "", 1.0, SERIES_COUNTER, &labels) < 0)
+	/* A node's meminfo values are levels: the file holds them as they were. */
+	if (series_table_add(table, pe->text, "", 1.0,
+			     pe->how == EVENT_HOW_PROCFS && kernel_stat_file_of(pe->text)->gauge ? SERIES_GAUGE
+											      : SERIES_COUNTER,
+			     &labels) < 0)
 		return -1;
 	rs->nr_series++;
 	return 0;
@@ -82,7 +91,7 @@ static int register_series(struct replay_source *rs, struct series_table *table)
 		const struct plan_event *pe = &plan->events[i];
 		/* vmstat and most eBPF series have one series for the whole target;
 		 * numastat and the eBPF series of a `scope: node` role one per node. */
-		bool one_series = strncmp(pe->text, "vmstat/", 7) == 0 ||
+		bool one_series = (pe->how == EVENT_HOW_PROCFS && !kernel_stat_file_of(pe->text)->per_node) ||
 				  (pe->how == EVENT_HOW_BPF && strcmp(pe->role->scope, "node") != 0);
 
 		if (pe->how == EVENT_HOW_PROCFS || pe->how == EVENT_HOW_BPF) {

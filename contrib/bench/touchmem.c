@@ -3,9 +3,11 @@
  * Transparent huge pages are disabled for the process so each page is one
  * fault and one allocation.
  *
- *   touchmem MB [--sleep-ms N] [--repeat N] [--threads N]
+ *   touchmem MB [--sleep-ms N] [--repeat N] [--hold-ms N] [--threads N]
  *
  * --sleep-ms sleeps before exiting (off-CPU time, or time to attach);
+ * --hold-ms keeps each touched region mapped N ms before unmapping it
+ *   (memory by node that a reader can see);
  * --repeat touches fresh memory N times (unmapping in between). */
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +20,7 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: touchmem MB [--sleep-ms N] [--repeat N]\n");
+	fprintf(stderr, "usage: touchmem MB [--sleep-ms N] [--repeat N] [--hold-ms N]\n");
 	exit(2);
 }
 
@@ -44,7 +46,7 @@ static void sleep_ms(long ms)
 
 int main(int argc, char **argv)
 {
-	long mb, sleep_for = 0, repeat = 1;
+	long mb, sleep_for = 0, repeat = 1, hold = 0;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
 	if (argc < 2)
@@ -55,6 +57,8 @@ int main(int argc, char **argv)
 			sleep_for = parse_count(argv[++i]);
 		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = parse_count(argv[++i]);
+		else if (!strcmp(argv[i], "--hold-ms") && i + 1 < argc)
+			hold = parse_count(argv[++i]);
 		else
 			usage();
 	}
@@ -74,6 +78,8 @@ int main(int argc, char **argv)
 		}
 		for (size_t off = 0; off < size; off += page)
 			mem[off] = 1;
+		if (hold)
+			sleep_ms(hold);
 		munmap((void *)mem, size);
 	}
 	if (sleep_for)

@@ -54,7 +54,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	f = fopen(script_path, "w");
 	if (!f || fputs(script_text, f) < 0 || fclose(f) != 0)
 		abort();
-	cpus[0] = (struct cpu_place){ 0, 0, 0, 0, 0 };
+	cpus[0] = (struct cpu_place){ .cpu = 0 };
 	topo.cpus = cpus;
 	topo.nr_cpus = 1;
 	topo.max_cpu = 1;

@@ -33,6 +33,8 @@ SCRIPTS = {
                          "| memscope live, one page streaming |"),
     "sample_overhead.py": (["--repeat", "1", "--mib", "8", "--pairs", "1000"], "<!-- sample-overhead:start -->",
                            "| `memscope record --sample page-faults` |"),
+    "tier_cost.py": (["--repeat", "1", "--seconds", "0.5", "--procs", "4"], "<!-- tier-cost:start -->",
+                     "| reads the tier files add per interval"),
 }
 
 

@@ -294,3 +294,31 @@ def test_the_page_starts_and_stops_recordings_without_o(memscope, touchmem, tmp_
     for path in (first, second):
         res = run([memscope, "stat", "--input", str(path)])
         assert res.returncode == 0, res.stderr
+
+
+def test_metrics_export_each_nodes_memory_and_tier_counters(memscope, touchmem):
+    """Without -m, /metrics has node0's used and free memory (one read of nodeN/meminfo: they
+    add up to its MemTotal exactly) and its promotion and demotion counters, no more than the
+    kernel's own counters grew by around the run."""
+    node0 = "/sys/devices/system/node/node0/"
+
+    def vmstat():
+        return {k: int(v) for k, v in (l.split() for l in open(node0 + "vmstat"))}
+
+    total = next(int(l.split()[3]) * 1024 for l in open(node0 + "meminfo") if l.split()[2] == "MemTotal:")
+    before = vmstat()
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "--no-ui", "-I", "100", "--", touchmem, "20",
+                           "--sleep-ms", "500"])
+    try:
+        live.wait_for("still serving")
+        samples = prom_samples(live.metrics())
+    finally:
+        live.stop()
+    after = vmstat()
+    used = prom_value(samples, "memscope_numa_used_bytes", scope="node", node=0)
+    free = prom_value(samples, "memscope_numa_free_bytes", scope="node", node=0)
+    assert used > 0 and free > 0 and used + free == total
+    promoted = prom_value(samples, "memscope_tier_promoted_pages_total", scope="node", node=0)
+    demoted = prom_value(samples, "memscope_tier_demoted_pages_total", scope="node", node=0)
+    assert 0 <= promoted <= after["pgpromote_success"] - before["pgpromote_success"]
+    assert 0 <= demoted <= sum(after[k] - before[k] for k in after if k.startswith("pgdemote_"))

@@ -537,3 +537,26 @@ def test_damage_after_good_frames_ends_the_replay_there(memscope, tmp_path):
     assert res.returncode == 1 and "cannot open" in res.stderr and "memscope record" in res.stderr
     res = run([memscope, "stat", "--input", str(good), "-a"])
     assert res.returncode == 2 and "--input FILE replays a recording" in res.stderr
+
+
+def test_the_host_description_holds_the_memory_tiers(memscope, tmp_path):
+    """The recording says each node's tier, CPUs and kind, NUMA balancing and demotion, as a
+    CXL machine's tree describes them, and keeps the tier files for a report."""
+    replay, rec = tmp_path / "k.jsonl", tmp_path / "cxl.rec"
+    replay.write_text(json.dumps({"format": "memscope-replay", "version": 1}) + "\n" +
+                      json.dumps({"t": 1.0, "values": {}}) + "\n")
+    record(memscope, rec, ["--replay", str(replay), "-m", "mem.read_bytes"], env=fixture_env("sapphire-rapids-cxl-2s"))
+    header, _, _ = read_recording(rec)
+    tiers = header["host"]["tiers"]
+    assert tiers["nodes"] == [
+        {"node": 0, "tier": 4, "cpus": True, "kind": "-"},
+        {"node": 1, "tier": 4, "cpus": True, "kind": "-"},
+        {"node": 2, "tier": 40, "cpus": False, "kind": "CXL (dax/kmem)"},
+        {"node": 3, "tier": 40, "cpus": False, "kind": "CXL (dax/kmem)"},
+    ]
+    assert tiers["numa_balancing"] == 2 and tiers["demotion_enabled"] is True
+    files = header["host"]["files"]
+    assert files["sys/devices/virtual/memory_tiering/memory_tier40/nodelist"] == "2-3\n"
+    assert files["sys/devices/system/node/node2/access0/initiators/read_latency"] == "250\n"
+    assert files["sys/bus/cxl/devices/dax_region1/dax1.0/target_node"] == "3\n"
+    assert files["proc/sys/kernel/numa_balancing"] == "2\n"

@@ -579,7 +579,7 @@ def test_screen_shows_a_workload_sorts_pauses_and_quits(memscope, touchmem, tmux
         # A resize redraws at the new size at once: lines cut at the new width,
         # the status bar on the new last row.
         node_line = next(line for line in t.screen() if line.startswith("NODE"))
-        assert len(node_line) == 88
+        assert len(node_line) == 124
         t.resize(70, 20)
         def last_row(ls):
             return max(i for i, line in enumerate(ls) if line.strip())
@@ -588,8 +588,8 @@ def test_screen_shows_a_workload_sorts_pauses_and_quits(memscope, touchmem, tmux
                            and last_row(ls) == 19)
         assert all(len(line) <= 70 for line in lines)
         assert any(line.startswith("columns hidden: ") for line in lines)
-        t.resize(120, 40)
-        t.wait_for(lambda ls: any(line.startswith("NODE") and len(line) == 88 for line in ls)
+        t.resize(132, 40)
+        t.wait_for(lambda ls: any(line.startswith("NODE") and len(line) == 124 for line in ls)
                    and last_row(ls) == 39)
 
         t.keys("q")
@@ -811,7 +811,7 @@ def expected_hidden(title_line, lead, order, width, flex):
 def test_narrow_terminal_hides_whole_columns_in_the_documented_order(memscope, touchmem, tmux):
     work = subprocess.Popen([touchmem, "32", "--repeat", "100000"])
     try:
-        t = tmux(f"{memscope} top -I 250", width=120, height=100)
+        t = tmux(f"{memscope} top -I 250", width=132, height=100)
 
         def ready(ls):
             tables = whole_tables(ls)
@@ -824,14 +824,14 @@ def test_narrow_terminal_hides_whole_columns_in_the_documented_order(memscope, t
         batch_proc = next(l for l in batch.stdout.splitlines() if l.startswith("PID ")).split()
         node_names, node_rows = table_at(wide, "NODE")
         proc_names, proc_rows = table_at(wide, "PID")
-        # 120 columns hold every column: none hidden, none cut.
+        # 132 columns hold every column: none hidden, none cut.
         assert node_names == batch_node
         assert [c for c in batch_proc if c in proc_names] == proc_names and len(proc_names) >= len(batch_proc) - 1
         assert not any("columns hidden" in line for line in wide)
         assert node_rows and proc_rows
         node_title = next(line for line in wide if line.startswith("NODE"))
         proc_title = next(line for line in wide if line.split()[:1] == ["PID"])
-        assert all(len(line) <= 120 for line in wide)
+        assert all(len(line) <= 132 for line in wide)
 
         node_order = documented_drop_order("node panel")
         proc_order = documented_drop_order("process table")
@@ -839,7 +839,7 @@ def test_narrow_terminal_hides_whole_columns_in_the_documented_order(memscope, t
         assert sorted(n for n in proc_order if not n.startswith("ALLOC_N")) == sorted(
             n for n in proc_names[1:-1] if not n.startswith("ALLOC_N"))
 
-        for width in (60, 120, 60):
+        for width in (60, 132, 60):
             t.resize(width, 100)
             want_node = expected_hidden(node_title, 5, node_order, width, 0)
             want_proc = expected_hidden(proc_title, 7, proc_order, width, 15)
@@ -910,3 +910,67 @@ def test_processes_that_exit_idle_leave_no_rows(memscope):
     # An exited process (THR 0: no thread left) is shown only with faults in its last interval.
     exited = [p for _, p in rows if p["THR"] == "0"]
     assert all(rate(p["FAULTS/s"]) > 0 for p in exited), exited
+
+
+# ---- The node panel's memory tier columns (USED_B, FREE_B, PROMO/s, DEMO/s) ----
+
+def meminfo_bytes(key):
+    for line in pathlib.Path("/sys/devices/system/node/node0/meminfo").read_text().splitlines():
+        parts = line.split()
+        if parts[2] == key + ":":
+            return int(parts[3]) * 1024
+    raise KeyError(key)
+
+
+def test_batch_node_memory_and_tiers_are_the_kernels(memscope):
+    """Each block says the kernel's tiers and settings; node0's USED_B and FREE_B lie between
+    the kernel's values read before and after (64 MiB either side for other processes) and
+    add up to its MemTotal; PROMO/s and DEMO/s are counted, not n/a."""
+    before = {k: meminfo_bytes(k) for k in ("MemUsed", "MemFree")}
+    res = run([memscope, "top", "-b", "-n", "3", "-I", "200"], env=NO_RECORDING)
+    after = {k: meminfo_bytes(k) for k in ("MemUsed", "MemFree")}
+    assert res.returncode == 0, res.stderr
+    tier = next(p.parent.name[len("memory_tier"):] for p in
+                pathlib.Path("/sys/devices/virtual/memory_tiering").glob("memory_tier*/nodelist")
+                if p.read_text().strip() == "0")
+    balancing = pathlib.Path("/proc/sys/kernel/numa_balancing").read_text().strip()
+    demotion = "on" if pathlib.Path("/sys/kernel/mm/numa/demotion_enabled").read_text().strip() == "true" else "off"
+    slack = 64 << 20
+    for b in parse_batch(res.stdout):
+        assert b["fields"]["tiers"] == f"{tier}: 0; balancing {balancing}; demotion {demotion}"
+        node0 = b["nodes"][0]
+        assert node0["NODE"] == "0"
+        used, free = float(node0["USED_B"]), float(node0["FREE_B"])
+        assert min(before["MemUsed"], after["MemUsed"]) - slack <= used <= max(before["MemUsed"], after["MemUsed"]) + slack
+        assert min(before["MemFree"], after["MemFree"]) - slack <= free <= max(before["MemFree"], after["MemFree"]) + slack
+        assert used + free == meminfo_bytes("MemTotal")
+        assert node0["PROMO/s"] != "n/a" and node0["DEMO/s"] != "n/a"
+
+
+def test_replayed_cxl_recording_shows_promotion_and_demotion_per_node(memscope, tmp_path):
+    """A CXL machine's replayed statistics (tests/integration/test_tiers.py, hand-computed
+    there), recorded and shown by top --input: rates per second of each frame, bytes as given."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from conftest import fixture_env
+    from test_tiers import cxl_replay
+
+    replay, rec = tmp_path / "cxl.jsonl", tmp_path / "cxl.rec"
+    cxl_replay(replay)
+    metrics = "tier.promoted_pages,tier.promote_candidates,tier.demoted_pages,numa.used_bytes,numa.anon_bytes"
+    res = run([memscope, "record", "-o", str(rec), "--replay", str(replay), "-m", metrics],
+              env=fixture_env("sapphire-rapids-cxl-2s"))
+    assert res.returncode == 0, res.stderr
+    res = run([memscope, "top", "-b", "--input", str(rec)])
+    assert res.returncode == 0, res.stderr
+    first, second = parse_batch(res.stdout)
+    rows = [{n["NODE"]: (n["USED_B"], n["PROMO/s"], n["DEMO/s"]) for n in b["nodes"]} for b in (first, second)]
+    assert rows[0]["0"] == ("0.0", "300.0", "1024.0")       # 300 pages, 1000 + 24 demoted, in 1 s
+    assert rows[0]["2"] == ("1073741824.0", "0.0", "0.0")    # 1048576 kB
+    assert rows[1]["0"] == ("0.0", "300.0", "0.0")           # 600 pages in 2 s
+    assert rows[1]["1"] == ("0.0", "0.0", "256.0")           # 500 + 12 in 2 s
+    assert rows[1]["2"][0] == "2147483648.0"
+    assert rows[1]["all"] == ("2147483648.0", "300.0", "256.0")
+    assert "not in the recording" in first["na"]["FREE_B"]
+    # The recorded machine's tiers, from the files the recording kept.
+    assert first["fields"]["tiers"] == "4: 0-1, 40: 2-3 (CXL); balancing 2; demotion on"

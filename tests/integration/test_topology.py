@@ -76,3 +76,94 @@ def test_this_machine_agrees_with_numactl_and_lscpu(memscope):
         assert int(float(row[2]) * units[row[3]]) == int(one), (row, line)
         assert int(row[6]) * int(one) == int(total), (row, line)
         assert row[5] == ways, (row, line)
+
+
+# ---- Memory tiers: tier per node, kind, HMAT, balancing and demotion ----
+
+def tier_rows(out):
+    rows = section(out, "Memory tiers")
+    return [row for row in rows if row[0].isdigit()]
+
+
+def hmat_rows(out):
+    return section(out, "HMAT access")[1:]
+
+
+def test_tiers_of_a_cxl_machine(memscope):
+    """Two sockets of DDR in tier 4, two CPU-less CXL nodes (dax/kmem under CXL regions) in
+    tier 40: the values make_fixtures.py wrote, and each DDR node demotes to its nearer
+    CXL node (distance 14, not 24)."""
+    res = run([memscope, "list", "--topology"], env=fixture_env("sapphire-rapids-cxl-2s"))
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert tier_rows(out) == [
+        ["0", "4", "yes", "-", "2"],
+        ["1", "4", "yes", "-", "3"],
+        ["2", "40", "no", "CXL", "(dax/kmem)", "-"],
+        ["3", "40", "no", "CXL", "(dax/kmem)", "-"],
+    ]
+    assert "  NUMA balancing: 2 (memory tiering: hot pages of slower tiers are promoted)\n" in out
+    assert "  demotion in reclaim: enabled\n" in out
+    ddr = ["120000", "120000", "110", "110"]
+    cxl = ["30000", "30000", "250", "250"]
+    assert hmat_rows(out) == [[str(n), f"access{c}"] + (ddr if n < 2 else cxl) for n in range(4) for c in (0, 1)]
+
+
+def test_tiers_of_an_hbm_machine(memscope):
+    """Xeon Max in flat mode: HBM nodes 2 and 3 have no CPU, are not dax (the kernel names
+    no kind) and sit in the faster tier 1, so they demote to the DDR node of their socket."""
+    res = run([memscope, "list", "--topology"], env=fixture_env("xeon-max-hbm-2s"))
+    assert res.returncode == 0, res.stderr
+    assert tier_rows(res.stdout) == [
+        ["0", "4", "yes", "-", "-"],
+        ["1", "4", "yes", "-", "-"],
+        ["2", "1", "no", "-", "0"],
+        ["3", "1", "no", "-", "1"],
+    ]
+    assert "  NUMA balancing: 1 (normal: pages move towards the node of the CPUs that use them)\n" in res.stdout
+    assert "  demotion in reclaim: disabled (kernel/mm/numa/demotion_enabled = false)\n" in res.stdout
+    assert hmat_rows(res.stdout)[4] == ["2", "access0", "400000", "400000", "130", "130"]
+
+
+def test_tiers_of_a_machine_without_tiers_or_hmat(memscope):
+    res = run([memscope, "list", "--topology"], env=fixture_env("skylake-sp-2s"))
+    assert res.returncode == 0, res.stderr
+    assert "the kernel lists no tiers" in res.stdout
+    assert tier_rows(res.stdout) == [["0", "-", "yes", "-", "-"], ["1", "-", "yes", "-", "-"]]
+    assert "  HMAT: no access attributes" in res.stdout
+
+
+def test_this_machines_tiers_are_the_kernels(memscope):
+    res = run([memscope, "list", "--topology"])
+    assert res.returncode == 0, res.stderr
+    tiers = {}
+    for path in pathlib.Path("/sys/devices/virtual/memory_tiering").glob("memory_tier*/nodelist"):
+        for node in path.read_text().strip().split(","):
+            if node:
+                lo, _, hi = node.partition("-")
+                for n in range(int(lo), int(hi or lo) + 1):
+                    tiers[n] = path.parent.name[len("memory_tier"):]
+    rows = tier_rows(res.stdout)
+    assert rows and all(row[1] == tiers.get(int(row[0]), "-") for row in rows)
+    mode = open("/proc/sys/kernel/numa_balancing").read().strip()
+    assert f"  NUMA balancing: {mode} (" in res.stdout
+    enabled = pathlib.Path("/sys/kernel/mm/numa/demotion_enabled")
+    if enabled.exists():
+        assert ("  demotion in reclaim: enabled" if enabled.read_text().strip() == "true"
+                else "  demotion in reclaim: disabled") in res.stdout
+
+
+@pytest.mark.parametrize("rel,text,says", [
+    ("sys/devices/virtual/memory_tiering/memory_tier40/nodelist", "2-x", "memory_tier40/nodelist: not a memory tier's node list"),
+    ("sys/devices/system/node/node2/access0/initiators/read_latency", "fast", "read_latency: not a number of nanoseconds"),
+    ("proc/sys/kernel/numa_balancing", "on", "numa_balancing: 'on' is neither a number nor true/false"),
+])
+def test_malformed_tier_files_are_named(memscope, tmp_path, rel, text, says):
+    tree = tmp_path / "tree"
+    shutil.copytree(pathlib.Path(__file__).parents[1] / "fixtures/sysfs/sapphire-rapids-cxl-2s", tree, symlinks=True)
+    (tree / rel).write_text(text + "\n")
+    env = fixture_env("sapphire-rapids-cxl-2s", MEMSCOPE_SYSFS_ROOT=str(tree / "sys"), MEMSCOPE_PROCFS_ROOT=str(tree / "proc"))
+    res = run([memscope, "list", "--topology"], env=env)
+    assert res.returncode == 1
+    assert says in res.stderr and str(tree) in res.stderr
+    assert "Traceback" not in res.stderr and "Sanitizer" not in res.stderr

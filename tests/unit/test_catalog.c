@@ -200,7 +200,19 @@ static void test_errors(void)
 	/* unknown key in a mapping */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n", "      sauce: test\n")),
 		     "pmu/test.yaml:13:7: unknown key 'sauce' in mapping of mem.read_bytes; expected one of: "
-		     "formula, source, caveat, fidelity, upstream_differs");
+		     "formula, source, caveat, fidelity, upstream_differs, adds");
+	/* adds is a yes or no */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n", "      source: test\n      adds: maybe\n")),
+		     "pmu/test.yaml:14:13: mapping of mem.read_bytes: 'adds' must be true or false");
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      source: test\n", "      source: test\n      adds: true\n")),
+		     "");
+	/* memory_node names how an instance's node is found; only cxl_memdev is known */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "    scope: channel\n", "    scope: channel\n    memory_node: dimm\n")),
+		     "pmu/test.yaml:8:18: role 'ddrc': memory_node 'dimm' is not known; expected cxl_memdev (a perf "
+		     "role of CXL memory device PMUs: the node of the memory the device backs)");
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "    scope: channel\n",
+						"    scope: channel\n    memory_node: cxl_memdev\n")),
+		     "");
 	/* why an event or a mapping differs from perf's tables is a sentence, not a list */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "      flux_rd: event=0x01\n",
 						"      flux_rd: { config: event=0x01, upstream_differs: [a] }\n")),
@@ -233,8 +245,8 @@ static void test_errors(void)
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01",
 						"flux_rd: { config: event=0x01, perf: page-faults }")),
 		     "pmu/test.yaml:9:16: event 'flux_rd': give exactly one of 'config' (format terms), 'perf' (an "
-		     "event string), 'procfs' (vmstat/KEY or numastat/KEY), 'bpf' (an eBPF series) or 'plugin' "
-		     "(a plugin's series)");
+		     "event string), 'procfs' (vmstat/KEY, numastat/KEY, node_vmstat/KEY or node_meminfo/KEY), "
+		     "'bpf' (an eBPF series) or 'plugin' (a plugin's series)");
 	/* a plugin's series belongs in a 'source: plugin' role, and 'instance' scopes only those */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01", "flux_rd: { plugin: x.bytes }")),
 		     "pmu/test.yaml:9:16: event 'flux_rd': 'plugin' events belong in a role with 'source: plugin'");
@@ -351,6 +363,22 @@ static void test_bpf_events(void)
 	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "    source: bpf\n    scope: system",
 						"    source: ebpf\n    scope: system")),
 		     "pmu/test.yaml:6:13: role 'proc': unknown source; expected perf, procfs, bpf or plugin");
+	/* a procfs statistic of a file memscope does not read, and one without a key */
+	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "    source: bpf\n    scope: system",
+						"    source: procfs\n    scope: system")),
+		     "pmu/test.yaml:9:15: event 'faults': a 'source: procfs' role takes only 'procfs' events");
+	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "    source: bpf\n    scope: system\n    events:\n"
+						"      faults: { bpf: proc.faults }",
+						"    source: procfs\n    scope: node\n    events:\n"
+						"      faults: { procfs: meminfo/MemFree }")),
+		     "pmu/test.yaml:9:25: event 'faults': procfs statistic 'meminfo/MemFree' must be vmstat/KEY, "
+		     "numastat/KEY, node_vmstat/KEY or node_meminfo/KEY");
+	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "    source: bpf\n    scope: system\n    events:\n"
+						"      faults: { bpf: proc.faults }",
+						"    source: procfs\n    scope: node\n    events:\n"
+						"      faults: { procfs: node_meminfo/ }")),
+		     "pmu/test.yaml:9:25: event 'faults': procfs statistic 'node_meminfo/' must be vmstat/KEY, "
+		     "numastat/KEY, node_vmstat/KEY or node_meminfo/KEY");
 
 	/* the shipped family: every proc.* metric is built on eBPF series */
 	snprintf(dir, sizeof(dir), "%s/catalog", MEMSCOPE_SOURCE_DIR);

@@ -304,6 +304,7 @@ def driver_globs(pmu, arm):
         (r"arm_dmc620", ["drivers/perf/arm_dmc620_pmu.c"]),
         (r"nvidia_", ["drivers/perf/arm_cspmu/*"]),
         (r"amd_", ["arch/x86/events/amd/*"]),
+        (r"cxl_pmu_mem", ["drivers/perf/cxl_pmu.c"]),
         (r"msr$", ["arch/x86/events/msr.c"]),
         (r"power$", ["arch/x86/events/rapl.c"]),
         (r"cpu$", ["arch/x86/events/core.c", "arch/x86/events/intel/core.c", "arch/x86/events/amd/core.c",
@@ -329,6 +330,12 @@ def _mask_text(word, hi, lo):
 
 
 _cache = {}
+
+
+def pci_vendor_id(src, name):
+    """A PCI vendor id of include/linux/pci_ids.h (PCI_VENDOR_ID_CXL 0x1e98)."""
+    text = open(os.path.join(src, "include/linux/pci_ids.h"), errors="replace").read()
+    return int(re.search(r"#define\s+%s\s+(0x[0-9A-Fa-f]+)" % name, text).group(1), 16)
 
 
 def driver_formats(src, globs_=None):
@@ -398,6 +405,11 @@ def driver_aliases(src, globs_=None):
         for m in re.finditer(r"(\w*EVENT\w*ATTR\w*)\s*\(\s*([\w-]+)\s*,\s*(0x[0-9A-Fa-f]+|\d+|[A-Z]\w*)\s*\)", text):
             v = m.group(3)
             add(m.group(2), int(v, 0) if v[0].isdigit() else consts.get(v), rel)
+        # CXL_PMU_EVENT_CXL_ATTR(name, CXL_PMU_GID_X, BIT(n)): config = PCI_VENDOR_ID_CXL << 48 | gid << 32 | mask
+        for name, gid, bit in re.findall(r"CXL_PMU_EVENT_CXL_ATTR\s*\(\s*(\w+)\s*,\s*(\w+)\s*,\s*BIT\((\d+)\)\s*\)",
+                                         text):
+            vid = pci_vendor_id(src, "PCI_VENDOR_ID_CXL")
+            add(name, vid << 48 | consts[gid] << 32 | 1 << int(bit), rel)
         # DMC620_PMU_EVENT_ATTR(name, eventid, clkdiv2)
         for name, code in re.findall(r"\w*EVENT_ATTR\s*\(\s*(\w+)\s*,\s*(0x[0-9A-Fa-f]+)\s*,\s*\d+\s*\)", text):
             add(name, None, rel)

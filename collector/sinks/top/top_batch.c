@@ -8,6 +8,7 @@
  *   coverage_pct: P            (or n/a)
  *   recording: off
  *   scope: nodes: ...          with -p: the node panel counts the whole machine
+ *   tiers: 4: 0-1, 40: 2-3 (CXL); balancing 2; demotion on   (when the kernel lists tiers)
  *   na: COLUMN: REASON         one line per column this host cannot measure (for
  *                              a Lua column: why its value is missing this time)
  *   <blank>
@@ -70,6 +71,8 @@ static void print_header(FILE *out, const struct top_model *m, const struct top_
 	/* -p: the node panel is still the whole machine's; the process's own values are its rows. */
 	if (m->focus_pid)
 		fprintf(out, "scope: nodes: the whole machine, not only pid %d\n", (int)m->focus_pid);
+	if (m->tiers[0])
+		fprintf(out, "tiers: %s\n", m->tiers);
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
 		if (m->node_col_why[c])
 			fprintf(out, "na: %s: %s\n", top_node_col_name(c), m->node_col_why[c]);

@@ -13,6 +13,8 @@
 #include "lua/lua_engine.h"
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
+#include "host/cpulist.h"
+#include "host/memory_tiers.h"
 
 /* The per-process and per-thread series of the frames (labels pid, tid,
  * comm), gathered by task: each frame's values are the task's deltas over
@@ -59,10 +61,15 @@ static const char *const node_metric[TOP_NODE_NR_COLS] = {
 	[TOP_NODE_PAGES_MIGRATED] = "kernel.pages_migrated",
 	[TOP_NODE_NUMA_MISS] = "numa.miss",
 	[TOP_NODE_NUMA_FOREIGN] = "numa.foreign",
+	[TOP_NODE_USED] = "numa.used_bytes",
+	[TOP_NODE_FREE] = "numa.free_bytes",
+	[TOP_NODE_PROMOTED] = "tier.promoted_pages",
+	[TOP_NODE_DEMOTED] = "tier.demoted_pages",
 };
 
 static const char *const node_col_names[TOP_NODE_NR_COLS] = {
 	"READ_B/s", "WRITE_B/s", "REMOTE%", "FAULTS/s", "ALLOC/s", "MIGR/s", "PGMIGR/s", "MISS/s", "FOREIGN/s",
+	"USED_B", "FREE_B", "PROMO/s", "DEMO/s",
 };
 
 static const char *const proc_col_names[TOP_PROC_NR_COLS] = {
@@ -113,6 +120,53 @@ static void read_cpu_model(struct top_model *m)
 		snprintf(m->cpu_model, sizeof(m->cpu_model), "%s", m->res->cpu.text);
 	if (!m->cpu_model[0])
 		snprintf(m->cpu_model, sizeof(m->cpu_model), "unknown CPU");
+}
+
+/* "4: 0-1, 40: 2-3 (CXL); balancing 2; demotion on": each tier's nodes,
+ * fastest first, then the kernel's settings that move pages between them. */
+void top_describe_tiers(char *buf, size_t size, const struct sysfs_roots *roots, const struct topology *topo)
+{
+	struct memory_tiers tiers;
+	struct ms_error err = { "" };
+	size_t len = 0;
+	int last = -1;
+
+	buf[0] = '\0';
+	if (memory_tiers_load(&tiers, roots, topo, &err) < 0 || !tiers.have_tiers) {
+		if (!err.text[0])
+			memory_tiers_free(&tiers);
+		return;
+	}
+	for (;;) {
+		int tier = -1;
+		struct cpulist nodes = { calloc((size_t)tiers.nr_nodes + 1, sizeof(int)), 0 };
+		bool cxl = false;
+		char list[128];
+
+		for (int i = 0; i < tiers.nr_nodes; i++)
+			if (tiers.nodes[i].tier > last && (tier < 0 || tiers.nodes[i].tier < tier))
+				tier = tiers.nodes[i].tier;
+		if (tier < 0 || !nodes.cpus) {
+			free(nodes.cpus);
+			break;
+		}
+		for (int i = 0; i < tiers.nr_nodes; i++)
+			if (tiers.nodes[i].tier == tier) {
+				nodes.cpus[nodes.nr++] = tiers.nodes[i].node;
+				cxl |= tiers.nodes[i].kind == MEMORY_KIND_CXL;
+			}
+		cpulist_format(&nodes, list, sizeof(list));
+		free(nodes.cpus);
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%d: %s%s", len ? ", " : "", tier, list,
+						cxl ? " (CXL)" : "");
+		last = tier;
+	}
+	if (tiers.numa_balancing >= 0 && len < size)
+		len += (size_t)snprintf(buf + len, size - len, "; balancing %d", tiers.numa_balancing);
+	if (tiers.demotion_enabled >= 0 && len < size)
+		snprintf(buf + len, size - len, "; demotion %s", tiers.demotion_enabled ? "on" : "off");
+	memory_tiers_free(&tiers);
 }
 
 /* The node columns' metrics, one comma list: the session plans those this
@@ -208,6 +262,10 @@ int top_model_open(struct top_model *m, const struct top_inputs *in, struct ms_e
 		snprintf(m->cpu_model, sizeof(m->cpu_model), "%s", in->cpu_model);
 	else if (m->host)
 		read_cpu_model(m);
+	if (in->tiers)
+		snprintf(m->tiers, sizeof(m->tiers), "%s", in->tiers);
+	else if (m->host)
+		top_describe_tiers(m->tiers, sizeof(m->tiers), &m->host->roots, m->topo);
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
 		m->plan_metric[c] = node_metric[c] && m->plan ? metric_plan_find(m->plan, node_metric[c]) : -1;
 		m->node_col_why[c] = in->node_col_why[c];

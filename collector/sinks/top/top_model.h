@@ -44,6 +44,10 @@ enum top_node_col {
 	TOP_NODE_PAGES_MIGRATED,     /* pages/s migrated (system-wide statistic) */
 	TOP_NODE_NUMA_MISS,          /* pages/s: numastat numa_miss */
 	TOP_NODE_NUMA_FOREIGN,       /* pages/s: numastat numa_foreign */
+	TOP_NODE_USED,               /* B in use on the node (nodeN/meminfo) */
+	TOP_NODE_FREE,               /* B free on the node */
+	TOP_NODE_PROMOTED,           /* pages/s promoted into the node from a slower tier */
+	TOP_NODE_DEMOTED,            /* pages/s demoted from the node to a slower tier */
 	TOP_NODE_NR_COLS
 };
 
@@ -126,6 +130,7 @@ struct top_inputs {
 	const char *source_names;    /* "perf procfs bpf" */
 	const char *hostname;        /* NULL: this host's */
 	const char *cpu_model;       /* NULL: this host's (/proc/cpuinfo, else the resolver's) */
+	const char *tiers;           /* NULL: this host's (top_describe_tiers) */
 	const char *notes;           /* what the sources said while starting, or NULL */
 	struct lua_engine *lua;      /* --lua scripts (their metrics are columns), or NULL */
 	const int *lua_metrics;      /* the scripts' metrics, by engine index */
@@ -143,6 +148,7 @@ struct top_model {
 	char hostname[64];
 	char cpu_model[128];
 	char source_names[64];       /* "perf procfs bpf" */
+	char tiers[256];             /* "4: 0-1, 40: 2-3; balancing 2; demotion on", "" when unknown */
 	double coverage_pct;         /* smallest running/enabled share of the perf counters */
 	bool coverage_valid;
 	double elapsed_s;            /* since sampling started */
@@ -220,5 +226,9 @@ const char *top_lua_column_why(const struct top_model *m, int col);
 
 /* Node index in host topology order of a node id, for pages_node[], or -1. */
 int top_model_node_index(const struct top_model *m, int node);
+
+/* "4: 0-1, 40: 2-3 (CXL); balancing 2; demotion on" of the machine whose sysfs
+ * and procfs are under roots; "" when its kernel lists no tiers. */
+void top_describe_tiers(char *buf, size_t size, const struct sysfs_roots *roots, const struct topology *topo);
 
 #endif

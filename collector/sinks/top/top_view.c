@@ -63,7 +63,8 @@ struct layout {
 static const int node_drop_rank[TOP_NODE_NR_COLS] = {
 	[TOP_NODE_READ_BW] = 0, [TOP_NODE_WRITE_BW] = 1, [TOP_NODE_REMOTE_PCT] = 2, [TOP_NODE_FAULTS] = 3,
 	[TOP_NODE_PAGES_ALLOC] = 4, [TOP_NODE_NUMA_MISS] = 5, [TOP_NODE_NUMA_FOREIGN] = 6,
-	[TOP_NODE_MIGRATIONS] = 7, [TOP_NODE_PAGES_MIGRATED] = 8,
+	[TOP_NODE_MIGRATIONS] = 7, [TOP_NODE_PAGES_MIGRATED] = 8, [TOP_NODE_USED] = 9, [TOP_NODE_FREE] = 10,
+	[TOP_NODE_PROMOTED] = 11, [TOP_NODE_DEMOTED] = 12,
 };
 
 /* Process table (PID stays; COMMAND is cut only when nothing else can go). */
@@ -121,6 +122,10 @@ static const char *const node_help[TOP_NODE_NR_COLS] = {
 	"PGMIGR/s   pages migrated per second (system-wide /proc/vmstat)",
 	"MISS/s     numa_miss per second: allocations here that wanted another node",
 	"FOREIGN/s  numa_foreign per second: allocations meant for here that went elsewhere",
+	"USED_B     memory in use on the node, bytes (nodeN/meminfo MemUsed)",
+	"FREE_B     free memory of the node, bytes (nodeN/meminfo MemFree)",
+	"PROMO/s    pages per second promoted into the node from a slower tier (pgpromote_success)",
+	"DEMO/s     pages per second demoted from the node to a slower tier (pgdemote_*)",
 };
 
 /* "PGMIGR/s MIGR/s ...": a table's columns in the order they leave. */
@@ -364,7 +369,8 @@ static int draw_header(const struct top_model *m, const struct top_display *d, c
 	else
 		snprintf(parts[2], sizeof(parts[2]), "coverage: n/a");
 	snprintf(parts[3], sizeof(parts[3]), "recording: %s", d->recording[0] ? d->recording : "off");
-	join_fitting(line, sizeof(line), parts, 4, "  ");
+	snprintf(parts[4], sizeof(parts[4]), "tiers %s", m->tiers);
+	join_fitting(line, sizeof(line), parts, m->tiers[0] ? 5 : 4, "  ");
 	put(1, 0, line);
 	if (d->paused) {
 		attron(A_REVERSE | A_BOLD);
