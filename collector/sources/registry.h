@@ -89,7 +89,7 @@ struct source_registry {
 	int nr;
 };
 
-/* The built-in kinds, in claiming order: bpf, procfs, sample (sample:EVENT), then perf (which
+/* The built-in kinds, in claiming order: bpf, procfs, damon (damon.*), sample (sample:EVENT), then perf (which
  * takes every name no other kind claimed), and the file kinds: replay
  * (--replay: counter values for names) and recording (--input: whole
  * recordings, which claim no name). */
@@ -116,5 +116,6 @@ extern const struct source_kind procfs_source_kind;
 extern const struct source_kind replay_source_kind;
 extern const struct source_kind recording_source_kind;
 extern const struct source_kind sample_source_kind;
+extern const struct source_kind damon_source_kind;
 
 #endif
