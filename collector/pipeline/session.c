@@ -612,7 +612,8 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 			return ret;
 		/* Kernel statistics and eBPF series are not counted per CPU. */
 		for (int i = 0; s->plan && opt->cpu_list && i < s->plan->nr_events; i++)
-			if (s->plan->events[i].how == EVENT_HOW_PROCFS || s->plan->events[i].how == EVENT_HOW_BPF) {
+			if (s->plan->events[i].how == EVENT_HOW_PROCFS || s->plan->events[i].how == EVENT_HOW_BPF ||
+			    s->plan->events[i].how == EVENT_HOW_DAMON) {
 				ms_error_set(err, "-C counts only on the CPUs it names, but the metrics asked for read "
 					     "'%s', which %s: leave those metrics out or count without -C",
 					     s->plan->events[i].text, s->plan->events[i].how == EVENT_HOW_BPF
