@@ -12,6 +12,7 @@
 #define MEMSCOPE_SOURCE_REGISTRY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "host/host.h"
@@ -49,6 +50,11 @@ struct source_request {
 	 * counted as without -G. */
 	const struct event_cgroup *cgroups;
 	int nr_cgroups;
+	/* The damon source: a region is hot when accessed in at least this
+	 * percent of its samples, cold when not accessed for this long (0: the
+	 * defaults, sources/damon/damon_regions.h). */
+	unsigned damon_hot_pct;
+	uint64_t damon_cold_age_us;
 };
 
 /* LIVE: reads the host; FILE: serves the names asked for from a file

@@ -382,8 +382,8 @@ static int damon_kind_create(const struct source_kind *kind, struct source *src,
 	}
 	ds->fd = -1;
 	ds->host = req->host;
-	ds->classes.hot_pct = DAMON_DEFAULT_HOT_PCT;
-	ds->classes.cold_age_us = DAMON_DEFAULT_COLD_AGE_US;
+	ds->classes.hot_pct = req->damon_hot_pct ? req->damon_hot_pct : DAMON_DEFAULT_HOT_PCT;
+	ds->classes.cold_age_us = req->damon_cold_age_us ? req->damon_cold_age_us : DAMON_DEFAULT_COLD_AGE_US;
 	for (int i = 0; i < req->nr_names; i++) {
 		int q = quantity_of(req->names[i]);
 
