@@ -153,3 +153,39 @@ def test_hot_threshold_moves_bytes_between_hot_and_not(memscope, running_kdamond
     assert low["damon.hot_bytes"] == low["damon.accessed_bytes"], low
     high = run_with(100)
     assert high["damon.hot_bytes"] <= high["damon.accessed_bytes"], high
+
+
+def test_top_shows_hot_and_cold_bytes_per_node(memscope, running_kdamond):
+    """top's node panel: HOT_B and COLD_B of node 0 once an aggregation has been read, together no
+    more than the node's memory."""
+    res = run([memscope, "top", "-b", "-n", "4", "-I", "2500", "--damon-hot", "10"], timeout=90)
+    assert res.returncode == 0, res.stderr
+    blocks = res.stdout.split("top: update=")
+    header = next(l for l in blocks[-1].splitlines() if l.startswith("NODE "))
+    cols = header.split()
+    row = next(l for l in blocks[-1].splitlines() if l.startswith("0 ")).split()
+    hot, cold = row[cols.index("HOT_B")], row[cols.index("COLD_B")]
+    assert hot != "n/a" and cold != "n/a", res.stdout
+    node_mem = int(re.search(r"MemTotal:\s+(\d+) kB",
+                             pathlib.Path("/sys/devices/system/node/node0/meminfo").read_text())[1]) * 1024
+    assert 0 < float(hot) + float(cold) <= node_mem, (hot, cold, node_mem)
+
+
+def test_metrics_endpoint_exports_damon_bytes_per_node(memscope, running_kdamond):
+    """live's /metrics: damon.accessed_bytes as a gauge with the node label, once an aggregation
+    has been read (within 12 s: two aggregations of 5 s)."""
+    from live_server import Live
+
+    live = Live(memscope, ["--no-ui", "--listen", "127.0.0.1:0", "-a", "-I", "500", "-m", "damon.accessed_bytes"])
+    try:
+        deadline, found = time.time() + 12, None
+        while time.time() < deadline and not found:
+            text = live.metrics()
+            found = re.search(r'^memscope_damon_accessed_bytes\{[^}]*node="0"[^}]*\} (\d+(?:\.\d+)?(?:e\+\d+)?)$',
+                              text, re.M)
+            time.sleep(0.5)
+        assert found, text
+        assert "# TYPE memscope_damon_accessed_bytes gauge" in text
+        assert float(found.group(1)) > 0
+    finally:
+        live.stop()

@@ -54,10 +54,13 @@ static const char *const node_metric[TOP_NODE_NR_COLS] = {
 	[TOP_NODE_PAGES_MIGRATED] = "kernel.pages_migrated",
 	[TOP_NODE_NUMA_MISS] = "numa.miss",
 	[TOP_NODE_NUMA_FOREIGN] = "numa.foreign",
+	[TOP_NODE_DAMON_HOT] = "damon.hot_bytes",
+	[TOP_NODE_DAMON_COLD] = "damon.cold_bytes",
 };
 
 static const char *const node_col_names[TOP_NODE_NR_COLS] = {
 	"READ_B/s", "WRITE_B/s", "REMOTE%", "FAULTS/s", "ALLOC/s", "MIGR/s", "PGMIGR/s", "MISS/s", "FOREIGN/s",
+	"HOT_B", "COLD_B",
 };
 
 static const char *const proc_col_names[TOP_PROC_NR_COLS] = {

@@ -44,6 +44,8 @@ enum top_node_col {
 	TOP_NODE_PAGES_MIGRATED,     /* pages/s migrated (system-wide statistic) */
 	TOP_NODE_NUMA_MISS,          /* pages/s: numastat numa_miss */
 	TOP_NODE_NUMA_FOREIGN,       /* pages/s: numastat numa_foreign */
+	TOP_NODE_DAMON_HOT,          /* bytes: DAMON regions hot in the last aggregation */
+	TOP_NODE_DAMON_COLD,         /* bytes: DAMON regions idle for the cold age */
 	TOP_NODE_NR_COLS
 };
 

@@ -63,7 +63,8 @@ struct layout {
 static const int node_drop_rank[TOP_NODE_NR_COLS] = {
 	[TOP_NODE_READ_BW] = 0, [TOP_NODE_WRITE_BW] = 1, [TOP_NODE_REMOTE_PCT] = 2, [TOP_NODE_FAULTS] = 3,
 	[TOP_NODE_PAGES_ALLOC] = 4, [TOP_NODE_NUMA_MISS] = 5, [TOP_NODE_NUMA_FOREIGN] = 6,
-	[TOP_NODE_MIGRATIONS] = 7, [TOP_NODE_PAGES_MIGRATED] = 8,
+	[TOP_NODE_MIGRATIONS] = 7, [TOP_NODE_PAGES_MIGRATED] = 8, [TOP_NODE_DAMON_COLD] = 9,
+	[TOP_NODE_DAMON_HOT] = 10,
 };
 
 /* Process table (PID stays; COMMAND is cut only when nothing else can go). */
@@ -121,6 +122,8 @@ static const char *const node_help[TOP_NODE_NR_COLS] = {
 	"PGMIGR/s   pages migrated per second (system-wide /proc/vmstat)",
 	"MISS/s     numa_miss per second: allocations here that wanted another node",
 	"FOREIGN/s  numa_foreign per second: allocations meant for here that went elsewhere",
+	"HOT_B      bytes of the node DAMON saw hot in its last aggregation (--damon-hot)",
+	"COLD_B     bytes of the node DAMON saw idle for the cold age (--damon-cold-age)",
 };
 
 /* "PGMIGR/s MIGR/s ...": a table's columns in the order they leave. */
