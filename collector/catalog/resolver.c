@@ -10,7 +10,7 @@
 #include "host/cpuid.h"
 #include "host/privileges.h"
 #include "host/sysfs.h"
-#include "sources/damon/damon_monitor.h"
+#include "host/damon_monitor.h"
 
 /* ---- CPU families ---- */
 
@@ -260,7 +260,7 @@ static int find_bpf_instances(const struct host *host, struct resolved_role *rr)
 }
 
 /* The damon source: one instance, when a physical-address kdamond runs
- * (sources/damon/damon_monitor.h says why not). */
+ * (host/damon_monitor.h says why not). */
 static int find_damon_instances(const struct host *host, struct resolved_role *rr)
 {
 	struct damon_monitor mon;

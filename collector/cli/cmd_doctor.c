@@ -16,7 +16,7 @@
 #include "host/privileges.h"
 #include "catalog/resolver.h"
 #include "host/sysfs.h"
-#include "sources/damon/damon_monitor.h"
+#include "host/damon_monitor.h"
 
 struct doctor {
 	int problems;

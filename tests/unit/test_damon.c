@@ -9,7 +9,7 @@
 #include "fixture_tree.h"
 #include "host/page_node.h"
 #include "sampler/frame.h"
-#include "sources/damon/damon_monitor.h"
+#include "host/damon_monitor.h"
 #include "sources/damon/damon_regions.h"
 
 #define MiB (1024ull * 1024ull)

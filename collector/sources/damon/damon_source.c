@@ -21,7 +21,7 @@
 
 #include "host/page_node.h"
 #include "host/tracefs.h"
-#include "sources/damon/damon_monitor.h"
+#include "host/damon_monitor.h"
 #include "sources/damon/damon_regions.h"
 
 #define DAMON_RING_PAGES 128   /* 512 KiB: two aggregations of 1024 regions at 64 bytes a record, four times */

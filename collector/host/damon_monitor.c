@@ -1,4 +1,4 @@
-#include "sources/damon/damon_monitor.h"
+#include "host/damon_monitor.h"
 
 #include <errno.h>
 #include <fcntl.h>
