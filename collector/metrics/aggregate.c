@@ -97,7 +97,8 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 	a->series_row = calloc((size_t)n, sizeof(int));
 	a->series_col = calloc((size_t)n, sizeof(int));
 	a->series_unavailable = calloc((size_t)n, sizeof(bool));
-	if (!a->series_unavailable || !a->columns || !a->units || !a->cgroups || !a->scales || !a->row_keys || !a->series_row || !a->series_col) {
+	a->series_gauge = calloc((size_t)n, sizeof(bool));
+	if (!a->series_unavailable || !a->series_gauge || !a->columns || !a->units || !a->cgroups || !a->scales || !a->row_keys || !a->series_row || !a->series_col) {
 		aggregation_free(a);
 		return -1;
 	}
@@ -125,6 +126,7 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 		}
 		a->series_col[i] = col;
 		a->series_unavailable[i] = s->unavailable != NULL;
+		a->series_gauge[i] = s->kind == SERIES_GAUGE;
 		if (s->unavailable)
 			continue;
 		if (mode == AGGR_TOTAL)
@@ -177,6 +179,7 @@ void aggregation_free(struct aggregation *a)
 	free(a->series_row);
 	free(a->series_col);
 	free(a->series_unavailable);
+	free(a->series_gauge);
 	free(a->cell_mapped);
 	memset(a, 0, sizeof(*a));
 }
@@ -208,7 +211,16 @@ void aggregation_add(const struct aggregation *a, const struct frame *frame, str
 		int row = a->series_row[i], col = a->series_col[i];
 
 		if (row >= 0) {
-			add_to_cell(&cells[row * a->nr_columns + col], &frame->samples[i]);
+			struct aggr_cell *cell = &cells[row * a->nr_columns + col];
+
+			/* The first gauge sample of a newer frame starts the cell again. */
+			if (a->series_gauge[i] && cell->gauge_frame != frame->seq + 1) {
+				cell->value = 0;
+				cell->raw = cell->enabled_ns = cell->running_ns = 0;
+				cell->valid = true;
+				cell->gauge_frame = frame->seq + 1;
+			}
+			add_to_cell(cell, &frame->samples[i]);
 			continue;
 		}
 		/* An event that could not be opened marks its column in every row;

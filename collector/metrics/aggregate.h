@@ -34,6 +34,8 @@ struct aggr_cell {
 	bool valid;             /* at least one series read, none failed */
 	bool unsupported;       /* the event could not be opened at all */
 	bool not_applicable;    /* no series of this event has this scope (e.g. not split by node) */
+	uint64_t gauge_frame;   /* gauges: 1 + the seq of the frame whose values it holds (a gauge's
+				 * run total is its last frame's, not a sum over frames) */
 };
 
 struct aggregation {
@@ -48,6 +50,7 @@ struct aggregation {
 	int *series_row;        /* per series: row, or -1 for every row (unsupported events) */
 	int *series_col;
 	bool *series_unavailable;
+	bool *series_gauge;
 	bool *cell_mapped;      /* nr_rows x nr_columns: some series lands in the cell */
 	int nr_series;
 };

@@ -8,6 +8,7 @@
 #include "check.h"
 #include "fixture_tree.h"
 #include "host/page_node.h"
+#include "metrics/aggregate.h"
 #include "sampler/frame.h"
 #include "host/damon_monitor.h"
 #include "sources/damon/damon_regions.h"
@@ -282,6 +283,47 @@ static void test_gauge_total(void)
 	series_table_free(&t);
 }
 
+/* stat's run totals of events (aggregation cells): a gauge's is its last
+ * frame's value (the nodes' series added up), a counter's the sum of every
+ * frame. */
+static void test_gauge_cells(void)
+{
+	struct series_table t = { 0 };
+	struct series_labels n0, n1;
+	struct aggregation a;
+	struct aggr_cell *cells;
+	struct frame f;
+
+	series_labels_init(&n0);
+	series_labels_init(&n1);
+	n0.node = 0;
+	n1.node = 1;
+	CHECK_EQ_INT(series_table_add(&t, "damon.hot_bytes", "B", 1.0, SERIES_GAUGE, &n0), 0);
+	CHECK_EQ_INT(series_table_add(&t, "damon.hot_bytes", "B", 1.0, SERIES_GAUGE, &n1), 1);
+	CHECK_EQ_INT(series_table_add(&t, "damon.aggregations", "", 1.0, SERIES_COUNTER, NULL), 2);
+	CHECK_EQ_INT(aggregation_init(&a, &t, AGGR_TOTAL, NULL), 0);
+	CHECK_EQ_INT(frame_init(&f, t.nr), 0);
+	cells = calloc((size_t)(a.nr_rows * a.nr_columns), sizeof(*cells));
+	aggregation_clear(&a, cells);
+	for (int seq = 0; seq < 3; seq++) {
+		f.seq = (uint64_t)seq;
+		/* No aggregation read yet in the first frame. */
+		f.samples[0] = (struct sample){ .value = 100u * (unsigned)seq, .valid = seq > 0 };
+		f.samples[1] = (struct sample){ .value = 10u * (unsigned)seq, .valid = seq > 0 };
+		f.samples[2] = (struct sample){ .value = seq > 0, .valid = true };
+		aggregation_add(&a, &f, cells);
+	}
+	CHECK_EQ_INT(a.nr_columns, 2);
+	CHECK(cells[0].valid);
+	CHECK_EQ_U64(cells[0].raw, 220);   /* node 0's 200 and node 1's 20, of the last frame */
+	CHECK(cells[1].valid);
+	CHECK_EQ_U64(cells[1].raw, 2);     /* 0 + 1 + 1 */
+	free(cells);
+	frame_free(&f);
+	aggregation_free(&a);
+	series_table_free(&t);
+}
+
 int main(void)
 {
 	char root[4096];
@@ -299,5 +341,6 @@ int main(void)
 	test_record();
 	test_monitor();
 	test_gauge_total();
+	test_gauge_cells();
 	return check_summary("damon");
 }
