@@ -189,3 +189,15 @@ def test_metrics_endpoint_exports_damon_bytes_per_node(memscope, running_kdamond
         assert float(found.group(1)) > 0
     finally:
         live.stop()
+
+
+def test_doctor_and_list_say_whose_kdamond_is_read(memscope, running_kdamond):
+    """doctor names the kdamond (index, thread, operations, intervals from its sysfs files)."""
+    kd = next(k for k in sorted(ADMIN.glob("[0-9]*")) if (k / "state").read_text().strip() == "on")
+    pid = (kd / "pid").read_text().strip()
+    aggr_us = int((kd / "contexts/0/monitoring_attrs/intervals/aggr_us").read_text())
+    res = run([memscope, "doctor"])
+    line = next((l for l in res.stdout.splitlines() if "DAMON" in l), "")
+    assert line.startswith("  ok    DAMON: kdamond " + kd.name + " (pid " + pid + ", paddr, "), res.stdout
+    assert f"aggregation {aggr_us // 1000000} s" in line or f"aggregation {aggr_us // 1000} ms" in line, line
+    assert "never changed" in line

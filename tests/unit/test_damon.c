@@ -34,6 +34,8 @@ static void make_blocks(char *root, size_t size)
 	tree_write(root, "sys/devices/system/node/node1/cpulist", "\n");
 	tree_write(root, "sys/devices/system/node/node2/memory8/online", "1\n");
 	tree_write(root, "sys/devices/system/node/node2/cpulist", "\n");
+	/* node3: CPUs and no memory of its own (no blocks, no range) */
+	tree_write(root, "sys/devices/system/node/node3/cpulist", "2-3\n");
 }
 
 static struct damon_region region(uint64_t start, uint64_t end, uint32_t nr_accesses, uint32_t age, uint32_t nr)
@@ -55,15 +57,17 @@ static void test_node_map(struct phys_node_map *map, struct sysfs_roots *roots)
 	CHECK_EQ_INT(map->ranges[2].node, 2);
 	CHECK_EQ_U64(map->ranges[2].start, 1024 * MiB);
 	CHECK_EQ_INT(phys_node_map_node(map, 300 * MiB), -1);   /* the hole */
+	for (int i = 0; i < map->nr; i++)
+		CHECK(map->ranges[i].node != 3);                 /* CPUs only: no range */
 }
 
 static void test_split(const struct phys_node_map *map)
 {
-	int nodes[] = { 0, 1, 2 };
+	int nodes[] = { 0, 1, 2, 3 };
 	struct damon_tally t;
 	struct damon_region r;
 
-	CHECK_EQ_INT(damon_tally_init(&t, 3, nodes), 0);
+	CHECK_EQ_INT(damon_tally_init(&t, 4, nodes), 0);
 	/* 100 MiB .. 1100 MiB, accessed in 5 of 10 samples (50%: hot, bucket
 	 * 50-74%): node0 156 MiB, hole 128, node1 256, gap 384, node2 76. */
 	r = region(100 * MiB, 1100 * MiB, 5, 3, 3);
@@ -95,6 +99,7 @@ static void test_split(const struct phys_node_map *map)
 	damon_tally_add(&t, map, &classes, &r);
 	CHECK_EQ_U64(t.unplaced, 513 * MiB);
 	CHECK_EQ_U64(t.regions, 5);
+	CHECK_EQ_U64(t.accessed[3] + t.cold[3] + t.rate[3 * DAMON_RATE_BUCKETS], 0);   /* the CPU-only node */
 	damon_tally_free(&t);
 }
 
