@@ -135,6 +135,7 @@ static void test_stream(const struct phys_node_map *map)
 	r = region(0, 64 * MiB, 10, 1, 2);
 	CHECK(!damon_stream_add(&s, map, &classes, &r));
 	CHECK(!s.have_latest);
+	CHECK(!damon_stream_fresh(&s, 1, 5000000));   /* nothing complete yet */
 	r = region(384 * MiB, 400 * MiB, 0, 20, 2);
 	CHECK(damon_stream_add(&s, map, &classes, &r));
 	CHECK_EQ_U64(s.latest.accessed[0], 64 * MiB);
@@ -157,6 +158,13 @@ static void test_stream(const struct phys_node_map *map)
 	CHECK(damon_stream_add(&s, map, &classes, &r));
 	CHECK_EQ_U64(s.dropped, 2);
 	CHECK_EQ_U64(s.latest.accessed[0], 16 * MiB);
+	/* Aggregations every 5 s: fresh while they come, stale 15 s after the last. */
+	CHECK(damon_stream_fresh(&s, 100 * 1000000000ull, 5000000));
+	CHECK(damon_stream_fresh(&s, 115 * 1000000000ull, 5000000));
+	CHECK(!damon_stream_fresh(&s, 116 * 1000000000ull, 5000000));
+	r = region(0, 4 * MiB, 10, 2, 1);
+	CHECK(damon_stream_add(&s, map, &classes, &r));
+	CHECK(damon_stream_fresh(&s, 120 * 1000000000ull, 5000000));
 	damon_stream_free(&s);
 }
 

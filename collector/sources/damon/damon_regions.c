@@ -209,6 +209,15 @@ bool damon_stream_add(struct damon_stream *s, const struct phys_node_map *map, c
 	return true;
 }
 
+bool damon_stream_fresh(struct damon_stream *s, uint64_t now_ns, uint64_t aggr_us)
+{
+	if (s->aggregations != s->seen_aggregations) {
+		s->seen_aggregations = s->aggregations;
+		s->latest_seen_ns = now_ns;
+	}
+	return s->have_latest && now_ns - s->latest_seen_ns <= 3 * aggr_us * 1000;
+}
+
 /* "field:unsigned long start;\toffset:24;\tsize:8;" */
 static void layout_field(const char *line, const char *name, int *offset, int *size)
 {

@@ -73,6 +73,8 @@ struct damon_stream {
 	uint64_t aggregations;         /* complete ones since the start */
 	uint64_t dropped;              /* aggregations cut by lost records */
 	bool have_latest;
+	uint64_t seen_aggregations;    /* damon_stream_fresh: the count at its last call */
+	uint64_t latest_seen_ns;       /* when a call first saw the latest aggregation */
 };
 
 int damon_stream_init(struct damon_stream *s, int nr_nodes, const int *node_ids);
@@ -82,6 +84,11 @@ bool damon_stream_add(struct damon_stream *s, const struct phys_node_map *map, c
 		      const struct damon_region *r);
 /* Records were lost: the aggregation being built is dropped. */
 void damon_stream_lost(struct damon_stream *s);
+/* Is the latest aggregation one to show at now_ns (CLOCK_MONOTONIC)? Not
+ * when none is complete, nor when no new one has come for three aggregation
+ * intervals (the kdamond stopped or was restarted as another thread): its
+ * values would be stale, not the memory as it is. */
+bool damon_stream_fresh(struct damon_stream *s, uint64_t now_ns, uint64_t aggr_us);
 
 /* Field offsets of damon:damon_aggregated's raw record (tracefs format). */
 struct damon_record_layout {

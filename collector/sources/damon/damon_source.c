@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "host/page_node.h"
@@ -261,8 +262,13 @@ static int damon_sample(struct source *src, struct frame *frame)
 {
 	struct damon_source *ds = src->priv;
 	const struct damon_tally *t = &ds->stream.latest;
+	struct timespec ts;
+	bool fresh;
 
 	drain(ds);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fresh = damon_stream_fresh(&ds->stream, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+				   ds->mon.aggr_us);
 	for (int i = 0; i < ds->nr_series; i++) {
 		const struct damon_series *s = &ds->series[i];
 		struct sample *out = &frame->samples[src->first + i];
@@ -277,8 +283,9 @@ static int damon_sample(struct source *src, struct frame *frame)
 		case Q_AGGREGATIONS: v = ds->stream.aggregations - ds->reported_aggregations; break;
 		case Q_COUNT: break;
 		}
-		/* Until the first aggregation is complete there is nothing to show. */
-		out->valid = s->q == Q_AGGREGATIONS || ds->stream.have_latest;
+		/* Until the first aggregation is complete there is nothing to
+		 * show, nor when the kdamond stopped sending them. */
+		out->valid = s->q == Q_AGGREGATIONS || fresh;
 		out->value = out->valid ? v : 0;
 		out->enabled_ns = out->running_ns = frame->interval_ns;
 	}
