@@ -25,8 +25,8 @@ static const char *const detect_keys[] = { "cpu", NULL };
 static const char *const cpu_keys[] = { "vendor", "family", "model", "implementer", "part", NULL };
 static const char *const role_keys[] = { "match", "source", "requires_formats", "rejects_formats", "scope",
 					 "counters", "width", "description", "events", "counters_cpuid", "memory_node", NULL };
-static const char *const event_keys[] = { "config", "perf", "procfs", "bpf", "plugin", "alias", "pfm", "description",
-					  "upstream_differs", "fixed", NULL };
+static const char *const event_keys[] = { "config", "perf", "procfs", "bpf", "plugin", "damon", "alias", "pfm",
+					  "description", "upstream_differs", "fixed", NULL };
 static const char *const mapping_keys[] = { "formula", "source", "caveat", "fidelity", "upstream_differs", "adds",
 					    NULL };
 static const char *const scopes[] = { "cpu", "core", "ccx", "channel", "die", "sccl", "node", "socket", "system",
@@ -589,7 +589,8 @@ static int parse_unavailable(struct catalog *cat, struct yaml_file *yf, yaml_nod
 
 static const char *role_source_name(enum catalog_role_source source)
 {
-	return source == ROLE_PROCFS ? "procfs" : source == ROLE_BPF ? "bpf" : source == ROLE_PLUGIN ? "plugin" : "perf";
+	return source == ROLE_PROCFS ? "procfs" : source == ROLE_BPF ? "bpf" : source == ROLE_PLUGIN ? "plugin"
+	       : source == ROLE_DAMON ? "damon" : "perf";
 }
 
 /* A bpf event must name a series the eBPF source provides: a typo would
@@ -611,7 +612,7 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 {
 	struct catalog_event *ev = &role->events[role->nr_events];
 	const char *name = (const char *)key->data.scalar.value;
-	char *config = NULL, *perf = NULL, *procfs = NULL, *bpf = NULL, *plugin = NULL;
+	char *config = NULL, *perf = NULL, *procfs = NULL, *bpf = NULL, *plugin = NULL, *damon = NULL;
 	int given;
 
 	memset(ev, 0, sizeof(*ev));
@@ -627,6 +628,7 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 		ev->how = role->source == ROLE_PROCFS ? EVENT_HOW_PROCFS
 			  : role->source == ROLE_BPF  ? EVENT_HOW_BPF
 			  : role->source == ROLE_PLUGIN ? EVENT_HOW_PLUGIN
+			  : role->source == ROLE_DAMON ? EVENT_HOW_DAMON
 						      : EVENT_HOW_CONFIG;
 		if (!(ev->text = strdup((const char *)val->data.scalar.value)))
 			return yaml_fail(yf, val, "out of memory");
@@ -644,11 +646,12 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 	    yaml_get_str(yf, val, "procfs", false, &procfs, name) ||
 	    yaml_get_str(yf, val, "bpf", false, &bpf, name) ||
 	    yaml_get_str(yf, val, "plugin", false, &plugin, name) ||
+	    yaml_get_str(yf, val, "damon", false, &damon, name) ||
 	    yaml_get_str(yf, val, "alias", false, &ev->alias, name) ||
 	    yaml_get_str(yf, val, "pfm", false, &ev->pfm, name) ||
 	    yaml_get_str(yf, val, "description", false, &ev->description, name) ||
 	    yaml_get_str(yf, val, "upstream_differs", false, &ev->upstream_differs, name)) {
-		free(config), free(perf), free(procfs), free(bpf), free(plugin);
+		free(config), free(perf), free(procfs), free(bpf), free(plugin), free(damon);
 		return -1;
 	}
 	if (yaml_get(yf, val, "fixed")) {
@@ -662,21 +665,22 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 		}
 		ev->fixed = !strcmp(t, "true");
 	}
-	given = !!config + !!perf + !!procfs + !!bpf + !!plugin;
+	given = !!config + !!perf + !!procfs + !!bpf + !!plugin + !!damon;
 	if (given != 1) {
-		free(config), free(perf), free(procfs), free(bpf), free(plugin);
+		free(config), free(perf), free(procfs), free(bpf), free(plugin), free(damon);
 		return yaml_fail(yf, val, "event '%s': give exactly one of 'config' (format terms), 'perf' (an event "
-				 "string), 'procfs' (vmstat/KEY, numastat/KEY, node_vmstat/KEY or node_meminfo/KEY), 'bpf' (an eBPF series) or 'plugin' "
-				 "(a plugin's series)", name);
+				 "string), 'procfs' (vmstat/KEY, numastat/KEY, node_vmstat/KEY or node_meminfo/KEY), 'bpf' (an eBPF series), "
+				 "'plugin' (a plugin's series) or 'damon' (a DAMON series)", name);
 	}
 	ev->how = config ? EVENT_HOW_CONFIG : perf ? EVENT_HOW_PERF : procfs ? EVENT_HOW_PROCFS
-		: bpf ? EVENT_HOW_BPF : EVENT_HOW_PLUGIN;
-	ev->text = config ? config : perf ? perf : procfs ? procfs : bpf ? bpf : plugin;
+		: bpf ? EVENT_HOW_BPF : plugin ? EVENT_HOW_PLUGIN : EVENT_HOW_DAMON;
+	ev->text = config ? config : perf ? perf : procfs ? procfs : bpf ? bpf : plugin ? plugin : damon;
 	if ((ev->how == EVENT_HOW_PROCFS) != (role->source == ROLE_PROCFS) ||
 	    (ev->how == EVENT_HOW_BPF) != (role->source == ROLE_BPF) ||
-	    (ev->how == EVENT_HOW_PLUGIN) != (role->source == ROLE_PLUGIN)) {
+	    (ev->how == EVENT_HOW_PLUGIN) != (role->source == ROLE_PLUGIN) ||
+	    (ev->how == EVENT_HOW_DAMON) != (role->source == ROLE_DAMON)) {
 		const char *kind = ev->how == EVENT_HOW_PROCFS ? "procfs" : ev->how == EVENT_HOW_BPF ? "bpf"
-				 : ev->how == EVENT_HOW_PLUGIN ? "plugin" : NULL;
+				 : ev->how == EVENT_HOW_PLUGIN ? "plugin" : ev->how == EVENT_HOW_DAMON ? "damon" : NULL;
 
 		if (role->source != ROLE_PERF)
 			return yaml_fail(yf, val, "event '%s': a 'source: %s' role takes only '%s' events", name,
@@ -686,6 +690,9 @@ static int parse_event(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val,
 	}
 	if (ev->how == EVENT_HOW_BPF)
 		return check_bpf_series(yf, yaml_get(yf, val, "bpf"), name, ev->text);
+	if (ev->how == EVENT_HOW_DAMON && strncmp(ev->text, "damon.", 6) != 0)
+		return yaml_fail(yf, yaml_get(yf, val, "damon"), "event '%s': DAMON series '%s' must be damon.NAME",
+				 name, ev->text);
 	if (ev->how == EVENT_HOW_PROCFS && (!kernel_stat_file_of(ev->text) || !strchr(ev->text, '/')[1]))
 		return yaml_fail(yf, yaml_get(yf, val, "procfs"), "event '%s': procfs statistic '%s' must be %s",
 				 name, ev->text, kernel_stat_forms());
@@ -714,14 +721,15 @@ static int parse_role(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val, 
 	if (yaml_get_str(yf, val, "source", false, &source, name))
 		return -1;
 	if (source && strcmp(source, "procfs") != 0 && strcmp(source, "perf") != 0 && strcmp(source, "bpf") != 0 &&
-	    strcmp(source, "plugin") != 0) {
+	    strcmp(source, "plugin") != 0 && strcmp(source, "damon") != 0) {
 		free(source);
 		return yaml_fail(yf, yaml_get(yf, val, "source"), "role '%s': unknown source; expected perf, procfs, "
-				 "bpf or plugin", name);
+				 "bpf, plugin or damon", name);
 	}
 	role->source = !source ? ROLE_PERF : !strcmp(source, "procfs") ? ROLE_PROCFS
 				 : !strcmp(source, "bpf")      ? ROLE_BPF
 				 : !strcmp(source, "plugin")   ? ROLE_PLUGIN
+				 : !strcmp(source, "damon")    ? ROLE_DAMON
 							       : ROLE_PERF;
 	free(source);
 	if (yaml_get_str(yf, val, "match", role->source == ROLE_PERF, &role->match, name) ||

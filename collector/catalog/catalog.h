@@ -55,6 +55,7 @@ enum catalog_event_how {
 	EVENT_HOW_PROCFS,   /* a kernel statistic: "vmstat/<key>" or "numastat/<key>" */
 	EVENT_HOW_BPF,      /* a series of memscope's eBPF probes: "proc.<name>" (sources/bpf_source.h) */
 	EVENT_HOW_PLUGIN,   /* a series a loaded plugin serves: "resctrl.mbm_total_bytes" (docs/plugins.md) */
+	EVENT_HOW_DAMON,    /* a series of the damon source: "damon.<name>" (docs/damon.md) */
 };
 
 struct catalog_event {
@@ -69,7 +70,7 @@ struct catalog_event {
 	struct catalog_pos pos;
 };
 
-enum catalog_role_source { ROLE_PERF, ROLE_PROCFS, ROLE_BPF, ROLE_PLUGIN };
+enum catalog_role_source { ROLE_PERF, ROLE_PROCFS, ROLE_BPF, ROLE_PLUGIN, ROLE_DAMON };
 
 /* One kind of PMU within a family, e.g. HiSilicon DDRC v1. */
 struct catalog_role {

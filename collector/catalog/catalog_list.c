@@ -209,7 +209,7 @@ static int explain_ref(struct expr *ref, void *ctx)
 		print_plugin_event(ev, c->out);
 	else
 		fprintf(c->out, "%s %s", ev->how == EVENT_HOW_PERF ? "perf event" : ev->how == EVENT_HOW_BPF ? "eBPF series"
-					 : "kernel statistic", ev->text);
+					 : ev->how == EVENT_HOW_DAMON ? "DAMON series" : "kernel statistic", ev->text);
 	if (ev->alias)
 		fprintf(c->out, " (sysfs alias %s)", ev->alias);
 	if (ev->pfm)
@@ -264,6 +264,9 @@ static int explain_ref(struct expr *ref, void *ctx)
 			fprintf(c->out, "the measured processes (-a: every process), one series per node (its node label)");
 		else if (ev->how == EVENT_HOW_BPF)
 			fprintf(c->out, "the measured processes (-a: every process), no node split");
+		else if (ev->how == EVENT_HOW_DAMON)
+			fprintf(c->out, "the whole machine's physical memory as the running kdamond sees it, one series "
+				"per node (its node label)");
 		else if (ev->how == EVENT_HOW_PLUGIN)
 			fprintf(c->out, "what plugin %s reads, %s", inst->name,
 				strcmp(role->scope, "instance") ? "each series counted toward its node and socket labels"

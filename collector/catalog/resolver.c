@@ -12,6 +12,7 @@
 #include "host/privileges.h"
 #include "host/sysfs.h"
 #include "host/kernel_stats.h"
+#include "host/damon_monitor.h"
 
 /* ---- CPU families ---- */
 
@@ -277,6 +278,36 @@ static int find_bpf_instances(const struct host *host, struct resolved_role *rr)
 		}
 	}
 	if (all_online_cpus(&host->topo, &cpus) || add_instance(rr, NULL, "bpf", &cpus))
+		return -1;
+	return 0;
+}
+
+/* The damon source: one instance, when a physical-address kdamond runs
+ * (host/damon_monitor.h says why not). */
+static int find_damon_instances(const struct host *host, struct resolved_role *rr)
+{
+	struct damon_monitor mon;
+	enum damon_absent reason;
+	struct ms_error err;
+	struct cpulist cpus;
+
+	if (!host->roots.is_recorded) {
+		if (host->roots.is_fixture) {
+			snprintf(rr->why, sizeof(rr->why), "the tree at %.200s describes another machine: its kdamond "
+				 "cannot be read from here", host->roots.sys);
+			return 0;
+		}
+		if (damon_monitor_find(&host->roots, &mon, &reason, &err) < 0) {
+			snprintf(rr->why, sizeof(rr->why), "%.250s", err.text);
+			return 0;
+		}
+		if (strcmp(mon.ops, "paddr") != 0) {
+			snprintf(rr->why, sizeof(rr->why), "kdamond %d monitors virtual addresses (%s), which have no node",
+				 mon.index, mon.ops);
+			return 0;
+		}
+	}
+	if (all_online_cpus(&host->topo, &cpus) || add_instance(rr, NULL, "damon", &cpus))
 		return -1;
 	return 0;
 }
@@ -831,6 +862,7 @@ int resolve(const struct host *host, const struct catalog *cat, struct resolutio
 			int rc = role->source == ROLE_PROCFS ? find_procfs_instances(host, role, &rf->roles[r])
 				 : role->source == ROLE_BPF  ? find_bpf_instances(host, &rf->roles[r])
 				 : role->source == ROLE_PLUGIN ? find_plugin_instances(host, role, &rf->roles[r])
+				 : role->source == ROLE_DAMON ? find_damon_instances(host, &rf->roles[r])
 							     : find_perf_instances(host, family, role, &rf->roles[r]);
 
 			if (rc)

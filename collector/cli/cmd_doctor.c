@@ -2,7 +2,8 @@
  * finding with the exact fix. Checks permissions (perf_event_paranoid,
  * capabilities), which PMU drivers exist against the ones this CPU should
  * have (from the catalog), a virtualised PMU, BTF and tracefs for the eBPF
- * probes, the open-file limit and the NMI watchdog holding a counter. */
+ * probes, DAMON for the damon series, the open-file limit and the NMI
+ * watchdog holding a counter. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "catalog/resolver.h"
 #include "host/sysfs.h"
 #include "host/tracefs.h"
+#include "host/damon_monitor.h"
 
 struct doctor {
 	int problems;
@@ -184,6 +186,47 @@ static void check_pmus(struct doctor *d, const struct host *host)
 	catalog_free(cat);
 }
 
+/* The damon series read a running physical-address kdamond (passive mode). */
+static void check_damon(struct doctor *d, const struct host *host)
+{
+	struct damon_monitor mon;
+	enum damon_absent reason;
+	struct ms_error err;
+	char who[256];
+
+	if (damon_monitor_find(&host->roots, &mon, &reason, &err) == 0) {
+		damon_monitor_describe(&mon, who, sizeof(who));
+		if (strcmp(mon.ops, "paddr") == 0)
+			printf("  ok    DAMON: %s runs: the damon series read it passively (never changed)\n", who);
+		else
+			finding(d, false, "DAMON: the running kdamond monitors virtual addresses, which have no node",
+				"the damon series need a physical-address (paddr) kdamond");
+		return;
+	}
+	switch (reason) {
+	case DAMON_NO_KERNEL_SUPPORT:
+		finding(d, false, err.text,
+			"boot a kernel with CONFIG_DAMON_SYSFS and CONFIG_DAMON_PADDR (Debian 12: linux-image-6.12 from "
+			"bookworm)");
+		break;
+	case DAMON_NO_SYSFS:
+		finding(d, false, err.text, "sudo mount -t sysfs sysfs /sys");
+		break;
+	case DAMON_NOT_ALLOWED:
+		finding(d, false, err.text, "run memscope as root for the damon series");
+		break;
+	case DAMON_NONE_RUNNING:
+		finding(d, false, err.text,
+			"start a physical-address kdamond (DAMON_RECLAIM: echo Y > "
+			"/sys/module/damon_reclaim/parameters/enabled, or one of your own through "
+			"/sys/kernel/mm/damon/admin)");
+		break;
+	case DAMON_BAD_STATE:
+		finding(d, false, err.text, "check the kdamond's files under /sys/kernel/mm/damon/admin/kdamonds");
+		break;
+	}
+}
+
 static void check_kernel_features(struct doctor *d, const struct host *host)
 {
 	char path[4200];
@@ -214,6 +257,7 @@ static void check_kernel_features(struct doctor *d, const struct host *host)
 		finding(d, false, "tracefs is not mounted: tracepoint events cannot be named",
 			"sudo mount -t tracefs nodev /sys/kernel/tracing");
 	}
+	check_damon(d, host);
 	if (host->roots.is_fixture)
 		return;
 	/* one fd per event per CPU: 16 events on every CPU is a modest session */

@@ -74,6 +74,7 @@ static const struct cli_option live_http_options[] = {
 
 static const struct cli_group live_groups[] = {
 	{ "What to count", measure_count_options },
+	{ NULL, measure_damon_options },
 	{ "Where", measure_target_options },
 	{ NULL, measure_file_options },
 	{ "When", measure_interval_options },

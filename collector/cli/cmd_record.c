@@ -87,6 +87,7 @@ static const struct cli_option record_sample_options[] = {
 
 static const struct cli_group record_groups[] = {
 	{ "What to count", measure_count_options },
+	{ NULL, measure_damon_options },
 	{ NULL, measure_lua_options },
 	{ "Where", measure_target_options },
 	{ NULL, record_replay_options },

@@ -137,6 +137,7 @@ static const struct cli_option stat_count_options[] = {
 static const struct cli_group stat_groups[] = {
 	{ "What to count", measure_count_options },
 	{ NULL, stat_count_options },
+	{ NULL, measure_damon_options },
 	{ NULL, measure_lua_options },
 	{ "Where", measure_target_options },
 	{ NULL, stat_where_options },

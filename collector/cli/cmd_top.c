@@ -76,6 +76,7 @@ static const struct cli_option top_lua_options[] = {
 
 static const struct cli_group top_groups[] = {
 	{ NULL, top_options },
+	{ NULL, measure_damon_options },
 	{ NULL, top_lua_options },
 	{ NULL, NULL },
 };
@@ -144,6 +145,8 @@ static int top_option(void *ctx, int key, const char *arg)
 	case LUA_CLI_OPT_UNSAFE:
 		return lua_cli_option(a->lua, key, arg) < 0 ? -1 : 0;
 	case 'I':
+	case SESSION_OPT_DAMON_HOT:
+	case SESSION_OPT_DAMON_COLD_AGE:
 		/* The shared parser checks the range. */
 		return session_option(a->opt, key, arg) < 0 ? -1 : 0;
 	case 'p':

@@ -11,6 +11,14 @@ const struct cli_option measure_count_options[] = {
 	{ 0 },
 };
 
+const struct cli_option measure_damon_options[] = {
+	{ SESSION_OPT_DAMON_HOT, "damon-hot", "PCT", "damon.hot_bytes: regions accessed in at least PCT% of\n"
+	  "the kdamond's samples of an aggregation (default 50)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ SESSION_OPT_DAMON_COLD_AGE, "damon-cold-age", "SECONDS", "damon.cold_bytes: regions not accessed for at\n"
+	  "least SECONDS (default 60)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
 const struct cli_option measure_lua_options[] = {
 	{ LUA_CLI_OPT_LUA, "lua", "SCRIPT", "run a Lua script on the frames: a built-in name (faults.lua,\n"
 	  "remote_ratio.lua, ...) or a path, with :KEY=VAL,... arguments; repeatable", CLI_COMPLETE_SCRIPT, NULL, 0 },

@@ -9,6 +9,7 @@
 #include "pipeline/session.h"
 
 extern const struct cli_option measure_count_options[];   /* -e, -m */
+extern const struct cli_option measure_damon_options[];    /* --damon-hot, --damon-cold-age */
 extern const struct cli_option measure_lua_options[];     /* --lua, --lua-unsafe */
 extern const struct cli_option measure_target_options[];  /* -a, -p */
 extern const struct cli_option measure_file_options[];    /* --replay, --input */

@@ -179,7 +179,7 @@ int aggregation_init(struct aggregation *a, const struct series_table *table, en
 	}
 	a->cell_mapped = calloc((size_t)(a->nr_rows * a->nr_columns) + 1, sizeof(bool));
 	a->gauge_frame = calloc((size_t)(a->nr_rows * a->nr_columns) + 1, sizeof(double));
-	a->gauge_read = calloc((size_t)(a->nr_rows * a->nr_columns) + 1, sizeof(bool));
+	a->gauge_read = calloc((size_t)(a->nr_rows * a->nr_columns) + 1, sizeof(*a->gauge_read));
 	if (!a->cell_mapped || !a->gauge_frame || !a->gauge_read) {
 		aggregation_free(a);
 		return -1;
@@ -215,9 +215,10 @@ void aggregation_clear(const struct aggregation *a, struct aggr_cell *cells)
 {
 	memset(cells, 0, sizeof(*cells) * (size_t)(a->nr_rows * a->nr_columns));
 	for (int i = 0; i < a->nr_rows * a->nr_columns; i++) {
-		cells[i].valid = a->cell_mapped[i];
-		cells[i].not_applicable = !a->cell_mapped[i];
 		cells[i].gauge = a->gauges[i % a->nr_columns];
+		/* A gauge's cell is valid once a frame has read all of it. */
+		cells[i].valid = a->cell_mapped[i] && !cells[i].gauge;
+		cells[i].not_applicable = !a->cell_mapped[i];
 	}
 }
 
@@ -241,10 +242,14 @@ void aggregation_add(const struct aggregation *a, const struct frame *frame, str
 		if (row >= 0) {
 			int cell = row * a->nr_columns + col;
 
-			if (a->gauges[col] && frame->samples[i].valid) {
-				/* A frame's gauge values add up across series (nodes, CPUs), not across frames. */
-				a->gauge_frame[cell] += (double)frame->samples[i].value;
-				a->gauge_read[cell] = true;
+			if (a->gauges[col]) {
+				/* A frame's gauge values add up across series (nodes, CPUs),
+				 * not across frames; a frame missing one of them is left out
+				 * of the run's peak, mean and last, not the whole run. */
+				if (frame->samples[i].valid)
+					a->gauge_frame[cell] += (double)frame->samples[i].value;
+				if (a->gauge_read[cell] != GAUGE_FRAME_PARTIAL)
+					a->gauge_read[cell] = frame->samples[i].valid ? GAUGE_FRAME_READ : GAUGE_FRAME_PARTIAL;
 			} else {
 				add_to_cell(&cells[cell], &frame->samples[i]);
 			}
@@ -263,8 +268,12 @@ void aggregation_add(const struct aggregation *a, const struct frame *frame, str
 		struct aggr_cell *cell = &cells[k];
 		double v = a->gauge_frame[k];
 
-		if (!a->gauge_read[k])
+		if (a->gauge_read[k] != GAUGE_FRAME_READ) {
+			a->gauge_frame[k] = 0;
+			a->gauge_read[k] = GAUGE_FRAME_NONE;
 			continue;
+		}
+		cell->valid = !cell->unsupported;
 		if (!cell->gauge_frames || v > cell->value)
 			cell->value = v;
 		cell->raw = (uint64_t)cell->value;
@@ -272,7 +281,7 @@ void aggregation_add(const struct aggregation *a, const struct frame *frame, str
 		cell->gauge_last = v;
 		cell->gauge_frames++;
 		a->gauge_frame[k] = 0;
-		a->gauge_read[k] = false;
+		a->gauge_read[k] = GAUGE_FRAME_NONE;
 	}
 }
 

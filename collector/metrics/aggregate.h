@@ -48,6 +48,8 @@ struct aggr_cell {
 	bool not_applicable;    /* no series of this event has this scope (e.g. not split by node) */
 };
 
+enum { GAUGE_FRAME_NONE, GAUGE_FRAME_READ, GAUGE_FRAME_PARTIAL };
+
 struct aggregation {
 	enum aggr_mode mode;
 	int nr_columns;
@@ -58,7 +60,7 @@ struct aggregation {
 	bool *gauges;           /* per column: its series are gauges */
 	int nr_gauge_columns;
 	double *gauge_frame;    /* nr_rows x nr_columns scratch: a frame's sum of a gauge cell */
-	bool *gauge_read;
+	unsigned char *gauge_read; /* per cell this frame: GAUGE_FRAME_NONE, _READ (every series), _PARTIAL */
 	int nr_rows;
 	int *row_keys;          /* cpu/socket/node number; -1 for the total row */
 	int *series_row;        /* per series: row, or -1 for every row (unsupported events) */

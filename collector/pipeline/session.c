@@ -24,6 +24,28 @@ void session_options_init(struct session_options *opt, const char *command_name)
 }
 
 
+/* --damon-hot 1..100 (percent of samples), --damon-cold-age 1..86400 (seconds). */
+static int parse_damon_threshold(struct session_options *opt, int c, const char *text)
+{
+	bool hot = c == SESSION_OPT_DAMON_HOT;
+	long max = hot ? 100 : 86400;
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < 1 || v > max) {
+		fprintf(stderr, "memscope %s: --damon-%s %s: expected %s from 1 to %ld\n", opt->command_name,
+			hot ? "hot" : "cold-age", text, hot ? "a percentage of a region's samples" : "seconds", max);
+		return -1;
+	}
+	if (hot)
+		opt->damon_hot_pct = (unsigned)v;
+	else
+		opt->damon_cold_age_us = (uint64_t)v * 1000000u;
+	return 0;
+}
+
 static int parse_interval(const struct session_options *opt, const char *text, long *ms)
 {
 	char *end;
@@ -129,6 +151,9 @@ int session_option(struct session_options *opt, int c, const char *arg)
 	case SESSION_OPT_PER_INSTANCE: opt->aggr = AGGR_INSTANCE; return 1;
 	case SESSION_OPT_PER_CORE: opt->aggr = AGGR_CORE; return 1;
 	case SESSION_OPT_PER_DIE: opt->aggr = AGGR_DIE; return 1;
+	case SESSION_OPT_DAMON_HOT:
+	case SESSION_OPT_DAMON_COLD_AGE:
+		return parse_damon_threshold(opt, c, arg) < 0 ? -1 : 1;
 	default: return 0;
 	}
 }
@@ -437,6 +462,8 @@ static int create_sources(struct session *s, const struct session_options *opt, 
 			.sampling = &sampling,
 			.cgroups = s->cgroups,
 			.nr_cgroups = s->nr_cgroups,
+			.damon_hot_pct = opt->damon_hot_pct,
+			.damon_cold_age_us = opt->damon_cold_age_us,
 		};
 		struct ms_error why = { "" };
 
@@ -716,7 +743,8 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 			return ret;
 		/* Kernel statistics and eBPF series are not counted per CPU. */
 		for (int i = 0; s->plan && opt->cpu_list && i < s->plan->nr_events; i++)
-			if (s->plan->events[i].how == EVENT_HOW_PROCFS || s->plan->events[i].how == EVENT_HOW_BPF) {
+			if (s->plan->events[i].how == EVENT_HOW_PROCFS || s->plan->events[i].how == EVENT_HOW_BPF ||
+			    s->plan->events[i].how == EVENT_HOW_DAMON) {
 				ms_error_set(err, "-C counts only on the CPUs it names, but the metrics asked for read "
 					     "'%s', which %s: leave those metrics out or count without -C",
 					     s->plan->events[i].text, s->plan->events[i].how == EVENT_HOW_BPF

@@ -30,6 +30,8 @@ enum {
 	SESSION_OPT_PER_DIE,
 	SESSION_OPT_REPLAY,
 	SESSION_OPT_INPUT,
+	SESSION_OPT_DAMON_HOT,
+	SESSION_OPT_DAMON_COLD_AGE,
 };
 
 /* -I limits: shorter intervals cost more than they measure. */
@@ -85,6 +87,9 @@ struct session_options {
 	 * memory sampling event of this host), and how to sample them. */
 	char *samples;
 	struct sample_options sampling;
+	/* --damon-hot PCT, --damon-cold-age SECONDS (0: the defaults) */
+	unsigned damon_hot_pct;
+	uint64_t damon_cold_age_us;
 };
 
 void session_options_init(struct session_options *opt, const char *command_name);

@@ -257,13 +257,18 @@ void frame_accumulate(struct frame *total, const struct frame *frame, const stru
 		struct sample *t = &total->samples[i];
 		const struct sample *f = &frame->samples[i];
 
+		/* A gauge's total is its last sample, as when frames merge (an
+		 * interval before its first value does not hide the later ones). */
+		if (table->series[i].kind == SERIES_GAUGE) {
+			t->value = f->value;
+			t->valid = f->valid;
+			continue;
+		}
 		if (!f->valid) {
 			t->valid = false;
 			continue;
 		}
-		if (table->series[i].kind == SERIES_GAUGE) {
-			t->value = f->value;
-		} else {
+		{
 			t->value += f->value;
 			t->enabled_ns += f->enabled_ns;
 			t->running_ns += f->running_ns;

@@ -44,6 +44,9 @@ void stat_output_flush(struct stat_output *o);
  * text shows it ("1,234", "n/a", "<not counted>", coverage when < 100%),
  * and the rows as stat's JSON gives them ([{"scope", "events", "metrics"}]). */
 void stat_cell_text(const struct stat_cell *cell, char *buf, size_t size);
+/* Text: a gauge total's name and company: "  (peak of N samples; mean M, last L)". */
+void stat_text_gauge_note(struct stat_output *o, const struct stat_cell *cell);
+
 /* Text: the footnote of the marker '*' on values that count the whole machine
  * although the target is a command or PIDs. */
 void stat_output_whole_system_note(struct stat_output *o);

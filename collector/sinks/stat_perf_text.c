@@ -115,6 +115,11 @@ static void cell_line(struct stat_output *o, const char *time_prefix, const stru
 		if (f.shadow_unit[0])
 			fprintf(out, " # %s %s", f.metric_value, f.shadow_unit);
 	}
+	/* memscope's notes after perf's fields: the whole machine's value, a gauge's total named. */
+	if (stat_table_whole_system(t, c))
+		fputs("  *", out);
+	if (cell->status == CELL_OK && cell->gauge_frames > 1 && !time_prefix[0])
+		stat_text_gauge_note(o, cell);
 	if (cell->status != CELL_OK && cell->why)
 		fprintf(out, "  (%s)", cell->why);
 	else if (cell->status == CELL_OK && cell->coverage < 0.9999)
@@ -160,6 +165,9 @@ void stat_perf_text_interval(struct stat_output *o, double time_s, const struct 
 
 	/* perf's header: before the first interval and every 25th after. */
 	if (o->lines_since_header == 0 || o->lines_since_header >= 25) {
+		if (!o->intervals_printed && stat_table_any_whole_system(t))
+			fputs("# * counted for the whole machine (a kernel statistic, an uncore PMU or a plugin's group), "
+			      "not only for the command or processes measured\n", o->out);
 		interval_header(o->out, t->mode);
 		o->lines_since_header = 0;
 	}
@@ -179,6 +187,8 @@ void stat_perf_text_totals(struct stat_output *o, double elapsed_s, const struct
 	else
 		fprintf(o->out, "\n Performance counter stats for %s:\n\n", o->title);
 	lines(o, "", t);
+	if (stat_table_any_whole_system(t))
+		stat_output_whole_system_note(o);
 	if (t->runs > 1)
 		fprintf(o->out, "\n %17.9f +- %.9f seconds time elapsed  ( +-%6.2f%% )\n\n", elapsed_s, o->elapsed_sd,
 			elapsed_s > 0 ? 100.0 * o->elapsed_sd / elapsed_s : 0.0);

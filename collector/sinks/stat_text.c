@@ -150,7 +150,7 @@ void stat_text_interval(struct stat_output *o, double time_s, const struct stat_
 /* A gauge's total is the peak of its values over the run, named, with the
  * mean and the last beside it: a level read after the target ended (the
  * last) says little about the run. */
-static void print_gauge(struct stat_output *o, const struct stat_cell *cell)
+void stat_text_gauge_note(struct stat_output *o, const struct stat_cell *cell)
 {
 	char mean[64], last[64];
 
@@ -201,7 +201,7 @@ void stat_text_totals(struct stat_output *o, double elapsed_s, const struct stat
 			if (stat_table_whole_system(t, c))
 				fputs("  *", o->out);
 			if (cell->status == CELL_OK && cell->gauge_frames > 1)
-				print_gauge(o, cell);
+				stat_text_gauge_note(o, cell);
 			if (cell->status != CELL_OK && cell->why)
 				fprintf(o->out, "  (%s)", cell->why);
 			if (t->noise && !isnan(t->noise[r * t->nr_columns + c]))

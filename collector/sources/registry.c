@@ -8,6 +8,7 @@ void source_registry_init(struct source_registry *r)
 	memset(r, 0, sizeof(*r));
 	r->kinds[r->nr++] = &bpf_source_kind;
 	r->kinds[r->nr++] = &procfs_source_kind;
+	r->kinds[r->nr++] = &damon_source_kind;
 	r->kinds[r->nr++] = &sample_source_kind;
 	r->kinds[r->nr++] = &perf_source_kind;   /* last live kind: takes every name left */
 	r->kinds[r->nr++] = &replay_source_kind;

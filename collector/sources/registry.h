@@ -12,6 +12,7 @@
 #define MEMSCOPE_SOURCE_REGISTRY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "host/host.h"
@@ -49,6 +50,11 @@ struct source_request {
 	 * counted as without -G. */
 	const struct event_cgroup *cgroups;
 	int nr_cgroups;
+	/* The damon source: a region is hot when accessed in at least this
+	 * percent of its samples, cold when not accessed for this long (0: the
+	 * defaults, sources/damon/damon_regions.h). */
+	unsigned damon_hot_pct;
+	uint64_t damon_cold_age_us;
 };
 
 /* LIVE: reads the host; FILE: serves the names asked for from a file
@@ -89,7 +95,7 @@ struct source_registry {
 	int nr;
 };
 
-/* The built-in kinds, in claiming order: bpf, procfs, sample (sample:EVENT), then perf (which
+/* The built-in kinds, in claiming order: bpf, procfs, damon (damon.*), sample (sample:EVENT), then perf (which
  * takes every name no other kind claimed), and the file kinds: replay
  * (--replay: counter values for names) and recording (--input: whole
  * recordings, which claim no name). */
@@ -116,5 +122,6 @@ extern const struct source_kind procfs_source_kind;
 extern const struct source_kind replay_source_kind;
 extern const struct source_kind recording_source_kind;
 extern const struct source_kind sample_source_kind;
+extern const struct source_kind damon_source_kind;
 
 #endif

@@ -94,7 +94,7 @@ static int register_series(struct replay_source *rs, struct series_table *table)
 		bool one_series = (pe->how == EVENT_HOW_PROCFS && !kernel_stat_file_of(pe->text)->per_node) ||
 				  (pe->how == EVENT_HOW_BPF && strcmp(pe->role->scope, "node") != 0);
 
-		if (pe->how == EVENT_HOW_PROCFS || pe->how == EVENT_HOW_BPF) {
+		if (pe->how == EVENT_HOW_PROCFS || pe->how == EVENT_HOW_BPF || pe->how == EVENT_HOW_DAMON) {
 			if (one_series) {
 				if (add_series(rs, table, i, LABEL_NONE, LABEL_NONE))
 					return -1;
@@ -120,7 +120,7 @@ static bool event_named(const struct plan_event *pe, const char *name, size_t le
 
 	if (strlen(pe->text) == len && strncmp(pe->text, name, len) == 0)
 		return true;
-	if (pe->how == EVENT_HOW_PROCFS || pe->how == EVENT_HOW_BPF)
+	if (pe->how == EVENT_HOW_PROCFS || pe->how == EVENT_HOW_BPF || pe->how == EVENT_HOW_DAMON)
 		return false;
 	snprintf(alt, sizeof(alt), "%s/%s/", pe->instance, pe->event->name);
 	return strlen(alt) == len && strncmp(alt, name, len) == 0;

@@ -149,7 +149,7 @@ def test_list_sources_says_what_runs_here_and_why_not(memscope, fixtures_dir):
         return kinds, why
 
     kinds, why = table(run([memscope, "list", "--sources"]))
-    assert list(kinds) == ["bpf", "procfs", "sample", "perf", "replay", "recording"], kinds
+    assert list(kinds) == ["bpf", "procfs", "damon", "sample", "perf", "replay", "recording"], kinds
     # This process may open its own task clock: perf is here (as it must be for the other tests).
     assert kinds["perf"] == "yes" and kinds["procfs"] == "yes" and kinds["replay"] == "yes"
     if os.geteuid() == 0 and pathlib.Path("/sys/kernel/btf/vmlinux").exists():
@@ -159,11 +159,14 @@ def test_list_sources_says_what_runs_here_and_why_not(memscope, fixtures_dir):
     kinds, why = table(run([memscope, "list", "--sources"], env=env))
     assert kinds["perf"] == "no" and "describes another machine" in why["perf"], why
     assert kinds["sample"] == "no" and "describes another machine" in why["sample"], why
+    assert kinds["damon"] == "no" and "describes another machine" in why["damon"], why
     assert kinds["bpf"] == "no" and ("kernel BTF" in why["bpf"] or "CAP_BPF" in why["bpf"]), why
     if os.geteuid() == 0:
         res = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", memscope, "list", "--sources"])
         kinds, why = table(res)
         assert kinds["bpf"] == "no" and "CAP_BPF" in why["bpf"], why
+        if pathlib.Path("/sys/kernel/mm/damon/admin").exists():
+            assert kinds["damon"] == "no" and "needs root" in why["damon"], why
 
 
 

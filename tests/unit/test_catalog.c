@@ -124,7 +124,7 @@ static void test_shipped_catalog(void)
 				   "amd-zen3", "amd-zen4", "amd-zen5", "intel-nehalem-westmere", "intel-skylake-sp",
 				   "intel-icelake-sp", "intel-sapphire-rapids", "intel-granite-rapids", "arm-neoverse-cmn",
 				   "arm-dmc620", "nvidia-grace", "linux-kernel",
-				   "linux-ebpf" };
+				   "linux-ebpf", "linux-damon" };
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		bool found = false;
 
@@ -246,7 +246,10 @@ static void test_errors(void)
 						"flux_rd: { config: event=0x01, perf: page-faults }")),
 		     "pmu/test.yaml:9:16: event 'flux_rd': give exactly one of 'config' (format terms), 'perf' (an "
 		     "event string), 'procfs' (vmstat/KEY, numastat/KEY, node_vmstat/KEY or node_meminfo/KEY), "
-		     "'bpf' (an eBPF series) or 'plugin' (a plugin's series)");
+		     "'bpf' (an eBPF series), 'plugin' (a plugin's series) or 'damon' (a DAMON series)");
+	/* a DAMON series belongs in a 'source: damon' role, and is named damon.NAME */
+	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01", "flux_rd: { damon: damon.hot_bytes }")),
+		     "pmu/test.yaml:9:16: event 'flux_rd': 'damon' events belong in a role with 'source: damon'");
 	/* a plugin's series belongs in a 'source: plugin' role, and 'instance' scopes only those */
 	CHECK_EQ_STR(load(good_metrics, replace(good_family, "flux_rd: event=0x01", "flux_rd: { plugin: x.bytes }")),
 		     "pmu/test.yaml:9:16: event 'flux_rd': 'plugin' events belong in a role with 'source: plugin'");
@@ -360,9 +363,17 @@ static void test_bpf_events(void)
 		     "pmu/test.yaml:9:16: event 'flux_rd': 'bpf' events belong in a role with 'source: bpf'");
 	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "{ bpf: proc.faults }", "{ perf: page-faults }")),
 		     "pmu/test.yaml:9:15: event 'faults': a 'source: bpf' role takes only 'bpf' events");
+	{
+		char damon_family[2048];
+
+		snprintf(damon_family, sizeof(damon_family), "%s",
+			 replace(bpf_family, "    source: bpf\n", "    source: damon\n"));
+		CHECK_EQ_STR(load(good_metrics, replace(damon_family, "{ bpf: proc.faults }", "{ damon: hot_bytes }")),
+			     "pmu/test.yaml:9:24: event 'faults': DAMON series 'hot_bytes' must be damon.NAME");
+	}
 	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "    source: bpf\n    scope: system",
 						"    source: ebpf\n    scope: system")),
-		     "pmu/test.yaml:6:13: role 'proc': unknown source; expected perf, procfs, bpf or plugin");
+		     "pmu/test.yaml:6:13: role 'proc': unknown source; expected perf, procfs, bpf, plugin or damon");
 	/* a procfs statistic of a file memscope does not read, and one without a key */
 	CHECK_EQ_STR(load(good_metrics, replace(bpf_family, "    source: bpf\n    scope: system",
 						"    source: procfs\n    scope: system")),

@@ -65,11 +65,14 @@ static const char *const node_metric[TOP_NODE_NR_COLS] = {
 	[TOP_NODE_FREE] = "numa.free_bytes",
 	[TOP_NODE_PROMOTED] = "tier.promoted_pages",
 	[TOP_NODE_DEMOTED] = "tier.demoted_pages",
+	[TOP_NODE_DAMON_HOT] = "damon.hot_bytes",
+	[TOP_NODE_DAMON_COLD] = "damon.cold_bytes",
 };
 
 static const char *const node_col_names[TOP_NODE_NR_COLS] = {
 	"READ_B/s", "WRITE_B/s", "REMOTE%", "FAULTS/s", "ALLOC/s", "MIGR/s", "PGMIGR/s", "MISS/s", "FOREIGN/s",
 	"USED_B", "FREE_B", "PROMO/s", "DEMO/s",
+	"HOT_B", "COLD_B",
 };
 
 static const char *const proc_col_names[TOP_PROC_NR_COLS] = {

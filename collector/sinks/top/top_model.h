@@ -48,6 +48,8 @@ enum top_node_col {
 	TOP_NODE_FREE,               /* B free on the node */
 	TOP_NODE_PROMOTED,           /* pages/s promoted into the node from a slower tier */
 	TOP_NODE_DEMOTED,            /* pages/s demoted from the node to a slower tier */
+	TOP_NODE_DAMON_HOT,          /* bytes: DAMON regions hot in the last aggregation */
+	TOP_NODE_DAMON_COLD,         /* bytes: DAMON regions idle for the cold age */
 	TOP_NODE_NR_COLS
 };
 

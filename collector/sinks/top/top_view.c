@@ -63,8 +63,9 @@ struct layout {
 static const int node_drop_rank[TOP_NODE_NR_COLS] = {
 	[TOP_NODE_READ_BW] = 0, [TOP_NODE_WRITE_BW] = 1, [TOP_NODE_REMOTE_PCT] = 2, [TOP_NODE_FAULTS] = 3,
 	[TOP_NODE_PAGES_ALLOC] = 4, [TOP_NODE_NUMA_MISS] = 5, [TOP_NODE_NUMA_FOREIGN] = 6,
-	[TOP_NODE_MIGRATIONS] = 7, [TOP_NODE_PAGES_MIGRATED] = 8, [TOP_NODE_USED] = 9, [TOP_NODE_FREE] = 10,
-	[TOP_NODE_PROMOTED] = 11, [TOP_NODE_DEMOTED] = 12,
+	[TOP_NODE_MIGRATIONS] = 7, [TOP_NODE_PAGES_MIGRATED] = 8, [TOP_NODE_DAMON_COLD] = 9,
+	[TOP_NODE_DAMON_HOT] = 10, [TOP_NODE_USED] = 11, [TOP_NODE_FREE] = 12, [TOP_NODE_PROMOTED] = 13,
+	[TOP_NODE_DEMOTED] = 14,
 };
 
 /* Process table (PID stays; COMMAND is cut only when nothing else can go). */
@@ -126,6 +127,8 @@ static const char *const node_help[TOP_NODE_NR_COLS] = {
 	"FREE_B     free memory of the node, bytes (nodeN/meminfo MemFree)",
 	"PROMO/s    pages per second promoted into the node from a slower tier (pgpromote_success)",
 	"DEMO/s     pages per second demoted from the node to a slower tier (pgdemote_*)",
+	"HOT_B      bytes of the node DAMON saw hot in its last aggregation (--damon-hot)",
+	"COLD_B     bytes of the node DAMON saw idle for the cold age (--damon-cold-age)",
 };
 
 /* "PGMIGR/s MIGR/s ...": a table's columns in the order they leave. */

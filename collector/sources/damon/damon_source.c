@@ -1,0 +1,417 @@
+/* The damon source: DAMON's view of physical memory as bytes per node.
+ * Passive mode: another kdamond (the host's own, e.g. DAMON_RECLAIM or a
+ * sysfs-configured one) already monitors physical memory; memscope reads its
+ * aggregations from the damon:damon_aggregated tracepoint through one perf
+ * event on the kdamond thread (raw samples in a ring buffer read at each
+ * interval: no wake-up, no program) and never writes to DAMON's sysfs files.
+ * Each interval shows the last complete aggregation. */
+#include "sources/registry.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host/page_node.h"
+#include "host/tracefs.h"
+#include "host/damon_monitor.h"
+#include "sources/damon/damon_regions.h"
+
+#define DAMON_RING_PAGES 128   /* 512 KiB: two aggregations of 1024 regions at 64 bytes a record, four times */
+
+enum damon_quantity { Q_ACCESSED, Q_HOT, Q_COLD, Q_RATE, Q_UNPLACED, Q_AGGREGATIONS, Q_COUNT };
+
+static const char *const quantity_names[Q_COUNT] = {
+	"damon.accessed_bytes", "damon.hot_bytes", "damon.cold_bytes", "damon.access_rate_bytes",
+	"damon.unplaced_bytes", "damon.aggregations",
+};
+
+struct damon_series {
+	enum damon_quantity q;
+	int slot;      /* node slot of the tally (-1: none) */
+	int bucket;    /* Q_RATE */
+};
+
+struct damon_source {
+	const struct host *host;
+	bool wanted[Q_COUNT];
+	struct damon_monitor mon;
+	struct damon_classes classes;
+	struct damon_record_layout layout;
+	struct phys_node_map map;
+	struct damon_stream stream;
+	struct damon_series *series;
+	int nr_series;
+	uint64_t reported_aggregations;
+	int fd;
+	struct perf_event_mmap_page *page;
+	uint8_t *data;
+	size_t map_size;
+	uint64_t ring_size;
+	uint8_t scratch[65536];   /* a record that wraps around the ring's end */
+};
+
+static int quantity_of(const char *name)
+{
+	for (int q = 0; q < Q_COUNT; q++)
+		if (!strcmp(name, quantity_names[q]))
+			return q;
+	return -1;
+}
+
+static int add_series(struct damon_source *ds, struct series_table *table, enum damon_quantity q, int slot,
+		      int bucket, struct ms_error *err)
+{
+	struct series_labels labels;
+	struct damon_series *s = realloc(ds->series, sizeof(*s) * (size_t)(ds->nr_series + 1));
+
+	if (!s)
+		goto oom;
+	ds->series = s;
+	series_labels_init(&labels);
+	if (slot >= 0)
+		labels.node = ds->stream.latest.node_ids[slot];
+	snprintf(labels.instance, sizeof(labels.instance), "%s", q == Q_RATE ? damon_rate_bucket_name(bucket) : "damon");
+	if (series_table_add(table, quantity_names[q], q == Q_AGGREGATIONS ? "" : "B", 1.0,
+			     q == Q_AGGREGATIONS ? SERIES_COUNTER : SERIES_GAUGE, &labels) < 0)
+		goto oom;
+	ds->series[ds->nr_series++] = (struct damon_series){ .q = q, .slot = slot, .bucket = bucket };
+	return 0;
+oom:
+	ms_error_set(err, "damon source: out of memory");
+	return -1;
+}
+
+static int read_format(struct damon_source *ds, struct ms_error *err, long long *id)
+{
+	char dir[4200], path[4400], text[4096];
+
+	if (tracefs_dir(ds->host->roots.sys, dir, sizeof(dir), err) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/events/damon/damon_aggregated/format", dir);
+	if (sysfs_read_str(path, text, sizeof(text)) < 0) {
+		ms_error_set(err, "%s: %s: this kernel has no damon:damon_aggregated tracepoint (CONFIG_DAMON)", path,
+			     strerror(errno));
+		return -1;
+	}
+	if (damon_record_layout_parse(&ds->layout, text) < 0) {
+		ms_error_set(err, "%s: the fields target_id, nr_regions, start, end, nr_accesses and age are not all "
+			     "there with the sizes memscope reads (unsigned long, unsigned int)", path);
+		return -1;
+	}
+	*id = tracepoint_id(ds->host->roots.sys, "damon", "damon_aggregated", err);
+	return *id < 0 ? -1 : 0;
+}
+
+static int open_event(struct damon_source *ds, long long id, struct ms_error *err)
+{
+	struct perf_event_attr attr;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *base;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = (uint64_t)id;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_RAW;
+	attr.disabled = 1;
+	/* On the kdamond thread only: the one that emits these records. */
+	ds->fd = (int)syscall(__NR_perf_event_open, &attr, (pid_t)ds->mon.pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (ds->fd < 0) {
+		ms_error_set(err, "cannot open damon:damon_aggregated on kdamond %d (pid %d): %s%s", ds->mon.index,
+			     (int)ds->mon.pid, strerror(errno),
+			     errno == EACCES || errno == EPERM ? ": reading kernel tracepoints needs root or CAP_PERFMON"
+							       : "");
+		return -1;
+	}
+	ds->map_size = page * (DAMON_RING_PAGES + 1);
+	base = mmap(NULL, ds->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, ds->fd, 0);
+	if (base == MAP_FAILED) {
+		ms_error_set(err, "cannot map the damon ring buffer (%zu KiB): %s", ds->map_size >> 10, strerror(errno));
+		return -1;
+	}
+	ds->page = base;
+	ds->data = (uint8_t *)base + page;
+	ds->ring_size = (uint64_t)DAMON_RING_PAGES * page;
+	return 0;
+}
+
+static int damon_open(struct source *src, struct series_table *table, struct ms_error *err)
+{
+	struct damon_source *ds = src->priv;
+	enum damon_absent reason;
+	long long id;
+
+	if (damon_monitor_find(&ds->host->roots, &ds->mon, &reason, err) < 0)
+		return -1;
+	if (strcmp(ds->mon.ops, "paddr") != 0) {
+		ms_error_set(err, "kdamond %d monitors with '%s': its regions are virtual addresses of its processes, "
+			     "which have no node; memscope reads a physical-address (paddr) kdamond", ds->mon.index,
+			     ds->mon.ops);
+		return -1;
+	}
+	ds->classes.sample_us = ds->mon.sample_us;
+	ds->classes.aggr_us = ds->mon.aggr_us;
+	ds->classes.addr_unit = ds->mon.addr_unit;
+	if (phys_node_map_load(&ds->map, &ds->host->roots, err) < 0)
+		return -1;
+	if (damon_stream_init(&ds->stream, ds->host->topo.nr_nodes, ds->host->topo.nodes) < 0) {
+		ms_error_set(err, "damon source: out of memory");
+		return -1;
+	}
+	if (read_format(ds, err, &id) < 0 || open_event(ds, id, err) < 0)
+		return -1;
+	src->first = table->nr;
+	for (int q = 0; q < Q_COUNT; q++) {
+		if (!ds->wanted[q])
+			continue;
+		if (q == Q_UNPLACED || q == Q_AGGREGATIONS) {
+			if (add_series(ds, table, q, -1, 0, err) < 0)
+				return -1;
+			continue;
+		}
+		for (int slot = 0; slot < ds->stream.latest.nr_nodes; slot++)
+			for (int b = 0; b < (q == Q_RATE ? DAMON_RATE_BUCKETS : 1); b++)
+				if (add_series(ds, table, q, slot, b, err) < 0)
+					return -1;
+	}
+	src->count = table->nr - src->first;
+	return 0;
+}
+
+static void handle_record(struct damon_source *ds, const struct perf_event_header *hdr)
+{
+	struct damon_region r;
+	uint32_t raw_size;
+
+	if (hdr->type == PERF_RECORD_LOST) {
+		damon_stream_lost(&ds->stream);
+		return;
+	}
+	if (hdr->type != PERF_RECORD_SAMPLE || hdr->size < sizeof(*hdr) + sizeof(raw_size))
+		return;
+	memcpy(&raw_size, hdr + 1, sizeof(raw_size));
+	if (raw_size > hdr->size - sizeof(*hdr) - sizeof(raw_size))
+		return;
+	if (damon_record_decode(&ds->layout, (const uint8_t *)(hdr + 1) + sizeof(raw_size), raw_size, &r))
+		damon_stream_add(&ds->stream, &ds->map, &ds->classes, &r);
+}
+
+static void drain(struct damon_source *ds)
+{
+	uint64_t head = __atomic_load_n(&ds->page->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = ds->page->data_tail;
+
+	while (tail < head) {
+		uint64_t at = tail & (ds->ring_size - 1);
+		const struct perf_event_header *hdr = (const void *)(ds->data + at);
+		struct perf_event_header h;
+
+		if (ds->ring_size - at < sizeof(h)) {
+			memcpy(&h, ds->data + at, (size_t)(ds->ring_size - at));
+			memcpy((uint8_t *)&h + (ds->ring_size - at), ds->data, sizeof(h) - (size_t)(ds->ring_size - at));
+		} else {
+			memcpy(&h, hdr, sizeof(h));
+		}
+		if (h.size < sizeof(h) || h.size > head - tail) {
+			damon_stream_lost(&ds->stream);   /* out of step: what is left cannot be read */
+			tail = head;
+			break;
+		}
+		if (at + h.size > ds->ring_size) {
+			uint64_t first = ds->ring_size - at;
+
+			memcpy(ds->scratch, ds->data + at, (size_t)first);
+			memcpy(ds->scratch + first, ds->data, (size_t)(h.size - first));
+			hdr = (const void *)ds->scratch;
+		}
+		handle_record(ds, hdr);
+		tail += h.size;
+	}
+	__atomic_store_n(&ds->page->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static int damon_enable(struct source *src, struct ms_error *err)
+{
+	struct damon_source *ds = src->priv;
+
+	if (ioctl(ds->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		ms_error_set(err, "cannot enable damon:damon_aggregated: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int damon_disable(struct source *src)
+{
+	struct damon_source *ds = src->priv;
+
+	return ds->fd >= 0 ? ioctl(ds->fd, PERF_EVENT_IOC_DISABLE, 0) : 0;
+}
+
+static int damon_sample(struct source *src, struct frame *frame)
+{
+	struct damon_source *ds = src->priv;
+	const struct damon_tally *t = &ds->stream.latest;
+	struct timespec ts;
+	bool fresh;
+
+	drain(ds);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fresh = damon_stream_fresh(&ds->stream, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+				   ds->mon.aggr_us);
+	for (int i = 0; i < ds->nr_series; i++) {
+		const struct damon_series *s = &ds->series[i];
+		struct sample *out = &frame->samples[src->first + i];
+		uint64_t v = 0;
+
+		switch (s->q) {
+		case Q_ACCESSED: v = t->accessed[s->slot]; break;
+		case Q_HOT: v = t->hot[s->slot]; break;
+		case Q_COLD: v = t->cold[s->slot]; break;
+		case Q_RATE: v = t->rate[s->slot * DAMON_RATE_BUCKETS + s->bucket]; break;
+		case Q_UNPLACED: v = t->unplaced; break;
+		case Q_AGGREGATIONS: v = ds->stream.aggregations - ds->reported_aggregations; break;
+		case Q_COUNT: break;
+		}
+		/* Until the first aggregation is complete there is nothing to
+		 * show, nor when the kdamond stopped sending them. */
+		out->valid = s->q == Q_AGGREGATIONS || fresh;
+		out->value = out->valid ? v : 0;
+		out->enabled_ns = out->running_ns = frame->interval_ns;
+	}
+	ds->reported_aggregations = ds->stream.aggregations;
+	return 0;
+}
+
+static void damon_notes(struct source *src, FILE *out, const char *command_name)
+{
+	struct damon_source *ds = src->priv;
+	char who[256];
+
+	damon_monitor_describe(&ds->mon, who, sizeof(who));
+	fprintf(out, "%s: damon: reading %s passively (damon:damon_aggregated; never changed): each interval shows its "
+		"last complete aggregation\n", command_name, who);
+	if (ds->map.nr == 0 && ds->host->topo.nr_nodes > 1)
+		fprintf(out, "%s: damon: no memory-block ranges in sysfs: bytes are not split by node "
+			"(damon.unplaced_bytes)\n", command_name);
+}
+
+static void damon_close(struct source *src)
+{
+	struct damon_source *ds = src->priv;
+
+	if (!ds)
+		return;
+	if (ds->page)
+		munmap(ds->page, ds->map_size);
+	if (ds->fd >= 0)
+		close(ds->fd);
+	phys_node_map_free(&ds->map);
+	damon_stream_free(&ds->stream);
+	free(ds->series);
+	free(ds);
+	src->priv = NULL;
+}
+
+static const struct source_ops damon_ops = {
+	.name = "damon",
+	.open = damon_open,
+	.enable = damon_enable,
+	.disable = damon_disable,
+	.sample = damon_sample,
+	.close = damon_close,
+	.notes = damon_notes,
+};
+
+/* ---- The registry kind: damon.* ---- */
+
+static bool damon_claims(const struct source_kind *kind, const char *name)
+{
+	(void)kind;
+	return !strncmp(name, "damon.", 6);
+}
+
+static int damon_check(const struct source_kind *kind, const struct host *host, const char *name,
+		       struct ms_error *err)
+{
+	(void)kind;
+	(void)host;
+	if (quantity_of(name) >= 0)
+		return 0;
+	ms_error_set(err, "'%s' is not a DAMON series: damon.accessed_bytes, damon.hot_bytes, damon.cold_bytes, "
+		     "damon.access_rate_bytes, damon.unplaced_bytes or damon.aggregations", name);
+	return -1;
+}
+
+static bool damon_present(const struct source_kind *kind, const struct host *host, struct ms_error *why)
+{
+	struct damon_monitor mon;
+	enum damon_absent reason;
+	char who[256];
+
+	(void)kind;
+	if (host->roots.is_fixture) {
+		ms_error_set(why, "MEMSCOPE_SYSFS_ROOT=%s describes another machine: its kdamond cannot be read from here",
+			     host->roots.sys);
+		return false;
+	}
+	if (damon_monitor_find(&host->roots, &mon, &reason, why) < 0)
+		return false;
+	damon_monitor_describe(&mon, who, sizeof(who));
+	if (strcmp(mon.ops, "paddr") != 0) {
+		ms_error_set(why, "%s monitors virtual addresses, which have no node; passive mode reads a paddr kdamond",
+			     who);
+		return false;
+	}
+	ms_error_set(why, "passive: %s", who);
+	return true;
+}
+
+static int damon_kind_create(const struct source_kind *kind, struct source *src, const struct source_request *req,
+			     struct ms_error *err)
+{
+	struct damon_source *ds = calloc(1, sizeof(*ds));
+
+	memset(src, 0, sizeof(*src));
+	if (!ds) {
+		ms_error_set(err, "damon source: out of memory");
+		return 1;
+	}
+	ds->fd = -1;
+	ds->host = req->host;
+	ds->classes.hot_pct = req->damon_hot_pct ? req->damon_hot_pct : DAMON_DEFAULT_HOT_PCT;
+	ds->classes.cold_age_us = req->damon_cold_age_us ? req->damon_cold_age_us : DAMON_DEFAULT_COLD_AGE_US;
+	for (int i = 0; i < req->nr_names; i++) {
+		int q = quantity_of(req->names[i]);
+
+		if (q < 0) {
+			free(ds);
+			return damon_check(kind, req->host, req->names[i], err) < 0 ? EXIT_USAGE : 1;
+		}
+		ds->wanted[q] = true;
+	}
+	src->ops = &damon_ops;
+	src->priv = ds;
+	src->kind = kind;
+	return 0;
+}
+
+const struct source_kind damon_source_kind = {
+	.name = "damon",
+	.description = "DAMON: bytes accessed, hot and cold per node from a running kdamond (damon:damon_aggregated)",
+	.mode = SOURCE_LIVE,
+	.claims = damon_claims,
+	.present = damon_present,
+	.check = damon_check,
+	.create = damon_kind_create,
+};

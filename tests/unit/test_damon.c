@@ -1,0 +1,359 @@
+/* DAMON: memory-block trees into node ranges, regions into bytes per node
+ * (values computed by hand), tracepoint records into whole aggregations, and
+ * what the sysfs interface says about the kdamonds. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fixture_tree.h"
+#include "host/page_node.h"
+#include "metrics/aggregate.h"
+#include "sampler/frame.h"
+#include "host/damon_monitor.h"
+#include "sources/damon/damon_regions.h"
+
+#define MiB (1024ull * 1024ull)
+
+static const struct damon_classes classes = {
+	.sample_us = 500000, .aggr_us = 5000000, .addr_unit = 1,
+	.hot_pct = DAMON_DEFAULT_HOT_PCT, .cold_age_us = DAMON_DEFAULT_COLD_AGE_US,
+};
+
+/* 128 MiB blocks: node0 blocks 0-1, a hole at block 2, node1 blocks 3-4 (no
+ * CPUs of its own), node2 a range hot-plugged far above (block 8). */
+static void make_blocks(char *root, size_t size)
+{
+	tree_new(root, size);
+	tree_write(root, "sys/devices/system/memory/block_size_bytes", "8000000\n");
+	tree_write(root, "sys/devices/system/node/node0/memory0/online", "1\n");
+	tree_write(root, "sys/devices/system/node/node0/memory1/online", "1\n");
+	tree_write(root, "sys/devices/system/node/node0/cpulist", "0-1\n");
+	tree_write(root, "sys/devices/system/node/node1/memory3/online", "1\n");
+	tree_write(root, "sys/devices/system/node/node1/memory4/online", "1\n");
+	tree_write(root, "sys/devices/system/node/node1/cpulist", "\n");
+	tree_write(root, "sys/devices/system/node/node2/memory8/online", "1\n");
+	tree_write(root, "sys/devices/system/node/node2/cpulist", "\n");
+	/* node3: CPUs and no memory of its own (no blocks, no range) */
+	tree_write(root, "sys/devices/system/node/node3/cpulist", "2-3\n");
+}
+
+static struct damon_region region(uint64_t start, uint64_t end, uint32_t nr_accesses, uint32_t age, uint32_t nr)
+{
+	return (struct damon_region){ .target_id = 0, .nr_regions = nr, .start = start, .end = end,
+				      .nr_accesses = nr_accesses, .age = age };
+}
+
+static void test_node_map(struct phys_node_map *map, struct sysfs_roots *roots)
+{
+	struct ms_error err = { { 0 } };
+
+	CHECK_EQ_INT(phys_node_map_load(map, roots, &err), 0);
+	CHECK_EQ_INT(map->nr, 3);
+	CHECK_EQ_U64(map->ranges[0].start, 0);
+	CHECK_EQ_U64(map->ranges[0].end, 256 * MiB);
+	CHECK_EQ_U64(map->ranges[1].start, 384 * MiB);
+	CHECK_EQ_U64(map->ranges[1].end, 640 * MiB);
+	CHECK_EQ_INT(map->ranges[2].node, 2);
+	CHECK_EQ_U64(map->ranges[2].start, 1024 * MiB);
+	CHECK_EQ_INT(phys_node_map_node(map, 300 * MiB), -1);   /* the hole */
+	for (int i = 0; i < map->nr; i++)
+		CHECK(map->ranges[i].node != 3);                 /* CPUs only: no range */
+}
+
+static void test_split(const struct phys_node_map *map)
+{
+	int nodes[] = { 0, 1, 2, 3 };
+	struct damon_tally t;
+	struct damon_region r;
+
+	CHECK_EQ_INT(damon_tally_init(&t, 4, nodes), 0);
+	/* 100 MiB .. 1100 MiB, accessed in 5 of 10 samples (50%: hot, bucket
+	 * 50-74%): node0 156 MiB, hole 128, node1 256, gap 384, node2 76. */
+	r = region(100 * MiB, 1100 * MiB, 5, 3, 3);
+	damon_tally_add(&t, map, &classes, &r);
+	CHECK_EQ_U64(t.accessed[0], 156 * MiB);
+	CHECK_EQ_U64(t.accessed[1], 256 * MiB);
+	CHECK_EQ_U64(t.accessed[2], 76 * MiB);
+	CHECK_EQ_U64(t.hot[0], 156 * MiB);
+	CHECK_EQ_U64(t.hot[2], 76 * MiB);
+	CHECK_EQ_U64(t.unplaced, 512 * MiB);
+	CHECK_EQ_U64(t.rate[1 * DAMON_RATE_BUCKETS + 3], 256 * MiB);
+	CHECK_EQ_U64(t.cold[0] + t.cold[1] + t.cold[2], 0);
+	/* Idle for 12 aggregations of 5 s = 60 s: cold; for 11: neither. */
+	r = region(0, 10 * MiB, 0, 12, 3);
+	damon_tally_add(&t, map, &classes, &r);
+	r = region(10 * MiB, 30 * MiB, 0, 11, 3);
+	damon_tally_add(&t, map, &classes, &r);
+	CHECK_EQ_U64(t.cold[0], 10 * MiB);
+	CHECK_EQ_U64(t.accessed[0], 156 * MiB);
+	CHECK_EQ_U64(t.rate[0 * DAMON_RATE_BUCKETS + 0], 30 * MiB);
+	/* 4 of 10 samples: accessed, not hot (40% < 50%), bucket 25-49%. */
+	r = region(400 * MiB, 401 * MiB, 4, 0, 3);
+	damon_tally_add(&t, map, &classes, &r);
+	CHECK_EQ_U64(t.accessed[1], 257 * MiB);
+	CHECK_EQ_U64(t.hot[1], 256 * MiB);
+	CHECK_EQ_U64(t.rate[1 * DAMON_RATE_BUCKETS + 2], 1 * MiB);
+	/* Beyond the last block. */
+	r = region(2000 * MiB, 2001 * MiB, 10, 0, 3);
+	damon_tally_add(&t, map, &classes, &r);
+	CHECK_EQ_U64(t.unplaced, 513 * MiB);
+	CHECK_EQ_U64(t.regions, 5);
+	CHECK_EQ_U64(t.accessed[3] + t.cold[3] + t.rate[3 * DAMON_RATE_BUCKETS], 0);   /* the CPU-only node */
+	damon_tally_free(&t);
+}
+
+static void test_addr_unit_and_no_blocks(void)
+{
+	struct phys_node_map empty = { 0 };
+	struct damon_classes c = classes;
+	int one[] = { 0 }, two[] = { 0, 1 };
+	struct damon_tally t;
+	struct damon_region r = region(1 * MiB, 2 * MiB, 10, 0, 1);
+
+	/* addr_unit 4: addresses are in 4-byte units. */
+	c.addr_unit = 4;
+	CHECK_EQ_INT(damon_tally_init(&t, 1, one), 0);
+	damon_tally_add(&t, &empty, &c, &r);
+	CHECK_EQ_U64(t.accessed[0], 4 * MiB);   /* no blocks, one node: all of it is node 0's */
+	CHECK_EQ_U64(t.rate[4], 4 * MiB);
+	damon_tally_free(&t);
+	CHECK_EQ_INT(damon_tally_init(&t, 2, two), 0);
+	damon_tally_add(&t, &empty, &c, &r);
+	CHECK_EQ_U64(t.accessed[0] + t.accessed[1], 0);   /* two nodes, no blocks: not placed */
+	CHECK_EQ_U64(t.unplaced, 4 * MiB);
+	damon_tally_free(&t);
+}
+
+static void test_stream(const struct phys_node_map *map)
+{
+	int nodes[] = { 0, 1, 2 };
+	struct damon_stream s;
+	struct damon_region r;
+
+	CHECK_EQ_INT(damon_stream_init(&s, 3, nodes), 0);
+	r = region(0, 64 * MiB, 10, 1, 2);
+	CHECK(!damon_stream_add(&s, map, &classes, &r));
+	CHECK(!s.have_latest);
+	CHECK(!damon_stream_fresh(&s, 1, 5000000));   /* nothing complete yet */
+	r = region(384 * MiB, 400 * MiB, 0, 20, 2);
+	CHECK(damon_stream_add(&s, map, &classes, &r));
+	CHECK_EQ_U64(s.latest.accessed[0], 64 * MiB);
+	CHECK_EQ_U64(s.latest.cold[1], 16 * MiB);
+	CHECK_EQ_U64(s.aggregations, 1);
+	/* The next aggregation loses records half way: the last complete one stays. */
+	r = region(0, 8 * MiB, 10, 2, 2);
+	CHECK(!damon_stream_add(&s, map, &classes, &r));
+	damon_stream_lost(&s);
+	CHECK_EQ_U64(s.dropped, 1);
+	r = region(0, 32 * MiB, 10, 2, 1);   /* a new aggregation with one region */
+	CHECK(damon_stream_add(&s, map, &classes, &r));
+	CHECK_EQ_U64(s.latest.accessed[0], 32 * MiB);
+	CHECK_EQ_U64(s.latest.cold[1], 0);
+	CHECK_EQ_U64(s.aggregations, 2);
+	/* A record of another region count cuts the one being built. */
+	r = region(0, 8 * MiB, 10, 2, 3);
+	CHECK(!damon_stream_add(&s, map, &classes, &r));
+	r = region(0, 16 * MiB, 10, 2, 1);
+	CHECK(damon_stream_add(&s, map, &classes, &r));
+	CHECK_EQ_U64(s.dropped, 2);
+	CHECK_EQ_U64(s.latest.accessed[0], 16 * MiB);
+	/* Aggregations every 5 s: fresh while they come, stale 15 s after the last. */
+	CHECK(damon_stream_fresh(&s, 100 * 1000000000ull, 5000000));
+	CHECK(damon_stream_fresh(&s, 115 * 1000000000ull, 5000000));
+	CHECK(!damon_stream_fresh(&s, 116 * 1000000000ull, 5000000));
+	r = region(0, 4 * MiB, 10, 2, 1);
+	CHECK(damon_stream_add(&s, map, &classes, &r));
+	CHECK(damon_stream_fresh(&s, 120 * 1000000000ull, 5000000));
+	damon_stream_free(&s);
+}
+
+/* The format of kernel 6.18's damon:damon_aggregated, and one record. */
+static const char format_618[] =
+	"name: damon_aggregated\nID: 767\nformat:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	"\tfield:unsigned long target_id;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned int nr_regions;\toffset:16;\tsize:4;\tsigned:0;\n"
+	"\tfield:unsigned long start;\toffset:24;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned long end;\toffset:32;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned int nr_accesses;\toffset:40;\tsize:4;\tsigned:0;\n"
+	"\tfield:unsigned int age;\toffset:44;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"target_id=%lu nr_regions=%u %lu-%lu: %u %u\", REC->target_id\n";
+
+static void test_record(void)
+{
+	struct damon_record_layout l;
+	unsigned char raw[52] = { 0 };
+	uint64_t target = 0, start = 0x100000000ull, end = 0x140000000ull;
+	uint32_t nr = 17, acc = 7, age = 3;
+	struct damon_region r;
+
+	CHECK_EQ_INT(damon_record_layout_parse(&l, format_618), 0);
+	CHECK_EQ_INT(l.start, 24);
+	CHECK_EQ_INT(l.age, 44);
+	memcpy(raw + 8, &target, 8);
+	memcpy(raw + 16, &nr, 4);
+	memcpy(raw + 24, &start, 8);
+	memcpy(raw + 32, &end, 8);
+	memcpy(raw + 40, &acc, 4);
+	memcpy(raw + 44, &age, 4);
+	CHECK(damon_record_decode(&l, raw, sizeof(raw), &r));
+	CHECK_EQ_U64(r.start, start);
+	CHECK_EQ_U64(r.end, end);
+	CHECK_EQ_INT(r.nr_regions, 17);
+	CHECK_EQ_INT(r.nr_accesses, 7);
+	CHECK_EQ_INT(r.age, 3);
+	CHECK(!damon_record_decode(&l, raw, 40, &r));   /* cut short */
+	CHECK_EQ_INT(damon_record_layout_parse(&l, "format:\n\tfield:unsigned long start;\toffset:24;\tsize:8;\n"), -1);
+}
+
+static void test_monitor(void)
+{
+	char root[4096];
+	struct sysfs_roots roots = { 0 };
+	struct damon_monitor mon;
+	struct ms_error err = { { 0 } };
+	enum damon_absent reason = 0;
+	const char *kd = "sys/kernel/mm/damon/admin/kdamonds";
+	char path[512];
+
+	tree_new(root, sizeof(root));
+	snprintf(roots.sys, sizeof(roots.sys), "%s/sys", root);
+	tree_write(root, "sys/kernel/mm/transparent_hugepage/enabled", "always\n");
+	CHECK_EQ_INT(damon_monitor_find(&roots, &mon, &reason, &err), -1);
+	CHECK_EQ_INT(reason, DAMON_NO_KERNEL_SUPPORT);
+	CHECK_CONTAINS(err.text, "CONFIG_DAMON_SYSFS");
+	CHECK_CONTAINS(err.text, "linux-image-6.12");
+	/* Two kdamonds, the second on. */
+	snprintf(path, sizeof(path), "%s/nr_kdamonds", kd);
+	tree_write(root, path, "2\n");
+	snprintf(path, sizeof(path), "%s/0/state", kd);
+	tree_write(root, path, "off\n");
+	snprintf(path, sizeof(path), "%s/1/state", kd);
+	tree_write(root, path, "off\n");
+	CHECK_EQ_INT(damon_monitor_find(&roots, &mon, &reason, &err), -1);
+	CHECK_EQ_INT(reason, DAMON_NONE_RUNNING);
+	CHECK_CONTAINS(err.text, "no kdamond runs (2 configured");
+	tree_write(root, path, "on\n");
+	snprintf(path, sizeof(path), "%s/1/pid", kd);
+	tree_write(root, path, "4242\n");
+	snprintf(path, sizeof(path), "%s/1/contexts/0/operations", kd);
+	tree_write(root, path, "paddr\n");
+	snprintf(path, sizeof(path), "%s/1/contexts/0/monitoring_attrs/intervals/sample_us", kd);
+	tree_write(root, path, "500000\n");
+	snprintf(path, sizeof(path), "%s/1/contexts/0/monitoring_attrs/intervals/aggr_us", kd);
+	tree_write(root, path, "5000000\n");
+	snprintf(path, sizeof(path), "%s/1/contexts/0/monitoring_attrs/intervals/update_us", kd);
+	tree_write(root, path, "60000000\n");
+	CHECK_EQ_INT(damon_monitor_find(&roots, &mon, &reason, &err), 0);
+	CHECK_EQ_INT(mon.index, 1);
+	CHECK_EQ_INT(mon.pid, 4242);
+	CHECK_EQ_STR(mon.ops, "paddr");
+	CHECK_EQ_U64(mon.aggr_us, 5000000);
+	CHECK_EQ_U64(mon.addr_unit, 1);
+	{
+		char text[256];
+
+		damon_monitor_describe(&mon, text, sizeof(text));
+		CHECK_EQ_STR(text, "kdamond 1 (pid 4242, paddr, sample 500 ms, aggregation 5 s, update 60 s)");
+	}
+	/* An aggregation shorter than a sample makes no rate. */
+	snprintf(path, sizeof(path), "%s/1/contexts/0/monitoring_attrs/intervals/aggr_us", kd);
+	tree_write(root, path, "1000\n");
+	CHECK_EQ_INT(damon_monitor_find(&roots, &mon, &reason, &err), -1);
+	CHECK_EQ_INT(reason, DAMON_BAD_STATE);
+	CHECK_CONTAINS(err.text, "make no access rate");
+	tree_remove(root);
+}
+
+/* DAMON's gauges have no value until the first aggregation ends: the run's
+ * total is the last interval's value, not "not counted" for the first one.
+ * A counter invalid in one interval stays invalid in the total. */
+static void test_gauge_total(void)
+{
+	struct series_table t = { 0 };
+	struct frame total, f;
+
+	CHECK_EQ_INT(series_table_add(&t, "damon.accessed_bytes", "B", 1.0, SERIES_GAUGE, NULL), 0);
+	CHECK_EQ_INT(series_table_add(&t, "damon.aggregations", "", 1.0, SERIES_COUNTER, NULL), 1);
+	CHECK_EQ_INT(frame_init(&total, t.nr), 0);
+	CHECK_EQ_INT(frame_init(&f, t.nr), 0);
+	f.samples[0] = (struct sample){ .valid = false };
+	f.samples[1] = (struct sample){ .value = 0, .valid = false };
+	f.interval_ns = 1;
+	frame_accumulate(&total, &f, &t);
+	f.samples[0] = (struct sample){ .value = 256 * MiB, .valid = true };
+	f.samples[1] = (struct sample){ .value = 1, .valid = true };
+	frame_accumulate(&total, &f, &t);
+	CHECK(total.samples[0].valid);
+	CHECK_EQ_U64(total.samples[0].value, 256 * MiB);
+	CHECK(!total.samples[1].valid);
+	frame_free(&f);
+	frame_free(&total);
+	series_table_free(&t);
+}
+
+/* stat's run totals of events (aggregation cells): a gauge's is its last
+ * frame's value (the nodes' series added up), a counter's the sum of every
+ * frame. */
+static void test_gauge_cells(void)
+{
+	struct series_table t = { 0 };
+	struct series_labels n0, n1;
+	struct aggregation a;
+	struct aggr_cell *cells;
+	struct frame f;
+
+	series_labels_init(&n0);
+	series_labels_init(&n1);
+	n0.node = 0;
+	n1.node = 1;
+	CHECK_EQ_INT(series_table_add(&t, "damon.hot_bytes", "B", 1.0, SERIES_GAUGE, &n0), 0);
+	CHECK_EQ_INT(series_table_add(&t, "damon.hot_bytes", "B", 1.0, SERIES_GAUGE, &n1), 1);
+	CHECK_EQ_INT(series_table_add(&t, "damon.aggregations", "", 1.0, SERIES_COUNTER, NULL), 2);
+	CHECK_EQ_INT(aggregation_init(&a, &t, AGGR_TOTAL, NULL), 0);
+	CHECK_EQ_INT(frame_init(&f, t.nr), 0);
+	cells = calloc((size_t)(a.nr_rows * a.nr_columns), sizeof(*cells));
+	aggregation_clear(&a, cells);
+	for (int seq = 0; seq < 3; seq++) {
+		f.seq = (uint64_t)seq;
+		/* No aggregation read yet in the first frame. */
+		f.samples[0] = (struct sample){ .value = 100u * (unsigned)seq, .valid = seq > 0 };
+		f.samples[1] = (struct sample){ .value = 10u * (unsigned)seq, .valid = seq > 0 };
+		f.samples[2] = (struct sample){ .value = seq > 0, .valid = true };
+		aggregation_add(&a, &f, cells);
+	}
+	CHECK_EQ_INT(a.nr_columns, 2);
+	CHECK(cells[0].valid);
+	CHECK_EQ_U64(cells[0].raw, 220);   /* node 0's 200 and node 1's 20, of the last frame */
+	CHECK(cells[1].valid);
+	CHECK_EQ_U64(cells[1].raw, 2);     /* 0 + 1 + 1 */
+	free(cells);
+	frame_free(&f);
+	aggregation_free(&a);
+	series_table_free(&t);
+}
+
+int main(void)
+{
+	char root[4096];
+	struct sysfs_roots roots = { 0 };
+	struct phys_node_map map;
+
+	make_blocks(root, sizeof(root));
+	snprintf(roots.sys, sizeof(roots.sys), "%s/sys", root);
+	test_node_map(&map, &roots);
+	test_split(&map);
+	test_stream(&map);
+	phys_node_map_free(&map);
+	tree_remove(root);
+	test_addr_unit_and_no_blocks();
+	test_record();
+	test_monitor();
+	test_gauge_total();
+	test_gauge_cells();
+	return check_summary("damon");
+}
