@@ -83,13 +83,20 @@ int current_cpu(void);
 /* ---- options and output ---- */
 
 enum bench_format { FMT_TABLE, FMT_CSV, FMT_JSON };
+enum plot_format { PLOT_PNG, PLOT_SVG, PLOT_PDF, PLOT_NR_FORMATS };
+const char *plot_format_name(int f);
 
 struct bench_opts {
 	const char *command;
 	enum bench_format format;
 	const char *prefix;             /* PREFIX.json, PREFIX.png */
-	bool plot, svg, huge, quiet;
-	int reps;
+	bool plot, huge, quiet;
+	bool force;                     /* replace an earlier run's files at prefix */
+	unsigned plot_formats;          /* bit per enum plot_format */
+	int reps;                       /* at least this many repetitions of a point */
+	int max_reps;                   /* at most this many */
+	double precision;               /* stop when the 95% interval is within this share of the median */
+	double max_time_s;              /* or when a point has taken this long */
 	double min_time_s;              /* per timed measurement */
 	double phase_min_s;             /* each phase at least this long (under memscope) */
 	enum bench_timer timer;
@@ -136,6 +143,13 @@ struct bench_cell {
 	char text[48];
 };
 
+/* The raw samples behind a column's medians (in the JSON, so a reader can
+ * recompute every median and interval). */
+struct bench_sampled {
+	int col;
+	struct samples *rows;           /* indexed by row */
+};
+
 struct bench_table {
 	const char *name;               /* "results", "heatmap", ... */
 	const char *title;
@@ -143,6 +157,8 @@ struct bench_table {
 	int nr_cols;
 	struct bench_cell *cells;
 	int nr_rows, cap_rows;
+	struct bench_sampled sampled[2];
+	int nr_sampled;
 };
 
 #define BENCH_MAX_TABLES 6
@@ -162,6 +178,11 @@ int table_row(struct bench_table *t);  /* new row, all NaN/empty; returns its in
 void table_set(struct bench_table *t, int row, const char *col, double v);
 void table_set_text(struct bench_table *t, int row, const char *col, const char *text);
 double table_get(const struct bench_table *t, int row, const char *col);
+/* Columns NAME, NAME_low, NAME_high (and n, once per table) for a value
+ * measured repeatedly; table_set_spread fills them from the samples and
+ * keeps a copy of the samples for the JSON. */
+void table_col_spread(struct bench_table *t, const char *name, const char *unit, int precision);
+void table_set_spread(struct bench_table *t, int row, const char *col, const struct samples *s);
 void report_param(struct bench_report *r, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void report_note(struct bench_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -169,6 +190,27 @@ void report_note(struct bench_report *r, const char *fmt, ...) __attribute__((fo
  * Returns 0, or 1 when a file could not be written. */
 int report_finish(struct bench_report *r, const struct bench_opts *o);
 void report_free(struct bench_report *r);
+
+/* ---- repeated measurements (stats.c) ---- */
+
+struct samples {
+	double *v;
+	int n, cap;
+};
+
+/* The median and a distribution-free 95% interval on it from order
+ * statistics; level: the interval's coverage (>= 0.95 once n >= 6). */
+struct spread {
+	int n;
+	double median, low, high, level;
+};
+
+void samples_add(struct samples *s, double v);
+void samples_free(struct samples *s);
+struct spread spread_of(const double *v, int n);
+/* Enough repetitions: at least --reps, then until the interval is within
+ * --precision of the median, --max-reps, or --max-time spent on the point. */
+bool samples_enough(const struct bench_opts *o, const struct samples *s, double spent_s);
 
 /* ---- phases (memscope markers) ---- */
 

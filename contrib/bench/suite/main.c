@@ -9,8 +9,9 @@
 enum {
 	OPT_SIZES = 0x100, OPT_STRIDES, OPT_THREADS, OPT_CPUS, OPT_CPU, OPT_REPS, OPT_MIN_TIME, OPT_HUGE,
 	OPT_SIZE, OPT_PATTERN, OPT_CONF, OPT_LOCAL, OPT_REMOTE, OPT_MAX_THREADS, OPT_STATE, OPT_REF,
-	OPT_HEAT_SIZE, OPT_PROCS, OPT_ROUNDS, OPT_MAX_PAR, OPT_FORMAT, OPT_OUTPUT, OPT_NO_PLOT, OPT_SVG,
+	OPT_HEAT_SIZE, OPT_PROCS, OPT_ROUNDS, OPT_MAX_PAR, OPT_FORMAT, OPT_OUTPUT, OPT_NO_PLOT,
 	OPT_TIMER, OPT_QUIET, OPT_PHASE_MS, OPT_PAGES, OPT_NODE, OPT_KERNELS, OPT_PASSES, OPT_HELP,
+	OPT_MAX_REPS, OPT_PRECISION, OPT_MAX_TIME, OPT_PLOT_FORMAT, OPT_FORCE,
 };
 
 static const struct option longopts[] = {
@@ -37,7 +38,8 @@ static const struct option longopts[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "no-plot", no_argument, NULL, OPT_NO_PLOT },
-	{ "svg", no_argument, NULL, OPT_SVG },
+	{ "plot-format", required_argument, NULL, OPT_PLOT_FORMAT },
+	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "timer", required_argument, NULL, OPT_TIMER },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "phase-ms", required_argument, NULL, OPT_PHASE_MS },
@@ -46,12 +48,16 @@ static const struct option longopts[] = {
 	{ "kernels", required_argument, NULL, OPT_KERNELS },
 	{ "passes", required_argument, NULL, OPT_PASSES },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "max-reps", required_argument, NULL, OPT_MAX_REPS },
+	{ "precision", required_argument, NULL, OPT_PRECISION },
+	{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 	{ NULL, 0, NULL, 0 },
 };
 
 /* Options every command takes, then each command's own. */
-static const int common_opts[] = { OPT_REPS, OPT_MIN_TIME, OPT_FORMAT, OPT_OUTPUT, OPT_NO_PLOT, OPT_SVG,
-				   OPT_TIMER, OPT_QUIET, OPT_PHASE_MS, OPT_HELP, 0 };
+static const int common_opts[] = { OPT_REPS, OPT_MAX_REPS, OPT_PRECISION, OPT_MAX_TIME, OPT_MIN_TIME, OPT_FORMAT,
+				   OPT_OUTPUT, OPT_NO_PLOT, OPT_PLOT_FORMAT, OPT_FORCE, OPT_TIMER, OPT_QUIET, OPT_PHASE_MS,
+				   OPT_HELP, 0 };
 
 struct command {
 	const char *name;
@@ -111,13 +117,20 @@ static void usage(FILE *out)
 		"  --pages N --node K   touch: pages to touch and the node to bind them to\n"
 		"  --passes P           touch: then read them all P times\n"
 		"  --huge               ask for transparent huge pages (default: 4 KiB pages)\n"
-		"  --reps N             repetitions of each measurement; the median is reported (default 5)\n"
+		"  --reps N             at least N repetitions of each point (default 6); then more until the\n"
+		"                       95%% interval of the median is within --precision of it\n"
+		"  --precision PCT      the interval's half-width that is enough, in %% of the median (default 2)\n"
+		"  --max-reps N         at most N repetitions of a point (default 50)\n"
+		"  --max-time S         at most S seconds of repetitions for a point (default 1)\n"
 		"  --min-time MS        each timed repetition lasts at least MS (default 20)\n"
 		"  --phase-ms MS        under memscope record: each phase lasts at least MS (default 1000)\n"
 		"  --timer auto|cycles|clock   time with the TSC/cntvct_el0 or clock_gettime (default auto)\n"
 		"  --format table|csv|json      output on stdout (default table)\n"
-		"  -o, --output PREFIX  write PREFIX.json and the plot PREFIX.png (default memscope-bench-COMMAND)\n"
-		"  --no-plot            write no files    --svg   also PREFIX.svg    --quiet   no progress\n");
+		"  -o, --output PREFIX  write PREFIX.json and the plot PREFIX.png (default memscope-bench-COMMAND);\n"
+		"                       files of an earlier run are kept: PREFIX-1, PREFIX-2, ... instead\n"
+		"  --force              replace the files of an earlier run at PREFIX (all its plot formats)\n"
+		"  --plot-format LIST   the plot files: some of png, svg, pdf (default png), and only those\n"
+		"  --no-plot            write no files    --quiet   no progress\n");
 }
 
 static int parse_long(const char *opt, const char *text, long lo, long hi, long *out)
@@ -284,6 +297,31 @@ static int parse(struct bench_opts *o, const struct command *cmd, int argc, char
 				return 2;
 			o->reps = (int)v;
 			break;
+		case OPT_MAX_REPS:
+			if (parse_long("--max-reps", optarg, 1, 1000, &v))
+				return 2;
+			o->max_reps = (int)v;
+			break;
+		case OPT_PRECISION: {
+			char *end;
+			double pct = strtod(optarg, &end);
+
+			if (end == optarg || *end || !(pct > 0 && pct <= 100))
+				return bench_usage_error("--precision '%s': expected a percentage above 0, like 2 or 0.5",
+							 optarg);
+			o->precision = pct / 100;
+			break;
+		}
+		case OPT_MAX_TIME: {
+			char *end;
+			double sec = strtod(optarg, &end);
+
+			if (end == optarg || *end || !(sec >= 0 && sec <= 3600))
+				return bench_usage_error("--max-time '%s': expected seconds from 0 to 3600, like 1 or 0.5",
+							 optarg);
+			o->max_time_s = sec;
+			break;
+		}
 		case OPT_MIN_TIME:
 			if (parse_long("--min-time", optarg, 0, 60000, &v))
 				return 2;
@@ -394,7 +432,26 @@ static int parse(struct bench_opts *o, const struct command *cmd, int argc, char
 			o->prefix = optarg;
 			break;
 		case OPT_NO_PLOT: o->plot = false; break;
-		case OPT_SVG: o->svg = true; break;
+		case OPT_FORCE: o->force = true; break;
+		case OPT_PLOT_FORMAT: {
+			char buf[64], *save = NULL;
+
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			o->plot_formats = 0;
+			for (char *f = strtok_r(buf, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+				int found = -1;
+
+				for (int i = 0; i < PLOT_NR_FORMATS; i++)
+					if (!strcmp(f, plot_format_name(i)))
+						found = i;
+				if (found < 0)
+					return bench_usage_error("--plot-format: '%s' is not png, svg or pdf", f);
+				o->plot_formats |= 1u << found;
+			}
+			if (!o->plot_formats)
+				return bench_usage_error("--plot-format: give png, svg or pdf (or --no-plot for none)");
+			break;
+		}
 		case OPT_TIMER:
 			if (!strcmp(optarg, "auto")) o->timer = TIMER_AUTO;
 			else if (!strcmp(optarg, "cycles")) o->timer = TIMER_CYCLES;
@@ -420,6 +477,8 @@ static int parse(struct bench_opts *o, const struct command *cmd, int argc, char
 	}
 	if (optind < argc)
 		return bench_usage_error("%s: unexpected argument '%s'", cmd->name, argv[optind]);
+	if (o->max_reps < o->reps)
+		o->max_reps = o->reps;
 	if (!o->prefix) {
 		snprintf(prefix, sizeof(prefix), "memscope-bench-%s", cmd->name);
 		o->prefix = prefix;
@@ -455,10 +514,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	o.command = cmd->name;
-	o.reps = 5;
+	o.reps = 6;
+	o.max_reps = 50;
+	o.precision = 0.02;
+	o.max_time_s = 1.0;
 	o.min_time_s = 0.02;
 	o.phase_min_s = phase_under_memscope() ? 1.0 : 0;
 	o.plot = cmd->plots;
+	o.plot_formats = 1u << PLOT_PNG;
 	o.cpu = o.ref_cpu = -1;
 	o.local_node = o.remote_node = o.node = -1;
 	o.op = "all";
