@@ -5,9 +5,15 @@ overwritten silently and only the plot formats asked for are written."""
 import json
 import math
 import os
+import pathlib
 import re
+import shutil
 import statistics
+import subprocess
+import time
 import xml.etree.ElementTree as ET
+
+import pytest
 
 from conftest import BUILD, run
 
@@ -144,3 +150,77 @@ def test_plot_format_writes_exactly_what_was_asked(tmp_path):
     assert (tmp_path / "lat.pdf").read_bytes()[:5] == b"%PDF-"
     res = run([str(BENCH), "lat", "--plot-format", "gif"])
     assert res.returncode == 2 and "--plot-format: 'gif' is not png, svg or pdf" in res.stderr, res.stderr
+
+
+# ---- a busy machine is detected and said ----
+
+def proc_cpu_seconds(pid):
+    """utime + stime of /proc/PID/stat, in seconds."""
+    stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_busy_loops_of_the_test_are_seen_and_said():
+    """Busy loops of this test, two on each CPU, run through a whole bench run: the CPU time
+    they used over the run (from their own /proc/PID/stat) is a lower bound of what bench says
+    other processes used (other work on the machine only adds to it), and the warning line says
+    the figure."""
+    cpus = sorted(os.sched_getaffinity(0))[:2]
+    # Two per CPU: on a shared machine with a long run queue, a fair share of it is still plenty.
+    spinners = [subprocess.Popen(["taskset", "-c", str(c), "sh", "-c", "while :; do :; done"])
+                for c in cpus for _ in range(2)]
+    try:
+        time.sleep(0.3)
+        before = [proc_cpu_seconds(p.pid) for p in spinners]
+        t0 = time.monotonic()
+        res = bench("lat", "--sizes", "4K,64K,1M", "--reps", 6, "--max-reps", 10, "--format", "json", "--no-plot")
+        elapsed = time.monotonic() - t0
+        used = sum(proc_cpu_seconds(p.pid) - b for p, b in zip(spinners, before)) / elapsed
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
+    r = json.loads(res.stdout)
+    load = r["load"]
+    print(f"the test's loops used {used:.2f} CPUs; bench says others used {load['during']['other_cpus']:.2f}", load)
+    assert used > 0.15, f"the busy loops hardly ran ({used:.2f} CPUs): nothing to check"
+    # The run's window is inside the test's (exec and the 200 ms probe before it are not in it),
+    # and /proc/stat counts in ticks: 20% and 0.1 CPU of slack.
+    assert load["during"]["other_cpus"] >= 0.8 * used - 0.1, (used, load)
+    runnable = len(spinners) - 0.2      # the loops are always runnable: every sample counts them
+    assert load["during"]["run_queue_others"] >= runnable, load
+    assert load["before"]["seconds"] == pytest.approx(0.2, abs=0.1) and load["before"]["run_queue_others"] >= runnable
+    assert not load["reliable"], load
+    said = re.search(r"^memscope-bench: warning: other processes used ([0-9.]+) CPUs during this run: (.*)$",
+                     res.stderr, re.M)
+    assert said, res.stderr
+    assert float(said.group(1)) == round(load["during"]["other_cpus"], 1), (said.group(0), load)
+    assert said.group(0).endswith(load["warning"]) and load["warning"] in r["notes"], (said.group(0), load)
+    assert "reliable" in said.group(2), said.group(0)
+
+
+def test_a_run_records_its_load_and_warns_exactly_when_it_says_so():
+    """Without load of the test's own the machine may still be busy (it is shared): the run's
+    record must agree with itself: a warning exactly when others used a quarter CPU or more."""
+    res = bench("bw", "rd", "--sizes", "16K", "--reps", 6, "--max-reps", 6, "--format", "json", "--no-plot")
+    load = json.loads(res.stdout)["load"]
+    during = load["during"]
+    assert 0 < during["own_cpus"] <= len(os.sched_getaffinity(0)) + 0.1, load
+    assert 0 <= during["other_cpus"] <= os.cpu_count() + 0.1, load
+    busy = during["other_cpus"] >= 0.25 or during["steal_cpus"] >= 0.25
+    assert load["reliable"] == (not busy) and bool(load["warning"]) == busy, load
+    assert ("warning: other processes used" in res.stderr) == busy, res.stderr
+
+
+def test_isolate_pins_and_says_whether_it_runs_under_sched_fifo():
+    cpu = max(os.sched_getaffinity(0))
+    r = json.loads(bench("lat", "--sizes", "4K", "--reps", 2, "--max-reps", 2, "--isolate", cpu, "--format", "json",
+                         "--no-plot").stdout)
+    isolate = r["load"]["isolate"]
+    assert isolate["cpus"] == [cpu] and r["params"]["cpu"] == cpu, r["params"]
+    may_fifo = shutil.which("chrt") and run(["chrt", "-f", "1", "true"]).returncode == 0
+    assert isolate["scheduler"] == ("fifo" if may_fifo else "other"), isolate
+    assert (isolate["why"] == "") == bool(may_fifo), isolate
+    res = run([str(BENCH), "lat", "--isolate", "1000"])
+    assert res.returncode == 2 and "--isolate: CPU 1000 is not online here" in res.stderr, res.stderr

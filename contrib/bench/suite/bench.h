@@ -109,6 +109,8 @@ struct bench_opts {
 	int nr_threads;
 	int cpus[BENCH_MAX_CPUS];
 	int nr_cpus;
+	int isolate[BENCH_MAX_CPUS];    /* --isolate */
+	int nr_isolate;
 	size_t size;                    /* stream, numa-triad, ctx: one size; 0: default */
 	const char *pattern;            /* lat: seq or random */
 	const char *op;                 /* bw: rd wr rdwr cp bzero all */
@@ -163,8 +165,19 @@ struct bench_table {
 
 #define BENCH_MAX_TABLES 6
 
+/* What other work did to a run (load.c). */
+struct load_figures {
+	double seconds;
+	double other_cpus;              /* CPU time of other processes / seconds */
+	double own_cpus;                /* this benchmark's */
+	double steal_cpus;              /* stolen by the hypervisor */
+	double run_queue;               /* runnable threads of other processes, mean; -1 unknown */
+};
+
 struct bench_report {
 	const char *bench;
+	struct load_figures load;
+	char load_warning[256];         /* empty: the run was quiet enough */
 	struct bench_table tables[BENCH_MAX_TABLES];
 	int nr_tables;
 	char params[1024];              /* JSON object members: "\"op\":\"rd\",..." */
@@ -211,6 +224,21 @@ struct spread spread_of(const double *v, int n);
 /* Enough repetitions: at least --reps, then until the interval is within
  * --precision of the median, --max-reps, or --max-time spent on the point. */
 bool samples_enough(const struct bench_opts *o, const struct samples *s, double spent_s);
+
+/* ---- other work on the machine (load.c) ---- */
+
+/* Probe the machine for 200 ms, then watch it until load_finish. */
+void load_start(void);
+void load_finish(struct load_figures *during);
+const struct load_figures *load_before(void);
+bool load_unreliable(const struct load_figures *f);
+size_t load_private_cache(const struct bench_topo *t);
+/* "other processes used 1.7 CPUs during this run: figures above 2M are not
+ * reliable" (by_size: the benchmark's figures are by buffer size). */
+void load_warning(const struct bench_opts *o, const struct load_figures *f, bool by_size, char *buf, size_t n);
+/* --isolate: what was done, as a JSON object for the report. */
+void load_set_isolate(const char *json);
+const char *load_isolate(void);
 
 /* ---- phases (memscope markers) ---- */
 

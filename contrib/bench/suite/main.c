@@ -1,6 +1,7 @@
 /* memscope-bench COMMAND [OPTIONS]: see usage() and docs/bench.md. */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,7 @@ enum {
 	OPT_SIZE, OPT_PATTERN, OPT_CONF, OPT_LOCAL, OPT_REMOTE, OPT_MAX_THREADS, OPT_STATE, OPT_REF,
 	OPT_HEAT_SIZE, OPT_PROCS, OPT_ROUNDS, OPT_MAX_PAR, OPT_FORMAT, OPT_OUTPUT, OPT_NO_PLOT,
 	OPT_TIMER, OPT_QUIET, OPT_PHASE_MS, OPT_PAGES, OPT_NODE, OPT_KERNELS, OPT_PASSES, OPT_HELP,
-	OPT_MAX_REPS, OPT_PRECISION, OPT_MAX_TIME, OPT_PLOT_FORMAT, OPT_FORCE,
+	OPT_MAX_REPS, OPT_PRECISION, OPT_MAX_TIME, OPT_PLOT_FORMAT, OPT_FORCE, OPT_ISOLATE,
 };
 
 static const struct option longopts[] = {
@@ -40,6 +41,7 @@ static const struct option longopts[] = {
 	{ "no-plot", no_argument, NULL, OPT_NO_PLOT },
 	{ "plot-format", required_argument, NULL, OPT_PLOT_FORMAT },
 	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "isolate", required_argument, NULL, OPT_ISOLATE },
 	{ "timer", required_argument, NULL, OPT_TIMER },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "phase-ms", required_argument, NULL, OPT_PHASE_MS },
@@ -56,7 +58,7 @@ static const struct option longopts[] = {
 
 /* Options every command takes, then each command's own. */
 static const int common_opts[] = { OPT_REPS, OPT_MAX_REPS, OPT_PRECISION, OPT_MAX_TIME, OPT_MIN_TIME, OPT_FORMAT,
-				   OPT_OUTPUT, OPT_NO_PLOT, OPT_PLOT_FORMAT, OPT_FORCE, OPT_TIMER, OPT_QUIET, OPT_PHASE_MS,
+				   OPT_OUTPUT, OPT_NO_PLOT, OPT_PLOT_FORMAT, OPT_FORCE, OPT_ISOLATE, OPT_TIMER, OPT_QUIET, OPT_PHASE_MS,
 				   OPT_HELP, 0 };
 
 struct command {
@@ -128,6 +130,8 @@ static void usage(FILE *out)
 		"  --format table|csv|json      output on stdout (default table)\n"
 		"  -o, --output PREFIX  write PREFIX.json and the plot PREFIX.png (default memscope-bench-COMMAND);\n"
 		"                       files of an earlier run are kept: PREFIX-1, PREFIX-2, ... instead\n"
+		"  --isolate LIST       run only on these CPUs, under SCHED_FIFO where this user may (the JSON\n"
+		"                       says which); the first is the --cpu of single-threaded benchmarks\n"
 		"  --force              replace the files of an earlier run at PREFIX (all its plot formats)\n"
 		"  --plot-format LIST   the plot files: some of png, svg, pdf (default png), and only those\n"
 		"  --no-plot            write no files    --quiet   no progress\n");
@@ -433,6 +437,14 @@ static int parse(struct bench_opts *o, const struct command *cmd, int argc, char
 			break;
 		case OPT_NO_PLOT: o->plot = false; break;
 		case OPT_FORCE: o->force = true; break;
+		case OPT_ISOLATE:
+			if ((o->nr_isolate = parse_ints("--isolate", optarg, o->isolate, BENCH_MAX_CPUS, 0,
+							BENCH_MAX_CPUS - 1)) <= 0)
+				return 2;
+			for (int i = 0; i < o->nr_isolate; i++)
+				if (!topo_has_cpu(&o->topo, o->isolate[i]))
+					return bench_usage_error("--isolate: CPU %d is not online here", o->isolate[i]);
+			break;
 		case OPT_PLOT_FORMAT: {
 			char buf[64], *save = NULL;
 
@@ -479,10 +491,46 @@ static int parse(struct bench_opts *o, const struct command *cmd, int argc, char
 		return bench_usage_error("%s: unexpected argument '%s'", cmd->name, argv[optind]);
 	if (o->max_reps < o->reps)
 		o->max_reps = o->reps;
+	if (o->nr_isolate && !o->nr_cpus) {
+		memcpy(o->cpus, o->isolate, (size_t)o->nr_isolate * sizeof(o->cpus[0]));
+		o->nr_cpus = o->nr_isolate;
+	}
+	if (o->nr_isolate && o->cpu < 0)
+		o->cpu = o->isolate[0];
 	if (!o->prefix) {
 		snprintf(prefix, sizeof(prefix), "memscope-bench-%s", cmd->name);
 		o->prefix = prefix;
 	}
+	return 0;
+}
+
+/* --isolate: the process (and the threads it starts) on those CPUs only,
+ * and under SCHED_FIFO where allowed, so that other work does not preempt a
+ * repetition; what was done goes into the JSON. */
+static int isolate(const struct bench_opts *o)
+{
+	cpu_set_t set;
+	struct sched_param sp = { .sched_priority = 1 };
+	char cpus[512] = "", json[700];
+	const char *why = "";
+
+	CPU_ZERO(&set);
+	for (int i = 0; i < o->nr_isolate; i++) {
+		CPU_SET((size_t)o->isolate[i], &set);
+		snprintf(cpus + strlen(cpus), sizeof(cpus) - strlen(cpus), "%s%d", i ? "," : "", o->isolate[i]);
+	}
+	if (sched_setaffinity(0, sizeof(set), &set) < 0) {
+		fprintf(stderr, "memscope-bench: --isolate: cannot run on CPUs %s: %s\n", cpus, strerror(errno));
+		return -1;
+	}
+	if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+		why = errno == EPERM ? "SCHED_FIFO is not allowed for this user (it needs CAP_SYS_NICE or an "
+				       "RLIMIT_RTPRIO above 0): normal priority" : strerror(errno);
+	snprintf(json, sizeof(json), "{\"cpus\":[%s],\"scheduler\":\"%s\",\"why\":\"%s\"}", cpus,
+		 why[0] ? "other" : "fifo", why);
+	load_set_isolate(json);
+	if (why[0])
+		fprintf(stderr, "memscope-bench: --isolate: %s\n", why);
 	return 0;
 }
 
@@ -533,9 +581,13 @@ int main(int argc, char **argv)
 	if ((status = parse(&o, cmd, argc - 1, argv + 1)))
 		return status;
 	timer_init(o.timer);
+	if (o.nr_isolate && isolate(&o) < 0)
+		return 1;
 	if (o.cpu >= 0 && pin_to_cpu(o.cpu) < 0) {
 		fprintf(stderr, "memscope-bench: cannot run on CPU %d: %s\n", o.cpu, strerror(errno));
 		return 1;
 	}
+	if (cmd->plots || !strcmp(cmd->name, "ctx"))
+		load_start();
 	return cmd->run(&o);
 }

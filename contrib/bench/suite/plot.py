@@ -215,6 +215,10 @@ def main():
     fig = plt.figure(figsize=(13 if wide else 8, 5.5), dpi=110)
     draw(results, fig)
     fig.tight_layout()
+    warning = (results.get("load") or {}).get("warning")
+    if warning:
+        fig.subplots_adjust(bottom=fig.subplotpars.bottom + 0.04)
+        fig.text(0.5, 0.005, f"warning: {warning}", ha="center", va="bottom", fontsize=8, color="#b00000")
     formats = (sys.argv[3] if len(sys.argv) > 3 else "png").split(",")
     plt.rcParams["svg.fonttype"] = "none"      # text stays text: searchable, checkable
     for fmt in formats:

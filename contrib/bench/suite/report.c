@@ -257,6 +257,21 @@ static void json_number(FILE *out, double v)
 		fprintf(out, "%.6g", v);
 }
 
+static void load_json(FILE *out, const struct load_figures *f)
+{
+	fprintf(out, "{\"seconds\":");
+	json_number(out, f->seconds);
+	fprintf(out, ",\"other_cpus\":");
+	json_number(out, f->other_cpus);
+	fprintf(out, ",\"own_cpus\":");
+	json_number(out, f->own_cpus);
+	fprintf(out, ",\"steal_cpus\":");
+	json_number(out, f->steal_cpus);
+	fprintf(out, ",\"run_queue_others\":");
+	json_number(out, f->run_queue);
+	fputc('}', out);
+}
+
 static void write_json(const struct bench_report *r, const struct bench_opts *o, FILE *out)
 {
 	const struct bench_topo *t = &o->topo;
@@ -329,7 +344,15 @@ static void write_json(const struct bench_report *r, const struct bench_opts *o,
 		}
 		fputc('}', out);
 	}
-	fprintf(out, "},\"notes\":[");
+	fprintf(out, "},\"interval\":\"median and a distribution-free 95%% interval from order statistics\"");
+	fprintf(out, ",\"load\":{\"before\":");
+	load_json(out, load_before());
+	fprintf(out, ",\"during\":");
+	load_json(out, &r->load);
+	fprintf(out, ",\"reliable\":%s,\"warning\":", r->load_warning[0] ? "false" : "true");
+	json_string(out, r->load_warning);
+	fprintf(out, ",\"isolate\":%s}", load_isolate()[0] ? load_isolate() : "null");
+	fprintf(out, ",\"notes\":[");
 	for (int i = 0; i < r->nr_notes; i++) {
 		if (i)
 			fputc(',', out);
@@ -457,6 +480,17 @@ int report_finish(struct bench_report *r, const struct bench_opts *o)
 	char prefix[1024], json_path[1100], why[512], formats[32] = "", shown[4200] = "";
 	FILE *f;
 
+	load_finish(&r->load);
+	if (load_unreliable(&r->load)) {
+		static const char *by_size[] = { "bw", "lat", "par", "c2c" };
+		bool sized = false;
+
+		for (size_t i = 0; i < sizeof(by_size) / sizeof(by_size[0]); i++)
+			sized |= !strcmp(r->bench, by_size[i]);
+		load_warning(o, &r->load, sized, r->load_warning, sizeof(r->load_warning));
+		report_note(r, "%s", r->load_warning);
+		fprintf(stderr, "memscope-bench: warning: %s\n", r->load_warning);
+	}
 	for (int i = 0; i < r->nr_tables; i++) {
 		if (o->format == FMT_TABLE) {
 			print_text(&r->tables[i], stdout);
@@ -468,7 +502,8 @@ int report_finish(struct bench_report *r, const struct bench_opts *o)
 	if (o->format == FMT_JSON)
 		write_json(r, o, stdout);
 	for (int i = 0; i < r->nr_notes; i++)
-		fprintf(o->format == FMT_TABLE ? stdout : stderr, "note: %s\n", r->notes[i]);
+		if (strcmp(r->notes[i], r->load_warning))   /* said once, as the warning */
+			fprintf(o->format == FMT_TABLE ? stdout : stderr, "note: %s\n", r->notes[i]);
 	fflush(stdout);
 	if (!o->plot)
 		return 0;
