@@ -12,7 +12,7 @@ enum {
 	OPT_SIZE, OPT_PATTERN, OPT_CONF, OPT_LOCAL, OPT_REMOTE, OPT_MAX_THREADS, OPT_STATE, OPT_REF,
 	OPT_HEAT_SIZE, OPT_PROCS, OPT_ROUNDS, OPT_MAX_PAR, OPT_FORMAT, OPT_OUTPUT, OPT_NO_PLOT,
 	OPT_TIMER, OPT_QUIET, OPT_PHASE_MS, OPT_PAGES, OPT_NODE, OPT_KERNELS, OPT_PASSES, OPT_HELP,
-	OPT_MAX_REPS, OPT_PRECISION, OPT_MAX_TIME, OPT_PLOT_FORMAT, OPT_FORCE, OPT_ISOLATE,
+	OPT_MAX_REPS, OPT_PRECISION, OPT_MAX_TIME, OPT_PLOT_FORMAT, OPT_FORCE, OPT_ISOLATE, OPT_KERNEL,
 };
 
 static const struct option longopts[] = {
@@ -42,6 +42,7 @@ static const struct option longopts[] = {
 	{ "plot-format", required_argument, NULL, OPT_PLOT_FORMAT },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "isolate", required_argument, NULL, OPT_ISOLATE },
+	{ "kernel", required_argument, NULL, OPT_KERNEL },
 	{ "timer", required_argument, NULL, OPT_TIMER },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "phase-ms", required_argument, NULL, OPT_PHASE_MS },
@@ -71,7 +72,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "bw", bench_bw, "bandwidth of rd|wr|rdwr|cp|bzero|all over sizes from L1 to DRAM",
-	  { OPT_SIZES, OPT_CPU, OPT_HUGE }, true },
+	  { OPT_SIZES, OPT_CPU, OPT_HUGE, OPT_KERNEL }, true },
 	{ "lat", bench_lat, "load latency by pointer chasing, strides 16..512 B, over sizes",
 	  { OPT_SIZES, OPT_STRIDES, OPT_PATTERN, OPT_CPU, OPT_HUGE }, true },
 	{ "par", bench_par, "memory-level parallelism: loads in flight from independent chains",
@@ -79,7 +80,7 @@ static const struct command commands[] = {
 	{ "ctx", bench_ctx, "context switch time: processes passing a token through pipes on one CPU",
 	  { OPT_PROCS, OPT_SIZE, OPT_CPU, OPT_ROUNDS }, false },
 	{ "stream", bench_stream, "STREAM copy/scale/add/triad with 1..N concurrent instances",
-	  { OPT_SIZE, OPT_THREADS, OPT_CPUS, OPT_KERNELS, OPT_HUGE }, true },
+	  { OPT_SIZE, OPT_THREADS, OPT_CPUS, OPT_KERNELS, OPT_HUGE, OPT_KERNEL }, true },
 	{ "numa-triad", bench_numa_triad, "triad with threads and data in (xL, yR) placements, --conf 1|2|3",
 	  { OPT_CONF, OPT_SIZE, OPT_LOCAL, OPT_REMOTE, OPT_MAX_THREADS, OPT_HUGE }, true },
 	{ "c2c", bench_c2c, "core-to-core: latency and read bandwidth of lines another core left M/E/S",
@@ -105,6 +106,8 @@ static void usage(FILE *out)
 		"  --size SIZE          stream, numa-triad: bytes per array; ctx: working set per process\n"
 		"  --threads LIST|A-B   stream: numbers of concurrent instances (default 1..CPUs)\n"
 		"  --kernels LIST       stream: some of copy,scale,add,triad (default all four)\n"
+		"  --kernel WIDTH       bw, stream: the loops' vector width: scalar, sse2, avx2, avx512 (x86-64),\n"
+		"                       neon (aarch64); default the widest this CPU has\n"
 		"  --cpus LIST          CPUs to use, in order (default: every online CPU)\n"
 		"  --cpu N              pin a single-threaded benchmark to CPU N\n"
 		"  --conf 1|2|3         numa-triad: 1 threads on both nodes, data on L; 2 cross; 3 split\n"
@@ -437,6 +440,26 @@ static int parse(struct bench_opts *o, const struct command *cmd, int argc, char
 			break;
 		case OPT_NO_PLOT: o->plot = false; break;
 		case OPT_FORCE: o->force = true; break;
+		case OPT_KERNEL: {
+			int k = kernel_find(optarg);
+
+			if (k < 0) {
+				char names[128] = "";
+
+				for (int i = 0; i < kernel_count(); i++)
+					snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
+						 kernel_name(i));
+				return bench_usage_error("--kernel '%s': expected one of %s (on %s)", optarg, names,
+							 arch_name(arch_this()));
+			}
+			if (!kernel_available(k)) {
+				fprintf(stderr, "memscope-bench: --kernel %s: this CPU does not have it (CPUID); the widest "
+					"here is %s\n", optarg, kernel_name(kernel_widest()));
+				return 1;
+			}
+			kernel_select(k);
+			break;
+		}
 		case OPT_ISOLATE:
 			if ((o->nr_isolate = parse_ints("--isolate", optarg, o->isolate, BENCH_MAX_CPUS, 0,
 							BENCH_MAX_CPUS - 1)) <= 0)

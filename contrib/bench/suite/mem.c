@@ -134,6 +134,8 @@ int bench_bw(struct bench_opts *o)
 	table_col_spread(t, "mb_s", "MB/s", 1);
 	cache_params(&r, o);
 	report_param(&r, "op", "\"%s\"", o->op);
+	report_param(&r, "kernel", "\"%s\"", kernel_name(kernel_selected()));
+	report_param(&r, "vector_bytes", "%d", kernel_bytes(kernel_selected()));
 	for (int i = 0; i < nr_ops; i++)
 		for (int s = 0; s < o->nr_sizes; s++) {
 			log_progress(o, "\rbw %s %zu bytes   ", bw_op_name(ops[i]), o->sizes[s]);

@@ -188,6 +188,8 @@ int bench_stream(struct bench_opts *o)
 	report_param(&r, "array_bytes", "%zu", size);
 	report_param(&r, "reps", "%d", o->reps);
 	report_param(&r, "huge_pages", "%s", o->huge ? "true" : "false");
+	report_param(&r, "kernel", "\"%s\"", kernel_name(kernel_selected()));
+	report_param(&r, "vector_bytes", "%d", kernel_bytes(kernel_selected()));
 	for (int ti = 0; ti < o->nr_threads; ti++) {
 		int nr = o->threads[ti];
 		struct worker *w = calloc((size_t)nr, sizeof(*w));
