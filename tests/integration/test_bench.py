@@ -169,7 +169,8 @@ def test_default_kernel_is_the_widest_the_cpu_has():
         r = bench_json(*args, "--reps", 2, "--max-reps", 2)
         assert r["params"]["kernel"] == widest, r["params"]
     res = run([str(BENCH), "bw", "rd", "--kernel", "mmx"])
-    assert res.returncode == 2 and "--kernel 'mmx': expected one of scalar, sse2, avx2, avx512" in res.stderr, res.stderr
+    assert res.returncode == 2, res
+    assert "--kernel 'mmx': expected one of scalar, sse2, avx2, avx512" in res.stderr, res.stderr
 
 
 def test_vector_kernels_agree_with_likwid_bench():
