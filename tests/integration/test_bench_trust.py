@@ -69,6 +69,21 @@ def test_bw_and_lat_points_carry_median_interval_and_samples():
     assert all(7 <= row["n"] <= 9 for row in rows(r)), rows(r)
 
 
+def test_par_ctx_and_stream_points_carry_their_intervals():
+    r = json.loads(bench("par", "--sizes", "64K", "--max-par", 3, "--reps", 6, "--max-reps", 8, "--format", "json",
+                         "--no-plot").stdout)
+    check_spread(r, "results", "lat_ns")
+    check_spread(r, "results", "best_ns")
+    check_spread(r, "chains", "ns")
+    # The one-chain latency of the results is the k = 1 row of the chains table: the same samples.
+    assert r["tables"]["results"]["samples"]["lat_ns"][0] == r["tables"]["chains"]["samples"]["ns"][0]
+    r = json.loads(bench("ctx", "--cpu", 0, "--rounds", 2000, "--reps", 6, "--max-reps", 8, "--format", "json").stdout)
+    check_spread(r, "results", "roundtrip_us")
+    r = json.loads(bench("stream", "--size", "1M", "--threads", 1, "--kernels", "triad", "--reps", 6, "--max-reps", 8,
+                         "--format", "json", "--no-plot").stdout)
+    check_spread(r, "results", "total_mb_s")
+
+
 def test_text_and_csv_show_the_interval():
     res = bench("bw", "wr", "--sizes", "8K", "--reps", 6, "--max-reps", 6, "--format", "csv", "--no-plot")
     lines = [line for line in res.stdout.splitlines() if not line.startswith("#")]

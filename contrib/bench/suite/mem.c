@@ -6,7 +6,6 @@
 
 #include "bench.h"
 
-#define MAX_REPS 1000
 
 /* Default sizes: 1 KiB (bw: 4 KiB) to four times the last-level cache (at
  * least 64 MiB), in half-octave steps. */
@@ -343,12 +342,12 @@ static void (*const walks[17])(void **, uint64_t) = {
 
 /* ns per load with k chains: each starts at an equal distance along one
  * random cycle, so they never meet. */
-static double par_ns(const struct bench_opts *o, void **start, size_t elements, int k, double *loads)
+static double par_ns(const struct bench_opts *o, void **start, size_t elements, int k, double *loads,
+		     struct samples *ns)
 {
 	void *p[16];
-	double ns[MAX_REPS];
 	uint64_t steps = 256;
-	int n = 0;
+	double spent = 0;
 
 	p[0] = start;
 	for (int i = 1; i < k; i++)
@@ -364,17 +363,18 @@ static double par_ns(const struct bench_opts *o, void **start, size_t elements, 
 			break;
 		steps *= 2;
 	}
-	for (int rep = 0; rep < o->reps && n < MAX_REPS; rep++) {
+	while (!samples_enough(o, ns, spent)) {
 		uint64_t t = timer_ticks();
 
 		walks[k](p, steps);
 		t = timer_ticks() - t;
 		*loads += (double)steps * k;
-		ns[n++] = ticks_to_ns(t) / ((double)steps * k);
+		spent += ticks_to_ns(t) * 1e-9;
+		samples_add(ns, ticks_to_ns(t) / ((double)steps * k));
 	}
 	for (int i = 0; i < k; i++)
 		bench_sink += (uintptr_t)p[i];
-	return median(ns, n);
+	return spread_of(ns->v, ns->n).median;
 }
 
 int bench_par(struct bench_opts *o)
@@ -385,19 +385,20 @@ int bench_par(struct bench_opts *o)
 	sizes_or_default(o, 4096);
 	t = report_table(&r, "results", "Memory-level parallelism: how many loads a core keeps in flight");
 	table_col(t, "size", "B", COL_INT, 0);
-	table_col(t, "lat_ns", "ns", COL_NUM, 2);
-	table_col(t, "best_ns", "ns", COL_NUM, 2);
+	table_col_spread(t, "lat_ns", "ns", 2);
+	table_col_spread(t, "best_ns", "ns", 2);
 	table_col(t, "chains", NULL, COL_INT, 0);
 	table_col(t, "parallelism", NULL, COL_NUM, 2);
 	detail = report_table(&r, "chains", "ns per load with k independent chains");
 	table_col(detail, "size", "B", COL_INT, 0);
 	table_col(detail, "chains", NULL, COL_INT, 0);
-	table_col(detail, "ns", "ns", COL_NUM, 3);
+	table_col_spread(detail, "ns", "ns", 3);
 	cache_params(&r, o);
 	report_param(&r, "max_par", "%d", o->max_par);
 	for (int s = 0; s < o->nr_sizes; s++) {
 		size_t size = o->sizes[s], elements = size / BENCH_LINE;
 		double lat1 = NAN, best = INFINITY, loads = 0, t0;
+		struct samples one = { 0 }, best_s = { 0 };
 		int best_k = 1, row;
 		char name[64];
 		void *buf;
@@ -412,28 +413,44 @@ int bench_par(struct bench_opts *o)
 		snprintf(name, sizeof(name), "par:%zu", size);
 		t0 = phase_begin(o, name);
 		for (int k = 1; k <= o->max_par && (size_t)k * 4 <= elements; k++) {
-			double ns = par_ns(o, start, elements, k, &loads);
+			struct samples ks = { 0 };
+			double ns = par_ns(o, start, elements, k, &loads, &ks);
 			int d = table_row(detail);
 
 			table_set(detail, d, "size", (double)size);
 			table_set(detail, d, "chains", k);
-			table_set(detail, d, "ns", ns);
-			if (k == 1)
+			table_set_spread(detail, d, "ns", &ks);
+			if (k == 1) {
 				lat1 = ns;
+				samples_free(&one);
+				one = ks;
+				ks = (struct samples){ 0 };
+			} else if (ns < best) {
+				samples_free(&best_s);
+				best_s = ks;
+				ks = (struct samples){ 0 };
+			}
 			if (ns < best) {
 				best = ns;
 				best_k = k;
 			}
+			samples_free(&ks);
 		}
 		/* Under memscope: the phase lasts long enough for frames to see it. */
-		while (phase_wants_more(o, t0))
-			par_ns(o, start, elements, best_k, &loads);
+		while (phase_wants_more(o, t0)) {
+			struct samples more = { 0 };
+
+			par_ns(o, start, elements, best_k, &loads, &more);
+			samples_free(&more);
+		}
 		phase_end(o, name, "loads=%.0f seconds=%.6f ns=%.3f parallelism=%.2f size=%zu", loads, now_s() - t0,
 			  lat1, lat1 / best, size);
 		row = table_row(t);
 		table_set(t, row, "size", (double)size);
-		table_set(t, row, "lat_ns", lat1);
-		table_set(t, row, "best_ns", best);
+		table_set_spread(t, row, "lat_ns", &one);
+		table_set_spread(t, row, "best_ns", best_k == 1 ? &one : &best_s);
+		samples_free(&one);
+		samples_free(&best_s);
 		table_set(t, row, "chains", best_k);
 		table_set(t, row, "parallelism", lat1 / best);
 		mem_free(buf, size);
