@@ -290,7 +290,7 @@ int bench_numa_triad(struct bench_opts *o)
 	pts = report_table(&r, "results", "Triad with x threads in group L and y in group R: total MB/s, normalized to (1,0)");
 	table_col(pts, "x", NULL, COL_INT, 0);
 	table_col(pts, "y", NULL, COL_INT, 0);
-	table_col(pts, "total_mb_s", "MB/s", COL_NUM, 1);
+	table_col_spread(pts, "total_mb_s", "MB/s", 1);
 	table_col(pts, "normalized", NULL, COL_NUM, 3);
 	table_col(pts, "l_thread_mb_s", "MB/s", COL_NUM, 1);
 	table_col(pts, "r_thread_mb_s", "MB/s", COL_NUM, 1);
@@ -368,14 +368,14 @@ int bench_numa_triad(struct bench_opts *o)
 				min_share = fmin(min_share, w[i].share);
 				pages_node[data_node == L ? 0 : 1] += 3.0 * (double)((size + 4095) / 4096);
 			}
-			double med = spread_of(totals.v, totals.n).median;
+			table_set_spread(pts, row, "total_mb_s", &totals);
+			double med = table_get(pts, row, "total_mb_s");
 
 			samples_free(&totals);
 			if (x == 1 && y == 0)
 				base = med;
 			phase_end(o, name, "bytes=%.0f seconds=%.6f mb_s=%.1f conf=%d x=%d y=%d", bytes * nr * reps,
 				  now_s() - t0, med, conf, x, y);
-			table_set(pts, row, "total_mb_s", med);
 			table_set(pts, row, "l_thread_mb_s", x ? l : NAN);
 			table_set(pts, row, "r_thread_mb_s", y ? rr : NAN);
 			table_set(pts, row, "min_share", min_share);
