@@ -6,6 +6,7 @@ import json
 import math
 import os
 import pathlib
+import platform
 import re
 import shutil
 import statistics
@@ -239,3 +240,28 @@ def test_isolate_pins_and_says_whether_it_runs_under_sched_fifo():
     assert (isolate["why"] == "") == bool(may_fifo), isolate
     res = run([str(BENCH), "lat", "--isolate", "1000"])
     assert res.returncode == 2 and "--isolate: CPU 1000 is not online here" in res.stderr, res.stderr
+
+
+# ---- kernels at the machine's width ----
+
+def disassembly(function):
+    """The instructions of one function of memscope-bench (objdump; its static functions keep
+    their symbols)."""
+    out = run(["objdump", "-d", "--no-show-raw-insn", str(BENCH)]).stdout
+    body = re.search(rf"^[0-9a-f]+ <{function}>:\n(.*?)\n\n", out, re.M | re.S)
+    assert body, f"{function} is not in {BENCH}"
+    return body.group(1)
+
+
+def test_each_width_is_compiled_for_its_own_registers():
+    """One binary, no build flag: the AVX-512 loops use zmm registers, the AVX2 ones ymm (and no
+    zmm), SSE2 xmm only, and the scalar bandwidth loop no vector register at all."""
+    if platform.machine() != "x86_64" or not shutil.which("objdump"):
+        pytest.skip("x86-64 widths, read with objdump")
+    regs = {name: set(re.findall(r"%([xyz]mm)\d+", disassembly(name)))
+            for name in ("scalar_bw", "sse2_bw", "avx2_bw", "avx512_bw", "sse2_stream", "avx2_stream", "avx512_stream")}
+    assert regs["scalar_bw"] == set(), regs
+    assert regs["sse2_bw"] == {"xmm"} and regs["sse2_stream"] == {"xmm"}, regs
+    assert "ymm" in regs["avx2_bw"] and "zmm" not in regs["avx2_bw"] | regs["avx2_stream"], regs
+    assert "ymm" in regs["avx2_stream"], regs
+    assert "zmm" in regs["avx512_bw"] and "zmm" in regs["avx512_stream"], regs

@@ -4,17 +4,21 @@
  * so no build flag is needed), NEON on aarch64. One macro writes each
  * width's loops with GCC's vector types, so every width does the same work
  * with its own registers: the scalar loops are kept scalar (no
- * vectorizer), the others are vectors of 16, 32 or 64 bytes. */
+ * vectorizer), the others are vectors of 16, 32 or 64 bytes; all unrolled
+ * four times, as likwid-bench's kernels are. */
 #include <string.h>
 
 #include "bench.h"
 
 #define SCALAR_ATTR __attribute__((optimize("no-tree-vectorize", "no-tree-slp-vectorize")))
 
-/* NAME: the width's prefix; BYTES: vector size; ATTR: how it is compiled. */
-#define DEFINE_KERNELS(NAME, BYTES, ATTR)                                                                   \
+/* NAME: the width's prefix; BYTES: vector size; ATTR: how it is compiled;
+ * DVEC: the attribute that makes the doubles a vector (none for scalar: a
+ * one-element vector of doubles would live on the stack). */
+#define VECTOR(BYTES) __attribute__((vector_size(BYTES), may_alias))
+#define DEFINE_KERNELS(NAME, BYTES, ATTR, DVEC)                                                             \
 	typedef uint64_t NAME##_u __attribute__((vector_size(BYTES), may_alias));                          \
-	typedef double NAME##_d __attribute__((vector_size(BYTES), may_alias));                            \
+	typedef double NAME##_d DVEC;                                                                       \
 	enum { NAME##_per = (BYTES) / 8 };                                                                  \
 	ATTR static size_t NAME##_bw(enum bw_op op, uint64_t *buf, uint64_t *dst, size_t size)             \
 	{                                                                                                   \
@@ -39,14 +43,17 @@
 			bench_sink += t;                                                                    \
 			break;                                                                              \
 		case BW_WR:                                                                                 \
+			_Pragma("GCC unroll 4")                                                             \
 			for (size_t i = 0; i < m; i++)                                                      \
 				v[i] = one;                                                                 \
 			break;                                                                              \
 		case BW_RDWR:                                                                               \
+			_Pragma("GCC unroll 4")                                                             \
 			for (size_t i = 0; i < m; i++)                                                      \
 				v[i] += one;                                                                \
 			break;                                                                              \
 		case BW_CP:                                                                                 \
+			_Pragma("GCC unroll 4")                                                             \
 			for (size_t i = 0; i < m; i++)                                                      \
 				d[i] = v[i];                                                                \
 			break;                                                                              \
@@ -64,18 +71,22 @@
 		s += 3.0;                                                                                   \
 		switch (k) {                                                                                \
 		case ST_COPY:                                                                               \
+			_Pragma("GCC unroll 4")                                                             \
 			for (size_t i = 0; i < m; i++)                                                      \
 				C[i] = A[i];                                                                \
 			return 2 * m * (BYTES);                                                             \
 		case ST_SCALE:                                                                              \
+			_Pragma("GCC unroll 4")                                                             \
 			for (size_t i = 0; i < m; i++)                                                      \
 				B[i] = s * C[i];                                                            \
 			return 2 * m * (BYTES);                                                             \
 		case ST_ADD:                                                                                \
+			_Pragma("GCC unroll 4")                                                             \
 			for (size_t i = 0; i < m; i++)                                                      \
 				C[i] = A[i] + B[i];                                                         \
 			return 3 * m * (BYTES);                                                             \
 		case ST_TRIAD:                                                                              \
+			_Pragma("GCC unroll 4")                                                             \
 			for (size_t i = 0; i < m; i++)                                                      \
 				A[i] = B[i] + s * C[i];                                                     \
 			return 3 * m * (BYTES);                                                             \
@@ -83,13 +94,13 @@
 		return 0;                                                                                   \
 	}
 
-DEFINE_KERNELS(scalar, 8, SCALAR_ATTR)
+DEFINE_KERNELS(scalar, 8, SCALAR_ATTR, )
 #if defined(__x86_64__)
-DEFINE_KERNELS(sse2, 16, )
-DEFINE_KERNELS(avx2, 32, __attribute__((target("avx2"))))
-DEFINE_KERNELS(avx512, 64, __attribute__((target("avx512f"))))
+DEFINE_KERNELS(sse2, 16, , VECTOR(16))
+DEFINE_KERNELS(avx2, 32, __attribute__((target("avx2"))), VECTOR(32))
+DEFINE_KERNELS(avx512, 64, __attribute__((target("avx512f"))), VECTOR(64))
 #elif defined(__aarch64__)
-DEFINE_KERNELS(neon, 16, )
+DEFINE_KERNELS(neon, 16, , VECTOR(16))
 #endif
 
 struct kernel {
