@@ -137,8 +137,9 @@ static int live_checks(const struct host *host, const char *bench, struct check 
 
 		snprintf(c[n].workload, sizeof(c[n].workload), "triad, 3 arrays of %.0f MiB, %d repetitions, on CPU %d",
 			 s / (1 << 20), reps, cpu0);
-		snprintf(args, sizeof(args), "stream --kernels triad --threads 1 --cpus %d --size %zu --reps %d --no-plot "
-			 "--format csv", cpu0, triad, reps);
+		/* Exactly reps repetitions: the expected bytes count them. */
+		snprintf(args, sizeof(args), "stream --kernels triad --threads 1 --cpus %d --size %zu --reps %d "
+			 "--max-reps %d --no-plot --format csv", cpu0, triad, reps, reps);
 		check_args(&c[n], bench, args);
 		snprintf(c[n].metrics, sizeof(c[n].metrics), "mem.read_bytes,mem.write_bytes,mem.read_bw,mem.write_bw");
 		expect_add(&c[n], "mem.read_bytes", host->topo.cpus[0].node, rd, 0.15, false);

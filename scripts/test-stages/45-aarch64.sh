@@ -43,12 +43,12 @@ case_run is-an-aarch64-binary is_aarch64
 q() { qemu-aarch64 "$bin" "$@"; }
 case_run selftest q selftest
 case_run c2c-plan-test sh -c "$cc -std=c11 -Wall -Werror -D_GNU_SOURCE -static -o $work/test_c2c_plan $src/test_c2c_plan.c $src/c2c_plan.c && qemu-aarch64 $work/test_c2c_plan"
-case_run bw q bw all --sizes 16K,1M --reps 1 --min-time 1 --no-plot
-case_run lat q lat --pattern window --sizes 16K,256K --reps 1 --min-time 1 --no-plot
-case_run par q par --sizes 64K --max-par 4 --reps 1 --min-time 1 --no-plot
-case_run stream q stream --size 1M --reps 1 --no-plot
+case_run bw q bw all --sizes 16K,1M --reps 1 --max-reps 1 --min-time 1 --no-plot
+case_run lat q lat --pattern window --sizes 16K,256K --reps 1 --max-reps 1 --min-time 1 --no-plot
+case_run par q par --sizes 64K --max-par 4 --reps 1 --max-reps 1 --min-time 1 --no-plot
+case_run stream q stream --size 1M --reps 1 --max-reps 1 --no-plot
 case_run ctx q ctx --rounds 200 --reps 1
-case_run c2c q c2c --state M --sizes 16K --reps 1 --no-plot
+case_run c2c q c2c --state M --sizes 16K --reps 1 --max-reps 1 --no-plot
 case_run touch q touch --pages 64 --no-plot
 json_ok() { q lat --sizes 16K --reps 1 --min-time 1 --format json --no-plot | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["host"]["arch"]=="aarch64" and d["timer"]["name"] in ("cntvct_el0","clock_gettime"), d; print(d["timer"])'; }
 case_run json-names-the-arch json_ok

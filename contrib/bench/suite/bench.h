@@ -83,13 +83,20 @@ int current_cpu(void);
 /* ---- options and output ---- */
 
 enum bench_format { FMT_TABLE, FMT_CSV, FMT_JSON };
+enum plot_format { PLOT_PNG, PLOT_SVG, PLOT_PDF, PLOT_NR_FORMATS };
+const char *plot_format_name(int f);
 
 struct bench_opts {
 	const char *command;
 	enum bench_format format;
 	const char *prefix;             /* PREFIX.json, PREFIX.png */
-	bool plot, svg, huge, quiet;
-	int reps;
+	bool plot, huge, quiet;
+	bool force;                     /* replace an earlier run's files at prefix */
+	unsigned plot_formats;          /* bit per enum plot_format */
+	int reps;                       /* at least this many repetitions of a point */
+	int max_reps;                   /* at most this many */
+	double precision;               /* stop when the 95% interval is within this share of the median */
+	double max_time_s;              /* or when a point has taken this long */
 	double min_time_s;              /* per timed measurement */
 	double phase_min_s;             /* each phase at least this long (under memscope) */
 	enum bench_timer timer;
@@ -102,6 +109,8 @@ struct bench_opts {
 	int nr_threads;
 	int cpus[BENCH_MAX_CPUS];
 	int nr_cpus;
+	int isolate[BENCH_MAX_CPUS];    /* --isolate */
+	int nr_isolate;
 	size_t size;                    /* stream, numa-triad, ctx: one size; 0: default */
 	const char *pattern;            /* lat: seq or random */
 	const char *op;                 /* bw: rd wr rdwr cp bzero all */
@@ -136,6 +145,13 @@ struct bench_cell {
 	char text[48];
 };
 
+/* The raw samples behind a column's medians (in the JSON, so a reader can
+ * recompute every median and interval). */
+struct bench_sampled {
+	int col;
+	struct samples *rows;           /* indexed by row */
+};
+
 struct bench_table {
 	const char *name;               /* "results", "heatmap", ... */
 	const char *title;
@@ -143,12 +159,25 @@ struct bench_table {
 	int nr_cols;
 	struct bench_cell *cells;
 	int nr_rows, cap_rows;
+	struct bench_sampled sampled[2];
+	int nr_sampled;
 };
 
 #define BENCH_MAX_TABLES 6
 
+/* What other work did to a run (load.c). */
+struct load_figures {
+	double seconds;
+	double other_cpus;              /* CPU time of other processes / seconds */
+	double own_cpus;                /* this benchmark's */
+	double steal_cpus;              /* stolen by the hypervisor */
+	double run_queue;               /* runnable threads of other processes, mean; -1 unknown */
+};
+
 struct bench_report {
 	const char *bench;
+	struct load_figures load;
+	char load_warning[256];         /* empty: the run was quiet enough */
 	struct bench_table tables[BENCH_MAX_TABLES];
 	int nr_tables;
 	char params[1024];              /* JSON object members: "\"op\":\"rd\",..." */
@@ -162,6 +191,11 @@ int table_row(struct bench_table *t);  /* new row, all NaN/empty; returns its in
 void table_set(struct bench_table *t, int row, const char *col, double v);
 void table_set_text(struct bench_table *t, int row, const char *col, const char *text);
 double table_get(const struct bench_table *t, int row, const char *col);
+/* Columns NAME, NAME_low, NAME_high (and n, once per table) for a value
+ * measured repeatedly; table_set_spread fills them from the samples and
+ * keeps a copy of the samples for the JSON. */
+void table_col_spread(struct bench_table *t, const char *name, const char *unit, int precision);
+void table_set_spread(struct bench_table *t, int row, const char *col, const struct samples *s);
 void report_param(struct bench_report *r, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void report_note(struct bench_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -169,6 +203,42 @@ void report_note(struct bench_report *r, const char *fmt, ...) __attribute__((fo
  * Returns 0, or 1 when a file could not be written. */
 int report_finish(struct bench_report *r, const struct bench_opts *o);
 void report_free(struct bench_report *r);
+
+/* ---- repeated measurements (stats.c) ---- */
+
+struct samples {
+	double *v;
+	int n, cap;
+};
+
+/* The median and a distribution-free 95% interval on it from order
+ * statistics; level: the interval's coverage (>= 0.95 once n >= 6). */
+struct spread {
+	int n;
+	double median, low, high, level;
+};
+
+void samples_add(struct samples *s, double v);
+void samples_free(struct samples *s);
+struct spread spread_of(const double *v, int n);
+/* Enough repetitions: at least --reps, then until the interval is within
+ * --precision of the median, --max-reps, or --max-time spent on the point. */
+bool samples_enough(const struct bench_opts *o, const struct samples *s, double spent_s);
+
+/* ---- other work on the machine (load.c) ---- */
+
+/* Probe the machine for 200 ms, then watch it until load_finish. */
+void load_start(void);
+void load_finish(struct load_figures *during);
+const struct load_figures *load_before(void);
+bool load_unreliable(const struct load_figures *f);
+size_t load_private_cache(const struct bench_topo *t);
+/* "other processes used 1.7 CPUs during this run: figures above 2M are not
+ * reliable" (by_size: the benchmark's figures are by buffer size). */
+void load_warning(const struct bench_opts *o, const struct load_figures *f, bool by_size, char *buf, size_t n);
+/* --isolate: what was done, as a JSON object for the report. */
+void load_set_isolate(const char *json);
+const char *load_isolate(void);
 
 /* ---- phases (memscope markers) ---- */
 
@@ -225,6 +295,20 @@ uint64_t chain_length(void *start);
 enum stream_kernel { ST_COPY, ST_SCALE, ST_ADD, ST_TRIAD };
 const char *stream_kernel_name(enum stream_kernel k);
 size_t stream_run(enum stream_kernel k, double *a, double *b, double *c, size_t n);
+
+/* The loops of bw and stream at each vector width (simd.c): scalar, sse2,
+ * avx2, avx512 on x86-64, scalar and neon on aarch64. bw_pass and
+ * stream_run use the selected one (default: the widest the CPU has). */
+int kernel_count(void);
+const char *kernel_name(int k);
+int kernel_bytes(int k);
+bool kernel_available(int k);
+int kernel_find(const char *name);
+int kernel_widest(void);
+void kernel_select(int k);
+int kernel_selected(void);
+size_t kernel_bw_pass(int k, enum bw_op op, uint64_t *buf, uint64_t *dst, size_t size);
+size_t kernel_stream_run(int k, enum stream_kernel sk, double *a, double *b, double *c, size_t n);
 
 /* c2c: the steps that leave lines in a coherence state (c2c_plan.c). */
 enum c2c_state { C2C_M, C2C_E, C2C_S };

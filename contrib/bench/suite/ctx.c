@@ -98,7 +98,8 @@ int bench_ctx(struct bench_opts *o)
 	pid_t pids[MAX_PROCS];
 	size_t size = o->size;
 	uint64_t *ws = NULL;
-	double trip[MAX_REPS], over[MAX_REPS], t0;
+	double over[MAX_REPS], t0, spent = 0;
+	struct samples trip_us = { 0 };
 	long rounds = o->rounds;
 	char name[64];
 	int n = 0, row;
@@ -132,15 +133,18 @@ int bench_ctx(struct bench_opts *o)
 		while ((s = ring(fds, procs, ws, size, rounds)) < o->min_time_s && rounds < 100000000)
 			rounds = (long)((double)rounds * fmin(16, fmax(2, o->min_time_s / fmax(s, 1e-9) * 1.2)));
 	}
-	for (int rep = 0; (rep < o->reps || phase_wants_more(o, t0)) && n < MAX_REPS; rep++) {
-		trip[n] = ring(fds, procs, ws, size, rounds) / (double)rounds;
+	while ((!samples_enough(o, &trip_us, spent) || phase_wants_more(o, t0)) && n < MAX_REPS) {
+		double s = ring(fds, procs, ws, size, rounds);
+
+		spent += s;
+		samples_add(&trip_us, s / (double)rounds * 1e6);
 		over[n] = overhead(self, procs, ws, size, rounds) / (double)rounds;
 		n++;
 	}
 	xwrite(fds[1][1], -1);
 	for (int i = 1; i < procs; i++)
 		waitpid(pids[i], NULL, 0);
-	double trip_s = median(trip, n), over_s = median(over, n);
+	double trip_s = spread_of(trip_us.v, trip_us.n).median * 1e-6, over_s = median(over, n);
 
 	phase_end(o, name, "roundtrip_us=%.3f switch_us=%.3f procs=%d size=%zu seconds=%.6f", trip_s * 1e6,
 		  (trip_s - over_s) / procs * 1e6, procs, size, now_s() - t0);
@@ -148,7 +152,7 @@ int bench_ctx(struct bench_opts *o)
 	table_col(t, "procs", NULL, COL_INT, 0);
 	table_col(t, "size", "B", COL_INT, 0);
 	table_col(t, "cpu", NULL, COL_INT, 0);
-	table_col(t, "roundtrip_us", "us", COL_NUM, 3);
+	table_col_spread(t, "roundtrip_us", "us", 3);
 	table_col(t, "switch_us", "us", COL_NUM, 3);
 	table_col(t, "overhead_us", "us", COL_NUM, 3);
 	table_col(t, "switch_net_us", "us", COL_NUM, 3);
@@ -157,7 +161,8 @@ int bench_ctx(struct bench_opts *o)
 	table_set(t, row, "procs", procs);
 	table_set(t, row, "size", (double)size);
 	table_set(t, row, "cpu", cpu);
-	table_set(t, row, "roundtrip_us", trip_s * 1e6);
+	table_set_spread(t, row, "roundtrip_us", &trip_us);
+	samples_free(&trip_us);
 	table_set(t, row, "switch_us", trip_s / procs * 1e6);
 	table_set(t, row, "overhead_us", over_s / procs * 1e6);
 	table_set(t, row, "switch_net_us", (trip_s - over_s) / procs * 1e6);

@@ -13,42 +13,10 @@ const char *bw_op_name(enum bw_op op)
 	return names[op];
 }
 
+/* The loops themselves are in simd.c, one set per vector width. */
 size_t bw_pass(enum bw_op op, uint64_t *buf, uint64_t *dst, size_t size)
 {
-	size_t n = size / sizeof(uint64_t);
-
-	switch (op) {
-	case BW_RD: {
-		/* Four sums: the adds are not one dependent chain. */
-		uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-
-		for (size_t i = 0; i + 4 <= n; i += 4) {
-			s0 += buf[i];
-			s1 += buf[i + 1];
-			s2 += buf[i + 2];
-			s3 += buf[i + 3];
-		}
-		bench_sink += s0 + s1 + s2 + s3;
-		return n / 4 * 4 * sizeof(uint64_t);
-	}
-	case BW_WR:
-		for (size_t i = 0; i < n; i++)
-			buf[i] = i;
-		return n * sizeof(uint64_t);
-	case BW_RDWR:
-		for (size_t i = 0; i < n; i++)
-			buf[i] += 1;
-		return n * sizeof(uint64_t);
-	case BW_CP:
-		/* As lmbench counts it: the bytes copied (each is read once and written once). */
-		for (size_t i = 0; i < n; i++)
-			dst[i] = buf[i];
-		return n * sizeof(uint64_t);
-	case BW_BZERO:
-		memset(buf, 0, n * sizeof(uint64_t));
-		return n * sizeof(uint64_t);
-	}
-	return 0;
+	return kernel_bw_pass(kernel_selected(), op, buf, dst, size);
 }
 
 static uint64_t xorshift(uint64_t *s)
@@ -180,25 +148,5 @@ const char *stream_kernel_name(enum stream_kernel k)
 
 size_t stream_run(enum stream_kernel k, double *a, double *b, double *c, size_t n)
 {
-	const double s = 3.0;
-
-	switch (k) {
-	case ST_COPY:
-		for (size_t i = 0; i < n; i++)
-			c[i] = a[i];
-		return 2 * n * sizeof(double);
-	case ST_SCALE:
-		for (size_t i = 0; i < n; i++)
-			b[i] = s * c[i];
-		return 2 * n * sizeof(double);
-	case ST_ADD:
-		for (size_t i = 0; i < n; i++)
-			c[i] = a[i] + b[i];
-		return 3 * n * sizeof(double);
-	case ST_TRIAD:
-		for (size_t i = 0; i < n; i++)
-			a[i] = b[i] + s * c[i];
-		return 3 * n * sizeof(double);
-	}
-	return 0;
+	return kernel_stream_run(kernel_selected(), k, a, b, c, n);
 }

@@ -1,6 +1,7 @@
 /* memscope-bench COMMAND [OPTIONS]: see usage() and docs/bench.md. */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,8 +10,9 @@
 enum {
 	OPT_SIZES = 0x100, OPT_STRIDES, OPT_THREADS, OPT_CPUS, OPT_CPU, OPT_REPS, OPT_MIN_TIME, OPT_HUGE,
 	OPT_SIZE, OPT_PATTERN, OPT_CONF, OPT_LOCAL, OPT_REMOTE, OPT_MAX_THREADS, OPT_STATE, OPT_REF,
-	OPT_HEAT_SIZE, OPT_PROCS, OPT_ROUNDS, OPT_MAX_PAR, OPT_FORMAT, OPT_OUTPUT, OPT_NO_PLOT, OPT_SVG,
+	OPT_HEAT_SIZE, OPT_PROCS, OPT_ROUNDS, OPT_MAX_PAR, OPT_FORMAT, OPT_OUTPUT, OPT_NO_PLOT,
 	OPT_TIMER, OPT_QUIET, OPT_PHASE_MS, OPT_PAGES, OPT_NODE, OPT_KERNELS, OPT_PASSES, OPT_HELP,
+	OPT_MAX_REPS, OPT_PRECISION, OPT_MAX_TIME, OPT_PLOT_FORMAT, OPT_FORCE, OPT_ISOLATE, OPT_KERNEL,
 };
 
 static const struct option longopts[] = {
@@ -37,7 +39,10 @@ static const struct option longopts[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "no-plot", no_argument, NULL, OPT_NO_PLOT },
-	{ "svg", no_argument, NULL, OPT_SVG },
+	{ "plot-format", required_argument, NULL, OPT_PLOT_FORMAT },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "isolate", required_argument, NULL, OPT_ISOLATE },
+	{ "kernel", required_argument, NULL, OPT_KERNEL },
 	{ "timer", required_argument, NULL, OPT_TIMER },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "phase-ms", required_argument, NULL, OPT_PHASE_MS },
@@ -46,12 +51,16 @@ static const struct option longopts[] = {
 	{ "kernels", required_argument, NULL, OPT_KERNELS },
 	{ "passes", required_argument, NULL, OPT_PASSES },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "max-reps", required_argument, NULL, OPT_MAX_REPS },
+	{ "precision", required_argument, NULL, OPT_PRECISION },
+	{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 	{ NULL, 0, NULL, 0 },
 };
 
 /* Options every command takes, then each command's own. */
-static const int common_opts[] = { OPT_REPS, OPT_MIN_TIME, OPT_FORMAT, OPT_OUTPUT, OPT_NO_PLOT, OPT_SVG,
-				   OPT_TIMER, OPT_QUIET, OPT_PHASE_MS, OPT_HELP, 0 };
+static const int common_opts[] = { OPT_REPS, OPT_MAX_REPS, OPT_PRECISION, OPT_MAX_TIME, OPT_MIN_TIME, OPT_FORMAT,
+				   OPT_OUTPUT, OPT_NO_PLOT, OPT_PLOT_FORMAT, OPT_FORCE, OPT_ISOLATE, OPT_TIMER, OPT_QUIET, OPT_PHASE_MS,
+				   OPT_HELP, 0 };
 
 struct command {
 	const char *name;
@@ -63,7 +72,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "bw", bench_bw, "bandwidth of rd|wr|rdwr|cp|bzero|all over sizes from L1 to DRAM",
-	  { OPT_SIZES, OPT_CPU, OPT_HUGE }, true },
+	  { OPT_SIZES, OPT_CPU, OPT_HUGE, OPT_KERNEL }, true },
 	{ "lat", bench_lat, "load latency by pointer chasing, strides 16..512 B, over sizes",
 	  { OPT_SIZES, OPT_STRIDES, OPT_PATTERN, OPT_CPU, OPT_HUGE }, true },
 	{ "par", bench_par, "memory-level parallelism: loads in flight from independent chains",
@@ -71,7 +80,7 @@ static const struct command commands[] = {
 	{ "ctx", bench_ctx, "context switch time: processes passing a token through pipes on one CPU",
 	  { OPT_PROCS, OPT_SIZE, OPT_CPU, OPT_ROUNDS }, false },
 	{ "stream", bench_stream, "STREAM copy/scale/add/triad with 1..N concurrent instances",
-	  { OPT_SIZE, OPT_THREADS, OPT_CPUS, OPT_KERNELS, OPT_HUGE }, true },
+	  { OPT_SIZE, OPT_THREADS, OPT_CPUS, OPT_KERNELS, OPT_HUGE, OPT_KERNEL }, true },
 	{ "numa-triad", bench_numa_triad, "triad with threads and data in (xL, yR) placements, --conf 1|2|3",
 	  { OPT_CONF, OPT_SIZE, OPT_LOCAL, OPT_REMOTE, OPT_MAX_THREADS, OPT_HUGE }, true },
 	{ "c2c", bench_c2c, "core-to-core: latency and read bandwidth of lines another core left M/E/S",
@@ -97,6 +106,8 @@ static void usage(FILE *out)
 		"  --size SIZE          stream, numa-triad: bytes per array; ctx: working set per process\n"
 		"  --threads LIST|A-B   stream: numbers of concurrent instances (default 1..CPUs)\n"
 		"  --kernels LIST       stream: some of copy,scale,add,triad (default all four)\n"
+		"  --kernel WIDTH       bw, stream: the loops' vector width: scalar, sse2, avx2, avx512 (x86-64),\n"
+		"                       neon (aarch64); default the widest this CPU has\n"
 		"  --cpus LIST          CPUs to use, in order (default: every online CPU)\n"
 		"  --cpu N              pin a single-threaded benchmark to CPU N\n"
 		"  --conf 1|2|3         numa-triad: 1 threads on both nodes, data on L; 2 cross; 3 split\n"
@@ -111,13 +122,22 @@ static void usage(FILE *out)
 		"  --pages N --node K   touch: pages to touch and the node to bind them to\n"
 		"  --passes P           touch: then read them all P times\n"
 		"  --huge               ask for transparent huge pages (default: 4 KiB pages)\n"
-		"  --reps N             repetitions of each measurement; the median is reported (default 5)\n"
+		"  --reps N             at least N repetitions of each point (default 6); then more until the\n"
+		"                       95%% interval of the median is within --precision of it\n"
+		"  --precision PCT      the interval's half-width that is enough, in %% of the median (default 2)\n"
+		"  --max-reps N         at most N repetitions of a point (default 50)\n"
+		"  --max-time S         at most S seconds of repetitions for a point (default 1)\n"
 		"  --min-time MS        each timed repetition lasts at least MS (default 20)\n"
 		"  --phase-ms MS        under memscope record: each phase lasts at least MS (default 1000)\n"
 		"  --timer auto|cycles|clock   time with the TSC/cntvct_el0 or clock_gettime (default auto)\n"
 		"  --format table|csv|json      output on stdout (default table)\n"
-		"  -o, --output PREFIX  write PREFIX.json and the plot PREFIX.png (default memscope-bench-COMMAND)\n"
-		"  --no-plot            write no files    --svg   also PREFIX.svg    --quiet   no progress\n");
+		"  -o, --output PREFIX  write PREFIX.json and the plot PREFIX.png (default memscope-bench-COMMAND);\n"
+		"                       files of an earlier run are kept: PREFIX-1, PREFIX-2, ... instead\n"
+		"  --isolate LIST       run only on these CPUs, under SCHED_FIFO where this user may (the JSON\n"
+		"                       says which); the first is the --cpu of single-threaded benchmarks\n"
+		"  --force              replace the files of an earlier run at PREFIX (all its plot formats)\n"
+		"  --plot-format LIST   the plot files: some of png, svg, pdf (default png), and only those\n"
+		"  --no-plot            write no files    --quiet   no progress\n");
 }
 
 static int parse_long(const char *opt, const char *text, long lo, long hi, long *out)
@@ -284,6 +304,31 @@ static int parse(struct bench_opts *o, const struct command *cmd, int argc, char
 				return 2;
 			o->reps = (int)v;
 			break;
+		case OPT_MAX_REPS:
+			if (parse_long("--max-reps", optarg, 1, 1000, &v))
+				return 2;
+			o->max_reps = (int)v;
+			break;
+		case OPT_PRECISION: {
+			char *end;
+			double pct = strtod(optarg, &end);
+
+			if (end == optarg || *end || !(pct > 0 && pct <= 100))
+				return bench_usage_error("--precision '%s': expected a percentage above 0, like 2 or 0.5",
+							 optarg);
+			o->precision = pct / 100;
+			break;
+		}
+		case OPT_MAX_TIME: {
+			char *end;
+			double sec = strtod(optarg, &end);
+
+			if (end == optarg || *end || !(sec >= 0 && sec <= 3600))
+				return bench_usage_error("--max-time '%s': expected seconds from 0 to 3600, like 1 or 0.5",
+							 optarg);
+			o->max_time_s = sec;
+			break;
+		}
 		case OPT_MIN_TIME:
 			if (parse_long("--min-time", optarg, 0, 60000, &v))
 				return 2;
@@ -394,7 +439,54 @@ static int parse(struct bench_opts *o, const struct command *cmd, int argc, char
 			o->prefix = optarg;
 			break;
 		case OPT_NO_PLOT: o->plot = false; break;
-		case OPT_SVG: o->svg = true; break;
+		case OPT_FORCE: o->force = true; break;
+		case OPT_KERNEL: {
+			int k = kernel_find(optarg);
+
+			if (k < 0) {
+				char names[128] = "";
+
+				for (int i = 0; i < kernel_count(); i++)
+					snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
+						 kernel_name(i));
+				return bench_usage_error("--kernel '%s': expected one of %s (on %s)", optarg, names,
+							 arch_name(arch_this()));
+			}
+			if (!kernel_available(k)) {
+				fprintf(stderr, "memscope-bench: --kernel %s: this CPU does not have it (CPUID); the widest "
+					"here is %s\n", optarg, kernel_name(kernel_widest()));
+				return 1;
+			}
+			kernel_select(k);
+			break;
+		}
+		case OPT_ISOLATE:
+			if ((o->nr_isolate = parse_ints("--isolate", optarg, o->isolate, BENCH_MAX_CPUS, 0,
+							BENCH_MAX_CPUS - 1)) <= 0)
+				return 2;
+			for (int i = 0; i < o->nr_isolate; i++)
+				if (!topo_has_cpu(&o->topo, o->isolate[i]))
+					return bench_usage_error("--isolate: CPU %d is not online here", o->isolate[i]);
+			break;
+		case OPT_PLOT_FORMAT: {
+			char buf[64], *save = NULL;
+
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			o->plot_formats = 0;
+			for (char *f = strtok_r(buf, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+				int found = -1;
+
+				for (int i = 0; i < PLOT_NR_FORMATS; i++)
+					if (!strcmp(f, plot_format_name(i)))
+						found = i;
+				if (found < 0)
+					return bench_usage_error("--plot-format: '%s' is not png, svg or pdf", f);
+				o->plot_formats |= 1u << found;
+			}
+			if (!o->plot_formats)
+				return bench_usage_error("--plot-format: give png, svg or pdf (or --no-plot for none)");
+			break;
+		}
 		case OPT_TIMER:
 			if (!strcmp(optarg, "auto")) o->timer = TIMER_AUTO;
 			else if (!strcmp(optarg, "cycles")) o->timer = TIMER_CYCLES;
@@ -420,10 +512,48 @@ static int parse(struct bench_opts *o, const struct command *cmd, int argc, char
 	}
 	if (optind < argc)
 		return bench_usage_error("%s: unexpected argument '%s'", cmd->name, argv[optind]);
+	if (o->max_reps < o->reps)
+		o->max_reps = o->reps;
+	if (o->nr_isolate && !o->nr_cpus) {
+		memcpy(o->cpus, o->isolate, (size_t)o->nr_isolate * sizeof(o->cpus[0]));
+		o->nr_cpus = o->nr_isolate;
+	}
+	if (o->nr_isolate && o->cpu < 0)
+		o->cpu = o->isolate[0];
 	if (!o->prefix) {
 		snprintf(prefix, sizeof(prefix), "memscope-bench-%s", cmd->name);
 		o->prefix = prefix;
 	}
+	return 0;
+}
+
+/* --isolate: the process (and the threads it starts) on those CPUs only,
+ * and under SCHED_FIFO where allowed, so that other work does not preempt a
+ * repetition; what was done goes into the JSON. */
+static int isolate(const struct bench_opts *o)
+{
+	cpu_set_t set;
+	struct sched_param sp = { .sched_priority = 1 };
+	char cpus[512] = "", json[700];
+	const char *why = "";
+
+	CPU_ZERO(&set);
+	for (int i = 0; i < o->nr_isolate; i++) {
+		CPU_SET((size_t)o->isolate[i], &set);
+		snprintf(cpus + strlen(cpus), sizeof(cpus) - strlen(cpus), "%s%d", i ? "," : "", o->isolate[i]);
+	}
+	if (sched_setaffinity(0, sizeof(set), &set) < 0) {
+		fprintf(stderr, "memscope-bench: --isolate: cannot run on CPUs %s: %s\n", cpus, strerror(errno));
+		return -1;
+	}
+	if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+		why = errno == EPERM ? "SCHED_FIFO is not allowed for this user (it needs CAP_SYS_NICE or an "
+				       "RLIMIT_RTPRIO above 0): normal priority" : strerror(errno);
+	snprintf(json, sizeof(json), "{\"cpus\":[%s],\"scheduler\":\"%s\",\"why\":\"%s\"}", cpus,
+		 why[0] ? "other" : "fifo", why);
+	load_set_isolate(json);
+	if (why[0])
+		fprintf(stderr, "memscope-bench: --isolate: %s\n", why);
 	return 0;
 }
 
@@ -455,10 +585,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	o.command = cmd->name;
-	o.reps = 5;
+	o.reps = 6;
+	o.max_reps = 50;
+	o.precision = 0.02;
+	o.max_time_s = 1.0;
 	o.min_time_s = 0.02;
 	o.phase_min_s = phase_under_memscope() ? 1.0 : 0;
 	o.plot = cmd->plots;
+	o.plot_formats = 1u << PLOT_PNG;
 	o.cpu = o.ref_cpu = -1;
 	o.local_node = o.remote_node = o.node = -1;
 	o.op = "all";
@@ -470,9 +604,13 @@ int main(int argc, char **argv)
 	if ((status = parse(&o, cmd, argc - 1, argv + 1)))
 		return status;
 	timer_init(o.timer);
+	if (o.nr_isolate && isolate(&o) < 0)
+		return 1;
 	if (o.cpu >= 0 && pin_to_cpu(o.cpu) < 0) {
 		fprintf(stderr, "memscope-bench: cannot run on CPU %d: %s\n", o.cpu, strerror(errno));
 		return 1;
 	}
+	if (cmd->plots || !strcmp(cmd->name, "ctx"))
+		load_start();
 	return cmd->run(&o);
 }

@@ -6,7 +6,6 @@
 
 #include "bench.h"
 
-#define MAX_REPS 1000
 
 /* Default sizes: 1 KiB (bw: 4 KiB) to four times the last-level cache (at
  * least 64 MiB), in half-octave steps. */
@@ -40,6 +39,9 @@ static void cache_params(struct bench_report *r, const struct bench_opts *o)
 		snprintf(sizes + strlen(sizes), sizeof(sizes) - strlen(sizes), "%s%zu", i ? "," : "", o->sizes[i]);
 	report_param(r, "sizes", "[%s]", sizes);
 	report_param(r, "reps", "%d", o->reps);
+	report_param(r, "max_reps", "%d", o->max_reps);
+	report_param(r, "precision", "%g", o->precision);
+	report_param(r, "max_time_s", "%g", o->max_time_s);
 	report_param(r, "min_time_s", "%g", o->min_time_s);
 	report_param(r, "huge_pages", "%s", o->huge ? "true" : "false");
 	report_param(r, "cpu", "%d", o->cpu >= 0 ? o->cpu : current_cpu());
@@ -80,11 +82,10 @@ static long calibrate_passes(struct bw_ctx *c, double min_time)
 static void bw_one(struct bench_opts *o, struct bench_table *t, enum bw_op op, size_t size)
 {
 	struct bw_ctx c = { op, NULL, NULL, size, 0 };
-	double mbs[MAX_REPS], seconds = 0;
+	struct samples mbs = { 0 };
 	char name[96];
 	long passes;
-	int n = 0;
-	double t0;
+	double t0, spent = 0;
 
 	c.buf = mem_alloc(size, o->huge);
 	c.dst = op == BW_CP ? mem_alloc(size, o->huge) : NULL;
@@ -97,27 +98,22 @@ static void bw_one(struct bench_opts *o, struct bench_table *t, enum bw_op op, s
 	snprintf(name, sizeof(name), "bw:%s:%zu", bw_op_name(op), size);
 	t0 = phase_begin(o, name);
 	passes = calibrate_passes(&c, o->min_time_s);
-	for (int rep = 0; (rep < o->reps || phase_wants_more(o, t0)) && n < MAX_REPS; rep++) {
-		double before = c.bytes, s = bw_time(&c, passes);
+	while (!samples_enough(o, &mbs, spent) || phase_wants_more(o, t0)) {
+		double before = c.bytes, sec = bw_time(&c, passes);
 
-		seconds += s;
-		mbs[n++] = (c.bytes - before) / s / 1e6;
+		spent += sec;
+		samples_add(&mbs, (c.bytes - before) / sec / 1e6);
 	}
-	double med = median(mbs, n);
-
-	phase_end(o, name, "bytes=%.0f seconds=%.6f mb_s=%.1f op=%s size=%zu", c.bytes, now_s() - t0, med,
-		  bw_op_name(op), size);
 	int row = table_row(t);
 
 	table_set_text(t, row, "op", bw_op_name(op));
 	table_set(t, row, "size", (double)size);
-	table_set(t, row, "mb_s", med);
-	table_set(t, row, "min_mb_s", mbs[0]);
-	table_set(t, row, "max_mb_s", mbs[n - 1]);
-	table_set(t, row, "reps", n);
+	table_set_spread(t, row, "mb_s", &mbs);
+	phase_end(o, name, "bytes=%.0f seconds=%.6f mb_s=%.1f op=%s size=%zu", c.bytes, now_s() - t0,
+		  table_get(t, row, "mb_s"), bw_op_name(op), size);
+	samples_free(&mbs);
 	mem_free(c.buf, size);
 	mem_free(c.dst, size);
-	(void)seconds;
 }
 
 int bench_bw(struct bench_opts *o)
@@ -134,12 +130,11 @@ int bench_bw(struct bench_opts *o)
 	t = report_table(&r, "results", "Bandwidth in MB/s (1 MB = 10^6 bytes; cp counts the bytes copied)");
 	table_col(t, "op", NULL, COL_TEXT, 0);
 	table_col(t, "size", "B", COL_INT, 0);
-	table_col(t, "mb_s", "MB/s", COL_NUM, 1);
-	table_col(t, "min_mb_s", "MB/s", COL_NUM, 1);
-	table_col(t, "max_mb_s", "MB/s", COL_NUM, 1);
-	table_col(t, "reps", NULL, COL_INT, 0);
+	table_col_spread(t, "mb_s", "MB/s", 1);
 	cache_params(&r, o);
 	report_param(&r, "op", "\"%s\"", o->op);
+	report_param(&r, "kernel", "\"%s\"", kernel_name(kernel_selected()));
+	report_param(&r, "vector_bytes", "%d", kernel_bytes(kernel_selected()));
 	for (int i = 0; i < nr_ops; i++)
 		for (int s = 0; s < o->nr_sizes; s++) {
 			log_progress(o, "\rbw %s %zu bytes   ", bw_op_name(ops[i]), o->sizes[s]);
@@ -154,38 +149,98 @@ int bench_bw(struct bench_opts *o)
 
 /* ---- lat ---- */
 
-/* ns per load of a walk along the chain from start, steps per repetition
- * calibrated to min_time. */
-static double chase_ns(const struct bench_opts *o, void **start, size_t elements, double t0, int *reps_out,
-		       double *loads)
-{
-	double ns[MAX_REPS];
-	uint64_t steps = elements < 1024 ? 1024 : elements;
-	void *p = chain_walk(start, elements);     /* warm: one full lap */
-	int n = 0;
+/* One point of the latency curve: its chain, and the samples taken so far. */
+struct lat_point {
+	size_t stride, size, elements;
+	void *buf, *p;
+	uint64_t steps;             /* loads per repetition, calibrated to --min-time */
+	struct samples ns;
+	double spent, loads, t0;
+	bool done;
+};
 
-	*loads += (double)elements;
+/* Interleaved points share the memory they hold at once; beyond this, the
+ * points are taken in groups (1 GiB: the default curve, to 4x a 32 MiB L3,
+ * fits in one). */
+#define LAT_GROUP_BYTES (1ull << 30)
+
+static void lat_prepare(const struct bench_opts *o, struct lat_point *pt, enum chain_order how)
+{
+	if (!(pt->buf = mem_alloc(pt->size, o->huge)))
+		bench_die("cannot allocate %zu bytes", pt->size);
+	pt->elements = pt->size / pt->stride;
+	pt->p = chain_build(pt->buf, pt->size, pt->stride, how, (unsigned)pt->size);
+	pt->p = chain_walk(pt->p, pt->elements);        /* warm: one full lap */
+	pt->loads += (double)pt->elements;
+	pt->steps = pt->elements < 1024 ? 1024 : pt->elements;
 	for (;;) {
 		uint64_t t = timer_ticks();
 
-		p = chain_walk(p, steps);
+		pt->p = chain_walk(pt->p, pt->steps);
 		t = timer_ticks() - t;
-		*loads += (double)steps;
-		if (ticks_to_ns(t) * 1e-9 >= o->min_time_s || steps > (1ull << 36))
+		pt->loads += (double)pt->steps;
+		if (ticks_to_ns(t) * 1e-9 >= o->min_time_s || pt->steps > (1ull << 36))
 			break;
-		steps *= 2;
+		pt->steps *= 2;
 	}
-	for (int rep = 0; (rep < o->reps || phase_wants_more(o, t0)) && n < MAX_REPS; rep++) {
-		uint64_t t = timer_ticks();
+}
 
-		p = chain_walk(p, steps);
-		t = timer_ticks() - t;
-		*loads += (double)steps;
-		ns[n++] = ticks_to_ns(t) / (double)steps;
+/* One timed repetition. A chain that fits in a lap shorter than the walk
+ * is warmed first: the point before it (interleaved) evicted it. */
+static void lat_rep(struct lat_point *pt)
+{
+	uint64_t t;
+
+	if (pt->elements < pt->steps) {
+		pt->p = chain_walk(pt->p, pt->elements);
+		pt->loads += (double)pt->elements;
 	}
-	bench_sink += (uintptr_t)p;
-	*reps_out = n;
-	return median(ns, n);
+	t = timer_ticks();
+	pt->p = chain_walk(pt->p, pt->steps);
+	t = timer_ticks() - t;
+	pt->loads += (double)pt->steps;
+	pt->spent += ticks_to_ns(t) * 1e-9;
+	samples_add(&pt->ns, ticks_to_ns(t) / (double)pt->steps);
+}
+
+/* Points [first, last) at once: one repetition of each in turn, round after
+ * round, so that a burst of other load hits every size alike. Under memscope
+ * each point is a phase of its own and groups hold one point. */
+static void lat_group(struct bench_opts *o, struct lat_point *pts, int first, int last, enum chain_order how)
+{
+	bool more = true;
+
+	for (int i = first; i < last; i++) {
+		char name[96];
+
+		snprintf(name, sizeof(name), "lat:%zu:%s:%zu", pts[i].stride, o->pattern, pts[i].size);
+		pts[i].t0 = phase_begin(o, name);
+		lat_prepare(o, &pts[i], how);
+	}
+	for (int round = 0; more; round++) {
+		more = false;
+		log_progress(o, "\rlat: round %d of sizes %zu..%zu   ", round + 1, pts[first].size, pts[last - 1].size);
+		for (int i = first; i < last; i++) {
+			struct lat_point *pt = &pts[i];
+
+			if (pt->done)
+				continue;
+			lat_rep(pt);
+			pt->done = samples_enough(o, &pt->ns, pt->spent) && !phase_wants_more(o, pt->t0);
+			more |= !pt->done;
+		}
+	}
+	for (int i = first; i < last; i++) {
+		struct lat_point *pt = &pts[i];
+		char name[96];
+
+		snprintf(name, sizeof(name), "lat:%zu:%s:%zu", pt->stride, o->pattern, pt->size);
+		phase_end(o, name, "loads=%.0f seconds=%.6f ns=%.3f stride=%zu size=%zu", pt->loads, now_s() - pt->t0,
+			  spread_of(pt->ns.v, pt->ns.n).median, pt->stride, pt->size);
+		bench_sink += (uintptr_t)pt->p;
+		mem_free(pt->buf, pt->size);
+		pt->buf = NULL;
+	}
 }
 
 int bench_lat(struct bench_opts *o)
@@ -211,43 +266,42 @@ int bench_lat(struct bench_opts *o)
 			 "Load latency in ns, chain in address order (lmbench lat_mem_rd)");
 	table_col(t, "stride", "B", COL_INT, 0);
 	table_col(t, "size", "B", COL_INT, 0);
-	table_col(t, "ns", "ns", COL_NUM, 2);
-	table_col(t, "reps", NULL, COL_INT, 0);
+	table_col_spread(t, "ns", "ns", 2);
 	cache_params(&r, o);
 	for (int i = 0; i < o->nr_strides; i++)
 		snprintf(strides + strlen(strides), sizeof(strides) - strlen(strides), "%s%zu", i ? "," : "",
 			 o->strides[i]);
 	report_param(&r, "strides", "[%s]", strides);
 	report_param(&r, "pattern", "\"%s\"", o->pattern);
-	for (int si = 0; si < o->nr_strides; si++) {
-		size_t stride = o->strides[si];
+	{
+		struct lat_point *pts = calloc((size_t)(o->nr_strides * o->nr_sizes), sizeof(*pts));
+		int nr = 0;
 
-		for (int s = 0; s < o->nr_sizes; s++) {
-			size_t size = o->sizes[s];
-			char name[96];
-			void *buf;
-			void **start;
-			double t0, ns, loads = 0;
-			int reps, row;
+		if (!pts)
+			bench_die("out of memory");
+		for (int si = 0; si < o->nr_strides; si++)
+			for (int s = 0; s < o->nr_sizes; s++)
+				if (o->sizes[s] >= 2 * o->strides[si])
+					pts[nr++] = (struct lat_point){ .stride = o->strides[si], .size = o->sizes[s] };
+		for (int first = 0; first < nr;) {
+			unsigned long long bytes = 0;
+			int last = first;
 
-			if (size < 2 * stride)
-				continue;
-			log_progress(o, "\rlat stride %zu, %zu bytes   ", stride, size);
-			if (!(buf = mem_alloc(size, o->huge)))
-				bench_die("cannot allocate %zu bytes", size);
-			start = chain_build(buf, size, stride, how, (unsigned)size);
-			snprintf(name, sizeof(name), "lat:%zu:%s:%zu", stride, o->pattern, size);
-			t0 = phase_begin(o, name);
-			ns = chase_ns(o, start, size / stride, t0, &reps, &loads);
-			phase_end(o, name, "loads=%.0f seconds=%.6f ns=%.3f stride=%zu size=%zu", loads, now_s() - t0, ns,
-				  stride, size);
-			row = table_row(t);
-			table_set(t, row, "stride", (double)stride);
-			table_set(t, row, "size", (double)size);
-			table_set(t, row, "ns", ns);
-			table_set(t, row, "reps", reps);
-			mem_free(buf, size);
+			while (last < nr && (last == first || (bytes + pts[last].size <= LAT_GROUP_BYTES &&
+							       !phase_under_memscope())))
+				bytes += pts[last++].size;
+			lat_group(o, pts, first, last, how);
+			first = last;
 		}
+		for (int i = 0; i < nr; i++) {
+			int row = table_row(t);
+
+			table_set(t, row, "stride", (double)pts[i].stride);
+			table_set(t, row, "size", (double)pts[i].size);
+			table_set_spread(t, row, "ns", &pts[i].ns);
+			samples_free(&pts[i].ns);
+		}
+		free(pts);
 	}
 	log_progress(o, "\r%40s\r", "");
 	if (how == CHAIN_SEQ)
@@ -288,12 +342,12 @@ static void (*const walks[17])(void **, uint64_t) = {
 
 /* ns per load with k chains: each starts at an equal distance along one
  * random cycle, so they never meet. */
-static double par_ns(const struct bench_opts *o, void **start, size_t elements, int k, double *loads)
+static double par_ns(const struct bench_opts *o, void **start, size_t elements, int k, double *loads,
+		     struct samples *ns)
 {
 	void *p[16];
-	double ns[MAX_REPS];
 	uint64_t steps = 256;
-	int n = 0;
+	double spent = 0;
 
 	p[0] = start;
 	for (int i = 1; i < k; i++)
@@ -309,17 +363,18 @@ static double par_ns(const struct bench_opts *o, void **start, size_t elements, 
 			break;
 		steps *= 2;
 	}
-	for (int rep = 0; rep < o->reps && n < MAX_REPS; rep++) {
+	while (!samples_enough(o, ns, spent)) {
 		uint64_t t = timer_ticks();
 
 		walks[k](p, steps);
 		t = timer_ticks() - t;
 		*loads += (double)steps * k;
-		ns[n++] = ticks_to_ns(t) / ((double)steps * k);
+		spent += ticks_to_ns(t) * 1e-9;
+		samples_add(ns, ticks_to_ns(t) / ((double)steps * k));
 	}
 	for (int i = 0; i < k; i++)
 		bench_sink += (uintptr_t)p[i];
-	return median(ns, n);
+	return spread_of(ns->v, ns->n).median;
 }
 
 int bench_par(struct bench_opts *o)
@@ -330,19 +385,20 @@ int bench_par(struct bench_opts *o)
 	sizes_or_default(o, 4096);
 	t = report_table(&r, "results", "Memory-level parallelism: how many loads a core keeps in flight");
 	table_col(t, "size", "B", COL_INT, 0);
-	table_col(t, "lat_ns", "ns", COL_NUM, 2);
-	table_col(t, "best_ns", "ns", COL_NUM, 2);
+	table_col_spread(t, "lat_ns", "ns", 2);
+	table_col_spread(t, "best_ns", "ns", 2);
 	table_col(t, "chains", NULL, COL_INT, 0);
 	table_col(t, "parallelism", NULL, COL_NUM, 2);
 	detail = report_table(&r, "chains", "ns per load with k independent chains");
 	table_col(detail, "size", "B", COL_INT, 0);
 	table_col(detail, "chains", NULL, COL_INT, 0);
-	table_col(detail, "ns", "ns", COL_NUM, 3);
+	table_col_spread(detail, "ns", "ns", 3);
 	cache_params(&r, o);
 	report_param(&r, "max_par", "%d", o->max_par);
 	for (int s = 0; s < o->nr_sizes; s++) {
 		size_t size = o->sizes[s], elements = size / BENCH_LINE;
 		double lat1 = NAN, best = INFINITY, loads = 0, t0;
+		struct samples one = { 0 }, best_s = { 0 };
 		int best_k = 1, row;
 		char name[64];
 		void *buf;
@@ -357,28 +413,44 @@ int bench_par(struct bench_opts *o)
 		snprintf(name, sizeof(name), "par:%zu", size);
 		t0 = phase_begin(o, name);
 		for (int k = 1; k <= o->max_par && (size_t)k * 4 <= elements; k++) {
-			double ns = par_ns(o, start, elements, k, &loads);
+			struct samples ks = { 0 };
+			double ns = par_ns(o, start, elements, k, &loads, &ks);
 			int d = table_row(detail);
 
 			table_set(detail, d, "size", (double)size);
 			table_set(detail, d, "chains", k);
-			table_set(detail, d, "ns", ns);
-			if (k == 1)
+			table_set_spread(detail, d, "ns", &ks);
+			if (k == 1) {
 				lat1 = ns;
+				samples_free(&one);
+				one = ks;
+				ks = (struct samples){ 0 };
+			} else if (ns < best) {
+				samples_free(&best_s);
+				best_s = ks;
+				ks = (struct samples){ 0 };
+			}
 			if (ns < best) {
 				best = ns;
 				best_k = k;
 			}
+			samples_free(&ks);
 		}
 		/* Under memscope: the phase lasts long enough for frames to see it. */
-		while (phase_wants_more(o, t0))
-			par_ns(o, start, elements, best_k, &loads);
+		while (phase_wants_more(o, t0)) {
+			struct samples more = { 0 };
+
+			par_ns(o, start, elements, best_k, &loads, &more);
+			samples_free(&more);
+		}
 		phase_end(o, name, "loads=%.0f seconds=%.6f ns=%.3f parallelism=%.2f size=%zu", loads, now_s() - t0,
 			  lat1, lat1 / best, size);
 		row = table_row(t);
 		table_set(t, row, "size", (double)size);
-		table_set(t, row, "lat_ns", lat1);
-		table_set(t, row, "best_ns", best);
+		table_set_spread(t, row, "lat_ns", &one);
+		table_set_spread(t, row, "best_ns", best_k == 1 ? &one : &best_s);
+		samples_free(&one);
+		samples_free(&best_s);
 		table_set(t, row, "chains", best_k);
 		table_set(t, row, "parallelism", lat1 / best);
 		mem_free(buf, size);

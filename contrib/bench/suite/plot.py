@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Draws memscope-bench results (the JSON it writes) with matplotlib.
 
-    plot.py RESULTS.json PREFIX [--svg]     -> PREFIX.png (and PREFIX.svg)
+    plot.py RESULTS.json PREFIX [FORMATS]    -> PREFIX.png, or one file per format in FORMATS
+                                                (png,svg,pdf; default png), and no other
 
 Exit status 3 when matplotlib is missing (memscope-bench then tries another
 python3), 1 when the results cannot be read or drawn."""
@@ -32,6 +33,26 @@ def table(results, name):
     return [dict(zip(cols, row)) for row in t["rows"]]
 
 
+def curve(ax, rows, x, y, **kw):
+    """A line through the medians with the 95% interval of each as an error bar (where the
+    table has Y_low and Y_high)."""
+    pts = [r for r in rows if r.get(y) is not None]
+    xs, ys = [r[x] for r in pts], [r[y] for r in pts]
+    if pts and f"{y}_low" in pts[0]:
+        err = [[r[y] - r[f"{y}_low"] for r in pts], [r[f"{y}_high"] - r[y] for r in pts]]
+        bars = ax.errorbar(xs, ys, yerr=err, capsize=2, elinewidth=0.8, **kw)
+        # Named, so the bars can be found in an SVG: one vertical segment per point.
+        bars.lines[2][0].set_gid(f"errorbars-{kw.get('label', y)}")
+        return bars
+    return ax.plot(xs, ys, **kw)
+
+
+def interval_note(ax, results):
+    if any("samples" in t for t in results["tables"].values()):
+        ax.text(0.01, 0.01, "median and its 95% interval (order statistics) of each point",
+                transform=ax.transAxes, fontsize=7, color="0.35", va="bottom")
+
+
 def mark_caches(ax, results):
     """Dashed vertical lines at the cache sizes sysfs reported."""
     seen = set()
@@ -60,8 +81,8 @@ def plot_bw(results, fig):
     ax = fig.add_subplot(111)
     rows = table(results, "results")
     for op in dict.fromkeys(r["op"] for r in rows):
-        pts = [(r["size"], r["mb_s"]) for r in rows if r["op"] == op and r["mb_s"] is not None]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, label=op)
+        curve(ax, [r for r in rows if r["op"] == op], "size", "mb_s", marker="o", markersize=3, label=op)
+    interval_note(ax, results)
     size_axis(ax)
     mark_caches(ax, results)
     ax.set_ylabel("bandwidth (MB/s)")
@@ -74,8 +95,9 @@ def plot_lat(results, fig):
     ax = fig.add_subplot(111)
     rows = table(results, "results")
     for stride in dict.fromkeys(r["stride"] for r in rows):
-        pts = [(r["size"], r["ns"]) for r in rows if r["stride"] == stride and r["ns"] is not None]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, label=f"{stride} B")
+        curve(ax, [r for r in rows if r["stride"] == stride], "size", "ns", marker="o", markersize=3,
+              label=f"{stride} B")
+    interval_note(ax, results)
     size_axis(ax)
     mark_caches(ax, results)
     ax.set_yscale("log")
@@ -100,8 +122,8 @@ def plot_stream(results, fig):
     ax = fig.add_subplot(111)
     rows = table(results, "results")
     for k in dict.fromkeys(r["kernel"] for r in rows):
-        pts = [(r["instances"], r["total_mb_s"]) for r in rows if r["kernel"] == k]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=k)
+        curve(ax, [r for r in rows if r["kernel"] == k], "instances", "total_mb_s", marker="o", label=k)
+    interval_note(ax, results)
     ax.set_xlabel("concurrent instances (one pinned thread each)")
     ax.set_ylabel("total bandwidth (MB/s)")
     ax.set_xticks(sorted({r["instances"] for r in rows}))
@@ -148,10 +170,11 @@ def plot_c2c(results, fig):
     rows = table(results, "results")
     state = results["params"]["state"]
     for reader in dict.fromkeys(r["reader"] for r in rows):
-        pts = [(r["size"], r["lat_ns"]) for r in rows if r["reader"] == reader and r["lat_ns"] is not None]
+        pts = [r for r in rows if r["reader"] == reader and r["lat_ns"] is not None]
         if pts:
             own = " (own cache)" if reader == results["params"]["ref"] else ""
-            left.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, label=f"CPU {reader}{own}")
+            curve(left, pts, "size", "lat_ns", marker="o", markersize=3, label=f"CPU {reader}{own}")
+    interval_note(left, results)
     size_axis(left)
     mark_caches(left, results)
     left.set_yscale("log")
@@ -175,7 +198,7 @@ PLOTS = {"bw": plot_bw, "lat": plot_lat, "par": plot_par, "stream": plot_stream,
 
 def main():
     if len(sys.argv) < 3:
-        print("usage: plot.py RESULTS.json PREFIX [--svg]", file=sys.stderr)
+        print("usage: plot.py RESULTS.json PREFIX [png,svg,pdf]", file=sys.stderr)
         return 1
     path, prefix = sys.argv[1], sys.argv[2]
     try:
@@ -192,10 +215,17 @@ def main():
     fig = plt.figure(figsize=(13 if wide else 8, 5.5), dpi=110)
     draw(results, fig)
     fig.tight_layout()
-    fig.savefig(prefix + ".png")
-    if "--svg" in sys.argv[3:]:
-        plt.rcParams["svg.fonttype"] = "none"      # text stays text: searchable, checkable
-        fig.savefig(prefix + ".svg")
+    warning = (results.get("load") or {}).get("warning")
+    if warning:
+        fig.subplots_adjust(bottom=fig.subplotpars.bottom + 0.04)
+        fig.text(0.5, 0.005, f"warning: {warning}", ha="center", va="bottom", fontsize=8, color="#b00000")
+    formats = (sys.argv[3] if len(sys.argv) > 3 else "png").split(",")
+    plt.rcParams["svg.fonttype"] = "none"      # text stays text: searchable, checkable
+    for fmt in formats:
+        if fmt not in ("png", "svg", "pdf"):
+            print(f"plot.py: '{fmt}' is not png, svg or pdf", file=sys.stderr)
+            return 1
+        fig.savefig(f"{prefix}.{fmt}")
     return 0
 
 

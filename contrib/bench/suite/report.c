@@ -45,6 +45,13 @@ int table_row(struct bench_table *t)
 		t->cells = cells;
 		t->cap_rows = cap;
 	}
+	for (int i = 0; i < t->nr_sampled; i++) {
+		struct bench_sampled *sm = &t->sampled[i];
+
+		if (!(sm->rows = realloc(sm->rows, (size_t)t->cap_rows * sizeof(*sm->rows))))
+			bench_die("out of memory");
+		sm->rows[t->nr_rows] = (struct samples){ NULL, 0, 0 };
+	}
 	for (int c = 0; c < t->nr_cols; c++) {
 		t->cells[t->nr_rows * t->nr_cols + c].num = NAN;
 		t->cells[t->nr_rows * t->nr_cols + c].text[0] = '\0';
@@ -77,6 +84,46 @@ double table_get(const struct bench_table *t, int row, const char *col)
 	return t->cells[row * t->nr_cols + col_index(t, col)].num;
 }
 
+void table_col_spread(struct bench_table *t, const char *name, const char *unit, int precision)
+{
+	char *low, *high;
+
+	if (t->nr_sampled >= (int)(sizeof(t->sampled) / sizeof(t->sampled[0])))
+		bench_die("internal: too many sampled columns in table %s", t->name);
+	if (asprintf(&low, "%s_low", name) < 0 || asprintf(&high, "%s_high", name) < 0)
+		bench_die("out of memory");
+	t->sampled[t->nr_sampled++] = (struct bench_sampled){ t->nr_cols, NULL };
+	table_col(t, name, unit, COL_NUM, precision);
+	table_col(t, low, unit, COL_NUM, precision);
+	table_col(t, high, unit, COL_NUM, precision);
+	for (int c = 0; c < t->nr_cols; c++)
+		if (!strcmp(t->cols[c].name, "n"))
+			return;
+	table_col(t, "n", NULL, COL_INT, 0);
+}
+
+void table_set_spread(struct bench_table *t, int row, const char *col, const struct samples *s)
+{
+	int c = col_index(t, col);
+	struct spread sp = spread_of(s->v, s->n);
+
+	for (int i = 0; i < t->nr_sampled; i++) {
+		struct bench_sampled *sm = &t->sampled[i];
+		struct samples *copy;
+
+		if (sm->col != c)
+			continue;
+		copy = &sm->rows[row];
+		samples_free(copy);
+		for (int k = 0; k < s->n; k++)
+			samples_add(copy, s->v[k]);
+	}
+	t->cells[row * t->nr_cols + c].num = sp.median;
+	t->cells[row * t->nr_cols + c + 1].num = sp.low;
+	t->cells[row * t->nr_cols + c + 2].num = sp.high;
+	table_set(t, row, "n", sp.n);
+}
+
 void report_param(struct bench_report *r, const char *key, const char *fmt, ...)
 {
 	size_t len = strlen(r->params);
@@ -102,8 +149,18 @@ void report_note(struct bench_report *r, const char *fmt, ...)
 
 void report_free(struct bench_report *r)
 {
-	for (int i = 0; i < r->nr_tables; i++)
-		free(r->tables[i].cells);
+	for (int i = 0; i < r->nr_tables; i++) {
+		struct bench_table *t = &r->tables[i];
+
+		for (int k = 0; k < t->nr_sampled; k++) {
+			for (int row = 0; row < t->nr_rows; row++)
+				samples_free(&t->sampled[k].rows[row]);
+			free(t->sampled[k].rows);
+			free((char *)t->cols[t->sampled[k].col + 1].name);
+			free((char *)t->cols[t->sampled[k].col + 2].name);
+		}
+		free(t->cells);
+	}
 	r->nr_tables = 0;
 }
 
@@ -200,6 +257,21 @@ static void json_number(FILE *out, double v)
 		fprintf(out, "%.6g", v);
 }
 
+static void load_json(FILE *out, const struct load_figures *f)
+{
+	fprintf(out, "{\"seconds\":");
+	json_number(out, f->seconds);
+	fprintf(out, ",\"other_cpus\":");
+	json_number(out, f->other_cpus);
+	fprintf(out, ",\"own_cpus\":");
+	json_number(out, f->own_cpus);
+	fprintf(out, ",\"steal_cpus\":");
+	json_number(out, f->steal_cpus);
+	fprintf(out, ",\"run_queue_others\":");
+	json_number(out, f->run_queue);
+	fputc('}', out);
+}
+
 static void write_json(const struct bench_report *r, const struct bench_opts *o, FILE *out)
 {
 	const struct bench_topo *t = &o->topo;
@@ -248,9 +320,39 @@ static void write_json(const struct bench_report *r, const struct bench_opts *o,
 			}
 			fputc(']', out);
 		}
-		fprintf(out, "]}");
+		fprintf(out, "]");
+		if (tb->nr_sampled) {
+			/* Every repetition of every point: the medians and intervals above
+			 * can be recomputed from these. */
+			fprintf(out, ",\"samples\":{");
+			for (int k = 0; k < tb->nr_sampled; k++) {
+				const struct bench_sampled *sm = &tb->sampled[k];
+
+				fprintf(out, "%s\"%s\":[", k ? "," : "", tb->cols[sm->col].name);
+				for (int row = 0; row < tb->nr_rows; row++) {
+					fprintf(out, "%s[", row ? "," : "");
+					for (int j = 0; j < sm->rows[row].n; j++) {
+						if (j)
+							fputc(',', out);
+						json_number(out, sm->rows[row].v[j]);
+					}
+					fputc(']', out);
+				}
+				fputc(']', out);
+			}
+			fputc('}', out);
+		}
+		fputc('}', out);
 	}
-	fprintf(out, "},\"notes\":[");
+	fprintf(out, "},\"interval\":\"median and a distribution-free 95%% interval from order statistics\"");
+	fprintf(out, ",\"load\":{\"before\":");
+	load_json(out, load_before());
+	fprintf(out, ",\"during\":");
+	load_json(out, &r->load);
+	fprintf(out, ",\"reliable\":%s,\"warning\":", r->load_warning[0] ? "false" : "true");
+	json_string(out, r->load_warning);
+	fprintf(out, ",\"isolate\":%s}", load_isolate()[0] ? load_isolate() : "null");
+	fprintf(out, ",\"notes\":[");
 	for (int i = 0; i < r->nr_notes; i++) {
 		if (i)
 			fputc(',', out);
@@ -281,9 +383,64 @@ static const char *plot_script(void)
 	return file_exists(path) ? path : NULL;
 }
 
+const char *plot_format_name(int f)
+{
+	static const char *names[] = { "png", "svg", "pdf" };
+
+	return names[f];
+}
+
+/* Files of a run at prefix: PREFIX.json and one per plot format. */
+static bool run_files_exist(const char *prefix)
+{
+	char path[1100];
+
+	snprintf(path, sizeof(path), "%s.json", prefix);
+	if (access(path, F_OK) == 0)
+		return true;
+	for (int f = 0; f < PLOT_NR_FORMATS; f++) {
+		snprintf(path, sizeof(path), "%s.%s", prefix, plot_format_name(f));
+		if (access(path, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The prefix this run writes to: the one asked for, or, when an earlier
+ * run's files are there, the first PREFIX-N that is free (never an
+ * overwrite without --force). With --force the earlier run's plots in
+ * formats not asked for now are removed, so no stale plot is left beside
+ * the new one. */
+static int choose_prefix(const struct bench_opts *o, char *out, size_t size)
+{
+	char path[1100];
+
+	snprintf(out, size, "%s", o->prefix);
+	if (o->force) {
+		for (int f = 0; f < PLOT_NR_FORMATS; f++) {
+			if (o->plot_formats & (1u << f))
+				continue;
+			snprintf(path, sizeof(path), "%s.%s", o->prefix, plot_format_name(f));
+			if (unlink(path) < 0 && errno != ENOENT) {
+				fprintf(stderr, "memscope-bench: cannot remove the earlier %s: %s\n", path, strerror(errno));
+				return -1;
+			}
+		}
+		return 0;
+	}
+	for (int n = 1; run_files_exist(out); n++) {
+		if (n > 9999) {
+			fprintf(stderr, "memscope-bench: %s-1 to -9999 are all taken: give another -o or --force\n", o->prefix);
+			return -1;
+		}
+		snprintf(out, size, "%s-%d", o->prefix, n);
+	}
+	return 0;
+}
+
 /* Runs plot.py with the first Python that has matplotlib. Exit status 3 of
  * the script means "no matplotlib here": the next interpreter is tried. */
-static int draw(const char *json_path, const char *prefix, bool svg, char *why, size_t whysize)
+static int draw(const char *json_path, const char *prefix, const char *formats, char *why, size_t whysize)
 {
 	const char *script = plot_script();
 	const char *env = getenv("MEMSCOPE_PYTHON");
@@ -297,7 +454,7 @@ static int draw(const char *json_path, const char *prefix, bool svg, char *why, 
 		 "or set MEMSCOPE_PYTHON to a python that has it)");
 	for (size_t i = 0; i < sizeof(pythons) / sizeof(pythons[0]); i++) {
 		char *argv[] = { (char *)pythons[i], (char *)script, (char *)json_path, (char *)prefix,
-				 svg ? "--svg" : NULL, NULL };
+				 (char *)formats, NULL };
 		pid_t pid;
 		int status;
 
@@ -320,9 +477,20 @@ static int draw(const char *json_path, const char *prefix, bool svg, char *why, 
 
 int report_finish(struct bench_report *r, const struct bench_opts *o)
 {
-	char json_path[1100], png[1100], why[512];
+	char prefix[1024], json_path[1100], why[512], formats[32] = "", shown[4200] = "";
 	FILE *f;
 
+	load_finish(&r->load);
+	if (load_unreliable(&r->load)) {
+		static const char *by_size[] = { "bw", "lat", "par", "c2c" };
+		bool sized = false;
+
+		for (size_t i = 0; i < sizeof(by_size) / sizeof(by_size[0]); i++)
+			sized |= !strcmp(r->bench, by_size[i]);
+		load_warning(o, &r->load, sized, r->load_warning, sizeof(r->load_warning));
+		report_note(r, "%s", r->load_warning);
+		fprintf(stderr, "memscope-bench: warning: %s\n", r->load_warning);
+	}
 	for (int i = 0; i < r->nr_tables; i++) {
 		if (o->format == FMT_TABLE) {
 			print_text(&r->tables[i], stdout);
@@ -334,11 +502,17 @@ int report_finish(struct bench_report *r, const struct bench_opts *o)
 	if (o->format == FMT_JSON)
 		write_json(r, o, stdout);
 	for (int i = 0; i < r->nr_notes; i++)
-		fprintf(o->format == FMT_TABLE ? stdout : stderr, "note: %s\n", r->notes[i]);
+		if (strcmp(r->notes[i], r->load_warning))   /* said once, as the warning */
+			fprintf(o->format == FMT_TABLE ? stdout : stderr, "note: %s\n", r->notes[i]);
 	fflush(stdout);
 	if (!o->plot)
 		return 0;
-	snprintf(json_path, sizeof(json_path), "%s.json", o->prefix);
+	if (choose_prefix(o, prefix, sizeof(prefix)) < 0)
+		return 1;
+	if (strcmp(prefix, o->prefix))
+		fprintf(stderr, "memscope-bench: %s.* are an earlier run's (--force replaces them): writing %s.*\n",
+			o->prefix, prefix);
+	snprintf(json_path, sizeof(json_path), "%s.json", prefix);
 	if (!(f = fopen(json_path, "w"))) {
 		fprintf(stderr, "memscope-bench: cannot write %s: %s\n", json_path, strerror(errno));
 		return 1;
@@ -348,17 +522,34 @@ int report_finish(struct bench_report *r, const struct bench_opts *o)
 		fprintf(stderr, "memscope-bench: cannot write %s: %s\n", json_path, strerror(errno));
 		return 1;
 	}
-	snprintf(png, sizeof(png), "%s.png", o->prefix);
-	if (draw(json_path, o->prefix, o->svg, why, sizeof(why)) < 0) {
+	for (int i = 0; i < PLOT_NR_FORMATS; i++) {
+		char path[1100], abs[4096];
+
+		if (!(o->plot_formats & (1u << i)))
+			continue;
+		snprintf(formats + strlen(formats), sizeof(formats) - strlen(formats), "%s%s", formats[0] ? "," : "",
+			 plot_format_name(i));
+		snprintf(path, sizeof(path), "%s.%s", prefix, plot_format_name(i));
+		/* realpath needs the file: the absolute directory, then the name. */
+		{
+			char dir[1100], *slash;
+
+			snprintf(dir, sizeof(dir), "%s", path);
+			slash = strrchr(dir, '/');
+			if (slash)
+				*slash = '\0';
+			if (realpath(slash ? (dir[0] ? dir : "/") : ".", abs))
+				snprintf(shown + strlen(shown), sizeof(shown) - strlen(shown), "%s%s/%s", shown[0] ? " and " : "",
+					 strcmp(abs, "/") ? abs : "", slash ? slash + 1 : path);
+			else
+				snprintf(shown + strlen(shown), sizeof(shown) - strlen(shown), "%s%s", shown[0] ? " and " : "",
+					 path);
+		}
+	}
+	if (draw(json_path, prefix, formats, why, sizeof(why)) < 0) {
 		fprintf(stderr, "memscope-bench: results in %s; plot not drawn: %s\n", json_path, why);
 		return 0;
 	}
-	{
-		char abs[4096];
-		const char *shown = realpath(png, abs) ? abs : png;
-
-		fprintf(stderr, "memscope-bench: results in %s, plot in %s%s%s\n", json_path, shown,
-			o->svg ? " and " : "", o->svg ? "the .svg beside it" : "");
-	}
+	fprintf(stderr, "memscope-bench: results in %s, plot in %s\n", json_path, shown);
 	return 0;
 }

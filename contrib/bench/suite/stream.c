@@ -105,17 +105,28 @@ static int team_start(struct team *t)
 /* Repetitions of one kernel on every worker at once (at least reps; under
  * memscope until the phase that began at t0 is long enough). Returns the
  * number of repetitions. */
-static int team_kernel(struct team *t, const struct bench_opts *o, enum stream_kernel k, double t0)
+static double team_mb_s(const struct team *t, enum stream_kernel k, int rep, double bytes_each);
+
+/* Repetitions until the totals' interval is narrow enough (samples_enough)
+ * and, under memscope, the phase long enough; totals: the team's MB/s of
+ * each repetition. */
+static int team_kernel(struct team *t, const struct bench_opts *o, enum stream_kernel k, double t0, double bytes_each,
+		       struct samples *totals)
 {
 	int rep = 0;
+	double spent = 0;
 
 	t->kernel = k;
 	do {
+		double start = now_s();
+
 		t->rep = rep;
 		pthread_barrier_wait(&t->barrier);
 		pthread_barrier_wait(&t->barrier);
+		spent += now_s() - start;
+		samples_add(totals, team_mb_s(t, k, rep, bytes_each));
 		rep++;
-	} while ((rep < o->reps || phase_wants_more(o, t0)) && rep < MAX_REPS);
+	} while ((!samples_enough(o, totals, spent) || phase_wants_more(o, t0)) && rep < MAX_REPS);
 	return rep;
 }
 
@@ -172,12 +183,13 @@ int bench_stream(struct bench_opts *o)
 	t = report_table(&r, "results", "STREAM in MB/s (STREAM's byte counts: copy/scale 16, add/triad 24 per element)");
 	table_col(t, "instances", NULL, COL_INT, 0);
 	table_col(t, "kernel", NULL, COL_TEXT, 0);
-	table_col(t, "total_mb_s", "MB/s", COL_NUM, 1);
+	table_col_spread(t, "total_mb_s", "MB/s", 1);
 	table_col(t, "per_instance_mb_s", "MB/s", COL_NUM, 1);
-	table_col(t, "best_total_mb_s", "MB/s", COL_NUM, 1);
 	report_param(&r, "array_bytes", "%zu", size);
 	report_param(&r, "reps", "%d", o->reps);
 	report_param(&r, "huge_pages", "%s", o->huge ? "true" : "false");
+	report_param(&r, "kernel", "\"%s\"", kernel_name(kernel_selected()));
+	report_param(&r, "vector_bytes", "%d", kernel_bytes(kernel_selected()));
 	for (int ti = 0; ti < o->nr_threads; ti++) {
 		int nr = o->threads[ti];
 		struct worker *w = calloc((size_t)nr, sizeof(*w));
@@ -196,7 +208,8 @@ int bench_stream(struct bench_opts *o)
 		if (team_start(&team) < 0)
 			bench_die("stream: %s", strerror(errno));
 		for (enum stream_kernel k = ST_COPY; k <= ST_TRIAD; k++) {
-			double totals[MAX_REPS], per = 0, bytes = (double)stream_bytes(k, size / sizeof(double)), t0;
+			double per = 0, bytes = (double)stream_bytes(k, size / sizeof(double)), t0;
+			struct samples totals = { 0 };
 			char name[64];
 			int row, reps;
 
@@ -204,26 +217,25 @@ int bench_stream(struct bench_opts *o)
 				continue;
 			snprintf(name, sizeof(name), "stream:%s:%d", stream_kernel_name(k), nr);
 			t0 = phase_begin(o, name);
-			reps = team_kernel(&team, o, k, t0);
-			for (int rep = 0; rep < reps; rep++)
-				totals[rep] = team_mb_s(&team, k, rep, bytes);
+			reps = team_kernel(&team, o, k, t0, bytes, &totals);
 			for (int i = 0; i < nr; i++)
 				per += worker_mb_s(&w[i], k, reps, bytes) / nr;
-			double med = median(totals, reps);
-
-			phase_end(o, name, "bytes=%.0f seconds=%.6f mb_s=%.1f kernel=%s instances=%d", bytes * nr * reps,
-				  now_s() - t0, med, stream_kernel_name(k), nr);
 			row = table_row(t);
 			table_set(t, row, "instances", nr);
 			table_set_text(t, row, "kernel", stream_kernel_name(k));
-			table_set(t, row, "total_mb_s", med);
+			table_set_spread(t, row, "total_mb_s", &totals);
 			table_set(t, row, "per_instance_mb_s", per);
-			table_set(t, row, "best_total_mb_s", totals[reps - 1]);
+			phase_end(o, name, "bytes=%.0f seconds=%.6f mb_s=%.1f kernel=%s instances=%d", bytes * nr * reps,
+				  now_s() - t0, table_get(t, row, "total_mb_s"), stream_kernel_name(k), nr);
+			samples_free(&totals);
 		}
 		team_stop(&team);
 		free(w);
 	}
 	log_progress(o, "\r%40s\r", "");
+	report_note(&r, "per_instance_mb_s: each instance's rate from its own start to its own end; total_mb_s: "
+		    "all bytes from the first start to the last end, so instances that do not run exactly "
+		    "together make per instance more than total / instances");
 	int status = report_finish(&r, o);
 
 	report_free(&r);
@@ -278,7 +290,7 @@ int bench_numa_triad(struct bench_opts *o)
 	pts = report_table(&r, "results", "Triad with x threads in group L and y in group R: total MB/s, normalized to (1,0)");
 	table_col(pts, "x", NULL, COL_INT, 0);
 	table_col(pts, "y", NULL, COL_INT, 0);
-	table_col(pts, "total_mb_s", "MB/s", COL_NUM, 1);
+	table_col_spread(pts, "total_mb_s", "MB/s", 1);
 	table_col(pts, "normalized", NULL, COL_NUM, 3);
 	table_col(pts, "l_thread_mb_s", "MB/s", COL_NUM, 1);
 	table_col(pts, "r_thread_mb_s", "MB/s", COL_NUM, 1);
@@ -304,7 +316,8 @@ int bench_numa_triad(struct bench_opts *o)
 			int nr = x + y, ix_l = 0, ix_r = 0, row;
 			struct worker *w;
 			struct team team;
-			double bytes = (double)stream_bytes(ST_TRIAD, size / sizeof(double)), totals[MAX_REPS], l = 0, rr = 0;
+			double bytes = (double)stream_bytes(ST_TRIAD, size / sizeof(double)), l = 0, rr = 0;
+			struct samples totals = { 0 };
 			double min_share = 1, t0;
 			char name[64];
 			int reps;
@@ -332,10 +345,8 @@ int bench_numa_triad(struct bench_opts *o)
 			t0 = phase_begin(o, name);
 			if (team_start(&team) < 0)
 				bench_die("numa-triad: %s (binding memory to node %d or %d)", strerror(errno), L, R);
-			reps = team_kernel(&team, o, ST_TRIAD, t0);
+			reps = team_kernel(&team, o, ST_TRIAD, t0, bytes, &totals);
 			team_stop(&team);
-			for (int rep = 0; rep < reps; rep++)
-				totals[rep] = team_mb_s(&team, ST_TRIAD, rep, bytes);
 			for (int i = 0; i < nr; i++) {
 				double mbs = worker_mb_s(&w[i], ST_TRIAD, reps, bytes);
 				int d = table_row(per), run_node, data_node;
@@ -357,13 +368,14 @@ int bench_numa_triad(struct bench_opts *o)
 				min_share = fmin(min_share, w[i].share);
 				pages_node[data_node == L ? 0 : 1] += 3.0 * (double)((size + 4095) / 4096);
 			}
-			double med = median(totals, reps);
+			table_set_spread(pts, row, "total_mb_s", &totals);
+			double med = table_get(pts, row, "total_mb_s");
 
+			samples_free(&totals);
 			if (x == 1 && y == 0)
 				base = med;
 			phase_end(o, name, "bytes=%.0f seconds=%.6f mb_s=%.1f conf=%d x=%d y=%d", bytes * nr * reps,
 				  now_s() - t0, med, conf, x, y);
-			table_set(pts, row, "total_mb_s", med);
 			table_set(pts, row, "l_thread_mb_s", x ? l : NAN);
 			table_set(pts, row, "r_thread_mb_s", y ? rr : NAN);
 			table_set(pts, row, "min_share", min_share);

@@ -25,7 +25,7 @@ def rows(results, table):
 def test_numa_triad_places_threads_and_pages(memscope, conf):
     require_event(memscope, "proc.pages_alloc")
     res = run([memscope, "stat", "-e", "proc.pages_alloc", "--per-node", "-x,", "--self-describing", "--",
-               BENCH, "numa-triad", "--conf", conf, "--size", SIZE, "--reps", 2, "--max-threads", 1,
+               BENCH, "numa-triad", "--conf", conf, "--size", SIZE, "--reps", 2, "--max-reps", 2, "--max-threads", 1,
                "--format", "json", "--no-plot"], timeout=600)
     assert res.returncode == 0, res.stderr
     results = json.loads(next(line for line in res.stdout.splitlines() if line.startswith("{")))
