@@ -15,6 +15,7 @@ const char *aggr_mode_name(enum aggr_mode mode)
 	case AGGR_INSTANCE: return "instance";
 	case AGGR_CORE: return "core";
 	case AGGR_DIE: return "die";
+	case AGGR_TIER: return "tier";
 	default: return "total";
 	}
 }

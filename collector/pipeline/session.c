@@ -72,6 +72,7 @@ int session_option(struct session_options *opt, int c, const char *arg)
 	case SESSION_OPT_PER_INSTANCE: opt->aggr = AGGR_INSTANCE; return 1;
 	case SESSION_OPT_PER_CORE: opt->aggr = AGGR_CORE; return 1;
 	case SESSION_OPT_PER_DIE: opt->aggr = AGGR_DIE; return 1;
+	case SESSION_OPT_PER_TIER: opt->aggr = AGGR_TIER; return 1;
 	default: return 0;
 	}
 }
