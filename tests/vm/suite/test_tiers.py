@@ -107,11 +107,12 @@ def test_promotion_demotion_and_used_memory_are_the_kernels(memscope, thp_off):
     for n in NODES:
         assert t[(f"node{n}", "tier.demoted_pages")] == demoted[n], (n, t, demoted)
         assert t[(f"node{n}", "tier.promoted_pages")] == promoted[n], (n, t, promoted)
-    # Used memory: memscope's last read (at most an interval before the end) against the kernel's
-    # now; node 2 holds only what was demoted to it, the others run the guest (4 MiB of slack).
+    # Used memory: memscope's last read (as it ends) against the kernel's file read after it
+    # exited. Node 2 holds only the workload's pages; nodes 0-1 also lose memscope's own memory
+    # when it exits (4 MiB seen on node 0) and run the rest of the guest: 16 MiB of slack.
     assert abs(t[("node2", "numa.used_bytes")] - used[2]) <= 256 * 1024, (t, used)
     for n in (0, 1):
-        assert abs(t[(f"node{n}", "numa.used_bytes")] - used[n]) <= 4 << 20, (n, t, used)
+        assert abs(t[(f"node{n}", "numa.used_bytes")] - used[n]) <= 16 << 20, (n, t, used)
     # Per tier: the sums of the tiers' nodes.
     tiers = kernel_tiers()
     res = run([memscope, "stat", "-a", "--per-tier", "-x,", "--self-describing", "-m", "tier.promoted_pages",
