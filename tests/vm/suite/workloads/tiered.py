@@ -1,7 +1,7 @@
 """Touches NPAGES pages, prints "ready" and waits for a line on stdin; then demotes them
 through its cgroup's memory.reclaim (anonymous memory without swap can only be demoted) and
 touches them again and again until node PROMOTE_TO's pgpromote_success has grown by half of
-NPAGES or 90 s pass, prints "done PROMOTED" and exits.
+NPAGES or 90 s pass, prints "done PROMOTED" and exits after one more line on stdin.
 
     tiered.py NPAGES CGROUP_DIR PROMOTE_TO"""
 import sys
@@ -36,6 +36,7 @@ def main():
     while promoted(node) - start < npages // 2 and time.monotonic() < deadline:
         buf.touch()
     print(f"done {promoted(node) - start}", flush=True)
+    sys.stdin.readline()   # holds its pages (and their nodes) until the test has read them
 
 
 if __name__ == "__main__":
