@@ -504,6 +504,23 @@ static int recording_has_threads(const char *path, struct ms_error *err)
 	return found;
 }
 
+/* --per-tier needs catalog metrics and a kernel that lists memory tiers. */
+static int check_tiers(const struct session *s)
+{
+	if (!s->plan) {
+		fprintf(stderr, "memscope stat: --per-tier shows catalog metrics per memory tier: name some with -m "
+			"(e.g. -m tier.promote_rate,tier.demote_rate,mem.read_bw)\n");
+		return EXIT_USAGE;
+	}
+	if (metric_engine_nr_scopes(s->engine, SCOPE_TIER) == 0) {
+		fprintf(stderr, "memscope stat: --per-tier: the kernel lists no memory tiers here (%s/devices/virtual/"
+			"memory_tiering/memory_tierN/nodelist: Linux 6.1 or later, with the nodes of each tier online); "
+			"--per-node splits by node\n", s->host.roots.sys);
+		return 1;
+	}
+	return 0;
+}
+
 /* --per-channel (--per-instance) needs catalog metrics, and memory channels
  * (or plugin instances) among what they count. */
 static int check_channels(const struct session *s, enum aggr_mode mode)
@@ -796,6 +813,8 @@ next_run:
 	 * prints the totals alone. */
 	if (!intervals_asked && !opt.input_path && !opt.replay_path && has_gauges(&session.sampler.table))
 		opt.interval_ms = GAUGE_SAMPLE_MS;
+	if (opt.aggr == AGGR_TIER && (status = check_tiers(&session)) != 0)
+		goto out;
 	if ((opt.aggr == AGGR_CHANNEL || opt.aggr == AGGR_INSTANCE) && (status = check_channels(&session, opt.aggr)) != 0)
 		goto out;
 	status = 1;

@@ -57,6 +57,8 @@ const struct cli_option measure_row_options[] = {
 	{ SESSION_OPT_PER_NODE, "per-node", NULL, "one row per NUMA node", CLI_COMPLETE_NONE, NULL, 0 },
 	{ SESSION_OPT_PER_CHANNEL, "per-channel", NULL,
 	  "-m metrics per memory channel (PMUs the catalog scopes per channel)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ SESSION_OPT_PER_TIER, "per-tier", NULL,
+	  "-m metrics per memory tier (the sum of its nodes: memory_tiering/memory_tierN)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ SESSION_OPT_PER_INSTANCE, "per-instance", NULL,
 	  "-m metrics per memory channel and per instance of a plugin's series", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },

@@ -11,6 +11,7 @@
 #include "lua/lua_internal.h"
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
+#include "host/memory_tiers.h"
 
 static struct lua_engine *engine_of(lua_State *L)
 {
@@ -635,6 +636,50 @@ static int api_validated(lua_State *L)
 	return 2;
 }
 
+/* tier[node] = N of memory_tierN (nodes in no tier are absent) and tiers, the
+ * tiers fastest first, each {tier = N, nodes = {...}}: both empty when the
+ * kernel lists none (before Linux 6.1, or no host). */
+static void push_tiers(lua_State *L, const struct host *host, const struct topology *t)
+{
+	struct memory_tiers mt = { 0 };
+	struct ms_error err;
+	bool have = host && memory_tiers_load(&mt, &host->roots, t, &err) == 0 && mt.have_tiers;
+	int last = -1;
+
+	lua_newtable(L);
+	for (int i = 0; have && i < mt.nr_nodes; i++)
+		if (mt.nodes[i].tier >= 0) {
+			lua_pushinteger(L, mt.nodes[i].tier);
+			lua_rawseti(L, -2, mt.nodes[i].node);
+		}
+	lua_setfield(L, -2, "tier");
+	lua_newtable(L);
+	for (int k = 0; have; k++) {
+		int next = -1, n = 0;
+
+		for (int i = 0; i < mt.nr_nodes; i++)
+			if (mt.nodes[i].tier > last && (next < 0 || mt.nodes[i].tier < next))
+				next = mt.nodes[i].tier;
+		if (next < 0)
+			break;
+		lua_createtable(L, 0, 2);
+		lua_pushinteger(L, next);
+		lua_setfield(L, -2, "tier");
+		lua_newtable(L);
+		for (int i = 0; i < mt.nr_nodes; i++)
+			if (mt.nodes[i].tier == next) {
+				lua_pushinteger(L, mt.nodes[i].node);
+				lua_rawseti(L, -2, ++n);
+			}
+		lua_setfield(L, -2, "nodes");
+		lua_rawseti(L, -2, k + 1);
+		last = next;
+	}
+	lua_setfield(L, -2, "tiers");
+	if (host)
+		memory_tiers_free(&mt);
+}
+
 /* topology(): built once per script and then the same table (treat it as
  * read-only): scripts ask for it at every frame. */
 static int api_topology(lua_State *L)
@@ -684,6 +729,7 @@ static int api_topology(lua_State *L)
 		lua_rawseti(L, -2, t->nodes[i]);
 	}
 	lua_setfield(L, -2, "distance");
+	push_tiers(L, engine_of(L)->in.host, t);
 	lua_pushinteger(L, t->nr_sockets);
 	lua_setfield(L, -2, "nr_sockets");
 	lua_pushinteger(L, t->nr_cpus);

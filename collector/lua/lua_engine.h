@@ -54,6 +54,7 @@ struct lua_engine_options {
 struct lua_engine_inputs {
 	const struct series_table *table;
 	const struct topology *topo;
+	const struct host *host;              /* its sysfs root gives the memory tiers, or NULL */
 	const struct metric_plan *plan;       /* catalog metrics, or NULL */
 	const struct metric_engine *metrics;  /* reads the values handed with each frame, or NULL */
 	const struct resolution *res;         /* why catalog metrics are unavailable, or NULL */

@@ -17,6 +17,7 @@ const char *aggr_mode_name(enum aggr_mode mode)
 	case AGGR_DIE: return "die";
 	case AGGR_CLUSTER: return "cluster";
 	case AGGR_CACHE: return "cache";
+	case AGGR_TIER: return "tier";
 	default: return "total";
 	}
 }

@@ -18,8 +18,10 @@
 /* AGGR_CORE and AGGR_DIE rows gather the per-CPU series of a core (or die) by
  * the host's topology; their keys pack (socket, die, core) so that they sort in
  * perf's order (aggr_place_key). */
+/* AGGR_TIER rows are the metric engine's memory tiers (metrics only, like
+ * AGGR_CHANNEL): each sums the nodes the kernel lists in the tier. */
 enum aggr_mode { AGGR_TOTAL, AGGR_CPU, AGGR_SOCKET, AGGR_NODE, AGGR_THREAD, AGGR_CHANNEL, AGGR_INSTANCE,
-		 AGGR_CORE, AGGR_DIE, AGGR_CLUSTER, AGGR_CACHE };
+		 AGGR_CORE, AGGR_DIE, AGGR_CLUSTER, AGGR_CACHE, AGGR_TIER };
 /* AGGR_CLUSTER and AGGR_CACHE (perf's --per-cluster, --per-cache: the CPUs
  * sharing a last-level cache) are keyed as AGGR_CORE, by (socket, die, id);
  * a cache's key also holds its level. */

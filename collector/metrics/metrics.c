@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/memory_tiers.h"
+
 /* ---- plan ---- */
 
 struct group_state {
@@ -434,6 +436,7 @@ struct bound_series {
 	int node_scope;   /* index among node scopes, -1 when the series has no node */
 	int socket_scope;
 	int channel_scope; /* index among channel scopes, -1 when not a channel's series */
+	int tier_scope;   /* index among tier scopes, -1 when its node is in no tier */
 };
 
 struct input_acc {
@@ -450,8 +453,10 @@ struct metric_engine {
 	const struct metric_plan *plan;
 	struct bound_series *bound;
 	int nr_bound;
-	int nr_nodes, nr_sockets, nr_channels, nr_scopes; /* scopes: [system, nodes, sockets, channels] */
+	int nr_nodes, nr_sockets, nr_channels, nr_tiers, nr_scopes; /* scopes: [system, nodes, sockets, channels, tiers] */
 	int *node_ids, *socket_ids;
+	int *tier_ids;            /* ascending memory_tierN numbers */
+	int *node_tier;           /* per node scope: its index among tier scopes, -1 none */
 	struct metric_channel *channels;
 	bool *event_missing;      /* plan event with no series: its source could not open it */
 	enum metric_origin origin;
@@ -473,6 +478,7 @@ static int scope_offset(const struct metric_engine *e, enum metric_scope scope)
 	case SCOPE_NODE: return 1;
 	case SCOPE_SOCKET: return 1 + e->nr_nodes;
 	case SCOPE_CHANNEL: return 1 + e->nr_nodes + e->nr_sockets;
+	case SCOPE_TIER: return 1 + e->nr_nodes + e->nr_sockets + e->nr_channels;
 	default: return 0;
 	}
 }
@@ -483,6 +489,7 @@ int metric_engine_nr_scopes(const struct metric_engine *e, enum metric_scope sco
 	case SCOPE_NODE: return e->nr_nodes;
 	case SCOPE_SOCKET: return e->nr_sockets;
 	case SCOPE_CHANNEL: return e->nr_channels;
+	case SCOPE_TIER: return e->nr_tiers;
 	default: return 1;
 	}
 }
@@ -493,6 +500,7 @@ int metric_engine_scope_id(const struct metric_engine *e, enum metric_scope scop
 	case SCOPE_NODE: return e->node_ids[index];
 	case SCOPE_SOCKET: return e->socket_ids[index];
 	case SCOPE_CHANNEL: return index;
+	case SCOPE_TIER: return e->tier_ids[index];
 	default: return -1;
 	}
 }
@@ -612,6 +620,44 @@ static int int_index(const int *v, int n, int x)
 	return -1;
 }
 
+/* Each node's memory tier as the kernel lists them (a recording's host reads
+ * the recorded files): the tier scopes sum their nodes. No tiers: none. */
+static int collect_tiers(struct metric_engine *e, const struct host *host)
+{
+	struct memory_tiers tiers;
+	struct ms_error err;
+
+	e->node_tier = malloc(sizeof(int) * (size_t)(e->nr_nodes + 1));
+	e->tier_ids = malloc(sizeof(int) * (size_t)(e->nr_nodes + 1));
+	if (!e->node_tier || !e->tier_ids)
+		return -1;
+	for (int n = 0; n < e->nr_nodes; n++)
+		e->node_tier[n] = -1;
+	if (memory_tiers_load(&tiers, &host->roots, &host->topo, &err) < 0)
+		return 0;
+	for (int n = 0; tiers.have_tiers && n < e->nr_nodes; n++) {
+		const struct node_tier *nt = memory_tiers_node(&tiers, e->node_ids[n]);
+
+		if (nt && nt->tier >= 0 && int_index(e->tier_ids, e->nr_tiers, nt->tier) < 0)
+			e->tier_ids[e->nr_tiers++] = nt->tier;
+	}
+	for (int i = 1; i < e->nr_tiers; i++)   /* ascending: the fastest tier first */
+		for (int j = i; j > 0 && e->tier_ids[j - 1] > e->tier_ids[j]; j--) {
+			int t = e->tier_ids[j];
+
+			e->tier_ids[j] = e->tier_ids[j - 1];
+			e->tier_ids[j - 1] = t;
+		}
+	for (int n = 0; tiers.have_tiers && n < e->nr_nodes; n++) {
+		const struct node_tier *nt = memory_tiers_node(&tiers, e->node_ids[n]);
+
+		if (nt && nt->tier >= 0)
+			e->node_tier[n] = int_index(e->tier_ids, e->nr_tiers, nt->tier);
+	}
+	memory_tiers_free(&tiers);
+	return 0;
+}
+
 int metric_engine_new(const struct metric_plan *plan, const struct host *host, const struct series_table *table,
 		      struct metric_engine **out, struct ms_error *err)
 {
@@ -643,9 +689,9 @@ int metric_engine_new(const struct metric_plan *plan, const struct host *host, c
 			e->socket_ids[j] = e->socket_ids[j - 1];
 			e->socket_ids[j - 1] = t;
 		}
-	if (collect_channels(e, table) < 0)
+	if (collect_channels(e, table) < 0 || collect_tiers(e, host) < 0)
 		goto oom;
-	e->nr_scopes = 1 + e->nr_nodes + e->nr_sockets + e->nr_channels;
+	e->nr_scopes = 1 + e->nr_nodes + e->nr_sockets + e->nr_channels + e->nr_tiers;
 	e->bound = calloc((size_t)table->nr + 1, sizeof(*e->bound));
 	if (!e->bound)
 		goto oom;
@@ -666,6 +712,8 @@ int metric_engine_new(const struct metric_plan *plan, const struct host *host, c
 			is_channel_event(&plan->events[ev])
 				? find_channel(e, channel_name(&plan->events[ev], series), series->labels.cpu)
 				: -1;
+		e->bound[e->nr_bound].tier_scope =
+			e->bound[e->nr_bound].node_scope < 0 ? -1 : e->node_tier[e->bound[e->nr_bound].node_scope];
 		e->nr_bound++;
 	}
 	e->event_missing = calloc((size_t)plan->nr_events + 1, sizeof(bool));
@@ -729,6 +777,8 @@ void metric_engine_free(struct metric_engine *e)
 	free(e->bound);
 	free(e->node_ids);
 	free(e->socket_ids);
+	free(e->tier_ids);
+	free(e->node_tier);
 	free(e->channels);
 	free(e->event_missing);
 	free(e);
@@ -898,6 +948,8 @@ void metric_engine_compute(const struct metric_engine *e, const struct frame *fr
 				acc_add(&row[1 + e->nr_nodes + bs->socket_scope], s, group);
 			if (bs->channel_scope >= 0)
 				acc_add(&row[1 + e->nr_nodes + e->nr_sockets + bs->channel_scope], s, group);
+			if (bs->tier_scope >= 0)
+				acc_add(&row[1 + e->nr_nodes + e->nr_sockets + e->nr_channels + bs->tier_scope], s, group);
 		}
 	}
 	for (int m = 0; m < plan->nr_metrics; m++) {

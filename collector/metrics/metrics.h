@@ -25,7 +25,10 @@
 #include "host/host.h"
 #include "catalog/resolver.h"
 
-enum metric_scope { SCOPE_SYSTEM, SCOPE_NODE, SCOPE_SOCKET, SCOPE_CHANNEL };
+/* SCOPE_TIER: the nodes of one memory tier (devices/virtual/memory_tiering/
+ * memory_tierN, host/memory_tiers.h), identified by N; none when the kernel
+ * lists no tiers. */
+enum metric_scope { SCOPE_SYSTEM, SCOPE_NODE, SCOPE_SOCKET, SCOPE_CHANNEL, SCOPE_TIER };
 
 /* A memory channel scope: one instance of a channel-scoped PMU, counted on
  * one CPU (Intel's uncore_imc_0 is a channel on every socket, read through

@@ -154,6 +154,7 @@ int session_option(struct session_options *opt, int c, const char *arg)
 	case SESSION_OPT_DAMON_HOT:
 	case SESSION_OPT_DAMON_COLD_AGE:
 		return parse_damon_threshold(opt, c, arg) < 0 ? -1 : 1;
+	case SESSION_OPT_PER_TIER: opt->aggr = AGGR_TIER; return 1;
 	default: return 0;
 	}
 }

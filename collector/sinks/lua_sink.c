@@ -15,6 +15,7 @@ static int lua_open(struct sink *sink, const struct sink_setup *setup, struct ms
 	struct lua_engine_inputs in = {
 		.table = setup->table,
 		.topo = setup->topo,
+		.host = setup->host,
 		.plan = setup->plan,
 		.metrics = setup->engine,
 		.res = setup->res,

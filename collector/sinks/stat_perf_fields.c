@@ -45,7 +45,7 @@ void perf_fields_row(const struct stat_table *t, int row, struct perf_fields *f)
 		f->aggr_number = -1;
 		break;
 	default:
-		f->aggr_key = t->mode == AGGR_INSTANCE ? "instance" : "channel";
+		f->aggr_key = t->mode == AGGR_INSTANCE ? "instance" : t->mode == AGGR_TIER ? "tier" : "channel";
 		stat_table_row_label(t, row, f->aggr, sizeof(f->aggr));
 		f->aggr_number = 1;
 		break;

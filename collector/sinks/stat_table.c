@@ -16,6 +16,7 @@ static enum metric_scope scope_of(enum aggr_mode mode)
 	case AGGR_SOCKET: return SCOPE_SOCKET;
 	case AGGR_CHANNEL:
 	case AGGR_INSTANCE: return SCOPE_CHANNEL;
+	case AGGR_TIER: return SCOPE_TIER;
 	default: return SCOPE_SYSTEM;
 	}
 }
@@ -222,6 +223,9 @@ void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr,
 				if (t->mode == AGGR_CHANNEL || t->mode == AGGR_INSTANCE)
 					out->why = "events are not grouped by memory channel or instance: --per-channel and "
 						   "--per-instance are for -m metrics";
+				else if (t->mode == AGGR_TIER)
+					out->why = "events are not grouped by memory tier: --per-tier is for -m metrics "
+						   "(--per-node splits events)";
 				else
 					out->why = not_split_why(t->mode);
 				continue;
@@ -266,7 +270,7 @@ void stat_table_set_metrics(struct stat_table *t, const struct metric_plan *plan
 			memset(out, 0, sizeof(*out));
 			if (index < 0 || t->mode == AGGR_CPU || aggr_mode_by_place(t->mode)) {
 				out->status = CELL_NOT_APPLICABLE;
-				out->why = "metrics are computed for the system, each node, socket or memory channel";
+				out->why = "metrics are computed for the system, each node, socket, memory channel or memory tier";
 				continue;
 			}
 			v = metric_engine_value(engine, values, i, scope, index);

@@ -141,6 +141,65 @@ def test_a_cxl_machines_tier_statistics_replayed(memscope, tmp_path):
     assert t[("node2", "tier.demoted_pages")] == 0
 
 
+def test_per_tier_sums_the_nodes_of_each_tier(memscope, tmp_path):
+    """--per-tier on the CXL machine (tier 4: nodes 0-1, DDR; tier 40: nodes 2-3, CXL): each row
+    is the metric over the nodes the kernel lists in the tier, here sums of hand-made counts."""
+    replay = tmp_path / "tiers.jsonl"
+    zero = dict.fromkeys(k for k in TIER_COUNTERS if k != "pgpromote_candidate")
+    zero = dict.fromkeys(zero, 0)
+
+    def frame(t, nodes):
+        return json.dumps({"t": t, "values": {f"node_vmstat/{k}@node{n}": v for n, counters in nodes.items()
+                                              for k, v in dict(zero, **counters).items()}})
+    replay.write_text("\n".join([
+        json.dumps({"format": "memscope-replay", "version": 1}),
+        frame(1.0, {0: {"pgpromote_success": 300, "pgdemote_kswapd": 1000}, 1: {"pgpromote_success": 100,
+                                                                             "pgdemote_direct": 24},
+                    2: {}, 3: {"pgdemote_kswapd": 7}}),
+        frame(3.0, {0: {"pgpromote_success": 600}, 1: {"pgdemote_kswapd": 500}, 2: {}, 3: {}}),
+    ]) + "\n")
+    env = fixture_env("sapphire-rapids-cxl-2s")
+    rows = stat(memscope, ["--replay", str(replay), "--per-tier", "-I", "1000", "-m",
+                           "tier.promoted_pages,tier.demoted_pages,tier.promote_rate,tier.demote_rate"], env=env)
+    at = {(r["time"], r["scope"], r["event"]): r["value"] for r in rows}
+    assert at[("1.000000", "tier4", "tier.promoted_pages")] == 300 + 100
+    assert at[("1.000000", "tier4", "tier.demoted_pages")] == 1000 + 24
+    assert at[("1.000000", "tier40", "tier.demoted_pages")] == 7           # node 3 to a slower tier: none, so 0
+    assert at[("3.000000", "tier4", "tier.promote_rate")] == 600 / 2
+    assert at[("3.000000", "tier4", "tier.demote_rate")] == 500 / 2
+    assert at[("3.000000", "tier40", "tier.promote_rate")] == 0
+    t = totals(rows)
+    assert t[("tier4", "tier.promoted_pages")] == 1000
+    assert t[("tier4", "tier.demoted_pages")] == 1524
+    assert t[("tier40", "tier.demoted_pages")] == 7
+    assert {scope for scope, _ in t} == {"tier4", "tier40"}
+    res = run([memscope, "stat", "-j", "--replay", str(replay), "--per-tier", "-m", "tier.promoted_pages,"
+               "tier.demoted_pages"], env=env)
+    assert res.returncode == 0, res.stderr
+    first = json.loads(res.stdout.splitlines()[0])
+    assert first["tier"] == "tier4" and first["metric-value"] == 1000.0, first
+    # The Lua API: each node's tier, and the tiers fastest first.
+    script = tmp_path / "tiers.lua"
+    script.write_text("function on_end()\n  local t = memscope.topology()\n"
+                      "  for _, n in ipairs(t.nodes) do print('node ' .. n .. ' tier ' .. t.tier[n]) end\n"
+                      "  for _, x in ipairs(t.tiers) do print('tier ' .. x.tier .. ': ' .. table.concat(x.nodes, ',')) end\n"
+                      "end\n")
+    res = run([memscope, "stat", "--replay", str(replay), "-m", "tier.promoted_pages,tier.demoted_pages",
+               "--lua", str(script)], env=env)
+    assert res.returncode == 0, res.stderr
+    assert "node 0 tier 4\nnode 1 tier 4\nnode 2 tier 40\nnode 3 tier 40\ntier 4: 0,1\ntier 40: 2,3\n" in res.stdout
+    # Without -m, and where the kernel lists no tiers, --per-tier says why.
+    res = run([memscope, "stat", "--per-tier", "-e", "page-faults", "--", "true"])
+    assert res.returncode == 2 and "--per-tier shows catalog metrics per memory tier: name some with -m" \
+        in res.stderr, res.stderr
+    tree = tmp_path / "tree"
+    shutil.copytree(pathlib.Path(__file__).parents[1] / "fixtures/sysfs/sapphire-rapids-cxl-2s", tree, symlinks=True)
+    shutil.rmtree(tree / "sys/devices/virtual/memory_tiering")
+    res = run([memscope, "stat", "--replay", str(replay), "--per-tier", "-m", "tier.promoted_pages,tier.demoted_pages"],
+              env=dict(env, MEMSCOPE_SYSFS_ROOT=str(tree / "sys"), MEMSCOPE_PROCFS_ROOT=str(tree / "proc")))
+    assert res.returncode == 1 and "--per-tier: the kernel lists no memory tiers here" in res.stderr, res.stderr
+
+
 # ---- A process's memory by node (numa_maps/bytes) ----
 
 def numa_maps_bytes(pid):

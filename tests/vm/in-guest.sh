@@ -4,7 +4,7 @@
 # the host's environment; run.sh passes MEMSCOPE_BUILD on the command line.
 set -eu
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export MEMSCOPE_VM_GUEST=1 PYTHONDONTWRITEBYTECODE=1
+export MEMSCOPE_VM_GUEST=1 PYTHONDONTWRITEBYTECODE=1 MEMSCOPE_VM_TIERED="${MEMSCOPE_VM_TIERED:-0}"
 here=$(cd "$(dirname "$0")" && pwd)
 
 # run.sh times the boot up to this line.
@@ -21,4 +21,7 @@ echo never >/sys/kernel/mm/transparent_hugepage/enabled
 ulimit -l unlimited
 
 cd "$here/../.."
-exec python3 -m pytest -p no:cacheprovider -v "$here/suite" "$@"
+# The tiered guest (run.sh MEMSCOPE_VM_TIERED=1) runs the memory tier tests only.
+suite=$here/suite
+[ "${MEMSCOPE_VM_TIERED:-0}" = 1 ] && suite=$here/suite/test_tiers.py
+exec python3 -m pytest -p no:cacheprovider -v "$suite" "$@"

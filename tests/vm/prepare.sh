@@ -17,7 +17,7 @@ virtme_version=1.42
 # names a specific linux-image-* package instead.
 kernel_meta=linux-image-amd64
 
-vm_packages=(qemu-system-x86 python3 python3-venv python3-pytest kmod busybox-static binutils numactl util-linux)
+vm_packages=(qemu-system-x86 python3 python3-venv python3-pytest kmod busybox-static binutils zstd numactl util-linux)
 
 log() { printf 'vm-prepare: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -78,16 +78,23 @@ kernel_package() {
 	echo "$pkg"
 }
 
-# The bzImage carries the kernel as one XZ stream; QEMU boots the plain ELF
-# vmlinux directly, which saves the in-guest decompression (seconds under TCG).
+# The bzImage carries the kernel as one XZ stream (Debian's 6.1) or one zstd
+# frame (its 6.12); QEMU boots the plain ELF vmlinux directly, which saves the
+# in-guest decompression (seconds under TCG).
 extract_vmlinux() {
 	python3 - "$1" "$2" <<'EOF'
-import lzma, sys
+import lzma, subprocess, sys
 data = open(sys.argv[1], "rb").read()
 start = data.find(b"\xfd7zXZ\x00")
-if start < 0:
-    sys.exit(f"{sys.argv[1]}: no XZ stream found (kernel compressed another way?)")
-elf = lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(data[start:])
+zstd = data.find(b"\x28\xb5\x2f\xfd")
+if start >= 0:
+    elf = lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(data[start:])
+elif zstd >= 0:
+    # The frame is followed by the bzImage's trailer, which zstd reports after writing the kernel.
+    elf = subprocess.run(["zstd", "-dcq"], input=data[zstd:], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL).stdout
+else:
+    sys.exit(f"{sys.argv[1]}: no XZ or zstd stream found (kernel compressed another way?)")
 if elf[:4] != b"\x7fELF":
     sys.exit(f"{sys.argv[1]}: the XZ stream is not an ELF vmlinux")
 with open(sys.argv[2], "wb") as out:
@@ -97,13 +104,14 @@ EOF
 
 provide_kernel() {
 	local current=$vm/kernel/current
-	if [ -f "$current/.complete" ]; then
+	if [ -z "${MEMSCOPE_VM_KERNEL_PKG:-}" ] && [ -f "$current/.complete" ]; then
 		log "kernel $(cat "$current/.complete"): cached in $(readlink -f "$current")"
 		return 0
 	fi
 	local pkg kver dir work
 	pkg=$(kernel_package)
 	kver=${pkg#linux-image-}
+	kver=${kver%-unsigned}   # linux-image-6.12.N+deb12-amd64-unsigned holds vmlinuz-6.12.N+deb12-amd64
 	dir=$vm/kernel/$kver
 	if [ ! -f "$dir/.complete" ]; then
 		log "kernel: downloading and unpacking $pkg"
@@ -125,7 +133,8 @@ provide_kernel() {
 		rm -rf "$work"
 		trap - EXIT
 	fi
-	ln -sfn "$kver" "$current"
+	# A kernel named for one run (run.sh boots kernel/<version>) leaves the default alone.
+	[ -n "${MEMSCOPE_VM_KERNEL_PKG:-}" ] || ln -sfn "$kver" "$current"
 	log "kernel $kver: ready in $dir"
 }
 

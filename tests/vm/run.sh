@@ -14,6 +14,10 @@
 #   MEMSCOPE_VM_TIMEOUT    seconds for the whole guest run (default 600)
 #   MEMSCOPE_VM_NODE_MB    memory per node in MiB (default 1024)
 #   MEMSCOPE_VM_VERBOSE=1  show the guest's boot console
+#   MEMSCOPE_VM_KERNEL_PKG boot this Debian kernel package for this run (prepared beside the default)
+#   MEMSCOPE_VM_TIERED=1   add node 2: MEMSCOPE_VM_SLOW_MB (default 512) MiB, no CPU, slower through
+#                          HMAT (a lower memory tier on kernels that tier by HMAT), and run only
+#                          suite/test_tiers.py
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,6 +64,10 @@ fi
 [ -x "$build/memscope" ] || say "warning: $build/memscope is missing: tests that run memscope will fail (build first: scripts/setup.sh)"
 
 kernel=$vm/kernel/current
+if [ -n "${MEMSCOPE_VM_KERNEL_PKG:-}" ]; then
+	kernel=${MEMSCOPE_VM_KERNEL_PKG#linux-image-}
+	kernel=$vm/kernel/${kernel%-unsigned}
+fi
 kver=$(cat "$kernel/.complete")
 vmlinux=$(readlink -f "$kernel")/boot/vmlinux-$kver
 
@@ -77,6 +85,32 @@ vng_args=(
 	--append tsc=reliable
 	--cwd "$top"
 )
+# The tiered guest: node 2 has memory and no CPU (CPU 0 is its initiator, as
+# HMAT needs one per node), and HMAT says it is 10x slower and has a tenth of
+# the bandwidth: mm/memory-tiers.c puts it in a lower tier from these (Linux
+# 6.11 and later for a node that is plain RAM to the firmware).
+tiered=${MEMSCOPE_VM_TIERED:-0}
+if [ "$tiered" = 1 ]; then
+	slow_mb=${MEMSCOPE_VM_SLOW_MB:-512}
+	for i in "${!vng_args[@]}"; do
+		[ "${vng_args[$i]}" = --memory ] && vng_args[i+1]="$((2 * node_mb + slow_mb))M"
+	done
+	vng_args+=(--numa "${slow_mb}M,initiator=0" --numa-distance 0,2=30 --numa-distance 2,0=30
+		--numa-distance 1,2=40 --numa-distance 2,1=40
+		--qemu-opt=-machine --qemu-opt=hmat=on)
+	for init in 0 1; do
+		for target in 0 1 2; do
+			if [ "$target" = 2 ]; then lat=100 bw=1G
+			elif [ "$target" = "$init" ]; then lat=10 bw=10G
+			else lat=20 bw=5G
+			fi
+			vng_args+=(--qemu-opt=-numa
+				--qemu-opt="hmat-lb,initiator=$init,target=$target,hierarchy=memory,data-type=access-latency,latency=$lat"
+				--qemu-opt=-numa
+				--qemu-opt="hmat-lb,initiator=$init,target=$target,hierarchy=memory,data-type=access-bandwidth,bandwidth=$bw")
+		done
+	done
+fi
 [ "${MEMSCOPE_VM_VERBOSE:-0}" = 1 ] && vng_args+=(--verbose)
 
 # The guest sees the host read-only: pytest's --junitxml goes to a directory
@@ -103,7 +137,7 @@ fi
 # encoded): keep it to the runner script, a few variables and pytest's
 # arguments. The guest inherits no environment: pass on the build and the
 # sanitizers' settings.
-guest_cmd="MEMSCOPE_BUILD=$(printf '%q' "$build")"
+guest_cmd="MEMSCOPE_BUILD=$(printf '%q' "$build") MEMSCOPE_VM_TIERED=$tiered"
 for var in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
 	[ -n "${!var:-}" ] && guest_cmd+=" $var=$(printf '%q' "${!var}")"
 done
@@ -122,7 +156,9 @@ mount -t overlay memscope-vm-udev -o "lowerdir=$1:/usr/lib/systemd" /usr/lib/sys
 shift
 exec "$@"'
 
-say "booting a 2-node guest (kernel $kver, ${node_mb} MiB per node, TCG; timeout ${timeout_s} s)"
+nodes_said="a 2-node guest"
+[ "$tiered" = 1 ] && nodes_said="a 3-node tiered guest (node 2: ${slow_mb} MiB, no CPU, slower by HMAT)"
+say "booting $nodes_said (kernel $kver, ${node_mb} MiB per CPU node, TCG; timeout ${timeout_s} s)"
 boot_start=$(now)
 # QEMU makes its stdio non-blocking: give it /dev/null and a pipe of its own,
 # never this script's terminal.

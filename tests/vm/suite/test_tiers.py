@@ -1,0 +1,129 @@
+"""Memory tiers in the tiered guest (tests/vm/run.sh with MEMSCOPE_VM_TIERED=1): node 2 has
+memory and no CPU and HMAT says it is slower, so the kernel puts it in a lower tier. memscope's
+topology must be the kernel's (numactl -H, memory_tierN/nodelist), and over a window in which a
+workload's pages are demoted to node 2 and promoted back, memscope's promotion, demotion and
+used-memory counts per node must be the deltas (and the last values) of the kernel's own
+nodeN/vmstat and nodeN/meminfo over that window."""
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+from .helpers import WORKLOADS, run, stat_rows
+from .test_plugin_cgroup import cgroup2_with_memory
+
+pytestmark = pytest.mark.skipif(os.environ.get("MEMSCOPE_VM_TIERED") != "1",
+                                reason="runs in the tiered guest: MEMSCOPE_VM_TIERED=1 tests/vm/run.sh")
+
+NODES = (0, 1, 2)
+NPAGES = 8192                        # 32 MiB
+TIERING = pathlib.Path("/sys/devices/virtual/memory_tiering")
+DEMOTE_KEYS = ("pgdemote_kswapd", "pgdemote_direct", "pgdemote_khugepaged", "pgdemote_proactive")
+
+
+def node_vmstat(node):
+    return {k: int(v) for k, v in (line.split() for line in
+                                   pathlib.Path(f"/sys/devices/system/node/node{node}/vmstat").read_text().splitlines())}
+
+
+def mem_used(node):
+    for line in pathlib.Path(f"/sys/devices/system/node/node{node}/meminfo").read_text().splitlines():
+        words = line.split()
+        if words[2] == "MemUsed:":
+            return int(words[3]) * 1024
+    raise AssertionError(f"node{node}/meminfo has no MemUsed")
+
+
+def kernel_tiers():
+    """{node: N} from memory_tierN/nodelist."""
+    tiers = {}
+    for d in TIERING.glob("memory_tier*"):
+        for part in (d / "nodelist").read_text().strip().split(","):
+            lo, _, hi = part.partition("-")
+            for node in range(int(lo), int(hi or lo) + 1):
+                tiers[node] = int(d.name[len("memory_tier"):])
+    return tiers
+
+
+def test_topology_and_tiers_are_the_kernels(memscope):
+    tiers = kernel_tiers()
+    assert set(tiers) == set(NODES), f"the kernel tiers {tiers}"
+    assert tiers[0] == tiers[1] < tiers[2], f"node 2 is not in a slower tier than nodes 0-1: {tiers} " \
+        f"(HMAT: {pathlib.Path('/sys/devices/system/node/node2/access0/initiators/read_latency').read_text()})"
+    hw = run(["numactl", "-H"]).stdout
+    cpus = {int(n): c.split() for n, c in re.findall(r"^node (\d+) cpus:(.*)$", hw, re.M)}
+    assert cpus == {0: ["0"], 1: ["1"], 2: []}, hw
+    res = run([memscope, "list", "--topology"])
+    assert res.returncode == 0, res.stderr
+    table = res.stdout.split("Memory tiers")[1].split("\n\n")[0]
+    shown = {int(m[0]): (int(m[1]), m[2]) for m in re.findall(r"^\s+(\d+)\s+(\d+)\s+(yes|no)\s", table, re.M)}
+    assert shown == {n: (tiers[n], "yes" if cpus[n] else "no") for n in NODES}, res.stdout
+    assert re.search(r"^\s+0\s+\d+\s+yes\s+-\s+2$", table, re.M), table    # nodes 0 and 1 demote to 2
+    nodes = res.stdout.split("\nNUMA nodes\n")[1].split("\n\n")[0]
+    assert re.search(r"^\s+2\s+\(no CPUs\)", nodes, re.M), nodes
+
+
+def test_promotion_demotion_and_used_memory_are_the_kernels(memscope, thp_off):
+    pathlib.Path("/proc/sys/kernel/numa_balancing").write_text("2")
+    pathlib.Path("/sys/kernel/mm/numa/demotion_enabled").write_text("true")
+    cgroup = cgroup2_with_memory() / "memscope-tiers"
+    cgroup.mkdir(exist_ok=True)
+    marker = pathlib.Path("/tmp/memscope-tiers.done")
+    marker.unlink(missing_ok=True)
+    work = subprocess.Popen(
+        # The default policy (local): NUMA balancing scans only VMAs whose policy lets pages move
+        # (MPOL_F_MOF, mm/mempolicy.c), which numactl's --localalloc or --membind would not.
+        ["sh", "-c", f'echo $$ > {cgroup}/cgroup.procs && exec numactl --cpunodebind=0 '
+                     f'{sys.executable} -u {WORKLOADS / "tiered.py"} {NPAGES} {cgroup} 0'],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=WORKLOADS)
+    try:
+        assert work.stdout.readline().strip() == "ready"
+        before = {n: node_vmstat(n) for n in NODES}
+        stat = subprocess.Popen(
+            [memscope, "stat", "-a", "--per-node", "-x,", "--self-describing", "-I", "1000", "-m",
+             "tier.promoted_pages,tier.demoted_pages,numa.used_bytes", "--",
+             "sh", "-c", f"while [ ! -e {marker} ]; do sleep 0.2; done"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = stat.stdout.readline()           # the header: counting has begun
+        assert first.startswith("time,"), first + stat.stderr.read()
+        work.stdin.write("go\n")
+        work.stdin.flush()
+        done = work.stdout.readline()
+        # Used memory while memscope still runs (its own memory, ~40 MiB on node 0 with ASan, is
+        # freed when it exits) and the workload still holds its pages.
+        used = {n: mem_used(n) for n in NODES}
+        marker.touch()
+        out, err = stat.communicate(timeout=120)
+        after = {n: node_vmstat(n) for n in NODES}
+        work.stdin.write("exit\n")
+        work.stdin.flush()
+        work.wait(timeout=60)
+    finally:
+        work.kill()
+    assert stat.returncode == 0, err
+    t = {(r["scope"], r["event"]): r["value"] for r in stat_rows(first + out) if r["time"] == "total"}
+    demoted = {n: sum(after[n].get(k, 0) - before[n].get(k, 0) for k in DEMOTE_KEYS) for n in NODES}
+    promoted = {n: after[n]["pgpromote_success"] - before[n]["pgpromote_success"] for n in NODES}
+    print(f"kernel: demoted {demoted}, promoted {promoted}, MemUsed {used}; memscope totals {t}")
+    # The workload's pages went to node 2 and (half at least) came back to node 0.
+    assert demoted[0] >= NPAGES * 9 // 10, (demoted, done)
+    assert promoted[0] >= NPAGES // 2, (promoted, done)
+    for n in NODES:
+        assert t[(f"node{n}", "tier.demoted_pages")] == demoted[n], (n, t, demoted)
+        assert t[(f"node{n}", "tier.promoted_pages")] == promoted[n], (n, t, promoted)
+    # Used memory: memscope's last read (as it ends, at most an interval after the test's own).
+    # Node 2 holds only the idle workload's pages; nodes 0-1 run the rest of the guest and the
+    # ending memscope: 8 MiB of slack.
+    assert abs(t[("node2", "numa.used_bytes")] - used[2]) <= 256 * 1024, (t, used)
+    for n in (0, 1):
+        assert abs(t[(f"node{n}", "numa.used_bytes")] - used[n]) <= 8 << 20, (n, t, used)
+    # Per tier: the sums of the tiers' nodes.
+    tiers = kernel_tiers()
+    res = run([memscope, "stat", "-a", "--per-tier", "-x,", "--self-describing", "-m", "tier.promoted_pages",
+               "--", "true"])
+    assert res.returncode == 0, res.stderr
+    scopes = {r["scope"] for r in stat_rows(res.stdout)}
+    assert scopes == {f"tier{tiers[0]}", f"tier{tiers[2]}"}, res.stdout
