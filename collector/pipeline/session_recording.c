@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
+#include "catalog/catalog_groups.h"
 #include "metrics/metrics.h"
 #include "recording/recording_host.h"
 #include "catalog/resolver.h"
@@ -43,6 +44,7 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 {
 	const struct recording_header *h = session_recording_header(s);
 	struct recorded_host_tree tree = { .parent_fd = -1, .fd = -1 };
+	struct name_list asked = { NULL, 0 };
 	int ret = 1;
 
 	if (!h->host_files) {
@@ -56,10 +58,11 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 		goto out;
 	}
 	s->host_loaded = true;
-	if (catalog_load_default(&s->catalog, err) < 0)
+	/* Groups (-M TopdownL1) become their metrics, as in a live run. */
+	if (catalog_load_default(&s->catalog, err) < 0 || catalog_expand_groups(s->catalog, metrics, false, &asked, err))
 		goto out;
 	if (resolve(&s->host, s->catalog, &s->resolution, err) < 0 ||
-	    metric_plan_build(s->resolution, metrics, &s->plan, err) < 0) {
+	    metric_plan_build(s->resolution, &asked, &s->plan, err) < 0) {
 		ms_error_prefix(err, "%s (resolved on the recorded host)", path);
 		goto out;
 	}
@@ -70,6 +73,7 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 	metric_engine_set_origin(s->engine, METRIC_ORIGIN_RECORDING);
 	ret = 0;
 out:
+	name_list_free(&asked);
 	recording_host_remove(&tree);
 	return ret;
 }
