@@ -45,7 +45,7 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 	const struct recording_header *h = session_recording_header(s);
 	struct recorded_host_tree tree = { .parent_fd = -1, .fd = -1 };
 	struct name_list asked = { NULL, 0 };
-	int ret = 1;
+	int ret = 1, expanded;
 
 	if (!h->host_files) {
 		ms_error_set(err, "%s was recorded without -m, so it does not describe the PMUs of the machine "
@@ -58,9 +58,15 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 		goto out;
 	}
 	s->host_loaded = true;
-	/* Groups (-M TopdownL1) become their metrics, as in a live run. */
-	if (catalog_load_default(&s->catalog, err) < 0 || catalog_expand_groups(s->catalog, metrics, false, &asked, err))
+	if (catalog_load_default(&s->catalog, err) < 0)
 		goto out;
+	/* Groups (-M TopdownL1) become their metrics, as in a live run; an
+	 * unknown name is a usage error there too. */
+	expanded = catalog_expand_groups(s->catalog, metrics, false, &asked, err);
+	if (expanded) {
+		ret = expanded == -1 ? EXIT_USAGE : 1;
+		goto out;
+	}
 	if (resolve(&s->host, s->catalog, &s->resolution, err) < 0 ||
 	    metric_plan_build(s->resolution, &asked, &s->plan, err) < 0) {
 		ms_error_prefix(err, "%s (resolved on the recorded host)", path);

@@ -166,3 +166,18 @@ def test_list_groups_shows_each_group_with_its_metrics(memscope):
     assert re.search(r"^TopdownL1 +0 of 1 +topdown\.backend_bound \(no\)$", here.stdout, re.M), here.stdout
     metrics = run([memscope, "list", "--metrics"])
     assert metrics.stdout.endswith(here.stdout)
+
+
+def test_a_recording_takes_groups_when_made_and_when_read(memscope, tmp_path):
+    replay = skx_replay(tmp_path, SKX_L2)
+    rec = tmp_path / "skx.rec"
+    r = run([memscope, "record", "--replay", str(replay), "-m", "TopdownL2,TopdownL1", "-o", str(rec)],
+            env=fixture_env("skylake-sp-2s"))
+    assert r.returncode == 0, r.stderr
+    # Read back on this host: the groups resolve on the recorded Skylake-SP.
+    r = run([memscope, "stat", "--input", str(rec), "-M", "TopdownL1", "-x,"])
+    assert r.returncode == 0, r.stderr
+    assert [line.split(",")[2] for line in r.stdout.splitlines()] == ["topdown.backend_bound"]
+    assert float(r.stdout.split(",")[5]) == pytest.approx(0.45)
+    r = run([memscope, "stat", "--input", str(rec), "-M", "TopdownL9"])
+    assert r.returncode == 2 and f"nor is it a metric group (the groups: {GROUP_NAMES})" in r.stderr, r.stderr
