@@ -130,7 +130,7 @@ static const struct cli_option stat_output_options[] = {
 /* perf's -M: memscope's metrics are -m's (the catalog's names and groups). */
 static const struct cli_option stat_count_options[] = {
 	{ 'M', NULL, "LIST", "perf's spelling of -m: catalog metrics and metric groups, e.g. -M TopdownL1,memory\n"
-	  "(memscope list --groups)", CLI_COMPLETE_NONE, NULL, 0 },
+	  "(memscope list --groups)", CLI_COMPLETE_METRICS, NULL, 0 },
 	{ OPT_TD_LEVEL, "td-level", "N", "perf's top-down levels 1 to N: the metric groups TopdownL1 ... TopdownLN\n"
 	  "(as -M TopdownL1,...,TopdownLN; N from 1 to " STAT_TD_MAX_LEVEL_TEXT ")", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 'd', "detailed", NULL, "perf's -d (-dd, -ddd): its cache events beside the default ones", CLI_COMPLETE_NONE,

@@ -166,6 +166,10 @@ def test_list_groups_shows_each_group_with_its_metrics(memscope):
     assert re.search(r"^TopdownL1 +0 of 1 +topdown\.backend_bound \(no\)$", here.stdout, re.M), here.stdout
     metrics = run([memscope, "list", "--metrics"])
     assert metrics.stdout.endswith(here.stdout)
+    # The shell completes them after -m and -M.
+    words = run([memscope, "completion", "--list", "metrics"]).stdout.splitlines()
+    assert words[-6:] == ["TopdownL1", "memory", "TopdownL2", "TopdownL3", "TopdownL4", "TopdownL5"]
+    assert "-M) _memscope_value metrics" in run([memscope, "completion", "bash"]).stdout
 
 
 def test_a_recording_takes_groups_when_made_and_when_read(memscope, tmp_path):
