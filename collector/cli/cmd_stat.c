@@ -132,7 +132,8 @@ static const struct cli_option stat_count_options[] = {
 	{ 'M', NULL, "LIST", "perf's spelling of -m: catalog metrics and metric groups, e.g. -M TopdownL1,memory\n"
 	  "(memscope list --groups)", CLI_COMPLETE_METRICS, NULL, 0 },
 	{ OPT_TD_LEVEL, "td-level", "N", "perf's top-down levels 1 to N: the metric groups TopdownL1 ... TopdownLN\n"
-	  "(as -M TopdownL1,...,TopdownLN; N from 1 to " STAT_TD_MAX_LEVEL_TEXT ")", CLI_COMPLETE_NONE, NULL, 0 },
+	  "(as -M TopdownL1,...,TopdownLN; N from 1 to " STAT_TD_MAX_LEVEL_TEXT ", 0 as perf's: every level)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ 'd', "detailed", NULL, "perf's -d (-dd, -ddd): its cache events beside the default ones", CLI_COMPLETE_NONE,
 	  NULL, 0 },
 	{ OPT_MEMORY, "memory", NULL, "count the memory set: " SESSION_DEFAULT_EVENTS, CLI_COMPLETE_NONE, NULL, 0 },
@@ -299,11 +300,17 @@ static int stat_option(void *ctx, int key, const char *arg)
 	case 'M':
 		return measure_cli_option(a->opt, a->lua, 'm', arg) == 0 ? 0 : -1;
 	case OPT_TD_LEVEL: {
-		long level = positive_number("--td-level", arg, STAT_TD_MAX_LEVEL);
-		char groups[16 * STAT_TD_MAX_LEVEL] = "";
+		/* perf's 0 (its default): every level there is. */
+		char *end, groups[16 * STAT_TD_MAX_LEVEL] = "";
+		long level = strtol(arg, &end, 10);
 
-		if (level < 0)
+		if (end == arg || *end || level < 0 || level > STAT_TD_MAX_LEVEL) {
+			fprintf(stderr, "memscope stat: --td-level %s: give a level from 1 to %d (TopdownL1 ... TopdownL%d), "
+				"or 0 for every level\n", arg, STAT_TD_MAX_LEVEL, STAT_TD_MAX_LEVEL);
 			return -1;
+		}
+		if (level == 0)
+			level = STAT_TD_MAX_LEVEL;
 		for (long l = 1; l <= level; l++)
 			snprintf(groups + strlen(groups), sizeof(groups) - strlen(groups), "%sTopdownL%ld", l > 1 ? "," : "",
 				 l);

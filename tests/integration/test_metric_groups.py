@@ -81,6 +81,11 @@ def test_each_group_is_its_metrics_with_the_values_by_hand(memscope, tmp_path, m
     check(totals(memscope, machine, replay(tmp_path, l2), "--td-level", "2"), want,
           ["topdown.backend_bound", "topdown.memory_bound"])
     check(totals(memscope, machine, replay(tmp_path, l1), "--td-level", "1"), want, ["topdown.backend_bound"])
+    # perf's 0: every level, TopdownL1 to TopdownL5 - the twelve, level by level.
+    check(totals(memscope, machine, replay(tmp_path), "--td-level", "0"), want,
+          ["topdown.backend_bound", "topdown.memory_bound", "topdown.l1_bound", "topdown.l2_bound", "topdown.l3_bound",
+           "topdown.dram_bound", "topdown.store_bound", "topdown.dram_bandwidth", "topdown.dram_latency",
+           "topdown.local_dram", "topdown.remote_dram", "topdown.remote_cache"])
     check(totals(memscope, machine, replay(tmp_path), "-M", "memory"), want, MEMORY)
     # -m takes groups too; a group beside a metric of it and another name: each metric once, in the order asked.
     check(totals(memscope, machine, replay(tmp_path), "-m", "TopdownL4,topdown.dram_bandwidth,TopdownL5,memory"),
@@ -146,10 +151,11 @@ def test_unknown_group_is_a_usage_error_naming_the_groups(memscope, tmp_path):
     r = run([memscope, "stat", "--replay", str(skx_replay(tmp_path, SKX_L1)), "-M", "topdownl1"],
             env=fixture_env("skylake-sp-2s"))
     assert r.returncode == 2 and "unknown metric 'topdownl1'; did you mean 'TopdownL1'" in r.stderr, r.stderr
-    for level in ("0", "6", "two"):
+    for level in ("6", "-1", "two", "1x", ""):
         r = run([memscope, "stat", "--td-level", level, "--", "true"])
         assert r.returncode == 2, r
-        assert f"--td-level {level}: give a whole number from 1 to 5" in r.stderr, r.stderr
+        assert f"--td-level {level}: give a level from 1 to 5 (TopdownL1 ... TopdownL5), or 0 for every level" \
+            in r.stderr, r.stderr
 
 
 def test_list_groups_shows_each_group_with_its_metrics(memscope):
