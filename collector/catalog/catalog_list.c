@@ -2,8 +2,10 @@
 #include "catalog/catalog_sampling.h"
 
 #include <linux/perf_event.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "catalog/catalog_groups.h"
 #include "catalog/resolver.h"
 #include "events/plugin_series.h"
 #include "util/suggest.h"
@@ -77,11 +79,62 @@ static bool no_family_reason(const struct catalog *cat, const struct resolution 
 	return strstr(res->metrics[i].why, "no catalog family") != NULL;
 }
 
+/* Each metric group (-M GROUP) with its metrics; one this host cannot
+ * measure is marked "(no)": -M GROUP counts the others and names it. */
+static int print_groups(const struct resolution *res, const struct catalog *cat, FILE *out)
+{
+	const char **groups;
+	int nr;
+
+	if (catalog_group_names(cat, &groups, &nr) < 0) {
+		fprintf(stderr, "memscope list: out of memory\n");
+		return 1;
+	}
+	fprintf(out, "\n%-12s %-8s %s\n", "GROUP", "HERE", "METRICS (memscope stat -M GROUP; (no): not on this host)");
+	for (int g = 0; g < nr; g++) {
+		int members = 0, here = 0;
+		char count[32];
+
+		for (int i = 0; i < res->nr_metrics; i++)
+			for (int k = 0; k < cat->metrics[i].nr_groups; k++)
+				if (!strcmp(cat->metrics[i].groups[k], groups[g])) {
+					members++;
+					here += res->metrics[i].available;
+				}
+		snprintf(count, sizeof(count), "%d of %d", here, members);
+		fprintf(out, "%-12s %-8s", groups[g], count);
+		members = 0;
+		for (int i = 0; i < res->nr_metrics; i++)
+			for (int k = 0; k < cat->metrics[i].nr_groups; k++)
+				if (!strcmp(cat->metrics[i].groups[k], groups[g]))
+					fprintf(out, "%s%s%s", members++ ? ", " : " ", cat->metrics[i].name,
+						res->metrics[i].available ? "" : " (no)");
+		fputc('\n', out);
+	}
+	free(groups);
+	return 0;
+}
+
+int cmd_list_groups(const struct host *host, const struct catalog *cat, FILE *out)
+{
+	struct resolution *res;
+	struct ms_error err;
+	int status;
+
+	if (resolve(host, cat, &res, &err)) {
+		fprintf(stderr, "memscope: %s\n", err.text);
+		return 1;
+	}
+	status = print_groups(res, cat, out);
+	resolution_free(res);
+	return status;
+}
+
 int cmd_list_metrics(const struct host *host, const struct catalog *cat, FILE *out)
 {
 	struct resolution *res;
 	struct ms_error err;
-	int available = 0;
+	int available = 0, status;
 	bool no_family;
 
 	if (resolve(host, cat, &res, &err)) {
@@ -128,8 +181,9 @@ int cmd_list_metrics(const struct host *host, const struct catalog *cat, FILE *o
 	}
 	fprintf(out, "\n%d of %d metrics available. Details: memscope list --explain METRIC\n", available,
 		res->nr_metrics);
+	status = print_groups(res, cat, out);
 	resolution_free(res);
-	return 0;
+	return status;
 }
 
 static void print_scope_of(const struct host *host, const struct resolved_instance *inst, FILE *out)

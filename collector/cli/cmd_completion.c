@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
+#include "catalog/catalog_groups.h"
 #include "cli/commands.h"
 #include "events/bpf_series.h"
 #include "events/event_names.h"
@@ -92,11 +93,19 @@ static int list_metrics(void)
 {
 	struct catalog *cat;
 	struct ms_error err = { "" };
+	const char **groups;
+	int nr_groups;
 
 	if (catalog_load_default(&cat, &err) < 0)
 		return 0;
 	for (int i = 0; i < cat->nr_metrics; i++)
 		printf("%s\n", cat->metrics[i].name);
+	/* -m and -M take the metric groups too (stat -M TopdownL1). */
+	if (catalog_group_names(cat, &groups, &nr_groups) == 0) {
+		for (int g = 0; g < nr_groups; g++)
+			printf("%s\n", groups[g]);
+		free(groups);
+	}
 	catalog_free(cat);
 	return 0;
 }

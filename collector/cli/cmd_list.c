@@ -221,7 +221,7 @@ static void list_plugins(void)
 	catalog_free(cat);
 }
 
-static int list_catalog(const struct host *host, const char *explain)
+static int list_catalog(const struct host *host, const char *explain, bool groups)
 {
 	struct catalog *cat = NULL;
 	struct ms_error err = { "" };
@@ -238,7 +238,7 @@ static int list_catalog(const struct host *host, const char *explain)
 		} else {
 			validation_explain(explain, stdout);
 		}
-	} else if (cmd_list_metrics(host, cat, stdout) != 0) {
+	} else if ((groups ? cmd_list_groups : cmd_list_metrics)(host, cat, stdout) != 0) {
 		status = 1;
 	}
 	catalog_free(cat);
@@ -264,7 +264,7 @@ static void list_sources(const struct host *host)
 }
 
 enum list_what { LIST_EVENTS, LIST_PMUS, LIST_LIBPFM, LIST_METRICS, LIST_EXPLAIN, LIST_PLUGINS, LIST_SOURCES,
-	LIST_TOPOLOGY };
+	LIST_TOPOLOGY, LIST_GROUPS };
 
 static const struct cli_option list_options[] = {
 	{ LIST_PMUS + CLI_LONG_ONLY, "pmus", NULL, "kernel PMUs: type, cpumask, format fields", CLI_COMPLETE_NONE, NULL, 0 },
@@ -275,6 +275,8 @@ static const struct cli_option list_options[] = {
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ LIST_METRICS + CLI_LONG_ONLY, "metrics", NULL, "portable metrics: which this host has, through which counters, and why not",
 	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ LIST_GROUPS + CLI_LONG_ONLY, "groups", NULL, "metric groups (stat -M GROUP, as perf's -M TopdownL1): each one's\n"
+	  "metrics and which this host has (also at the end of --metrics)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ LIST_EXPLAIN + CLI_LONG_ONLY, "explain", "METRIC", "formula, raw events per instance, scale and caveats of one metric;\n"
 	  "sample.mem: the memory sampling event record --sample mem uses here, and why",
 	  CLI_COMPLETE_METRICS, NULL, 0 },
@@ -297,8 +299,8 @@ static const struct cli_group list_groups[] = {
 const struct cli_command list_command = {
 	.name = "list",
 	.summary = "what this host can measure: PMUs, events, metrics, plugins, sources, topology",
-	.usage = "[--pmus | --events | --libpfm | --metrics | --explain METRIC | --plugins | --sources |\n"
-		 "--topology] [PMU...]",
+	.usage = "[--pmus | --events | --libpfm | --metrics | --groups | --explain METRIC | --plugins |\n"
+		 "--sources | --topology] [PMU...]",
 	.groups = list_groups,
 	.epilog = "PMU... keeps the PMUs (of --pmus and --events) whose names begin with one of them.\n",
 	.operands = CLI_COMPLETE_WORDS,
@@ -343,7 +345,8 @@ int cmd_list(int argc, char **argv)
 	case LIST_SOURCES: list_sources(&host); break;
 	case LIST_METRICS:
 	case LIST_EXPLAIN:
-		status = list_catalog(&host, a.explain);
+	case LIST_GROUPS:
+		status = list_catalog(&host, a.explain, a.what == LIST_GROUPS);
 		break;
 	case LIST_TOPOLOGY: status = list_topology(&host, stdout); break;
 	default: list_events(&host, argv + first, argc - first); break;

@@ -30,7 +30,7 @@
 enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_CONTROL,
        OPT_METRIC_ONLY, OPT_FOR_EACH_CGROUP, OPT_COLUMNS, OPT_NO_BIG_NUM, OPT_NO_MERGE,
        OPT_PER_CLUSTER, OPT_PER_CACHE, OPT_QUIET, OPT_LOG_FD, OPT_APPEND, OPT_SUMMARY, OPT_NO_CSV_SUMMARY,
-       OPT_MEMORY };
+       OPT_MEMORY, OPT_TD_LEVEL };
 
 /* perf's -d, -dd, -ddd: cache events added to the default set, level by level. */
 static const char *const stat_detailed_events[] = {
@@ -48,6 +48,9 @@ static const char *const stat_detailed_events[] = {
 	"cpu-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses"
 
 #define STAT_MAX_REPEAT 100000
+/* The catalog's deepest top-down group is TopdownL5 (metrics.yaml). */
+#define STAT_TD_MAX_LEVEL 5
+#define STAT_TD_MAX_LEVEL_TEXT "5"
 
 static const struct cli_option stat_when_options[] = {
 	{ OPT_INTERVAL_COUNT, "interval-count", "N", "with -I: stop after N interval lines", CLI_COMPLETE_NONE, NULL, 0 },
@@ -124,10 +127,13 @@ static const struct cli_option stat_output_options[] = {
 	{ 0 },
 };
 
-/* perf's -M: memscope's metrics are -m's (the catalog's names). */
+/* perf's -M: memscope's metrics are -m's (the catalog's names and groups). */
 static const struct cli_option stat_count_options[] = {
-	{ 'M', NULL, "LIST", "perf's spelling of -m: catalog metrics (memscope list --metrics)", CLI_COMPLETE_NONE, NULL,
-	  0 },
+	{ 'M', NULL, "LIST", "perf's spelling of -m: catalog metrics and metric groups, e.g. -M TopdownL1,memory\n"
+	  "(memscope list --groups)", CLI_COMPLETE_METRICS, NULL, 0 },
+	{ OPT_TD_LEVEL, "td-level", "N", "perf's top-down levels 1 to N: the metric groups TopdownL1 ... TopdownLN\n"
+	  "(as -M TopdownL1,...,TopdownLN; N from 1 to " STAT_TD_MAX_LEVEL_TEXT ", 0 as perf's: every level)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ 'd', "detailed", NULL, "perf's -d (-dd, -ddd): its cache events beside the default ones", CLI_COMPLETE_NONE,
 	  NULL, 0 },
 	{ OPT_MEMORY, "memory", NULL, "count the memory set: " SESSION_DEFAULT_EVENTS, CLI_COMPLETE_NONE, NULL, 0 },
@@ -293,6 +299,23 @@ static int stat_option(void *ctx, int key, const char *arg)
 		return 0;
 	case 'M':
 		return measure_cli_option(a->opt, a->lua, 'm', arg) == 0 ? 0 : -1;
+	case OPT_TD_LEVEL: {
+		/* perf's 0 (its default): every level there is. */
+		char *end, groups[16 * STAT_TD_MAX_LEVEL] = "";
+		long level = strtol(arg, &end, 10);
+
+		if (end == arg || *end || level < 0 || level > STAT_TD_MAX_LEVEL) {
+			fprintf(stderr, "memscope stat: --td-level %s: give a level from 1 to %d (TopdownL1 ... TopdownL%d), "
+				"or 0 for every level\n", arg, STAT_TD_MAX_LEVEL, STAT_TD_MAX_LEVEL);
+			return -1;
+		}
+		if (level == 0)
+			level = STAT_TD_MAX_LEVEL;
+		for (long l = 1; l <= level; l++)
+			snprintf(groups + strlen(groups), sizeof(groups) - strlen(groups), "%sTopdownL%ld", l > 1 ? "," : "",
+				 l);
+		return measure_cli_option(a->opt, a->lua, 'm', groups) == 0 ? 0 : -1;
+	}
 	case 't':
 		a->opt->pids = arg;
 		a->opt->threads_only = true;

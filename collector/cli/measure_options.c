@@ -6,8 +6,8 @@ const struct cli_option measure_count_options[] = {
 	{ 'e', "events", "LIST", "events to count: perf's names (page-faults), pmu/alias/,\n"
 	  "pmu/field=val,.../, subsys:tracepoint, pmu::EVENT:UMASK (libpfm4),\n"
 	  "proc.* (eBPF); memscope list --events. Without -m, by default:\n" SESSION_DEFAULT_EVENTS, CLI_COMPLETE_EVENTS, NULL, 0 },
-	{ 'm', "metrics", "LIST", "portable metrics (memscope list --metrics), e.g. mem.read_bw,numa.hit",
-	  CLI_COMPLETE_METRICS, NULL, 0 },
+	{ 'm', "metrics", "LIST", "portable metrics and metric groups (memscope list --metrics), e.g.\n"
+	  "mem.read_bw,numa.hit or TopdownL1", CLI_COMPLETE_METRICS, NULL, 0 },
 	{ 0 },
 };
 

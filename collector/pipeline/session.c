@@ -6,13 +6,13 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
+#include "catalog/catalog_groups.h"
 #include "pipeline/session_pipeline.h"
 #include "catalog/catalog_sampling.h"
 #include "pipeline/session_recording.h"
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
 #include "events/event.h"
-#include "util/suggest.h"
 
 
 
@@ -535,31 +535,6 @@ static void report_notes(struct session *s, const struct session_options *opt)
 			s->sources[i].ops->notes(&s->sources[i], out, opt->command_name);
 }
 
-/* A name that is not in the catalog at all is a usage error; one the host
- * cannot measure is not (metric_plan_build says why). */
-static int check_metric_names(const struct catalog *cat, const struct name_list *list, struct ms_error *err)
-{
-	char *const *names = list->names;
-	int ret = 0;
-
-	for (int i = 0; i < list->nr && !ret; i++) {
-		bool known = catalog_metric_index(cat, names[i]) >= 0;
-
-		if (!known) {
-			struct suggestions sug;
-			char hint[600];
-
-			suggestions_init(&sug, names[i]);
-			for (int m = 0; m < cat->nr_metrics; m++)
-				suggestions_offer(&sug, cat->metrics[m].name);
-			suggestions_format(&sug, hint, sizeof(hint));
-			ms_error_set(err, "unknown metric '%s'%s; see memscope list --metrics", names[i], hint);
-			ret = -1;
-		}
-	}
-	return ret;
-}
-
 static int add_unmeasured(struct session *s, const char *metric, const char *why)
 {
 	size_t size = strlen(metric) + strlen(why) + 3;
@@ -630,22 +605,32 @@ const char *session_metric_why(const struct session *s, const char *metric)
  * each plan event's group). */
 static int plan_metrics(struct session *s, const struct session_options *opt, struct ms_error *err)
 {
-	struct name_list measurable = { NULL, 0 };
+	struct name_list measurable = { NULL, 0 }, asked = { NULL, 0 };
 	bool partial = opt->metrics_if_available || opt->metrics_partial;
 	int failed;
 
 	if (catalog_load_default(&s->catalog, err) < 0)
 		return 1;
-	if (!opt->metrics_if_available && check_metric_names(s->catalog, &opt->metrics, err) < 0)
-		return EXIT_USAGE;
-	if (resolve(&s->host, s->catalog, &s->resolution, err) < 0)
+	/* Groups (-M TopdownL1) become their metrics; a name that is neither a
+	 * metric nor a group is a usage error, one the host cannot measure is
+	 * not (metric_plan_build or keep_measurable_metrics says why). */
+	failed = catalog_expand_groups(s->catalog, &opt->metrics, opt->metrics_if_available, &asked, err);
+	if (failed) {
+		name_list_free(&asked);
+		return failed == -1 ? EXIT_USAGE : 1;
+	}
+	if (resolve(&s->host, s->catalog, &s->resolution, err) < 0) {
+		name_list_free(&asked);
 		return 1;
+	}
 	if (partial) {
-		if (keep_measurable_metrics(s, &opt->metrics, &measurable) < 0) {
+		if (keep_measurable_metrics(s, &asked, &measurable) < 0) {
 			name_list_free(&measurable);
+			name_list_free(&asked);
 			ms_error_set(err, "out of memory");
 			return 1;
 		}
+		name_list_free(&asked);
 		/* Nothing at all to count (no metric, no event): a failure that
 		 * names each metric with its reason, before anything starts. */
 		if (!measurable.nr && opt->metrics_partial && s->nr_names == 0)
@@ -653,9 +638,9 @@ static int plan_metrics(struct session *s, const struct session_options *opt, st
 		if (!measurable.nr)
 			return 0; /* none of them: no plan, every one has its reason */
 	}
-	failed = metric_plan_build(s->resolution, partial ? &measurable : &opt->metrics,
-				   &s->plan, err) < 0;
+	failed = metric_plan_build(s->resolution, partial ? &measurable : &asked, &s->plan, err) < 0;
 	name_list_free(&measurable);
+	name_list_free(&asked);
 	if (failed)
 		return 1;
 	/* Their events join the names; the registry decides who reads each. */

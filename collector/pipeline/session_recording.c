@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
+#include "catalog/catalog_groups.h"
 #include "metrics/metrics.h"
 #include "recording/recording_host.h"
 #include "catalog/resolver.h"
@@ -43,7 +44,8 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 {
 	const struct recording_header *h = session_recording_header(s);
 	struct recorded_host_tree tree = { .parent_fd = -1, .fd = -1 };
-	int ret = 1;
+	struct name_list asked = { NULL, 0 };
+	int ret = 1, expanded;
 
 	if (!h->host_files) {
 		ms_error_set(err, "%s was recorded without -m, so it does not describe the PMUs of the machine "
@@ -58,8 +60,15 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 	s->host_loaded = true;
 	if (catalog_load_default(&s->catalog, err) < 0)
 		goto out;
+	/* Groups (-M TopdownL1) become their metrics, as in a live run; an
+	 * unknown name is a usage error there too. */
+	expanded = catalog_expand_groups(s->catalog, metrics, false, &asked, err);
+	if (expanded) {
+		ret = expanded == -1 ? EXIT_USAGE : 1;
+		goto out;
+	}
 	if (resolve(&s->host, s->catalog, &s->resolution, err) < 0 ||
-	    metric_plan_build(s->resolution, metrics, &s->plan, err) < 0) {
+	    metric_plan_build(s->resolution, &asked, &s->plan, err) < 0) {
 		ms_error_prefix(err, "%s (resolved on the recorded host)", path);
 		goto out;
 	}
@@ -70,6 +79,7 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 	metric_engine_set_origin(s->engine, METRIC_ORIGIN_RECORDING);
 	ret = 0;
 out:
+	name_list_free(&asked);
 	recording_host_remove(&tree);
 	return ret;
 }
