@@ -516,6 +516,18 @@ static const struct catalog_family_metric *family_maps(const struct catalog_fami
 	return NULL;
 }
 
+/* The family maps the metric by itself: not only with mappings that add to
+ * another family's (adds: true), which never make it available alone. */
+static const struct catalog_family_metric *family_maps_alone(const struct catalog_family *family, int metric)
+{
+	const struct catalog_family_metric *fm = family_maps(family, metric);
+
+	for (int m = 0; fm && m < fm->nr_mappings; m++)
+		if (!fm->mappings[m].adds)
+			return fm;
+	return NULL;
+}
+
 static const char *family_unavailable(const struct catalog_family *family, int metric)
 {
 	for (int i = 0; i < family->nr_unavailable; i++)
@@ -608,6 +620,8 @@ static void one_line_reason(const struct resolution *res, struct resolved_metric
 		bool mentions = family_maps(rf->family, rm->metric) || family_unavailable(rf->family, rm->metric);
 
 		if (rf->family->nr_cpus == 0) {
+			/* One that only adds to another family's mapping has no reason of its own. */
+			mentions = family_maps_alone(rf->family, rm->metric) || family_unavailable(rf->family, rm->metric);
 			if (mentions && !generic)
 				generic = rf;
 			continue;
@@ -636,7 +650,7 @@ static void one_line_reason(const struct resolution *res, struct resolved_metric
 		}
 		/* A family for any CPU maps it too (a plugin the user loaded, the
 		 * kernel's): its reason is as true, and often the one asked about. */
-		if (generic && family_maps(generic->family, rm->metric)) {
+		if (generic && family_maps_alone(generic->family, rm->metric)) {
 			size_t len = strlen(rm->why);
 
 			first_reason_of(rm->detail, generic->family->name, reason, sizeof(reason));
@@ -645,7 +659,7 @@ static void one_line_reason(const struct resolution *res, struct resolved_metric
 			plugin_not_loaded(res, rm, "; also ");
 		}
 	} else if (generic) {
-		if (family_maps(generic->family, rm->metric)) {
+		if (family_maps_alone(generic->family, rm->metric)) {
 			first_reason_of(rm->detail, generic->family->name, reason, sizeof(reason));
 			snprintf(rm->why, sizeof(rm->why), "%s: %.440s", generic->family->name, reason);
 		} else {

@@ -157,7 +157,8 @@ void perf_fields_shadow(const struct stat_table *t, int row, int col, double spa
 	f->shadow = f->shadow_plain = 0;
 	f->shadow_unit[0] = '\0';
 	f->shadow_plain_unit = NULL;
-	if (f->is_metric || cell->status != CELL_OK)
+	/* A gauge is a level: a rate of it per second means nothing. */
+	if (f->is_metric || cell->status != CELL_OK || cell->gauge)
 		return;
 	/* Both clocks count in msec; perf's task-clock is the time the task
 	 * ran, the rate's denominator (cpu-clock stands in under -a). */

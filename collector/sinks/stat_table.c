@@ -239,6 +239,7 @@ void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr,
 			out->running_ns = in->running_ns;
 			out->coverage = aggr_cell_coverage(in);
 			out->integer = scale == 1.0 && in->value == (double)in->raw;
+			out->gauge = in->gauge;
 			if (in->gauge && in->gauge_frames > 1) {
 				out->gauge_frames = in->gauge_frames;
 				out->gauge_mean = in->gauge_sum / (double)in->gauge_frames * scale;

@@ -30,6 +30,7 @@ struct stat_cell {
 	uint64_t running_ns;    /* time its counters ran, summed over them (events) */
 	bool integer;           /* a plain count: print without decimals */
 	bool mixed_slices;      /* a metric whose inputs were counted in different time slices */
+	bool gauge;             /* a level (a gauge's cell), not a count: no rate of it is shown */
 	/* A gauge's cell over several frames: value is the peak of its per-frame
 	 * values, gauge_mean and gauge_last the mean and the last (gauge_frames:
 	 * how many; 0 for counters and one-frame cells). */

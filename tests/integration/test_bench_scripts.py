@@ -2,6 +2,7 @@
 takes) and produces its table, so the scripts keep working as memscope changes. The figures
 themselves are not checked: a benchmark prints numbers, it is not a timed test."""
 import shutil
+import pathlib
 import subprocess
 import sys
 
@@ -40,7 +41,7 @@ SCRIPTS = {
 
 def test_every_script_is_covered():
     scripts = {p.name for p in BENCH.glob("*.py")} - {"perfdoc.py", "benchutil.py"}
-    assert scripts == set(SCRIPTS) | {"bpf_overhead.py"}, scripts
+    assert scripts == set(SCRIPTS) | {"bpf_overhead.py", "damon_cpu.py"}, scripts
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
@@ -60,3 +61,21 @@ def test_bpf_overhead_runs(build_dir):
                           "--mb", "1", "--rounds", "1"], capture_output=True, text=True, timeout=180)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "memscope added cost / bpftrace added cost" in res.stdout
+
+
+def running_kdamond():
+    root = pathlib.Path("/sys/kernel/mm/damon/admin/kdamonds")
+    try:
+        return any((d / "state").read_text().strip() == "on" for d in root.iterdir() if d.name.isdigit())
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not running_kdamond(), reason="no kdamond runs here: damon_cpu.py reads a running one")
+def test_damon_cpu_runs(build_dir):
+    """The kdamond's CPU beside memscope's, one short pair of windows: the table with its three rows."""
+    res = subprocess.run([sys.executable, str(BENCH / "damon_cpu.py"), "--build", str(build_dir), "--seconds", "1",
+                          "--repeat", "1"], capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stdout + res.stderr
+    for row in ("| kdamond alone |", "| kdamond while memscope reads it |", "| memscope stat -a -I 1000 -e damon.* |"):
+        assert row in res.stdout, res.stdout

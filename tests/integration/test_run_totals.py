@@ -209,8 +209,8 @@ def test_stat_marks_whole_machine_values_of_a_command(memscope):
     text = run([memscope, *cmd, "--", "sleep", "0.2"])
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
-    assert any(re.search(r"pages numa\.hit  \*$", l) for l in lines), text.stdout
-    assert any(re.search(r"\d  page-faults$", l) for l in lines), text.stdout
+    assert any(re.search(r"pages\s+numa\.hit  \*$", l) for l in lines), text.stdout
+    assert any(re.search(r"\d\s+page-faults$", l) for l in lines), text.stdout
     assert " * counted for the whole machine" in text.stdout
     csv = run([memscope, *cmd, "-x,", "--", "sleep", "0.2"]).stdout.splitlines()
     hit = next(l for l in csv if ",numa.hit," in l).split(",")
@@ -264,7 +264,7 @@ def test_gauge_totals_are_peak_mean_and_last(memscope, started_later):
     peak, mean, last = max(values), sum(values) / len(values), values[-1]
     out = run([memscope, "stat", "--input", str(rec)]).stdout
     line = next(l for l in out.splitlines() if l.rstrip().split("  (")[0].endswith(" proc.threads"))
-    assert re.search(r"^\s*([\d,]+)  proc\.threads", line).group(1).replace(",", "") == str(peak), line
+    assert re.search(r"^\s*([\d,]+)\s+proc\.threads", line).group(1).replace(",", "") == str(peak), line
     m = re.search(r"\(peak of (\d+) samples; mean ([\d,.]+), last ([\d,]+)\)$", line)
     assert m and int(m.group(1)) == len(values), line
     # Shown with two decimals (whole numbers from 100 on).
@@ -283,7 +283,7 @@ def test_stat_samples_gauges_while_the_command_runs(memscope):
         pytest.skip(res.stderr.strip())
     assert res.returncode == 0, res.stderr
     line = next(l for l in res.stdout.splitlines() if " proc.threads" in l)
-    assert re.search(r"^\s*5  proc\.threads  \(peak of \d+ samples; mean [\d.]+, last 0\)$", line), line
+    assert re.search(r"^\s*5\s+proc\.threads  \(peak of \d+ samples; mean [\d.]+, last 0\)$", line), line
 
 
 def test_top_says_its_node_panel_is_the_whole_machine_for_one_pid(memscope):

@@ -813,7 +813,7 @@ def expected_hidden(title_line, lead, order, width, flex):
 def test_narrow_terminal_hides_whole_columns_in_the_documented_order(memscope, touchmem, tmux):
     work = subprocess.Popen([touchmem, "32", "--repeat", "100000"])
     try:
-        t = tmux(f"{memscope} top -I 250", width=132, height=100)
+        t = tmux(f"{memscope} top -I 250", width=150, height=100)
 
         def ready(ls):
             tables = whole_tables(ls)
@@ -826,14 +826,14 @@ def test_narrow_terminal_hides_whole_columns_in_the_documented_order(memscope, t
         batch_proc = next(l for l in batch.stdout.splitlines() if l.startswith("PID ")).split()
         node_names, node_rows = table_at(wide, "NODE")
         proc_names, proc_rows = table_at(wide, "PID")
-        # 132 columns hold every column: none hidden, none cut.
+        # 150 columns hold every column: none hidden, none cut.
         assert node_names == batch_node
         assert [c for c in batch_proc if c in proc_names] == proc_names and len(proc_names) >= len(batch_proc) - 1
         assert not any("columns hidden" in line for line in wide)
         assert node_rows and proc_rows
         node_title = next(line for line in wide if line.startswith("NODE"))
         proc_title = next(line for line in wide if line.split()[:1] == ["PID"])
-        assert all(len(line) <= 132 for line in wide)
+        assert all(len(line) <= 150 for line in wide)
 
         node_order = documented_drop_order("node panel")
         proc_order = documented_drop_order("process table")
@@ -841,7 +841,7 @@ def test_narrow_terminal_hides_whole_columns_in_the_documented_order(memscope, t
         assert sorted(n for n in proc_order if not n.startswith("ALLOC_N")) == sorted(
             n for n in proc_names[1:-1] if not n.startswith("ALLOC_N"))
 
-        for width in (60, 132, 60):
+        for width in (60, 150, 60):
             t.resize(width, 100)
             want_node = expected_hidden(node_title, 5, node_order, width, 0)
             want_proc = expected_hidden(proc_title, 7, proc_order, width, 15)
