@@ -226,7 +226,7 @@ def run_memscope(machine, fam, metrics, events, frame_list, tmp_path):
     assert r.returncode == 0, r.stderr
     rows = {}
     for line in r.stdout.splitlines()[1:]:
-        time_, scope, metric, value, _unit, coverage = line.split(",")
+        time_, scope, metric, value, _unit, coverage = line.split(",")[:6]   # then memscope's note
         if scope != "total" or time_ == "total":
             continue
         rows.setdefault(metric, []).append((None if value.startswith("<") else float(value),
