@@ -20,7 +20,10 @@ BYTES` (N malloc/free pairs, timed by the workload itself): small blocks (under 
 only the probes' traps and a size compare) and large ones (every one recorded), next to bpftrace
 with the same uprobes when it is installed.
 
-Usage: sample_overhead.py [--build DIR] [--repeat N] [--mib M] [--pairs N] [--write docs/performance.md]
+Usage: sample_overhead.py [--build DIR] [--repeat N] [--mib M] [--pairs N] [--baseline DIR]
+       [--write docs/performance.md]
+
+--baseline: another build (the code before a change), measured in the same rounds.
 """
 import shutil
 import argparse
@@ -28,7 +31,6 @@ import json
 import os
 import pathlib
 import resource
-import statistics
 import subprocess
 import tempfile
 
@@ -62,10 +64,11 @@ def own_libc():
     return None
 
 
-def alloc_lines(build, memscope, repeat, pairs, tmp):
+def alloc_lines(build, memscope, repeat, pairs, tmp, baseline=None):
     out = str(tmp / "a.rec")
     lines = ["", "`--alloc` (allocator uprobes): ns per `malloc`+`free` pair of `heaparrays --churn %d BYTES`, "
-             "median (min-max) of %d runs:" % (pairs, repeat), "",
+             "median [95%% confidence interval] of %d rounds (each round runs every configuration once, in an "
+             "order rotated every round); the ratio to bpftrace is taken per round:" % (pairs, repeat), "",
              "| run | 64 B blocks (not recorded) | 64 KiB blocks (each recorded) |", "|---|---|---|"]
     libc = own_libc()
     configs = {
@@ -75,27 +78,31 @@ def alloc_lines(build, memscope, repeat, pairs, tmp):
         "memscope record --sample page-faults --alloc": [memscope, "record", "--no-ctl", "--sample",
                                                          "page-faults", "--alloc", "-o", out, "--"],
     }
+    if baseline:
+        configs["memscope record --sample page-faults --alloc (baseline)"] = [
+            baseline, "record", "--no-ctl", "--sample", "page-faults", "--alloc", "-o", out, "--"]
     if shutil.which("bpftrace") and libc:
         prog = ("uprobe:%s:malloc,uprobe:%s:free { @calls = count(); } uretprobe:%s:malloc { @rets = count(); }"
                 % (libc, libc, libc))
         configs["bpftrace, uprobes on malloc (entry, return) and free"] = ["bpftrace", "-q", "-e", prog, "-c"]
-    med = {}
+    runs = {}
+    names = list(configs)
     for size in (64, 65536):
         work = [str(build / "contrib/bench/heaparrays"), "--churn", str(pairs), str(size)]
-        runs = {name: [] for name in configs}
-        for _ in range(repeat):
-            for name, cmd in configs.items():
+        for round_ in range(repeat):
+            for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+                cmd = configs[name]
                 full = cmd + [" ".join(work)] if name.startswith("bpftrace") else cmd + work
-                runs[name].append(churn_once(full))
-        for name, values in runs.items():
-            med.setdefault(name, []).append((statistics.median(values), min(values), max(values)))
-    for name, cells in med.items():
-        lines.append("| `%s` | %s |" % (name, " | ".join("%.0f ns (%.0f-%.0f)" % c for c in cells)))
-    ours = "memscope record --sample page-faults --alloc"
-    for other in [n for n in med if n.startswith("bpftrace")]:
-        lines.append("")
-        lines.append("- `%s` / bpftrace: %.2f (64 B), %.2f (64 KiB)" % (
-            ours, med[ours][0][0] / med[other][0][0], med[ours][1][0] / med[other][1][0]))
+                runs.setdefault((name, size), []).append(churn_once(full))
+    for name in names:
+        lines.append("| `%s` | %s |" % (name, " | ".join(with_ci(runs[(name, size)], "%.0f", " ns")
+                                                         for size in (64, 65536))))
+    for ours in [n for n in names if "--alloc" in n]:
+        for other in [n for n in names if n.startswith("bpftrace")]:
+            lines.append("")
+            lines.append("- `%s` / bpftrace, per round: %s (64 B), %s (64 KiB)" % (ours, *(
+                with_ci([o / t for o, t in zip(runs[(ours, size)], runs[(other, size)])], "%.2f")
+                for size in (64, 65536))))
     return lines
 
 
@@ -105,8 +112,11 @@ def main():
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--pairs", type=int, default=200000)
+    ap.add_argument("--baseline", help="another build's directory: its memscope is measured too, in the same "
+                    "rounds (before and after a change)")
     ap.add_argument("--write")
     args = ap.parse_args()
+    baseline = str(pathlib.Path(args.baseline).resolve() / "memscope") if args.baseline else None
     build = pathlib.Path(args.build).resolve()
     memscope = str(build / "memscope")
     work = [str(build / "contrib/bench/hotarray"), str(args.mib), "--time"]
@@ -123,6 +133,9 @@ def main():
         "memscope record --sample page-faults": [memscope, "record", "--no-ctl", "--sample", "page-faults", "-o",
                                                  ms_out, "--"] + work,
     }
+    if baseline:
+        configs["memscope record --sample page-faults (baseline)"] = [
+            baseline, "record", "--no-ctl", "--sample", "page-faults", "-o", ms_out, "--"] + work
     for cmd in configs.values():  # warm up
         run_once(cmd)
     load_before = os.getloadavg()
@@ -135,11 +148,12 @@ def main():
     pages = args.mib * 1024 * 1024 // 4096
     lines = [
         START,
-        "Measured with `python3 contrib/bench/sample_overhead.py --build build --repeat %d --mib %d --pairs %d` "
+        "Measured with `python3 contrib/bench/sample_overhead.py --build build --repeat %d --mib %d --pairs %d%s` "
         "(workload: `hotarray %d --time`, %s page faults, each one sampled: `-c 1`; %d rounds, each running "
         "every configuration once, in an order rotated every round). Medians with their 95%% confidence "
         "intervals (distribution-free: order statistics); load average %.1f before, %.1f after." % (
-            args.repeat, args.mib, args.pairs, args.mib, format(pages, ","), args.repeat, load_before[0],
+            args.repeat, args.mib, args.pairs, " --baseline BASELINE" if baseline else "", args.mib,
+            format(pages, ","), args.repeat, load_before[0],
             load_after[0]),
         "",
         "| run | workload loop | loop / alone, same round | workload CPU | collector CPU |",
@@ -162,7 +176,12 @@ def main():
             ours, theirs, with_ci([o[0] / t[0] for o, t in zip(runs[ours], runs[theirs])], "%.2f"),
             with_ci(added, "%.2f"),
             with_ci([(o[2] - o[1]) / (t[2] - t[1]) for o, t in zip(runs[ours], runs[theirs])], "%.2f")))
-    lines += alloc_lines(build, memscope, args.repeat, args.pairs, tmp)
+    if baseline:
+        ours, theirs = "memscope record --sample page-faults", "memscope record --sample page-faults (baseline)"
+        added = [(o[1] - a) / max(t[1] - a, 1e-3) for o, t, a in zip(runs[ours], runs[theirs], alone_cpu)]
+        lines.append("- `%s` / baseline, per round: loop time %s, workload CPU added %s" % (
+            ours, with_ci([o[0] / t[0] for o, t in zip(runs[ours], runs[theirs])], "%.2f"), with_ci(added, "%.2f")))
+    lines += alloc_lines(build, memscope, args.repeat, args.pairs, tmp, baseline)
     lines.append(END)
     text = "\n".join(lines)
     print(text)

@@ -33,6 +33,7 @@ SCRIPTS = {
                          "| memscope live, one page streaming |"),
     "sample_overhead.py": (["--repeat", "1", "--mib", "8", "--pairs", "1000"], "<!-- sample-overhead:start -->",
                            "| `memscope record --sample page-faults` |"),
+    "soak.py": (["--minutes", "0.02"], "<!-- soak:start -->", "| after | RSS | open fds |"),
 }
 
 
