@@ -222,8 +222,8 @@ def test_sampling_event_the_host_lacks_leaves_counting(memscope, tmp_path):
 
 
 def test_lost_samples_are_reported(memscope, tmp_path):
-    # One data page per ring and one wakeup per 32 samples: the ring fills
-    # between two reads, as under a heavy fault rate.
+    # One data page per ring, read every 5 ms and when half of it is written:
+    # the ring fills between two reads, as under a heavy fault rate.
     rec, res = record(memscope, tmp_path, str(HOTARRAY), "128", options=["--mmap-pages", "1"])
     assert "lost because the ring buffer was full" in res.stderr, res.stderr
     j = report(memscope, rec, "sym")
