@@ -4,9 +4,13 @@
  * posix_memalign, free) remember the size and the caller's return address of
  * a call asking for at least min_size bytes; its uretprobe sends the address
  * it returned through the `allocs` ring. A free (or a realloc that moves) of
- * an address sent before sends a free, so user space knows which allocation
- * held an address at a sample's time. Small allocations cost one map update
- * skipped: only the size compare runs. */
+ * an address that may have been sent sends a free, so user space knows which
+ * allocation held an address at a sample's time: the report matches a free to
+ * the allocation live at its address and ignores one that matches none.
+ * Small allocations cost the size compare only.
+ *
+ * Nothing wakes memscope per event (BPF_RB_NO_WAKEUP): it reads the ring on
+ * a timer, and is woken only when the ring is half full. */
 #include <linux/bpf.h>
 #include <linux/ptrace.h>
 #include <bpf/bpf_helpers.h>
@@ -37,22 +41,23 @@ struct {
 	__type(value, struct call);
 } calls SEC(".maps");
 
-struct live_key {
-	__u32 pid;
-	__u32 pad;
-	__u64 addr;
-};
-
+/* Addresses that may be live tracked blocks: one bit per hash of (pid,
+ * address), set when a block is sent and never cleared (two blocks may share
+ * a bit). A free whose bit is clear was never sent; one whose bit is set is
+ * sent, and the report ignores it when no allocation it knows was there. A
+ * bit is set with an atomic or in the array's memory: no map update. */
+#define SENT_BITS_LOG 20
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 262144);
-	__type(key, struct live_key);
-	__type(value, __u8);
-} live SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << (SENT_BITS_LOG - 6));
+	__type(key, __u32);
+	__type(value, __u64);
+} sent SEC(".maps");
 
+#define RING_BYTES (1 << 20)
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, RING_BYTES);
 } allocs SEC(".maps");
 
 static __always_inline __u64 caller_of(struct pt_regs *ctx)
@@ -66,6 +71,31 @@ static __always_inline __u64 caller_of(struct pt_regs *ctx)
 #else
 	return PT_REGS_RET(ctx);   /* the link register */
 #endif
+}
+
+static __always_inline __u64 sent_hash(__u32 pid, __u64 addr)
+{
+	/* Blocks are 16-byte aligned: the low bits say nothing. */
+	return (((addr >> 4) ^ ((__u64)pid << 40)) * 0x9e3779b97f4a7c15ull) >> (64 - SENT_BITS_LOG);
+}
+
+static __always_inline void mark_sent(__u32 pid, __u64 addr)
+{
+	__u64 h = sent_hash(pid, addr);
+	__u32 word = (__u32)(h >> 6);
+	__u64 *bits = bpf_map_lookup_elem(&sent, &word);
+
+	if (bits)
+		__sync_fetch_and_or(bits, 1ull << (h & 63));
+}
+
+static __always_inline int maybe_sent(__u32 pid, __u64 addr)
+{
+	__u64 h = sent_hash(pid, addr);
+	__u32 word = (__u32)(h >> 6);
+	__u64 *bits = bpf_map_lookup_elem(&sent, &word);
+
+	return bits && (*bits >> (h & 63)) & 1;
 }
 
 static __always_inline void send(__u32 pid, __u32 tid, __u64 addr, __u64 size, __u64 caller)
@@ -82,7 +112,9 @@ static __always_inline void send(__u32 pid, __u32 tid, __u64 addr, __u64 size, _
 	e->caller = caller;
 	e->pid = pid;
 	e->tid = tid;
-	bpf_ringbuf_submit(e, 0);
+	/* Woken only once the ring is half full; otherwise read on a timer. */
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(&allocs, BPF_RB_AVAIL_DATA) > RING_BYTES / 2 ? BPF_RB_FORCE_WAKEUP
+											     : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline int enter(struct pt_regs *ctx, int kind, __u64 size, __u64 old, __u64 out)
@@ -93,13 +125,9 @@ static __always_inline int enter(struct pt_regs *ctx, int kind, __u64 size, __u6
 
 	if ((__u32)(id >> 32) == self_tgid)
 		return 0;
-	if (size < min_size) {
-		struct live_key lk = { (__u32)(id >> 32), 0, old };
-
-		/* A realloc shrinking a tracked block still moves or ends it. */
-		if (!old || !bpf_map_lookup_elem(&live, &lk))
-			return 0;
-	}
+	/* A realloc shrinking a tracked block still moves or ends it. */
+	if (size < min_size && (!old || !maybe_sent((__u32)(id >> 32), old)))
+		return 0;
 	c.caller = caller_of(ctx);
 	bpf_map_update_elem(&calls, &key, &c, BPF_ANY);
 	return 0;
@@ -112,7 +140,6 @@ static __always_inline int leave(struct pt_regs *ctx, int kind)
 	__u32 pid = (__u32)(id >> 32), tid = (__u32)id;
 	struct call *c = bpf_map_lookup_elem(&calls, &key);
 	__u64 addr = PT_REGS_RC(ctx);
-	__u8 one = 1;
 
 	if (!c)
 		return 0;
@@ -123,16 +150,12 @@ static __always_inline int leave(struct pt_regs *ctx, int kind)
 			bpf_probe_read_user(&got, sizeof(got), (void *)c->out);
 		addr = got;
 	}
-	if (kind == CALL_REALLOC && c->old && (addr || !c->size)) {
-		struct live_key old = { pid, 0, c->old };
-
-		if (bpf_map_delete_elem(&live, &old) == 0)
-			send(pid, tid, c->old, 0, 0);
-	}
+	/* A realloc that succeeded (or freed: size 0) ends the old block; the
+	 * new one, moved or not, is sent below. */
+	if (kind == CALL_REALLOC && c->old && (addr || !c->size) && maybe_sent(pid, c->old))
+		send(pid, tid, c->old, 0, 0);
 	if (addr && c->size >= min_size) {
-		struct live_key lk = { pid, 0, addr };
-
-		bpf_map_update_elem(&live, &lk, &one, BPF_ANY);
+		mark_sent(pid, addr);
 		send(pid, tid, addr, c->size, c->caller);
 	}
 	bpf_map_delete_elem(&calls, &key);
@@ -203,9 +226,9 @@ SEC("uprobe")
 int BPF_KPROBE(free_enter, __u64 addr)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct live_key lk = { (__u32)(id >> 32), 0, addr };
+	__u32 pid = (__u32)(id >> 32);
 
-	if (addr && bpf_map_delete_elem(&live, &lk) == 0)
-		send(lk.pid, (__u32)id, addr, 0, 0);
+	if (addr && pid != self_tgid && maybe_sent(pid, addr))
+		send(pid, (__u32)id, addr, 0, 0);
 	return 0;
 }

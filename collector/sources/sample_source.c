@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,15 +27,17 @@
 #define PENDING_MAX 1024
 /* Rounds a sample waits for its page before its node is given up. */
 #define PENDING_TRIES 3
-/* Wake the sampler after this many samples of a page-fault event: the node
- * must be read while the process still has the page. Hardware samples carry
- * their physical address and wake it when the ring is half full. */
-#define FAULT_WAKEUP_EVENTS 64
+/* Page-fault samples and --alloc events are read this often (and when half
+ * a ring is written): the pages' nodes are asked after each read, while the
+ * process most likely still has them, and nothing wakes memscope from the
+ * process's fault path or allocator. */
+#define READ_INTERVAL_NS 5000000
 
 struct sample_event {
 	struct event ev;
 	struct sample_event_info info;
-	bool page_faults;           /* a software event with fault addresses: nodes come from move_pages */
+	bool page_faults;           /* a software event with fault addresses: nodes come from move_pages,
+				     * asked after the batch from the sampler's thread */
 	uint64_t delivered, lost;   /* totals so far */
 	uint64_t throttled;         /* throttle records */
 	int *fds;                   /* its fds, to read its count at the end */
@@ -91,6 +94,8 @@ struct sample_source {
 	char notes[4][512];
 	int nr_notes;
 	int series_base;
+	int read_timer_fd;          /* reads page-fault samples and --alloc events every READ_INTERVAL_NS,
+				     * or -1 */
 	struct alloc_probes *allocs;  /* --alloc, when the probes attached */
 	struct alloc_event alloc;
 };
@@ -231,6 +236,7 @@ static void resolve_pending(struct sample_source *ss, bool final)
 static void take_sample(struct sample_source *ss, const struct event_sample *s)
 {
 	struct pending *p;
+	bool faults;
 	int node;
 
 	if (ss->nr_pending == PENDING_MAX)
@@ -241,11 +247,15 @@ static void take_sample(struct sample_source *ss, const struct event_sample *s)
 	p->tries = 0;
 	p->resolved = false;
 	p->numa_maps = false;
-	if (s->phys_addr && (node = phys_node_map_node(&ss->phys, s->phys_addr)) >= 0)
+	faults = p->sample.event >= 0 && ss->events[p->sample.event].page_faults;
+	/* A fault's sample is taken before the fault is handled: its physical
+	 * address, when there is one, is the page being replaced (copy on
+	 * write, the zero page), not the page the process gets. */
+	if (!faults && s->phys_addr && (node = phys_node_map_node(&ss->phys, s->phys_addr)) >= 0)
 		settle(p, node, NODE_FROM_PHYS);
 	else if (!s->addr)
 		settle(p, -1, NODE_UNKNOWN_NO_ADDRESS);
-	else if (p->sample.event >= 0 && !ss->events[p->sample.event].page_faults)
+	else if (!faults)
 		settle(p, -1, NODE_UNKNOWN_NO_PHYS);
 }
 
@@ -370,6 +380,26 @@ static int on_ring_ready(struct sampler *s, int fd, void *ctx)
 	return 0;
 }
 
+static bool rings_have_data(const struct sample_source *ss)
+{
+	for (int i = 0; i < ss->nr_rings; i++)
+		if (__atomic_load_n(&ss->rings[i].page->data_head, __ATOMIC_ACQUIRE) != ss->rings[i].page->data_tail)
+			return true;
+	return false;
+}
+
+static int on_read_timer(struct sampler *s, int fd, void *ctx)
+{
+	struct sample_source *ss = ctx;
+	uint64_t expirations;
+
+	if (read(fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		return 0;
+	if (ss->allocs || rings_have_data(ss) || ss->nr_pending)
+		on_ring_ready(s, fd, ctx);
+	return 0;
+}
+
 /* ---- Opening ---- */
 
 static int add_fd(struct sample_source *ss, int fd)
@@ -447,17 +477,11 @@ static void setup_attr(struct sample_source *ss, struct sample_event *se, bool f
 		a->freq = 0;
 		a->sample_period = 1; /* every page fault */
 	}
-	if (se->page_faults) {
-		/* Never more than half of what the ring holds (a sample is about
-		 * 128 bytes with a short call chain): a full ring wakes no one. */
-		size_t ring = (size_t)ss->opt.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
-		size_t half = ring / 256 / 2;
-
-		a->wakeup_events = half < 1 ? 1 : half < FAULT_WAKEUP_EVENTS ? (uint32_t)half : FAULT_WAKEUP_EVENTS;
-	} else {
-		a->watermark = 1;
-		a->wakeup_watermark = (uint32_t)((size_t)ss->opt.mmap_pages * (size_t)sysconf(_SC_PAGESIZE) / 2);
-	}
+	/* Woken when half the ring is written (page-fault rings are also read
+	 * on a timer, sample_watch): a wake-up per few samples would cost the
+	 * process an interrupt and a context switch on its CPU each time. */
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)((size_t)ss->opt.mmap_pages * (size_t)sysconf(_SC_PAGESIZE) / 2);
 	/* Side-band records once per ring: on the first event only. */
 	if (first) {
 		a->mmap = a->mmap2 = a->mmap_data = 1;
@@ -635,8 +659,13 @@ static int open_events(struct sample_source *ss, struct ms_error *err)
 	const struct topology *topo = &ss->host->topo;
 	pid_t *tasks;
 	int nr_tasks;
-	bool phys = true;
+	bool phys = false;
 
+	/* Physical addresses only for events that are not page faults: for
+	 * those the kernel walks the page tables in the process's fault path
+	 * for an address that does not give the faulting page's node. */
+	for (int e = 0; e < ss->nr_events; e++)
+		phys |= !ss->events[e].page_faults;
 	if (target_tasks(ss->target, &tasks, &nr_tasks, err) < 0)
 		return -1;
 	ss->rings = calloc((size_t)topo->nr_cpus, sizeof(*ss->rings));
@@ -730,12 +759,25 @@ oom:
 static int sample_watch(struct source *src, struct sampler *s, struct ms_error *err)
 {
 	struct sample_source *ss = src->priv;
+	bool timed = ss->allocs != NULL;
 
 	for (int i = 0; i < ss->nr_rings; i++)
 		if (sampler_watch_add(s, ss->rings[i].fd, on_ring_ready, ss, err) < 0)
 			return -1;
 	if (ss->allocs && sampler_watch_add(s, alloc_probes_fd(ss->allocs), on_allocs_ready, ss, err) < 0)
 		return -1;
+	for (int e = 0; e < ss->nr_events; e++)
+		timed |= ss->events[e].page_faults;
+	if (timed) {
+		struct itimerspec every = { .it_interval = { 0, READ_INTERVAL_NS }, .it_value = { 0, READ_INTERVAL_NS } };
+
+		ss->read_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (ss->read_timer_fd < 0 || timerfd_settime(ss->read_timer_fd, 0, &every, NULL) < 0) {
+			ms_error_set(err, "cannot set the timer that reads samples: %s", strerror(errno));
+			return -1;
+		}
+		return sampler_watch_add(s, ss->read_timer_fd, on_read_timer, ss, err);
+	}
 	return 0;
 }
 
@@ -858,6 +900,8 @@ static void sample_close(struct source *src)
 	if (!ss)
 		return;
 	alloc_probes_close(ss->allocs);
+	if (ss->read_timer_fd >= 0)
+		close(ss->read_timer_fd);
 	for (int i = 0; i < ss->nr_rings; i++) {
 		munmap(ss->rings[i].page, ss->rings[i].map_size);
 		free(ss->rings[i].scratch);
@@ -1010,6 +1054,7 @@ static int sample_create(const struct source_kind *kind, struct source *src, con
 	}
 	ss->host = req->host;
 	ss->target = req->target;
+	ss->read_timer_fd = -1;
 	ss->notes_out = req->notes;
 	ss->command_name = req->command_name ? req->command_name : "record";
 	if (req->sampling)

@@ -9,9 +9,10 @@
  * show sampling as it goes. The samples themselves go to the session's
  * sample hub (sampler/sample_item.h).
  *
- * The ring wakes the sampler every few samples (wakeup_events), never for
- * each one; for page faults the node of each faulting page is read with
- * move_pages while the process still maps it, in batches per process. */
+ * The ring wakes the sampler when half of it is written, never per sample;
+ * page-fault samples are also read every few milliseconds, and the node of
+ * each faulting page is read with move_pages from the sampler's thread after
+ * the batch, in one call per process: nothing in the process's fault path. */
 #ifndef MEMSCOPE_SAMPLE_SOURCE_H
 #define MEMSCOPE_SAMPLE_SOURCE_H
 

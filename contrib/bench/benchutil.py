@@ -2,6 +2,7 @@
 and peak RSS, from wait4 of the tool rather than of the Python harness) and summarising repeated
 runs as a median with its interquartile range."""
 import json
+import math
 import pathlib
 import statistics
 import subprocess
@@ -49,3 +50,27 @@ def spread(values, fmt="%.1f", scale=1.0, unit=""):
     """'median unit [q1, q3]' of values times scale."""
     q1, med, q3 = quartiles(values)
     return (fmt % (med * scale)) + unit + " [" + (fmt % (q1 * scale)) + ", " + (fmt % (q3 * scale)) + "]"
+
+
+def median_ci(values):
+    """(median, low, high): the median and its distribution-free 95% confidence interval, the
+    order statistics x(k) and x(n+1-k) with the largest k for which P(Binomial(n, 1/2) < k) <= 2.5%.
+    Under 6 values no such k exists: the interval is then the whole range (min, max)."""
+    xs = sorted(values)
+    n = len(xs)
+    k, below = 0, 0.0
+    while True:
+        below_next = below + math.comb(n, k) / 2.0 ** n   # P(B <= k)
+        if below_next > 0.025:
+            break
+        below, k = below_next, k + 1
+    # P(B <= k - 1) <= 2.5%: x(k) .. x(n + 1 - k), 1-based; k = 0 means none fits.
+    if k == 0:
+        return statistics.median(xs), xs[0], xs[-1]
+    return statistics.median(xs), xs[k - 1], xs[n - k]
+
+
+def with_ci(values, fmt="%.1f", unit=""):
+    """'median unit [low, high]' with the median's 95% interval (median_ci)."""
+    med, low, high = median_ci(values)
+    return (fmt % med) + unit + " [" + (fmt % low) + ", " + (fmt % high) + "]"

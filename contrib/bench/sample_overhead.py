@@ -4,31 +4,38 @@ page-faults -d`, on the same workload and period, measured in the same run.
 
 The workload, `hotarray MIB --time`, writes one byte per page of an array (one page fault
 each) and prints the wall time of that loop and its own CPU time. Each configuration runs
-interleaved with the others, repeated; the medians are reported:
+interleaved with the others (one round runs each once, in an order rotated every round),
+repeated; the medians are reported with their distribution-free 95% confidence intervals, and the
+load average before and after (the machine may be shared):
 
-- workload slowdown: the loop's wall time under the tool / alone;
+- workload loop: the loop's wall time; its ratio to the loop alone in the same round;
+- workload CPU: the workload's own CPU time (faults handled, samples written in its context);
 - collector CPU: CPU time of the tool's whole process tree minus the workload's own.
 
 perf record post-processes its file at exit (build-ids); that is part of its cost, as
-memscope's move_pages and call-chain symbolization inputs are part of memscope's.
+memscope's node lookups (move_pages) and call-chain symbolization inputs are part of memscope's.
 
 The cost of `--alloc` (uprobes on the allocator) is measured apart, on `heaparrays --churn N
 BYTES` (N malloc/free pairs, timed by the workload itself): small blocks (under --alloc-min, so
 only the probes' traps and a size compare) and large ones (every one recorded), next to bpftrace
 with the same uprobes when it is installed.
 
-Usage: sample_overhead.py [--build DIR] [--repeat N] [--mib M] [--pairs N] [--write docs/performance.md]
+Usage: sample_overhead.py [--build DIR] [--repeat N] [--mib M] [--pairs N] [--baseline DIR]
+       [--write docs/performance.md]
+
+--baseline: another build (the code before a change), measured in the same rounds.
 """
 import shutil
 import argparse
 import json
+import os
 import pathlib
 import resource
-import statistics
 import subprocess
 import tempfile
 
 import perfdoc  # beside this script
+from benchutil import with_ci  # beside this script
 
 START, END = "<!-- sample-overhead:start -->", "<!-- sample-overhead:end -->"
 
@@ -57,10 +64,11 @@ def own_libc():
     return None
 
 
-def alloc_lines(build, memscope, repeat, pairs, tmp):
+def alloc_lines(build, memscope, repeat, pairs, tmp, baseline=None):
     out = str(tmp / "a.rec")
     lines = ["", "`--alloc` (allocator uprobes): ns per `malloc`+`free` pair of `heaparrays --churn %d BYTES`, "
-             "median (min-max) of %d runs:" % (pairs, repeat), "",
+             "median [95%% confidence interval] of %d rounds (each round runs every configuration once, in an "
+             "order rotated every round); the ratio to bpftrace is taken per round:" % (pairs, repeat), "",
              "| run | 64 B blocks (not recorded) | 64 KiB blocks (each recorded) |", "|---|---|---|"]
     libc = own_libc()
     configs = {
@@ -70,27 +78,31 @@ def alloc_lines(build, memscope, repeat, pairs, tmp):
         "memscope record --sample page-faults --alloc": [memscope, "record", "--no-ctl", "--sample",
                                                          "page-faults", "--alloc", "-o", out, "--"],
     }
+    if baseline:
+        configs["memscope record --sample page-faults --alloc (baseline)"] = [
+            baseline, "record", "--no-ctl", "--sample", "page-faults", "--alloc", "-o", out, "--"]
     if shutil.which("bpftrace") and libc:
         prog = ("uprobe:%s:malloc,uprobe:%s:free { @calls = count(); } uretprobe:%s:malloc { @rets = count(); }"
                 % (libc, libc, libc))
         configs["bpftrace, uprobes on malloc (entry, return) and free"] = ["bpftrace", "-q", "-e", prog, "-c"]
-    med = {}
+    runs = {}
+    names = list(configs)
     for size in (64, 65536):
         work = [str(build / "contrib/bench/heaparrays"), "--churn", str(pairs), str(size)]
-        runs = {name: [] for name in configs}
-        for _ in range(repeat):
-            for name, cmd in configs.items():
+        for round_ in range(repeat):
+            for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+                cmd = configs[name]
                 full = cmd + [" ".join(work)] if name.startswith("bpftrace") else cmd + work
-                runs[name].append(churn_once(full))
-        for name, values in runs.items():
-            med.setdefault(name, []).append((statistics.median(values), min(values), max(values)))
-    for name, cells in med.items():
-        lines.append("| `%s` | %s |" % (name, " | ".join("%.0f ns (%.0f-%.0f)" % c for c in cells)))
-    ours = "memscope record --sample page-faults --alloc"
-    for other in [n for n in med if n.startswith("bpftrace")]:
-        lines.append("")
-        lines.append("- `%s` / bpftrace: %.2f (64 B), %.2f (64 KiB)" % (
-            ours, med[ours][0][0] / med[other][0][0], med[ours][1][0] / med[other][1][0]))
+                runs.setdefault((name, size), []).append(churn_once(full))
+    for name in names:
+        lines.append("| `%s` | %s |" % (name, " | ".join(with_ci(runs[(name, size)], "%.0f", " ns")
+                                                         for size in (64, 65536))))
+    for ours in [n for n in names if "--alloc" in n]:
+        for other in [n for n in names if n.startswith("bpftrace")]:
+            lines.append("")
+            lines.append("- `%s` / bpftrace, per round: %s (64 B), %s (64 KiB)" % (ours, *(
+                with_ci([o / t for o, t in zip(runs[(ours, size)], runs[(other, size)])], "%.2f")
+                for size in (64, 65536))))
     return lines
 
 
@@ -100,8 +112,11 @@ def main():
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--pairs", type=int, default=200000)
+    ap.add_argument("--baseline", help="another build's directory: its memscope is measured too, in the same "
+                    "rounds (before and after a change)")
     ap.add_argument("--write")
     args = ap.parse_args()
+    baseline = str(pathlib.Path(args.baseline).resolve() / "memscope") if args.baseline else None
     build = pathlib.Path(args.build).resolve()
     memscope = str(build / "memscope")
     work = [str(build / "contrib/bench/hotarray"), str(args.mib), "--time"]
@@ -118,40 +133,55 @@ def main():
         "memscope record --sample page-faults": [memscope, "record", "--no-ctl", "--sample", "page-faults", "-o",
                                                  ms_out, "--"] + work,
     }
+    if baseline:
+        configs["memscope record --sample page-faults (baseline)"] = [
+            baseline, "record", "--no-ctl", "--sample", "page-faults", "-o", ms_out, "--"] + work
     for cmd in configs.values():  # warm up
         run_once(cmd)
+    load_before = os.getloadavg()
     runs = {name: [] for name in configs}
-    for _ in range(args.repeat):
-        for name, cmd in configs.items():
-            runs[name].append(run_once(cmd))
-    med = {}
-    for name, values in runs.items():
-        fills = [v[0] for v in values]
-        collector = [v[2] - v[1] for v in values]
-        med[name] = (statistics.median(fills), min(fills), max(fills), statistics.median(collector),
-                     min(collector), max(collector))
+    names = list(configs)
+    for round_ in range(args.repeat):
+        for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+            runs[name].append(run_once(configs[name]))
+    load_after = os.getloadavg()
     pages = args.mib * 1024 * 1024 // 4096
     lines = [
         START,
-        "Measured with `python3 contrib/bench/sample_overhead.py --build build --repeat %d --mib %d --pairs %d` "
-        "(workload: `hotarray %d --time`, %s page faults, each one sampled: `-c 1`)." % (
-            args.repeat, args.mib, args.pairs, args.mib, format(pages, ",")),
+        "Measured with `python3 contrib/bench/sample_overhead.py --build build --repeat %d --mib %d --pairs %d%s` "
+        "(workload: `hotarray %d --time`, %s page faults, each one sampled: `-c 1`; %d rounds, each running "
+        "every configuration once, in an order rotated every round). Medians with their 95%% confidence "
+        "intervals (distribution-free: order statistics); load average %.1f before, %.1f after." % (
+            args.repeat, args.mib, args.pairs, " --baseline BASELINE" if baseline else "", args.mib,
+            format(pages, ","), args.repeat, load_before[0],
+            load_after[0]),
         "",
-        "| run | workload loop, median (min-max) | slowdown vs alone | collector CPU, median (min-max) |",
-        "|---|---|---|---|",
+        "| run | workload loop | loop / alone, same round | workload CPU | collector CPU |",
+        "|---|---|---|---|---|",
     ]
-    alone = med["alone"][0]
-    for name, m in med.items():
-        collector = "-" if name == "alone" else "%.0f ms (%.0f-%.0f)" % (m[3], m[4], m[5])
-        lines.append("| `%s` | %.1f ms (%.1f-%.1f) | %+.0f%% | %s |" % (name, m[0], m[1], m[2],
-                                                                       (m[0] / alone - 1) * 100, collector))
+    for name, values in runs.items():
+        ratio = [v[0] / a[0] for v, a in zip(values, runs["alone"])]
+        collector = "-" if name == "alone" else with_ci([v[2] - v[1] for v in values], "%.0f", " ms")
+        lines.append("| `%s` | %s | %s | %s | %s |" % (
+            name, with_ci([v[0] for v in values], "%.1f", " ms"), with_ci(ratio, "%.2f"),
+            with_ci([v[1] for v in values], "%.1f", " ms"), collector))
     pairs = (("memscope record --sample page-faults --no-callchain", "perf record -e page-faults -c 1 -d"),
              ("memscope record --sample page-faults", "perf record -e page-faults -c 1 -d -g"))
     lines.append("")
+    alone_cpu = [v[1] for v in runs["alone"]]
     for ours, theirs in pairs:
-        lines.append("- `%s` / `%s`: loop time %.2f, collector CPU %.2f" % (
-            ours, theirs, med[ours][0] / med[theirs][0], med[ours][3] / med[theirs][3]))
-    lines += alloc_lines(build, memscope, args.repeat, args.pairs, tmp)
+        # Per round: what each tool adds to the workload's CPU time, ours / theirs.
+        added = [(o[1] - a) / max(t[1] - a, 1e-3) for o, t, a in zip(runs[ours], runs[theirs], alone_cpu)]
+        lines.append("- `%s` / `%s`, per round: loop time %s, workload CPU added %s, collector CPU %s" % (
+            ours, theirs, with_ci([o[0] / t[0] for o, t in zip(runs[ours], runs[theirs])], "%.2f"),
+            with_ci(added, "%.2f"),
+            with_ci([(o[2] - o[1]) / (t[2] - t[1]) for o, t in zip(runs[ours], runs[theirs])], "%.2f")))
+    if baseline:
+        ours, theirs = "memscope record --sample page-faults", "memscope record --sample page-faults (baseline)"
+        added = [(o[1] - a) / max(t[1] - a, 1e-3) for o, t, a in zip(runs[ours], runs[theirs], alone_cpu)]
+        lines.append("- `%s` / baseline, per round: loop time %s, workload CPU added %s" % (
+            ours, with_ci([o[0] / t[0] for o, t in zip(runs[ours], runs[theirs])], "%.2f"), with_ci(added, "%.2f")))
+    lines += alloc_lines(build, memscope, args.repeat, args.pairs, tmp, baseline)
     lines.append(END)
     text = "\n".join(lines)
     print(text)

@@ -36,6 +36,7 @@ SCRIPTS = {
                            "| `memscope record --sample page-faults` |"),
     "tier_cost.py": (["--repeat", "1", "--seconds", "0.5", "--procs", "4"], "<!-- tier-cost:start -->",
                      "| reads the tier files add per interval"),
+    "soak.py": (["--minutes", "0.02"], "<!-- soak:start -->", "| after | RSS | open fds |"),
 }
 
 

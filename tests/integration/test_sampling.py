@@ -7,10 +7,12 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import stat
 import subprocess
 import time
 
+import pytest
 
 from conftest import BUILD, ROOT, run
 from test_record import runtime_dir, wait_for_frames, wait_for_socket  # noqa: F401 (runtime_dir: a fixture)
@@ -74,6 +76,43 @@ def test_hot_function_and_array_lead_the_report(memscope, tmp_path):
     assert top["data_nodes"].get("0", 0) + top["data_nodes"].get("?", 0) == top["samples"]
     assert sum(j["node_from"].values()) == j["samples"]
     assert set(j["lost"]) == {"ring_full", "kernel", "throttled", "undelivered", "behind"}
+
+
+COW_WORKLOAD = """
+import mmap, os, time
+n = 8 << 20
+m = mmap.mmap(-1, n)
+for i in range(0, n, 4096):
+    m[i] = 1                  # first touch: one fault per page
+pid = os.fork()
+if pid == 0:
+    for i in range(0, n, 4096):
+        m[i] = 2              # copy on write: one fault per page, a new page each
+    time.sleep(0.3)
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+
+
+def test_nodes_of_faulting_pages_bound_to_node_0(memscope, tmp_path):
+    """Memory bound to node 0 (numactl --membind=0): every sampled page of the
+    8 MiB buffer, first touched by the parent and copied on write by its child,
+    is on node 0, read after the batch from the page itself. None comes from the
+    fault's physical address: for a copy on write that is the old page's."""
+    if not shutil.which("numactl"):
+        pytest.skip("numactl is not installed")
+    script = tmp_path / "cow.py"
+    script.write_text(COW_WORKLOAD)
+    rec, _ = record(memscope, tmp_path, "numactl", "--membind=0", "python3", str(script))
+    j = report(memscope, rec, "pid,obj")
+    rows = [r for r in j["rows"] if r["keys"]["obj"].startswith("[anon") and " 8.0 MiB " in r["keys"]["obj"]]
+    assert len({r["keys"]["pid"] for r in rows}) == 2, rows
+    lost = sum(n for why, n in j["lost"].items() if why != "throttled")
+    for row in rows:
+        assert row["data_nodes"] == {"0": row["samples"]}, row
+        assert row["samples"] == 8 * 1024 * 1024 // PAGE or lost > 0, (row, j["lost"])
+    assert "phys" not in j["node_from"], j["node_from"]
+    assert j["node_from"].get("page", 0) >= sum(r["samples"] for r in rows), j["node_from"]
 
 
 def test_the_recording_keeps_what_perf_would_see(memscope, tmp_path):
@@ -210,8 +249,8 @@ def test_sampling_event_the_host_lacks_leaves_counting(memscope, tmp_path):
 
 
 def test_lost_samples_are_reported(memscope, tmp_path):
-    # One data page per ring and one wakeup per 32 samples: the ring fills
-    # between two reads, as under a heavy fault rate.
+    # One data page per ring, read every 5 ms and when half of it is written:
+    # the ring fills between two reads, as under a heavy fault rate.
     rec, res = record(memscope, tmp_path, str(HOTARRAY), "128", options=["--mmap-pages", "1"])
     assert "lost because the ring buffer was full" in res.stderr, res.stderr
     j = report(memscope, rec, "sym")

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""A long `memscope record`: does it stay the same size and speed as processes come and go?
+
+One recorder runs for --minutes (60 by default): system-wide (-a) at -I 100 (10 Hz), counting
+page faults and context switches, and the eBPF source's per-process series (proc.faults: one
+series per process, added when the process is first seen and retired after it exits). Meanwhile
+`churn` forks 20 short-lived processes a second, each touching a few pages. At 1, 10, 30 and
+60 minutes (those within the run) and at the end it reports memscope's resident memory (VmRSS)
+and open descriptors, the frames written per second since the previous checkpoint, and the
+recording's size.
+
+A run that leaks shows it as RSS or descriptors growing from one checkpoint to the next; one that
+falls behind, as a frame rate under 10/s. Not part of the test suite (an hour); its smoke test
+runs it for about a second.
+
+Usage: soak.py [--build DIR] [--minutes 60] [--write docs/performance.md]
+"""
+import argparse
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+import perfdoc  # beside this script
+
+START, END = "<!-- soak:start -->", "<!-- soak:end -->"
+CHECKPOINTS_MIN = (1, 10, 30, 60)
+EVENTS = "page-faults,context-switches,proc.faults"
+CHURN_RATE = 20
+
+
+def rss_kib(pid):
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def open_fds(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+class FrameCounter:
+    """Frames in the recording, read as it grows (whole lines only)."""
+
+    def __init__(self, path):
+        self.path, self.offset, self.frames, self.partial = path, 0, 0, b""
+
+    def count(self):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return self.frames
+        self.offset += len(data)
+        lines = (self.partial + data).split(b"\n")
+        self.partial = lines.pop()
+        self.frames += sum(1 for line in lines if line.startswith(b'{"t"'))
+        return self.frames
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--minutes", type=float, default=60.0)
+    ap.add_argument("--write", help="update this markdown file between the soak markers")
+    args = ap.parse_args()
+    if args.minutes <= 0:
+        sys.exit("soak.py: --minutes must be positive")
+    build = pathlib.Path(args.build).resolve()
+    memscope, churn = build / "memscope", build / "contrib" / "bench" / "churn"
+    seconds = args.minutes * 60
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="memscope-soak-"))
+    rec = tmp / "soak.rec"
+    checkpoints = [m * 60 for m in CHECKPOINTS_MIN if m * 60 < seconds] + [seconds]
+    workload = subprocess.Popen([str(churn), str(CHURN_RATE), str(int(seconds) + 5)], stdout=subprocess.DEVNULL,
+                                start_new_session=True)
+    recorder = subprocess.Popen([str(memscope), "record", "--no-ctl", "-a", "-I", "100", "-e", EVENTS, "-o",
+                                 str(rec), "--", "sleep", "%.3f" % seconds], stderr=subprocess.PIPE, text=True)
+    began = time.monotonic()
+    frames = FrameCounter(rec)
+    rows, last_t, last_frames = [], 0.0, 0
+    for at in checkpoints:
+        # The last checkpoint is read just before the recorder's own end (it exits at `seconds`).
+        time.sleep(max(0.0, began + min(at, seconds - 0.3) - time.monotonic()))
+        if recorder.poll() is not None:
+            break
+        now = time.monotonic() - began
+        n = frames.count()
+        rows.append((at, rss_kib(recorder.pid), open_fds(recorder.pid), (n - last_frames) / (now - last_t),
+                     rec.stat().st_size if rec.exists() else 0))
+        last_t, last_frames = now, n
+    _, err = recorder.communicate()
+    os.killpg(workload.pid, 9)
+    workload.wait()
+    subprocess.run(["rm", "-rf", str(tmp)], check=False)
+    if recorder.returncode != 0 or not rows:
+        sys.exit(f"memscope record failed ({recorder.returncode}): {err}")
+    lines = [
+        START,
+        "Measured with `python3 contrib/bench/soak.py --build build --minutes %g`: `memscope record -a -I 100 "
+        "-e %s` while `churn %d` forks %d short-lived processes a second." % (
+            args.minutes, EVENTS, CHURN_RATE, CHURN_RATE),
+        "",
+        "| after | RSS | open fds | frames/s since the previous row | recording size |",
+        "|---|---|---|---|---|",
+    ]
+    for at, rss, fds, rate, size in rows:
+        lines.append("| %s | %.1f MiB | %d | %.1f | %s |" % (
+            "%g min" % (at / 60) if at >= 60 else "%.1f s" % at, rss / 1024, fds, rate,
+            "%.1f MiB" % (size / 2 ** 20) if size >= 2 ** 20 else "%.0f KiB" % (size / 1024)))
+    lines.append(END)
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        perfdoc.write_section(args.write, "Long runs", START, END, text)
+
+
+if __name__ == "__main__":
+    main()
