@@ -31,13 +31,19 @@ needs_two_cpus = pytest.mark.skipif(len(online_cpus()) < 2 or not shutil.which("
 
 SIGNALS = 20000
 GETPPID = 100000
-RR_INTERVAL = 100000
 SIGNAL_LOOP = ("import os, signal\nsignal.signal(signal.SIGUSR1, signal.SIG_IGN)\n"
                "for _ in range(%d): os.kill(os.getpid(), signal.SIGUSR1)" % SIGNALS)
 GETPPID_LOOP = "import os\nfor _ in range(%d): os.getppid()" % GETPPID
-# sched_rr_get_interval(2): no other program on a Linux machine calls it in a loop (0 calls in
-# 20 s here while other work ran, against ~50 signals/s and ~15 getppid/s).
-RR_INTERVAL_LOOP = "import os\nfor _ in range(%d): os.sched_rr_get_interval(0)" % RR_INTERVAL
+IO_URINGS = 20000
+# Each a ring set up and closed: io_uring:io_uring_create, a tracepoint eBPF can count (syscall
+# tracepoints have no raw tracepoint), and one no other program on this machine raised (0 in 15 s
+# while other work ran, against ~50 signals/s, ~30 task renames/s and ~15 getppid/s).
+IO_URING_LOOP = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                 "params = ctypes.create_string_buffer(120)  # struct io_uring_params, zeroed\n"
+                 "for _ in range(%d):\n"
+                 "    fd = libc.syscall(425, 1, params)  # io_uring_setup(1 entry)\n"
+                 "    if fd < 0: raise OSError(ctypes.get_errno(), 'io_uring_setup')\n"
+                 "    os.close(fd)" % IO_URINGS)
 # Into a cgroup, then the workload.
 ENTER = 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"'
 
@@ -59,9 +65,9 @@ def own_cgroup():
 @pytest.mark.parametrize("event,loop,n,env", [
     # Counted by eBPF per-CPU counters (tracepoints on every CPU), summed over -C's CPUs only.
     # eBPF counts every task (no -G), so the event is one only this loop raises.
-    ("syscalls:sys_enter_sched_rr_get_interval", RR_INTERVAL_LOOP, RR_INTERVAL, {}),
+    ("io_uring:io_uring_create", IO_URING_LOOP, IO_URINGS, {}),
     # The same through perf counters opened on -C's CPUs.
-    ("syscalls:sys_enter_sched_rr_get_interval", RR_INTERVAL_LOOP, RR_INTERVAL, {"MEMSCOPE_PERF_TRACEPOINTS": "1"}),
+    ("io_uring:io_uring_create", IO_URING_LOOP, IO_URINGS, {"MEMSCOPE_PERF_TRACEPOINTS": "1"}),
 ])
 def test_cpu_list_counts_only_what_ran_there(memscope, event, loop, n, env):
     """A command pinned to CPU 0 raises an event n times that no other program raises:
