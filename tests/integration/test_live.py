@@ -315,10 +315,10 @@ def test_metrics_export_each_nodes_memory_and_tier_counters(memscope, touchmem):
     finally:
         live.stop()
     after = vmstat()
-    used = prom_value(samples, "memscope_numa_used_bytes", scope="node", node=0)
-    free = prom_value(samples, "memscope_numa_free_bytes", scope="node", node=0)
+    used = prom_value(samples, "memscope_node_numa_used_bytes", node=0)
+    free = prom_value(samples, "memscope_node_numa_free_bytes", node=0)
     assert used > 0 and free > 0 and used + free == total
-    promoted = prom_value(samples, "memscope_tier_promoted_pages_total", scope="node", node=0)
-    demoted = prom_value(samples, "memscope_tier_demoted_pages_total", scope="node", node=0)
+    promoted = prom_value(samples, "memscope_node_tier_promoted_pages_total", node=0)
+    demoted = prom_value(samples, "memscope_node_tier_demoted_pages_total", node=0)
     assert 0 <= promoted <= after["pgpromote_success"] - before["pgpromote_success"]
     assert 0 <= demoted <= sum(after[k] - before[k] for k in after if k.startswith("pgdemote_"))
