@@ -677,7 +677,9 @@ int top_model_run_totals(const struct top_model *m, struct top_run_process **out
 	*out = malloc(((size_t)m->nr_ended + (size_t)(c ? c->nr_tasks : 0) + 1) * sizeof(**out));
 	if (!*out)
 		return -1;
-	memcpy(*out, m->ended, (size_t)m->nr_ended * sizeof(**out));
+	/* No process ended (a replay without processes): m->ended is still NULL. */
+	if (m->nr_ended)
+		memcpy(*out, m->ended, (size_t)m->nr_ended * sizeof(**out));
 	for (int k = 0; c && k < c->nr_tasks; k++)
 		if (c->tasks[k].pid && !c->tasks[k].tid)
 			run_process(&c->tasks[k], NAN, &(*out)[n++]);
