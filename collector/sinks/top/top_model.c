@@ -677,6 +677,7 @@ int top_model_run_totals(const struct top_model *m, struct top_run_process **out
 	*out = malloc(((size_t)m->nr_ended + (size_t)(c ? c->nr_tasks : 0) + 1) * sizeof(**out));
 	if (!*out)
 		return -1;
+	/* No process ended (a replay without processes): m->ended is still NULL. */
 	if (m->nr_ended)
 		memcpy(*out, m->ended, (size_t)m->nr_ended * sizeof(**out));
 	for (int k = 0; c && k < c->nr_tasks; k++)
