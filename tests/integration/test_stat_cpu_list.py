@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from conftest import fixture_env, online_cpus, run
+from stat_output import counter_output
 
 PAGE = 4096
 MIB = 200
@@ -52,11 +53,11 @@ def test_cpu_list_counts_only_what_ran_there(memscope, event, loop, n, env):
     here = stat(memscope, ["-x,", "-C", str(first), "-e", event, "--",
                            "taskset", "-c", str(first), sys.executable, "-c", loop], env=e)
     assert here.returncode == 0, here.stderr
-    assert n <= csv_count(here.stdout, event) <= 1.02 * n, here.stdout
+    assert n <= csv_count(counter_output(here.stderr), event) <= 1.02 * n, counter_output(here.stderr)
     there = stat(memscope, ["-x,", "-C", str(first), "-e", event, "--",
                             "taskset", "-c", str(second), sys.executable, "-c", loop], env=e)
     assert there.returncode == 0, there.stderr
-    assert csv_count(there.stdout, event) < 0.01 * n, there.stdout
+    assert csv_count(counter_output(there.stderr), event) < 0.01 * n, counter_output(there.stderr)
 
 
 @needs_two_cpus
@@ -66,7 +67,7 @@ def test_cpu_list_page_faults_follow_the_workload(memscope, touchmem):
     adds its faults to CPU 0's count, pinned to CPU 1 it adds none. memscope itself runs on CPU 1."""
     ref = stat(memscope, ["-x,", "-e", "page-faults", "--", "taskset", "-c", "0", touchmem, str(MIB)])
     assert ref.returncode == 0, ref.stderr
-    own = csv_count(ref.stdout)
+    own = csv_count(counter_output(ref.stderr))
     assert own >= MIB * 1024 * 1024 // PAGE
     first, second = online_cpus()[:2]
     counts = {first: [], second: []}
@@ -76,7 +77,7 @@ def test_cpu_list_page_faults_follow_the_workload(memscope, touchmem):
             res = run(["taskset", "-c", str(second), memscope, "stat", "-x,", "-C", str(first), "-e",
                        "page-faults", "--", "taskset", "-c", str(cpu), touchmem, str(MIB)])
             assert res.returncode == 0, res.stderr
-            counts[cpu].append(csv_count(res.stdout))
+            counts[cpu].append(csv_count(counter_output(res.stderr)))
     # Every one of touchmem's faults is in CPU 0's count when it runs there...
     assert min(counts[first]) >= 0.98 * own, (own, counts)
     # ...and none when it runs on CPU 1: what other processes add (tens of thousands of faults a run
@@ -91,8 +92,8 @@ def test_cpu_list_rows_are_its_cpus(memscope):
     for args in (["-A", "-x,"], ["--per-cpu", "-j"]):
         res = stat(memscope, args + ["-C", str(cpu), "-e", "page-faults,context-switches", "--", "sleep", "0.1"])
         assert res.returncode == 0, res.stderr
-        lines = res.stdout.strip().splitlines()
-        assert len(lines) == 2, res.stdout
+        lines = counter_output(res.stderr).strip().splitlines()
+        assert len(lines) == 2, counter_output(res.stderr)
         if "-j" in args:
             assert [json.loads(line)["cpu"] for line in lines] == [str(cpu)] * 2
         else:
@@ -101,7 +102,7 @@ def test_cpu_list_rows_are_its_cpus(memscope):
     # says which, as perf does ('CPU(s) N', not 'system wide').
     res = stat(memscope, ["-C", str(cpu), "-e", "page-faults", "--timeout", "100"])
     assert res.returncode == 0, res.stderr
-    assert f"counter stats for 'CPU(s) {cpu}':" in res.stdout, res.stdout
+    assert f"counter stats for 'CPU(s) {cpu}':" in counter_output(res.stderr), counter_output(res.stderr)
 
 
 def test_bad_cpu_lists_name_the_argument_and_the_online_cpus(memscope):
@@ -150,7 +151,7 @@ def test_uncore_on_the_cpumask_cpus_of_the_list(memscope, tmp_path):
                    + (["-C", cpus] if cpus else []), env=env)
         assert res.returncode == 0, res.stderr
         # S, CPUs, counter, unit, metric, runtime, pcnt, metric-value, metric-unit
-        return {f[0]: (int(f[1]), f[7]) for f in (line.split(",") for line in res.stdout.splitlines())}
+        return {f[0]: (int(f[1]), f[7]) for f in (line.split(",") for line in counter_output(res.stderr).splitlines())}
 
     assert rows(None) == {"S0": (8, "%d" % socket0), "S1": (8, "%d" % socket1)}
     assert rows("4-7") == {"S1": (4, "%d" % socket1)}
