@@ -103,7 +103,7 @@ static const struct cli_option stat_row_options[] = {
 static const struct cli_option stat_output_options[] = {
 	{ 'x', "field-separator", "SEP", "CSV: perf stat's fields, separated by SEP", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 'j', "json", NULL, "JSON: one object per counter and row, with perf stat's keys", CLI_COMPLETE_NONE, NULL, 0 },
-	{ 'o', "output", "FILE", "write the lines and totals to FILE instead of standard output",
+	{ 'o', "output", "FILE", "write the lines and totals to FILE instead of standard error",
 	  CLI_COMPLETE_FILE, NULL, 0 },
 	{ OPT_COLUMNS, "columns", NULL, "text: memscope's table, a line per interval with a column per event\n"
 	  "(without it: perf's lines, one per event and interval)", CLI_COMPLETE_NONE, NULL, 0 },
@@ -573,7 +573,7 @@ static int header_every(FILE *out)
 {
 	struct winsize ws;
 
-	if (out == stdout && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4)
+	if (isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4)
 		return ws.ws_row - 2;
 	return 25;
 }
@@ -757,21 +757,24 @@ int cmd_stat(int argc, char **argv)
 		session_options_free(&opt);
 		return 1;
 	}
-	if (!out && (extra.quiet || extra.log_fd >= 0)) {
-		/* --quiet: the counts go nowhere; --log-fd: to that descriptor (a copy: closing ours leaves it). */
-		int fd = extra.quiet ? open("/dev/null", O_WRONLY | O_CLOEXEC) : fcntl(extra.log_fd, F_DUPFD_CLOEXEC, 3);
+	if (!out) {
+		/* --quiet: the counts go nowhere; --log-fd N: to that descriptor; neither: to standard error, as
+		 * perf's, so the command's own standard output stays its own. A copy of the descriptor, buffered:
+		 * each table is written whole, and closing ours leaves the caller's open. */
+		int fd = extra.quiet ? open("/dev/null", O_WRONLY | O_CLOEXEC) :
+			 fcntl(extra.log_fd >= 0 ? extra.log_fd : STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 
 		if (fd < 0 || !(out = fdopen(fd, "w"))) {
-			fprintf(stderr, "memscope stat: %s: %s\n", extra.quiet ? "--quiet: /dev/null" : "--log-fd",
-				strerror(errno));
+			fprintf(stderr, "memscope stat: %s: %s\n", extra.quiet ? "--quiet: /dev/null" :
+				extra.log_fd >= 0 ? "--log-fd" : "standard error", strerror(errno));
 			if (fd >= 0)
 				close(fd);
 			session_options_free(&opt);
-			return extra.quiet ? 1 : EXIT_USAGE;
+			return extra.log_fd >= 0 && !extra.quiet ? EXIT_USAGE : 1;
 		}
 	}
 	if (extra.null_run) {
-		status = null_run(&opt, out ? out : stdout);
+		status = null_run(&opt, out);
 		if (out)
 			fclose(out);
 		session_options_free(&opt);
@@ -781,8 +784,8 @@ int cmd_stat(int argc, char **argv)
 		sync();
 	/* Short intervals to a file or a pipe: room for a batch of them (one
 	 * wake-up of the printer) in one write; before anything is written. */
-	if (opt.interval_ms > 0 && opt.interval_ms <= 10 && !isatty(fileno(out ? out : stdout)))
-		setvbuf(out ? out : stdout, NULL, _IOFBF, 1 << 16);
+	if (opt.interval_ms > 0 && opt.interval_ms <= 10 && !isatty(fileno(out)))
+		setvbuf(out, NULL, _IOFBF, 1 << 16);
 	if (extra.control && ctl_fifo_open_control(&control, extra.control, &err) < 0) {
 		fprintf(stderr, "memscope stat: %s\n", err.text);
 		status = EXIT_USAGE;
@@ -881,7 +884,7 @@ next_run:
 	sopt.lua = lua;
 	sopt.lua_metrics = lua_metrics;
 	sopt.nr_lua_metrics = nr_lua_metrics;
-	sopt.output.out = out ? out : stdout;
+	sopt.output.out = out;
 	sopt.output.header_every = header_every(sopt.output.out);
 	/* The totals first, then the scripts' reports. Columns of metrics a
 	 * script defines are printed on the script's thread, after it computed
@@ -930,7 +933,12 @@ out:
 	stat_repeat_free(&repeat);
 	ctl_fifo_close(&control);
 	if (out && fclose(out) != 0 && status == 0) {
-		fprintf(stderr, "memscope stat: -o %s: could not write it all: %s\n", extra.output_path, strerror(errno));
+		if (extra.output_path)
+			fprintf(stderr, "memscope stat: -o %s: could not write it all: %s\n", extra.output_path,
+				strerror(errno));
+		else
+			fprintf(stderr, "memscope stat: %s: could not write it all: %s\n",
+				extra.log_fd >= 0 ? "--log-fd" : "standard error", strerror(errno));
 		status = 1;
 	}
 	event_names_free(shown, nr_shown);

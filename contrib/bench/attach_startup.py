@@ -64,7 +64,7 @@ def main():
                                 stdout=subprocess.PIPE, text=True)
         pid = work.stdout.readline().split()[1]
         tools = {
-            "memscope": [str(build / "memscope"), "stat", "-x,", "-I", str(INTERVAL_MS), "-p", pid, "-e", EVENTS],
+            "memscope": [str(build / "memscope"), "stat", "-x,", "--log-fd", "1", "-I", str(INTERVAL_MS), "-p", pid, "-e", EVENTS],
             "perf": ["perf", "stat", "-x,", "--log-fd", "1", "-I", str(INTERVAL_MS), "-p", pid, "-e", EVENTS],
         }
         if args.baseline:

@@ -77,16 +77,17 @@ def main():
         out = pathlib.Path(tmp) / "out.csv"
         for ms, events in cases:
             nr = len(events.split(","))
-            stat = [memscope, "stat", "-a", "-I", str(ms), "-x,", "-e", events, "--", "sleep", str(args.seconds)]
+            stat = [memscope, "stat", "-a", "-I", str(ms), "-x,", "-o", str(out), "-e", events, "--", "sleep",
+                    str(args.seconds)]
             cmds = {
-                "memscope": (stat, out, "0"),
+                "memscope": (stat, None, "0"),
                 "perf": (["perf", "stat", "-a", "-I", str(ms), "-x,", "-o", str(out), "-e", events, "--", "sleep",
                           str(args.seconds)], None, "0"),
             }
             if args.baseline:
-                cmds["memscope (baseline)"] = ([str(pathlib.Path(args.baseline) / "memscope")] + stat[1:], out, "0")
+                cmds["memscope (baseline)"] = ([str(pathlib.Path(args.baseline) / "memscope")] + stat[1:], None, "0")
             if events in (TRACEPOINTS_8, TRACEPOINTS_16):
-                cmds["memscope (perf tracepoints)"] = (stat, out, "1")
+                cmds["memscope (perf tracepoints)"] = (stat, None, "1")
             if events == EVENTS_16:
                 # The floor of any reader here, in the same alternation (read_floor.c): the
                 # 16 events' 7 software counters per CPU, read with IPIs or from pinned threads.

@@ -92,7 +92,7 @@ def main():
     cpu = {"stat": [], "live": [], "live+page": []}
     rates = []
     for _ in range(args.repeat):
-        u = benchutil.measured(args.build, [memscope, "stat", "-x,"] + common, signal_after_ms=ms)
+        u = benchutil.measured(args.build, [memscope, "stat", "-x,", "-o", "/dev/null"] + common, signal_after_ms=ms)
         cpu["stat"].append(u.cpu_s / u.wall_s)
         port = free_port()
         u = benchutil.measured(args.build, [memscope, "live", "--no-ctl", "--listen", f"127.0.0.1:{port}"] + common,

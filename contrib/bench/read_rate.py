@@ -49,7 +49,7 @@ def main():
         cmds = {}
         for label, build in builds:
             cmds["%s report" % label] = [str(build / "memscope"), "report", str(rec)]
-            cmds["%s stat --input" % label] = [str(build / "memscope"), "stat", "--input", str(rec)]
+            cmds["%s stat --input" % label] = [str(build / "memscope"), "stat", "--input", str(rec), "-o", "/dev/null"]
             cmds["%s report, 1 frame" % label] = [str(build / "memscope"), "report", str(one)]
         cmds["cat"] = ["cat", str(rec)]
         cmds["wc -l"] = ["wc", "-l", str(rec)]

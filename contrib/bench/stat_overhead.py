@@ -25,7 +25,7 @@ START, END = "<!-- stat-overhead:start -->", "<!-- stat-overhead:end -->"
 
 
 def interval_count(path, nr_events):
-    """Intervals in a -x, output (memscope: stdout; perf: its -o file): lines whose first
+    """Intervals in a -x, output (the -o file of either): lines whose first
     field is a time, one per event per interval."""
     count = 0
     for line in pathlib.Path(path).read_text().splitlines():
@@ -53,7 +53,7 @@ def main():
     configs = {
         "alone": work,
         "perf stat": ["perf", "stat", "-x,", "-o", "/dev/null", "-e", EVENTS, "--"] + work,
-        "memscope stat": [memscope, "stat", "-x,", "-e", EVENTS, "--"] + work,
+        "memscope stat": [memscope, "stat", "-x,", "-o", "/dev/null", "-e", EVENTS, "--"] + work,
     }
     names = list(configs)
     for name in names:  # warm up: page cache, first-touch effects
@@ -69,8 +69,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "out.csv"
         cmds = {
-            "memscope": ([memscope, "stat", "-a", "-I", "10", "-x,", "-e", EVENTS, "--", "sleep", str(args.seconds)],
-                         out),
+            "memscope": ([memscope, "stat", "-a", "-I", "10", "-x,", "-o", str(out), "-e", EVENTS, "--", "sleep",
+                          str(args.seconds)], None),
             "perf": (["perf", "stat", "-a", "-I", "10", "-x,", "-o", str(out), "-e", EVENTS,
                       "--", "sleep", str(args.seconds)], None),
         }

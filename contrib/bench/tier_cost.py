@@ -74,9 +74,9 @@ def main():
         ms = int(args.seconds * 1000)
         costs = []
         for _ in range(args.repeat):
-            counted = benchutil.measured(build, [memscope, "stat", "-I", "1000", "-x,", "-e", "numa_maps/bytes",
+            counted = benchutil.measured(build, [memscope, "stat", "-I", "1000", "-x,", "-o", "/dev/null", "-e", "numa_maps/bytes",
                                                  "-p", pids], signal_after_ms=ms)
-            plain = benchutil.measured(build, [memscope, "stat", "-I", "1000", "-x,", "-e", "vmstat/pgfault",
+            plain = benchutil.measured(build, [memscope, "stat", "-I", "1000", "-x,", "-o", "/dev/null", "-e", "vmstat/pgfault",
                                                "-p", pids], signal_after_ms=ms)
             costs.append((counted.cpu_s - plain.cpu_s) / counted.wall_s)
     finally:

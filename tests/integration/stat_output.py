@@ -39,3 +39,14 @@ def perf_count(counter_value):
     whole, _, fraction = counter_value.partition(".")
     assert whole.isdigit() and fraction == "000000", counter_value
     return int(whole)
+
+
+def counter_output(stderr):
+    """memscope stat's counts from its standard error, where they go as perf's: the stream
+    without memscope's own messages (each a line starting 'memscope stat:' or 'memscope:')."""
+    return "".join(l for l in stderr.splitlines(keepends=True) if not l.startswith(("memscope ", "memscope:")))
+
+
+def messages(stderr):
+    """memscope's own notes and errors on standard error, without stat's counts beside them."""
+    return "".join(l for l in stderr.splitlines(keepends=True) if l.startswith(("memscope ", "memscope:")))

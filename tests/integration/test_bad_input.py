@@ -4,7 +4,7 @@ import json
 import shutil
 
 from conftest import ROOT, fixture_env, run
-from stat_output import parse_json_lines
+from stat_output import counter_output, parse_json_lines
 
 
 def write_replay(path, frames):
@@ -45,8 +45,8 @@ def test_replay_times_beyond_nanoseconds_in_64_bits(memscope, tmp_path):
     write_replay(replay, [(1.0, counts), (9.1e9, counts)])
     res = replay_stat(memscope, replay, "--json", "--self-describing")
     assert res.returncode == 0, res.stderr
-    total = parse_json_lines(res.stdout)[-1]
-    assert total["rows"][0]["metrics"]["mem.read_bytes"]["value"] == 200 * 32, res.stdout
+    total = parse_json_lines(counter_output(res.stderr))[-1]
+    assert total["rows"][0]["metrics"]["mem.read_bytes"]["value"] == 200 * 32, counter_output(res.stderr)
 
 
 def catalog_copy(tmp_path, extra_metric):
@@ -85,8 +85,8 @@ def test_a_formula_that_overflows_has_no_value_and_says_why(memscope, tmp_path):
     env = fixture_env("kunpeng920-2s", MEMSCOPE_CATALOG_DIR=str(cat))
     res = run([memscope, "stat", "--replay", str(replay), "-m", "test.huge,mem.read_bytes", "--json", "--self-describing"], env=env)
     assert res.returncode == 0, res.stderr
-    docs = parse_json_lines(res.stdout)
-    assert docs, res.stdout
+    docs = parse_json_lines(counter_output(res.stderr))
+    assert docs, counter_output(res.stderr)
     for doc in docs:
         for row in doc["rows"]:
             huge = row["metrics"]["test.huge"]
@@ -95,8 +95,8 @@ def test_a_formula_that_overflows_has_no_value_and_says_why(memscope, tmp_path):
     assert docs[-1]["rows"][0]["metrics"]["mem.read_bytes"]["value"] == 32000
     res = run([memscope, "stat", "--replay", str(replay), "-m", "test.huge"], env=env)
     assert res.returncode == 0, res.stderr
-    assert "inf" not in res.stdout
-    assert "out of range" in res.stdout + res.stderr
+    assert "inf" not in counter_output(res.stderr)
+    assert "out of range" in counter_output(res.stderr) + res.stderr
 
 
 def test_catalog_values_out_of_range_and_second_documents(memscope, tmp_path):

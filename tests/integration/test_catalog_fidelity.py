@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from conftest import FIXTURES, fixture_env, run
-from stat_output import intervals, parse_csv, totals
+from stat_output import counter_output, intervals, parse_csv, totals
 
 
 def explain(memscope, machine, metric, **env):
@@ -36,7 +36,7 @@ def replay(memscope, tmp_path, machine, frames, metrics, *args, env=None):
     r = run([memscope, "stat", "--replay", str(path), "-m", metrics, "-x,", "--self-describing"] + list(args),
             env=env or fixture_env(machine))
     assert r.returncode == 0, r.stderr
-    return parse_csv(r.stdout)
+    return parse_csv(counter_output(r.stderr))
 
 
 # ---- every fixture machine, as a new user tries it ------------------------------

@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from conftest import fixture_env, run
+from stat_output import counter_output
 
 NOBODY = 65534
 SETCAP = "sudo setcap cap_perfmon,cap_bpf,cap_sys_ptrace+ep $(command -v memscope)"
@@ -52,7 +53,7 @@ def test_replay_reasons_speak_of_the_file(memscope, tmp_path):
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw", "--per-node", "--json",
                "--self-describing"], env=fixture_env("kunpeng920-2s"))
     assert res.returncode == 0, res.stderr
-    rows = json.loads(res.stdout.splitlines()[-1])["rows"]
+    rows = json.loads(counter_output(res.stderr).splitlines()[-1])["rows"]
     whys = {r["scope"]: r["metrics"]["mem.read_bw"]["why"] for r in rows}
     for scope in ("node0", "node1"):
         assert whys[scope].startswith("not in this replay file"), whys
@@ -65,9 +66,9 @@ def test_recording_reasons_speak_of_the_recording(memscope, tmp_path):
     assert run([memscope, "record", "-o", str(rec), "-I", "100", "-m", "numa.hit", "--", "sleep", "0.3"]).returncode == 0
     res = run([memscope, "stat", "--input", str(rec), "-m", "numa.hit,numa.local"])
     assert res.returncode == 0, res.stderr
-    line = next(l for l in res.stdout.splitlines() if "numa.local" in l)
+    line = next(l for l in counter_output(res.stderr).splitlines() if "numa.local" in l)
     assert "<not counted>" in line and "not in this recording" in line and "record it with -m" in line, line
-    assert "could not be opened" not in res.stdout
+    assert "could not be opened" not in counter_output(res.stderr)
 
 
 def test_recorded_probe_series_are_read_without_the_recorded_hosts_btf(memscope, tmp_path):
@@ -85,7 +86,7 @@ def test_recorded_probe_series_are_read_without_the_recorded_hosts_btf(memscope,
     assert res.returncode == 0, res.stderr
     # perf's CSV fields: value, unit, event, run time, percent running, metric value, metric unit;
     # sleep is off the CPU nearly all along.
-    fields = next(l.split(",") for l in res.stdout.splitlines() if "proc.offcpu_ratio" in l)
+    fields = next(l.split(",") for l in counter_output(res.stderr).splitlines() if "proc.offcpu_ratio" in l)
     assert fields[2] == "proc.offcpu_ratio", fields
     ratio = float(fields[5])
     assert 0.9 < ratio <= 1.0, fields
@@ -93,7 +94,7 @@ def test_recorded_probe_series_are_read_without_the_recorded_hosts_btf(memscope,
     assert run([memscope, "record", "-o", str(other), "-I", "100", "-m", "kernel.faults", "--", "sleep", "0.2"]).returncode == 0
     res = run([memscope, "stat", "--input", str(other), "-m", "proc.offcpu_ratio"])
     assert "BTF" not in res.stderr + res.stdout, res.stderr
-    line = next(l for l in res.stdout.splitlines() if "proc.offcpu_ratio" in l)
+    line = next(l for l in counter_output(res.stderr).splitlines() if "proc.offcpu_ratio" in l)
     assert "<not counted>" in line and "not in this recording" in line, line
 
 
@@ -104,7 +105,7 @@ def test_input_interval_adds_frames_up(memscope, touchmem, tmp_path):
     assert res.returncode == 0, res.stderr
     res = run([memscope, "stat", "--input", str(rec), "-I", "200", "-x,", "--self-describing"])
     assert res.returncode == 0, res.stderr
-    rows = [l.split(",") for l in res.stdout.splitlines()[1:]]
+    rows = [l.split(",") for l in counter_output(res.stderr).splitlines()[1:]]
     lines = [(float(r[0]), int(r[3])) for r in rows if r[0] != "total"]
     total = int(next(r[3] for r in rows if r[0] == "total"))
     assert sum(v for _, v in lines) == total

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from conftest import run
+from stat_output import counter_output
 
 ADMIN = pathlib.Path("/sys/kernel/mm/damon/admin/kdamonds")
 MIB = 1 << 20
@@ -85,7 +86,7 @@ def test_hot_buffer_shows_up_as_accessed_bytes_on_node0(memscope, running_kdamon
     assert re.search(r"damon: reading kdamond \d+ \(pid \d+, paddr, sample \S+ \S+, aggregation", res.stderr), \
         res.stderr
     accessed, buckets = {}, {}
-    for t, node, value, event in node_rows(res.stdout):
+    for t, node, value, event in node_rows(counter_output(res.stderr)):
         if node != 0 or value is None:
             continue
         if event == "damon.accessed_bytes":
@@ -145,7 +146,7 @@ def test_hot_threshold_moves_bytes_between_hot_and_not(memscope, running_kdamond
                    "damon.accessed_bytes,damon.hot_bytes", "--", "sleep", "6"], timeout=60)
         assert res.returncode == 0, res.stderr
         vals = {}
-        for line in res.stdout.splitlines():
+        for line in counter_output(res.stderr).splitlines():
             f = line.split(",")
             if len(f) >= 3 and f[0].isdigit():
                 vals[f[2]] = int(f[0])

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from conftest import ROOT, run
+from stat_output import counter_output
 from test_top import NO_RECORDING, parse_batch
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -75,7 +76,7 @@ def test_doc_example_runs_in_every_documented_command(memscope, touchmem, tmp_pa
     res = run([memscope, "stat", "-x,", "--self-describing", *with_metrics, "--lua", str(script), "--",
                touchmem, "16"])
     assert_ran(res, script)
-    rows = {(f[1], f[2]): f[3] for f in (l.split(",") for l in res.stdout.splitlines()) if f[0] == "total"}
+    rows = {(f[1], f[2]): f[3] for f in (l.split(",") for l in counter_output(res.stderr).splitlines()) if f[0] == "total"}
     for name in metrics:
         # One fault per page touched, each page one allocation.
         assert abs(float(rows[("total", name)]) - 1.0) <= 0.05, rows
@@ -85,7 +86,7 @@ def test_doc_example_runs_in_every_documented_command(memscope, touchmem, tmp_pa
         assert_ran(res, script)
         # Nodes have pages placed but no fault counts (eBPF counts faults per task): no value, no error.
         for name in metrics:
-            assert f"total,node0,{name},<not counted>," in res.stdout, res.stdout
+            assert f"total,node0,{name},<not counted>," in counter_output(res.stderr), counter_output(res.stderr)
 
     assert "top" in commands
     top = subprocess.Popen([memscope, "top", "-b", "-I", "250", "-n", "6", "--lua", str(script)],

@@ -11,6 +11,7 @@ import subprocess
 import time
 
 from conftest import FIXTURES, ROOT, run
+from stat_output import counter_output, messages
 
 def catalog_reason(memscope, metric):
     """The resolver's one-line reason for metric on this host, from list --explain."""
@@ -31,10 +32,10 @@ def test_m_with_one_unavailable_metric_counts_the_rest(memscope, touchmem):
     res = run([memscope, "stat", "-x,", "--self-describing", "-m", "kernel.faults,mem.remote_ratio", "--",
                touchmem, "256"])
     assert res.returncode == 0, res.stderr
-    rows = {f[2]: f[3] for f in (l.split(",") for l in res.stdout.splitlines()) if len(f) > 3 and f[0] == "total"}
+    rows = {f[2]: f[3] for f in (l.split(",") for l in counter_output(res.stderr).splitlines()) if len(f) > 3 and f[0] == "total"}
     # 256 pages touched: at least 256 faults, counted although mem.remote_ratio is not.
-    assert float(rows["kernel.faults"]) >= 256, res.stdout
-    notes = [l for l in res.stderr.splitlines() if "'mem.remote_ratio'" in l]
+    assert float(rows["kernel.faults"]) >= 256, counter_output(res.stderr)
+    notes = [l for l in messages(res.stderr).splitlines() if "'mem.remote_ratio'" in l]
     assert len(notes) == 1, res.stderr
     # The reason is the resolver's, the same list --explain gives.
     assert reason in notes[0], (reason, notes)
@@ -48,19 +49,19 @@ def test_m_with_nothing_countable_exits_1_naming_each(memscope):
         return   # a host with the counters counts them; nothing to assert about a failure
     res = run([memscope, "stat", "-m", ",".join(unavailable), "--", "true"])
     assert res.returncode == 1, res
-    assert res.stdout == ""
+    assert res.stdout == "" and counter_output(res.stderr) == ""
     reasons = "; ".join(f"'{m}': {catalog_reason(memscope, m)}" for m in unavailable)
     assert res.stderr == (f"memscope stat: none of the metrics asked for can be counted on this host: {reasons} "
                           "(memscope list --explain METRIC shows how each is computed)\n"), res.stderr
     # One alone: the message names it, as it always has.
     res = run([memscope, "stat", "-m", unavailable[0], "--", "true"])
-    assert res.returncode == 1 and res.stdout == "", res
+    assert res.returncode == 1 and res.stdout == "" and counter_output(res.stderr) == "", res
     assert (f"memscope stat: metric '{unavailable[0]}' is not available on this host: "
             f"{catalog_reason(memscope, unavailable[0])} (memscope list --explain") in res.stderr, res.stderr
     # With an event beside them, the event is counted and they are notes.
     res = run([memscope, "stat", "-x,", "-e", "page-faults", "-m", ",".join(unavailable), "--", "true"])
     assert res.returncode == 0, res.stderr
-    assert [l.split(",")[2] for l in res.stdout.splitlines()] == ["page-faults"], res.stdout
+    assert [l.split(",")[2] for l in counter_output(res.stderr).splitlines()] == ["page-faults"], counter_output(res.stderr)
     assert res.stderr.count("; the rest is still counted") == 2, res.stderr
 
 
@@ -85,20 +86,20 @@ def test_still_counted_only_where_something_is(memscope):
     # Beside an event that is counted, the note says so, and it is true: page-faults has a value.
     res = run([memscope, "stat", "-x,", "-e", "cycles,page-faults", "--", "true"])
     assert res.returncode == 0, res.stderr
-    values = {f[2]: f[0] for f in (l.split(",") for l in res.stdout.splitlines())}
-    assert values["cycles"] == "<not supported>" and int(values["page-faults"]) > 0, res.stdout
+    values = {f[2]: f[0] for f in (l.split(",") for l in counter_output(res.stderr).splitlines())}
+    assert values["cycles"] == "<not supported>" and int(values["page-faults"]) > 0, counter_output(res.stderr)
     assert "'cycles' <not supported>: this kernel has no hardware PMU" in res.stderr
-    assert res.stderr.rstrip().endswith("; the other events are still counted"), res.stderr
+    assert messages(res.stderr).rstrip().endswith("; the other events are still counted"), res.stderr
 
 
 def test_cpu_list_names_the_cpus_it_counts(memscope):
     res = run([memscope, "stat", "-C", "0", "-A", "-e", "page-faults", "--", "sleep", "0.05"])
     assert res.returncode == 0, res.stderr
-    assert "Performance counter stats for 'CPU(s) 0':" in res.stdout, res.stdout
-    assert "system wide" not in res.stdout
+    assert "Performance counter stats for 'CPU(s) 0':" in counter_output(res.stderr), counter_output(res.stderr)
+    assert "system wide" not in counter_output(res.stderr)
     # Every row is CPU 0's: the header and the rows say the same.
-    cpus = re.findall(r"^(CPU\d+)\s", res.stdout, re.M)
-    assert cpus == ["CPU0"], res.stdout
+    cpus = re.findall(r"^(CPU\d+)\s", counter_output(res.stderr), re.M)
+    assert cpus == ["CPU0"], counter_output(res.stderr)
 
 
 def test_a_command_that_cannot_run_exits_as_a_shell_would(memscope, tmp_path):
@@ -174,7 +175,7 @@ def test_list_events_names_every_ebpf_series_e_accepts(memscope):
     # -e takes each (the run may still say eBPF cannot start here; never "unknown event").
     res = run([memscope, "stat", "-e", ",".join(listed), "--", "true"])
     assert "unknown event" not in res.stderr and res.returncode != 2, res.stderr
-    assert "# kernel statistics: vmstat/KEY" in res.stdout or "# kernel statistics: vmstat/KEY" in \
+    assert "# kernel statistics: vmstat/KEY" in counter_output(res.stderr) or "# kernel statistics: vmstat/KEY" in \
         run([memscope, "list", "--events"]).stdout
     # The metric of the same thing has the same name.
     metrics = run([memscope, "list", "--metrics"]).stdout

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from stat_output import intervals, parse_csv, totals
+from stat_output import counter_output, intervals, parse_csv, totals
 
 
 def write_calls(pid):
@@ -28,7 +28,7 @@ def test_a_file_gets_the_intervals_in_batches(memscope, tmp_path, touchmem):
         proc = subprocess.Popen([memscope, "stat", "-x,", "--self-describing", "-a", "-I", "1",
                                  "-e", "page-faults,context-switches", "--", touchmem, "10",
                                  "--repeat", "8", "--sleep-ms", "150"],
-                                stdout=f, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=f, text=True)
         writes = 0
         while proc.poll() is None:
             try:
@@ -36,9 +36,10 @@ def test_a_file_gets_the_intervals_in_batches(memscope, tmp_path, touchmem):
             except (FileNotFoundError, ProcessLookupError):
                 break
             time.sleep(0.02)
-        _, err = proc.communicate()
+        proc.communicate()
+    err = out.read_text()
     assert proc.returncode == 0, err
-    rows = parse_csv(out.read_text())
+    rows = parse_csv(counter_output(err))
     lines = intervals(rows)
     times = sorted({float(r["time"]) for r in lines})
     assert len(times) >= 100, len(times)
@@ -56,11 +57,12 @@ def test_an_interrupted_run_writes_every_interval(memscope, tmp_path):
     with open(out, "w") as f:
         proc = subprocess.Popen([memscope, "stat", "-x,", "--self-describing", "-a", "-I", "1",
                                  "-e", "page-faults", "--", "sleep", "30"],
-                                stdout=f, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=f, text=True)
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-    rows = parse_csv(out.read_text())
+        proc.communicate(timeout=30)
+    err = out.read_text()
+    rows = parse_csv(counter_output(err))
     lines = intervals(rows)
     assert len(lines) >= 100, (len(lines), err)
     # The totals line comes after the last interval, and the intervals add up to it.
@@ -72,7 +74,7 @@ def test_a_terminal_gets_each_interval_as_it_ends(memscope):
     batches of ten): the lines arrive in many separate reads, not a few large ones."""
     master, slave = pty.openpty()
     proc = subprocess.Popen([memscope, "stat", "-x,", "-a", "-I", "10", "-e", "page-faults",
-                             "--", "sleep", "1.5"], stdout=slave, stderr=subprocess.PIPE, text=True)
+                             "--", "sleep", "1.5"], stdout=subprocess.PIPE, stderr=slave, text=True)
     os.close(slave)
     reads, data = 0, b""
     while True:
@@ -89,7 +91,7 @@ def test_a_terminal_gets_each_interval_as_it_ends(memscope):
         data += chunk
     proc.wait(timeout=30)
     os.close(master)
-    assert proc.returncode == 0, proc.stderr.read()
+    assert proc.returncode == 0, data[-2000:]
     lines = [l for l in data.decode().splitlines() if l and l[0].isdigit()]
     assert len(lines) >= 60, data[:500]
     # Batched, ~150 intervals would come in ~15 writes.

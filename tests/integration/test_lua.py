@@ -9,6 +9,7 @@ import time
 import pytest
 
 from conftest import fixture_env, run
+from stat_output import counter_output
 
 MB = 100
 PAGES = MB * 256
@@ -122,11 +123,12 @@ def test_faults_live_with_stat(memscope, touchmem):
     res = run([memscope, "stat", "-x,", "--self-describing", "-e", "proc.faults", "--lua", "faults.lua", "--", touchmem, str(MB)])
     assert res.returncode == 0, res.stderr
     stat_faults = None
-    for line in res.stdout.splitlines():
+    for line in counter_output(res.stderr).splitlines():
         fields = line.split(",")       # time,scope,event,value,unit,coverage
         if len(fields) > 3 and fields[2] == "proc.faults":
             stat_faults = float(fields[3])
-    assert stat_faults is not None, res.stdout
+    assert stat_faults is not None, counter_output(res.stderr)
+    # The script's report stays on standard output: it is not stat's counts.
     lua_rows = [l for l in res.stdout.splitlines() if l.startswith("all faults,")]
     assert lua_rows, res.stdout
     assert int(lua_rows[0].split(",")[1]) == stat_faults
@@ -171,7 +173,7 @@ def test_lua_metric_is_a_stat_metric(memscope, touchmem, tmp_path):
     res = run([memscope, "stat", "-x,", "--self-describing", "-m", "faults.per_page,kernel.faults", "--lua", str(script),
                "--", touchmem, str(MB)])
     assert res.returncode == 0, res.stderr
-    rows = {(f[1], f[2]): f[3] for f in (l.split(",") for l in res.stdout.splitlines()) if f[0] == "total"}
+    rows = {(f[1], f[2]): f[3] for f in (l.split(",") for l in counter_output(res.stderr).splitlines()) if f[0] == "total"}
     # One fault per page touched, each page one allocation: about 1.
     assert abs(float(rows[("total", "faults.per_page")]) - 1.0) <= 0.03, rows
     assert PAGES <= float(rows[("total", "kernel.faults")]) <= PAGES * 1.02
@@ -181,14 +183,14 @@ def test_lua_metric_is_a_stat_metric(memscope, touchmem, tmp_path):
     res = run([memscope, "stat", "-x,", "--self-describing", "-m", "faults.per_page", "--lua", str(script), "--per-node",
                "--", touchmem, "16"])
     assert res.returncode == 0, res.stderr
-    assert "total,node0,faults.per_page,<not counted>,faults/page,," in res.stdout.splitlines()
+    assert "total,node0,faults.per_page,<not counted>,faults/page,," in counter_output(res.stderr).splitlines()
     # With -I the totals line has no single frame to compute a Lua metric from: n/a, not a number.
     res = run([memscope, "stat", "-x,", "--self-describing", "-I", "50", "-m", "faults.per_page", "--lua", str(script), "--",
                touchmem, "16", "--sleep-ms", "120"])
     assert res.returncode == 0, res.stderr
-    total = [l for l in res.stdout.splitlines() if l.startswith("total,total,faults.per_page,")]
+    total = [l for l in counter_output(res.stderr).splitlines() if l.startswith("total,total,faults.per_page,")]
     assert total == ["total,total,faults.per_page,n/a,faults/page,,"], total
-    per_frame = [float(l.split(",")[3]) for l in res.stdout.splitlines()
+    per_frame = [float(l.split(",")[3]) for l in counter_output(res.stderr).splitlines()
                  if ",faults.per_page," in l and not l.startswith("total") and "<" not in l]
     assert per_frame and abs(per_frame[0] - 1.0) <= 0.05, per_frame
 

@@ -8,7 +8,7 @@ import re
 import statistics
 
 from conftest import run
-from stat_output import intervals, parse_csv
+from stat_output import counter_output, intervals, parse_csv
 
 # Busy for a given CPU time per frame (os.clock: the sandbox has no sleep), adding up the
 # page-faults it sees, frame by frame and merged frame by merged frame. The limit per callback is
@@ -99,7 +99,7 @@ def test_a_legal_slow_on_frame_does_not_stretch_the_frames(memscope, tmp_path):
     res = run([memscope, "stat", "-x,", "--self-describing", "-I", "100", "-e", "page-faults", "--lua", str(script),
                "--", "sleep", "1.2"], env=SLOW_ENV, timeout=180)
     assert res.returncode == 0, res.stderr
-    rows = stat_rows(res.stdout)
+    rows = stat_rows(counter_output(res.stderr))
     times = sorted({float(r["time"]) for r in intervals(rows)})
     assert len(times) >= 11, times
     gaps = [b - a for a, b in zip(times, times[1:])][:-1]
@@ -120,7 +120,7 @@ def test_stat_computes_metrics_once_per_frame(memscope, touchmem):
     m = re.search(r"memscope stat: pipeline: (\d+) frames, (\d+) metric computations", res.stderr)
     assert m, res.stderr
     frames, computed = map(int, m.groups())
-    lines = {float(r["time"]) for r in intervals(stat_rows(res.stdout))}
+    lines = {float(r["time"]) for r in intervals(stat_rows(counter_output(res.stderr)))}
     assert frames >= 5 and computed == frames, (frames, computed)
     assert len(lines) in (frames, frames - 1), (len(lines), frames)   # a last frame of 0 s prints no line
     for sink in ("stat", "lua"):
@@ -223,12 +223,13 @@ def test_stat_output_that_falls_behind_is_merged_and_said(memscope, touchmem):
     r, w = os.pipe()
     fcntl.fcntl(w, 1031, 4096)   # F_SETPIPE_SZ: a page, full after ~90 lines
     proc = subprocess.Popen([memscope, "stat", "-x,", "--self-describing", "-I", "10", "-e", "page-faults", "--",
-                             touchmem, "8", "--sleep-ms", "3000"], stdout=w, stderr=subprocess.PIPE)
+                             touchmem, "8", "--sleep-ms", "3000"], stdout=subprocess.PIPE, stderr=w)
     os.close(w)
     time.sleep(2.0)
     with os.fdopen(r) as out:
-        stdout = out.read()
-    stderr = proc.communicate(timeout=60)[1].decode()
+        stderr = out.read()
+    proc.communicate(timeout=60)
+    stdout = counter_output(stderr)
     assert proc.returncode == 0, stderr
     m = re.search(r"memscope stat: sink stat received (\d+) of (\d+) frames merged \(it fell behind\)", stderr)
     assert m, stderr

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from conftest import cgroup2_mount, cgroup_mounts, remove_cgroup, run
-from stat_output import intervals, parse_csv, totals
+from stat_output import counter_output, intervals, parse_csv, totals
 
 HOLD_MB = 64
 # The kernel (6.1) flushes a cgroup's per-CPU statistics into memory.numa_stat only when more
@@ -78,12 +78,12 @@ def hold_and_compare(cmd, path, version, **popen):
     err = p.stderr.read()
     p.wait(timeout=60)
     assert p.returncode == 0, err
-    rows = parse_csv("".join(before) + out)
+    rows = parse_csv(counter_output(err))
     # Frames wholly inside the hold. memscope's clock starts when it is ready to count (how
     # long that takes varies), but the run ends with the hold: count back from its last frame.
     end = max(float(r["time"]) for r in intervals(rows))
     held = [r for r in intervals(rows) if end - (close - ready) + 0.4 < float(r["time"]) < end - 0.4]
-    assert len(held) >= 4, (ready, close, out)
+    assert len(held) >= 4, (ready, close, err)
     return held, kernel, rows, err
 
 
@@ -131,13 +131,13 @@ def test_per_instance_names_the_cgroup_and_faults_are_the_workloads(memscope, bu
     res = run([memscope, "--plugin", plugin, "stat", "-x,", "--self-describing", "-m", "mem.used_bytes", "--per-instance",
                "--", "sh", "-c", workload])
     assert res.returncode == 0, res.stderr
-    t = totals(parse_csv(res.stdout))
+    t = totals(parse_csv(counter_output(res.stderr)))
     assert (f"/{name}", "mem.used_bytes") in t, t
     # A counter: the faults the cgroup took, one per page touched plus the shell's and the loader's few.
     res = run([memscope, "--plugin", plugin, "stat", "-x,", "--self-describing", "-e", "cgroup.memory.pgfault", "--", "sh", "-c",
                workload])
     assert res.returncode == 0, res.stderr
-    faults = totals(parse_csv(res.stdout))[("total", "cgroup.memory.pgfault")]
+    faults = totals(parse_csv(counter_output(res.stderr)))[("total", "cgroup.memory.pgfault")]
     assert HOLD_MB * 256 <= faults <= HOLD_MB * 256 + 3000, faults
 
 
@@ -164,7 +164,7 @@ def test_system_pressure_agrees_with_proc_pressure(memscope, build_dir, touchmem
                "-m", "psi.memory_some_us", "-a", "--", touchmem, "32"])
     after = some_total()
     assert res.returncode == 0, res.stderr
-    value = totals(parse_csv(res.stdout))[("total", "psi.memory_some_us")]
+    value = totals(parse_csv(counter_output(res.stderr)))[("total", "psi.memory_some_us")]
     assert 0 <= value <= after - before
 
 
@@ -180,7 +180,7 @@ def test_the_cgroup_label_goes_through_a_recording(memscope, build_dir, tmp_path
     assert '"name":"cgroup.memory.current"' in header and '"cgroup":"/"' in header, header
     res = run([memscope, "--plugin", plugin, "stat", "--input", str(rec), "-x,", "--self-describing", "--per-instance"])
     assert res.returncode == 0, res.stderr
-    t = totals(parse_csv(res.stdout))
+    t = totals(parse_csv(counter_output(res.stderr)))
     assert t[("/", "mem.used_bytes")] > 0, t
     # A cgroup that is not a string is the file's mistake, said with its line.
     bad = tmp_path / "bad.rec"

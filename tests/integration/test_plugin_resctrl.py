@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from conftest import FIXTURES, run
-from stat_output import intervals, parse_csv, totals
+from stat_output import counter_output, intervals, parse_csv, totals
 
 GROUPS = {"": "/", "p1/": "p1", "p1/mon_groups/m1/": "p1/m1"}
 
@@ -99,7 +99,7 @@ def test_live_bandwidth_per_group_and_domain(memscope, build_dir, machine, tmp_p
                "-I", "150", "-m", "mem.total_bytes,mem.local_bytes,llc.occupancy_bytes", "--per-instance",
                "--", "sh", "-c", workload], env=env)
     assert res.returncode == 0, res.stderr
-    rows = parse_csv(res.stdout)
+    rows = parse_csv(counter_output(res.stderr))
     t = totals(rows)
     for (group, domain), values in after.items():
         if group == "p1/mon_groups/m1/":
@@ -121,7 +121,7 @@ def test_live_bandwidth_per_group_and_domain(memscope, build_dir, machine, tmp_p
                f"echo 16000 1<> {resctrl}/mon_data/mon_L3_01/mbm_total_bytes && "
                f"echo 3145828 1<> {resctrl}/p1/mon_data/mon_L3_00/mbm_total_bytes"], env=env)
     assert res.returncode == 0, res.stderr
-    assert totals(parse_csv(res.stdout))[("total", "mem.total_bytes")] == (16000 - 11000) + (3145828 - 5096)
+    assert totals(parse_csv(counter_output(res.stderr)))[("total", "mem.total_bytes")] == (16000 - 11000) + (3145828 - 5096)
 
 
 def test_not_mounted_here_says_why(memscope, build_dir, tmp_path):

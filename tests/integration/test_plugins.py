@@ -9,7 +9,7 @@ import pytest
 
 from conftest import run
 from other_user import NOBODY, as_nobody, flipping, places
-from stat_output import parse_csv, totals
+from stat_output import counter_output, parse_csv, totals
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_bad_plugins_are_refused_with_the_cause_and_counting_goes_on(memscope, t
         assert f"memscope: plugin {path}: {cause}" in res.stderr, res.stderr
         assert "going on without it" in res.stderr
         # The workload's own faults, counted as without any plugin.
-        assert 16 * 256 <= page_faults(res.stdout) <= 16 * 256 + 400, res.stdout
+        assert 16 * 256 <= page_faults(counter_output(res.stderr)) <= 16 * 256 + 400, counter_output(res.stderr)
 
 
 def test_every_bad_plugin_in_one_run(memscope, touchmem, broken, plugins, tmp_path):
@@ -71,7 +71,7 @@ def test_every_bad_plugin_in_one_run(memscope, touchmem, broken, plugins, tmp_pa
     assert res.returncode == 0, res.stderr
     for path, cause in cases:
         assert f"plugin {path}: {cause}" in res.stderr
-    t = totals(parse_csv(res.stdout))
+    t = totals(parse_csv(counter_output(res.stderr)))
     assert t[("total", "page-faults")] >= 16 * 256
     assert t[("total", "cgroup.memory.current")] > 0
 
@@ -140,7 +140,7 @@ def test_plugins_in_the_xdg_directory_load_without_naming(memscope, plugins, bro
               env=env)
     assert res.returncode == 0, res.stderr
     assert f"memscope: plugin {found.parent}/zz_broken.so: plugin 'broken' failed to start" in res.stderr
-    t = totals(parse_csv(res.stdout))
+    t = totals(parse_csv(counter_output(res.stderr)))
     assert t[("total", "mem.used_bytes")] > 0
 
 
@@ -227,7 +227,7 @@ def test_the_example_of_docs_plugins_md_builds_loads_and_reads(memscope, tmp_pat
     res = run([memscope, "--plugin", str(tmp_path / "example.so"), "stat", "-x,", "--self-describing", "-e", "example.files_open",
                "-a", "--", "true"], env=isolated_env(tmp_path))
     assert res.returncode == 0, res.stderr
-    value = totals(parse_csv(res.stdout))[("total", "example.files_open")]
+    value = totals(parse_csv(counter_output(res.stderr)))[("total", "example.files_open")]
     kernel = int(open("/proc/sys/fs/file-nr").read().split()[0])
     assert value > 0 and abs(value - kernel) <= 2000, (value, kernel)
 

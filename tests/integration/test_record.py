@@ -12,7 +12,7 @@ import time
 import pytest
 
 from conftest import BUILD, fixture_env, run
-from stat_output import intervals, parse_csv, totals
+from stat_output import counter_output, intervals, parse_csv, totals
 
 PAGE = 4096
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -40,7 +40,7 @@ def sums(header, frames):
 def stat_input(memscope, path, *args, env=None):
     res = run([memscope, "stat", "-x,", "--self-describing", "--input", str(path)] + list(args), env=env)
     assert res.returncode == 0, f"exit {res.returncode}: {res.stderr}"
-    return parse_csv(res.stdout), res
+    return parse_csv(counter_output(res.stderr)), res
 
 
 def record(memscope, path, args, **kw):
@@ -142,7 +142,7 @@ def test_a_fixture_recording_reports_identically_on_this_machine(memscope, tmp_p
 
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMSCOPE_")}
     here, _ = stat_input(memscope, rec, *metrics, env=clean)
-    assert parse_csv(there.stdout) == here
+    assert parse_csv(counter_output(there.stderr)) == here
     t = totals(here)
     assert t[("node0", "mem.read_bytes")] == 3000 * 32
     assert t[("node2", "mem.read_bytes")] == 500 * 32       # SCCL5 is node 2
@@ -523,8 +523,8 @@ def test_damage_after_good_frames_ends_the_replay_there(memscope, tmp_path):
     res = run([memscope, "stat", "--input", str(damaged), "-I", "10", "-x,", "--self-describing"])
     assert res.returncode == 1, res.stderr
     assert f"damaged.rec:{bad_at + 1}:" in res.stderr and "after 5 frames" in res.stderr, res.stderr
-    times = {r["time"] for r in intervals(parse_csv(res.stdout))}
-    assert len(times) == 5, res.stdout
+    times = {r["time"] for r in intervals(parse_csv(counter_output(res.stderr)))}
+    assert len(times) == 5, counter_output(res.stderr)
     res = run([memscope, "report", "--lua", "summary.lua", str(damaged)])
     assert res.returncode == 1 and f"damaged.rec:{bad_at + 1}:" in res.stderr, res.stderr
     assert res.stdout == "", res.stdout

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from conftest import ROOT, run
+from stat_output import counter_output
 from live_server import Live
 
 MIB = 300
@@ -208,20 +209,20 @@ def test_stat_marks_whole_machine_values_of_a_command(memscope):
     cmd = ["stat", "-m", "numa.hit", "-e", "page-faults"]
     text = run([memscope, *cmd, "--", "sleep", "0.2"])
     assert text.returncode == 0, text.stderr
-    lines = text.stdout.splitlines()
-    assert any(re.search(r"pages\s+numa\.hit  \*$", l) for l in lines), text.stdout
-    assert any(re.search(r"\d\s+page-faults$", l) for l in lines), text.stdout
-    assert " * counted for the whole machine" in text.stdout
-    csv = run([memscope, *cmd, "-x,", "--", "sleep", "0.2"]).stdout.splitlines()
+    lines = counter_output(text.stderr).splitlines()
+    assert any(re.search(r"pages\s+numa\.hit  \*$", l) for l in lines), counter_output(text.stderr)
+    assert any(re.search(r"\d\s+page-faults$", l) for l in lines), counter_output(text.stderr)
+    assert " * counted for the whole machine" in counter_output(text.stderr)
+    csv = counter_output(run([memscope, *cmd, "-x,", "--", "sleep", "0.2"]).stderr).splitlines()
     hit = next(l for l in csv if ",numa.hit," in l).split(",")
     faults = next(l for l in csv if ",page-faults," in l).split(",")
     # perf's fields, then memscope's one: only where there is something to say.
     assert hit[-1] == "whole-system" and len(faults) == len(hit) - 1, (hit, faults)
-    objs = [json.loads(l) for l in run([memscope, *cmd, "--json", "--", "sleep", "0.2"]).stdout.splitlines()]
+    objs = [json.loads(l) for l in counter_output(run([memscope, *cmd, "--json", "--", "sleep", "0.2"]).stderr).splitlines()]
     assert next(o for o in objs if o["event"] == "numa.hit")["whole-system"] is True
     assert "whole-system" not in next(o for o in objs if o["event"] == "page-faults")
     # -a: the target is the whole machine; nothing to say.
-    wide = run([memscope, *cmd, "-a", "--", "sleep", "0.2"]).stdout
+    wide = counter_output(run([memscope, *cmd, "-a", "--", "sleep", "0.2"]).stderr)
     assert "*" not in wide, wide
 
 
@@ -230,7 +231,7 @@ def test_recordings_keep_the_scope(memscope, tmp_path):
         rec = tmp_path / ("task.rec" if marked else "wide.rec")
         res = run([memscope, "record", "-o", str(rec), "-m", "numa.hit", "-e", "page-faults", *args])
         assert res.returncode == 0, res.stderr
-        out = run([memscope, "stat", "--input", str(rec)]).stdout
+        out = counter_output(run([memscope, "stat", "--input", str(rec)]).stderr)
         assert ("numa.hit  *" in out) == marked, out
         rows = table(report(memscope, rec), "Series")["rows"]
         hit = next(r for r in rows if r["series"] == "numastat/numa_hit")
@@ -262,7 +263,7 @@ def test_gauge_totals_are_peak_mean_and_last(memscope, started_later):
     values = frames_of(rec, "proc.threads")
     assert len(values) >= 5
     peak, mean, last = max(values), sum(values) / len(values), values[-1]
-    out = run([memscope, "stat", "--input", str(rec)]).stdout
+    out = counter_output(run([memscope, "stat", "--input", str(rec)]).stderr)
     line = next(l for l in out.splitlines() if l.rstrip().split("  (")[0].endswith(" proc.threads"))
     assert re.search(r"^\s*([\d,]+)\s+proc\.threads", line).group(1).replace(",", "") == str(peak), line
     m = re.search(r"\(peak of (\d+) samples; mean ([\d,.]+), last ([\d,]+)\)$", line)
@@ -270,7 +271,7 @@ def test_gauge_totals_are_peak_mean_and_last(memscope, started_later):
     # Shown with two decimals (whole numbers from 100 on).
     assert abs(float(m.group(2).replace(",", "")) - mean) <= (0.5 if mean >= 100 else 0.005), (line, mean)
     assert int(m.group(3).replace(",", "")) == last, line
-    csv = run([memscope, "stat", "--input", str(rec), "-x,"]).stdout
+    csv = counter_output(run([memscope, "stat", "--input", str(rec), "-x,"]).stderr)
     fields = next(l for l in csv.splitlines() if ",proc.threads," in l).split(",")
     assert fields[0] == str(peak) and fields[-1] == "peak", fields
 
@@ -282,7 +283,7 @@ def test_stat_samples_gauges_while_the_command_runs(memscope):
     if res.returncode != 0 and "eBPF" in res.stderr:
         pytest.skip(res.stderr.strip())
     assert res.returncode == 0, res.stderr
-    line = next(l for l in res.stdout.splitlines() if " proc.threads" in l)
+    line = next(l for l in counter_output(res.stderr).splitlines() if " proc.threads" in l)
     assert re.search(r"^\s*5\s+proc\.threads  \(peak of \d+ samples; mean [\d.]+, last 0\)$", line), line
 
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from conftest import run
-from stat_output import intervals, parse_csv, parse_json_lines, totals
+from stat_output import counter_output, intervals, parse_csv, parse_json_lines, totals
 from test_stat_cpu_list import IO_URING_LOOP, IO_URINGS
 
 PAGE = 4096
@@ -33,7 +33,7 @@ def perf_page_faults(cmd):
 def stat_csv(memscope, args, **kw):
     res = run([memscope, "stat", "-x,", "--self-describing"] + args, **kw)
     assert res.returncode == 0, f"exit {res.returncode}: {res.stderr}"
-    return parse_csv(res.stdout), res
+    return parse_csv(counter_output(res.stderr)), res
 
 
 def test_page_faults_of_a_child_match_its_pages_and_perf(memscope, touchmem):
@@ -123,12 +123,12 @@ def test_system_wide_tracepoint_counts_the_workloads_hits(memscope, counted_by):
 def test_text_intervals_are_perfs_lines(memscope):
     res = run([memscope, "stat", "-I", "10", "-e", "page-faults,task-clock", "--", "sleep", "0.7"])
     assert res.returncode == 0, res.stderr
-    lines = res.stdout.splitlines()
+    lines = counter_output(res.stderr).splitlines()
     # perf's header before the first interval and every 25 intervals: a line per event each.
     headers = [i for i, l in enumerate(lines) if l == "#           time             counts unit events"]
-    assert len(headers) >= 2 and headers[0] == 0 and headers[1] - headers[0] == 1 + 25 * 2, res.stdout
+    assert len(headers) >= 2 and headers[0] == 0 and headers[1] - headers[0] == 1 + 25 * 2, counter_output(res.stderr)
     body = [l for l in lines if not l.startswith("#")]
-    assert len(body) % 2 == 0 and len(body) >= 2 * 40, res.stdout
+    assert len(body) % 2 == 0 and len(body) >= 2 * 40, counter_output(res.stderr)
     for faults, clock in zip(body[::2], body[1::2]):
         # the time right-aligned in 16 columns, perf's value, unit and name widths, its shadow metric
         f = re.fullmatch(r"( {0,15}\d+\.\d{9}) +([\d,]+)      page-faults {22}# +(\d+\.\d{3}) K?/sec", faults)
@@ -136,26 +136,26 @@ def test_text_intervals_are_perfs_lines(memscope):
         assert f and c and len(f.group(1)) == 16 and f.group(1) == c.group(1), (faults, clock)
         assert faults.index("page-faults") == clock.index("task-clock") == 16 + 1 + 18 + 1 + 4 + 1
     # As perf -I: no totals after the intervals.
-    assert "seconds time elapsed" not in res.stdout and "counter stats" not in res.stdout
+    assert "seconds time elapsed" not in counter_output(res.stderr) and "counter stats" not in counter_output(res.stderr)
 
 
 def test_text_output_repeats_its_header_like_vmstat(memscope, touchmem):
     res = run([memscope, "stat", "--columns", "-I", "10", "-e", "page-faults", "--", "sleep", "0.7"])
     assert res.returncode == 0, res.stderr
-    lines = res.stdout.splitlines()
+    lines = counter_output(res.stderr).splitlines()
     headers = [i for i, l in enumerate(lines) if l.startswith("#") and "page-faults" in l]
-    assert len(headers) >= 2, res.stdout
-    # 25 data lines between headers when stdout is not a terminal.
+    assert len(headers) >= 2, counter_output(res.stderr)
+    # 25 data lines between headers when the output is not a terminal.
     assert headers[1] - headers[0] == 26, headers
-    assert re.search(r"^\s+[\d,]+\s+page-faults$", res.stdout, re.M)
-    assert "seconds time elapsed" in res.stdout
+    assert re.search(r"^\s+[\d,]+\s+page-faults$", counter_output(res.stderr), re.M)
+    assert "seconds time elapsed" in counter_output(res.stderr)
 
 
 def test_json_lines(memscope, touchmem):
     res = run([memscope, "stat", "--json", "--self-describing", "-I", "50", "-e", "page-faults", "--", touchmem, "20",
                "--sleep-ms", "200"])
     assert res.returncode == 0, res.stderr
-    objs = parse_json_lines(res.stdout)
+    objs = parse_json_lines(counter_output(res.stderr))
     assert objs[-1]["type"] == "total"
     assert all(o["type"] == "interval" for o in objs[:-1]) and len(objs) >= 3
     total = objs[-1]["rows"][0]["events"]["page-faults"]
@@ -167,7 +167,7 @@ def test_json_lines(memscope, touchmem):
 def test_exit_status_of_the_command_is_returned(memscope):
     res = run([memscope, "stat", "-e", "page-faults", "--", "sh", "-c", "exit 7"])
     assert res.returncode == 7
-    assert "page-faults" in res.stdout
+    assert "page-faults" in counter_output(res.stderr)
     res = run([memscope, "stat", "-e", "page-faults", "--", "sh", "-c", "kill -9 $$"])
     assert res.returncode == 128 + 9
 
@@ -185,7 +185,7 @@ def test_sigint_prints_totals(memscope, touchmem):
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=20)
-    t = totals(parse_csv(out))
+    t = totals(parse_csv(counter_output(err)))
     assert abs(t[("total", "page-faults")] - expected_faults(40)) <= 0.05 * expected_faults(40)
     assert proc.returncode == 128 + signal.SIGTERM  # the command was asked to end
 
@@ -202,7 +202,7 @@ def test_attach_counts_threads_started_before_and_after(memscope, build_dir):
     proc.wait()
     assert stat.returncode == 0, stat.stderr
     assert "attached process has exited" in stat.stderr
-    faults = totals(parse_csv(stat.stdout))[("total", "page-faults")]
+    faults = totals(parse_csv(counter_output(stat.stderr)))[("total", "page-faults")]
     # Late threads touch about a third of the pages: without them the count would be far lower.
     assert abs(faults - pages) <= 0.03 * pages + 50, (faults, pages)
 
@@ -246,7 +246,7 @@ def test_hardware_event_without_pmu_is_reported_and_others_still_count(memscope,
     res = run([memscope, "stat", "-x,", "--self-describing", "-e", "cycles,page-faults", "--", touchmem, "10"])
     assert res.returncode == 0, res.stderr
     assert "'cycles' <not supported>: this kernel has no hardware PMU" in res.stderr
-    rows = parse_csv(res.stdout)
+    rows = parse_csv(counter_output(res.stderr))
     cyc = [r for r in rows if r["event"] == "cycles"][0]
     assert cyc["counted"] is False and cyc["value"] == "<not supported>"
     assert totals([r for r in rows if r["counted"]])[("total", "page-faults")] > expected_faults(10) * 0.95
@@ -261,7 +261,7 @@ def test_system_wide_until_sigint(memscope, touchmem):
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
-    rows = parse_csv(out)
+    rows = parse_csv(counter_output(err))
     t = totals(rows)
     assert t[("total", "page-faults")] >= expected_faults(40)
     # cpu-clock counts every CPU's time: about elapsed x CPUs (in msec).
@@ -276,7 +276,7 @@ def test_per_thread_rows_from_ebpf(memscope, build_dir):
                workload, "2", "1", "200", "800", "4", "100"])
     assert res.returncode == 0, res.stderr
     pages = int([l for l in res.stdout.splitlines() if l.startswith("pages ")][0].split()[1])
-    rows = parse_csv("\n".join(l for l in res.stdout.splitlines() if not l.startswith(("ready", "pages", "thread "))))
+    rows = parse_csv(counter_output(res.stderr))
     faults = {r["scope"]: r["value"] for r in rows if r["time"] == "total" and r["event"] == "proc.faults"}
     workers = {scope: v for scope, v in faults.items() if v >= 1024}
     assert len(workers) == 3, faults

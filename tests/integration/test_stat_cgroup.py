@@ -11,7 +11,7 @@ import time
 import pytest
 
 from conftest import cgroup2_mount, remove_cgroup, run
-from stat_output import perf_count
+from stat_output import counter_output, perf_count
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 # touchmem touches each page of its buffer once; it and the shell that starts it fault a few
@@ -66,7 +66,7 @@ def test_G_counts_its_workloads_faults_only(memscope, touchmem, cgroups):
     res = run([memscope, "stat", "-a", "-x,", "-e", "page-faults,minor-faults", "-G", name, "--"]
               + workload(touchmem, [(path, 64)], outside_mb=128))
     assert res.returncode == 0, res.stderr
-    rows = csv_rows(res.stdout)
+    rows = csv_rows(counter_output(res.stderr))
     # perf's -x fields with -G: value, unit, event, cgroup, runtime, pcnt, metric value, metric unit.
     assert [(r[2], r[3]) for r in rows] == [("page-faults", name), ("minor-faults", name)], rows
     for r in rows:
@@ -81,7 +81,7 @@ def test_for_each_cgroup_counts_each_cgroup_apart(memscope, touchmem, cgroups):
     res = run([memscope, "stat", "-a", "-j", "-e", "page-faults,minor-faults", "--for-each-cgroup", f"{a},{b}",
                "--"] + workload(touchmem, [(path_a, 32), (path_b, 96)], outside_mb=64))
     assert res.returncode == 0, res.stderr
-    objs = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+    objs = [json.loads(line) for line in counter_output(res.stderr).splitlines() if line.startswith("{")]
     # perf's order: each cgroup, every event; "cgroup" after "event".
     assert [(o["event"], o["cgroup"]) for o in objs] == [
         ("page-faults", a), ("minor-faults", a), ("page-faults", b), ("minor-faults", b)], objs
@@ -98,7 +98,7 @@ def test_agrees_with_perf_stat_G(memscope, touchmem, cgroups):
     assert ours.returncode == 0, ours.stderr
     if theirs.returncode != 0:
         pytest.skip(f"perf stat -G does not run here: {theirs.stderr.strip()[-200:]}")
-    mine, perfs = csv_rows(ours.stdout), csv_rows(theirs.stderr)
+    mine, perfs = csv_rows(counter_output(ours.stderr)), csv_rows(theirs.stderr)
     assert len(mine) == len(perfs) == 1, (mine, perfs)
     # The same fields, in the same order.
     assert [mine[0][i] for i in (1, 2, 3, 5)] == [perfs[0][i] for i in (1, 2, 3, 5)], (mine, perfs)
@@ -112,7 +112,7 @@ def test_text_rows_carry_the_cgroup(memscope, cgroups):
     res = run([memscope, "stat", "-a", "-e", "page-faults", "-G", str(path), "--", "sh", "-c", ENTER, "sh",
                str(path), "true"])
     assert res.returncode == 0, res.stderr
-    line = next(l for l in res.stdout.splitlines() if "page-faults" in l)
+    line = next(l for l in counter_output(res.stderr).splitlines() if "page-faults" in l)
     # An absolute path names the same cgroup; the row shows it as given, after the event.
     assert line.split()[1:] == ["page-faults", str(path)], line
     assert int(line.split()[0].replace(",", "")) > 0, line
@@ -135,7 +135,7 @@ def test_refusals(memscope, args, message):
     res = run([memscope, "stat"] + args)
     assert res.returncode == 2, (res.returncode, res.stderr)
     assert message in res.stderr and res.stderr.count("\n") == 1, res.stderr
-    assert res.stdout == ""
+    assert res.stdout == "" and counter_output(res.stderr) == ""
 
 
 def test_a_missing_cgroup_names_the_path_looked_up(memscope):

@@ -6,6 +6,7 @@ import stat as st
 import subprocess
 
 from conftest import run
+from stat_output import counter_output
 
 PAGE = 4096
 PER_MIB = (1 << 20) // PAGE
@@ -44,7 +45,7 @@ def alone(memscope, touchmem, mib):
     """page-faults of touchmem MIB measured by itself: what the middle phase should count."""
     res = run([memscope, "stat", "-x,", "-e", "page-faults", "--", touchmem, str(mib)])
     assert res.returncode == 0, res.stderr
-    return page_faults(res.stdout)
+    return page_faults(counter_output(res.stderr))
 
 
 def test_fifo_control_counts_only_while_enabled(memscope, touchmem, tmp_path):
@@ -54,7 +55,7 @@ def test_fifo_control_counts_only_while_enabled(memscope, touchmem, tmp_path):
     res = run([memscope, "stat", "-D", "-1", "--control", f"fifo:{ctl},{ack}", "-x,", "-e", "page-faults",
                "--", "sh", str(script)], timeout=120)
     assert res.returncode == 0, res.stderr
-    counted = page_faults(res.stdout)
+    counted = page_faults(counter_output(res.stderr))
     expected = alone(memscope, touchmem, 24)
     # 24 MiB's faults, not 16's or 40's before and after (80 MiB in all): within 3%.
     assert abs(counted - expected) <= 0.03 * expected, (counted, expected)
@@ -81,7 +82,7 @@ def test_fd_control_counts_only_while_enabled(memscope, touchmem, tmp_path):
         os.close(ack_fd)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
-    counted = page_faults(out)
+    counted = page_faults(counter_output(err))
     expected = alone(memscope, touchmem, 16)
     assert abs(counted - expected) <= 0.03 * expected, (counted, expected)
     assert log.read_text().splitlines() == ["enable ack", "ping ack", "disable ack"]
@@ -102,7 +103,7 @@ def test_control_agrees_with_perf_on_the_same_phases(memscope, touchmem, tmp_pat
     res = run([memscope, "stat", "-D", "-1", "--control", f"fifo:{ctl},{ack}", "-x,", "-e", "page-faults",
                "--", "sh", str(script)], timeout=120)
     assert res.returncode == 0, res.stderr
-    assert abs(page_faults(res.stdout) - perf_count) <= 0.03 * perf_count, (res.stdout, perf_count)
+    assert abs(page_faults(counter_output(res.stderr)) - perf_count) <= 0.03 * perf_count, (counter_output(res.stderr), perf_count)
 
 
 def test_delay_counts_from_that_long_after_the_start(memscope, touchmem):
@@ -110,7 +111,7 @@ def test_delay_counts_from_that_long_after_the_start(memscope, touchmem):
     res = run([memscope, "stat", "-D", "1500", "-x,", "-e", "page-faults", "--", "sh", "-c",
                f"{touchmem} 40; sleep 3; {touchmem} 16"], timeout=120)
     assert res.returncode == 0, res.stderr
-    counted = page_faults(res.stdout)
+    counted = page_faults(counter_output(res.stderr))
     expected = alone(memscope, touchmem, 16)
     # The 40 MiB before the delay ended are not counted; sleep adds a few faults of its own.
     assert abs(counted - expected) <= 0.05 * expected, (counted, expected)
@@ -173,8 +174,8 @@ def test_fd_control_whose_writers_closed_is_let_go(memscope):
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     assert cpu < 1.0, cpu
     # The enable read before the end of file took effect: sleep's task-clock was counted.
-    rows = [ln.split(",") for ln in res.stdout.splitlines() if ",task-clock," in ln]
-    assert rows and float(rows[0][0]) > 0, res.stdout
+    rows = [ln.split(",") for ln in counter_output(res.stderr).splitlines() if ",task-clock," in ln]
+    assert rows and float(rows[0][0]) > 0, counter_output(res.stderr)
 
 
 def test_interval_lines_add_up_to_the_enabled_total(memscope, touchmem, tmp_path):
@@ -186,11 +187,11 @@ def test_interval_lines_add_up_to_the_enabled_total(memscope, touchmem, tmp_path
     res = run([memscope, "stat", "-I", "50", "-D", "-1", "--control", f"fifo:{ctl},{ack}", "-x,",
                "-e", "page-faults", "--", "sh", "-c", f"sh {script}; sleep 0.3"], timeout=120)
     assert res.returncode == 0, res.stderr
-    lines = [ln.split(",") for ln in res.stdout.splitlines() if ",page-faults," in ln]
-    assert lines, res.stdout
+    lines = [ln.split(",") for ln in counter_output(res.stderr).splitlines() if ",page-faults," in ln]
+    assert lines, counter_output(res.stderr)
     summed = sum(float(ln[1]) for ln in lines)
     expected = alone(memscope, touchmem, 24)
-    assert abs(summed - expected) <= 0.03 * expected, (summed, expected, res.stdout)
+    assert abs(summed - expected) <= 0.03 * expected, (summed, expected, counter_output(res.stderr))
     times = [float(ln[0]) for ln in lines]
     assert times == sorted(times)
 
@@ -200,5 +201,5 @@ def test_elapsed_time_is_the_wall_time_as_perf_prints_it(memscope):
     import re
     res = run([memscope, "stat", "-D", "1000", "-e", "page-faults", "--", "sleep", "1.6"], timeout=60)
     assert res.returncode == 0, res.stderr
-    elapsed = float(re.search(r"([0-9.]+) +seconds time elapsed", res.stdout).group(1))
+    elapsed = float(re.search(r"([0-9.]+) +seconds time elapsed", counter_output(res.stderr)).group(1))
     assert 1.5 <= elapsed < 15, elapsed

@@ -4,7 +4,7 @@ import re
 import time
 
 from conftest import online_cpus, run
-from stat_output import intervals, parse_csv, perf_count, totals
+from stat_output import counter_output, intervals, parse_csv, perf_count, totals
 
 PAGE = 4096
 
@@ -19,7 +19,7 @@ def test_interval_count_gives_that_many_lines_and_totals_of_them(memscope):
                           "-e", "task-clock,context-switches", "--", "sleep", "30"])
     took = time.monotonic() - start
     assert res.returncode == 0, res.stderr
-    rows = parse_csv(res.stdout)
+    rows = parse_csv(counter_output(res.stderr))
     times = sorted({float(r["time"]) for r in intervals(rows)})
     assert len(times) == 3, times
     # The run ended after its third line, not when sleep 30 would have.
@@ -45,12 +45,12 @@ def test_timeout_ends_the_run_and_its_command(memscope):
     took = time.monotonic() - start
     assert res.returncode == 0, res.stderr
     assert took < 20, took
-    rows = parse_csv(res.stdout)
+    rows = parse_csv(counter_output(res.stderr))
     assert ("total", "task-clock") in totals(rows)
     # The text form says how long it counted: the timeout, not sleep's 30 s.
     res = stat(memscope, ["--timeout", "300", "-e", "task-clock", "--", "sleep", "30"])
     assert res.returncode == 0, res.stderr
-    elapsed = float(re.search(r"([0-9.]+) +seconds time elapsed", res.stdout).group(1))
+    elapsed = float(re.search(r"([0-9.]+) +seconds time elapsed", counter_output(res.stderr)).group(1))
     # The timer is armed before the counters are enabled: the start-up (a few ms, tens
     # under sanitizers on a loaded machine) comes off the counted time.
     assert 0.2 <= elapsed < 15, elapsed
@@ -68,20 +68,20 @@ def test_output_file_holds_what_stdout_would(memscope, touchmem, tmp_path):
     res = stat(memscope, ["-o", str(out), "-x,", "--self-describing", "-e", "page-faults",
                           "--", touchmem, "40"])
     assert res.returncode == 0, res.stderr
-    assert res.stdout == ""
+    assert res.stdout == "" and counter_output(res.stderr) == ""
     faults = totals(parse_csv(out.read_text()))[("total", "page-faults")]
     expected = 40 * 1024 * 1024 // PAGE
     assert abs(faults - expected) <= 0.02 * expected, faults
     # Text: the same lines as on standard output, numbers aside.
     text = tmp_path / "stat.txt"
     res = stat(memscope, ["-o", str(text), "-I", "100", "-e", "page-faults", "--", "sleep", "0.35"])
-    assert res.returncode == 0 and res.stdout == "", res.stderr
+    assert res.returncode == 0 and res.stdout == "" and counter_output(res.stderr) == "", res.stderr
     res2 = stat(memscope, ["-I", "100", "-e", "page-faults", "--", "sleep", "0.35"])
 
     def shape(s):
         return [re.sub(r"[0-9.]+", "N", line) for line in s.splitlines()]
 
-    a, b = shape(text.read_text()), shape(res2.stdout)
+    a, b = shape(text.read_text()), shape(counter_output(res2.stderr))
     # perf's header, then a line per interval: time, count, event (its rate after '#').
     assert a[0] == b[0] == "#           time             counts unit events"
     assert {l.split()[2] for l in a[1:]} == {l.split()[2] for l in b[1:]} == {"page-faults"}
@@ -100,7 +100,7 @@ def test_no_aggr_is_per_cpu(memscope):
     for flag in ("-A", "--no-aggr", "--per-cpu"):
         res = stat(memscope, ["-x,", "--self-describing", flag, "-a", "-e", "task-clock", "--", "sleep", "0.1"])
         assert res.returncode == 0, res.stderr
-        rows[flag] = sorted(s for (s, e) in totals(parse_csv(res.stdout)))
+        rows[flag] = sorted(s for (s, e) in totals(parse_csv(counter_output(res.stderr))))
     assert rows["-A"] == rows["--no-aggr"] == rows["--per-cpu"]
     assert len(rows["-A"]) == ncpu, rows
     res = stat(memscope, ["-A", "--per-node", "-a", "-e", "task-clock", "--", "true"])
@@ -127,7 +127,7 @@ def test_repeat_gives_the_mean_and_perfs_spread_of_the_runs(memscope, touchmem, 
     for _ in sizes:
         res = stat(memscope, ["-x,", "--self-describing", "-e", "page-faults", "--", str(script)])
         assert res.returncode == 0, res.stderr
-        own.append(totals(parse_csv(res.stdout))[("total", "page-faults")])
+        own.append(totals(parse_csv(counter_output(res.stderr)))[("total", "page-faults")])
     assert own[1] - own[0] > 2000 and own[2] - own[1] > 2000, own
     n = len(own)
     mean = sum(own) / n
@@ -138,7 +138,7 @@ def test_repeat_gives_the_mean_and_perfs_spread_of_the_runs(memscope, touchmem, 
     res = stat(memscope, ["-r", "3", "-x,", "-e", "page-faults", "--", str(script)])
     assert res.returncode == 0, res.stderr
     assert state.read_text().strip() == "3"
-    fields = res.stdout.strip().split(",")
+    fields = counter_output(res.stderr).strip().split(",")
     # perf's shape: value,unit,event,variance%,runtime,pcnt,metric-value,metric-unit
     assert len(fields) == 8 and fields[2] == "page-faults" and fields[3].endswith("%"), fields
     assert abs(float(fields[0]) - mean) <= 0.02 * mean, (fields, own)
@@ -147,11 +147,11 @@ def test_repeat_gives_the_mean_and_perfs_spread_of_the_runs(memscope, touchmem, 
     state.write_text("0\n")
     res = stat(memscope, ["-r", "3", "-e", "page-faults", "--", str(script)])
     assert res.returncode == 0, res.stderr
-    assert "(3 runs):" in res.stdout
-    m = re.search(r"^\s+([\d,]+)\s+page-faults\s+\( \+-\s*([0-9.]+)% \)$", res.stdout, re.M)
-    assert m, res.stdout
+    assert "(3 runs):" in counter_output(res.stderr)
+    m = re.search(r"^\s+([\d,]+)\s+page-faults\s+\( \+-\s*([0-9.]+)% \)$", counter_output(res.stderr), re.M)
+    assert m, counter_output(res.stderr)
     assert abs(int(m.group(1).replace(",", "")) - mean) <= 0.02 * mean and abs(float(m.group(2)) - want_pct) <= 0.1 * want_pct
-    assert re.search(r"[0-9.]+ \+- [0-9.]+ seconds time elapsed  \( \+-\s*[0-9.]+% \)", res.stdout), res.stdout
+    assert re.search(r"[0-9.]+ \+- [0-9.]+ seconds time elapsed  \( \+-\s*[0-9.]+% \)", counter_output(res.stderr)), counter_output(res.stderr)
 
 
 def test_repeat_csv_and_json_have_perfs_fields(memscope):
@@ -159,7 +159,7 @@ def test_repeat_csv_and_json_have_perfs_fields(memscope):
     import shutil
     res = stat(memscope, ["-r", "2", "-j", "-e", "page-faults", "--", "true"])
     assert res.returncode == 0, res.stderr
-    obj = json.loads(res.stdout.strip())
+    obj = json.loads(counter_output(res.stderr).strip())
     assert isinstance(obj["variance"], (int, float)) and obj["event"] == "page-faults"
     keys = list(obj)
     assert keys.index("event") < keys.index("variance") < keys.index("event-runtime")
@@ -167,7 +167,7 @@ def test_repeat_csv_and_json_have_perfs_fields(memscope):
         peer = run(["perf", "stat", "-r", "2", "-x,", "-e", "page-faults", "--", "true"])
         if peer.returncode == 0:
             line = [l for l in peer.stderr.splitlines() if ",page-faults," in l][0].split(",")
-            ours = stat(memscope, ["-r", "2", "-x,", "-e", "page-faults", "--", "true"]).stdout.strip().split(",")
+            ours = counter_output(stat(memscope, ["-r", "2", "-x,", "-e", "page-faults", "--", "true"]).stderr).strip().split(",")
             assert len(ours) == len(line) and line[3].endswith("%") and ours[3].endswith("%"), (ours, line)
 
 
@@ -199,7 +199,7 @@ def test_per_core_and_die_rows_add_up_their_cpus(memscope, touchmem, tmp_path):
     per_cpu = stat(memscope, ["--input", str(rec), "-A", "-x,"])
     assert per_cpu.returncode == 0, per_cpu.stderr
     cpu_value = {}
-    for line in per_cpu.stdout.splitlines():
+    for line in counter_output(per_cpu.stderr).splitlines():
         f = line.split(",")
         cpu_value[(int(f[0][3:]), f[3])] = int(f[1])
     cpus = sorted({c for c, _ in cpu_value})
@@ -215,7 +215,7 @@ def test_per_core_and_die_rows_add_up_their_cpus(memscope, touchmem, tmp_path):
                 n, v = want.get((name, event), (0, 0))
                 want[(name, event)] = (n + 1, v + cpu_value[(cpu, event)])
         got = {}
-        for line in res.stdout.splitlines():
+        for line in counter_output(res.stderr).splitlines():
             f = line.split(",")
             assert len(f) == 9, line                      # aggr, nr, value, unit, event, runtime, pcnt, metric x2
             assert f[3] == "" and f[6] == "100.00", line
@@ -223,13 +223,13 @@ def test_per_core_and_die_rows_add_up_their_cpus(memscope, touchmem, tmp_path):
         assert got == want, (mode, got, want)
         assert sum(v for (n, e), (_, v) in got.items() if e == "page-faults") > 8 * 1024 * 1024 // PAGE
         js = stat(memscope, ["--input", str(rec), "--per-" + mode, "-j"])
-        objs = [__import__("json").loads(line) for line in js.stdout.splitlines()]
+        objs = [__import__("json").loads(line) for line in counter_output(js.stderr).splitlines()]
         assert {(o[mode], o["event"]): (o["aggregate-number"], perf_count(o["counter-value"])) for o in objs} == want
         text = stat(memscope, ["--input", str(rec), "--per-" + mode])
         for (name, event), (_, v) in want.items():
             # perf's lines: the row, its CPUs, the count, the event.
             assert re.search(r"^%s\s+%d\s+%s\s+%s$" % (name, want[(name, event)][0], format(v, ","), event),
-                             text.stdout, re.M), text.stdout
+                             counter_output(text.stderr), re.M), counter_output(text.stderr)
 
 
 def test_per_core_refuses_metrics_and_other_rows(memscope):

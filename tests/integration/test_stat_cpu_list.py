@@ -8,6 +8,7 @@ import time
 import pytest
 
 from conftest import cgroup2_mount, fixture_env, online_cpus, remove_cgroup, run
+from stat_output import counter_output
 
 PAGE = 4096
 MIB = 200
@@ -77,11 +78,11 @@ def test_cpu_list_counts_only_what_ran_there(memscope, event, loop, n, env):
     here = stat(memscope, ["-x,", "-C", str(first), "-e", event, "--",
                            "taskset", "-c", str(first), sys.executable, "-c", loop], env=e)
     assert here.returncode == 0, here.stderr
-    assert n <= csv_count(here.stdout, event) <= 1.02 * n, here.stdout
+    assert n <= csv_count(counter_output(here.stderr), event) <= 1.02 * n, counter_output(here.stderr)
     there = stat(memscope, ["-x,", "-C", str(first), "-e", event, "--",
                             "taskset", "-c", str(second), sys.executable, "-c", loop], env=e)
     assert there.returncode == 0, there.stderr
-    assert csv_count(there.stdout, event) < 0.01 * n, there.stdout
+    assert csv_count(counter_output(there.stderr), event) < 0.01 * n, counter_output(there.stderr)
 
 
 @needs_two_cpus
@@ -100,7 +101,7 @@ def test_cpu_list_and_cgroup_count_only_what_ran_there(memscope, own_cgroup, eve
         res = stat(memscope, ["-x,", "-a", "-C", str(first), "-G", name, "-e", event, "--", "sh", "-c", ENTER,
                               "sh", str(path), "taskset", "-c", str(cpu), sys.executable, "-c", loop])
         assert res.returncode == 0, res.stderr
-        return csv_count(res.stdout, event)
+        return csv_count(counter_output(res.stderr), event)
     here = count(first)
     # n, and the few the shell and python3's start-up raise (48 getppid, 41 signals here).
     assert n <= here <= 1.02 * n, here
@@ -116,7 +117,7 @@ def test_cpu_list_page_faults_follow_the_workload(memscope, touchmem, own_cgroup
     shell that enters the cgroup, runs on CPU 1."""
     ref = stat(memscope, ["-x,", "-e", "page-faults", "--", "taskset", "-c", "0", touchmem, str(MIB)])
     assert ref.returncode == 0, ref.stderr
-    own = csv_count(ref.stdout)
+    own = csv_count(counter_output(ref.stderr))
     assert own >= MIB * 1024 * 1024 // PAGE
     name, path = own_cgroup
     first, second = online_cpus()[:2]
@@ -126,7 +127,7 @@ def test_cpu_list_page_faults_follow_the_workload(memscope, touchmem, own_cgroup
                    "-e", "page-faults", "--", "sh", "-c", ENTER, "sh", str(path),
                    "taskset", "-c", str(cpu), touchmem, str(MIB)])
         assert res.returncode == 0, res.stderr
-        counts[cpu] = csv_count(res.stdout)
+        counts[cpu] = csv_count(counter_output(res.stderr))
     # Every one of touchmem's faults is in CPU 0's count when it runs there (own also has the
     # faults of taskset, which ran on CPU 1 here)...
     assert 0.98 * own <= counts[first] <= 1.02 * own, (own, counts)
@@ -140,8 +141,8 @@ def test_cpu_list_rows_are_its_cpus(memscope):
     for args in (["-A", "-x,"], ["--per-cpu", "-j"]):
         res = stat(memscope, args + ["-C", str(cpu), "-e", "page-faults,context-switches", "--", "sleep", "0.1"])
         assert res.returncode == 0, res.stderr
-        lines = res.stdout.strip().splitlines()
-        assert len(lines) == 2, res.stdout
+        lines = counter_output(res.stderr).strip().splitlines()
+        assert len(lines) == 2, counter_output(res.stderr)
         if "-j" in args:
             assert [json.loads(line)["cpu"] for line in lines] == [str(cpu)] * 2
         else:
@@ -150,7 +151,7 @@ def test_cpu_list_rows_are_its_cpus(memscope):
     # says which, as perf does ('CPU(s) N', not 'system wide').
     res = stat(memscope, ["-C", str(cpu), "-e", "page-faults", "--timeout", "100"])
     assert res.returncode == 0, res.stderr
-    assert f"counter stats for 'CPU(s) {cpu}':" in res.stdout, res.stdout
+    assert f"counter stats for 'CPU(s) {cpu}':" in counter_output(res.stderr), counter_output(res.stderr)
 
 
 def test_bad_cpu_lists_name_the_argument_and_the_online_cpus(memscope):
@@ -199,7 +200,7 @@ def test_uncore_on_the_cpumask_cpus_of_the_list(memscope, tmp_path):
                    + (["-C", cpus] if cpus else []), env=env)
         assert res.returncode == 0, res.stderr
         # S, CPUs, counter, unit, metric, runtime, pcnt, metric-value, metric-unit
-        return {f[0]: (int(f[1]), f[7]) for f in (line.split(",") for line in res.stdout.splitlines())}
+        return {f[0]: (int(f[1]), f[7]) for f in (line.split(",") for line in counter_output(res.stderr).splitlines())}
 
     assert rows(None) == {"S0": (8, "%d" % socket0), "S1": (8, "%d" % socket1)}
     assert rows("4-7") == {"S1": (4, "%d" % socket1)}

@@ -3,6 +3,7 @@ field by field on replayed Skylake-SP IMC counters whose bandwidths are computed
 import json
 
 from conftest import fixture_env, run
+from stat_output import counter_output
 
 # Per IMC channel i (0..5) and frame k (1 at t=1 s, 3 at t=2 s): CAS reads (i+1)*1000*k through
 # cpu0 (socket 0) and (i+1)*2000*k through cpu4 (socket 1); writes a tenth of those. 64 B per CAS.
@@ -32,7 +33,7 @@ def stat(memscope, tmp_path, *args):
     res = run([memscope, "stat", "--replay", str(replay(tmp_path)), "-m", "mem.read_bw,mem.write_bw",
                "--metric-only"] + list(args), env=fixture_env("skylake-sp-2s"))
     assert res.returncode == 0, res.stderr
-    return res.stdout
+    return counter_output(res.stderr)
 
 
 def test_csv_totals_and_intervals(memscope, tmp_path):
@@ -82,13 +83,13 @@ def test_metric_only_without_metrics_shows_the_events_shadow_metrics(memscope, t
     CPUs utilized; unscaled (no K/M), a column each, no event lines."""
     res = run([memscope, "stat", "--metric-only", "-x,", "-e", "page-faults,task-clock", "--", touchmem, "8"])
     assert res.returncode == 0, res.stderr
-    header, values = res.stdout.splitlines()
-    assert header == "page-faults (/sec),task-clock (CPUs utilized),", res.stdout
+    header, values = counter_output(res.stderr).splitlines()
+    assert header == "page-faults (/sec),task-clock (CPUs utilized),", counter_output(res.stderr)
     rate, cpus = (float(v) for v in values.split(",")[:2])
     # 2048 faults within the task's own time, which is under a second here.
     assert rate >= 2048 and 0 < cpus <= 2.0, values
     res = run([memscope, "stat", "--metric-only", "-j", "-e", "page-faults,task-clock", "--", "true"])
-    assert list(json.loads(res.stdout)) == ["page-faults (/sec)", "task-clock (CPUs utilized)"], res.stdout
+    assert list(json.loads(counter_output(res.stderr))) == ["page-faults (/sec)", "task-clock (CPUs utilized)"], counter_output(res.stderr)
 
 
 def test_metric_only_refusals(memscope):

@@ -3,7 +3,7 @@ import json
 import re
 
 from conftest import fixture_env, run
-from stat_output import intervals, parse_csv, totals
+from stat_output import counter_output, intervals, parse_csv, totals
 
 
 def write_replay(path, frames):
@@ -29,7 +29,7 @@ def test_kunpeng_read_bandwidth_per_node_from_replayed_counters(memscope, tmp_pa
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.read_bytes",
                "--per-node", "-I", "1000", "-x,", "--self-describing"], env=env)
     assert res.returncode == 0, res.stderr
-    rows = parse_csv(res.stdout)
+    rows = parse_csv(counter_output(res.stderr))
     per_interval = {(r["time"], r["scope"], r["event"]): r["value"] for r in intervals(rows)}
     # DDRC v1 flux counts 32 bytes (vendor tooling); SCCL1 is node 0, SCCL3 node 1.
     assert per_interval[("1.000000", "node0", "mem.read_bw")] == (1000 + 500) * 32
@@ -51,7 +51,7 @@ def test_replay_with_a_missing_counter_never_shows_zero(memscope, tmp_path):
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw", "-x,", "--self-describing"],
               env=fixture_env("kunpeng920-2s"))
     assert res.returncode == 0, res.stderr
-    row = [r for r in parse_csv(res.stdout) if r["event"] == "mem.read_bw"][0]
+    row = [r for r in parse_csv(counter_output(res.stderr)) if r["event"] == "mem.read_bw"][0]
     assert row["counted"] is False and row["value"] == "<not counted>"
 
 
@@ -78,7 +78,7 @@ def test_kernel_metrics_live_agree_with_the_workload(memscope, touchmem):
     res = run([memscope, "stat", "-x,", "--self-describing", "-e", "page-faults", "-m", "kernel.faults,numa.hit",
                "--", touchmem, "64"])
     assert res.returncode == 0, res.stderr
-    t = totals(parse_csv(res.stdout))
+    t = totals(parse_csv(counter_output(res.stderr)))
     pages = 64 * 256
     assert t[("total", "kernel.faults")] == t[("total", "page-faults")]
     assert abs(t[("total", "kernel.faults")] - pages) <= 0.02 * pages
@@ -96,7 +96,7 @@ def test_kunpeng_bandwidth_per_channel(memscope, tmp_path):
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.read_bytes", "--per-channel",
                "-I", "1000", "-x,", "--self-describing"], env=fixture_env("kunpeng920-2s"))
     assert res.returncode == 0, res.stderr
-    rows = parse_csv(res.stdout)
+    rows = parse_csv(counter_output(res.stderr))
     t = totals(rows)
     channels = [f"hisi_sccl{s}_ddrc{c}" for s in (1, 3, 5, 7) for c in range(4)]
     assert sorted({scope for scope, _ in t}) == sorted(channels)
@@ -111,7 +111,7 @@ def test_kunpeng_bandwidth_per_channel(memscope, tmp_path):
     # The channels add up to the node: the same run --per-node.
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bytes", "--per-node", "-x,", "--self-describing"],
               env=fixture_env("kunpeng920-2s"))
-    assert totals(parse_csv(res.stdout))[("node0", "mem.read_bytes")] == sum(
+    assert totals(parse_csv(counter_output(res.stderr)))[("node0", "mem.read_bytes")] == sum(
         t[(f"hisi_sccl1_ddrc{c}", "mem.read_bytes")] for c in range(4))
 
 
@@ -127,7 +127,7 @@ def test_skylake_bandwidth_per_channel_names_the_socket_cpu(memscope, tmp_path):
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw", "--per-channel", "--json", "--self-describing"],
               env=fixture_env("skylake-sp-2s"))
     assert res.returncode == 0, res.stderr
-    total = json.loads(res.stdout.strip().splitlines()[-1])
+    total = json.loads(counter_output(res.stderr).strip().splitlines()[-1])
     assert total["aggregation"] == "channel"
     got = {r["channel"]: r["metrics"]["mem.read_bw"]["value"] for r in total["rows"]}
     # 64 B per CAS over 2 s; socket 0 first, then socket 1, imc_0..5 in order.
@@ -160,7 +160,7 @@ def test_icelake_bandwidth_per_socket_and_per_channel(memscope, tmp_path):
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.write_bw", "--per-socket",
                "-I", "1000", "-x,", "--self-describing"], env=env)
     assert res.returncode == 0, res.stderr
-    rows = parse_csv(res.stdout)
+    rows = parse_csv(counter_output(res.stderr))
     per_interval = {(r["time"], r["scope"], r["event"]): r["value"] for r in intervals(rows)}
     # 64 B per CAS: 10000 and 30000 reads in the first second, 0 and 10000 in the second.
     assert per_interval[("1.000000", "socket0", "mem.read_bw")] == 10000 * 64
@@ -178,7 +178,7 @@ def test_icelake_bandwidth_per_socket_and_per_channel(memscope, tmp_path):
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.write_bw", "--per-channel",
                "-x,", "--self-describing"], env=env)
     assert res.returncode == 0, res.stderr
-    rows = parse_csv(res.stdout)
+    rows = parse_csv(counter_output(res.stderr))
     channels = [f"uncore_imc_{i}@cpu{c}" for c in (0, 4) for i in range(4)]
     # one row per channel and metric, socket 0 first
     assert list(dict.fromkeys(r["scope"] for r in rows)) == channels
@@ -210,7 +210,7 @@ def test_sapphire_rapids_bandwidth_per_socket_and_gapped_channels(memscope, tmp_
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.write_bw", "--per-socket", "-x,", "--self-describing"],
               env=env)
     assert res.returncode == 0, res.stderr
-    t = totals(parse_csv(res.stdout))
+    t = totals(parse_csv(counter_output(res.stderr)))
     assert t[("socket0", "mem.read_bw")] == 1000 * 64
     assert t[("socket1", "mem.read_bw")] == 10000 * 64
     assert t[("socket0", "mem.write_bw")] == 200 * 64
@@ -219,7 +219,7 @@ def test_sapphire_rapids_bandwidth_per_socket_and_gapped_channels(memscope, tmp_
     res = run([memscope, "stat", "--replay", str(replay), "-m", "mem.read_bw,mem.write_bw", "--per-channel",
                "-x,", "--self-describing"], env=env)
     assert res.returncode == 0, res.stderr
-    rows = parse_csv(res.stdout)
+    rows = parse_csv(counter_output(res.stderr))
     # the box IDs as the kernel names them, gaps kept, 10 after 3 (natural order)
     channels = [f"uncore_imc_{i}@cpu{c}" for c in (0, 4) for i in (0, 2, 3, 10)]
     assert list(dict.fromkeys(r["scope"] for r in rows)) == channels
@@ -275,7 +275,7 @@ def test_ebpf_page_placement_per_node(memscope, touchmem):
     res = run([memscope, "stat", "-x,", "--self-describing", "-m", "proc.faults,proc.pages_alloc", "--per-node",
                "--", touchmem, "64"])
     assert res.returncode == 0, res.stderr
-    rows = parse_csv(res.stdout)
+    rows = parse_csv(counter_output(res.stderr))
     t = totals(rows)
     pages = 64 * 256   # 64 MiB of 4 KiB pages touched once each, THP off
     assert abs(t[("node0", "proc.pages_alloc")] - pages) <= 0.03 * pages
@@ -290,7 +290,7 @@ def test_ebpf_faults_agree_with_perf(memscope, touchmem):
     res = run([memscope, "stat", "-x,", "--self-describing", "-e", "page-faults", "-m", "proc.faults,proc.pages_alloc",
                "--", touchmem, "64"])
     assert res.returncode == 0, res.stderr
-    t = totals(parse_csv(res.stdout))
+    t = totals(parse_csv(counter_output(res.stderr)))
     # The same run, counted by perf's software event and by the eBPF probe.
     assert abs(t[("total", "proc.faults")] - t[("total", "page-faults")]) <= 0.01 * t[("total", "page-faults")]
     # And perf stat itself on another run of the same workload.
@@ -302,7 +302,7 @@ def test_ebpf_faults_agree_with_perf(memscope, touchmem):
 def test_ebpf_offcpu_ratio_of_a_sleeper(memscope):
     res = run([memscope, "stat", "-x,", "--self-describing", "-m", "proc.offcpu_ratio,proc.offcpu_ns", "--", "sleep", "0.3"])
     assert res.returncode == 0, res.stderr
-    t = totals(parse_csv(res.stdout))
+    t = totals(parse_csv(counter_output(res.stderr)))
     # sleep runs for about a millisecond of its 300 ms.
     assert t[("total", "proc.offcpu_ratio")] > 0.95
     assert abs(t[("total", "proc.offcpu_ns")] - 0.3e9) <= 0.1 * 0.3e9
@@ -315,13 +315,13 @@ def test_ebpf_metric_and_series_have_one_name(memscope, touchmem):
     res = run([memscope, "stat", "-x,", "--self-describing", "-e", "proc.pages_alloc", "-m", "proc.pages_alloc",
                "--", touchmem, "16"])
     assert res.returncode == 0, res.stderr
-    rows = [l.split(",") for l in res.stdout.splitlines() if l.startswith("total,total,proc.pages_alloc,")]
-    assert rows and len({r[3] for r in rows}) == 1 and 16 * 256 <= float(rows[0][3]) <= 16 * 256 * 1.05, res.stdout
+    rows = [l.split(",") for l in counter_output(res.stderr).splitlines() if l.startswith("total,total,proc.pages_alloc,")]
+    assert rows and len({r[3] for r in rows}) == 1 and 16 * 256 <= float(rows[0][3]) <= 16 * 256 * 1.05, counter_output(res.stderr)
     # The old name: accepted, documented as the old name of the same metric.
     res = run([memscope, "stat", "-x,", "--self-describing", "-m", "proc.pages_placed", "--", touchmem, "16"])
     assert res.returncode == 0, res.stderr
-    t = totals(parse_csv(res.stdout))
-    assert 16 * 256 <= t[("total", "proc.pages_alloc")] <= 16 * 256 * 1.05, res.stdout
+    t = totals(parse_csv(counter_output(res.stderr)))
+    assert 16 * 256 <= t[("total", "proc.pages_alloc")] <= 16 * 256 * 1.05, counter_output(res.stderr)
     res = run([memscope, "list", "--metrics"])
     line = [l for l in res.stdout.splitlines() if l.startswith("proc.pages_alloc ")]
     assert len(line) == 1 and "formerly proc.pages_placed" in line[0], res.stdout
@@ -358,5 +358,5 @@ def test_ebpf_pages_per_node_replayed_on_a_4_node_machine(memscope, tmp_path):
     res = run([memscope, "stat", "--replay", str(replay), "-m", "proc.pages_alloc", "--per-node", "-x,", "--self-describing"],
               env=env)
     assert res.returncode == 0, res.stderr
-    t = totals(parse_csv(res.stdout))
+    t = totals(parse_csv(counter_output(res.stderr)))
     assert [t[(f"node{n}", "proc.pages_alloc")] for n in range(4)] == [100, 300, 0, 600]

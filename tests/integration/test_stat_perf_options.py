@@ -8,6 +8,7 @@ import subprocess
 import time
 
 from conftest import run
+from stat_output import counter_output, messages
 
 PAGES_8MB = 8 * 256
 
@@ -22,7 +23,7 @@ def both(memscope, args):
     theirs = run(["perf", "stat"] + [a for a in args if a != "--"])
     assert ours.returncode == 0, ours.stderr
     assert theirs.returncode == 0, theirs.stderr
-    return csv_rows(ours.stdout), csv_rows(theirs.stderr)
+    return csv_rows(counter_output(ours.stderr)), csv_rows(theirs.stderr)
 
 
 def test_user_and_kernel_modifiers_split_the_faults_as_perfs(memscope, touchmem):
@@ -57,7 +58,7 @@ def test_null_run_times_the_command_alone(memscope):
     res = run([memscope, "stat", "-n", "--", "sleep", "0.2"])
     theirs = run(["perf", "stat", "-n", "sleep", "0.2"])
     assert res.returncode == 0 and theirs.returncode == 0
-    for text in (res.stdout, theirs.stderr):
+    for text in (counter_output(res.stderr), theirs.stderr):
         assert "Performance counter stats for 'sleep 0.2':" in text
         elapsed = float(re.search(r"^ +(\d+\.\d{9}) seconds time elapsed$", text, re.M).group(1))
         assert 0.2 <= elapsed < 5, text
@@ -76,7 +77,7 @@ def test_log_fd_and_append(memscope, tmp_path):
     with open(out, "w") as f:
         res = subprocess.run([memscope, "stat", "--log-fd", str(f.fileno()), "-x,", "-e", "page-faults", "--",
                               "true"], pass_fds=(f.fileno(),), capture_output=True, text=True)
-    assert res.returncode == 0 and res.stdout == "", res.stderr
+    assert res.returncode == 0 and res.stdout == "" and counter_output(res.stderr) == "", res.stderr
     rows = csv_rows(out.read_text())
     assert [r[2] for r in rows] == ["page-faults"] and int(rows[0][0]) > 0, rows
     # perf's --log-fd writes the same fields there.
@@ -113,7 +114,7 @@ def test_tid_counts_that_thread(memscope, touchmem):
         for tool in ([memscope, "stat"], ["perf", "stat"]):
             res = run(tool + ["-x,", "-t", str(busy.pid), "-e", "page-faults", "--", "sleep", "0.3"])
             assert res.returncode == 0, res.stderr
-            rows = csv_rows(res.stdout if tool[0] == memscope else res.stderr)
+            rows = csv_rows(counter_output(res.stderr) if tool[0] == memscope else res.stderr)
             assert len(rows) == 1 and int(rows[0][0]) > 1024, (tool, rows)
         assert busy.poll() is None
     finally:
@@ -126,14 +127,14 @@ def test_capital_m_is_memscopes_metrics(memscope, touchmem):
     for flag in ("-m", "-M"):
         res = run([memscope, "stat", "-x,", flag, "kernel.faults", "--", touchmem, "8"])
         assert res.returncode == 0, res.stderr
-        rows[flag] = [r for r in csv_rows(res.stdout) if r[2] == "kernel.faults"]
+        rows[flag] = [r for r in csv_rows(counter_output(res.stderr)) if r[2] == "kernel.faults"]
         assert len(rows[flag]) == 1 and PAGES_8MB <= float(rows[flag][0][5]) <= PAGES_8MB * 1.05 + 200, rows
 
 
 def test_memory_flag_counts_the_memory_set(memscope, touchmem):
     res = run([memscope, "stat", "-x,", "--memory", "--", touchmem, "8"])
-    assert res.returncode == 0 and res.stderr == "", res.stderr
-    rows = {r[2]: r for r in csv_rows(res.stdout)}
+    assert res.returncode == 0 and messages(res.stderr) == "", res.stderr
+    rows = {r[2]: r for r in csv_rows(counter_output(res.stderr))}
     assert list(rows) == ["page-faults", "minor-faults", "major-faults", "context-switches", "cpu-migrations",
                           "task-clock"], rows
     assert PAGES_8MB <= int(rows["page-faults"][0]) <= PAGES_8MB * 1.05 + 200, rows
@@ -148,9 +149,9 @@ def test_detailed_levels_add_perfs_cache_events(memscope):
     # Named with -e, the cache events are perf's encodings: a host without PMU says so for each.
     res = run([memscope, "stat", "-x,", "-e", "page-faults,LLC-load-misses,dTLB-loads", "--", "true"])
     assert res.returncode == 0, res.stderr
-    assert [r[2] for r in csv_rows(res.stdout)] == ["page-faults", "LLC-load-misses", "dTLB-loads"], res.stdout
+    assert [r[2] for r in csv_rows(counter_output(res.stderr))] == ["page-faults", "LLC-load-misses", "dTLB-loads"], counter_output(res.stderr)
     theirs = run(["perf", "stat", "-x,", "-e", "page-faults,LLC-load-misses,dTLB-loads", "true"])
-    assert [r[0] for r in csv_rows(res.stdout)][1:] == [r[0] for r in csv_rows(theirs.stderr)][1:]
+    assert [r[0] for r in csv_rows(counter_output(res.stderr))][1:] == [r[0] for r in csv_rows(theirs.stderr)][1:]
 
 
 def test_no_big_num_drops_the_thousands_separators(memscope, touchmem):
@@ -158,7 +159,7 @@ def test_no_big_num_drops_the_thousands_separators(memscope, touchmem):
     for flag in ([], ["--no-big-num"]):
         res = run([memscope, "stat"] + flag + ["-e", "page-faults", "--", touchmem, "8"])
         assert res.returncode == 0, res.stderr
-        lines[bool(flag)] = re.search(r"^ +([\d,]+)      page-faults", res.stdout, re.M).group(1)
+        lines[bool(flag)] = re.search(r"^ +([\d,]+)      page-faults", counter_output(res.stderr), re.M).group(1)
     assert re.fullmatch(r"\d,\d{3}", lines[False]) and re.fullmatch(r"\d{4}", lines[True]), lines
 
 
@@ -171,6 +172,6 @@ def test_no_merge_changes_nothing_here(memscope):
         for extra in ([], ["--no-merge"]):
             res = run(tool + args + extra + ["--", "true"])
             assert res.returncode == 0, res.stderr
-            text = res.stdout if tool[0] == memscope else res.stderr
+            text = counter_output(res.stderr) if tool[0] == memscope else res.stderr
             shapes.append([(r[0], r[3]) for r in csv_rows(text)])
         assert shapes[0] == shapes[1] and len(shapes[0]) >= 4, (tool, shapes)

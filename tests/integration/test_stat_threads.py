@@ -4,7 +4,7 @@ import json
 import re
 
 from conftest import run
-from stat_output import perf_count
+from stat_output import counter_output, perf_count
 
 # 2 threads now and 1 more after 200 ms, each touching 4 MB every 100 ms from 100 ms until 800 ms.
 WORKLOAD_ARGS = ["2", "1", "200", "800", "4", "100"]
@@ -15,7 +15,7 @@ def workload(build_dir):
 
 
 def own_lines(stdout):
-    """What the workload printed: its pid, each thread's name, tid and pages, and memscope's lines."""
+    """What the workload printed (its pid, each thread's name, tid and pages) and memscope's lines."""
     pid = int(re.search(r"^ready (\d+)$", stdout, re.M).group(1))
     threads = {name: (int(tid), int(pages))
                for name, tid, pages in re.findall(r"^thread (\S+) (\d+) (\d+)$", stdout, re.M)}
@@ -50,14 +50,14 @@ def csv_rows(lines, event="proc.faults"):
 def test_per_thread_rows_carry_each_threads_name(memscope, build_dir):
     res = run([memscope, "stat", "-x,", "-e", "proc.faults", "--per-thread", "--"] + workload(build_dir))
     assert res.returncode == 0, res.stderr
-    pid, threads, rest = own_lines(res.stdout)
+    pid, threads, rest = own_lines(res.stdout + counter_output(res.stderr))
     check_rows(csv_rows(rest), pid, threads)
 
 
 def test_per_thread_names_in_text_and_json(memscope, build_dir):
     res = run([memscope, "stat", "-e", "proc.faults", "--per-thread", "--"] + workload(build_dir))
     assert res.returncode == 0, res.stderr
-    pid, threads, rest = own_lines(res.stdout)
+    pid, threads, rest = own_lines(res.stdout + counter_output(res.stderr))
     text = {}
     for line in rest:
         # perf's lines: comm right-aligned to the dash, tid, the count, the event.
@@ -68,7 +68,7 @@ def test_per_thread_names_in_text_and_json(memscope, build_dir):
 
     res = run([memscope, "stat", "-j", "-e", "proc.faults", "--per-thread", "--"] + workload(build_dir))
     assert res.returncode == 0, res.stderr
-    pid, threads, rest = own_lines(res.stdout)
+    pid, threads, rest = own_lines(res.stdout + counter_output(res.stderr))
     objs = [json.loads(line) for line in rest if line.startswith("{")]
     check_rows({o["thread"]: perf_count(o["counter-value"]) for o in objs if o["event"] == "proc.faults"}, pid, threads)
 
@@ -76,7 +76,7 @@ def test_per_thread_names_in_text_and_json(memscope, build_dir):
     res = run([memscope, "stat", "-j", "--self-describing", "-e", "proc.faults", "--per-thread", "--"]
               + workload(build_dir))
     assert res.returncode == 0, res.stderr
-    pid, threads, rest = own_lines(res.stdout)
+    pid, threads, rest = own_lines(res.stdout + counter_output(res.stderr))
     doc = [json.loads(line) for line in rest if line.startswith("{")][-1]
     named = {(r["tid"], r["comm"]) for r in doc["rows"] if "tid" in r}
     assert named == {(tid, name) for name, (tid, _) in threads.items()} | {(pid, "threads")}, named
@@ -90,16 +90,16 @@ def test_per_thread_from_a_recording(memscope, build_dir, tmp_path):
     pid, threads, _ = own_lines(res.stdout)
     res = run([memscope, "stat", "-x,", "--input", str(rec), "--per-thread"])
     assert res.returncode == 0, res.stderr
-    check_rows(csv_rows(res.stdout.splitlines()), pid, threads)
+    check_rows(csv_rows(counter_output(res.stderr).splitlines()), pid, threads)
     # Lines by interval add up to the totals, thread by thread.
     res_i = run([memscope, "stat", "-x,", "--input", str(rec), "--per-thread", "-I", "400"])
     assert res_i.returncode == 0, res_i.stderr
     sums = {}
-    for line in res_i.stdout.splitlines():
+    for line in counter_output(res_i.stderr).splitlines():
         fields = line.split(",")
         if len(fields) > 4 and fields[4] == "proc.faults":
             sums[fields[1]] = sums.get(fields[1], 0) + int(fields[2])
-    assert sums == csv_rows(res.stdout.splitlines())
+    assert sums == csv_rows(counter_output(res.stderr).splitlines())
 
 
 def test_per_thread_from_a_recording_without_thread_series_names_the_recording(memscope, build_dir, tmp_path):
@@ -108,7 +108,7 @@ def test_per_thread_from_a_recording_without_thread_series_names_the_recording(m
     assert res.returncode == 0, res.stderr
     res = run([memscope, "stat", "--input", str(rec), "--per-thread"])
     assert res.returncode == 2
-    assert res.stdout == ""
+    assert res.stdout == "" and counter_output(res.stderr) == ""
     assert f"not in this recording ({rec})" in res.stderr
     assert "memscope record --per-thread" in res.stderr
     # Not a live-host cause: nothing about eBPF or perf counts of a process.
@@ -120,7 +120,7 @@ def test_per_thread_counts_perf_events_of_a_command(memscope, touchmem):
     one row named comm-TID, the count of the pages it touched."""
     res = run([memscope, "stat", "-x,", "--per-thread", "-e", "page-faults,task-clock", "--", touchmem, "8"])
     assert res.returncode == 0, res.stderr
-    rows = [line.split(",") for line in res.stdout.splitlines() if line]
+    rows = [line.split(",") for line in counter_output(res.stderr).splitlines() if line]
     assert [r[3] for r in rows] == ["page-faults", "task-clock"], rows
     assert rows[0][0] == rows[1][0] and re.fullmatch(r"\S+-\d+", rows[0][0]), rows
     assert 2048 <= int(rows[0][1]) <= 2048 * 1.05 + 200, rows      # 8 MB: 2048 pages
@@ -132,7 +132,7 @@ def test_per_thread_system_wide_has_a_line_per_counting_thread(memscope, touchme
     the workload's faults are among them; perf's CSV fields (7 separators)."""
     res = run([memscope, "stat", "-x,", "--per-thread", "-a", "-e", "page-faults", "--", touchmem, "8"])
     assert res.returncode == 0, res.stderr
-    rows = [line.split(",") for line in res.stdout.splitlines() if line]
+    rows = [line.split(",") for line in counter_output(res.stderr).splitlines() if line]
     assert rows and all(len(r) == 8 and r[3] == "page-faults" and int(r[1]) > 0 for r in rows), rows
     assert len({r[0] for r in rows}) == len(rows)
     assert max(int(r[1]) for r in rows) >= 2048, rows
@@ -154,7 +154,7 @@ def test_per_thread_system_wide_leaves_out_a_zombie(memscope, touchmem):
             time.sleep(0.01)
         res = run([memscope, "stat", "-x,", "--per-thread", "-a", "-e", "page-faults", "--", touchmem, "8"])
         assert res.returncode == 0, res.stderr
-        assert not any(line.startswith(f"true-{zombie.pid},") for line in res.stdout.splitlines())
-        assert max(int(line.split(",")[1]) for line in res.stdout.splitlines() if line) >= 2048
+        assert not any(line.startswith(f"true-{zombie.pid},") for line in counter_output(res.stderr).splitlines())
+        assert max(int(line.split(",")[1]) for line in counter_output(res.stderr).splitlines() if line) >= 2048
     finally:
         zombie.wait()

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from conftest import FIXTURES, fixture_env, run
+from stat_output import counter_output
 
 TOPDOWN = ["topdown.backend_bound", "topdown.memory_bound", "topdown.l1_bound", "topdown.l2_bound",
            "topdown.l3_bound", "topdown.dram_bound", "topdown.dram_bandwidth", "topdown.dram_latency",
@@ -40,7 +41,7 @@ def stat(memscope, machine, replay, metrics, env=None):
         r = run([memscope, "stat", "--replay", str(replay), "-m", ",".join(metrics), "-x,", "--self-describing",
                  *args], env=env or fixture_env(machine))
         assert r.returncode == 0, r.stderr
-        for line in r.stdout.splitlines()[1:]:
+        for line in counter_output(r.stderr).splitlines()[1:]:
             time_, scope, metric, value = line.split(",")[:4]
             if time_ == "total":
                 out[(scope, metric)] = None if value.startswith("<") else float(value)
@@ -258,7 +259,7 @@ def test_multiplexed_counts_are_scaled_and_the_coverage_shown(memscope, tmp_path
     r = run([memscope, "stat", "--replay", str(replay), "-m", "topdown.l3_bound", "-x,", "--self-describing"],
             env=fixture_env("skylake-sp-2s"))
     assert r.returncode == 0, r.stderr
-    total = [line.split(",") for line in r.stdout.splitlines() if line.startswith("total,total,")]
+    total = [line.split(",") for line in counter_output(r.stderr).splitlines() if line.startswith("total,total,")]
     assert total[0][2:4] == ["topdown.l3_bound", "0.2"]          # (300 - 100) / 1000
     assert total[0][5] == "0.5000"
 
@@ -272,6 +273,6 @@ def test_part_of_an_smt_core_takes_perfs_per_thread_estimate(memscope, tmp_path)
     r = run([memscope, "stat", "--replay", str(replay), "-C", "0", "-m", "topdown.backend_bound", "-x,",
              "--self-describing"], env=fixture_env("skylake-sp-2s"))
     assert r.returncode == 0, r.stderr
-    value = float(r.stdout.splitlines()[1].split(",")[3])
+    value = float(counter_output(r.stderr).splitlines()[1].split(",")[3])
     # core clocks 500 x 1.5 = 750, slots 3000: 1 - 400/3000 - (1600 + 4 x 100/2)/3000
     assert value == pytest.approx(1 - 400 / 3000 - 1800 / 3000, rel=1e-12)

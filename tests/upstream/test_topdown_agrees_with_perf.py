@@ -225,7 +225,9 @@ def run_memscope(machine, fam, metrics, events, frame_list, tmp_path):
                        timeout=300)
     assert r.returncode == 0, r.stderr
     rows = {}
-    for line in r.stdout.splitlines()[1:]:
+    # stat's counts are on standard error, as perf's, beside memscope's own notes.
+    counts = [line for line in r.stderr.splitlines() if not line.startswith(("memscope ", "memscope:"))]
+    for line in counts[1:]:
         time_, scope, metric, value, _unit, coverage = line.split(",")[:6]   # then memscope's note
         if scope != "total" or time_ == "total":
             continue
