@@ -14,7 +14,7 @@
 #include "host/host.h"
 #include "lua/lua_engine.h"
 #include "pipeline/lua_session.h"
-#include "metrics/damon_heatmap.h"
+#include "recording/damon_heatmap.h"
 #include "metrics/metrics.h"
 #include "recording/recording.h"
 #include "catalog/resolver.h"

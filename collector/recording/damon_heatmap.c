@@ -2,7 +2,7 @@
  * access rate of the bytes DAMON's regions cover in it - nr_accesses out of
  * the aggregation's samples, weighted by the bytes of each region inside the
  * cell - averaged over the aggregations of its time bucket. */
-#include "metrics/damon_heatmap.h"
+#include "recording/damon_heatmap.h"
 
 #include <errno.h>
 #include <inttypes.h>
