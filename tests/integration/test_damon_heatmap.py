@@ -2,12 +2,15 @@
 recording holds add up to the recorded damon.accessed_bytes of each node; a hand-made recording
 gives a text map checked cell by cell and a PNG or SVG drawn by bench's plot script."""
 import json
+import os
 import pathlib
+import time
 
 import pytest
 
 from conftest import run
 from test_damon import damon_why
+from test_record import ctl, runtime_dir, start_recording, wait_for_socket  # noqa: F401 (a fixture)
 
 NODE_DIR = pathlib.Path("/sys/devices/system/node")
 
@@ -68,6 +71,35 @@ def test_recorded_regions_add_up_to_each_nodes_accessed_bytes(memscope, tmp_path
         assert any(all(s.get(node, 0) == expect.get(node, 0) for node in index.values()) for s in shown), \
             (t, expect, shown)
         assert any(expect.values())
+
+
+def test_no_regions_are_recorded_while_paused(memscope, tmp_path, runtime_dir):
+    """As frames, region records stop with ctl pause and come back with resume: none of the
+    aggregations made in an 11 s pause (two or more at 5 s) is in the file."""
+    why = damon_why(memscope)
+    if why is not None:
+        pytest.skip(f"no kdamond to read passively here: {why}")
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_dir))
+    rec = tmp_path / "paused.rec"
+    proc = start_recording(memscope, rec, ["-a", "-I", "500", "-e", "damon.accessed_bytes", "--", "sleep", "30"],
+                           env=env)
+    wait_for_socket(runtime_dir)
+    deadline = time.time() + 15
+    while time.time() < deadline and '{"damon":' not in (rec.read_text() if rec.exists() else ""):
+        time.sleep(0.2)
+    assert ctl(memscope, ["pause"], env).returncode == 0
+    time.sleep(11)
+    assert ctl(memscope, ["resume"], env).returncode == 0
+    proc.wait(timeout=60)
+    assert proc.returncode == 0, proc.stderr.read()
+    _, records = read_recording(rec)
+    pause = next(r["t"] for r in records if r.get("control") == "pause")
+    resume = next(r["t"] for r in records if r.get("control") == "resume")
+    times = sorted({r["damon"][0] for r in records if "damon" in r})
+    assert [t for t in times if t < pause], times
+    assert [t for t in times if t > resume], times
+    # An aggregation made just before either edge may be read a frame (0.5 s) later.
+    assert [t for t in times if pause + 1e9 < t < resume - 1e9] == [], (pause, resume, times)
 
 
 HAND = [
