@@ -149,6 +149,16 @@ def test_text_heatmap_cell_by_cell(memscope, tmp_path):
     assert rows[2].endswith("| <- done")
 
 
+def test_other_readers_read_past_region_records(memscope, tmp_path):
+    rec = write(tmp_path / "hand.rec", HAND)
+    res = run([memscope, "stat", "--input", str(rec), "-x,"])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("3,,damon.aggregations,")
+    res = run([memscope, "report", str(rec)])
+    assert res.returncode == 0, res.stderr
+    assert "3 frames" in res.stdout
+
+
 def test_heatmap_plot_png_and_svg(memscope, tmp_path):
     rec = write(tmp_path / "hand.rec", HAND)
     for fmt in ("png", "svg"):
