@@ -24,7 +24,7 @@
 #include "sinks/region_sink.h"
 #include "sinks/sample_sink.h"
 
-enum { OPT_FORMAT = CLI_LONG_ONLY, OPT_REPLAY, OPT_SORT, OPT_C2C, OPT_SAMPLES, OPT_TOP, OPT_REGIONS, OPT_HEATMAP, OPT_PLOT };
+enum { OPT_FORMAT = CLI_LONG_ONLY, OPT_REPLAY, OPT_SORT, OPT_C2C, OPT_SAMPLES, OPT_TOP, OPT_REGIONS, OPT_HEATMAP, OPT_PLOT, OPT_NODE };
 
 /* perf report sorts by comm,dso,sym; a memory report asks which code and which data. */
 #define DEFAULT_SORT "sym,obj,node"
@@ -42,6 +42,7 @@ struct report_options {
 	int top;                   /* --top N: rows shown in text */
 	bool heatmap;              /* --heatmap: DAMON's regions, time x physical address */
 	const char *plot;          /* --plot FILE.png|FILE.svg: the heat map drawn */
+	int node;                  /* --node N: the heat map of node N's regions (-1: all) */
 };
 
 static const struct cli_option report_options[] = {
@@ -61,6 +62,8 @@ static const struct cli_option report_options[] = {
 	{ OPT_HEATMAP, "heatmap", NULL, "DAMON's regions (record -e damon.accessed_bytes) as a map of time\n"
 	  "(rows) by physical address (columns), the access rate as a character\n"
 	  "ramp, with each node's address range and the labels", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_NODE, "node", "N", "with --heatmap: only the regions on node N's memory, across the\n"
+	  "addresses they span", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_PLOT, "plot", "FILE", "with --heatmap: also draw it into FILE.png or FILE.svg (matplotlib,\n"
 	  "as memscope bench draws)", CLI_COMPLETE_FILE, NULL, 0 },
 	{ OPT_REPLAY, "replay", "FILE", "counter values per interval (docs/replay-format.md) on the machine\n"
@@ -93,7 +96,7 @@ const struct cli_command report_command = {
 	.usage = "[--lua SCRIPT]... [--format FORMAT] [-m METRICS] [FILE]\n"
 		 "--regions [--format FORMAT] [-m METRICS] [FILE]\n"
 		 "[--sort KEYS] [--c2c] [--samples] [--top N] [FILE]\n"
-		 "--heatmap [--plot FILE.png|FILE.svg] [FILE]\n"
+		 "--heatmap [--node N] [--plot FILE.png|FILE.svg] [FILE]\n"
 		 "--replay FILE [-m METRICS] --lua SCRIPT...",
 	.groups = report_groups,
 	.epilog = "FILE is a recording (default: " RECORDING_DEFAULT_FILE ").\n",
@@ -141,6 +144,17 @@ static int report_option(void *ctx, int key, const char *arg)
 	case OPT_PLOT:
 		o->plot = arg;
 		return 0;
+	case OPT_NODE: {
+		char *end;
+		long n = strtol(arg, &end, 10);
+
+		if (end == arg || *end || n < 0 || n > 63) {
+			fprintf(stderr, "memscope report: --node '%s': expected a node id from 0 to 63\n", arg);
+			return -1;
+		}
+		o->node = (int)n;
+		return 0;
+	}
 	case OPT_TOP: {
 		char *end;
 		long n = strtol(arg, &end, 10);
@@ -176,8 +190,9 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	}
 	if (!o->file)
 		o->file = RECORDING_DEFAULT_FILE;
-	if (o->plot && !o->heatmap) {
-		fprintf(stderr, "memscope report: --plot draws the heat map: give --heatmap with it\n");
+	if ((o->plot || o->node >= 0) && !o->heatmap) {
+		fprintf(stderr, "memscope report: --plot and --node are options of the heat map: give --heatmap with "
+			"them\n");
 		return -1;
 	}
 	if (o->heatmap && (o->replay || o->sort || o->c2c || o->samples || o->regions || o->lua.nr_scripts ||
@@ -385,13 +400,14 @@ int cmd_report(int argc, char **argv)
 	int status;
 
 	o.top = 25;
+	o.node = -1;
 	status = parse_options(argc, argv, &o);
 	if (status) {
 		name_list_free(&o.metrics);
 		return status < 0 ? EXIT_USAGE : 0;
 	}
 	if (o.heatmap) {
-		status = damon_heatmap_report(o.file, stdout, o.plot, &err);
+		status = damon_heatmap_report(o.file, o.node, stdout, o.plot, &err);
 		if (status)
 			fprintf(stderr, "memscope report: %s\n", err.text);
 		name_list_free(&o.metrics);

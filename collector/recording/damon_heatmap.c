@@ -38,6 +38,7 @@ struct heat_input {
 	struct heat_label *labels;
 	size_t nr_labels, cap_labels;
 	uint64_t interval_ns;
+	uint64_t all_nodes;        /* the nodes of every region, those left out too */
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -53,7 +54,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
-static int read_input(const char *path, struct heat_input *in, struct ms_error *err)
+static int read_input(const char *path, int node, struct heat_input *in, struct ms_error *err)
 {
 	struct recording_reader *r;
 	struct recording_record rec;
@@ -75,6 +76,9 @@ static int read_input(const char *path, struct heat_input *in, struct ms_error *
 		if (rec.kind == RECORD_SAMPLE_ITEM && rec.item.kind == SAMPLE_ITEM_DAMON_REGION) {
 			const struct damon_region_event *d = rec.item.damon;
 
+			in->all_nodes |= d->nodes;
+			if (node >= 0 && !(d->nodes >> node & 1))
+				continue;
 			if (grow((void **)&in->regions, &in->cap, in->nr + 1, sizeof(*in->regions)) < 0)
 				goto oom;
 			in->regions[in->nr++] = (struct heat_region){ .t_ns = rec.item.time_ns, .start = d->start,
@@ -393,14 +397,24 @@ static int draw(const struct heat_input *in, const struct heat_map *m, const cha
 	return drawn;
 }
 
-int damon_heatmap_report(const char *path, FILE *out, const char *plot_path, struct ms_error *err)
+int damon_heatmap_report(const char *path, int node, FILE *out, const char *plot_path, struct ms_error *err)
 {
 	struct heat_input in = { 0 };
 	struct heat_map m = { 0 };
 	int status = 1;
 
-	if (read_input(path, &in, err) < 0)
+	if (read_input(path, node, &in, err) < 0)
 		goto out;
+	if (!in.nr && node >= 0 && in.all_nodes) {
+		char list[256] = "";
+
+		for (int n = 0; n < 64; n++)
+			if (in.all_nodes >> n & 1)
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d", list[0] ? ", " : "", n);
+		ms_error_set(err, "--node %d: no region of %s covers node %d's memory; its regions are on node(s) %s",
+			     node, path, node, list);
+		goto out;
+	}
 	if (!in.nr) {
 		ms_error_set(err, "%s holds no DAMON region records: record with a damon series (record -a -e "
 			     "damon.accessed_bytes, or -m 'damon.*') while a kdamond runs (memscope doctor)", path);

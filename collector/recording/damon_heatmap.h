@@ -12,8 +12,9 @@
 #define HEATMAP_COLUMNS 64      /* address buckets */
 #define HEATMAP_MAX_ROWS 48     /* time buckets: aggregations are grouped beyond this many */
 
-/* Read the recording at path and print the text map to out; with
+/* Read the recording at path and print the text map to out: of the regions
+ * on node's memory (the address range they span), or of all (node -1); with
  * plot_path (NAME.png or NAME.svg) also draw it there. 0, or 1 with err. */
-int damon_heatmap_report(const char *path, FILE *out, const char *plot_path, struct ms_error *err);
+int damon_heatmap_report(const char *path, int node, FILE *out, const char *plot_path, struct ms_error *err);
 
 #endif

@@ -149,6 +149,22 @@ def test_text_heatmap_cell_by_cell(memscope, tmp_path):
     assert rows[2].endswith("| <- done")
 
 
+def test_text_heatmap_of_one_node(memscope, tmp_path):
+    """--node 1: the regions on node 1's memory (32 MiB to 128 MiB: 96 MiB, 1.5 MiB a column)."""
+    rec = write(tmp_path / "hand.rec", HAND)
+    res = run([memscope, "report", "--heatmap", "--node", "1", str(rec)])
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert "address 0x2000000-0x8000000: 64 columns of 1.5 MiB (0x180000 bytes)" in lines[1]
+    cells = [l.split("|")[1] for l in lines if l.split("|")[0].strip().replace(".", "").isdigit()]
+    # 32-63.5 MiB: no region of node 1 in rows 1 and 3 (columns 0-20); column 21 reaches 64 MiB.
+    assert cells == [" " * 21 + "." * 43, ":" * 64, " " * 21 + "%" * 43]
+    res = run([memscope, "report", "--heatmap", "--node", "2", str(rec)])
+    assert res.returncode == 1
+    assert "--node 2: no region of " + str(rec) + " covers node 2's memory; its regions are on node(s) 0, 1" \
+        in res.stderr
+
+
 def test_other_readers_read_past_region_records(memscope, tmp_path):
     rec = write(tmp_path / "hand.rec", HAND)
     res = run([memscope, "stat", "--input", str(rec), "-x,"])
@@ -209,4 +225,4 @@ def test_damaged_region_record_names_the_line(memscope, tmp_path):
 def test_plot_without_heatmap_is_a_usage_error(memscope, tmp_path):
     res = run([memscope, "report", "--plot", str(tmp_path / "x.png")])
     assert res.returncode == 2
-    assert "--plot draws the heat map: give --heatmap with it" in res.stderr
+    assert "--plot and --node are options of the heat map: give --heatmap with them" in res.stderr
