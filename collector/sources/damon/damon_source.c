@@ -64,6 +64,7 @@ struct damon_source {
 	struct damon_region_event *building;
 	uint32_t nr_building;
 	uint64_t unrecorded;           /* aggregations too large to record */
+	const char *command_name;      /* the end says so on stderr, naming the command */
 	int fd;
 	struct perf_event_mmap_page *page;
 	uint8_t *data;
@@ -369,9 +370,6 @@ static void damon_notes(struct source *src, FILE *out, const char *command_name)
 	damon_monitor_describe(&ds->mon, who, sizeof(who));
 	fprintf(out, "%s: damon: reading %s passively (damon:damon_aggregated; never changed): each interval shows its "
 		"last complete aggregation\n", command_name, who);
-	if (ds->unrecorded)
-		fprintf(out, "%s: damon: %llu aggregations of more than %d regions were counted but not recorded "
-			"region by region\n", command_name, (unsigned long long)ds->unrecorded, DAMON_RECORD_MAX_REGIONS);
 	if (ds->map.nr == 0 && ds->host->topo.nr_nodes > 1)
 		fprintf(out, "%s: damon: no memory-block ranges in sysfs: bytes are not split by node "
 			"(damon.unplaced_bytes)\n", command_name);
@@ -383,6 +381,10 @@ static void damon_close(struct source *src)
 
 	if (!ds)
 		return;
+	if (ds->unrecorded)
+		fprintf(stderr, "memscope %s: damon: %llu aggregations of more than %d regions were counted but not recorded "
+			"region by region\n", ds->command_name, (unsigned long long)ds->unrecorded,
+			DAMON_RECORD_MAX_REGIONS);
 	if (ds->page)
 		munmap(ds->page, ds->map_size);
 	if (ds->fd >= 0)
@@ -462,6 +464,7 @@ static int damon_kind_create(const struct source_kind *kind, struct source *src,
 	ds->fd = -1;
 	ds->host = req->host;
 	ds->hub = req->sampling ? req->sampling->hub : NULL;
+	ds->command_name = req->command_name ? req->command_name : "";
 	ds->classes.hot_pct = req->damon_hot_pct ? req->damon_hot_pct : DAMON_DEFAULT_HOT_PCT;
 	ds->classes.cold_age_us = req->damon_cold_age_us ? req->damon_cold_age_us : DAMON_DEFAULT_COLD_AGE_US;
 	for (int i = 0; i < req->nr_names; i++) {
