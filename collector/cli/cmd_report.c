@@ -14,6 +14,7 @@
 #include "host/host.h"
 #include "lua/lua_engine.h"
 #include "pipeline/lua_session.h"
+#include "recording/damon_heatmap.h"
 #include "metrics/metrics.h"
 #include "recording/recording.h"
 #include "catalog/resolver.h"
@@ -23,7 +24,7 @@
 #include "sinks/region_sink.h"
 #include "sinks/sample_sink.h"
 
-enum { OPT_FORMAT = CLI_LONG_ONLY, OPT_REPLAY, OPT_SORT, OPT_C2C, OPT_SAMPLES, OPT_TOP, OPT_REGIONS };
+enum { OPT_FORMAT = CLI_LONG_ONLY, OPT_REPLAY, OPT_SORT, OPT_C2C, OPT_SAMPLES, OPT_TOP, OPT_REGIONS, OPT_HEATMAP, OPT_PLOT, OPT_NODE };
 
 /* perf report sorts by comm,dso,sym; a memory report asks which code and which data. */
 #define DEFAULT_SORT "sym,obj,node"
@@ -39,6 +40,9 @@ struct report_options {
 	bool samples;              /* --samples: every sample */
 	bool regions;              /* --regions: totals per marked phase */
 	int top;                   /* --top N: rows shown in text */
+	bool heatmap;              /* --heatmap: DAMON's regions, time x physical address */
+	const char *plot;          /* --plot FILE.png|FILE.svg: the heat map drawn */
+	int node;                  /* --node N: the heat map of node N's regions (-1: all) */
 };
 
 static const struct cli_option report_options[] = {
@@ -55,6 +59,13 @@ static const struct cli_option report_options[] = {
 	  "phases: memscope_phase_begin/end, ctl phase begin|end NAME), with\n"
 	  "calls and time, for the system and each node and socket, as LIKWID's\n"
 	  "marker API reports", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_HEATMAP, "heatmap", NULL, "DAMON's regions (record -e damon.accessed_bytes) as a map of time\n"
+	  "(rows) by physical address (columns), the access rate as a character\n"
+	  "ramp, with each node's address range and the labels", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_NODE, "node", "N", "with --heatmap: only the regions on node N's memory, across the\n"
+	  "addresses they span", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_PLOT, "plot", "FILE", "with --heatmap: also draw it into FILE.png or FILE.svg (matplotlib,\n"
+	  "as memscope bench draws)", CLI_COMPLETE_FILE, NULL, 0 },
 	{ OPT_REPLAY, "replay", "FILE", "counter values per interval (docs/replay-format.md) on the machine\n"
 	  "MEMSCOPE_SYSFS_ROOT describes, instead of a recording", CLI_COMPLETE_FILE, NULL, 0 },
 	{ 0 },
@@ -85,6 +96,7 @@ const struct cli_command report_command = {
 	.usage = "[--lua SCRIPT]... [--format FORMAT] [-m METRICS] [FILE]\n"
 		 "--regions [--format FORMAT] [-m METRICS] [FILE]\n"
 		 "[--sort KEYS] [--c2c] [--samples] [--top N] [FILE]\n"
+		 "--heatmap [--node N] [--plot FILE.png|FILE.svg] [FILE]\n"
 		 "--replay FILE [-m METRICS] --lua SCRIPT...",
 	.groups = report_groups,
 	.epilog = "FILE is a recording (default: " RECORDING_DEFAULT_FILE ").\n",
@@ -126,6 +138,23 @@ static int report_option(void *ctx, int key, const char *arg)
 	case OPT_REGIONS:
 		o->regions = true;
 		return 0;
+	case OPT_HEATMAP:
+		o->heatmap = true;
+		return 0;
+	case OPT_PLOT:
+		o->plot = arg;
+		return 0;
+	case OPT_NODE: {
+		char *end;
+		long n = strtol(arg, &end, 10);
+
+		if (end == arg || *end || n < 0 || n > 63) {
+			fprintf(stderr, "memscope report: --node '%s': expected a node id from 0 to 63\n", arg);
+			return -1;
+		}
+		o->node = (int)n;
+		return 0;
+	}
 	case OPT_TOP: {
 		char *end;
 		long n = strtol(arg, &end, 10);
@@ -161,6 +190,17 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	}
 	if (!o->file)
 		o->file = RECORDING_DEFAULT_FILE;
+	if ((o->plot || o->node >= 0) && !o->heatmap) {
+		fprintf(stderr, "memscope report: --plot and --node are options of the heat map: give --heatmap with "
+			"them\n");
+		return -1;
+	}
+	if (o->heatmap && (o->replay || o->sort || o->c2c || o->samples || o->regions || o->lua.nr_scripts ||
+			   o->metrics.nr || o->format != LUA_OUTPUT_TEXT)) {
+		fprintf(stderr, "memscope report: --heatmap is a report of its own: give it alone (with --plot and "
+			"a recording)\n");
+		return -1;
+	}
 	if ((o->sort || o->c2c || o->samples) && o->replay) {
 		fprintf(stderr, "memscope report: --sort, --c2c and --samples read the samples of a recording; a "
 			"--replay file has none\n");
@@ -360,10 +400,18 @@ int cmd_report(int argc, char **argv)
 	int status;
 
 	o.top = 25;
+	o.node = -1;
 	status = parse_options(argc, argv, &o);
 	if (status) {
 		name_list_free(&o.metrics);
 		return status < 0 ? EXIT_USAGE : 0;
+	}
+	if (o.heatmap) {
+		status = damon_heatmap_report(o.file, o.node, stdout, o.plot, &err);
+		if (status)
+			fprintf(stderr, "memscope report: %s\n", err.text);
+		name_list_free(&o.metrics);
+		return status;
 	}
 	default_reports(&o);
 	lopt.scripts = o.lua.scripts;

@@ -89,6 +89,7 @@ int sample_attribute(struct sample_attributor *a, const struct sample_item *item
 	case SAMPLE_ITEM_ALLOC:
 		return address_space_alloc(&a->space, item->time_ns, item->alloc);
 	case SAMPLE_ITEM_LOST:
+	case SAMPLE_ITEM_DAMON_REGION:
 		return 0;
 	case SAMPLE_ITEM_SAMPLE:
 		break;

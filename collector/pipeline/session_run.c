@@ -231,8 +231,8 @@ static void take_sample_item(const struct sample_item *item, void *ctx)
 
 	for (int i = 0; i < p->nr_runners; i++)
 		wanted |= p->takes_samples[i];
-	/* Paused: no samples are kept (as no frames are); what maps what is. */
-	if (!wanted || (p->paused && item->kind == SAMPLE_ITEM_SAMPLE))
+	/* Paused: no samples nor DAMON regions are kept (as no frames are); what maps what is. */
+	if (!wanted || (p->paused && (item->kind == SAMPLE_ITEM_SAMPLE || item->kind == SAMPLE_ITEM_DAMON_REGION)))
 		return;
 	for (int tries = 0; tries < 2; tries++) {
 		if (!p->samples && !(p->samples = sample_batch_new(SAMPLE_BATCH_BYTES)))

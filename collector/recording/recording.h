@@ -1,5 +1,5 @@
 /* Recording files: the frames of a run, kept to be reported later, here or on
- * another machine. Format v2 (docs/recording-format.md; v1 files still read):
+ * another machine. Format v3 (docs/recording-format.md; v1 and v2 files still read):
  * JSON Lines, the first line a header that describes everything needed to
  * read the rest (the host, the series table, the interval, the wall-clock
  * start, optionally the metric plan), then one record per line: a frame, the
@@ -28,7 +28,7 @@
 #include "sampler/sample_item.h"
 
 #define RECORDING_FORMAT_NAME "memscope-recording"
-#define RECORDING_FORMAT_VERSION 2
+#define RECORDING_FORMAT_VERSION 3
 /* perf record writes perf.data; memscope record writes this. */
 #define RECORDING_DEFAULT_FILE "memscope.rec"
 /* Frames are written to the file in batches of this many (and at every

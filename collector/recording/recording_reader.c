@@ -971,6 +971,12 @@ static int read_other(struct recording_reader *r, const json_t *rec, struct reco
 	case 1:
 		if (need_v2(r, "sample", err) < 0)
 			return -1;
+		if (out->item.kind == SAMPLE_ITEM_DAMON_REGION && r->header.version < 3) {
+			ms_error_set(err, "%s:%d: a \"damon\" region record in a version %d recording; they exist from "
+				     "version 3 on: the header's \"version\" is wrong or the file is damaged", r->path,
+				     r->line, r->header.version);
+			return -1;
+		}
 		out->kind = RECORD_SAMPLE_ITEM;
 		out->t_ns = out->item.time_ns;
 		return 0;
@@ -979,7 +985,7 @@ static int read_other(struct recording_reader *r, const json_t *rec, struct reco
 	}
 	ms_error_set(err, "%s:%d: not a record of a recording: expected a frame (\"t\", \"d\", \"v\"), "
 		     "\"series\", \"retire\", a \"label\", a \"control\" event, a sample record (\"s\", \"map\", "
-		     "\"comm\", \"fork\", \"exit\", \"lost\", \"maps_unreadable\", \"alloc\", \"free\") or the \"end\"", r->path, r->line);
+		     "\"comm\", \"fork\", \"exit\", \"lost\", \"maps_unreadable\", \"alloc\", \"free\"), a \"damon\" region or the \"end\"", r->path, r->line);
 	return -1;
 }
 

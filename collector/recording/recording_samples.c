@@ -228,6 +228,20 @@ int recording_writer_sample_item(struct recording_writer *w, const struct sample
 			       item->alloc->pid, item->alloc->tid, item->alloc->addr, item->alloc->size,
 			       item->alloc->caller);
 		break;
+	case SAMPLE_ITEM_DAMON_REGION: {
+		const struct damon_region_event *d = item->damon;
+		const char *sep = "";
+
+		APPEND("{\"damon\":[%" PRIu64 ",\"%" PRIx64 "\",\"%" PRIx64 "\",%u,%u,%u,%u],\"nodes\":[", t, d->start,
+		       d->end, d->nr_accesses, d->age, d->samples, d->nr_regions);
+		for (int n = 0; n < 64; n++)
+			if (d->nodes >> n & 1) {
+				APPEND("%s%d", sep, n);
+				sep = ",";
+			}
+		APPEND("]}");
+		break;
+	}
 	case SAMPLE_ITEM_MAPS_UNREADABLE:
 		APPEND("{\"maps_unreadable\":%u,\"why\":", item->pid);
 		APPEND_WITH(put_string, item->why ? item->why : "");
@@ -519,6 +533,45 @@ static int read_alloc(const struct line_ctx *c, const json_t *rec, bool is_free,
 	return 1;
 }
 
+/* {"damon":[t,start,end,nr_accesses,age,samples,nr_regions],"nodes":[...]} */
+static int read_damon(const struct line_ctx *c, const json_t *rec, struct sample_item_storage *st,
+		      struct sample_item *item)
+{
+	struct damon_region_event *d = &st->damon;
+	json_t *a, *nodes = json_object_get(rec, "nodes"), *n;
+	int64_t v[5];
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	if (array_of(c, rec, "damon", 7, &a) < 0 || get_int(c, a, 0, "damon time", 0, INT64_MAX, &v[0]) < 0 ||
+	    get_hex(c, json_array_get(a, 1), "damon start", &d->start) < 0 ||
+	    get_hex(c, json_array_get(a, 2), "damon end", &d->end) < 0 ||
+	    get_int(c, a, 3, "damon nr_accesses", 0, UINT32_MAX, &v[1]) < 0 ||
+	    get_int(c, a, 4, "damon age", 0, UINT32_MAX, &v[2]) < 0 ||
+	    get_int(c, a, 5, "damon samples", 1, UINT32_MAX, &v[3]) < 0 ||
+	    get_int(c, a, 6, "damon nr_regions", 1, UINT32_MAX, &v[4]) < 0)
+		return -1;
+	if (d->end <= d->start)
+		return fail(c, "damon end", "an address above the region's start");
+	if (v[1] > v[3])
+		return fail(c, "damon nr_accesses", "at most the aggregation's samples (the 6th value)");
+	if (!json_is_array(nodes))
+		return fail(c, "damon \"nodes\"", "an array of node ids");
+	json_array_foreach(nodes, i, n) {
+		if (!json_is_integer(n) || json_integer_value(n) < 0 || json_integer_value(n) > 63)
+			return fail(c, "damon \"nodes\" entry", "a node id from 0 to 63");
+		d->nodes |= 1ull << json_integer_value(n);
+	}
+	d->nr_accesses = (uint32_t)v[1];
+	d->age = (uint32_t)v[2];
+	d->samples = (uint32_t)v[3];
+	d->nr_regions = (uint32_t)v[4];
+	item->kind = SAMPLE_ITEM_DAMON_REGION;
+	item->time_ns = (uint64_t)v[0];
+	item->damon = d;
+	return 1;
+}
+
 int recording_sample_item_read(const char *path, int line, const json_t *rec, struct sample_item_storage *st,
 			       struct sample_item *item, struct ms_error *err)
 {
@@ -543,6 +596,8 @@ int recording_sample_item_read(const char *path, int line, const json_t *rec, st
 		return read_alloc(&c, rec, false, st, item);
 	if (json_object_get(rec, "free"))
 		return read_alloc(&c, rec, true, st, item);
+	if (json_object_get(rec, "damon"))
+		return read_damon(&c, rec, st, item);
 	if ((v = json_object_get(rec, "maps_unreadable"))) {
 		const char *why = json_string_value(json_object_get(rec, "why"));
 

@@ -77,6 +77,10 @@ int sample_batch_append(struct sample_batch *b, const struct sample_item *item, 
 		body = item->alloc;
 		fixed = sizeof(*item->alloc);
 		break;
+	case SAMPLE_ITEM_DAMON_REGION:
+		body = item->damon;
+		fixed = sizeof(*item->damon);
+		break;
 	case SAMPLE_ITEM_LOST:
 		break;
 	case SAMPLE_ITEM_MAPS_UNREADABLE:
@@ -159,6 +163,10 @@ bool sample_batch_next(const struct sample_batch *b, size_t *at, struct sample_i
 	case SAMPLE_ITEM_ALLOC:
 		memcpy(&st->alloc, body, sizeof(st->alloc));
 		item->alloc = &st->alloc;
+		break;
+	case SAMPLE_ITEM_DAMON_REGION:
+		memcpy(&st->damon, body, sizeof(st->damon));
+		item->damon = &st->damon;
 		break;
 	case SAMPLE_ITEM_LOST:
 		break;

@@ -18,6 +18,7 @@ enum sample_item_kind {
 	SAMPLE_ITEM_LOST,           /* samples the kernel could not deliver */
 	SAMPLE_ITEM_MAPS_UNREADABLE,/* /proc/PID/maps of a process could not be read: its data stays unknown */
 	SAMPLE_ITEM_ALLOC,          /* a large heap allocation or its free (record --alloc) */
+	SAMPLE_ITEM_DAMON_REGION,   /* one region of a complete DAMON aggregation (the damon source) */
 };
 
 /* An allocation the allocator probes saw (malloc, calloc, realloc,
@@ -29,6 +30,18 @@ struct alloc_event {
 	uint64_t size;              /* 0 for a free */
 	uint64_t caller;            /* the allocating call's return address */
 	bool free;
+};
+
+/* One region of a kdamond's aggregation, in bytes of physical memory; the
+ * item's time_ns is when the aggregation was read (all of its regions share
+ * it). nr_accesses counts samples out of `samples` (aggregation / sample
+ * interval). */
+struct damon_region_event {
+	uint64_t start, end;        /* bytes: [start, end) */
+	uint32_t nr_accesses, age;
+	uint32_t samples;           /* samples per aggregation: nr_accesses' maximum */
+	uint32_t nr_regions;        /* regions of its aggregation */
+	uint64_t nodes;             /* bit n: the region covers memory of node n (nodes 0-63) */
 };
 
 enum sample_lost_kind {
@@ -48,6 +61,7 @@ struct sample_item {
 	const struct map_event *map;
 	const struct task_event *task;
 	const struct alloc_event *alloc;
+	const struct damon_region_event *damon;
 	/* SAMPLE_ITEM_LOST */
 	enum sample_lost_kind lost_kind;
 	int event;                  /* the sampling event, -1 when the record does not say */
@@ -63,6 +77,7 @@ struct sample_item_storage {
 	struct map_event map;
 	struct task_event task;
 	struct alloc_event alloc;
+	struct damon_region_event damon;
 	char why[512];
 };
 

@@ -7,7 +7,7 @@
 
 const MemscopeRecording = (() => {
   const FORMAT = "memscope-recording";
-  const VERSION = 2;
+  const VERSION = 3;
   const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
 
   class RecordingError extends Error {}
@@ -195,7 +195,7 @@ const MemscopeRecording = (() => {
           fail(name, line, `the end record counts ${r.frames} frames, the file holds ${frameCount}`);
         }
         ended = r.end;
-      } else if (["s", "map", "comm", "fork", "exit", "lost", "maps_unreadable", "alloc", "free"].some((k) => k in r)) {
+      } else if (["s", "map", "comm", "fork", "exit", "lost", "maps_unreadable", "alloc", "free", "damon"].some((k) => k in r)) {
         // Samples and what attributes them (record --sample): memscope report reads them; the
         // page charts the frames.
       } else {

@@ -103,6 +103,22 @@ static void test_split(const struct phys_node_map *map)
 	damon_tally_free(&t);
 }
 
+/* The nodes a recorded region names: those whose blocks it overlaps. */
+static void test_region_nodes(const struct phys_node_map *map)
+{
+	int nodes[] = { 0, 1, 2, 3 };
+	struct phys_node_map empty = { 0 };
+
+	CHECK_EQ_U64(damon_region_nodes(map, 4, nodes, 100 * MiB, 1100 * MiB), 0x7);   /* 0, 1 and 2 */
+	CHECK_EQ_U64(damon_region_nodes(map, 4, nodes, 0, 256 * MiB), 0x1);            /* end is exclusive */
+	CHECK_EQ_U64(damon_region_nodes(map, 4, nodes, 255 * MiB, 385 * MiB), 0x3);    /* across the hole */
+	CHECK_EQ_U64(damon_region_nodes(map, 4, nodes, 300 * MiB, 384 * MiB), 0);      /* in the hole only */
+	CHECK_EQ_U64(damon_region_nodes(map, 4, nodes, 2000 * MiB, 2001 * MiB), 0);    /* above the last block */
+	/* No blocks: one node holds everything, several cannot be told apart. */
+	CHECK_EQ_U64(damon_region_nodes(&empty, 1, nodes + 2, 0, 1), 0x4);
+	CHECK_EQ_U64(damon_region_nodes(&empty, 2, nodes, 0, 1), 0);
+}
+
 static void test_addr_unit_and_no_blocks(void)
 {
 	struct phys_node_map empty = { 0 };
@@ -348,6 +364,7 @@ int main(void)
 	test_node_map(&map, &roots);
 	test_split(&map);
 	test_stream(&map);
+	test_region_nodes(&map);
 	phys_node_map_free(&map);
 	tree_remove(root);
 	test_addr_unit_and_no_blocks();

@@ -313,7 +313,7 @@ static void record_and_replay(const char *name)
 		size_t n = 0;
 
 		CHECK_EQ_INT(recording_reader_open(&rd, path, &err), 0);
-		CHECK_EQ_INT(recording_reader_header(rd)->version, 2);
+		CHECK_EQ_INT(recording_reader_header(rd)->version, RECORDING_FORMAT_VERSION);
 		frame_init(&f, 0);
 		while (recording_reader_next(rd, &rec, &f, &err) == 0 && rec.kind != RECORD_EOF && n < sizeof(kinds) - 1) {
 			kinds[n++] = "FLCESR"[rec.kind];

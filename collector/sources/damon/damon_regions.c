@@ -177,6 +177,20 @@ void damon_stream_free(struct damon_stream *s)
 	damon_tally_free(&s->latest);
 }
 
+uint64_t damon_region_nodes(const struct phys_node_map *map, int nr_nodes, const int *node_ids, uint64_t start,
+			    uint64_t end)
+{
+	uint64_t mask = 0;
+
+	if (map->nr == 0)
+		return nr_nodes == 1 && node_ids[0] >= 0 && node_ids[0] < 64 ? 1ull << node_ids[0] : 0;
+	for (int i = 0; i < map->nr; i++)
+		if (map->ranges[i].start < end && start < map->ranges[i].end && map->ranges[i].node >= 0 &&
+		    map->ranges[i].node < 64)
+			mask |= 1ull << map->ranges[i].node;
+	return mask;
+}
+
 void damon_stream_lost(struct damon_stream *s)
 {
 	if (s->seen)

@@ -61,6 +61,11 @@ void damon_tally_free(struct damon_tally *t);
  * single node: that node holds all memory). */
 void damon_tally_add(struct damon_tally *t, const struct phys_node_map *map, const struct damon_classes *c,
 		     const struct damon_region *r);
+/* The nodes whose memory [start, end) (bytes) covers, as a bit mask (bit n:
+ * node n; nodes above 63 are left out). A map without ranges and a single
+ * node: that node. */
+uint64_t damon_region_nodes(const struct phys_node_map *map, int nr_nodes, const int *node_ids, uint64_t start,
+			    uint64_t end);
 /* The slot of node, or -1. */
 int damon_tally_slot(const struct damon_tally *t, int node);
 

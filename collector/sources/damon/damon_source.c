@@ -23,7 +23,14 @@
 #include "host/page_node.h"
 #include "host/tracefs.h"
 #include "host/damon_monitor.h"
+#include "sampler/sample_item.h"
 #include "sources/damon/damon_regions.h"
+#include "sources/sample_source.h"
+
+/* Regions of one aggregation kept to be recorded: DAMON's max_nr_regions
+ * bounds an aggregation (1000 by default); an aggregation of more is
+ * counted but not recorded region by region. */
+#define DAMON_RECORD_MAX_REGIONS 10000
 
 #define DAMON_RING_PAGES 128   /* 512 KiB: two aggregations of 1024 regions at 64 bytes a record, four times */
 
@@ -51,6 +58,13 @@ struct damon_source {
 	struct damon_series *series;
 	int nr_series;
 	uint64_t reported_aggregations;
+	/* The regions of the aggregation being built, handed to the hub (a
+	 * recording) when it is complete. */
+	struct sample_hub *hub;
+	struct damon_region_event *building;
+	uint32_t nr_building;
+	uint64_t unrecorded;           /* aggregations too large to record */
+	const char *command_name;      /* the end says so on stderr, naming the command */
 	int fd;
 	struct perf_event_mmap_page *page;
 	uint8_t *data;
@@ -122,7 +136,10 @@ static int open_event(struct damon_source *ds, long long id, struct ms_error *er
 	attr.type = PERF_TYPE_TRACEPOINT;
 	attr.config = (uint64_t)id;
 	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_RAW;
+	attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+	/* The aggregation's time on the clock of the frames. */
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
 	attr.disabled = 1;
 	/* On the kdamond thread only: the one that emits these records. */
 	ds->fd = (int)syscall(__NR_perf_event_open, &attr, (pid_t)ds->mon.pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -168,6 +185,10 @@ static int damon_open(struct source *src, struct series_table *table, struct ms_
 		ms_error_set(err, "damon source: out of memory");
 		return -1;
 	}
+	if (ds->hub && !(ds->building = calloc(DAMON_RECORD_MAX_REGIONS, sizeof(*ds->building)))) {
+		ms_error_set(err, "damon source: out of memory");
+		return -1;
+	}
 	if (read_format(ds, err, &id) < 0 || open_event(ds, id, err) < 0)
 		return -1;
 	src->first = table->nr;
@@ -188,22 +209,70 @@ static int damon_open(struct source *src, struct series_table *table, struct ms_
 	return 0;
 }
 
+/* Keep region r of the aggregation being built, to record it. */
+static void keep_region(struct damon_source *ds, const struct damon_region *r)
+{
+	struct damon_region_event *e;
+	uint64_t unit = ds->classes.addr_unit ? ds->classes.addr_unit : 1;
+	/* Does r start another aggregation (damon_stream_add's rule)? */
+	bool starts = !ds->stream.seen || r->target_id != ds->stream.target_id || r->nr_regions != ds->stream.expect;
+
+	if (starts)
+		ds->nr_building = 0;
+	if (!ds->building || ds->nr_building >= DAMON_RECORD_MAX_REGIONS)
+		return;
+	e = &ds->building[ds->nr_building++];
+	e->start = r->start * unit;
+	e->end = r->end * unit;
+	e->nr_accesses = r->nr_accesses;
+	e->age = r->age;
+	e->samples = ds->classes.sample_us ? (uint32_t)(ds->classes.aggr_us / ds->classes.sample_us) : 1;
+	if (e->samples == 0)
+		e->samples = 1;
+	e->nr_regions = r->nr_regions;
+	e->nodes = damon_region_nodes(&ds->map, ds->stream.latest.nr_nodes, ds->stream.latest.node_ids, e->start,
+				      e->end);
+}
+
+/* A complete aggregation: its regions to the recording, all at its time. */
+static void hand_over(struct damon_source *ds, uint32_t nr_regions, uint64_t time_ns)
+{
+	if (!ds->hub || !ds->hub->deliver)
+		return;
+	if (ds->nr_building != nr_regions) {
+		ds->unrecorded++;
+		return;
+	}
+	for (uint32_t i = 0; i < ds->nr_building; i++) {
+		struct sample_item item = { .kind = SAMPLE_ITEM_DAMON_REGION, .time_ns = time_ns,
+					    .damon = &ds->building[i], .event = -1 };
+
+		ds->hub->deliver(&item, ds->hub->ctx);
+	}
+}
+
 static void handle_record(struct damon_source *ds, const struct perf_event_header *hdr)
 {
 	struct damon_region r;
+	uint64_t time_ns;
 	uint32_t raw_size;
+	const uint8_t *body = (const uint8_t *)(hdr + 1);
 
 	if (hdr->type == PERF_RECORD_LOST) {
 		damon_stream_lost(&ds->stream);
 		return;
 	}
-	if (hdr->type != PERF_RECORD_SAMPLE || hdr->size < sizeof(*hdr) + sizeof(raw_size))
+	if (hdr->type != PERF_RECORD_SAMPLE || hdr->size < sizeof(*hdr) + sizeof(time_ns) + sizeof(raw_size))
 		return;
-	memcpy(&raw_size, hdr + 1, sizeof(raw_size));
-	if (raw_size > hdr->size - sizeof(*hdr) - sizeof(raw_size))
+	memcpy(&time_ns, body, sizeof(time_ns));
+	memcpy(&raw_size, body + sizeof(time_ns), sizeof(raw_size));
+	if (raw_size > hdr->size - sizeof(*hdr) - sizeof(time_ns) - sizeof(raw_size))
 		return;
-	if (damon_record_decode(&ds->layout, (const uint8_t *)(hdr + 1) + sizeof(raw_size), raw_size, &r))
-		damon_stream_add(&ds->stream, &ds->map, &ds->classes, &r);
+	if (!damon_record_decode(&ds->layout, body + sizeof(time_ns) + sizeof(raw_size), raw_size, &r))
+		return;
+	keep_region(ds, &r);
+	if (damon_stream_add(&ds->stream, &ds->map, &ds->classes, &r))
+		hand_over(ds, r.nr_regions, time_ns);
 }
 
 static void drain(struct damon_source *ds)
@@ -312,12 +381,17 @@ static void damon_close(struct source *src)
 
 	if (!ds)
 		return;
+	if (ds->unrecorded)
+		fprintf(stderr, "memscope %s: damon: %llu aggregations of more than %d regions were counted but not recorded "
+			"region by region\n", ds->command_name, (unsigned long long)ds->unrecorded,
+			DAMON_RECORD_MAX_REGIONS);
 	if (ds->page)
 		munmap(ds->page, ds->map_size);
 	if (ds->fd >= 0)
 		close(ds->fd);
 	phys_node_map_free(&ds->map);
 	damon_stream_free(&ds->stream);
+	free(ds->building);
 	free(ds->series);
 	free(ds);
 	src->priv = NULL;
@@ -389,6 +463,8 @@ static int damon_kind_create(const struct source_kind *kind, struct source *src,
 	}
 	ds->fd = -1;
 	ds->host = req->host;
+	ds->hub = req->sampling ? req->sampling->hub : NULL;
+	ds->command_name = req->command_name ? req->command_name : "";
 	ds->classes.hot_pct = req->damon_hot_pct ? req->damon_hot_pct : DAMON_DEFAULT_HOT_PCT;
 	ds->classes.cold_age_us = req->damon_cold_age_us ? req->damon_cold_age_us : DAMON_DEFAULT_COLD_AGE_US;
 	for (int i = 0; i < req->nr_names; i++) {

@@ -192,7 +192,35 @@ def plot_c2c(results, fig):
     fig.suptitle(host_line(results), fontsize=9)
 
 
-PLOTS = {"bw": plot_bw, "lat": plot_lat, "par": plot_par, "stream": plot_stream,
+def plot_damon_heatmap(results, fig):
+    """memscope report --heatmap --plot: time (rows) x physical address (columns), the access rate
+    in percent of an aggregation's samples as colour; node ranges and labels marked."""
+    ax = fig.add_subplot(111)
+    rows = results["rows"]
+    low, col = results["low"], results["column_bytes"]
+    gib = 1 << 30
+    data = [[float("nan") if v is None else v for v in r["rates"]] for r in rows]
+    times = [r["t"] for r in rows]
+    im = ax.imshow(data, origin="upper", cmap="inferno", aspect="auto", vmin=0, vmax=100,
+                   extent=(low / gib, (low + col * results["columns"]) / gib,
+                           len(rows) - 0.5, -0.5))
+    im.set_gid("heatmap")
+    ax.set_yticks(range(len(rows)), [f"{t:.1f}" for t in times])
+    ax.set_xlabel("physical address (GiB)")
+    ax.set_ylabel("time (s since the recording started)")
+    for n in results["nodes"]:
+        ax.axvline(n["start"] / gib, color="cyan", linewidth=0.8, linestyle="--")
+        ax.text(n["start"] / gib, -0.5, f" node {n['node']}", color="cyan", va="top", fontsize=8)
+    for label in results["labels"]:
+        # The row of the label: the last one starting at or before it.
+        row = max([i for i, t in enumerate(times) if t <= label["t"]] or [0])
+        ax.axhline(row, color="white", linewidth=0.6)
+        ax.text(low / gib, row, f" {label['text']}", color="white", va="bottom", fontsize=8)
+    fig.colorbar(im, ax=ax, label="access rate (% of the aggregation's samples)")
+    ax.set_title(f"DAMON heat map of {results['file']}", fontsize=10)
+
+
+PLOTS = {"damon-heatmap": plot_damon_heatmap, "bw": plot_bw, "lat": plot_lat, "par": plot_par, "stream": plot_stream,
          "numa-triad": plot_numa_triad, "c2c": plot_c2c}
 
 
