@@ -9,6 +9,7 @@ import time
 import pytest
 
 from conftest import run
+from stat_output import counter_output
 from test_damon import damon_why
 from test_record import ctl, runtime_dir, start_recording, wait_for_socket  # noqa: F401 (a fixture)
 
@@ -169,7 +170,7 @@ def test_other_readers_read_past_region_records(memscope, tmp_path):
     rec = write(tmp_path / "hand.rec", HAND)
     res = run([memscope, "stat", "--input", str(rec), "-x,"])
     assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("3,,damon.aggregations,")
+    assert counter_output(res.stderr).startswith("3,,damon.aggregations,")   # stat writes to stderr, as perf
     res = run([memscope, "report", str(rec)])
     assert res.returncode == 0, res.stderr
     assert "3 frames" in res.stdout
@@ -203,7 +204,7 @@ def test_version_2_recordings_still_read_and_refuse_damon_records(memscope, tmp_
     rec = write(tmp_path / "old.rec", old)
     res = run([memscope, "stat", "--input", str(rec), "-x,"])
     assert res.returncode == 0, res.stderr
-    assert "3,,damon.aggregations" in res.stdout
+    assert "3,,damon.aggregations" in counter_output(res.stderr)
     res = run([memscope, "report", "--heatmap", str(rec)])
     assert res.returncode == 1
     assert "holds no DAMON region records: record with a damon series" in res.stderr
