@@ -17,25 +17,6 @@ if [ -f "$dest/.complete" ] && [ -f "$dest/include/linux/pci_ids.h" ]; then
   echo "$dest"
   exit 0
 fi
-if ! apt-cache policy "$package" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-  as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-  as_root apt-get -o DPkg::Lock::Timeout=600 update -qq
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-chmod 755 "$work"  # apt-get download runs as _apt and must write here
-(
-  cd "$work"
-  apt-get -o DPkg::Lock::Timeout=600 download -qq "$package"
-  dpkg-deb -f "$package"_*.deb Version > version
-  dpkg-deb --fsys-tarfile "$package"_*.deb | tar -xO "./usr/src/$package.tar.xz" |
-    tar -xJ --wildcards "$package/tools/perf/pmu-events/arch/*" "$package/drivers/perf/*" \
-      "$package/arch/x86/events/*" "$package/include/linux/perf/*" "$package/include/linux/pci_ids.h" \
-      "$package/Documentation/admin-guide/perf/*"
-)
-rm -rf "$dest"
-mkdir -p "$deps"
-mv "$work/$package" "$dest"
-mv "$work/version" "$dest/DEBIAN_VERSION"
-touch "$dest/.complete"
+"$(dirname "$0")/fetch-linux-source.sh" 6.12 "$dest" "tools/perf/pmu-events/arch/*" "drivers/perf/*" \
+  "arch/x86/events/*" "include/linux/perf/*" "include/linux/pci_ids.h" "Documentation/admin-guide/perf/*"
 echo "$dest"

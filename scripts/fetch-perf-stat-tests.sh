@@ -17,23 +17,5 @@ if [ -f "$dest/.complete" ]; then
   echo "$dest/$shell"
   exit 0
 fi
-if ! apt-cache policy "$package" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-  as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-  as_root apt-get -o DPkg::Lock::Timeout=600 update -qq
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-chmod 755 "$work"  # apt-get download runs as _apt and must write here
-(
-  cd "$work"
-  apt-get -o DPkg::Lock::Timeout=600 download -qq "$package"
-  dpkg-deb -f "$package"_*.deb Version > version
-  dpkg-deb --fsys-tarfile "$package"_*.deb | tar -xO "./usr/src/$package.tar.xz" |
-    tar -xJ --wildcards "$package/$shell/stat+*_output.sh" "$package/$shell/lib/*"
-)
-rm -rf "$dest"
-mkdir -p "$(dirname "$dest")"
-mv "$work/$package" "$dest"
-mv "$work/version" "$dest/DEBIAN_VERSION"
-touch "$dest/.complete"
+"$(dirname "$0")/fetch-linux-source.sh" "$version" "$dest" "$shell/stat+*_output.sh" "$shell/lib/*"
 echo "$dest/$shell"
