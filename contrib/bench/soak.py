@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A long `memscope record`: does it stay the same size and speed as processes come and go?
 
-One recorder runs for --minutes (60 by default): system-wide (-a) at -I 100 (10 Hz), counting
+One recorder runs for --minutes (60 by default): system-wide (-a) at -I --interval-ms (100: 10 Hz), counting
 page faults and context switches, and the eBPF source's per-process series (proc.faults: one
 series per process, added when the process is first seen and retired after it exits). Meanwhile
 `churn` forks 20 short-lived processes a second, each touching a few pages. At 1, 10, 30 and
@@ -10,10 +10,10 @@ and open descriptors, the frames written per second since the previous checkpoin
 recording's size.
 
 A run that leaks shows it as RSS or descriptors growing from one checkpoint to the next; one that
-falls behind, as a frame rate under 10/s. Not part of the test suite (an hour); its smoke test
+falls behind, as a frame rate under 1000/--interval-ms per second. Not part of the test suite (an hour); its smoke test
 runs it for about a second.
 
-Usage: soak.py [--build DIR] [--minutes 60] [--write docs/performance.md]
+Usage: soak.py [--build DIR] [--minutes 60] [--interval-ms 100] [--write docs/performance.md]
 """
 import argparse
 import os
@@ -66,10 +66,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--minutes", type=float, default=60.0)
+    ap.add_argument("--interval-ms", type=int, default=100, help="memscope record -I (frames every N ms)")
     ap.add_argument("--write", help="update this markdown file between the soak markers")
     args = ap.parse_args()
     if args.minutes <= 0:
         sys.exit("soak.py: --minutes must be positive")
+    if args.interval_ms <= 0:
+        sys.exit("soak.py: --interval-ms must be positive")
     build = pathlib.Path(args.build).resolve()
     memscope, churn = build / "memscope", build / "contrib" / "bench" / "churn"
     seconds = args.minutes * 60
@@ -78,8 +81,8 @@ def main():
     checkpoints = [m * 60 for m in CHECKPOINTS_MIN if m * 60 < seconds] + [seconds]
     workload = subprocess.Popen([str(churn), str(CHURN_RATE), str(int(seconds) + 5)], stdout=subprocess.DEVNULL,
                                 start_new_session=True)
-    recorder = subprocess.Popen([str(memscope), "record", "--no-ctl", "-a", "-I", "100", "-e", EVENTS, "-o",
-                                 str(rec), "--", "sleep", "%.3f" % seconds], stderr=subprocess.PIPE, text=True)
+    recorder = subprocess.Popen([str(memscope), "record", "--no-ctl", "-a", "-I", str(args.interval_ms), "-e", EVENTS,
+                                 "-o", str(rec), "--", "sleep", "%.3f" % seconds], stderr=subprocess.PIPE, text=True)
     began = time.monotonic()
     frames = FrameCounter(rec)
     rows, last_t, last_frames = [], 0.0, 0
@@ -101,9 +104,9 @@ def main():
         sys.exit(f"memscope record failed ({recorder.returncode}): {err}")
     lines = [
         START,
-        "Measured with `python3 contrib/bench/soak.py --build build --minutes %g`: `memscope record -a -I 100 "
-        "-e %s` while `churn %d` forks %d short-lived processes a second." % (
-            args.minutes, EVENTS, CHURN_RATE, CHURN_RATE),
+        "Measured with `python3 contrib/bench/soak.py --build build --minutes %g --interval-ms %d`: `memscope "
+        "record -a -I %d -e %s` while `churn %d` forks %d short-lived processes a second." % (
+            args.minutes, args.interval_ms, args.interval_ms, EVENTS, CHURN_RATE, CHURN_RATE),
         "",
         "| after | RSS | open fds | frames/s since the previous row | recording size |",
         "|---|---|---|---|---|",
