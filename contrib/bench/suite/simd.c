@@ -10,7 +10,14 @@
 
 #include "bench.h"
 
+#ifdef __clang__
+/* clang has no optimize attribute: there the scalar loops are left to its
+ * vectorizer (memscope-bench is built by GCC; clang builds it only for the
+ * sanitizer tests, which check results, not widths). */
+#define SCALAR_ATTR
+#else
 #define SCALAR_ATTR __attribute__((optimize("no-tree-vectorize", "no-tree-slp-vectorize")))
+#endif
 
 /* NAME: the width's prefix; BYTES: vector size; ATTR: how it is compiled;
  * DVEC: the attribute that makes the doubles a vector (none for scalar: a
