@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from stat_output import counter_output, messages
 from conftest import fixture_env, run
 from test_topdown import SKX, SPR, per_cpu, skx_values, write_replay
 
@@ -56,9 +57,9 @@ def totals(memscope, machine, replay, *args):
     """stat --replay ARGS -x, --self-describing: {metric: value} of the totals, in the order printed."""
     r = run([memscope, "stat", "--replay", str(replay), *args, "-x,", "--self-describing"], env=fixture_env(machine))
     assert r.returncode == 0, r.stderr
-    assert r.stderr == "", r.stderr
+    assert messages(r.stderr) == "", r.stderr
     out = {}
-    for line in r.stdout.splitlines()[1:]:
+    for line in counter_output(r.stderr).splitlines()[1:]:
         time_, scope, metric, value = line.split(",")[:4]
         if time_ == "total" and scope == "total":
             out[metric] = float(value)
@@ -103,19 +104,19 @@ def test_group_metrics_in_perfs_shapes(memscope, tmp_path):
     env = fixture_env("skylake-sp-2s")
     text = run([memscope, "stat", "--replay", str(replay), "--td-level", "2"], env=env)
     assert text.returncode == 0, text.stderr
-    lines = [line for line in text.stdout.splitlines() if "#" in line]
+    lines = [line for line in counter_output(text.stderr).splitlines() if "#" in line]
     assert [re.match(r"^ {56}# +(\S+) +(\S+)$", line).groups() for line in lines] == [
-        ("0.4500", "topdown.backend_bound"), ("0.3253", "topdown.memory_bound")], text.stdout
+        ("0.4500", "topdown.backend_bound"), ("0.3253", "topdown.memory_bound")], text.stderr
     by_name = run([memscope, "stat", "--replay", str(replay), "-m", "topdown.backend_bound,topdown.memory_bound"],
                   env=env)
-    assert by_name.stdout == text.stdout
+    assert counter_output(by_name.stderr) == counter_output(text.stderr)
     csv = run([memscope, "stat", "--replay", str(replay), "-M", "TopdownL2,TopdownL1", "-x,"], env=env)
     assert csv.returncode == 0, csv.stderr
-    assert [line.split(",")[2] for line in csv.stdout.splitlines()] == ["topdown.memory_bound",
+    assert [line.split(",")[2] for line in counter_output(csv.stderr).splitlines()] == ["topdown.memory_bound",
                                                                        "topdown.backend_bound"]
-    assert float(csv.stdout.splitlines()[1].split(",")[5]) == pytest.approx(0.45)
+    assert float(counter_output(csv.stderr).splitlines()[1].split(",")[5]) == pytest.approx(0.45)
     js = run([memscope, "stat", "--replay", str(replay), "-M", "TopdownL1,TopdownL2", "-j"], env=env)
-    objs = [json.loads(line) for line in js.stdout.splitlines()]
+    objs = [json.loads(line) for line in counter_output(js.stderr).splitlines()]
     assert [(o["event"], o["metric-value"]) for o in objs] == [("topdown.backend_bound", pytest.approx(0.45)),
                                                               ("topdown.memory_bound", pytest.approx(270 / 830))]
 
@@ -137,7 +138,7 @@ def test_no_pmu_here_names_each_metric_of_the_group_with_its_reason(memscope):
                        r.stderr)
     assert [m for m, _ in notes] == MEMORY, r.stderr
     assert all(why for _, why in notes)
-    assert [line.split(",")[2] for line in r.stdout.splitlines()] == ["page-faults"]
+    assert [line.split(",")[2] for line in counter_output(r.stderr).splitlines()] == ["page-faults"]
 
 
 def test_unknown_group_is_a_usage_error_naming_the_groups(memscope, tmp_path):
@@ -187,7 +188,7 @@ def test_a_recording_takes_groups_when_made_and_when_read(memscope, tmp_path):
     # Read back on this host: the groups resolve on the recorded Skylake-SP.
     r = run([memscope, "stat", "--input", str(rec), "-M", "TopdownL1", "-x,"])
     assert r.returncode == 0, r.stderr
-    assert [line.split(",")[2] for line in r.stdout.splitlines()] == ["topdown.backend_bound"]
-    assert float(r.stdout.split(",")[5]) == pytest.approx(0.45)
+    assert [line.split(",")[2] for line in counter_output(r.stderr).splitlines()] == ["topdown.backend_bound"]
+    assert float(counter_output(r.stderr).split(",")[5]) == pytest.approx(0.45)
     r = run([memscope, "stat", "--input", str(rec), "-M", "TopdownL9"])
     assert r.returncode == 2 and f"nor is it a metric group (the groups: {GROUP_NAMES})" in r.stderr, r.stderr

@@ -176,7 +176,7 @@ def test_per_tier_sums_the_nodes_of_each_tier(memscope, tmp_path):
     res = run([memscope, "stat", "-j", "--replay", str(replay), "--per-tier", "-m", "tier.promoted_pages,"
                "tier.demoted_pages"], env=env)
     assert res.returncode == 0, res.stderr
-    first = json.loads(res.stdout.splitlines()[0])
+    first = json.loads(counter_output(res.stderr).splitlines()[0])
     assert first["tier"] == "tier4" and first["metric-value"] == 1000.0, first
     # The Lua API: each node's tier, and the tiers fastest first.
     script = tmp_path / "tiers.lua"

@@ -47,12 +47,12 @@ def test_anon_per_node_is_the_kernels(memscope, build_dir, thp_off, memnode):
     try:
         holdmem = build_dir / "tests" / "plugins" / "holdmem"
         cmd = [memscope, "--plugin", f"{build_dir}/contrib/plugins/cgroup_memory.so:cgroup=/{name}", "stat",
-               "-x,", "--self-describing", "-I", "200", "--per-node", "-m", "mem.anon_bytes", "--", "sh", "-c",
+               "--log-fd", "1", "-x,", "--self-describing", "-I", "200", "--per-node", "-m", "mem.anon_bytes", "--", "sh", "-c",
                f"echo $$ > {path}/cgroup.procs && exec numactl --membind={memnode} {holdmem} {MB}"]
         t0 = time.monotonic()
         p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         before = []
-        for line in p.stdout:   # memscope's own lines may come first
+        for line in p.stdout:   # stat's counts (--log-fd 1: beside the workload's lines) may come first
             if line == "ready\n":
                 break
             before.append(line)

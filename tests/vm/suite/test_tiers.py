@@ -83,7 +83,7 @@ def test_promotion_demotion_and_used_memory_are_the_kernels(memscope, thp_off):
         assert work.stdout.readline().strip() == "ready"
         before = {n: node_vmstat(n) for n in NODES}
         stat = subprocess.Popen(
-            [memscope, "stat", "-a", "--per-node", "-x,", "--self-describing", "-I", "1000", "-m",
+            [memscope, "stat", "--log-fd", "1", "-a", "--per-node", "-x,", "--self-describing", "-I", "1000", "-m",
              "tier.promoted_pages,tier.demoted_pages,numa.used_bytes", "--",
              "sh", "-c", f"while [ ! -e {marker} ]; do sleep 0.2; done"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -122,7 +122,8 @@ def test_promotion_demotion_and_used_memory_are_the_kernels(memscope, thp_off):
         assert abs(t[(f"node{n}", "numa.used_bytes")] - used[n]) <= 8 << 20, (n, t, used)
     # Per tier: the sums of the tiers' nodes.
     tiers = kernel_tiers()
-    res = run([memscope, "stat", "-a", "--per-tier", "-x,", "--self-describing", "-m", "tier.promoted_pages",
+    res = run([memscope, "stat", "--log-fd", "1", "-a", "--per-tier", "-x,", "--self-describing", "-m",
+               "tier.promoted_pages",
                "--", "true"])
     assert res.returncode == 0, res.stderr
     scopes = {r["scope"] for r in stat_rows(res.stdout)}
