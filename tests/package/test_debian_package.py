@@ -108,7 +108,7 @@ def test_installed_and_removed(package, tmp_path):
 cd "$1"
 /usr/bin/memscope --version
 /usr/bin/memscope list --metrics > metrics.txt
-/usr/bin/memscope stat -x, -e page-faults -- true > stat.csv
+/usr/bin/memscope stat -x, -e page-faults -o stat.csv -- true
 /usr/bin/memscope record -o run.rec -I 50 -- sleep 0.2 2> record.txt
 /usr/bin/memscope report --lua faults.lua run.rec > report.txt
 /usr/bin/memscope live --input run.rec --listen 127.0.0.1:0 --no-ui --exit-at-end 2> live.txt
