@@ -39,6 +39,8 @@ struct bench_topo {
 /* Reads $MEMSCOPE_SYSFS_ROOT (default /sys)/devices/system/{cpu,node}. */
 int topo_load(struct bench_topo *t, char *err, size_t errsize);
 /* Size of the data/unified cache at level (1, 2, 3...), 0 when sysfs has none. */
+/* A small text file whole, trailing white space cut: 0, or -1 when it cannot be read. */
+int topo_read_text(const char *path, char *buf, size_t size);
 size_t topo_cache_size(const struct bench_topo *t, int level);
 size_t topo_last_level_size(const struct bench_topo *t);
 int topo_node_cpus(const struct bench_topo *t, int node, int *cpus, int max);

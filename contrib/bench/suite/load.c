@@ -38,19 +38,6 @@ static struct {
 	char isolate[256];          /* JSON object or empty */
 } L;
 
-static int read_file(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return 0;
-}
-
 /* utime + stime + cutime + cstime of /proc/PID/stat, in seconds. */
 static double proc_cpu_s(const char *stat_path)
 {
@@ -58,7 +45,7 @@ static double proc_cpu_s(const char *stat_path)
 	unsigned long long ut, st;
 	long long cut, cst;
 
-	if (read_file(stat_path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')))
+	if (topo_read_text(stat_path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')))
 		return 0;
 	/* After "pid (comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime */
 	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &ut, &st, &cut, &cst) != 4)
@@ -75,7 +62,7 @@ static void cpu_times_now(struct cpu_times *c)
 	memset(c, 0, sizeof(*c));
 	c->t = now_s();
 	c->own = proc_cpu_s("/proc/self/stat");
-	if (read_file("/proc/stat", buf, sizeof(buf)) < 0)
+	if (topo_read_text("/proc/stat", buf, sizeof(buf)) < 0)
 		return;
 	/* cpu user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user) */
 	if (sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
@@ -93,7 +80,7 @@ static int others_running(void)
 	DIR *d;
 	struct dirent *e;
 
-	if (read_file("/proc/stat", buf, sizeof(buf)) < 0 || !(p = strstr(buf, "procs_running ")))
+	if (topo_read_text("/proc/stat", buf, sizeof(buf)) < 0 || !(p = strstr(buf, "procs_running ")))
 		return -1;
 	running = atoi(p + 14);
 	if (!(d = opendir("/proc/self/task")))
@@ -104,7 +91,7 @@ static int others_running(void)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
-		if (read_file(path, st, sizeof(st)) == 0 && (q = strrchr(st, ')')) && q[1] == ' ' && q[2] == 'R')
+		if (topo_read_text(path, st, sizeof(st)) == 0 && (q = strrchr(st, ')')) && q[1] == ' ' && q[2] == 'R')
 			own++;
 	}
 	closedir(d);

@@ -16,7 +16,7 @@ static const char *sysfs_root(void)
 	return root && root[0] ? root : "/sys";
 }
 
-static int read_text(const char *path, char *buf, size_t size)
+int topo_read_text(const char *path, char *buf, size_t size)
 {
 	FILE *f = fopen(path, "r");
 	size_t n;
@@ -80,7 +80,7 @@ int topo_load(struct bench_topo *t, char *err, size_t errsize)
 	for (int i = 0; i < BENCH_MAX_CPUS; i++)
 		t->cpu_node[i] = -1;
 	snprintf(path, sizeof(path), "%s/devices/system/cpu/online", root);
-	if (read_text(path, text, sizeof(text)) < 0 ||
+	if (topo_read_text(path, text, sizeof(text)) < 0 ||
 	    (t->nr_cpus = parse_cpulist(text, t->cpus, BENCH_MAX_CPUS)) <= 0) {
 		snprintf(err, errsize, "%s: cannot read the online CPUs (%s)", path,
 			 errno ? strerror(errno) : "bad list");
@@ -99,7 +99,7 @@ int topo_load(struct bench_topo *t, char *err, size_t errsize)
 				break;
 			t->nodes[t->nr_nodes++] = node;
 			snprintf(cpath, sizeof(cpath), "%s/%s/cpulist", path, e->d_name);
-			if (read_text(cpath, text, sizeof(text)) == 0 && (n = parse_cpulist(text, cpus, BENCH_MAX_CPUS)) > 0)
+			if (topo_read_text(cpath, text, sizeof(text)) == 0 && (n = parse_cpulist(text, cpus, BENCH_MAX_CPUS)) > 0)
 				for (int i = 0; i < n; i++)
 					if (cpus[i] < BENCH_MAX_CPUS)
 						t->cpu_node[cpus[i]] = node;
@@ -119,19 +119,19 @@ int topo_load(struct bench_topo *t, char *err, size_t errsize)
 
 		snprintf(base, sizeof(base), "%s/devices/system/cpu/cpu%d/cache/index%d", root, t->cpus[0], idx);
 		snprintf(f, sizeof(f), "%s/level", base);
-		if (read_text(f, text, sizeof(text)) < 0)
+		if (topo_read_text(f, text, sizeof(text)) < 0)
 			break;
 		c->level = atoi(text);
 		snprintf(f, sizeof(f), "%s/type", base);
-		if (read_text(f, c->type, sizeof(c->type)) < 0 || !strcmp(c->type, "Instruction"))
+		if (topo_read_text(f, c->type, sizeof(c->type)) < 0 || !strcmp(c->type, "Instruction"))
 			continue;
 		snprintf(f, sizeof(f), "%s/size", base);
-		if (read_text(f, text, sizeof(text)) < 0 || parse_size(text, &c->size) < 0 || !c->size)
+		if (topo_read_text(f, text, sizeof(text)) < 0 || parse_size(text, &c->size) < 0 || !c->size)
 			continue;
 		snprintf(f, sizeof(f), "%s/coherency_line_size", base);
-		c->line = read_text(f, text, sizeof(text)) == 0 ? (size_t)atol(text) : BENCH_LINE;
+		c->line = topo_read_text(f, text, sizeof(text)) == 0 ? (size_t)atol(text) : BENCH_LINE;
 		snprintf(f, sizeof(f), "%s/shared_cpu_list", base);
-		if (read_text(f, c->shared_cpus, sizeof(c->shared_cpus)) < 0)
+		if (topo_read_text(f, c->shared_cpus, sizeof(c->shared_cpus)) < 0)
 			c->shared_cpus[0] = '\0';
 		t->nr_caches++;
 	}
