@@ -30,6 +30,7 @@ enum {
 };
 
 #define LIVE_DEFAULT_INTERVAL_MS 500
+#define LIVE_NO_UI_HISTORY_BYTES (4u << 20)
 /* Without -e or -m: what a page about the memory system shows first, where
  * this host can count it (the rest is listed on the page with the reason). */
 #define LIVE_DEFAULT_METRICS \
@@ -60,7 +61,7 @@ static const struct cli_option live_http_options[] = {
 	  CLI_COMPLETE_FILE, NULL, 0 },
 	{ OPT_NO_UI, "no-ui", NULL, "no page: /metrics for Prometheus (and the stream) only", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_HISTORY, "history", "MB", "stream history kept for pages that connect late or reconnect\n"
-	  "(default 64 MB)", CLI_COMPLETE_NONE, NULL, 0 },
+	  "(default 64 MB; 4 MB with --no-ui)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_MAX_CONNECTIONS, "max-connections", "N", "connections served at once (1-100000)", CLI_COMPLETE_NONE,
 	  NULL, 0 },
 	{ 'o', "output", "FILE", "also record to FILE (labels typed in the page go into it)", CLI_COMPLETE_FILE,
@@ -326,6 +327,11 @@ int cmd_live(int argc, char **argv)
 	/* A recording keeps its own interval (an -I adds its frames up). */
 	if (!opt.interval_ms && !opt.input_path)
 		opt.interval_ms = LIVE_DEFAULT_INTERVAL_MS;
+	/* Without a page the history serves only a stream reader that reconnects:
+	 * a few minutes of batches, not the hours a page draws when it opens late,
+	 * so an exporter left running for weeks stays small. */
+	if (!run.ui && !run.http.history_bytes)
+		run.http.history_bytes = LIVE_NO_UI_HISTORY_BYTES;
 	if (run.ui) {
 		run.http.server.web_root = find_web_root(web, sizeof(web));
 		if (!run.http.server.web_root)

@@ -322,3 +322,17 @@ def test_metrics_export_each_nodes_memory_and_tier_counters(memscope, touchmem):
     demoted = prom_value(samples, "memscope_node_tier_demoted_pages_total", node=0)
     assert 0 <= promoted <= after["pgpromote_success"] - before["pgpromote_success"]
     assert 0 <= demoted <= sum(after[k] - before[k] for k in after if k.startswith("pgdemote_"))
+
+
+def test_the_history_is_small_without_a_page(memscope):
+    """The stream history's limit, as /api/session and /metrics state it: 64 MiB for a page
+    that may open late, 4 MiB with --no-ui (an exporter left running for weeks), and what
+    --history asks for either way."""
+    for args, limit in ((["--no-ui"], 4 << 20), (["--no-ui", "--history", "16"], 16 << 20),
+                        ([], 64 << 20), (["--history", "2"], 2 << 20)):
+        live = Live(memscope, ["--listen", "127.0.0.1:0", "--no-ctl", "-I", "100", *args, "-a"])
+        try:
+            assert live.session()["history"]["limit"] == limit, (args, live.session()["history"])
+            assert prom_value(prom_samples(live.metrics()), "memscope_history_limit_bytes") == limit, args
+        finally:
+            live.stop()

@@ -1208,6 +1208,9 @@ static void render_self(struct http_sink *h, struct text_buf *b, enum prom_forma
 	prom_name_of("history", "B", 1, PROM_GAUGE, &pn);
 	prom_family(b, fmt, &pn, PROM_GAUGE, "Bytes of stream history held for pages that (re)connect");
 	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, (double)ss.bytes);
+	prom_name_of("history_limit", "B", 1, PROM_GAUGE, &pn);
+	prom_family(b, fmt, &pn, PROM_GAUGE, "Bytes the stream history may hold (--history)");
+	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, (double)ss.limit);
 }
 
 static enum MHD_Result answer_metrics(void *ctx, const struct http_request *req)
