@@ -31,6 +31,7 @@ enum {
 
 #define LIVE_DEFAULT_INTERVAL_MS 500
 #define LIVE_NO_UI_HISTORY_BYTES (4u << 20)
+#define LIVE_NO_UI_ENDED_MAX 4096
 /* Without -e or -m: what a page about the memory system shows first, where
  * this host can count it (the rest is listed on the page with the reason). */
 #define LIVE_DEFAULT_METRICS \
@@ -328,10 +329,14 @@ int cmd_live(int argc, char **argv)
 	if (!opt.interval_ms && !opt.input_path)
 		opt.interval_ms = LIVE_DEFAULT_INTERVAL_MS;
 	/* Without a page the history serves only a stream reader that reconnects:
-	 * a few minutes of batches, not the hours a page draws when it opens late,
-	 * so an exporter left running for weeks stays small. */
+	 * a few minutes of batches, not the hours a page draws when it opens late;
+	 * and fewer exited processes are kept one by one for /api/totals (the
+	 * rest are added up into its "others"), so an exporter left running for
+	 * weeks stays small. */
 	if (!run.ui && !run.http.history_bytes)
 		run.http.history_bytes = LIVE_NO_UI_HISTORY_BYTES;
+	if (!run.ui)
+		run.http.ended_max = LIVE_NO_UI_ENDED_MAX;
 	if (run.ui) {
 		run.http.server.web_root = find_web_root(web, sizeof(web));
 		if (!run.http.server.web_root)

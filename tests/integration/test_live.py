@@ -336,3 +336,26 @@ def test_the_history_is_small_without_a_page(memscope):
             assert prom_value(prom_samples(live.metrics()), "memscope_history_limit_bytes") == limit, args
         finally:
             live.stop()
+
+
+def test_an_exporter_adds_up_exited_processes_past_its_limit(memscope):
+    """--no-ui keeps 4,096 exited processes one by one in /api/totals; a command that runs 5,000
+    processes of 0.3 s each (each lives through a frame, so each has a series of its own) leaves
+    the oldest half added up in "others", and every process's faults still add up to the run's."""
+    loop = "for b in $(seq 10); do for i in $(seq 500); do sleep 0.3 & done; wait; done"
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "--no-ui", "--no-ctl", "-I", "100", "-e", "proc.faults",
+                           "--", "sh", "-c", loop])
+    try:
+        live.wait_for("still serving", timeout=600)
+        status, _, text = live.get("/api/totals")
+    finally:
+        live.stop()
+    assert status == 200, text
+    totals = json.loads(text)
+    others = totals.get("others")
+    summary = {k: v for k, v in totals.items() if k != "processes"}
+    assert others and others["series"] >= 2048, (len(totals["processes"]), summary)
+    assert len(totals["processes"]) <= 4096
+    listed = sum(p["totals"].get("proc.faults", 0) for p in totals["processes"])
+    assert listed + others["totals"]["proc.faults"] + totals["unattributed"]["proc.faults"] \
+        == totals["all"]["proc.faults"], summary

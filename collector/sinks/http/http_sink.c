@@ -117,7 +117,7 @@ struct http_sink {
 	struct ended_series *ended_series;
 	int nr_ended, cap_ended;
 	int ended_shown;              /* ended_series[0 .. ended_shown) are in a process table already */
-	/* Ended series beyond HTTP_ENDED_MAX, added up per key (name@node). */
+	/* Ended series beyond opt.ended_max, added up per key (name@node). */
 	struct folded {
 		char key[80];
 		double total;
@@ -702,7 +702,7 @@ static void keep_ended(struct http_sink *h, int i, double end_s)
 
 	if (!per_process(s) || !st->alive)
 		return;
-	if (h->nr_ended >= HTTP_ENDED_MAX)
+	if (h->nr_ended >= (h->opt.ended_max > 0 ? h->opt.ended_max : HTTP_ENDED_MAX))
 		fold_oldest(h);
 	if (h->nr_ended == h->cap_ended) {
 		int cap = h->cap_ended ? 2 * h->cap_ended : 64;

@@ -34,6 +34,7 @@
 struct http_sink_options {
 	struct http_server_options server;
 	size_t history_bytes;         /* 0: HTTP_STREAM_DEFAULT_BYTES */
+	int ended_max;                /* 0: HTTP_ENDED_MAX */
 	/* Carry out one control line ("label TEXT", "pause", ...) and write
 	 * the answer ("ok: ..." or "error: ..."); -1 when it could not be
 	 * asked (reply says why). NULL: the run takes no control. Called on
