@@ -9,23 +9,31 @@ series per process, added when the process is first seen and retired after it ex
 and open descriptors, the frames written per second since the previous checkpoint, and the
 recording's size.
 
+With --live, the same churn is watched by `memscope live --no-ui` (the Prometheus exporter left
+running), scraped once a second as Prometheus would: the frames come from its
+memscope_frames_total and the last column is the stream history it holds (memscope_history_bytes).
+
 A run that leaks shows it as RSS or descriptors growing from one checkpoint to the next; one that
 falls behind, as a frame rate under 1000/--interval-ms per second. Not part of the test suite (an hour); its smoke test
 runs it for about a second.
 
-Usage: soak.py [--build DIR] [--minutes 60] [--interval-ms 100] [--write docs/performance.md]
+Usage: soak.py [--build DIR] [--minutes 60] [--interval-ms 100] [--live] [--write docs/performance.md]
 """
 import argparse
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 
 import perfdoc  # beside this script
 
 START, END = "<!-- soak:start -->", "<!-- soak:end -->"
+LIVE_START, LIVE_END = "<!-- soak-live:start -->", "<!-- soak-live:end -->"
 CHECKPOINTS_MIN = (1, 10, 30, 60)
 EVENTS = "page-faults,context-switches,proc.faults"
 CHURN_RATE = 20
@@ -62,11 +70,49 @@ class FrameCounter:
         return self.frames
 
 
+class Scraper:
+    """`memscope live --no-ui` scraped once a second, as Prometheus would; the last scrape's
+    frames and history bytes."""
+
+    SAMPLE = re.compile(r"^(memscope_frames_total|memscope_history_bytes) ([0-9.e+]+)$", re.M)
+
+    def __init__(self, proc):
+        self.proc, self.url, self.values, self.scrapes = proc, None, {}, 0
+        self.lines, self.stop = [], threading.Event()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+        threading.Thread(target=self._scrape, daemon=True).start()
+
+    def _read_stderr(self):
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            m = re.search(r"at (http://\S+/)\?token=(\w+)", line)
+            if m and not self.url:
+                self.url = f"{m.group(1)}metrics?token={m.group(2)}"
+
+    def _scrape(self):
+        while not self.stop.wait(1.0):
+            if not self.url:
+                continue
+            try:
+                text = urllib.request.urlopen(self.url, timeout=5).read().decode()
+            except OSError:
+                continue
+            self.values = {k: float(v) for k, v in self.SAMPLE.findall(text)}
+            self.scrapes += 1
+
+    def frames(self):
+        return int(self.values.get("memscope_frames_total", 0))
+
+    def size(self):
+        return int(self.values.get("memscope_history_bytes", 0))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--minutes", type=float, default=60.0)
     ap.add_argument("--interval-ms", type=int, default=100, help="memscope record -I (frames every N ms)")
+    ap.add_argument("--live", action="store_true", help="memscope live --no-ui (the exporter) instead of record")
     ap.add_argument("--write", help="update this markdown file between the soak markers")
     args = ap.parse_args()
     if args.minutes <= 0:
@@ -81,10 +127,19 @@ def main():
     checkpoints = [m * 60 for m in CHECKPOINTS_MIN if m * 60 < seconds] + [seconds]
     workload = subprocess.Popen([str(churn), str(CHURN_RATE), str(int(seconds) + 5)], stdout=subprocess.DEVNULL,
                                 start_new_session=True)
-    recorder = subprocess.Popen([str(memscope), "record", "--no-ctl", "-a", "-I", str(args.interval_ms), "-e", EVENTS,
-                                 "-o", str(rec), "--", "sleep", "%.3f" % seconds], stderr=subprocess.PIPE, text=True)
+    if args.live:
+        recorder = subprocess.Popen([str(memscope), "live", "--no-ui", "--no-ctl", "--listen", "127.0.0.1:0",
+                                     "--exit-at-end", "-a", "-I", str(args.interval_ms), "-e", EVENTS,
+                                     "--", "sleep", "%.3f" % seconds], stderr=subprocess.PIPE, text=True)
+        frames = Scraper(recorder)
+        size_of = frames.size
+    else:
+        recorder = subprocess.Popen([str(memscope), "record", "--no-ctl", "-a", "-I", str(args.interval_ms), "-e",
+                                     EVENTS, "-o", str(rec), "--", "sleep", "%.3f" % seconds], stderr=subprocess.PIPE,
+                                    text=True)
+        frames = FrameCounter(rec)
+        size_of = lambda: rec.stat().st_size if rec.exists() else 0  # noqa: E731
     began = time.monotonic()
-    frames = FrameCounter(rec)
     rows, last_t, last_frames = [], 0.0, 0
     for at in checkpoints:
         # The last checkpoint is read just before the recorder's own end (it exits at `seconds`).
@@ -92,34 +147,48 @@ def main():
         if recorder.poll() is not None:
             break
         now = time.monotonic() - began
-        n = frames.count()
+        n = frames.frames() if args.live else frames.count()
         rows.append((at, rss_kib(recorder.pid), open_fds(recorder.pid), (n - last_frames) / (now - last_t),
-                     rec.stat().st_size if rec.exists() else 0))
+                     size_of()))
         last_t, last_frames = now, n
-    _, err = recorder.communicate()
+    if args.live:
+        frames.stop.set()
+        recorder.wait()
+        err = "".join(frames.lines)
+    else:
+        _, err = recorder.communicate()
     os.killpg(workload.pid, 9)
     workload.wait()
     subprocess.run(["rm", "-rf", str(tmp)], check=False)
+    what = "live" if args.live else "record"
     if recorder.returncode != 0 or not rows:
-        sys.exit(f"memscope record failed ({recorder.returncode}): {err}")
-    lines = [
-        START,
-        "Measured with `python3 contrib/bench/soak.py --build build --minutes %g --interval-ms %d`: `memscope "
-        "record -a -I %d -e %s` while `churn %d` forks %d short-lived processes a second." % (
-            args.minutes, args.interval_ms, args.interval_ms, EVENTS, CHURN_RATE, CHURN_RATE),
-        "",
-        "| after | RSS | open fds | frames/s since the previous row | recording size |",
-        "|---|---|---|---|---|",
-    ]
+        sys.exit(f"memscope {what} failed ({recorder.returncode}): {err}")
+    if args.live:
+        head = [LIVE_START,
+                "Measured with `python3 contrib/bench/soak.py --build build --minutes %g --interval-ms %d --live`: "
+                "`memscope live --no-ui -a -I %d -e %s`, its /metrics scraped every second, while `churn %d` "
+                "forks %d short-lived processes a second." % (args.minutes, args.interval_ms, args.interval_ms,
+                                                              EVENTS, CHURN_RATE, CHURN_RATE),
+                "", "| after | RSS | open fds | frames/s since the previous row | stream history held |"]
+    else:
+        head = [START,
+                "Measured with `python3 contrib/bench/soak.py --build build --minutes %g --interval-ms %d`: `memscope "
+                "record -a -I %d -e %s` while `churn %d` forks %d short-lived processes a second." % (
+                    args.minutes, args.interval_ms, args.interval_ms, EVENTS, CHURN_RATE, CHURN_RATE),
+                "", "| after | RSS | open fds | frames/s since the previous row | recording size |"]
+    lines = head + ["|---|---|---|---|---|"]
     for at, rss, fds, rate, size in rows:
         lines.append("| %s | %.1f MiB | %d | %.1f | %s |" % (
             "%g min" % (at / 60) if at >= 60 else "%.1f s" % at, rss / 1024, fds, rate,
             "%.1f MiB" % (size / 2 ** 20) if size >= 2 ** 20 else "%.0f KiB" % (size / 1024)))
-    lines.append(END)
+    lines.append(LIVE_END if args.live else END)
     text = "\n".join(lines)
     print(text)
     if args.write:
-        perfdoc.write_section(args.write, "Long runs", START, END, text)
+        if args.live:
+            perfdoc.write_section(args.write, "Long runs", LIVE_START, LIVE_END, text)
+        else:
+            perfdoc.write_section(args.write, "Long runs", START, END, text)
 
 
 if __name__ == "__main__":

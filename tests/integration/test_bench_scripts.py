@@ -56,6 +56,20 @@ def test_bench_script_runs(script, build_dir, tmp_path):
     assert start in doc.read_text()
 
 
+def test_soak_of_the_exporter_runs(build_dir, tmp_path):
+    """soak.py --live: `memscope live --no-ui` scraped every second; its rows carry the frames
+    /metrics counted and the history it held."""
+    doc = tmp_path / "performance.md"
+    res = subprocess.run([sys.executable, str(BENCH / "soak.py"), "--build", str(build_dir), "--write", str(doc),
+                          "--minutes", "0.05", "--live"], capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "<!-- soak-live:start -->" in doc.read_text()
+    rows = [l.split("|") for l in res.stdout.splitlines() if l.startswith("| 3.0 s |")]
+    assert len(rows) == 1, res.stdout
+    frames_per_s, history = float(rows[0][4]), rows[0][5].strip()
+    assert frames_per_s > 0 and history.endswith("KiB") and float(history.split()[0]) > 0, res.stdout
+
+
 @pytest.mark.skipif(not shutil.which("bpftrace"), reason="bpftrace is not installed")
 def test_bpf_overhead_runs(build_dir):
     res = subprocess.run([sys.executable, str(BENCH / "bpf_overhead.py"), "--build", str(build_dir), "--runs", "1",
