@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # memscope-bench for aarch64: built with Debian's cross compiler (static, so
 # qemu-user needs no sysroot) and run under qemu-aarch64: its self-test (the
-# kernels, chains, cntvct_el0 timer, dc civac, c2c plans) and a short run of
+# kernels, NEON and SVE at two vector lengths, chains, cntvct_el0 timer, dc civac, c2c plans) and a short run of
 # each benchmark. Takes ~20 s. Writes JUnit XML.
 set -uo pipefail
 out=$MEMSCOPE_TEST_RESULTS/45-aarch64.xml
@@ -52,6 +52,19 @@ case_run c2c q c2c --state M --sizes 16K --reps 1 --max-reps 1 --no-plot
 case_run touch q touch --pages 64 --no-plot
 json_ok() { q lat --sizes 16K --reps 1 --min-time 1 --format json --no-plot | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["host"]["arch"]=="aarch64" and d["timer"]["name"] in ("cntvct_el0","clock_gettime"), d; print(d["timer"])'; }
 case_run json-names-the-arch json_ok
+# SVE: qemu's -cpu max has it; its vector length set to 256 bits, the default kernel is sve at 32
+# bytes and does the selftest's work; with SVE off, neon is the widest and --kernel sve says why.
+sve_default() { qemu-aarch64 -cpu max,sve256=on,sve512=off "$bin" bw rd --sizes 16K --reps 1 --max-reps 1 --min-time 1 --format json --no-plot | python3 -c 'import json,sys; p=json.load(sys.stdin)["params"]; assert (p["kernel"], p["vector_bytes"]) == ("sve", 32), p; print(p["kernel"], p["vector_bytes"])'; }
+case_run sve-is-the-default-at-the-cpus-length sve_default
+case_run sve-selftest-at-128-bits qemu-aarch64 -cpu max,sve-default-vector-length=16 "$bin" selftest
+sve_off() {
+	local out
+	out=$(qemu-aarch64 -cpu max,sve=off "$bin" selftest) || return 1
+	grep -q '^skip: sve kernels' <<<"$out" || return 1
+	out=$(qemu-aarch64 -cpu max,sve=off "$bin" bw rd --kernel sve --sizes 16K 2>&1) && return 1
+	grep -q 'this CPU does not have it (HWCAP); the widest here is neon' <<<"$out"
+}
+case_run without-sve-neon-is-the-widest sve_off
 {
 	echo '<?xml version="1.0" encoding="utf-8"?>'
 	echo "<testsuites><testsuite name=\"aarch64\" tests=\"${#cases[@]}\" failures=\"$failures\">"

@@ -299,8 +299,10 @@ const char *stream_kernel_name(enum stream_kernel k);
 size_t stream_run(enum stream_kernel k, double *a, double *b, double *c, size_t n);
 
 /* The loops of bw and stream at each vector width (simd.c): scalar, sse2,
- * avx2, avx512 on x86-64, scalar and neon on aarch64. bw_pass and
- * stream_run use the selected one (default: the widest the CPU has). */
+ * avx2, avx512 on x86-64, scalar, neon and sve on aarch64. bw_pass and
+ * stream_run use the selected one (default: the widest the CPU has).
+ * kernel_bytes: the vector's bytes (SVE's: the CPU's length; 0 where the
+ * CPU has no SVE). */
 int kernel_count(void);
 const char *kernel_name(int k);
 int kernel_bytes(int k);
@@ -311,6 +313,12 @@ void kernel_select(int k);
 int kernel_selected(void);
 size_t kernel_bw_pass(int k, enum bw_op op, uint64_t *buf, uint64_t *dst, size_t size);
 size_t kernel_stream_run(int k, enum stream_kernel sk, double *a, double *b, double *c, size_t n);
+#if defined(__aarch64__)
+/* simd_sve.c: the SVE loops, called only where the CPU has SVE. */
+int sve_vector_bytes(void);
+size_t sve_bw(enum bw_op op, uint64_t *buf, uint64_t *dst, size_t size);
+size_t sve_stream(enum stream_kernel k, double *a, double *b, double *c, size_t n);
+#endif
 
 /* c2c: the steps that leave lines in a coherence state (c2c_plan.c). */
 enum c2c_state { C2C_M, C2C_E, C2C_S };

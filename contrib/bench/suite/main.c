@@ -107,7 +107,7 @@ static void usage(FILE *out)
 		"  --threads LIST|A-B   stream: numbers of concurrent instances (default 1..CPUs)\n"
 		"  --kernels LIST       stream: some of copy,scale,add,triad (default all four)\n"
 		"  --kernel WIDTH       bw, stream: the loops' vector width: scalar, sse2, avx2, avx512 (x86-64),\n"
-		"                       neon (aarch64); default the widest this CPU has\n"
+		"                       neon, sve (aarch64); default the widest this CPU has\n"
 		"  --cpus LIST          CPUs to use, in order (default: every online CPU)\n"
 		"  --cpu N              pin a single-threaded benchmark to CPU N\n"
 		"  --conf 1|2|3         numa-triad: 1 threads on both nodes, data on L; 2 cross; 3 split\n"
@@ -453,8 +453,9 @@ static int parse(struct bench_opts *o, const struct command *cmd, int argc, char
 							 arch_name(arch_this()));
 			}
 			if (!kernel_available(k)) {
-				fprintf(stderr, "memscope-bench: --kernel %s: this CPU does not have it (CPUID); the widest "
-					"here is %s\n", optarg, kernel_name(kernel_widest()));
+				fprintf(stderr, "memscope-bench: --kernel %s: this CPU does not have it (%s); the widest "
+					"here is %s\n", optarg, arch_this() == ARCH_AARCH64 ? "HWCAP" : "CPUID",
+					kernel_name(kernel_widest()));
 				return 1;
 			}
 			kernel_select(k);

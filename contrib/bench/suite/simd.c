@@ -1,12 +1,16 @@
 /* The bandwidth and STREAM loops at each vector width the machine has:
  * scalar, SSE2, AVX2 and AVX-512 on x86-64 (each compiled for its own
  * instruction set with a target attribute and chosen at run time by CPUID,
- * so no build flag is needed), NEON on aarch64. One macro writes each
+ * so no build flag is needed), NEON on aarch64 and SVE where the CPU has
+ * it (simd_sve.c: its length is known only at run time). One macro writes each
  * width's loops with GCC's vector types, so every width does the same work
  * with its own registers: the scalar loops are kept scalar (no
  * vectorizer), the others are vectors of 16, 32 or 64 bytes; all unrolled
  * four times, as likwid-bench's kernels are. */
 #include <string.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 
 #include "bench.h"
 
@@ -112,7 +116,7 @@ DEFINE_KERNELS(neon, 16, , VECTOR(16))
 
 struct kernel {
 	const char *name;
-	int bytes;
+	int bytes;                    /* 0: the CPU's (SVE) */
 	size_t (*bw)(enum bw_op, uint64_t *, uint64_t *, size_t);
 	size_t (*stream)(enum stream_kernel, double *, double *, double *, size_t);
 };
@@ -125,6 +129,7 @@ static const struct kernel kernels[] = {
 	{ "avx512", 64, avx512_bw, avx512_stream },
 #elif defined(__aarch64__)
 	{ "neon", 16, neon_bw, neon_stream },
+	{ "sve", 0, sve_bw, sve_stream },
 #endif
 };
 
@@ -144,6 +149,10 @@ const char *kernel_name(int k)
 
 int kernel_bytes(int k)
 {
+#if defined(__aarch64__)
+	if (!kernels[k].bytes)
+		return kernel_available(k) ? sve_vector_bytes() : 0;
+#endif
 	return kernels[k].bytes;
 }
 
@@ -155,6 +164,9 @@ bool kernel_available(int k)
 		return __builtin_cpu_supports("avx2");
 	if (!strcmp(kernels[k].name, "avx512"))
 		return __builtin_cpu_supports("avx512f");
+#elif defined(__aarch64__)
+	if (!strcmp(kernels[k].name, "sve"))
+		return (getauxval(AT_HWCAP) & HWCAP_SVE) != 0;
 #endif
 	return true;
 }
@@ -171,8 +183,9 @@ int kernel_widest(void)
 {
 	int best = 0;
 
+	/* SVE of 128 bits ties NEON: the later (SVE) is taken. */
 	for (int k = 0; k < NR_KERNELS; k++)
-		if (kernel_available(k) && kernels[k].bytes > kernels[best].bytes)
+		if (kernel_available(k) && kernel_bytes(k) >= kernel_bytes(best))
 			best = k;
 	return best;
 }
