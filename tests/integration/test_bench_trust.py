@@ -33,14 +33,14 @@ def rows(results, table="results"):
     return [dict(zip(names, r)) for r in t["rows"]]
 
 
-def median_interval(samples):
-    """The distribution-free 95% interval on the median, computed here on its own: the
-    order statistics x(k) and x(n+1-k) with the largest k whose coverage
-    1 - 2 P(Bin(n, 1/2) <= k-1) is at least 0.95 (k = 1 when no k reaches it)."""
+def median_interval(samples, level=0.95):
+    """The distribution-free interval on the median (95% unless asked), computed here on its
+    own: the order statistics x(k) and x(n+1-k) with the largest k whose coverage
+    1 - 2 P(Bin(n, 1/2) <= k-1) is at least the level (k = 1 when no k reaches it)."""
     x, n = sorted(samples), len(samples)
     k = 1
     for r in range(1, (n + 1) // 2 + 1):
-        if 1 - 2 * sum(math.comb(n, i) for i in range(r)) / 2 ** n >= 0.95:
+        if 1 - 2 * sum(math.comb(n, i) for i in range(r)) / 2 ** n >= level:
             k = r
     return statistics.median(x), x[k - 1], x[n - k]
 
@@ -78,6 +78,19 @@ def test_par_ctx_and_stream_points_carry_their_intervals():
     check_spread(r, "chains", "ns")
     # The one-chain latency of the results is the k = 1 row of the chains table: the same samples.
     assert r["tables"]["results"]["samples"]["lat_ns"][0] == r["tables"]["chains"]["samples"]["ns"][0]
+    # parallelism = one chain's median / the best k's; its interval is the ratio of the two
+    # medians' opposite ends, each at 97.5% (at least 95% for the ratio).
+    row, samples = rows(r)[0], r["tables"]["results"]["samples"]
+    one, best = samples["lat_ns"][0], samples["best_ns"][0]
+    _, one_low, one_high = median_interval(one, 0.975)
+    _, best_low, best_high = median_interval(best, 0.975)
+    assert math.isclose(row["parallelism"], statistics.median(one) / statistics.median(best), rel_tol=1e-5), row
+    if row["chains"] == 1:
+        assert row["parallelism_low"] == row["parallelism_high"] == 1, row
+    else:
+        assert math.isclose(row["parallelism_low"], one_low / best_high, rel_tol=1e-5), row
+        assert math.isclose(row["parallelism_high"], one_high / best_low, rel_tol=1e-5), row
+        assert row["parallelism_low"] <= row["parallelism"] <= row["parallelism_high"], row
     r = json.loads(bench("ctx", "--cpu", 0, "--rounds", 2000, "--reps", 6, "--max-reps", 8, "--format", "json").stdout)
     check_spread(r, "results", "roundtrip_us")
     r = json.loads(bench("stream", "--size", "1M", "--threads", 1, "--kernels", "triad", "--reps", 6, "--max-reps", 8,

@@ -223,6 +223,9 @@ struct spread {
 void samples_add(struct samples *s, double v);
 void samples_free(struct samples *s);
 struct spread spread_of(const double *v, int n);
+/* The same at another coverage (e.g. 0.975 for each of two intervals
+ * whose ends bound a ratio at 95%). */
+struct spread spread_at(const double *v, int n, double level);
 /* Enough repetitions: at least --reps, then until the interval is within
  * --precision of the median, --max-reps, or --max-time spent on the point. */
 bool samples_enough(const struct bench_opts *o, const struct samples *s, double spent_s);

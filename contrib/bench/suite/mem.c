@@ -377,6 +377,25 @@ static double par_ns(const struct bench_opts *o, void **start, size_t elements, 
 	return spread_of(ns->v, ns->n).median;
 }
 
+/* parallelism = median(one chain) / median(best k), so its interval comes
+ * from the two medians' intervals: each taken at 97.5%, the ratio of their
+ * opposite ends holds the ratio of the true medians with at least 95%
+ * (Bonferroni: no assumption that the two sets are independent). With one
+ * chain best, the ratio is 1 exactly. */
+static void set_parallelism_interval(struct bench_table *t, int row, const struct samples *one,
+				     const struct samples *best)
+{
+	struct spread a = spread_at(one->v, one->n, 0.975), b = spread_at(best->v, best->n, 0.975);
+
+	if (one == best) {
+		table_set(t, row, "parallelism_low", 1);
+		table_set(t, row, "parallelism_high", 1);
+		return;
+	}
+	table_set(t, row, "parallelism_low", a.low / b.high);
+	table_set(t, row, "parallelism_high", a.high / b.low);
+}
+
 int bench_par(struct bench_opts *o)
 {
 	struct bench_report r = { .bench = "par" };
@@ -389,6 +408,8 @@ int bench_par(struct bench_opts *o)
 	table_col_spread(t, "best_ns", "ns", 2);
 	table_col(t, "chains", NULL, COL_INT, 0);
 	table_col(t, "parallelism", NULL, COL_NUM, 2);
+	table_col(t, "parallelism_low", NULL, COL_NUM, 2);
+	table_col(t, "parallelism_high", NULL, COL_NUM, 2);
 	detail = report_table(&r, "chains", "ns per load with k independent chains");
 	table_col(detail, "size", "B", COL_INT, 0);
 	table_col(detail, "chains", NULL, COL_INT, 0);
@@ -449,10 +470,11 @@ int bench_par(struct bench_opts *o)
 		table_set(t, row, "size", (double)size);
 		table_set_spread(t, row, "lat_ns", &one);
 		table_set_spread(t, row, "best_ns", best_k == 1 ? &one : &best_s);
-		samples_free(&one);
-		samples_free(&best_s);
 		table_set(t, row, "chains", best_k);
 		table_set(t, row, "parallelism", lat1 / best);
+		set_parallelism_interval(t, row, &one, best_k == 1 ? &one : &best_s);
+		samples_free(&one);
+		samples_free(&best_s);
 		mem_free(buf, size);
 	}
 	log_progress(o, "\r%40s\r", "");

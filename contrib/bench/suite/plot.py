@@ -110,7 +110,7 @@ def plot_lat(results, fig):
 def plot_par(results, fig):
     ax = fig.add_subplot(111)
     rows = table(results, "results")
-    ax.plot([r["size"] for r in rows], [r["parallelism"] for r in rows], marker="o", markersize=3)
+    curve(ax, rows, "size", "parallelism", marker="o", markersize=3)
     size_axis(ax)
     mark_caches(ax, results)
     ax.set_ylabel("loads in flight (latency of 1 chain / best ns per load)")

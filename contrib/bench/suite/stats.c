@@ -51,6 +51,11 @@ static int cmp_double(const void *a, const void *b)
 
 struct spread spread_of(const double *v, int n)
 {
+	return spread_at(v, n, 0.95);
+}
+
+struct spread spread_at(const double *v, int n, double want)
+{
 	struct spread sp = { .n = n, .median = NAN, .low = NAN, .high = NAN, .level = 0 };
 	double *x;
 	int k = 1;
@@ -63,7 +68,7 @@ struct spread spread_of(const double *v, int n)
 	qsort(x, (size_t)n, sizeof(*x), cmp_double);
 	sp.median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 	for (int r = 1; r <= (n + 1) / 2; r++)
-		if (1 - 2 * binomial_half_cdf(n, r - 1) >= 0.95)
+		if (1 - 2 * binomial_half_cdf(n, r - 1) >= want)
 			k = r;
 	sp.low = x[k - 1];
 	sp.high = x[n - k];
