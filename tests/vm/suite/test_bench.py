@@ -33,6 +33,9 @@ def test_numa_triad_places_threads_and_pages(memscope, conf):
 
     # Every (x, y) of 0..1 x 0..1 is in the table; (0, 0) has no threads and no value.
     points = {(p["x"], p["y"]): p for p in rows(results, "results")}
+    # The study's table for this guest (docs/studies/stream-triad-numa.md quotes it).
+    print(f"conf {conf}: " + "; ".join(f"({x}L,{y}R) {p['total_mb_s']} MB/s normalized {p['normalized']}"
+                                       for (x, y), p in sorted(points.items()) if p["total_mb_s"] is not None))
     assert set(points) == {(0, 0), (0, 1), (1, 0), (1, 1)}, points
     assert points[(0, 0)]["total_mb_s"] is None
     assert all(points[k]["total_mb_s"] > 0 for k in points if k != (0, 0)), points
