@@ -23,6 +23,7 @@
 #include "events/perf_errors.h"
 #include "sampler/target.h"
 #include "metrics/metrics.h"
+#include "sources/perf_group_attrs.h"
 #include "sources/registry.h"
 #include "sources/tracepoint_counts.h"
 #include "sampler/sampler.h"
@@ -769,6 +770,7 @@ static int perf_open(struct source *src, struct series_table *table, struct ms_e
 				placed[j] = true;
 			}
 		}
+		perf_group_order(opt->events, g->events, g->nr_events);
 		ret = group_open(ps, g, err);
 		if ((ret == -EACCES || ret == -EPERM) && !ps->user_only &&
 		    !is_system_wide(ps, &opt->events[i]) && perf_event_paranoid() >= 2) {
@@ -1208,7 +1210,8 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 	for (; nr < total; nr++) {
 		const struct plan_event *pe = planned(req->plan, names[nr]);
 
-		if (event_parse(req->host, names[nr], &events[nr], err) < 0) {
+		/* A plan event's second copy opens the same event under its own name. */
+		if (event_parse(req->host, pe ? pe->open : names[nr], &events[nr], err) < 0) {
 			event_list_free(events, nr);
 			free(names);
 			free(cgroups);
@@ -1216,6 +1219,19 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 				return EXIT_USAGE; /* a name the user wrote */
 			ms_error_prefix(err, "catalog event for %s", pe->instance);
 			return 1;
+		}
+		if (pe && pe->copy > 1) {
+			char *name = strdup(names[nr]);
+
+			if (!name) {
+				event_list_free(events, nr + 1);
+				free(names);
+				free(cgroups);
+				ms_error_set(err, "out of memory");
+				return 1;
+			}
+			free(events[nr].name);
+			events[nr].name = name;
 		}
 		events[nr].group_hint = pe ? pe->group : -1;
 		events[nr].memory_node = pe ? pe->memory_node : -1;
