@@ -48,3 +48,20 @@ void perf_group_order(const struct event *events, int *members, int nr)
 			members[j - 1] = t;
 		}
 }
+
+void perf_member_attr(const struct event *ev, bool leader, const struct perf_open_mode *mode,
+		      struct perf_event_attr *attr)
+{
+	*attr = ev->attr;
+	attr->size = sizeof(*attr);
+	attr->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
+			    PERF_FORMAT_TOTAL_TIME_RUNNING;
+	attr->disabled = leader;
+	if (mode->user_only && !mode->system_wide)
+		attr->exclude_kernel = attr->exclude_hv = 1;
+	if (!mode->system_wide) {
+		/* Threads and children the target creates later are counted too. */
+		attr->inherit = 1;
+		attr->enable_on_exec = leader && mode->enable_on_exec;
+	}
+}

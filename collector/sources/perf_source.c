@@ -263,19 +263,14 @@ static void group_close(struct perf_group *g)
 static void attr_for_member(const struct perf_source *ps, const struct event *ev, bool leader,
 			    struct perf_event_attr *attr)
 {
-	*attr = ev->attr;
-	attr->size = sizeof(*attr);
-	attr->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
-			    PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	attr->disabled = leader;
-	if (ps->user_only && !is_system_wide(ps, ev))
-		attr->exclude_kernel = attr->exclude_hv = 1;
-	if (!is_system_wide(ps, ev)) {
-		/* Threads and children the target creates later are counted too. */
-		attr->inherit = 1;
-		attr->enable_on_exec = leader && ps->opt.target->kind == TARGET_COMMAND && !ps->opt.target->nr_attach &&
-				       !ps->opt.start_disabled;
-	}
+	const struct perf_open_mode mode = {
+		.system_wide = is_system_wide(ps, ev),
+		.user_only = ps->user_only,
+		.enable_on_exec = ps->opt.target->kind == TARGET_COMMAND && !ps->opt.target->nr_attach &&
+				  !ps->opt.start_disabled,
+	};
+
+	perf_member_attr(ev, leader, &mode, attr);
 }
 
 /* The lowest descriptor number not in use: every descriptor opened after
