@@ -139,16 +139,30 @@ static bool subset_of(const struct placer *p, const struct owner *o, const struc
 	return true;
 }
 
+/* Are o's copies of u's events in one group on each instance? */
+static bool in_one_group(const struct placer *p, const struct owner *o, const struct unit *u)
+{
+	for (int i = 0; i < u->nr; i++)
+		for (int k = 0; k < u->nr; k++) {
+			int a = owner_find(p, o, p->tmpl[u->tmpl[i]].open), b = owner_find(p, o, p->tmpl[u->tmpl[k]].open);
+
+			if (!strcmp(p->plan->events[a].instance, p->plan->events[b].instance) &&
+			    p->plan->events[a].group != p->plan->events[b].group)
+				return false;
+		}
+	return true;
+}
+
 /* The owner whose copies unit u reads, made or grown as needed; -1 when out of memory. */
 static int choose_owner(struct placer *p, const struct unit *u)
 {
 	bool fits_alone = fits_everywhere(p, NULL, u);
 	struct owner *o;
 
-	/* Its events are an earlier metric's: read them, unless they are split
-	 * in slices and this metric would fit one group of its own. */
+	/* Its events are an earlier metric's: read them, unless they are in
+	 * groups that take turns and this metric would fit one group of its own. */
 	for (int i = 0; i < p->nr_owners; i++)
-		if (subset_of(p, &p->owners[i], u) && (!p->owners[i].split || !fits_alone))
+		if (subset_of(p, &p->owners[i], u) && (in_one_group(p, &p->owners[i], u) || !fits_alone))
 			return i;
 	/* Its new events fit beside an earlier metric's in one group. */
 	for (int i = 0; i < p->nr_owners; i++) {

@@ -9,7 +9,7 @@
  * events fit beside an earlier metric's group joins that group (fewer
  * events, no less exact). A metric with more events than the PMU has
  * counters takes turns in several groups (perf's --metric-no-group); one
- * whose events are in such a split group gets groups of its own when it
+ * whose events are spread over such groups gets groups of its own when it
  * fits one. */
 #ifndef MEMSCOPE_PLAN_GROUPS_H
 #define MEMSCOPE_PLAN_GROUPS_H
