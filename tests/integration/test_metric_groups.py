@@ -3,12 +3,14 @@ replayed on the Skylake-SP and Sapphire Rapids fixture trees (the counts of test
 hand there and here), mixed with metric names, in perf's text, CSV and JSON shapes; on this host (no PMU) each
 metric of a group named with its reason; an unknown name a usage error naming the groups; list --groups."""
 import json
+import os
 import re
+import shutil
 
 import pytest
 
 from stat_output import counter_output, messages
-from conftest import fixture_env, run
+from conftest import ROOT, fixture_env, run
 from test_topdown import SKX, SPR, per_cpu, skx_values, write_replay
 
 MEMORY = ["topdown.backend_bound", "topdown.memory_bound", "topdown.l1_bound", "topdown.l2_bound",
@@ -299,3 +301,51 @@ def test_sapphire_rapids_memory_each_metric_from_its_own_group(memscope, tmp_pat
     slots_group = {g for s, g in plan["topdown.backend_bound"]}
     assert len(slots_group) == 1 and {g for s, g in plan["topdown.l1_bound"]} == slots_group
     assert len({g for s, g in plan["topdown.l2_bound"]}) == 1 and {g for s, g in plan["topdown.l2_bound"]} != slots_group
+
+
+def shared_page_faults_catalog(tmp_path):
+    """A catalog copy whose perf software PMU has 2 counters and two metrics that share page-faults: their
+    3 events do not fit one group."""
+    cat = tmp_path / "catalog"
+    shutil.copytree(ROOT / "catalog", cat, ignore=shutil.ignore_patterns("meson.build"))
+    fam = cat / "pmu" / "linux-kernel.yaml"
+    text = fam.read_text()
+    for old, new in [("    scope: cpu\n    description: perf software events",
+                      "    scope: cpu\n    counters: 2\n    description: perf software events"),
+                     ("      cpu_migrations: { perf: cpu-migrations,",
+                      "      context_switches: { perf: context-switches, description: task switches }\n"
+                      "      cpu_migrations: { perf: cpu-migrations,"),
+                     ("\nmetrics:\n", "\nmetrics:\n"
+                      "  test.faults_a:\n    - formula: sw.page_faults + 0 * sw.context_switches\n      source: a test\n"
+                      "  test.faults_b:\n    - formula: sw.page_faults + 0 * sw.cpu_migrations\n      source: a test\n")]:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    fam.write_text(text)
+    with open(cat / "metrics.yaml", "a") as f:
+        for name in ("test.faults_a", "test.faults_b"):
+            f.write(f"  - name: {name}\n    unit: faults\n    kind: counter\n    description: page faults, for a test\n")
+    return cat
+
+
+def test_a_shared_event_is_opened_in_each_group_on_this_host(memscope, touchmem, tmp_path):
+    """Live, on this host's perf software PMU (given 2 counters in a catalog copy): page-faults, which both metrics
+    read, is opened in each one's group (the second copy page-faults#2, from the same event string), and each
+    metric counts the command's faults from its own copy: the same number, at least the 256 pages touched."""
+    env = dict(os.environ, MEMSCOPE_CATALOG_DIR=str(shared_page_faults_catalog(tmp_path)))
+    res = run([memscope, "stat", "-x,", "--self-describing", "-m", "test.faults_a,test.faults_b", "--", touchmem,
+               "256"], env=env)
+    assert res.returncode == 0, res.stderr
+    rows = {f[2]: float(f[3]) for f in (line.split(",") for line in counter_output(res.stderr).splitlines())
+            if len(f) > 3 and f[0] == "total"}
+    assert rows["test.faults_a"] >= 256 and rows["test.faults_b"] == rows["test.faults_a"], counter_output(res.stderr)
+    rec = tmp_path / "faults.rec"
+    res = run([memscope, "record", "-m", "test.faults_a,test.faults_b", "-o", str(rec), "--", touchmem, "256"],
+              env=env)
+    assert res.returncode == 0, res.stderr
+    header = json.loads(open(rec).readline())
+    plan = {m["name"]: {(e["series"], e["group"]) for e in m["events"]} for m in header["catalog"]["metrics"]}
+    assert {s for s, _ in plan["test.faults_a"]} == {"page-faults", "context-switches"}
+    assert {s for s, _ in plan["test.faults_b"]} == {"page-faults#2", "cpu-migrations"}
+    groups = [{g for _, g in plan[m]} for m in ("test.faults_a", "test.faults_b")]
+    assert len(groups[0]) == 1 and len(groups[1]) == 1 and groups[0] != groups[1]
+    assert {"page-faults", "page-faults#2"} <= {s["name"] for s in header["series"]}
