@@ -62,10 +62,12 @@ static int add_input(struct plan_builder *b, int family, int role, int event)
 			plan->events = pe;
 			pe = &pe[plan->nr_events];
 			memset(pe, 0, sizeof(*pe));
-			if (!(pe->text = strdup(text)) || !(pe->open = strdup(text)))
-				return -1;
+			pe->text = strdup(text);
+			pe->open = strdup(text);
 			pe->copy = 1;
-			idx = plan->nr_events++;
+			idx = plan->nr_events++;   /* freed with the plan even when a copy failed */
+			if (!pe->text || !pe->open)
+				return -1;
 			snprintf(pe->instance, sizeof(pe->instance), "%s", rr->inst[i].name);
 			pe->memory_node = crole->memory_node ? rr->inst[i].memory_node : -1;
 			pe->how = ev->how;
