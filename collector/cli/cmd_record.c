@@ -324,8 +324,11 @@ static json_t *plan_json(const struct metric_plan *plan)
 				for (int e = 0; e < in->nr_events; e++) {
 					const struct plan_event *pe = &plan->events[in->events[e]];
 
-					json_array_append_new(events, json_pack("{s:s, s:s}", "series", pe->text,
-										"instance", pe->instance));
+					/* group: the perf group it is counted in (null when perf does not count it) */
+					json_array_append_new(events, json_pack("{s:s, s:s, s:o}", "series", pe->text,
+										"instance", pe->instance, "group",
+										pe->group >= 0 ? json_integer(pe->group)
+											       : json_null()));
 				}
 			}
 		json_object_set_new(o, "events", events);

@@ -5,21 +5,13 @@
 #include <string.h>
 
 #include "host/memory_tiers.h"
+#include "metrics/plan_groups.h"
 
 /* ---- plan ---- */
-
-struct group_state {
-	char instance[64];
-	int group;
-	int used;
-	int placing;      /* plan metric whose events were placed last */
-};
 
 struct plan_builder {
 	const struct resolution *res;
 	struct metric_plan *plan;
-	struct group_state *groups;   /* one per instance */
-	int nr_groups;
 	struct ms_error *err;
 };
 
@@ -29,25 +21,6 @@ static int find_event(const struct metric_plan *plan, const char *text)
 		if (strcmp(plan->events[i].text, text) == 0)
 			return i;
 	return -1;
-}
-
-static struct group_state *group_for(struct plan_builder *b, const char *instance)
-{
-	struct group_state *g;
-
-	for (int i = 0; i < b->nr_groups; i++)
-		if (strcmp(b->groups[i].instance, instance) == 0)
-			return &b->groups[i];
-	g = realloc(b->groups, sizeof(*g) * (size_t)(b->nr_groups + 1));
-	if (!g)
-		return NULL;
-	b->groups = g;
-	g = &g[b->nr_groups++];
-	snprintf(g->instance, sizeof(g->instance), "%s", instance);
-	g->group = -1;
-	g->used = 0;
-	g->placing = -1;
-	return g;
 }
 
 static int add_input(struct plan_builder *b, int family, int role, int event)
@@ -89,9 +62,12 @@ static int add_input(struct plan_builder *b, int family, int role, int event)
 			plan->events = pe;
 			pe = &pe[plan->nr_events];
 			memset(pe, 0, sizeof(*pe));
-			if (!(pe->text = strdup(text)))
+			pe->text = strdup(text);
+			pe->open = strdup(text);
+			pe->copy = 1;
+			idx = plan->nr_events++;   /* freed with the plan even when a copy failed */
+			if (!pe->text || !pe->open)
 				return -1;
-			idx = plan->nr_events++;
 			snprintf(pe->instance, sizeof(pe->instance), "%s", rr->inst[i].name);
 			pe->memory_node = crole->memory_node ? rr->inst[i].memory_node : -1;
 			pe->how = ev->how;
@@ -133,57 +109,6 @@ static int collect_slot(struct expr *ref, void *ctx)
 	pairs[2 * c->pm->nr_slot_inputs] = ref->slot;
 	pairs[2 * c->pm->nr_slot_inputs + 1] = input;
 	c->pm->nr_slot_inputs++;
-	return 0;
-}
-
-/* Put the perf events of one metric into groups: per instance, the metric's
- * new events join the instance's current group when they fit its counters,
- * else they start a new group (split further if the PMU is too small). */
-static int assign_groups(struct plan_builder *b, const struct plan_metric *pm, int self)
-{
-	struct metric_plan *plan = b->plan;
-
-	for (int s = 0; s < pm->nr_slot_inputs; s++) {
-		const struct plan_input *in = &plan->inputs[pm->slot_inputs[2 * s + 1]];
-
-		for (int k = 0; k < in->nr_events; k++) {
-			struct plan_event *pe = &plan->events[in->events[k]];
-			int counters = pe->counters;
-			struct group_state *g;
-
-			if (pe->group >= 0 || !plan_event_is_perf(pe))
-				continue;
-			g = group_for(b, pe->instance);
-			if (!g)
-				return -1;
-			if (g->placing != self) {
-				/* First of this metric's events here: do they all fit beside the group's? */
-				int fresh = 0;
-
-				for (int t = s; t < pm->nr_slot_inputs; t++) {
-					const struct plan_input *other = &plan->inputs[pm->slot_inputs[2 * t + 1]];
-
-					for (int j = 0; j < other->nr_events; j++) {
-						const struct plan_event *oe = &plan->events[other->events[j]];
-
-						fresh += oe->group < 0 && !oe->event->fixed &&
-							 strcmp(oe->instance, pe->instance) == 0;
-					}
-				}
-				g->placing = self;
-				if (g->group < 0 || (counters > 0 && g->used + fresh > counters)) {
-					g->group = plan->nr_groups++;
-					g->used = 0;
-				}
-			} else if (counters > 0 && g->used >= counters && !pe->event->fixed) {
-				g->group = plan->nr_groups++;   /* more events than counters: next slice */
-				g->used = 0;
-			}
-			pe->group = g->group;
-			/* A fixed counter (Intel's cycles, reference cycles) takes none of the general ones. */
-			g->used += !pe->event->fixed;
-		}
-	}
 	return 0;
 }
 
@@ -256,7 +181,7 @@ static int add_metric(struct plan_builder *b, int idx, bool requested)
 		struct slot_collect c = { b, pm, rm->family, 0 };
 
 		expr_each_ref(rm->fm->mappings[rm->mapping].formula, collect_slot, &c);
-		if (c.failed || assign_groups(b, pm, plan->nr_metrics - 1))
+		if (c.failed)
 			goto oom;
 		if (rm->add_family >= 0) {
 			struct slot_collect a = { b, NULL, rm->add_family, 0 };
@@ -268,7 +193,7 @@ static int add_metric(struct plan_builder *b, int idx, bool requested)
 			pm->add->family = rm->add_family;
 			pm->add->mapping = rm->add_mapping;
 			expr_each_ref(rm->add_fm->mappings[rm->add_mapping].formula, collect_slot, &a);
-			if (a.failed || assign_groups(b, pm->add, plan->nr_metrics - 1))
+			if (a.failed)
 				goto oom;
 		}
 	}
@@ -296,7 +221,7 @@ int metric_plan_build(const struct resolution *res, const struct name_list *name
 		      struct ms_error *err)
 {
 	struct metric_plan *plan = calloc(1, sizeof(*plan));
-	struct plan_builder b = { res, plan, NULL, 0, err };
+	struct plan_builder b = { res, plan, err };
 	int nr = 0;
 
 	*out = NULL;
@@ -324,13 +249,13 @@ int metric_plan_build(const struct resolution *res, const struct name_list *name
 		ms_error_set(err, "no metric named; give -m METRIC[,METRIC...] (memscope list --metrics)");
 		goto fail;
 	}
-	free(b.groups);
+	if (plan_place_groups(plan) < 0)
+		goto oom;
 	*out = plan;
 	return 0;
 oom:
 	ms_error_set(err, "building the metric plan: out of memory");
 fail:
-	free(b.groups);
 	metric_plan_free(plan);
 	return -1;
 }
@@ -388,8 +313,10 @@ void metric_plan_free(struct metric_plan *plan)
 {
 	if (!plan)
 		return;
-	for (int i = 0; i < plan->nr_events; i++)
+	for (int i = 0; i < plan->nr_events; i++) {
 		free(plan->events[i].text);
+		free(plan->events[i].open);
+	}
 	free(plan->events);
 	for (int i = 0; i < plan->nr_inputs; i++)
 		free(plan->inputs[i].events);

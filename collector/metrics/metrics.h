@@ -41,12 +41,19 @@ struct metric_channel {
 	int node, socket;         /* of that CPU (LABEL_NONE when unknown) */
 };
 
-/* One raw event to count. text is what to open (event_parse syntax) and the
- * name of the series it yields; procfs events ("vmstat/KEY", "numastat/KEY")
- * are read by the procfs source and eBPF series ("proc.faults") by the bpf
- * source instead of perf. */
+/* One raw event to count. text is the name of the series it yields and open
+ * what to open (event_parse syntax); procfs events ("vmstat/KEY",
+ * "numastat/KEY") are read by the procfs source and eBPF series
+ * ("proc.faults") by the bpf source instead of perf.
+ *
+ * A perf event two metrics read is opened once in each group that needs it
+ * (plan_groups.h): copy 1 is named open itself, copy N "open#N". Every
+ * metric reads its own group's copies; a count shown for the event itself
+ * (stat -e with the same text) is copy 1's. */
 struct plan_event {
 	char *text;
+	char *open;
+	int copy;                 /* 1, 2, ...: which copy of open this is */
 	char instance[64];        /* PMU instance ("hisi_sccl1_ddrc0"), "vmstat", "numastat" or "bpf" */
 	int memory_node;          /* the node its counts belong to when not its CPU's (a CXL device's); -1 the
 				   * CPU's; -2 none (a CXL device whose node sysfs does not give) */
@@ -87,6 +94,7 @@ struct metric_plan {
 	struct plan_metric *metrics;   /* evaluation order: inputs of a derived metric come first */
 	int nr_metrics;
 	int nr_groups;
+	int nr_copies;            /* perf events opened more than once: the copies beyond the first */
 };
 
 /* names: metric names ("mem.read_bw", "mem.remote_ratio"). An

@@ -37,14 +37,27 @@ static int recorded_metrics(const struct recording_header *h, struct name_list *
 	return 0;
 }
 
+/* Only the metrics asked for are shown; the recorded ones are planned too,
+ * so events shared between metrics get the groups and copies (EVENT#2) they
+ * were recorded with. */
+static void keep_requested(struct metric_plan *plan, const struct name_list *asked)
+{
+	for (int i = 0; i < plan->nr_metrics; i++) {
+		plan->metrics[i].requested = false;
+		for (int k = 0; k < asked->nr && !plan->metrics[i].requested; k++)
+			plan->metrics[i].requested = catalog_metric_index(plan->cat, asked->names[k]) ==
+						     plan->metrics[i].metric;
+	}
+}
+
 /* Resolve the catalog on the recorded host and bind the plan to the
  * recorded series. */
 static int plan_recorded_metrics(struct session *s, const char *path, const struct name_list *metrics,
-				 struct ms_error *err)
+				 const struct name_list *recorded, struct ms_error *err)
 {
 	const struct recording_header *h = session_recording_header(s);
 	struct recorded_host_tree tree = { .parent_fd = -1, .fd = -1 };
-	struct name_list asked = { NULL, 0 };
+	struct name_list asked = { NULL, 0 }, planned = { NULL, 0 };
 	int ret = 1, expanded;
 
 	if (!h->host_files) {
@@ -67,11 +80,17 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 		ret = expanded == -1 ? EXIT_USAGE : 1;
 		goto out;
 	}
+	for (int i = 0; i < asked.nr + recorded->nr; i++)
+		if (name_list_add(&planned, i < asked.nr ? asked.names[i] : recorded->names[i - asked.nr]) < 0) {
+			ms_error_set(err, "out of memory");
+			goto out;
+		}
 	if (resolve(&s->host, s->catalog, &s->resolution, err) < 0 ||
-	    metric_plan_build(s->resolution, &asked, &s->plan, err) < 0) {
+	    metric_plan_build(s->resolution, &planned, &s->plan, err) < 0) {
 		ms_error_prefix(err, "%s (resolved on the recorded host)", path);
 		goto out;
 	}
+	keep_requested(s->plan, &asked);
 	if (metric_engine_new(s->plan, &s->host, &s->sampler.table, &s->engine, err) < 0) {
 		ms_error_prefix(err, "%s: the recording does not hold the events these metrics need", path);
 		goto out;
@@ -80,6 +99,7 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 	ret = 0;
 out:
 	name_list_free(&asked);
+	name_list_free(&planned);
 	recording_host_remove(&tree);
 	return ret;
 }
@@ -103,13 +123,13 @@ int session_open_recording(struct session *s, const struct session_options *opt,
 	s->sampler_opened = true;
 	if (sampler_open(&s->sampler, s->sources, s->nr_sources, err) < 0)
 		return 1;
-	if (!opt->metrics.nr && recorded_metrics(session_recording_header(s), &metrics) < 0) {
+	if (recorded_metrics(session_recording_header(s), &metrics) < 0) {
 		name_list_free(&metrics);
 		ms_error_set(err, "out of memory");
 		return 1;
 	}
 	if (opt->metrics.nr || metrics.nr)
-		ret = plan_recorded_metrics(s, path, opt->metrics.nr ? &opt->metrics : &metrics, err);
+		ret = plan_recorded_metrics(s, path, opt->metrics.nr ? &opt->metrics : &metrics, &metrics, err);
 	name_list_free(&metrics);
 	return ret;
 }

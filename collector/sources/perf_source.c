@@ -23,6 +23,7 @@
 #include "events/perf_errors.h"
 #include "sampler/target.h"
 #include "metrics/metrics.h"
+#include "sources/perf_group_attrs.h"
 #include "sources/registry.h"
 #include "sources/tracepoint_counts.h"
 #include "sampler/sampler.h"
@@ -262,19 +263,14 @@ static void group_close(struct perf_group *g)
 static void attr_for_member(const struct perf_source *ps, const struct event *ev, bool leader,
 			    struct perf_event_attr *attr)
 {
-	*attr = ev->attr;
-	attr->size = sizeof(*attr);
-	attr->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
-			    PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	attr->disabled = leader;
-	if (ps->user_only && !is_system_wide(ps, ev))
-		attr->exclude_kernel = attr->exclude_hv = 1;
-	if (!is_system_wide(ps, ev)) {
-		/* Threads and children the target creates later are counted too. */
-		attr->inherit = 1;
-		attr->enable_on_exec = leader && ps->opt.target->kind == TARGET_COMMAND && !ps->opt.target->nr_attach &&
-				       !ps->opt.start_disabled;
-	}
+	const struct perf_open_mode mode = {
+		.system_wide = is_system_wide(ps, ev),
+		.user_only = ps->user_only,
+		.enable_on_exec = ps->opt.target->kind == TARGET_COMMAND && !ps->opt.target->nr_attach &&
+				  !ps->opt.start_disabled,
+	};
+
+	perf_member_attr(ev, leader, &mode, attr);
 }
 
 /* The lowest descriptor number not in use: every descriptor opened after
@@ -769,6 +765,7 @@ static int perf_open(struct source *src, struct series_table *table, struct ms_e
 				placed[j] = true;
 			}
 		}
+		perf_group_order(opt->events, g->events, g->nr_events);
 		ret = group_open(ps, g, err);
 		if ((ret == -EACCES || ret == -EPERM) && !ps->user_only &&
 		    !is_system_wide(ps, &opt->events[i]) && perf_event_paranoid() >= 2) {
@@ -1208,7 +1205,8 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 	for (; nr < total; nr++) {
 		const struct plan_event *pe = planned(req->plan, names[nr]);
 
-		if (event_parse(req->host, names[nr], &events[nr], err) < 0) {
+		/* A plan event's second copy opens the same event under its own name. */
+		if (event_parse(req->host, pe ? pe->open : names[nr], &events[nr], err) < 0) {
 			event_list_free(events, nr);
 			free(names);
 			free(cgroups);
@@ -1216,6 +1214,19 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 				return EXIT_USAGE; /* a name the user wrote */
 			ms_error_prefix(err, "catalog event for %s", pe->instance);
 			return 1;
+		}
+		if (pe && pe->copy > 1) {
+			char *name = strdup(names[nr]);
+
+			if (!name) {
+				event_list_free(events, nr + 1);
+				free(names);
+				free(cgroups);
+				ms_error_set(err, "out of memory");
+				return 1;
+			}
+			free(events[nr].name);
+			events[nr].name = name;
 		}
 		events[nr].group_hint = pe ? pe->group : -1;
 		events[nr].memory_node = pe ? pe->memory_node : -1;

@@ -18,6 +18,7 @@ struct replay_series {
 	int event;            /* plan event */
 	int cpu;              /* LABEL_NONE for procfs series */
 	int node;             /* numastat: the node; else the cpu's node */
+	int first_copy;       /* a plan event's copy N > 1: the series of its copy 1 here, else -1 */
 };
 
 struct replay_frame {
@@ -47,7 +48,13 @@ static int add_series(struct replay_source *rs, struct series_table *table, int 
 	if (!s)
 		return -1;
 	rs->series = s;
-	s[rs->nr_series] = (struct replay_series){ event, cpu, node };
+	s[rs->nr_series] = (struct replay_series){ event, cpu, node, -1 };
+	/* Copy 1 is made (and registered) before copy N: a line without copy N's
+	 * value gives it copy 1's, as if both groups had counted the same. */
+	for (int i = 0; pe->copy > 1 && i < rs->nr_series; i++)
+		if (s[i].cpu == cpu && rs->plan->events[s[i].event].copy == 1 &&
+		    !strcmp(rs->plan->events[s[i].event].open, pe->open))
+			s[rs->nr_series].first_copy = i;
 	series_labels_init(&labels);
 	labels.cpu = cpu;
 	labels.node = node;
@@ -112,8 +119,9 @@ static int register_series(struct replay_source *rs, struct series_table *table)
 	return 0;
 }
 
-/* Accepted names for an event: the plan text, "<instance>/<catalog event>/", and
- * for procfs events the text itself ("vmstat/pgfault", "numastat/numa_hit"). */
+/* Accepted names for an event: the plan text, "<instance>/<catalog event>/"
+ * ("<instance>/<catalog event>/#N" for its copy N > 1), and for procfs
+ * events the text itself ("vmstat/pgfault", "numastat/numa_hit"). */
 static bool event_named(const struct plan_event *pe, const char *name, size_t len)
 {
 	char alt[256];
@@ -122,7 +130,10 @@ static bool event_named(const struct plan_event *pe, const char *name, size_t le
 		return true;
 	if (pe->how == EVENT_HOW_PROCFS || pe->how == EVENT_HOW_BPF || pe->how == EVENT_HOW_DAMON)
 		return false;
-	snprintf(alt, sizeof(alt), "%s/%s/", pe->instance, pe->event->name);
+	if (pe->copy > 1)
+		snprintf(alt, sizeof(alt), "%s/%s/#%d", pe->instance, pe->event->name, pe->copy);
+	else
+		snprintf(alt, sizeof(alt), "%s/%s/", pe->instance, pe->event->name);
 	return strlen(alt) == len && strncmp(alt, name, len) == 0;
 }
 
@@ -350,6 +361,9 @@ static int parse_file(struct replay_source *rs, struct ms_error *err)
 			}
 		}
 		json_decref(doc);
+		for (int s = 0; s < rs->nr_series; s++)
+			if (!fr->samples[s].valid && rs->series[s].first_copy >= 0)
+				fr->samples[s] = fr->samples[rs->series[s].first_copy];
 	}
 	if (!header)
 		ms_error_set(err, "%s: empty replay file; expected a header line and one line per interval", rs->path);

@@ -3,12 +3,14 @@ replayed on the Skylake-SP and Sapphire Rapids fixture trees (the counts of test
 hand there and here), mixed with metric names, in perf's text, CSV and JSON shapes; on this host (no PMU) each
 metric of a group named with its reason; an unknown name a usage error naming the groups; list --groups."""
 import json
+import os
 import re
+import shutil
 
 import pytest
 
 from stat_output import counter_output, messages
-from conftest import fixture_env, run
+from conftest import ROOT, fixture_env, run
 from test_topdown import SKX, SPR, per_cpu, skx_values, write_replay
 
 MEMORY = ["topdown.backend_bound", "topdown.memory_bound", "topdown.l1_bound", "topdown.l2_bound",
@@ -192,3 +194,158 @@ def test_a_recording_takes_groups_when_made_and_when_read(memscope, tmp_path):
     assert float(counter_output(r.stderr).split(",")[5]) == pytest.approx(0.45)
     r = run([memscope, "stat", "--input", str(rec), "-M", "TopdownL9"])
     assert r.returncode == 2 and f"nor is it a metric group (the groups: {GROUP_NAMES})" in r.stderr, r.stderr
+
+
+# ---- An event two metrics share is counted in each one's group ----
+
+def own_group(values, pmu, counts, running):
+    """Every CPU's series of counts counted `running` of the time (1 s enabled): keys "event" or "event/#N"."""
+    for cpu in range(16):
+        for key, value in counts.items():
+            name = f"{pmu}/{key}" + ("" if "/#" in key else "/")
+            values[f"{name}@cpu{cpu}"] = {"value": value, "enabled_ns": 1000000000,
+                                          "running_ns": int(running * 1000000000)}
+    return values
+
+
+def same_share(got, want):
+    """A share printed as a fraction (0.45) or in percent (45.0)."""
+    return got == pytest.approx(want, rel=1e-9) or got == pytest.approx(100 * want, rel=1e-9)
+
+
+def recorded_plan(memscope, machine, replay, metrics, tmp_path):
+    """record -m METRICS: the recording, and {metric: {(series, group)}} of its header's plan."""
+    rec = tmp_path / f"{machine}.rec"
+    r = run([memscope, "record", "--replay", str(replay), "-m", metrics, "-o", str(rec)], env=fixture_env(machine))
+    assert r.returncode == 0, r.stderr
+    header = json.loads(open(rec).readline())
+    return rec, {m["name"]: {(e["series"], e["group"]) for e in m["events"]} for m in header["catalog"]["metrics"]}
+
+
+# Skylake-SP levels 1-3 (perf's rule, largest first): memory bound's 13 general events take 4 groups and back-end
+# bound reads them; DRAM bound's 7 take 2 more (its own cycles, #2) and L2 bound reads them, L3 bound the first of
+# the two; L1 bound has STALLS_L1D_MISS and cycles in groups that take turns, so it gets a group of its own
+# (cycles #3, STALLS_MEM_ANY and STALLS_L1D_MISS #2), and store bound's event joins it (BOUND_ON_STORES #2).
+# Each copy here counts something else, multiplexed differently.
+SKX_L3_COPIES = [("cycles/#2", 500, 0.25),
+                 ("stalls_mem_any/#2", 300, 0.5), ("stalls_l1d_miss/#2", 200, 0.5), ("cycles/#3", 800, 0.5),
+                 ("bound_on_stores/#2", 120, 0.5)]
+SKX_L3_WANT = {"topdown.backend_bound": 0.45, "topdown.memory_bound": 270 / 830,   # copy 1, as alone
+               "topdown.l1_bound": (600 - 400) / 1600, "topdown.store_bound": 240 / 1600,
+               # cycles #2 = 500 / 0.25: (300 - 100) / 2000; 100 x 1.25 / (125 + 125) x (400 - 300) / 2000;
+               # 100/2000 + 100/2000 - that
+               "topdown.l3_bound": 0.1, "topdown.l2_bound": 0.025, "topdown.dram_bound": 0.075}
+
+
+def skx_l3_replay(tmp_path):
+    counts = {k: SKX[k] for k in SKX_L2 + ["stalls_l1d_miss", "stalls_l2_miss", "stalls_l3_miss", "load_l2_hit",
+                                            "load_fb_hit", "load_l1_miss", "fb_full_cycles"]}
+    values = per_cpu("cpu", counts, range(16))
+    for key, value, running in SKX_L3_COPIES:
+        own_group(values, "cpu", {key: value}, running)
+    return write_replay(tmp_path / "skx-l3.jsonl", [(1.0, values)])
+
+
+def test_skylake_sp_levels_1_to_3_each_metric_from_its_own_group(memscope, tmp_path):
+    replay = skx_l3_replay(tmp_path)
+    got = totals(memscope, "skylake-sp-2s", replay, "-M", "TopdownL1,TopdownL2,TopdownL3")
+    assert list(got) == ["topdown.backend_bound", "topdown.memory_bound", "topdown.l1_bound", "topdown.l2_bound",
+                         "topdown.l3_bound", "topdown.dram_bound", "topdown.store_bound"]
+    for metric, want in SKX_L3_WANT.items():
+        assert same_share(got[metric], want), (metric, got[metric], want)
+    rec, plan = recorded_plan(memscope, "skylake-sp-2s", replay, "TopdownL1,TopdownL2,TopdownL3", tmp_path)
+    events = set().union(*plan.values())
+    assert len(events) == 26 and len({g for _, g in events}) == 7
+    assert sorted(s for s, _ in events if "#" in s) == sorted(
+        ["cpu/event=0x3c/#2", "cpu/event=0x3c/#3", "cpu/event=0xa3,umask=0x14,cmask=20/#2",
+         "cpu/event=0xa3,umask=0x0c,cmask=12/#2", "cpu/event=0xa6,umask=0x40/#2"])
+    for metric in ("topdown.l1_bound", "topdown.l3_bound", "topdown.store_bound"):
+        assert len({g for _, g in plan[metric]}) == 1, metric          # one group: the same time slices
+    assert {g for _, g in plan["topdown.l1_bound"]} == {g for _, g in plan["topdown.store_bound"]}
+    assert {g for _, g in plan["topdown.l3_bound"]} < {g for _, g in plan["topdown.dram_bound"]}
+    assert ("cpu/event=0x3c/#3", min(g for _, g in plan["topdown.l1_bound"])) in plan["topdown.l1_bound"]
+    # Read back with one level: the recorded groups and copies, so the same values.
+    r = run([memscope, "stat", "--input", str(rec), "-M", "TopdownL3", "-x,"])
+    assert r.returncode == 0, r.stderr
+    back = {line.split(",")[2]: float(line.split(",")[5]) for line in counter_output(r.stderr).splitlines()}
+    assert list(back) == ["topdown.l1_bound", "topdown.l2_bound", "topdown.l3_bound", "topdown.dram_bound",
+                          "topdown.store_bound"]
+    for metric, value in back.items():
+        assert same_share(value, SKX_L3_WANT[metric]), metric
+
+
+# Sapphire Rapids, -M memory: remote cache's 7 events lead (slots' group, and the msr TSC's); the other
+# metrics join that group up to its 8 general counters (L1 bound is the last to fit); L2 bound starts a second
+# group with its own cycles and STALLS_L1D_MISS (#2), and L3, DRAM, bandwidth, latency and store bound join it.
+SPR_MEMORY_OWN = {"cycles/#2": 600, "stalls_l1d_miss/#2": 180, "stalls_l2_miss": 100, "stalls_l3_miss": 30,
+                  "data_rd_outstanding_4": 60, "cycles_with_data_rd": 180, "bound_on_stores": 30}
+SPR_MEMORY_WANT = dict(SPR_WANT, **{"topdown.l2_bound": (360 - 200) / 1200, "topdown.l3_bound": (200 - 60) / 1200,
+                                    "topdown.dram_bound": 60 / 1200, "topdown.dram_bandwidth": 120 / 1200,
+                                    "topdown.dram_latency": 360 / 1200 - 120 / 1200,
+                                    "topdown.store_bound": 60 / 1200})
+
+
+def test_sapphire_rapids_memory_each_metric_from_its_own_group(memscope, tmp_path):
+    values = per_cpu("cpu", {k: v for k, v in SPR.items() if k not in SPR_MEMORY_OWN}, range(16))
+    values["msr/tsc/"] = 2500000000
+    own_group(values, "cpu", SPR_MEMORY_OWN, 0.5)          # the second group counted half the time
+    replay = write_replay(tmp_path / "spr-memory.jsonl", [(1.0, values)])
+    got = totals(memscope, "sapphire-rapids-2s", replay, "-M", "memory")
+    assert list(got) == MEMORY
+    for metric in MEMORY:
+        assert same_share(got[metric], SPR_MEMORY_WANT[metric]), (metric, got[metric], SPR_MEMORY_WANT[metric])
+    _, plan = recorded_plan(memscope, "sapphire-rapids-2s", replay, "memory", tmp_path)
+    events = set().union(*plan.values())
+    assert len(events) == 24 and len({g for _, g in events}) == 3
+    assert sorted(s for s, _ in events if "#" in s) == ["cpu/event=0x3c/#2", "cpu/event=0x47,umask=0x03,cmask=3/#2"]
+    slots_group = {g for s, g in plan["topdown.backend_bound"]}
+    assert len(slots_group) == 1 and {g for s, g in plan["topdown.l1_bound"]} == slots_group
+    assert len({g for s, g in plan["topdown.l2_bound"]}) == 1 and {g for s, g in plan["topdown.l2_bound"]} != slots_group
+
+
+def shared_page_faults_catalog(tmp_path):
+    """A catalog copy whose perf software PMU has 2 counters and two metrics that share page-faults: their
+    3 events do not fit one group."""
+    cat = tmp_path / "catalog"
+    shutil.copytree(ROOT / "catalog", cat, ignore=shutil.ignore_patterns("meson.build"))
+    fam = cat / "pmu" / "linux-kernel.yaml"
+    text = fam.read_text()
+    for old, new in [("    scope: cpu\n    description: perf software events",
+                      "    scope: cpu\n    counters: 2\n    description: perf software events"),
+                     ("      cpu_migrations: { perf: cpu-migrations,",
+                      "      context_switches: { perf: context-switches, description: task switches }\n"
+                      "      cpu_migrations: { perf: cpu-migrations,"),
+                     ("\nmetrics:\n", "\nmetrics:\n"
+                      "  test.faults_a:\n    - formula: sw.page_faults + 0 * sw.context_switches\n      source: a test\n"
+                      "  test.faults_b:\n    - formula: sw.page_faults + 0 * sw.cpu_migrations\n      source: a test\n")]:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    fam.write_text(text)
+    with open(cat / "metrics.yaml", "a") as f:
+        for name in ("test.faults_a", "test.faults_b"):
+            f.write(f"  - name: {name}\n    unit: faults\n    kind: counter\n    description: page faults, for a test\n")
+    return cat
+
+
+def test_a_shared_event_is_opened_in_each_group_on_this_host(memscope, touchmem, tmp_path):
+    """Live, on this host's perf software PMU (given 2 counters in a catalog copy): page-faults, which both metrics
+    read, is opened in each one's group (the second copy page-faults#2, from the same event string), and each
+    metric counts the command's faults from its own copy: the same number, at least the 256 pages touched."""
+    env = dict(os.environ, MEMSCOPE_CATALOG_DIR=str(shared_page_faults_catalog(tmp_path)))
+    res = run([memscope, "stat", "-x,", "--self-describing", "-m", "test.faults_a,test.faults_b", "--", touchmem,
+               "256"], env=env)
+    assert res.returncode == 0, res.stderr
+    rows = {f[2]: float(f[3]) for f in (line.split(",") for line in counter_output(res.stderr).splitlines())
+            if len(f) > 3 and f[0] == "total"}
+    assert rows["test.faults_a"] >= 256 and rows["test.faults_b"] == rows["test.faults_a"], counter_output(res.stderr)
+    rec = tmp_path / "faults.rec"
+    res = run([memscope, "record", "-m", "test.faults_a,test.faults_b", "-o", str(rec), "--", touchmem, "256"],
+              env=env)
+    assert res.returncode == 0, res.stderr
+    header = json.loads(open(rec).readline())
+    plan = {m["name"]: {(e["series"], e["group"]) for e in m["events"]} for m in header["catalog"]["metrics"]}
+    assert {s for s, _ in plan["test.faults_a"]} == {"page-faults", "context-switches"}
+    assert {s for s, _ in plan["test.faults_b"]} == {"page-faults#2", "cpu-migrations"}
+    groups = [{g for _, g in plan[m]} for m in ("test.faults_a", "test.faults_b")]
+    assert len(groups[0]) == 1 and len(groups[1]) == 1 and groups[0] != groups[1]
+    assert {"page-faults", "page-faults#2"} <= {s["name"] for s in header["series"]}

@@ -443,6 +443,117 @@ static void test_skx_topdown_group_with_fixed_counters(void)
 	rig_free(&r);
 }
 
+/* The group of one plan metric's perf events; -1 when they are in more than one. */
+static int metric_group(const struct metric_plan *plan, const char *metric)
+{
+	const struct plan_metric *pm = &plan->metrics[metric_plan_find(plan, metric)];
+	int group = -2;
+
+	for (int s = 0; s < pm->nr_slot_inputs; s++) {
+		const struct plan_input *in = &plan->inputs[pm->slot_inputs[2 * s + 1]];
+
+		for (int e = 0; e < in->nr_events; e++) {
+			int g = plan->events[in->events[e]].group;
+
+			if (group != -2 && g != group)
+				return -1;
+			group = g;
+		}
+	}
+	return group;
+}
+
+/* Does plan metric `metric` read the plan event named text? */
+static bool metric_reads(const struct metric_plan *plan, const char *metric, const char *text)
+{
+	const struct plan_metric *pm = &plan->metrics[metric_plan_find(plan, metric)];
+
+	for (int s = 0; s < pm->nr_slot_inputs; s++) {
+		const struct plan_input *in = &plan->inputs[pm->slot_inputs[2 * s + 1]];
+
+		for (int e = 0; e < in->nr_events; e++)
+			if (!strcmp(plan->events[in->events[e]].text, text))
+				return true;
+	}
+	return false;
+}
+
+/* Skylake-SP level 3 (L1, L2, L3, DRAM and store bound): an event two
+ * metrics share is opened in each metric's group, perf's rule. Largest
+ * first: DRAM bound's 7 general events take two groups of 4; L2 bound's are
+ * a subset and too many for one group, so it reads them; L3 bound's are in
+ * the first of them, so it reads those too; L1 bound has STALLS_MEM_ANY,
+ * which none has, and gets a group of its own (cycles and STALLS_L1D_MISS
+ * #2); store bound's new event fits beside it. Each metric is computed from
+ * its own group's counts, which here differ from copy 1's. */
+static void test_skx_shared_events_in_each_group(void)
+{
+	static const char *const copy1[] = { "cycles", "stalls_l3_miss", "stalls_l1d_miss", "stalls_l2_miss",
+					     "load_l2_hit", "load_fb_hit", "load_l1_miss", "fb_full_cycles" };
+	static const int counts[] = { 1000, 100, 400, 300, 100, 50, 200, 125 };
+	/* L1 and store bound's group, counted half the time */
+	static const struct { const char *key; int value; } own[] = {
+		{ "stalls_mem_any/", 300 }, { "stalls_l1d_miss/#2", 200 }, { "cycles/#2", 800 }, { "bound_on_stores/", 120 },
+	};
+	const char *metrics = "topdown.l1_bound,topdown.l2_bound,topdown.l3_bound,topdown.dram_bound,topdown.store_bound";
+	struct rig r;
+
+	values_begin(1.0);
+	for (int cpu = 0; cpu < 16; cpu++) {
+		for (int i = 0; i < 8; i++)
+			value("\"cpu/%s/@cpu%d\": %d", copy1[i], cpu, counts[i]);
+		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+			value("\"cpu/%s@cpu%d\": {\"value\": %d, \"enabled_ns\": 1000000000, \"running_ns\": 500000000}",
+			      own[i].key, cpu, own[i].value);
+	}
+	values_end();
+	if (rig_run(&r, "skylake-sp-2s", metrics) == 0) {
+		const struct metric_value *l1 = get(&r, "topdown.l1_bound", SCOPE_SYSTEM, -1);
+
+		/* DRAM bound's 8 events, then 3 + 1 (L1 and store bound) */
+		CHECK_EQ_INT(r.plan->nr_events, 12);
+		CHECK_EQ_INT(r.plan->nr_groups, 3);
+		CHECK_EQ_INT(r.plan->nr_copies, 2);   /* cycles and STALLS_L1D_MISS #2 */
+		CHECK(metric_group(r.plan, "topdown.l1_bound") >= 0);
+		CHECK_EQ_INT(metric_group(r.plan, "topdown.store_bound"), metric_group(r.plan, "topdown.l1_bound"));
+		CHECK(metric_group(r.plan, "topdown.l3_bound") >= 0);
+		CHECK(metric_group(r.plan, "topdown.l3_bound") != metric_group(r.plan, "topdown.l1_bound"));
+		CHECK_EQ_INT(metric_group(r.plan, "topdown.dram_bound"), -1);   /* 7 general events on 4 counters */
+		CHECK(metric_reads(r.plan, "topdown.l1_bound", "cpu/event=0x3c/#2"));
+		CHECK(!metric_reads(r.plan, "topdown.l1_bound", "cpu/event=0x3c/"));
+		CHECK(metric_reads(r.plan, "topdown.l3_bound", "cpu/event=0x3c/"));
+		CHECK(metric_reads(r.plan, "topdown.store_bound", "cpu/event=0x3c/#2"));
+		/* its own group: (300 - 200) x 2 / (800 x 2) */
+		CHECK_METRIC(&r, "topdown.l1_bound", SCOPE_SYSTEM, -1, 0.125);
+		CHECK_NEAR(l1->coverage, 0.5, 1e-9);
+		CHECK(!l1->mixed_slices);
+		/* 120 x 2 / 1600 */
+		CHECK_METRIC(&r, "topdown.store_bound", SCOPE_SYSTEM, -1, 0.15);
+		/* copy 1: (300 - 100) / 1000; 100 x 1.25 / (125 + 125) x (400 - 300) / 1000; 0.1 + 0.1 - 0.05 */
+		CHECK_METRIC(&r, "topdown.l3_bound", SCOPE_SYSTEM, -1, 0.2);
+		CHECK_NEAR(get(&r, "topdown.l3_bound", SCOPE_SYSTEM, -1)->coverage, 1.0, 1e-9);
+		CHECK_METRIC(&r, "topdown.l2_bound", SCOPE_SYSTEM, -1, 0.05);
+		CHECK_METRIC(&r, "topdown.dram_bound", SCOPE_SYSTEM, -1, 0.15);
+	}
+	rig_free(&r);
+
+	/* A replay line without a copy's value gives it copy 1's (as if every
+	 * group counted the same): (500 - 400) / 1000, 100 / 1000. */
+	values_begin(1.0);
+	for (int cpu = 0; cpu < 16; cpu++) {
+		for (int i = 0; i < 8; i++)
+			value("\"cpu/%s/@cpu%d\": %d", copy1[i], cpu, counts[i]);
+		value("\"cpu/stalls_mem_any/@cpu%d\": 500, \"cpu/bound_on_stores/@cpu%d\": 100", cpu, cpu);
+	}
+	values_end();
+	if (rig_run(&r, "skylake-sp-2s", metrics) == 0) {
+		CHECK_METRIC(&r, "topdown.l1_bound", SCOPE_SYSTEM, -1, 0.1);
+		CHECK_METRIC(&r, "topdown.store_bound", SCOPE_SYSTEM, -1, 0.1);
+		CHECK_NEAR(get(&r, "topdown.l1_bound", SCOPE_SYSTEM, -1)->coverage, 1.0, 1e-9);
+	}
+	rig_free(&r);
+}
+
 /* EPYC Zen 4: one amd_umc_N per channel, 4 per socket (cpu0 / cpu8). */
 static void test_zen4(void)
 {
@@ -788,6 +899,7 @@ int main(void)
 	test_sapphire_rapids();
 	test_zen3_multiplexing();
 	test_skx_topdown_group_with_fixed_counters();
+	test_skx_shared_events_in_each_group();
 	test_zen4();
 	test_opteron();
 	test_thunderx2();
