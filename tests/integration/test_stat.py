@@ -1,5 +1,6 @@
 """memscope stat on real software counters, tracepoints and the msr PMU of this machine."""
 import os
+import pathlib
 import re
 import signal
 import subprocess
@@ -178,11 +179,24 @@ def test_command_that_cannot_run(memscope):
     assert "cannot run '/nonexistent/program'" in res.stderr
 
 
+def child_minor_faults(pid):
+    """Minor faults of the first child of pid (0 until it has one)."""
+    try:
+        kids = pathlib.Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return int(pathlib.Path(f"/proc/{kids[0]}/stat").read_text().rsplit(")", 1)[1].split()[7]) if kids else 0
+    except (OSError, IndexError):
+        return 0
+
+
 def test_sigint_prints_totals(memscope, touchmem):
     proc = subprocess.Popen([memscope, "stat", "-x,", "--self-describing", "-e", "page-faults", "--", touchmem, "40",
                              "--sleep-ms", "5000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    time.sleep(1.0)
+    # SIGINT once the command has touched its 40 MB (its own minor faults say so), not after
+    # a fixed sleep: a busy machine may start it late.
+    deadline = time.time() + 60
+    while time.time() < deadline and child_minor_faults(proc.pid) < 40 * 256:
+        time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=20)
     t = totals(parse_csv(counter_output(err)))

@@ -5,8 +5,10 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import statistics
 import subprocess
+import threading
 import time
 import uuid
 
@@ -250,13 +252,35 @@ def test_replay_of_record_a_shows_what_live_top_showed(memscope, build_dir, tmp_
     """record -a, then top --input: the workload's row with the faults/s live top showed for the same run."""
     threads = build_dir / "contrib" / "bench" / "threads"
     rec = tmp_path / "memscope.rec"
-    live = subprocess.Popen([memscope, "top", "-b", "-I", "200", "-n", "40"], stdout=subprocess.PIPE,
+    live = subprocess.Popen([memscope, "top", "-b", "-I", "200"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=NO_RECORDING)
-    time.sleep(1.0)
+    # Live top covers the whole run however long a busy machine makes it: the workload starts
+    # after top's first update and top is stopped two updates after the workload's end.
+    seen = []
+    def read():
+        for line in live.stdout:
+            seen.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+
+    def updates():
+        return sum(1 for line in list(seen) if line.startswith("top: update="))
+
+    deadline = time.time() + 60
+    while updates() < 1 and time.time() < deadline and live.poll() is None:
+        time.sleep(0.05)
     # One worker touching 4 MB (1024 pages) every 100 ms from 300 ms to 3.3 s: 10240 faults/s.
     res = run([memscope, "record", "-a", "-I", "200", "-o", str(rec), "--", str(threads), "1", "0", "0",
                "3300", "4"])
-    out, err = live.communicate(timeout=60)
+    after = updates()
+    while updates() < after + 2 and time.time() < deadline + 60 and live.poll() is None:
+        time.sleep(0.05)
+    live.send_signal(signal.SIGINT)
+    live.wait(timeout=60)
+    reader.join(timeout=10)
+    err = live.stderr.read()
+    out = "".join(seen)
     assert res.returncode == 0 and live.returncode == 0, (res.stderr, err)
     pid = int(re.search(r"^ready (\d+)", res.stdout, re.M).group(1))
     pages = int(re.search(r"^pages (\d+)", res.stdout, re.M).group(1))
