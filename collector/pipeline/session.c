@@ -67,8 +67,10 @@ static int parse_interval(const struct session_options *opt, const char *text, l
 }
 
 /* perf's event groups, -e '{a,b}:u': the members, each with the group's
- * modifiers ("a:u,b:u"); memscope groups the events of one PMU itself. A
- * new string, or NULL (out of memory, or a brace not closed: said in err). */
+ * modifiers in braces ("a{u},b{u}": event_parse counts them as a:u but names
+ * the event "a", as perf names a group's members); memscope groups the events
+ * of one PMU itself. A new string, or NULL (out of memory, or a brace not
+ * closed: said in err). */
 static char *expand_event_groups(const char *text, struct ms_error *err)
 {
 	/* Each member may take the modifiers: room for all of them on each. */
@@ -97,12 +99,19 @@ static char *expand_event_groups(const char *text, struct ms_error *err)
 		for (const char *m = text + 1; m < close;) {
 			size_t n = strcspn(m, ",}");
 
-			if (len + n + (size_t)(end - mods) + 2 >= cap)
+			if (len + n + (size_t)(end - mods) + 4 >= cap)
 				break;
 			memcpy(out + len, m, n);
 			len += n;
-			memcpy(out + len, mods, (size_t)(end - mods));
-			len += (size_t)(end - mods);
+			if (end - mods > 1 && *mods == ':') {
+				out[len++] = '{';
+				memcpy(out + len, mods + 1, (size_t)(end - mods - 1));
+				len += (size_t)(end - mods - 1);
+				out[len++] = '}';
+			} else {   /* not modifiers: left for event_parse to name */
+				memcpy(out + len, mods, (size_t)(end - mods));
+				len += (size_t)(end - mods);
+			}
 			m += n;
 			if (*m == ',') {
 				out[len++] = ',';
