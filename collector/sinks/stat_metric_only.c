@@ -16,23 +16,42 @@
 /* "mem.read_bw (B/s)": the metric and its unit, the header and JSON key. */
 static void metric_title(const struct stat_table *t, int col, char *buf, size_t size)
 {
-	if (t->units[col][0])
+	double scale;
+	const char *unit;
+
+	if (perf_metric_scale(t, col, &scale, &unit))
+		snprintf(buf, size, "%s (%s)", t->names[col], unit);
+	else if (t->units[col][0])
 		snprintf(buf, size, "%s (%s)", t->names[col], t->units[col]);
 	else
 		snprintf(buf, size, "%s", t->names[col]);
 }
 
+/* A metric with perf's ScaleUnit as perf prints it ("45.0"): true when scaled. */
+static bool scaled_value(const struct stat_table *t, int col, const struct stat_cell *cell, char *buf, size_t size)
+{
+	double scale;
+	const char *unit;
+
+	if (cell->status != CELL_OK || !perf_metric_scale(t, col, &scale, &unit))
+		return false;
+	snprintf(buf, size, "%.1f", cell->value * scale);
+	return true;
+}
+
 /* Plain value for CSV and JSON; "" when there is none (perf's empty metric). */
-static void plain_value(const struct stat_cell *cell, char *buf, size_t size)
+static void plain_value(const struct stat_table *t, int col, const struct stat_cell *cell, char *buf, size_t size)
 {
 	if (cell->status != CELL_OK)
 		buf[0] = '\0';
-	else
+	else if (!scaled_value(t, col, cell, buf, size))
 		number_plain(buf, size, cell->value);
 }
 
-static void text_value(const struct stat_cell *cell, char *buf, size_t size)
+static void text_value(const struct stat_table *t, int col, const struct stat_cell *cell, char *buf, size_t size)
 {
+	if (scaled_value(t, col, cell, buf, size))
+		return;
 	switch (cell->status) {
 	case CELL_UNSUPPORTED: snprintf(buf, size, "<not supported>"); return;
 	case CELL_NOT_APPLICABLE: snprintf(buf, size, "n/a"); return;
@@ -78,7 +97,7 @@ static void text_rows(struct stat_output *o, const double *time_s, const struct 
 		for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
 			char value[128];
 
-			text_value(&t->cells[r * t->nr_columns + c], value, sizeof(value));
+			text_value(t, c, &t->cells[r * t->nr_columns + c], value, sizeof(value));
 			fprintf(o->out, " %*s", text_width(t, c), value);
 		}
 		fputc('\n', o->out);
@@ -124,7 +143,7 @@ static void csv_rows(struct stat_output *o, const double *time_s, const struct s
 		for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
 			char value[64];
 
-			plain_value(&t->cells[r * t->nr_columns + c], value, sizeof(value));
+			plain_value(t, c, &t->cells[r * t->nr_columns + c], value, sizeof(value));
 			fprintf(o->out, "%s%s", value, o->separator);
 		}
 		fputc('\n', o->out);
@@ -144,7 +163,7 @@ static void json_rows(struct stat_output *o, const double *time_s, const struct 
 			char title[300], value[64];
 
 			metric_title(t, c, title, sizeof(title));
-			plain_value(&t->cells[r * t->nr_columns + c], value, sizeof(value));
+			plain_value(t, c, &t->cells[r * t->nr_columns + c], value, sizeof(value));
 			json_object_set_new(obj, title, json_string(value));
 		}
 		text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(NUMBER_DIGITS));
@@ -188,6 +207,8 @@ static bool shadow_table(const struct stat_output *o, const struct stat_table *t
 	out->units = units;
 	out->cgroups = NULL;
 	out->noise = NULL;
+	out->perf_scales = NULL;   /* the shadow metrics have no ScaleUnit */
+	out->perf_units = NULL;
 	out->cells = calloc((size_t)(n * t->nr_rows) + 1, sizeof(*out->cells));
 	if (!out->names || !out->cells)
 		goto fail;

@@ -100,9 +100,13 @@ static void cell_line(struct stat_output *o, const char *time_prefix, const stru
 		/* A metric (-m) has no counter: perf's place for it is after '#'. */
 		char value[64];
 
-		number_human(value, sizeof(value), cell->value, 0);
+		if (f.metric_scaled)
+			snprintf(value, sizeof(value), "%s", f.metric_value);
+		else
+			number_human(value, sizeof(value), cell->value, 0);
 		fprintf(out, "%*s # %8s %s  %s", VALUE_WIDTH + UNIT_WIDTH + NAME_WIDTH + 1, "",
-			cell->status == CELL_OK ? value : f.counter, t->units[c], t->names[c]);
+			cell->status == CELL_OK ? value : f.counter, f.metric_scaled ? f.metric_unit : t->units[c],
+			t->names[c]);
 	} else {
 		if (cell->status != CELL_OK)
 			fprintf(out, "%*s ", VALUE_WIDTH, f.counter);

@@ -68,8 +68,11 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 	t->names = calloc((size_t)t->nr_columns + 1, sizeof(char *));
 	t->units = calloc((size_t)t->nr_columns + 1, sizeof(char *));
 	t->cgroups = calloc((size_t)t->nr_columns + 1, sizeof(char *));
+	t->perf_scales = calloc((size_t)t->nr_columns + 1, sizeof(double));
+	t->perf_units = calloc((size_t)t->nr_columns + 1, sizeof(char *));
 	t->event_source_column = calloc((size_t)t->nr_event_columns + 1, sizeof(int));
-	if (!t->row_keys || !t->names || !t->units || !t->cgroups || !t->event_source_column)
+	if (!t->row_keys || !t->names || !t->units || !t->cgroups || !t->event_source_column || !t->perf_scales ||
+	    !t->perf_units)
 		goto oom;
 	if (aggr->mode == AGGR_TOTAL) {
 		t->row_keys[t->nr_rows++] = -1;
@@ -101,6 +104,8 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 		m = &plan->cat->metrics[plan->metrics[i].metric];
 		t->names[c] = m->name;
 		t->units[c] = m->unit ? m->unit : "";
+		t->perf_scales[c] = m->perf_scale;
+		t->perf_units[c] = m->perf_unit;
 		c++;
 	}
 	for (int i = 0, c = t->nr_columns - t->nr_lua_columns; i < t->nr_lua_columns; i++, c++) {
@@ -181,6 +186,8 @@ void stat_table_free(struct stat_table *t)
 	free(t->names);
 	free(t->units);
 	free(t->cgroups);
+	free(t->perf_scales);
+	free(t->perf_units);
 	free(t->whole_system);
 	free(t->event_source_column);
 	free(t->cells);

@@ -53,6 +53,11 @@ struct stat_table {
 	const int *lua_metrics; /* their lua_engine metric indices */
 	const char **names;
 	const char **units;
+	/* Per column: a metric's scale_unit (catalog), how perf's shapes print
+	 * it: the value times perf_scales[c] with perf_units[c] ("%"); 0 and
+	 * NULL where it has none. NULL arrays: no column has one. */
+	double *perf_scales;
+	const char **perf_units;
 	const char **cgroups;      /* per column: the cgroup an event counts in (stat -G), or NULL */
 	/* Per column: counts the whole machine although the target is a command
 	 * or PIDs (stat_table_mark_whole_system); NULL: no column does. */
