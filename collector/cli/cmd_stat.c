@@ -643,6 +643,7 @@ static int null_run(const struct session_options *opt, FILE *out)
 	char title[512];
 	uint64_t start = monotonic_ns();
 	int wstatus;
+	struct rusage ru;
 	pid_t child;
 
 	if (!opt->command) {
@@ -659,11 +660,15 @@ static int null_run(const struct session_options *opt, FILE *out)
 		fprintf(stderr, "memscope stat: cannot run %s: %s\n", opt->command[0], strerror(errno));
 		_exit(127);
 	}
-	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
+	while (wait4(child, &wstatus, 0, &ru) < 0 && errno == EINTR)
 		;
 	session_describe_target(opt, title, sizeof(title));
-	fprintf(out, "\n Performance counter stats for %s:\n\n\n %17.9f seconds time elapsed\n\n", title,
+	/* perf -n: the heading, the elapsed time and the command's user and system time. */
+	fprintf(out, "\n Performance counter stats for %s:\n\n %17.9f seconds time elapsed\n\n", title,
 		(double)(monotonic_ns() - start) / 1e9);
+	fprintf(out, " %17.9f seconds user\n %17.9f seconds sys\n\n\n",
+		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
 	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 }
 
@@ -886,6 +891,10 @@ next_run:
 	sopt.nr_lua_metrics = nr_lua_metrics;
 	sopt.output.out = out;
 	sopt.output.header_every = header_every(sopt.output.out);
+	/* perf prints the command's user and system time when it counts the
+	 * command alone (no -a, -C, -p), once (not -r N), in text, without -I. */
+	sopt.output.child_rusage = opt.command && !opt.system_wide && !opt.cpu_list && !opt.pids &&
+				   extra.repeat == 1 && !intervals_asked ? &session.target.child_rusage : NULL;
 	/* The totals first, then the scripts' reports. Columns of metrics a
 	 * script defines are printed on the script's thread, after it computed
 	 * them for the same frame. */

@@ -184,3 +184,46 @@ def test_no_merge_changes_nothing_here(memscope):
             text = counter_output(res.stderr) if tool[0] == memscope else res.stderr
             shapes.append([(r[0], r[3]) for r in csv_rows(text)])
         assert shapes[0] == shapes[1] and len(shapes[0]) >= 4, (tool, shapes)
+
+
+# Spins until its own CPU time reaches 0.3 s (CPU time, not wall time: the same under any load), then
+# prints its own user and system time just before it exits.
+SPIN = ("import resource\n"
+        "while resource.getrusage(resource.RUSAGE_SELF).ru_utime < 0.3:\n"
+        "    sum(range(1000))\n"
+        "r = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "print(r.ru_utime, r.ru_stime)\n")
+
+
+def footer(text):
+    """From the elapsed time on."""
+    return text[text.rindex("\n", 0, text.rindex("seconds time elapsed")) + 1:]
+
+
+def test_seconds_user_and_sys_are_the_commands_rusage_as_perfs(memscope):
+    ours = run([memscope, "stat", "-e", "page-faults", "--", "python3", "-c", SPIN])
+    theirs = run(["perf", "stat", "-e", "page-faults", "python3", "-c", SPIN])
+    assert ours.returncode == 0 and theirs.returncode == 0, (ours.stderr, theirs.stderr)
+    # perf's footer, byte for byte but the numbers: elapsed, blank, user, sys, two blank lines.
+    shape = "N seconds time elapsed\n\n N seconds user\n N seconds sys\n\n\n"
+    for text in (counter_output(ours.stderr), theirs.stderr):
+        assert re.sub(r" +\d+\.\d{9}", " N", footer(text)).lstrip() == shape, text
+    user, sys_ = map(float, re.search(r"^ +(\d+\.\d{6})000 seconds user\n +(\d+\.\d{6})000 seconds sys$",
+                                      ours.stderr, re.M).groups())
+    own_user, own_sys = map(float, ours.stdout.split())
+    # wait4's rusage is the whole process: at least what it saw of itself just before exiting, and
+    # the little it spent after (interpreter teardown).
+    assert own_user >= 0.3 and own_user <= user <= own_user + 0.1, (user, own_user)
+    assert own_sys <= sys_ <= own_sys + 0.1, (sys_, own_sys)
+
+
+def test_seconds_user_and_sys_only_where_perf_prints_them(memscope):
+    cases = [["-n"], ["-a"], ["-r", "2"], ["-x,"], ["-j"], ["-I", "100"], ["-C", "0"]]
+    for args in cases:
+        events = [] if args == ["-n"] else ["-e", "page-faults"]
+        ours = run([memscope, "stat", *args, *events, "--", "sleep", "0.15"])
+        theirs = run(["perf", "stat", *args, *events, "sleep", "0.15"])
+        assert ours.returncode == 0 and theirs.returncode == 0, (args, ours.stderr, theirs.stderr)
+        for text in (counter_output(ours.stderr), theirs.stderr):
+            has = bool(re.search(r"^ +\d+\.\d{9} seconds user\n +\d+\.\d{9} seconds sys$", text, re.M))
+            assert has == (args == ["-n"]), (args, text)
