@@ -150,28 +150,58 @@ static void csv_rows(struct stat_output *o, const double *time_s, const struct s
 	}
 }
 
+/* One "key" : value pair as perf writes its JSON (spaces around the colon,
+ * ", " between pairs); jansson encodes the key and the value. */
+static void json_pair(FILE *out, bool *first, const char *key, json_t *value)
+{
+	json_t *k = json_string(key);
+	char *key_text = k ? json_dumps(k, JSON_ENCODE_ANY) : NULL;
+	char *value_text = json_dumps(value, JSON_ENCODE_ANY | JSON_REAL_PRECISION(NUMBER_DIGITS));
+
+	if (key_text && value_text) {
+		fprintf(out, "%s%s : %s", *first ? "" : ", ", key_text, value_text);
+		*first = false;
+	}
+	free(key_text);
+	free(value_text);
+	json_decref(k);
+}
+
+/* perf's --metric-only -j: a line per row (and interval), {"interval" : T,
+ * the aggregation's keys, "metric" : "value", ...}, written as perf writes
+ * it; a row without any value is {"metric-value" : "none"}, as perf's. */
 static void json_rows(struct stat_output *o, const double *time_s, const struct stat_table *t)
 {
 	for (int r = 0; r < t->nr_rows; r++) {
 		struct perf_fields f;
-		json_t *obj;
-		char *text;
+		const char *key;
+		json_t *obj, *value;
+		bool first = true, any = false;
 
 		perf_fields_row(t, r, &f);
-		obj = stat_json_perf_object(t, &f, time_s);
-		for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
-			char title[300], value[64];
-
-			metric_title(t, c, title, sizeof(title));
-			plain_value(t, c, &t->cells[r * t->nr_columns + c], value, sizeof(value));
-			json_object_set_new(obj, title, json_string(value));
-		}
-		text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(NUMBER_DIGITS));
-		if (text) {
-			fprintf(o->out, "%s\n", text);
-			free(text);
-		}
+		obj = stat_json_perf_object(t, &f, NULL);
+		fputc('{', o->out);
+		if (time_s)
+			fprintf(o->out, "\"interval\" : %.9f", *time_s), first = false;
+		json_object_foreach(obj, key, value)
+			json_pair(o->out, &first, key, value);
 		json_decref(obj);
+		for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
+			char title[300], text[64];
+			json_t *v;
+
+			plain_value(t, c, &t->cells[r * t->nr_columns + c], text, sizeof(text));
+			if (!text[0])
+				continue;   /* perf leaves a metric without a value out */
+			metric_title(t, c, title, sizeof(title));
+			v = json_string(text);
+			json_pair(o->out, &first, title, v);
+			json_decref(v);
+			any = true;
+		}
+		if (!any)
+			fprintf(o->out, "%s\"metric-value\" : \"none\"", first ? "" : ", ");
+		fputs("}\n", o->out);
 	}
 }
 
