@@ -93,8 +93,9 @@ static const struct cli_option stat_row_options[] = {
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_PER_CLUSTER, "per-cluster", NULL, "one row per CPU cluster (perf's S0-D0-CLS0; topology/cluster_id)",
 	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_PER_CACHE, "per-cache", NULL, "one row per last-level cache: the CPUs that share it (perf's\n"
-	  "S0-D0-L3-ID0)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_PER_CACHE, "per-cache", "LN", "one row per cache instance, the last level's or level N's (L1..L4):\n"
+	  "the CPUs that share it (perf's S0-D0-L3-ID0, ID the first CPU that shares it)", CLI_COMPLETE_NONE, NULL,
+	  CLI_OPTIONAL_ARG },
 	{ OPT_NO_MERGE, "no-merge", NULL, "perf's: do not merge an event's PMU instances; memscope shows an event\n"
 	  "once per row as -e named it, so this changes nothing", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
@@ -363,6 +364,15 @@ static int stat_option(void *ctx, int key, const char *arg)
 			return -1;
 		}
 		a->opt->aggr = mode;
+		if (key == OPT_PER_CACHE && arg) {
+			/* perf's form: L1..L4 (or l1..l4); without it, the last level. */
+			if (strlen(arg) != 2 || (arg[0] != 'L' && arg[0] != 'l') || arg[1] < '1' || arg[1] > '4') {
+				fprintf(stderr, "memscope stat: --per-cache=%s: the cache level is L1, L2, L3 or L4 "
+					"(as perf's: L[1-4] or l[1-4]); --per-cache alone takes the last level\n", arg);
+				return -1;
+			}
+			a->opt->cache_level = arg[1] - '0';
+		}
 		return 0;
 	}
 	default:

@@ -725,6 +725,11 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 	s->host_loaded = true;
 	if (opt->cpu_list && host_restrict_cpus(&s->host, "-C", opt->cpu_list, err) < 0)
 		return EXIT_USAGE;
+	if (opt->aggr == AGGR_CACHE && opt->cache_level &&
+	    topology_select_cache_level(&s->host.topo, opt->cache_level, err) < 0) {
+		ms_error_prefix(err, "--per-cache=L%d", opt->cache_level);
+		return EXIT_USAGE;
+	}
 	if (add_event_list(s, &opt->events) < 0 || (opt->cgroups && pair_cgroups(s, opt) < 0)) {
 		ms_error_set(err, "out of memory");
 		return 1;
