@@ -39,6 +39,14 @@ static const char *const stat_detailed_events[] = {
 	"L1-dcache-prefetches,L1-dcache-prefetch-misses",
 };
 
+/* After perf's cache events, -d adds memscope's memory-system detail where
+ * the host can count it: the pages the measured tasks placed (and on each
+ * node: STAT_DETAILED_PLACEMENT), the share of their memory accesses that went
+ * to another node, and DRAM bandwidth; a metric the host cannot count is
+ * named with the reason. */
+#define STAT_DETAILED_MEMORY "proc.pages_alloc,mem.remote_ratio,mem.read_bw,mem.write_bw"
+#define STAT_DETAILED_PLACEMENT "proc.pages_alloc"
+
 /* perf stat's default events: without -e or -m, stat counts what perf stat
  * counts (a hardware event the host has no PMU for is shown <not supported>);
  * system-wide, the CPUs' clock rather than the tasks'. */
@@ -183,6 +191,7 @@ struct stat_extra {
 	bool null_run;           /* -n */
 	bool sync_first;         /* -S */
 	int detailed;            /* -d given this many times */
+	bool memory_detail;      /* -d added memscope's memory-system detail (STAT_DETAILED_MEMORY) */
 	const char *control;     /* --control SPEC */
 	long delay_ms;           /* -D: 0 none, -1 until enable */
 };
@@ -435,6 +444,18 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	opt->default_events = NULL;
 	if (status < 0)
 		return -1;
+	/* -d's memory-system detail joins perf's default set (as perf's -d, not
+	 * an -e list), in the aggregations metrics are computed for. */
+	if (extra->detailed && opt->default_events_used && !opt->input_path && !opt->replay_path &&
+	    !extra->per_thread && (opt->aggr == AGGR_TOTAL || opt->aggr == AGGR_NODE || opt->aggr == AGGR_SOCKET)) {
+		struct ms_error err;
+
+		if (name_list_add_text(&opt->metrics, STAT_DETAILED_MEMORY, &err) < 0) {
+			fprintf(stderr, "memscope stat: -d: %s\n", err.text);
+			return -1;
+		}
+		extra->memory_detail = true;
+	}
 	if (extra->interval_count && !opt->interval_ms) {
 		fprintf(stderr, "memscope stat: --interval-count counts the lines of -I MS; give -I too\n");
 		return -1;
@@ -899,6 +920,7 @@ next_run:
 	sopt.lua = lua;
 	sopt.lua_metrics = lua_metrics;
 	sopt.nr_lua_metrics = nr_lua_metrics;
+	sopt.node_detail = extra.memory_detail ? STAT_DETAILED_PLACEMENT : NULL;
 	sopt.output.out = out;
 	sopt.output.header_every = header_every(sopt.output.out);
 	/* perf prints the command's user and system time when it counts the

@@ -153,8 +153,10 @@ def test_memory_flag_counts_the_memory_set(memscope, touchmem):
 def test_detailed_levels_add_perfs_cache_events(memscope):
     for flag in ("-d", "-dd", "-ddd"):
         ours, theirs = both(memscope, ["-x,", flag, "--", "true"])
-        assert [r[2] for r in ours] == [r[2] for r in theirs], (flag, ours, theirs)
-        assert len(ours) == {"-d": 12, "-dd": 18, "-ddd": 20}[flag], ours
+        # perf's lines first, as perf's; memscope's memory-system detail after them.
+        assert [r[2] for r in ours[:len(theirs)]] == [r[2] for r in theirs], (flag, ours, theirs)
+        assert len(theirs) == {"-d": 12, "-dd": 18, "-ddd": 20}[flag], theirs
+        assert all(r[2].startswith(("proc.", "mem.")) for r in ours[len(theirs):]), ours
     # Named with -e, the cache events are perf's encodings: a host without PMU says so for each.
     res = run([memscope, "stat", "-x,", "-e", "page-faults,LLC-load-misses,dTLB-loads", "--", "true"])
     assert res.returncode == 0, res.stderr
@@ -227,3 +229,30 @@ def test_seconds_user_and_sys_only_where_perf_prints_them(memscope):
         for text in (counter_output(ours.stderr), theirs.stderr):
             has = bool(re.search(r"^ +\d+\.\d{9} seconds user\n +\d+\.\d{9} seconds sys$", text, re.M))
             assert has == (args == ["-n"]), (args, text)
+
+
+def test_detailed_adds_the_memory_system_detail_this_host_can_count(memscope, touchmem):
+    """-d after perf's cache events: the pages the command placed, in all and on each node (touchmem 64
+    writes 64 MiB: at least 16,384 pages), the share of its accesses that went remote, DRAM bandwidth. What
+    this host cannot count is named with the reason memscope list --metrics gives for it."""
+    res = run([memscope, "stat", "-d", "-x,", "--", touchmem, "64"])
+    assert res.returncode == 0, res.stderr
+    rows = {r[2]: r for r in csv_rows(counter_output(res.stderr))}
+    nodes = sorted(int(d[4:]) for d in os.listdir("/sys/devices/system/node") if re.fullmatch(r"node\d+", d))
+    placed = {n: float(rows[f"proc.pages_alloc@node{n}"][5]) for n in nodes}
+    total = float(rows["proc.pages_alloc"][5])
+    assert total >= 64 * 256 and sum(placed.values()) == total, rows
+    assert rows["proc.pages_alloc"][6] == "pages", rows
+    if nodes == [0]:
+        assert placed[0] >= 16384, rows
+    listing = {line.split()[0]: line for line in run([memscope, "list", "--metrics"]).stdout.splitlines()
+               if line.strip()}
+    for metric in ("mem.remote_ratio", "mem.read_bw", "mem.write_bw"):
+        if metric in rows:
+            continue
+        why = re.split(r" +(?:yes|no) +", listing[metric], maxsplit=1)[1]
+        assert f"note: metric '{metric}' is not available on this host: {why}" in messages(res.stderr), \
+            (metric, why, res.stderr)
+    # With -e, -d adds nothing of memscope's (perf's -d extends its default set only).
+    res = run([memscope, "stat", "-d", "-x,", "-e", "page-faults", "--", "true"])
+    assert [r[2] for r in csv_rows(counter_output(res.stderr))] == ["page-faults"], res.stderr
