@@ -130,6 +130,18 @@ def test_group_metrics_in_perfs_shapes(memscope, tmp_path):
                env=env)
     assert counter_output(only.stderr).splitlines() == ["topdown.backend_bound (%),topdown.memory_bound (%),",
                                                         "45.0,32.5,"], only.stderr
+    only = run([memscope, "stat", "--replay", str(replay), "-M", "TopdownL1,TopdownL2", "--metric-only", "-j",
+                "--per-node"], env=env)
+    assert counter_output(only.stderr).splitlines()[0] == (
+        '{"node" : "N0", "aggregate-number" : 8, "topdown.backend_bound (%)" : "45.0", '
+        '"topdown.memory_bound (%)" : "32.5"}'), only.stderr
+    # No clock counted: no metric has a value, and perf's line for that is {"metric-value" : "none"}.
+    idle = write_replay(tmp_path / "idle.jsonl", [(1.0, per_cpu("cpu", {k: 0 for k in SKX_L1}, range(16)))])
+    only = run([memscope, "stat", "--replay", str(idle), "-M", "TopdownL1", "--metric-only", "-j", "--per-node"],
+               env=env)
+    assert counter_output(only.stderr).splitlines() == [
+        '{"node" : "N0", "aggregate-number" : 8, "metric-value" : "none"}',
+        '{"node" : "N1", "aggregate-number" : 8, "metric-value" : "none"}'], only.stderr
     # memscope's own shapes keep the ratio (a recording, --self-describing, Lua read 0.45).
     check(totals(memscope, "skylake-sp-2s", replay, "-M", "TopdownL1,TopdownL2"), SKX_WANT,
           ["topdown.backend_bound", "topdown.memory_bound"])
