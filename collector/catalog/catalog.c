@@ -18,7 +18,7 @@
 #include "host/kernel_stats.h"
 
 static const char *const metric_keys[] = { "name", "unit", "kind", "description", "formula", "vendors", "formerly",
-	"plugin", "groups", NULL };
+	"plugin", "groups", "scale_unit", NULL };
 static const char *const family_keys[] = { "family", "description", "priority", "sources", "detect", "pmus",
 					   "metrics", "unavailable", "uncore_since", "sampling", NULL };
 static const char *const detect_keys[] = { "cpu", NULL };
@@ -65,6 +65,7 @@ static void metric_free(struct catalog_metric *m)
 {
 	free(m->name);
 	free(m->unit);
+	free(m->perf_unit);
 	free(m->description);
 	free(m->formula_text);
 	free(m->formerly);
@@ -82,6 +83,32 @@ static void metric_free(struct catalog_metric *m)
 
 /* groups: [TopdownL1, memory] - the metric groups a metric belongs to (perf's
  * MetricGroup names where perf has them); a name is letters, digits and '_'. */
+/* scale_unit: perf's ScaleUnit, "100%": stat's perf-shaped outputs print the
+ * value times 100 with the unit "%", as perf prints its metrics with one. */
+static int parse_scale_unit(struct yaml_file *yf, yaml_node_t *m, struct catalog_metric *metric)
+{
+	char *text = NULL, *end;
+	double scale;
+
+	if (yaml_get_str(yf, m, "scale_unit", false, &text, metric->name))
+		return -1;
+	if (!text)
+		return 0;
+	scale = strtod(text, &end);
+	while (*end == ' ')
+		end++;
+	if (end == text || !(scale > 0) || !*end) {
+		yaml_fail(yf, yaml_get(yf, m, "scale_unit"), "metric '%s': scale_unit '%s' is not a factor and a unit "
+			  "(perf's ScaleUnit, e.g. 100%%)", metric->name, text);
+		free(text);
+		return -1;
+	}
+	metric->perf_scale = scale;
+	metric->perf_unit = strdup(end);
+	free(text);
+	return metric->perf_unit ? 0 : yaml_fail(yf, m, "out of memory");
+}
+
 static int parse_groups(struct yaml_file *yf, yaml_node_t *m, struct catalog_metric *metric)
 {
 	yaml_node_t *v = yaml_get(yf, m, "groups");
@@ -305,7 +332,7 @@ static int parse_metric(struct catalog *cat, struct yaml_file *yf, yaml_node_t *
 	    yaml_get_str(yf, m, "unit", false, &metric->unit, metric->name) ||
 	    yaml_get_str(yf, m, "description", true, &metric->description, metric->name) ||
 	    yaml_get_str(yf, m, "formula", false, &metric->formula_text, metric->name) ||
-	    parse_kind(yf, m, metric) || parse_groups(yf, m, metric))
+	    parse_kind(yf, m, metric) || parse_groups(yf, m, metric) || parse_scale_unit(yf, m, metric))
 		return -1;
 	if (!metric->unit && !(metric->unit = strdup("")))
 		return yaml_fail(yf, m, "out of memory");

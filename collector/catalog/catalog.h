@@ -38,6 +38,8 @@ struct catalog_metric {
 	char *formerly;           /* its old name, still accepted (catalog_metric_index), or NULL */
 	char *plugin;             /* the plugin whose family maps it ("resctrl"), or NULL */
 	char *unit;               /* "B", "B/s", "requests", "" for ratios */
+	double perf_scale;        /* scale_unit: "100%" -> 100 (perf's ScaleUnit); 0 when none */
+	char *perf_unit;          /* ... and "%": how stat's perf shapes print it; NULL when none */
 	enum metric_kind kind;
 	char *description;
 	char *formula_text;       /* derived metrics only */

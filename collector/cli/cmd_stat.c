@@ -39,6 +39,14 @@ static const char *const stat_detailed_events[] = {
 	"L1-dcache-prefetches,L1-dcache-prefetch-misses",
 };
 
+/* After perf's cache events, -d adds memscope's memory-system detail where
+ * the host can count it: the pages the measured tasks placed (and on each
+ * node: STAT_DETAILED_PLACEMENT), the share of their memory accesses that went
+ * to another node, and DRAM bandwidth; a metric the host cannot count is
+ * named with the reason. */
+#define STAT_DETAILED_MEMORY "proc.pages_alloc,mem.remote_ratio,mem.read_bw,mem.write_bw"
+#define STAT_DETAILED_PLACEMENT "proc.pages_alloc"
+
 /* perf stat's default events: without -e or -m, stat counts what perf stat
  * counts (a hardware event the host has no PMU for is shown <not supported>);
  * system-wide, the CPUs' clock rather than the tasks'. */
@@ -93,8 +101,9 @@ static const struct cli_option stat_row_options[] = {
 	  CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_PER_CLUSTER, "per-cluster", NULL, "one row per CPU cluster (perf's S0-D0-CLS0; topology/cluster_id)",
 	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_PER_CACHE, "per-cache", NULL, "one row per last-level cache: the CPUs that share it (perf's\n"
-	  "S0-D0-L3-ID0)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_PER_CACHE, "per-cache", "LN", "one row per cache instance, the last level's or level N's (L1..L4):\n"
+	  "the CPUs that share it (perf's S0-D0-L3-ID0, ID the first CPU that shares it)", CLI_COMPLETE_NONE, NULL,
+	  CLI_OPTIONAL_ARG },
 	{ OPT_NO_MERGE, "no-merge", NULL, "perf's: do not merge an event's PMU instances; memscope shows an event\n"
 	  "once per row as -e named it, so this changes nothing", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
@@ -182,6 +191,7 @@ struct stat_extra {
 	bool null_run;           /* -n */
 	bool sync_first;         /* -S */
 	int detailed;            /* -d given this many times */
+	bool memory_detail;      /* -d added memscope's memory-system detail (STAT_DETAILED_MEMORY) */
 	const char *control;     /* --control SPEC */
 	long delay_ms;           /* -D: 0 none, -1 until enable */
 };
@@ -363,6 +373,15 @@ static int stat_option(void *ctx, int key, const char *arg)
 			return -1;
 		}
 		a->opt->aggr = mode;
+		if (key == OPT_PER_CACHE && arg) {
+			/* perf's form: L1..L4 (or l1..l4); without it, the last level. */
+			if (strlen(arg) != 2 || (arg[0] != 'L' && arg[0] != 'l') || arg[1] < '1' || arg[1] > '4') {
+				fprintf(stderr, "memscope stat: --per-cache=%s: the cache level is L1, L2, L3 or L4 "
+					"(as perf's: L[1-4] or l[1-4]); --per-cache alone takes the last level\n", arg);
+				return -1;
+			}
+			a->opt->cache_level = arg[1] - '0';
+		}
 		return 0;
 	}
 	default:
@@ -425,6 +444,18 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	opt->default_events = NULL;
 	if (status < 0)
 		return -1;
+	/* -d's memory-system detail joins perf's default set (as perf's -d, not
+	 * an -e list), in the aggregations metrics are computed for. */
+	if (extra->detailed && opt->default_events_used && !opt->input_path && !opt->replay_path &&
+	    !extra->per_thread && (opt->aggr == AGGR_TOTAL || opt->aggr == AGGR_NODE || opt->aggr == AGGR_SOCKET)) {
+		struct ms_error err;
+
+		if (name_list_add_text(&opt->metrics, STAT_DETAILED_MEMORY, &err) < 0) {
+			fprintf(stderr, "memscope stat: -d: %s\n", err.text);
+			return -1;
+		}
+		extra->memory_detail = true;
+	}
 	if (extra->interval_count && !opt->interval_ms) {
 		fprintf(stderr, "memscope stat: --interval-count counts the lines of -I MS; give -I too\n");
 		return -1;
@@ -643,6 +674,7 @@ static int null_run(const struct session_options *opt, FILE *out)
 	char title[512];
 	uint64_t start = monotonic_ns();
 	int wstatus;
+	struct rusage ru;
 	pid_t child;
 
 	if (!opt->command) {
@@ -659,11 +691,15 @@ static int null_run(const struct session_options *opt, FILE *out)
 		fprintf(stderr, "memscope stat: cannot run %s: %s\n", opt->command[0], strerror(errno));
 		_exit(127);
 	}
-	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
+	while (wait4(child, &wstatus, 0, &ru) < 0 && errno == EINTR)
 		;
 	session_describe_target(opt, title, sizeof(title));
-	fprintf(out, "\n Performance counter stats for %s:\n\n\n %17.9f seconds time elapsed\n\n", title,
+	/* perf -n: the heading, the elapsed time and the command's user and system time. */
+	fprintf(out, "\n Performance counter stats for %s:\n\n %17.9f seconds time elapsed\n\n", title,
 		(double)(monotonic_ns() - start) / 1e9);
+	fprintf(out, " %17.9f seconds user\n %17.9f seconds sys\n\n\n",
+		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
 	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 }
 
@@ -884,8 +920,13 @@ next_run:
 	sopt.lua = lua;
 	sopt.lua_metrics = lua_metrics;
 	sopt.nr_lua_metrics = nr_lua_metrics;
+	sopt.node_detail = extra.memory_detail ? STAT_DETAILED_PLACEMENT : NULL;
 	sopt.output.out = out;
 	sopt.output.header_every = header_every(sopt.output.out);
+	/* perf prints the command's user and system time when it counts the
+	 * command alone (no -a, -C, -p), once (not -r N), in text, without -I. */
+	sopt.output.child_rusage = opt.command && !opt.system_wide && !opt.cpu_list && !opt.pids &&
+				   extra.repeat == 1 && !intervals_asked ? &session.target.child_rusage : NULL;
 	/* The totals first, then the scripts' reports. Columns of metrics a
 	 * script defines are printed on the script's thread, after it computed
 	 * them for the same frame. */

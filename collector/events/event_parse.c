@@ -273,10 +273,17 @@ static int parse_sysfs(const struct host *host, const char *text, struct event *
 	return 0;
 }
 
+static int parse_group_member(const struct host *host, const char *text, const char *brace,
+			      struct event *ev, struct ms_error *err);
+
 int event_parse(const struct host *host, const char *text, struct event *ev, struct ms_error *err)
 {
 	int ret;
+	size_t text_len = strlen(text);
+	const char *brace = text_len && text[text_len - 1] == '}' ? strrchr(text, '{') : NULL;
 
+	if (brace && brace > text)
+		return parse_group_member(host, text, brace, ev, err);
 	memset(ev, 0, sizeof(*ev));
 	ev->group_hint = -1;
 	ev->memory_node = -1;
@@ -317,6 +324,42 @@ int event_parse(const struct host *host, const char *text, struct event *ev, str
 	}
 	if (ret < 0)
 		event_free(ev);
+	return ret;
+}
+
+/* A member of perf's event group with the group's modifiers, "page-faults{u}"
+ * (session.c writes it for -e '{page-faults,...}:u'): counted as page-faults:u
+ * and named page-faults, as perf names it. A member's own modifiers add to the
+ * group's (perf's: '{page-faults:u}:k' counts both and is named page-faults:u). */
+static int parse_group_member(const struct host *host, const char *text, const char *brace,
+			      struct event *ev, struct ms_error *err)
+{
+	size_t member_len = (size_t)(brace - text), mods_len = strlen(brace + 1) - 1;
+	char *member = strndup(text, member_len);
+	char *counted = malloc(member_len + mods_len + 2);
+	int ret = -1;
+
+	if (!member || !counted) {
+		ms_error_set(err, "out of memory");
+	} else {
+		/* Modifiers follow a PMU event's closing slash or an existing
+		 * modifier list directly, any other event after a colon. */
+		bool own_modifiers = strchr(member, '/') ||
+				     (modifier_suffix(member) &&
+				      (strchr(member, ':') != modifier_suffix(member) ||
+				       is_generic_prefix(member, (size_t)(modifier_suffix(member) - member))));
+
+		snprintf(counted, member_len + mods_len + 2, "%s%s%.*s", member, own_modifiers ? "" : ":",
+			 (int)mods_len, brace + 1);
+		ret = event_parse(host, counted, ev, err);
+		if (ret == 0) {
+			free(ev->name);
+			ev->name = member;
+			member = NULL;
+		}
+	}
+	free(member);
+	free(counted);
 	return ret;
 }
 

@@ -37,27 +37,62 @@ static int read_cpu_id(const char *sys_root, int cpu, const char *name, bool opt
 	return 0;
 }
 
-/* The CPU's last-level cache: the highest cache/indexN/level and its id, as
- * perf's --per-cache groups CPUs by. Optional: a kernel that describes no
- * cache leaves level 0. */
-static void read_last_cache(const char *sys_root, struct cpu_place *place)
+/* The CPU's caches as perf's --per-cache sees them: each level's instance
+ * is the first CPU of its cache/indexN/shared_cpu_list (the CPU itself where
+ * the list is empty or unreadable); the last level is the default. Optional:
+ * a kernel that describes no cache leaves level 0. */
+static void read_caches(const char *sys_root, struct cpu_place *place)
 {
 	place->cache_level = place->cache_id = 0;
+	for (int l = 0; l <= TOPOLOGY_MAX_CACHE_LEVEL; l++)
+		place->cache_first_cpu[l] = -1;
 	for (int i = 0; i < 16; i++) {
 		char rel[256], path[4096];
-		long long level, id;
+		long long level;
+		struct cpulist shared;
+		int first = place->cpu;
 
 		snprintf(rel, sizeof(rel), CPU_DIR "/cpu%d/cache/index%d/level", place->cpu, i);
 		if (sysfs_join(path, sizeof(path), sys_root, rel) < 0 || sysfs_read_int(path, &level) < 0)
 			break;
-		snprintf(rel, sizeof(rel), CPU_DIR "/cpu%d/cache/index%d/id", place->cpu, i);
-		if (sysfs_join(path, sizeof(path), sys_root, rel) < 0 || sysfs_read_int(path, &id) < 0)
-			id = 0;
-		if (level >= place->cache_level && level < 8) {
+		if (level < 1 || level > TOPOLOGY_MAX_CACHE_LEVEL)
+			continue;
+		snprintf(rel, sizeof(rel), CPU_DIR "/cpu%d/cache/index%d/shared_cpu_list", place->cpu, i);
+		if (sysfs_join(path, sizeof(path), sys_root, rel) == 0 && cpulist_read(path, &shared) == 0) {
+			if (shared.nr > 0)
+				first = shared.cpus[0];   /* sorted: the lowest */
+			cpulist_free(&shared);
+		}
+		place->cache_first_cpu[level] = first;
+		if (level >= place->cache_level) {
 			place->cache_level = (int)level;
-			place->cache_id = id < 0 ? 0 : (int)id;
+			place->cache_id = first;
 		}
 	}
+}
+
+int topology_select_cache_level(struct topology *topo, int level, struct ms_error *err)
+{
+	for (int i = 0; i < topo->nr_cpus; i++) {
+		struct cpu_place *place = &topo->cpus[i];
+
+		if (level < 1 || level > TOPOLOGY_MAX_CACHE_LEVEL || place->cache_first_cpu[level] < 0) {
+			char levels[64] = "";
+			size_t len = 0;
+
+			for (int l = 1; l <= TOPOLOGY_MAX_CACHE_LEVEL && len < sizeof(levels) - 8; l++)
+				if (place->cache_first_cpu[l] >= 0)
+					len += (size_t)snprintf(levels + len, sizeof(levels) - len, "%sL%d", len ? ", " : "", l);
+			ms_error_set(err, "cpu%d has no level-%d cache in sysfs (cpu%d/cache/index*/level); it has %s",
+				     place->cpu, level, place->cpu, len ? levels : "none described");
+			return -1;
+		}
+	}
+	for (int i = 0; i < topo->nr_cpus; i++) {
+		topo->cpus[i].cache_level = level;
+		topo->cpus[i].cache_id = topo->cpus[i].cache_first_cpu[level];
+	}
+	return 0;
 }
 
 static int read_cpus(struct topology *topo, const char *sys_root, struct ms_error *err)
@@ -96,7 +131,7 @@ static int read_cpus(struct topology *topo, const char *sys_root, struct ms_erro
 			cpulist_free(&online);
 			return -1;
 		}
-		read_last_cache(sys_root, place);
+		read_caches(sys_root, place);
 	}
 	cpulist_free(&online);
 	return 0;

@@ -5,6 +5,8 @@
 
 #include "util/error.h"
 
+#define TOPOLOGY_MAX_CACHE_LEVEL 7
+
 struct cpu_place {
 	int cpu;     /* kernel CPU number */
 	int core;    /* topology/core_id */
@@ -12,8 +14,13 @@ struct cpu_place {
 	int socket;  /* topology/physical_package_id */
 	int node;    /* NUMA node holding this CPU (0 on non-NUMA kernels) */
 	int cluster; /* topology/cluster_id (0 where the kernel has none) */
-	int cache_level; /* the level of its last cache (cache/indexN/level), 0 where none is described */
-	int cache_id;    /* that cache's id (cache/indexN/id) */
+	/* The cache instance perf's --per-cache groups it by: the last level
+	 * (cache/indexN/level) unless topology_select_cache_level chose one, 0
+	 * where none is described; its id as perf's, the first CPU of the
+	 * cache's shared_cpu_list. */
+	int cache_level;
+	int cache_id;
+	int cache_first_cpu[TOPOLOGY_MAX_CACHE_LEVEL + 1]; /* per level 1..: that id, -1 where no such cache */
 };
 
 struct topology {
@@ -30,6 +37,9 @@ struct topology {
 };
 
 int topology_load(struct topology *topo, const char *sys_root, struct ms_error *err);
+/* perf's --per-cache=LN: group the CPUs by their level-N cache instead of
+ * the last level. An error names a CPU without one and the levels it has. */
+int topology_select_cache_level(struct topology *topo, int level, struct ms_error *err);
 void topology_free(struct topology *topo);
 
 /* The place of a CPU, or NULL when it is not online. */

@@ -67,8 +67,10 @@ static int parse_interval(const struct session_options *opt, const char *text, l
 }
 
 /* perf's event groups, -e '{a,b}:u': the members, each with the group's
- * modifiers ("a:u,b:u"); memscope groups the events of one PMU itself. A
- * new string, or NULL (out of memory, or a brace not closed: said in err). */
+ * modifiers in braces ("a{u},b{u}": event_parse counts them as a:u but names
+ * the event "a", as perf names a group's members); memscope groups the events
+ * of one PMU itself. A new string, or NULL (out of memory, or a brace not
+ * closed: said in err). */
 static char *expand_event_groups(const char *text, struct ms_error *err)
 {
 	/* Each member may take the modifiers: room for all of them on each. */
@@ -97,12 +99,19 @@ static char *expand_event_groups(const char *text, struct ms_error *err)
 		for (const char *m = text + 1; m < close;) {
 			size_t n = strcspn(m, ",}");
 
-			if (len + n + (size_t)(end - mods) + 2 >= cap)
+			if (len + n + (size_t)(end - mods) + 4 >= cap)
 				break;
 			memcpy(out + len, m, n);
 			len += n;
-			memcpy(out + len, mods, (size_t)(end - mods));
-			len += (size_t)(end - mods);
+			if (end - mods > 1 && *mods == ':') {
+				out[len++] = '{';
+				memcpy(out + len, mods + 1, (size_t)(end - mods - 1));
+				len += (size_t)(end - mods - 1);
+				out[len++] = '}';
+			} else {   /* not modifiers: left for event_parse to name */
+				memcpy(out + len, mods, (size_t)(end - mods));
+				len += (size_t)(end - mods);
+			}
 			m += n;
 			if (*m == ',') {
 				out[len++] = ',';
@@ -716,6 +725,11 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 	s->host_loaded = true;
 	if (opt->cpu_list && host_restrict_cpus(&s->host, "-C", opt->cpu_list, err) < 0)
 		return EXIT_USAGE;
+	if (opt->aggr == AGGR_CACHE && opt->cache_level &&
+	    topology_select_cache_level(&s->host.topo, opt->cache_level, err) < 0) {
+		ms_error_prefix(err, "--per-cache=L%d", opt->cache_level);
+		return EXIT_USAGE;
+	}
 	if (add_event_list(s, &opt->events) < 0 || (opt->cgroups && pair_cgroups(s, opt) < 0)) {
 		ms_error_set(err, "out of memory");
 		return 1;

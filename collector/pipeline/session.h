@@ -59,6 +59,7 @@ struct session_options {
 	const char *pids;
 	char **command;             /* argv of the command to run, or NULL */
 	enum aggr_mode aggr;
+	int cache_level;            /* AGGR_CACHE: the cache level to group by (--per-cache=L2), 0: the last */
 	/* For commands that show what they can and say why not for the rest
 	 * (top): plan only the metrics this host can measure (the others:
 	 * session_metric_why), and go on without the eBPF probes when they do

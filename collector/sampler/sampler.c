@@ -126,14 +126,14 @@ static void stop_command(struct target *target)
 		return;
 	kill(pid, SIGTERM);
 	for (int i = 0; i < 100; i++) {
-		if (waitpid(pid, &target->child_status, WNOHANG) == pid) {
+		if (wait4(pid, &target->child_status, WNOHANG, &target->child_rusage) == pid) {
 			target->child_exited = true;
 			return;
 		}
 		usleep(10000);
 	}
 	kill(pid, SIGKILL);
-	if (waitpid(pid, &target->child_status, 0) == pid)
+	if (wait4(pid, &target->child_status, 0, &target->child_rusage) == pid)
 		target->child_exited = true;
 }
 
@@ -370,7 +370,8 @@ int sampler_run(struct sampler *s, struct target *target, uint64_t interval_ns,
 					continue;
 				if (si.ssi_signo == SIGCHLD) {
 					if (target->kind == TARGET_COMMAND &&
-					    waitpid(target->pids[0], &target->child_status, WNOHANG) == target->pids[0]) {
+					    wait4(target->pids[0], &target->child_status, WNOHANG, &target->child_rusage) ==
+					    target->pids[0]) {
 						target->child_exited = true;
 						s->end = SAMPLER_END_TARGET;
 						running = false;

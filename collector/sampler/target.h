@@ -4,6 +4,7 @@
 #define MEMSCOPE_TARGET_H
 
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "util/error.h"
@@ -24,6 +25,7 @@ struct target {
 	int exec_gate_fd;       /* TARGET_COMMAND: write end; closing it lets the child exec */
 	int exec_report_fd;     /* TARGET_COMMAND: read end; carries errno if exec failed */
 	int child_status;       /* TARGET_COMMAND: wait status once it has exited */
+	struct rusage child_rusage; /* ... and its resource use (wait4), perf's "seconds user/sys" */
 	bool child_exited;
 	bool exec_failed;       /* TARGET_COMMAND: exec refused; child_status holds 127 or 126 */
 };

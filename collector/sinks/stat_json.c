@@ -195,7 +195,10 @@ static void perf_objects(struct stat_output *o, const double *time_s, const stru
 		perf_key(&l, "pcnt-running");
 		fprintf(o->out, "%s", f.pcnt);
 		perf_key(&l, "metric-value");
-		fprintf(o->out, "%s", f.metric_value[0] ? f.metric_value : "0.000000");
+		if (f.metric_scaled)
+			fprintf(o->out, "%f", f.value);
+		else
+			fprintf(o->out, "%s", f.metric_value[0] ? f.metric_value : "0.000000");
 		perf_string(&l, "metric-unit", f.metric_unit);
 		add_notes(&l, t, r, c);
 		fputs("}\n", o->out);

@@ -16,23 +16,42 @@
 /* "mem.read_bw (B/s)": the metric and its unit, the header and JSON key. */
 static void metric_title(const struct stat_table *t, int col, char *buf, size_t size)
 {
-	if (t->units[col][0])
+	double scale;
+	const char *unit;
+
+	if (perf_metric_scale(t, col, &scale, &unit))
+		snprintf(buf, size, "%s (%s)", t->names[col], unit);
+	else if (t->units[col][0])
 		snprintf(buf, size, "%s (%s)", t->names[col], t->units[col]);
 	else
 		snprintf(buf, size, "%s", t->names[col]);
 }
 
+/* A metric with perf's ScaleUnit as perf prints it ("45.0"): true when scaled. */
+static bool scaled_value(const struct stat_table *t, int col, const struct stat_cell *cell, char *buf, size_t size)
+{
+	double scale;
+	const char *unit;
+
+	if (cell->status != CELL_OK || !perf_metric_scale(t, col, &scale, &unit))
+		return false;
+	snprintf(buf, size, "%.1f", cell->value * scale);
+	return true;
+}
+
 /* Plain value for CSV and JSON; "" when there is none (perf's empty metric). */
-static void plain_value(const struct stat_cell *cell, char *buf, size_t size)
+static void plain_value(const struct stat_table *t, int col, const struct stat_cell *cell, char *buf, size_t size)
 {
 	if (cell->status != CELL_OK)
 		buf[0] = '\0';
-	else
+	else if (!scaled_value(t, col, cell, buf, size))
 		number_plain(buf, size, cell->value);
 }
 
-static void text_value(const struct stat_cell *cell, char *buf, size_t size)
+static void text_value(const struct stat_table *t, int col, const struct stat_cell *cell, char *buf, size_t size)
 {
+	if (scaled_value(t, col, cell, buf, size))
+		return;
 	switch (cell->status) {
 	case CELL_UNSUPPORTED: snprintf(buf, size, "<not supported>"); return;
 	case CELL_NOT_APPLICABLE: snprintf(buf, size, "n/a"); return;
@@ -78,7 +97,7 @@ static void text_rows(struct stat_output *o, const double *time_s, const struct 
 		for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
 			char value[128];
 
-			text_value(&t->cells[r * t->nr_columns + c], value, sizeof(value));
+			text_value(t, c, &t->cells[r * t->nr_columns + c], value, sizeof(value));
 			fprintf(o->out, " %*s", text_width(t, c), value);
 		}
 		fputc('\n', o->out);
@@ -124,35 +143,65 @@ static void csv_rows(struct stat_output *o, const double *time_s, const struct s
 		for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
 			char value[64];
 
-			plain_value(&t->cells[r * t->nr_columns + c], value, sizeof(value));
+			plain_value(t, c, &t->cells[r * t->nr_columns + c], value, sizeof(value));
 			fprintf(o->out, "%s%s", value, o->separator);
 		}
 		fputc('\n', o->out);
 	}
 }
 
+/* One "key" : value pair as perf writes its JSON (spaces around the colon,
+ * ", " between pairs); jansson encodes the key and the value. */
+static void json_pair(FILE *out, bool *first, const char *key, json_t *value)
+{
+	json_t *k = json_string(key);
+	char *key_text = k ? json_dumps(k, JSON_ENCODE_ANY) : NULL;
+	char *value_text = json_dumps(value, JSON_ENCODE_ANY | JSON_REAL_PRECISION(NUMBER_DIGITS));
+
+	if (key_text && value_text) {
+		fprintf(out, "%s%s : %s", *first ? "" : ", ", key_text, value_text);
+		*first = false;
+	}
+	free(key_text);
+	free(value_text);
+	json_decref(k);
+}
+
+/* perf's --metric-only -j: a line per row (and interval), {"interval" : T,
+ * the aggregation's keys, "metric" : "value", ...}, written as perf writes
+ * it; a row without any value is {"metric-value" : "none"}, as perf's. */
 static void json_rows(struct stat_output *o, const double *time_s, const struct stat_table *t)
 {
 	for (int r = 0; r < t->nr_rows; r++) {
 		struct perf_fields f;
-		json_t *obj;
-		char *text;
+		const char *key;
+		json_t *obj, *value;
+		bool first = true, any = false;
 
 		perf_fields_row(t, r, &f);
-		obj = stat_json_perf_object(t, &f, time_s);
-		for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
-			char title[300], value[64];
-
-			metric_title(t, c, title, sizeof(title));
-			plain_value(&t->cells[r * t->nr_columns + c], value, sizeof(value));
-			json_object_set_new(obj, title, json_string(value));
-		}
-		text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(NUMBER_DIGITS));
-		if (text) {
-			fprintf(o->out, "%s\n", text);
-			free(text);
-		}
+		obj = stat_json_perf_object(t, &f, NULL);
+		fputc('{', o->out);
+		if (time_s)
+			fprintf(o->out, "\"interval\" : %.9f", *time_s), first = false;
+		json_object_foreach(obj, key, value)
+			json_pair(o->out, &first, key, value);
 		json_decref(obj);
+		for (int c = t->nr_event_columns; c < t->nr_columns; c++) {
+			char title[300], text[64];
+			json_t *v;
+
+			plain_value(t, c, &t->cells[r * t->nr_columns + c], text, sizeof(text));
+			if (!text[0])
+				continue;   /* perf leaves a metric without a value out */
+			metric_title(t, c, title, sizeof(title));
+			v = json_string(text);
+			json_pair(o->out, &first, title, v);
+			json_decref(v);
+			any = true;
+		}
+		if (!any)
+			fprintf(o->out, "%s\"metric-value\" : \"none\"", first ? "" : ", ");
+		fputs("}\n", o->out);
 	}
 }
 
@@ -188,6 +237,8 @@ static bool shadow_table(const struct stat_output *o, const struct stat_table *t
 	out->units = units;
 	out->cgroups = NULL;
 	out->noise = NULL;
+	out->perf_scales = NULL;   /* the shadow metrics have no ScaleUnit */
+	out->perf_units = NULL;
 	out->cells = calloc((size_t)(n * t->nr_rows) + 1, sizeof(*out->cells));
 	if (!out->names || !out->cells)
 		goto fail;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <sys/resource.h>
 
 #include "sinks/stat_table.h"
 
@@ -33,6 +34,10 @@ struct stat_output {
 	 * has nothing more queued (stat_output_flush), one write per batch. */
 	bool batched;
 	double span_s;            /* the wall time the table being printed covers (perf's shadow metrics) */
+	/* perf's "seconds user" and "seconds sys" after the elapsed time: the
+	 * command's resource use once it was reaped (a command counted alone,
+	 * once, in text); NULL: not printed. */
+	const struct rusage *child_rusage;
 	double elapsed_sd;        /* stat -r N: the elapsed time's sd of the mean (its mean is the elapsed time) */   /* perf's forms then leave the totals out, as perf stat -I does */
 };
 
@@ -50,6 +55,9 @@ void stat_text_gauge_note(struct stat_output *o, const struct stat_cell *cell);
 /* Text: the footnote of the marker '*' on values that count the whole machine
  * although the target is a command or PIDs. */
 void stat_output_whole_system_note(struct stat_output *o);
+/* perf's footer after the totals: the elapsed time, then the command's user
+ * and system time where child_rusage says (a run, not -r N's mean). */
+void stat_output_elapsed(struct stat_output *o, double elapsed_s);
 /* CSV and JSON: what a cell's value is beyond perf's fields, or "" (perf's
  * line unchanged): "whole-system" (the whole machine's, for a command or PID
  * target), "peak" (a gauge's total: the peak of its values). */

@@ -52,8 +52,21 @@ void perf_fields_row(const struct stat_table *t, int row, struct perf_fields *f)
 	}
 }
 
+bool perf_metric_scale(const struct stat_table *t, int col, double *scale, const char **unit)
+{
+	if (col < t->nr_event_columns || !t->perf_scales || !t->perf_units || !(t->perf_scales[col] > 0) ||
+	    !t->perf_units[col])
+		return false;
+	*scale = t->perf_scales[col];
+	*unit = t->perf_units[col];
+	return true;
+}
+
 bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fields *f)
 {
+	double scale;
+	const char *scaled_unit;
+
 	const struct stat_cell *cell = &t->cells[row * t->nr_columns + col];
 
 	if (cell->status == CELL_NOT_APPLICABLE)
@@ -89,6 +102,14 @@ bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fi
 	if (f->is_metric) {
 		/* A metric is not a counter: its value and unit are perf's metric fields. */
 		f->counter[0] = '\0';
+		if (perf_metric_scale(t, col, &scale, &scaled_unit)) {
+			/* perf's metrics with a ScaleUnit: "%8.1f" of the scaled value, its unit. */
+			f->metric_scaled = true;
+			f->value = cell->value * scale;
+			snprintf(f->metric_value, sizeof(f->metric_value), "%.1f", f->value);
+			f->metric_unit = scaled_unit;
+			return true;
+		}
 		number_plain(f->metric_value, sizeof(f->metric_value), cell->value);
 		f->metric_unit = t->units[col];
 		return true;

@@ -23,6 +23,7 @@ struct perf_fields {
 	char pcnt[16];              /* "100.00" */
 	double value;               /* the counter's value (for JSON's "%f"), 0 when none */
 	char metric_value[64];      /* "" when none */
+	bool metric_scaled;         /* a metric with a scale_unit: value is the scaled value (JSON's "%f") */
 	const char *metric_unit;
 	double shadow;              /* perf's shadow metric of a software event (perf_fields_shadow) */
 	char shadow_unit[24];       /* "CPUs utilized", "K/sec"; "" when the event has none */
@@ -32,6 +33,9 @@ struct perf_fields {
 	char noise[16];             /* "1.18" */
 };
 
+/* A metric column with perf's ScaleUnit (catalog scale_unit "100%"): its
+ * factor and unit ("%"); false for any other column. */
+bool perf_metric_scale(const struct stat_table *t, int col, double *scale, const char **unit);
 /* The row's fields alone (aggr_key, aggr, aggr_number). */
 void perf_fields_row(const struct stat_table *t, int row, struct perf_fields *f);
 /* The fields of cell (row, col); false when perf would print no line for it

@@ -100,9 +100,13 @@ static void cell_line(struct stat_output *o, const char *time_prefix, const stru
 		/* A metric (-m) has no counter: perf's place for it is after '#'. */
 		char value[64];
 
-		number_human(value, sizeof(value), cell->value, 0);
+		if (f.metric_scaled)
+			snprintf(value, sizeof(value), "%s", f.metric_value);
+		else
+			number_human(value, sizeof(value), cell->value, 0);
 		fprintf(out, "%*s # %8s %s  %s", VALUE_WIDTH + UNIT_WIDTH + NAME_WIDTH + 1, "",
-			cell->status == CELL_OK ? value : f.counter, t->units[c], t->names[c]);
+			cell->status == CELL_OK ? value : f.counter, f.metric_scaled ? f.metric_unit : t->units[c],
+			t->names[c]);
 	} else {
 		if (cell->status != CELL_OK)
 			fprintf(out, "%*s ", VALUE_WIDTH, f.counter);
@@ -177,6 +181,19 @@ void stat_perf_text_interval(struct stat_output *o, double time_s, const struct 
 	o->intervals_printed = true;
 }
 
+void stat_output_elapsed(struct stat_output *o, double elapsed_s)
+{
+	const struct rusage *ru = o->child_rusage;
+
+	fprintf(o->out, "\n %17.9f seconds time elapsed\n\n", elapsed_s);
+	if (!ru)
+		return;
+	/* perf: the command's rusage from wait4, to the microsecond, then a blank line more. */
+	fprintf(o->out, " %17.9f seconds user\n %17.9f seconds sys\n\n\n",
+		(double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6,
+		(double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6);
+}
+
 void stat_perf_text_totals(struct stat_output *o, double elapsed_s, const struct stat_table *t)
 {
 	/* As perf -I: the intervals are the output (--summary: and the totals). */
@@ -193,5 +210,5 @@ void stat_perf_text_totals(struct stat_output *o, double elapsed_s, const struct
 		fprintf(o->out, "\n %17.9f +- %.9f seconds time elapsed  ( +-%6.2f%% )\n\n", elapsed_s, o->elapsed_sd,
 			elapsed_s > 0 ? 100.0 * o->elapsed_sd / elapsed_s : 0.0);
 	else
-		fprintf(o->out, "\n %17.9f seconds time elapsed\n\n", elapsed_s);
+		stat_output_elapsed(o, elapsed_s);
 }

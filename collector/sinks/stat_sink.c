@@ -48,6 +48,9 @@ static int stat_open(struct sink *sink, const struct sink_setup *setup, struct m
 	if (stat_table_init(&st->table, &st->aggr, st->opt.shown, st->opt.nr_shown, setup->plan, setup->engine,
 			    st->opt.lua, st->opt.lua_metrics, st->opt.nr_lua_metrics) < 0)
 		goto oom;
+	if (st->opt.node_detail &&
+	    stat_table_add_node_detail(&st->table, setup->plan, setup->engine, st->opt.node_detail) < 0)
+		goto oom;
 	if (setup->topo && stat_table_set_row_cpus(&st->table, setup->topo) < 0)
 		goto oom;
 	if (setup->task_target && stat_table_mark_whole_system(&st->table, setup->table, setup->plan) < 0)

@@ -23,6 +23,7 @@ struct stat_sink_options {
 	struct stat_repeat *repeat;     /* -r N: totals kept per run, printed (means) after the last; or NULL */
 	long interval_count;            /* > 0: stop the run after this many interval lines (--interval-count) */
 	struct stat_threads *threads;   /* --per-thread: rows from the per-thread series, or NULL */
+	const char *node_detail;        /* stat -d: a metric also shown on each node (stat_table_add_node_detail) */
 	/* Columns of metrics --lua scripts define: the stat sink then follows the
 	 * Lua sink (session_add_sink), which computes them on the same frame. */
 	const struct lua_engine *lua;

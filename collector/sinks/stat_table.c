@@ -68,8 +68,11 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 	t->names = calloc((size_t)t->nr_columns + 1, sizeof(char *));
 	t->units = calloc((size_t)t->nr_columns + 1, sizeof(char *));
 	t->cgroups = calloc((size_t)t->nr_columns + 1, sizeof(char *));
+	t->perf_scales = calloc((size_t)t->nr_columns + 1, sizeof(double));
+	t->perf_units = calloc((size_t)t->nr_columns + 1, sizeof(char *));
 	t->event_source_column = calloc((size_t)t->nr_event_columns + 1, sizeof(int));
-	if (!t->row_keys || !t->names || !t->units || !t->cgroups || !t->event_source_column)
+	if (!t->row_keys || !t->names || !t->units || !t->cgroups || !t->event_source_column || !t->perf_scales ||
+	    !t->perf_units)
 		goto oom;
 	if (aggr->mode == AGGR_TOTAL) {
 		t->row_keys[t->nr_rows++] = -1;
@@ -101,6 +104,8 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 		m = &plan->cat->metrics[plan->metrics[i].metric];
 		t->names[c] = m->name;
 		t->units[c] = m->unit ? m->unit : "";
+		t->perf_scales[c] = m->perf_scale;
+		t->perf_units[c] = m->perf_unit;
 		c++;
 	}
 	for (int i = 0, c = t->nr_columns - t->nr_lua_columns; i < t->nr_lua_columns; i++, c++) {
@@ -173,6 +178,66 @@ int stat_table_set_row_cpus(struct stat_table *t, const struct topology *topo)
 	return 0;
 }
 
+int stat_table_add_node_detail(struct stat_table *t, const struct metric_plan *plan,
+			       const struct metric_engine *engine, const char *metric)
+{
+	int index = plan && engine ? metric_plan_find(plan, metric) : -1;
+	int nodes = engine ? metric_engine_nr_scopes(engine, SCOPE_NODE) : 0;
+	int first, old_columns = t->nr_columns, columns = t->nr_columns + nodes;
+	const char **names, **units, **perf_units, **cgroups;
+	double *perf_scales;
+	struct stat_cell *cells;
+
+	if (t->mode != AGGR_TOTAL || t->nr_rows != 1 || index < 0 || !plan->metrics[index].requested || nodes <= 0)
+		return 0;
+	names = realloc(t->names, ((size_t)columns + 1) * sizeof(*names));
+	if (names)
+		t->names = names;
+	units = realloc(t->units, ((size_t)columns + 1) * sizeof(*units));
+	if (units)
+		t->units = units;
+	cgroups = realloc(t->cgroups, ((size_t)columns + 1) * sizeof(*cgroups));
+	if (cgroups)
+		t->cgroups = cgroups;
+	perf_units = realloc(t->perf_units, ((size_t)columns + 1) * sizeof(*perf_units));
+	if (perf_units)
+		t->perf_units = perf_units;
+	perf_scales = realloc(t->perf_scales, ((size_t)columns + 1) * sizeof(*perf_scales));
+	if (perf_scales)
+		t->perf_scales = perf_scales;
+	cells = realloc(t->cells, ((size_t)columns + 1) * sizeof(*cells));
+	if (cells)
+		t->cells = cells;
+	t->detail_names = calloc((size_t)nodes, sizeof(*t->detail_names));
+	if (!names || !units || !cgroups || !perf_units || !perf_scales || !cells || !t->detail_names)
+		return -1;
+	/* The node columns go before Lua's, which stay the last. */
+	first = old_columns - t->nr_lua_columns;
+	for (int c = old_columns - 1; c >= first; c--) {
+		t->names[c + nodes] = t->names[c];
+		t->units[c + nodes] = t->units[c];
+		t->cgroups[c + nodes] = t->cgroups[c];
+		t->perf_units[c + nodes] = t->perf_units[c];
+		t->perf_scales[c + nodes] = t->perf_scales[c];
+	}
+	for (int k = 0; k < nodes; k++) {
+		const struct catalog_metric *m = &plan->cat->metrics[plan->metrics[index].metric];
+
+		snprintf(t->detail_names[k], sizeof(t->detail_names[k]), "%s@node%d", m->name,
+			 metric_engine_scope_id(engine, SCOPE_NODE, k));
+		t->names[first + k] = t->detail_names[k];
+		t->units[first + k] = m->unit ? m->unit : "";
+		t->cgroups[first + k] = NULL;
+		t->perf_units[first + k] = m->perf_unit;
+		t->perf_scales[first + k] = m->perf_scale;
+	}
+	t->nr_columns = columns;
+	t->nr_detail_columns = nodes;
+	t->detail_metric = index;
+	memset(t->cells, 0, ((size_t)columns + 1) * sizeof(*cells));
+	return 0;
+}
+
 void stat_table_free(struct stat_table *t)
 {
 	free(t->row_keys);
@@ -181,6 +246,9 @@ void stat_table_free(struct stat_table *t)
 	free(t->names);
 	free(t->units);
 	free(t->cgroups);
+	free(t->perf_scales);
+	free(t->perf_units);
+	free(t->detail_names);
 	free(t->whole_system);
 	free(t->event_source_column);
 	free(t->cells);
@@ -275,6 +343,22 @@ void stat_table_set_metrics(struct stat_table *t, const struct metric_plan *plan
 				continue;
 			}
 			v = metric_engine_value(engine, values, i, scope, index);
+			if (!v || !v->valid) {
+				out->status = CELL_NOT_COUNTED;
+				out->why = v ? v->why : NULL;
+				continue;
+			}
+			out->value = v->value;
+			out->coverage = v->coverage;
+			out->mixed_slices = v->mixed_slices;
+		}
+		/* stat -d: the detail metric on each node (the totals' row only). */
+		for (int k = 0; k < t->nr_detail_columns; k++) {
+			int c = t->nr_columns - t->nr_lua_columns - t->nr_detail_columns + k;
+			struct stat_cell *out = &t->cells[r * t->nr_columns + c];
+			const struct metric_value *v = metric_engine_value(engine, values, t->detail_metric, SCOPE_NODE, k);
+
+			memset(out, 0, sizeof(*out));
 			if (!v || !v->valid) {
 				out->status = CELL_NOT_COUNTED;
 				out->why = v ? v->why : NULL;

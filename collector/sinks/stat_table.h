@@ -53,6 +53,16 @@ struct stat_table {
 	const int *lua_metrics; /* their lua_engine metric indices */
 	const char **names;
 	const char **units;
+	/* Per column: a metric's scale_unit (catalog), how perf's shapes print
+	 * it: the value times perf_scales[c] with perf_units[c] ("%"); 0 and
+	 * NULL where it has none. NULL arrays: no column has one. */
+	/* stat -d: a metric's value on each node as columns of their own
+	 * ("proc.pages_alloc@node0"), after the metrics and before Lua's. */
+	int nr_detail_columns;
+	int detail_metric;         /* its plan index */
+	char (*detail_names)[64];
+	double *perf_scales;
+	const char **perf_units;
 	const char **cgroups;      /* per column: the cgroup an event counts in (stat -G), or NULL */
 	/* Per column: counts the whole machine although the target is a command
 	 * or PIDs (stat_table_mark_whole_system); NULL: no column does. */
@@ -74,6 +84,12 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 		    int nr_events, const struct metric_plan *plan, const struct metric_engine *engine,
 		    const struct lua_engine *lua, const int *lua_metrics, int nr_lua_metrics);
 void stat_table_free(struct stat_table *t);
+/* stat -d's placement per node: plan metric `metric` (requested) also as a
+ * column per node scope of the engine, "METRIC@nodeN", in the totals of the
+ * whole system (no other aggregation). Call right after stat_table_init; 0
+ * also when there is nothing to add, -1 when out of memory. */
+int stat_table_add_node_detail(struct stat_table *t, const struct metric_plan *plan,
+			       const struct metric_engine *engine, const char *metric);
 struct series_table;
 /* The target is a command or PIDs: mark the columns whose values count the
  * whole machine (their series, or a metric's inputs, are whole_system).

@@ -101,26 +101,63 @@ def test_each_group_is_its_metrics_with_the_values_by_hand(memscope, tmp_path, m
 
 def test_group_metrics_in_perfs_shapes(memscope, tmp_path):
     """perf's text: a metric without a counter after '#' in the metric column; CSV: its value in perf's metric
-    field; JSON: metric-value - the same lines -m gives for the same names."""
+    field; JSON: metric-value - the same lines -m gives for the same names. The top-down metrics have perf's
+    ScaleUnit 100%: printed as perf prints tma_backend_bound, "%8.1f" of the percentage then "%" ("45.0 %")."""
     replay = skx_replay(tmp_path, SKX_L2)
     env = fixture_env("skylake-sp-2s")
     text = run([memscope, "stat", "--replay", str(replay), "--td-level", "2"], env=env)
     assert text.returncode == 0, text.stderr
     lines = [line for line in counter_output(text.stderr).splitlines() if "#" in line]
-    assert [re.match(r"^ {56}# +(\S+) +(\S+)$", line).groups() for line in lines] == [
-        ("0.4500", "topdown.backend_bound"), ("0.3253", "topdown.memory_bound")], text.stderr
+    # perf: " # " then "%8.1f" then " %  name" (stat-shadow's "%s  %s" of unit and metric).
+    assert lines == [" " * 56 + "#     45.0 %  topdown.backend_bound",
+                     " " * 56 + "#     32.5 %  topdown.memory_bound"], text.stderr   # 270/830 = 32.53%
     by_name = run([memscope, "stat", "--replay", str(replay), "-m", "topdown.backend_bound,topdown.memory_bound"],
                   env=env)
     assert counter_output(by_name.stderr) == counter_output(text.stderr)
     csv = run([memscope, "stat", "--replay", str(replay), "-M", "TopdownL2,TopdownL1", "-x,"], env=env)
     assert csv.returncode == 0, csv.stderr
-    assert [line.split(",")[2] for line in counter_output(csv.stderr).splitlines()] == ["topdown.memory_bound",
-                                                                       "topdown.backend_bound"]
-    assert float(counter_output(csv.stderr).splitlines()[1].split(",")[5]) == pytest.approx(0.45)
+    rows = [line.split(",") for line in counter_output(csv.stderr).splitlines()]
+    assert [(r[2], r[5], r[6]) for r in rows] == [("topdown.memory_bound", "32.5", "%"),
+                                                  ("topdown.backend_bound", "45.0", "%")], rows
     js = run([memscope, "stat", "--replay", str(replay), "-M", "TopdownL1,TopdownL2", "-j"], env=env)
-    objs = [json.loads(line) for line in counter_output(js.stderr).splitlines()]
-    assert [(o["event"], o["metric-value"]) for o in objs] == [("topdown.backend_bound", pytest.approx(0.45)),
-                                                              ("topdown.memory_bound", pytest.approx(270 / 830))]
+    js_lines = counter_output(js.stderr).splitlines()
+    assert js_lines[0].endswith('"metric-value" : 45.000000, "metric-unit" : "%"}'), js_lines   # perf's "%f"
+    objs = [json.loads(line) for line in js_lines]
+    assert [(o["event"], o["metric-value"], o["metric-unit"]) for o in objs] == [
+        ("topdown.backend_bound", 45.0, "%"), ("topdown.memory_bound", pytest.approx(27000 / 830, abs=5e-7), "%")]
+    # --metric-only: the percentage under a title naming the unit.
+    only = run([memscope, "stat", "--replay", str(replay), "-M", "TopdownL1,TopdownL2", "--metric-only", "-x,"],
+               env=env)
+    assert counter_output(only.stderr).splitlines() == ["topdown.backend_bound (%),topdown.memory_bound (%),",
+                                                        "45.0,32.5,"], only.stderr
+    only = run([memscope, "stat", "--replay", str(replay), "-M", "TopdownL1,TopdownL2", "--metric-only", "-j",
+                "--per-node"], env=env)
+    assert counter_output(only.stderr).splitlines()[0] == (
+        '{"node" : "N0", "aggregate-number" : 8, "topdown.backend_bound (%)" : "45.0", '
+        '"topdown.memory_bound (%)" : "32.5"}'), only.stderr
+    # No clock counted: no metric has a value, and perf's line for that is {"metric-value" : "none"}.
+    idle = write_replay(tmp_path / "idle.jsonl", [(1.0, per_cpu("cpu", {k: 0 for k in SKX_L1}, range(16)))])
+    only = run([memscope, "stat", "--replay", str(idle), "-M", "TopdownL1", "--metric-only", "-j", "--per-node"],
+               env=env)
+    assert counter_output(only.stderr).splitlines() == [
+        '{"node" : "N0", "aggregate-number" : 8, "metric-value" : "none"}',
+        '{"node" : "N1", "aggregate-number" : 8, "metric-value" : "none"}'], only.stderr
+    # memscope's own shapes keep the ratio (a recording, --self-describing, Lua read 0.45).
+    check(totals(memscope, "skylake-sp-2s", replay, "-M", "TopdownL1,TopdownL2"), SKX_WANT,
+          ["topdown.backend_bound", "topdown.memory_bound"])
+
+
+def test_scale_unit_that_is_not_a_factor_and_unit_names_the_line(memscope, tmp_path):
+    root = tmp_path / "catalog"
+    shutil.copytree(ROOT / "catalog", root, ignore=shutil.ignore_patterns("meson.build"))
+    text = (root / "metrics.yaml").read_text()
+    assert text.count("scale_unit: 100%") == 12
+    (root / "metrics.yaml").write_text(text.replace("scale_unit: 100%", "scale_unit: percent", 1))
+    line = text[:text.index("scale_unit: 100%")].count("\n") + 1
+    r = run([memscope, "list", "--metrics"], env=dict(os.environ, MEMSCOPE_CATALOG_DIR=str(root)))
+    assert r.returncode != 0
+    assert f"metrics.yaml:{line}" in r.stderr and "scale_unit 'percent' is not a factor and a unit" in r.stderr, \
+        r.stderr
 
 
 def test_no_pmu_here_names_each_metric_of_the_group_with_its_reason(memscope):
@@ -191,7 +228,7 @@ def test_a_recording_takes_groups_when_made_and_when_read(memscope, tmp_path):
     r = run([memscope, "stat", "--input", str(rec), "-M", "TopdownL1", "-x,"])
     assert r.returncode == 0, r.stderr
     assert [line.split(",")[2] for line in counter_output(r.stderr).splitlines()] == ["topdown.backend_bound"]
-    assert float(counter_output(r.stderr).split(",")[5]) == pytest.approx(0.45)
+    assert counter_output(r.stderr).split(",")[5:7] == ["45.0", "%\n"]     # 0.45, perf's ScaleUnit 100%
     r = run([memscope, "stat", "--input", str(rec), "-M", "TopdownL9"])
     assert r.returncode == 2 and f"nor is it a metric group (the groups: {GROUP_NAMES})" in r.stderr, r.stderr
 

@@ -12,7 +12,7 @@ FLAG = r"(?<![\w-])(--[a-z][a-z0-9-]*|-[a-zA-Z])(?=[\s,=\[\]|)]|$)"
 
 # A value each argument name accepts, so that the option is parsed and --help after it is reached.
 SAMPLE = {
-    "MS": "100", "PID": "1", "PIDS": "1", "TIDS": "1", "FILE": "/dev/null", "PATH": "/tmp/memscope-none", "LIST": "page-faults",
+    "MS": "100", "LN": "L2", "PID": "1", "PIDS": "1", "TIDS": "1", "FILE": "/dev/null", "PATH": "/tmp/memscope-none", "LIST": "page-faults",
     "EVENTS": "page-faults", "METRICS": "mem.read_bw", "METRIC": "mem.read_bw", "SEP": ",", "N": "1",
     "COUNT": "1", "COLUMN": "PID", "SCRIPT": "faults.lua", "KIND": "events", "CPUS": "0", "FORMAT": "text",
     "SPEC": "faults.lua", "PLUGIN": "/nonexistent/plugin.so", "DIR": "/tmp", "CGROUP": "/", "CGROUPS": "/", "SECONDS": "1", "FD": "fd:0", "WHAT": "events",

@@ -56,7 +56,12 @@ def test_csv_totals_and_intervals(memscope, tmp_path):
 
 
 def test_json_one_object_per_row_and_interval(memscope, tmp_path):
-    objs = [json.loads(line) for line in stat(memscope, tmp_path, "-j", "-I", "1000", "--per-socket").splitlines()]
+    lines = stat(memscope, tmp_path, "-j", "-I", "1000", "--per-socket").splitlines()
+    # Byte for byte as perf writes --metric-only -j: "key" : value, pairs joined by ", ".
+    assert lines[0] == ('{"interval" : 1.000000000, "socket" : "S0", "aggregate-number" : 8, '
+                        '"mem.read_bw (B/s)" : "%d", "mem.write_bw (B/s)" : "%d"}'
+                        % (read_bw(0, 1), read_bw(0, 1) // 10)), lines
+    objs = [json.loads(line) for line in lines]
     want = [{"interval": t, "socket": "S%d" % s, "aggregate-number": 8,
              "mem.read_bw (B/s)": str(read_bw(s, k)), "mem.write_bw (B/s)": str(read_bw(s, k) // 10)}
             for t, k in ((1.0, 1), (2.0, 3)) for s in (0, 1)]
@@ -65,6 +70,8 @@ def test_json_one_object_per_row_and_interval(memscope, tmp_path):
     total = [json.loads(line) for line in stat(memscope, tmp_path, "-j").splitlines()]
     read = (read_bw(0, 1) + read_bw(1, 1) + read_bw(0, 3) + read_bw(1, 3)) // 2
     assert total == [{"mem.read_bw (B/s)": str(read), "mem.write_bw (B/s)": str(read // 10)}]
+    assert stat(memscope, tmp_path, "-j") == '{"mem.read_bw (B/s)" : "%d", "mem.write_bw (B/s)" : "%d"}\n' % (
+        read, read // 10)
 
 
 def test_text_has_a_column_per_metric(memscope, tmp_path):

@@ -46,10 +46,19 @@ def test_unknown_modifier_is_named(memscope):
 
 def test_event_group_counts_its_members(memscope, touchmem):
     ours, theirs = both(memscope, ["-x,", "-e", "{page-faults,minor-faults}:u", "--", touchmem, "8"])
-    assert [r[2] for r in ours] == ["page-faults:u", "minor-faults:u"], ours
-    assert [r[2] for r in theirs] == ["page-faults", "minor-faults"], theirs   # perf drops the group's :u
+    # perf names a group's members without the group's modifiers.
+    assert [r[2] for r in ours] == [r[2] for r in theirs] == ["page-faults", "minor-faults"], (ours, theirs)
     for rows in (ours, theirs):
         assert all(PAGES_8MB <= int(r[0]) <= PAGES_8MB * 1.05 + 200 for r in rows), rows
+    # A member's own modifiers stay in its name and add to the group's: page-faults:u in a :k
+    # group counts user and kernel faults (touchmem's 2048 and more), minor-faults:k the kernel's few.
+    ours, theirs = both(memscope, ["-x,", "-e", "{page-faults:u,minor-faults}:k,exceptions:page_fault_user",
+                                   "--", touchmem, "8"])
+    for rows in (ours, theirs):
+        values = {r[2]: int(r[0]) for r in rows}
+        assert list(values) == ["page-faults:u", "minor-faults", "exceptions:page_fault_user"], rows
+        assert values["page-faults:u"] >= values["exceptions:page_fault_user"] >= PAGES_8MB, rows
+        assert values["minor-faults"] < PAGES_8MB // 10, rows
     res = run([memscope, "stat", "-e", "{page-faults", "--", "true"])
     assert res.returncode == 2 and "no '}' closes" in res.stderr, res.stderr
 
@@ -144,8 +153,10 @@ def test_memory_flag_counts_the_memory_set(memscope, touchmem):
 def test_detailed_levels_add_perfs_cache_events(memscope):
     for flag in ("-d", "-dd", "-ddd"):
         ours, theirs = both(memscope, ["-x,", flag, "--", "true"])
-        assert [r[2] for r in ours] == [r[2] for r in theirs], (flag, ours, theirs)
-        assert len(ours) == {"-d": 12, "-dd": 18, "-ddd": 20}[flag], ours
+        # perf's lines first, as perf's; memscope's memory-system detail after them.
+        assert [r[2] for r in ours[:len(theirs)]] == [r[2] for r in theirs], (flag, ours, theirs)
+        assert len(theirs) == {"-d": 12, "-dd": 18, "-ddd": 20}[flag], theirs
+        assert all(r[2].startswith(("proc.", "mem.")) for r in ours[len(theirs):]), ours
     # Named with -e, the cache events are perf's encodings: a host without PMU says so for each.
     res = run([memscope, "stat", "-x,", "-e", "page-faults,LLC-load-misses,dTLB-loads", "--", "true"])
     assert res.returncode == 0, res.stderr
@@ -175,3 +186,73 @@ def test_no_merge_changes_nothing_here(memscope):
             text = counter_output(res.stderr) if tool[0] == memscope else res.stderr
             shapes.append([(r[0], r[3]) for r in csv_rows(text)])
         assert shapes[0] == shapes[1] and len(shapes[0]) >= 4, (tool, shapes)
+
+
+# Spins until its own CPU time reaches 0.3 s (CPU time, not wall time: the same under any load), then
+# prints its own user and system time just before it exits.
+SPIN = ("import resource\n"
+        "while resource.getrusage(resource.RUSAGE_SELF).ru_utime < 0.3:\n"
+        "    sum(range(1000))\n"
+        "r = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "print(r.ru_utime, r.ru_stime)\n")
+
+
+def footer(text):
+    """From the elapsed time on."""
+    return text[text.rindex("\n", 0, text.rindex("seconds time elapsed")) + 1:]
+
+
+def test_seconds_user_and_sys_are_the_commands_rusage_as_perfs(memscope):
+    ours = run([memscope, "stat", "-e", "page-faults", "--", "python3", "-c", SPIN])
+    theirs = run(["perf", "stat", "-e", "page-faults", "python3", "-c", SPIN])
+    assert ours.returncode == 0 and theirs.returncode == 0, (ours.stderr, theirs.stderr)
+    # perf's footer, byte for byte but the numbers: elapsed, blank, user, sys, two blank lines.
+    shape = "N seconds time elapsed\n\n N seconds user\n N seconds sys\n\n\n"
+    for text in (counter_output(ours.stderr), theirs.stderr):
+        assert re.sub(r" +\d+\.\d{9}", " N", footer(text)).lstrip() == shape, text
+    user, sys_ = map(float, re.search(r"^ +(\d+\.\d{6})000 seconds user\n +(\d+\.\d{6})000 seconds sys$",
+                                      ours.stderr, re.M).groups())
+    own_user, own_sys = map(float, ours.stdout.split())
+    # wait4's rusage is the whole process: at least what it saw of itself just before exiting, and
+    # the little it spent after (interpreter teardown).
+    assert own_user >= 0.3 and own_user <= user <= own_user + 0.1, (user, own_user)
+    assert own_sys <= sys_ <= own_sys + 0.1, (sys_, own_sys)
+
+
+def test_seconds_user_and_sys_only_where_perf_prints_them(memscope):
+    cases = [["-n"], ["-a"], ["-r", "2"], ["-x,"], ["-j"], ["-I", "100"], ["-C", "0"]]
+    for args in cases:
+        events = [] if args == ["-n"] else ["-e", "page-faults"]
+        ours = run([memscope, "stat", *args, *events, "--", "sleep", "0.15"])
+        theirs = run(["perf", "stat", *args, *events, "sleep", "0.15"])
+        assert ours.returncode == 0 and theirs.returncode == 0, (args, ours.stderr, theirs.stderr)
+        for text in (counter_output(ours.stderr), theirs.stderr):
+            has = bool(re.search(r"^ +\d+\.\d{9} seconds user\n +\d+\.\d{9} seconds sys$", text, re.M))
+            assert has == (args == ["-n"]), (args, text)
+
+
+def test_detailed_adds_the_memory_system_detail_this_host_can_count(memscope, touchmem):
+    """-d after perf's cache events: the pages the command placed, in all and on each node (touchmem 64
+    writes 64 MiB: at least 16,384 pages), the share of its accesses that went remote, DRAM bandwidth. What
+    this host cannot count is named with the reason memscope list --metrics gives for it."""
+    res = run([memscope, "stat", "-d", "-x,", "--", touchmem, "64"])
+    assert res.returncode == 0, res.stderr
+    rows = {r[2]: r for r in csv_rows(counter_output(res.stderr))}
+    nodes = sorted(int(d[4:]) for d in os.listdir("/sys/devices/system/node") if re.fullmatch(r"node\d+", d))
+    placed = {n: float(rows[f"proc.pages_alloc@node{n}"][5]) for n in nodes}
+    total = float(rows["proc.pages_alloc"][5])
+    assert total >= 64 * 256 and sum(placed.values()) == total, rows
+    assert rows["proc.pages_alloc"][6] == "pages", rows
+    if nodes == [0]:
+        assert placed[0] >= 16384, rows
+    listing = {line.split()[0]: line for line in run([memscope, "list", "--metrics"]).stdout.splitlines()
+               if line.strip()}
+    for metric in ("mem.remote_ratio", "mem.read_bw", "mem.write_bw"):
+        if metric in rows:
+            continue
+        why = re.split(r" +(?:yes|no) +", listing[metric], maxsplit=1)[1]
+        assert f"note: metric '{metric}' is not available on this host: {why}" in messages(res.stderr), \
+            (metric, why, res.stderr)
+    # With -e, -d adds nothing of memscope's (perf's -d extends its default set only).
+    res = run([memscope, "stat", "-d", "-x,", "-e", "page-faults", "--", "true"])
+    assert [r[2] for r in csv_rows(counter_output(res.stderr))] == ["page-faults"], res.stderr

@@ -220,26 +220,39 @@ def test_per_cache_and_per_cluster_rows_are_the_cpus_sharing_them(memscope):
     """perf's S0-D0-L3-ID0 and S0-D0-CLS0 rows, each adding up the CPUs sysfs says share it."""
     cpus = sorted(int(d[3:]) for d in os.listdir("/sys/devices/system/cpu") if re.fullmatch(r"cpu\d+", d)
                   and os.path.exists(f"/sys/devices/system/cpu/{d}/topology/core_id"))
-    want = {"cache": {}, "cluster": {}}
+    want = {"cache": {}, "cluster": {}, "cache=L2": {}, "cache=l1": {}}
     for cpu in cpus:
         base = f"/sys/devices/system/cpu/cpu{cpu}"
         place = f"S{sysfs_int(base + '/topology/physical_package_id')}-D" + (
             str(sysfs_int(base + "/topology/die_id")) if os.path.exists(base + "/topology/die_id") else "0")
-        levels = [(sysfs_int(f"{base}/cache/{i}/level"), sysfs_int(f"{base}/cache/{i}/id"))
-                  for i in sorted(os.listdir(base + "/cache")) if i.startswith("index")]
-        level, ident = max(levels)
-        key = f"{place}-L{level}-ID{ident}"
-        want["cache"][key] = want["cache"].get(key, 0) + 1
+        # perf's cache instance: the first CPU of the cache's shared_cpu_list.
+        levels = {}
+        for i in sorted(os.listdir(base + "/cache")):
+            if i.startswith("index"):
+                with open(f"{base}/cache/{i}/shared_cpu_list") as f:
+                    first = int(re.split(r"[-,]", f.read().strip())[0])
+                levels[sysfs_int(f"{base}/cache/{i}/level")] = first
+        for mode, level in (("cache", max(levels)), ("cache=L2", 2), ("cache=l1", 1)):
+            key = f"{place}-L{level}-ID{levels[level]}"
+            want[mode][key] = want[mode].get(key, 0) + 1
         cluster = sysfs_int(base + "/topology/cluster_id") if os.path.exists(base + "/topology/cluster_id") else 0
         key = f"{place}-CLS{cluster}"
         want["cluster"][key] = want["cluster"].get(key, 0) + 1
-    for mode in ("cache", "cluster"):
+    for mode in ("cache", "cluster", "cache=L2", "cache=l1"):
         rows = csv_lines(memscope_stat(memscope, ["-x,", "-a", "--per-" + mode, "-e", "cpu-clock", "--", "true"]))
         assert {row[0]: int(row[1]) for row in rows} == want[mode], (mode, rows)
         assert all(row[4] == "cpu-clock" and row[8] == "CPUs utilized" for row in rows), rows
         objs = [json.loads(l) for l in memscope_stat(memscope, ["-j", "-a", "--per-" + mode, "-e", "cpu-clock", "--",
                                                                 "true"]).splitlines()]
-        assert {o[mode]: o["aggregate-number"] for o in objs} == want[mode], objs
+        assert {o[mode.split("=")[0]]: o["aggregate-number"] for o in objs} == want[mode], objs
+    # perf's levels are L1..L4; one this host lacks is named with the ones it has.
+    res = run([memscope, "stat", "-a", "--per-cache=L5", "-e", "cpu-clock", "--", "true"])
+    assert res.returncode == 2 and "--per-cache=L5: the cache level is L1, L2, L3 or L4" in res.stderr, res.stderr
+    cpu0_levels = {sysfs_int(f"/sys/devices/system/cpu/cpu0/cache/{i}/level")
+                   for i in os.listdir("/sys/devices/system/cpu/cpu0/cache") if i.startswith("index")}
+    if 4 not in cpu0_levels:
+        res = run([memscope, "stat", "-a", "--per-cache=L4", "-e", "cpu-clock", "--", "true"])
+        assert res.returncode == 2 and "--per-cache=L4: cpu0 has no level-4 cache in sysfs" in res.stderr, res.stderr
 
 
 def test_pid_with_a_command_counts_the_process_while_the_command_runs(memscope, touchmem):

@@ -151,7 +151,7 @@ static void test_errors(void)
 	/* unknown key, with the expected ones */
 	CHECK_EQ_STR(load(replace(good_metrics, "    unit: B\n", "    unti: B\n"), good_family),
 		     "metrics.yaml:3:5: unknown key 'unti' in a metric; expected one of: name, unit, kind, "
-		     "description, formula, vendors, formerly, plugin, groups");
+		     "description, formula, vendors, formerly, plugin, groups, scale_unit");
 	/* an old name that is another metric's name */
 	CHECK_EQ_STR(load(replace(good_metrics, "    unit: B/s\n", "    formerly: mem.read_bytes\n    unit: B/s\n"),
 			  good_family),

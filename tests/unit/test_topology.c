@@ -7,6 +7,7 @@
 #include "fixture_tree.h"
 #include "host/host.h"
 #include "host/topology.h"
+#include "metrics/aggregate.h"
 
 struct expected {
 	const char *machine;
@@ -129,6 +130,65 @@ static void test_fixture_places(void)
 	} else {
 		CHECK_FAIL("%s", err.text);
 	}
+}
+
+/* perf's --per-cache rows on Skylake-SP (sockets 0-3,8-11 and 4-7,12-15, an
+ * L2 per core shared by the SMT pair N, N+8): a cache instance is named by
+ * the first CPU of its shared_cpu_list, as perf's (socket 1's L3 has id 1
+ * in sysfs and is ID4 in perf's S1-D0-L3-ID4). */
+static const char *cache_row(const struct topology *t, int cpu)
+{
+	static char label[64];
+	const struct cpu_place *p = topology_cpu(t, cpu);
+
+	label[0] = '\0';
+	if (p)
+		aggr_key_label(AGGR_CACHE, aggr_place_key(AGGR_CACHE, p), label, sizeof(label));
+	return label;
+}
+
+static int distinct_cache_rows(const struct topology *t)
+{
+	int keys[64], n = 0;
+
+	for (int i = 0; i < t->nr_cpus && n < 64; i++) {
+		int key = aggr_place_key(AGGR_CACHE, &t->cpus[i]), seen = 0;
+
+		for (int k = 0; k < n; k++)
+			seen |= keys[k] == key;
+		if (!seen)
+			keys[n++] = key;
+	}
+	return n;
+}
+
+static void test_cache_instances(void)
+{
+	struct topology t;
+	struct ms_error err = { "" };
+
+	if (topology_load(&t, fixture_sys("skylake-sp-2s"), &err) < 0) {
+		CHECK_FAIL("%s", err.text);
+		return;
+	}
+	/* The last level by default: one L3 per socket. */
+	CHECK_EQ_STR(cache_row(&t, 0), "S0-D0-L3-ID0");
+	CHECK_EQ_STR(cache_row(&t, 11), "S0-D0-L3-ID0");
+	CHECK_EQ_STR(cache_row(&t, 12), "S1-D0-L3-ID4");
+	CHECK_EQ_INT(distinct_cache_rows(&t), 2);
+	/* --per-cache=L2: a row per core, the SMT sibling with it. */
+	CHECK_EQ_INT(topology_select_cache_level(&t, 2, &err), 0);
+	CHECK_EQ_STR(cache_row(&t, 1), "S0-D0-L2-ID1");
+	CHECK_EQ_STR(cache_row(&t, 9), "S0-D0-L2-ID1");
+	CHECK_EQ_STR(cache_row(&t, 12), "S1-D0-L2-ID4");
+	CHECK_EQ_INT(distinct_cache_rows(&t), 8);
+	/* L1 (data and instruction, the same CPUs): as L2 here. */
+	CHECK_EQ_INT(topology_select_cache_level(&t, 1, &err), 0);
+	CHECK_EQ_STR(cache_row(&t, 13), "S1-D0-L1-ID5");
+	/* A level the machine does not have is named with the ones it has. */
+	CHECK_EQ_INT(topology_select_cache_level(&t, 4, &err), -1);
+	CHECK_EQ_STR(err.text, "cpu0 has no level-4 cache in sysfs (cpu0/cache/index*/level); it has L1, L2, L3");
+	topology_free(&t);
 }
 
 /* This host, read through the same code: cross-checked against sysconf and
@@ -279,6 +339,7 @@ int main(void)
 {
 	test_fixture_counts();
 	test_fixture_places();
+	test_cache_instances();
 	test_live();
 	test_synthetic();
 	test_host_load();
