@@ -267,6 +267,24 @@ int damon_admin_reap(const struct sysfs_roots *roots, const char *run_dir, char 
 	return 1;
 }
 
+int damon_admin_stale(const char *run_dir, char *said, size_t size)
+{
+	struct marker m;
+	int dir = open_run_dir(run_dir, false), rc = 0;
+
+	said[0] = '\0';
+	if (dir < 0)
+		return 0;
+	if (read_marker(dir, &m) == 0 && !alive(m.memscope) && !alive(m.watchdog)) {
+		snprintf(said, size, "kdamond %ld (pid %ld) was started by memscope pid %ld, which was killed with its "
+			 "watchdog (marker %s/%s)", m.index, m.kdamond, m.memscope, run_dir ? run_dir : DAMON_ADMIN_RUN_DIR,
+			 DAMON_ADMIN_MARKER);
+		rc = 1;
+	}
+	close(dir);
+	return rc;
+}
+
 /* ---- The watchdog ---- */
 
 /* The child: fd 0 the pipe's read end, fd 1 the kdamonds directory, fd 2

@@ -68,4 +68,9 @@ void damon_admin_init(struct damon_admin *a);
  * marker's memscope still runs), -1 with said the reason it was left. */
 int damon_admin_reap(const struct sysfs_roots *roots, const char *run_dir, char *said, size_t size);
 
+/* Is there a marker of a memscope that died with its watchdog (what
+ * damon_admin_reap would remove)? 1 with said naming it, else 0. Changes
+ * nothing (doctor). */
+int damon_admin_stale(const char *run_dir, char *said, size_t size);
+
 #endif

@@ -455,6 +455,9 @@ static void test_admin(void)
 		snprintf(live, sizeof(live), "memscope %d watchdog 0 kdamond 0 pid 4242\n", (int)getppid());
 		tree_write(root, "run/" DAMON_ADMIN_MARKER ".live", live);
 	}
+	CHECK_EQ_INT(damon_admin_stale(run_dir, said, sizeof(said)), 1);
+	CHECK_CONTAINS(said, "kdamond 0 (pid 4242) was started by memscope pid ");
+	CHECK_EQ_STR(kd_file(root, "0/state"), "on\n");   /* doctor's question changes nothing */
 	CHECK_EQ_INT(damon_admin_reap(&roots, run_dir, said, sizeof(said)), 1);
 	CHECK_CONTAINS(said, "removed kdamond 0 (pid 4242) that memscope pid ");
 	CHECK_EQ_STR(kd_file(root, "0/state"), "off");
@@ -465,6 +468,7 @@ static void test_admin(void)
 	CHECK_EQ_INT(rename(path, said), 0);
 	make_kdamond_tree(root, "1\n");
 	tree_write(root, KD "/0/state", "on\n");
+	CHECK_EQ_INT(damon_admin_stale(run_dir, said, sizeof(said)), 0);
 	CHECK_EQ_INT(damon_admin_reap(&roots, run_dir, said, sizeof(said)), 0);
 	CHECK_EQ_STR(kd_file(root, "0/state"), "on\n");
 	CHECK_EQ_STR(kd_file(root, "nr_kdamonds"), "1\n");

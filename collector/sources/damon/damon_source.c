@@ -705,8 +705,16 @@ static bool damon_present(const struct source_kind *kind, const struct host *hos
 			     host->roots.sys);
 		return false;
 	}
-	if (damon_monitor_find(&host->roots, &mon, &reason, why) < 0)
+	if (damon_monitor_find(&host->roots, &mon, &reason, why) < 0) {
+		/* Active mode: memscope's own kdamond, when nothing else is
+		 * configured (DAMON rebuilds every kdamond to add one). */
+		if (reason == DAMON_NONE_RUNNING && mon.nr_kdamonds == 0 && geteuid() == 0) {
+			ms_error_set(why, "active: no kdamond runs; memscope starts its own (vaddr for processes, paddr "
+				     "for -a)");
+			return true;
+		}
 		return false;
+	}
 	damon_monitor_describe(&mon, who, sizeof(who));
 	if (strcmp(mon.ops, "paddr") != 0) {
 		ms_error_set(why, "%s monitors virtual addresses, which have no node; passive mode reads a paddr kdamond",
@@ -755,7 +763,8 @@ static int damon_kind_create(const struct source_kind *kind, struct source *src,
 
 const struct source_kind damon_source_kind = {
 	.name = "damon",
-	.description = "DAMON: bytes accessed, hot and cold per node from a running kdamond (damon:damon_aggregated)",
+	.description = "DAMON: bytes accessed, hot and cold per node or per process, from memscope's own kdamond or a "
+		       "running one (damon:damon_aggregated)",
 	.mode = SOURCE_LIVE,
 	.claims = damon_claims,
 	.present = damon_present,

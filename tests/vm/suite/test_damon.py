@@ -108,6 +108,15 @@ def test_hot_and_cold_buffers_of_a_command(memscope, no_kdamond):
     assert not MARKER.exists()
 
 
+def test_list_and_doctor_say_active_mode_is_available(memscope, no_kdamond):
+    res = run([memscope, "list", "--sources"])
+    assert res.returncode == 0, res.stderr
+    line = next(l for l in res.stdout.splitlines() if l.split()[:1] == ["damon"])
+    assert line.split()[1] == "yes", res.stdout
+    doc = run([memscope, "doctor"], timeout=120)
+    assert "ok    DAMON: no kdamond runs: the damon series start memscope's own (active mode" in doc.stdout, doc.stdout
+
+
 def start_killable(memscope):
     proc = subprocess.Popen([memscope, "stat", "-I", "1000", "--damon", "active", "-e", "damon.hot_bytes", "--",
                              sys.executable, WORKLOADS / "hot_cold.py", "--mib", "4", "--seconds", "120"],
@@ -147,6 +156,11 @@ def test_kill_9_of_memscope_and_watchdog_the_next_start_stops_it(memscope, no_kd
     # directory stays (nr_kdamonds 1), and with it DAMON refuses any new kdamond.
     assert nr_kdamonds() == 1
     assert MARKER.exists()
+    # doctor names it and changes nothing.
+    doc = run([memscope, "doctor"], timeout=120)
+    assert (f"kdamond 0 (pid {fields['pid']}) was started by memscope pid {fields['memscope']}, which was killed "
+            "with its watchdog" in doc.stdout), doc.stdout
+    assert nr_kdamonds() == 1 and MARKER.exists()
     res = run([memscope, "stat", "--damon", "active", "-e", "damon.hot_bytes", "--", "true"], timeout=120)
     assert res.returncode == 0, res.stderr
     assert (f"removed kdamond 0 (pid {fields['pid']}) that memscope pid {fields['memscope']} started"
