@@ -225,3 +225,16 @@ def test_whole_machine_hot_bytes_per_node(memscope, no_kdamond):
     assert (BUFFER_MIB - 8) * MIB <= max(v[1] for v in settled) <= (BUFFER_MIB + 48) * MIB, out
     assert max(v[0] for v in settled) < (BUFFER_MIB - 8) * MIB, out
     assert nr_kdamonds() == 0
+
+
+def test_catalog_metrics_use_memscope_s_own_kdamond(memscope, no_kdamond):
+    """-m damon.hot_bytes resolves through the catalog's damon role: with no kdamond running it
+    is not 'unavailable' but measured by memscope's own (paddr), per node."""
+    res = run([memscope, "stat", "-x,", "--self-describing", "-a", "--per-node", "-I", "1000",
+               "-m", "damon.hot_bytes", "--", "sleep", "4"], timeout=180)
+    assert res.returncode == 0, res.stderr
+    assert "memscope started kdamond 0" in res.stderr, res.stderr
+    rows = [r for r in stat_rows(res.stderr) if r["event"] == "damon.hot_bytes" and r["time"] != "total"]
+    nodes = {node_of_scope(r["scope"]) for r in rows if isinstance(r["value"], float)}
+    assert {0, 1} <= nodes, res.stderr
+    assert nr_kdamonds() == 0
