@@ -52,8 +52,15 @@ def kdamond_threads():
 
 @pytest.fixture
 def no_kdamond():
+    """No kdamond before, none left after; NUMA balancing off meanwhile (the tiered guest's tests
+    turn it on: its hinting faults and promotions would move the workload's pages and change the
+    access bits DAMON reads)."""
     assert nr_kdamonds() == 0, "the guest starts with no kdamond"
+    balancing = pathlib.Path("/proc/sys/kernel/numa_balancing")
+    saved = balancing.read_text()
+    balancing.write_text("0")
     yield
+    balancing.write_text(saved)
     # Whatever a failed test left: not for the next one to find.
     if nr_kdamonds():
         try:
@@ -176,7 +183,7 @@ def test_record_keeps_each_process_hot_and_cold_bytes(memscope, no_kdamond, tmp_
     rec = tmp_path / "damon.rec"
     res = run([memscope, "record", "-o", rec, "-I", "1000", "--damon-cold-age", "3",
                "-e", "damon.hot_bytes,damon.cold_bytes",
-               "--", sys.executable, WORKLOADS / "hot_cold.py", "--mib", BUFFER_MIB, "--seconds", 15],
+               "--", sys.executable, WORKLOADS / "hot_cold.py", "--mib", BUFFER_MIB, "--seconds", 25],
               timeout=240)
     assert res.returncode == 0, res.stdout + res.stderr
     pid = json.loads(res.stdout.splitlines()[0])["pid"]
@@ -192,9 +199,10 @@ def test_record_keeps_each_process_hot_and_cold_bytes(memscope, no_kdamond, tmp_
         assert (series, total) in by, rep.stdout
     hot = float(by[("damon.hot_bytes", process)]["peak"])
     cold = float(by[("damon.cold_bytes", process)]["peak"])
-    assert (BUFFER_MIB - 8) * MIB <= hot <= (BUFFER_MIB + 16) * MIB, rep.stdout
-    # At the end the hot buffer is idle too (the workload's last seconds, its exit): cold
-    # then covers both, so only its lower bound says something here.
+    # Peaks over the whole run: the first aggregation can see both buffers being written, and
+    # at the end the hot one is idle too, so only the lower bounds say something here (the
+    # upper bounds are test_hot_and_cold_buffers_of_a_command's, on settled intervals).
+    assert (BUFFER_MIB - 8) * MIB <= hot, rep.stdout
     assert (BUFFER_MIB - 8) * MIB <= cold, rep.stdout
     # One process: the total is that process's.
     assert float(by[("damon.hot_bytes", total)]["peak"]) == hot
