@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "events/plugin_series.h"
 #include "host/cpuid.h"
@@ -282,8 +283,9 @@ static int find_bpf_instances(const struct host *host, struct resolved_role *rr)
 	return 0;
 }
 
-/* The damon source: one instance, when a physical-address kdamond runs
- * (host/damon_monitor.h says why not). */
+/* The damon source: one instance, when a physical-address kdamond runs or
+ * memscope can start its own (root, no kdamond configured: active mode);
+ * host/damon_monitor.h says why not. */
 static int find_damon_instances(const struct host *host, struct resolved_role *rr)
 {
 	struct damon_monitor mon;
@@ -298,10 +300,11 @@ static int find_damon_instances(const struct host *host, struct resolved_role *r
 			return 0;
 		}
 		if (damon_monitor_find(&host->roots, &mon, &reason, &err) < 0) {
-			snprintf(rr->why, sizeof(rr->why), "%.250s", err.text);
-			return 0;
-		}
-		if (strcmp(mon.ops, "paddr") != 0) {
+			if (reason != DAMON_NONE_RUNNING || mon.nr_kdamonds != 0 || geteuid() != 0) {
+				snprintf(rr->why, sizeof(rr->why), "%.250s", err.text);
+				return 0;
+			}
+		} else if (strcmp(mon.ops, "paddr") != 0) {
 			snprintf(rr->why, sizeof(rr->why), "kdamond %d monitors virtual addresses (%s), which have no node",
 				 mon.index, mon.ops);
 			return 0;

@@ -17,6 +17,7 @@
 #include "catalog/resolver.h"
 #include "host/sysfs.h"
 #include "host/tracefs.h"
+#include "host/damon_admin.h"
 #include "host/damon_monitor.h"
 
 struct doctor {
@@ -186,14 +187,20 @@ static void check_pmus(struct doctor *d, const struct host *host)
 	catalog_free(cat);
 }
 
-/* The damon series read a running physical-address kdamond (passive mode). */
+/* The damon series read a running physical-address kdamond (passive mode)
+ * or start memscope's own (active mode). */
 static void check_damon(struct doctor *d, const struct host *host)
 {
 	struct damon_monitor mon;
 	enum damon_absent reason;
 	struct ms_error err;
-	char who[256];
+	char who[256], stale[512];
 
+	if (damon_admin_stale(NULL, stale, sizeof(stale))) {
+		finding(d, false, stale,
+			"the next memscope run with a damon series (--damon auto or active) stops and removes it");
+		return;
+	}
 	if (damon_monitor_find(&host->roots, &mon, &reason, &err) == 0) {
 		damon_monitor_describe(&mon, who, sizeof(who));
 		if (strcmp(mon.ops, "paddr") == 0)
@@ -216,6 +223,11 @@ static void check_damon(struct doctor *d, const struct host *host)
 		finding(d, false, err.text, "run memscope as root for the damon series");
 		break;
 	case DAMON_NONE_RUNNING:
+		if (mon.nr_kdamonds == 0 && geteuid() == 0) {
+			printf("  ok    DAMON: no kdamond runs: the damon series start memscope's own (active mode; "
+			       "--damon passive would have none to read)\n");
+			break;
+		}
 		finding(d, false, err.text,
 			"start a physical-address kdamond (DAMON_RECLAIM: echo Y > "
 			"/sys/module/damon_reclaim/parameters/enabled, or one of your own through "

@@ -147,6 +147,7 @@ static int top_option(void *ctx, int key, const char *arg)
 	case 'I':
 	case SESSION_OPT_DAMON_HOT:
 	case SESSION_OPT_DAMON_COLD_AGE:
+	case SESSION_OPT_DAMON_MODE:
 		/* The shared parser checks the range. */
 		return session_option(a->opt, key, arg) < 0 ? -1 : 0;
 	case 'p':

@@ -16,6 +16,8 @@ const struct cli_option measure_damon_options[] = {
 	  "the kdamond's samples of an aggregation (default 50)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ SESSION_OPT_DAMON_COLD_AGE, "damon-cold-age", "SECONDS", "damon.cold_bytes: regions not accessed for at\n"
 	  "least SECONDS (default 60)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ SESSION_OPT_DAMON_MODE, "damon", "MODE", "damon.*: active (memscope's own kdamond, root), passive\n"
+	  "(read the running kdamond) or auto (default: active unless one runs)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
 };
 

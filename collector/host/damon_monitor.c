@@ -166,8 +166,9 @@ int damon_monitor_find(const struct sysfs_roots *roots, struct damon_monitor *mo
 	}
 	close(kdamonds);
 	*reason = DAMON_NONE_RUNNING;
-	ms_error_set(err, "no kdamond runs (%d configured, none on): the passive mode reads a running kdamond's "
-		     "aggregations, and memscope does not start one of its own", (int)nr);
+	ms_error_set(err, "no kdamond runs (%d configured, none on): passive mode has none to read; active mode "
+		     "(--damon auto or active, root) starts memscope's own%s", (int)nr,
+		     nr ? ", but only when nr_kdamonds is 0 (adding one rebuilds every kdamond directory)" : "");
 	return -1;
 }
 

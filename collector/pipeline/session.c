@@ -46,6 +46,21 @@ static int parse_damon_threshold(struct session_options *opt, int c, const char 
 	return 0;
 }
 
+/* --damon auto|active|passive */
+static int parse_damon_mode(struct session_options *opt, const char *text)
+{
+	static const char *const names[] = { "auto", "active", "passive" };
+
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(text, names[i])) {
+			opt->damon_mode = i;
+			return 0;
+		}
+	fprintf(stderr, "memscope %s: --damon %s: expected auto (memscope's own kdamond unless one runs), active "
+		"(its own) or passive (read the running one)\n", opt->command_name, text);
+	return -1;
+}
+
 static int parse_interval(const struct session_options *opt, const char *text, long *ms)
 {
 	char *end;
@@ -163,6 +178,8 @@ int session_option(struct session_options *opt, int c, const char *arg)
 	case SESSION_OPT_DAMON_HOT:
 	case SESSION_OPT_DAMON_COLD_AGE:
 		return parse_damon_threshold(opt, c, arg) < 0 ? -1 : 1;
+	case SESSION_OPT_DAMON_MODE:
+		return parse_damon_mode(opt, arg) < 0 ? -1 : 1;
 	case SESSION_OPT_PER_TIER: opt->aggr = AGGR_TIER; return 1;
 	default: return 0;
 	}
@@ -474,6 +491,8 @@ static int create_sources(struct session *s, const struct session_options *opt, 
 			.nr_cgroups = s->nr_cgroups,
 			.damon_hot_pct = opt->damon_hot_pct,
 			.damon_cold_age_us = opt->damon_cold_age_us,
+			.damon_mode = (enum damon_mode)opt->damon_mode,
+			.interval_ms = opt->interval_ms,
 		};
 		struct ms_error why = { "" };
 

@@ -33,6 +33,7 @@ enum {
 	SESSION_OPT_INPUT,
 	SESSION_OPT_DAMON_HOT,
 	SESSION_OPT_DAMON_COLD_AGE,
+	SESSION_OPT_DAMON_MODE,
 };
 
 /* -I limits: shorter intervals cost more than they measure. */
@@ -92,6 +93,8 @@ struct session_options {
 	/* --damon-hot PCT, --damon-cold-age SECONDS (0: the defaults) */
 	unsigned damon_hot_pct;
 	uint64_t damon_cold_age_us;
+	/* --damon auto|active|passive (sources/registry.h: enum damon_mode) */
+	int damon_mode;
 };
 
 void session_options_init(struct session_options *opt, const char *command_name);

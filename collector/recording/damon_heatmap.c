@@ -39,6 +39,10 @@ struct heat_input {
 	size_t nr_labels, cap_labels;
 	uint64_t interval_ns;
 	uint64_t all_nodes;        /* the nodes of every region, those left out too */
+	/* Each node's memory from the recorded memory-block map (has_range);
+	 * recordings without it: the span of the node's regions. */
+	uint64_t range_low[64], range_high[64];
+	uint64_t has_range;
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -51,6 +55,36 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 		return -1;
 	*p = n;
 	*cap = *cap ? *cap * 2 : 256;
+	return 0;
+}
+
+/* host.memory_ranges: each node's lowest and highest address. */
+static int read_ranges(const char *path, const json_t *ranges, struct heat_input *in, struct ms_error *err)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(ranges, i, e) {
+		const char *start = json_string_value(json_array_get(e, 0)), *end = json_string_value(json_array_get(e, 1));
+		json_t *node = json_array_get(e, 2);
+		char *stop1 = NULL, *stop2 = NULL;
+		uint64_t lo = start ? strtoull(start, &stop1, 16) : 0, hi = end ? strtoull(end, &stop2, 16) : 0;
+		json_int_t n = json_integer_value(node);
+
+		if (!json_is_array(e) || json_array_size(e) != 3 || !start || !end || !*start || !*end || *stop1 ||
+		    *stop2 || !json_is_integer(node) || n < 0 || hi <= lo) {
+			ms_error_set(err, "%s:1: \"host\".\"memory_ranges\"[%zu]: expected [\"start\", \"end\", node] "
+				     "with hexadecimal addresses, start below end, and a node number", path, i);
+			return -1;
+		}
+		if (n >= 64)
+			continue;
+		if (!(in->has_range >> n & 1) || lo < in->range_low[n])
+			in->range_low[n] = lo;
+		if (!(in->has_range >> n & 1) || hi > in->range_high[n])
+			in->range_high[n] = hi;
+		in->has_range |= 1ull << n;
+	}
 	return 0;
 }
 
@@ -96,6 +130,8 @@ static int read_input(const char *path, int node, struct heat_input *in, struct 
 		}
 	}
 	in->interval_ns = recording_reader_header(r)->interval_ns;
+	if (read_ranges(path, recording_reader_header(r)->memory_ranges, in, err) < 0)
+		goto out;
 	status = 0;
 	goto out;
 oom:
@@ -148,6 +184,20 @@ static int build(const struct heat_input *in, struct heat_map *m, struct ms_erro
 			if (!(m->nodes >> n & 1) || r->end > m->node_high[n])
 				m->node_high[n] = r->end;
 			m->nodes |= 1ull << n;
+		}
+	}
+	/* A node's memory as the recorded block map says, within the map's
+	 * addresses: a region across a node boundary does not widen it. */
+	for (int n = 0; n < 64; n++) {
+		uint64_t lo, hi;
+
+		if (!(m->nodes >> n & 1) || !(in->has_range >> n & 1))
+			continue;
+		lo = in->range_low[n] > m->low ? in->range_low[n] : m->low;
+		hi = in->range_high[n] < m->high ? in->range_high[n] : m->high;
+		if (lo < hi) {
+			m->node_low[n] = lo;
+			m->node_high[n] = hi;
 		}
 	}
 	per_row = (m->nr_aggregations + HEATMAP_MAX_ROWS - 1) / HEATMAP_MAX_ROWS;

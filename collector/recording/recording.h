@@ -120,6 +120,9 @@ struct recording_header {
 	json_t *catalog;            /* the optional metric plan, or NULL (borrowed from the reader) */
 	json_t *host_files;         /* the host's sysfs/procfs snapshot, or NULL (borrowed) */
 	json_t *sampling;           /* the sampling events, or NULL (borrowed) */
+	/* host.memory_ranges: [["start", "end", node], ...] (hexadecimal byte
+	 * addresses), each node's merged memory blocks, or NULL (borrowed) */
+	json_t *memory_ranges;
 };
 
 enum recording_record_kind {

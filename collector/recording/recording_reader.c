@@ -639,6 +639,12 @@ static int read_header(struct recording_reader *r, struct ms_error *err)
 		    get_string(r, host, "arch", false, h->arch, sizeof(h->arch), err) < 0 ||
 		    read_topology(r, host, err) < 0)
 			return -1;
+		h->memory_ranges = json_object_get(host, "memory_ranges");
+		if (h->memory_ranges && !json_is_array(h->memory_ranges)) {
+			ms_error_set(err, "%s:1: \"host\".\"memory_ranges\" is %s; expected an array of [\"start\", "
+				     "\"end\", node]", r->path, type_name(h->memory_ranges));
+			return -1;
+		}
 		h->host_files = json_object_get(host, "files");
 		if (h->host_files && !json_is_object(h->host_files)) {
 			ms_error_set(err, "%s:1: \"host\".\"files\" is %s; expected an object of file names and "

@@ -7,8 +7,10 @@
 #include "recording/recording_create.h"
 #include "recording/recording_samples.h"
 #include "host/memory_tiers.h"
+#include "host/page_node.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +304,29 @@ static json_t *tiers_json(const struct host *host)
 	return t;
 }
 
+/* Each node's physical memory ranges (merged memory blocks), so that a
+ * DAMON heat map shows where each node's memory is, not only the span of
+ * the regions that happened to be seen; NULL when sysfs has no blocks. */
+static json_t *memory_ranges_json(const struct host *host)
+{
+	struct phys_node_map map;
+	struct ms_error err;
+	json_t *a;
+
+	if (phys_node_map_load(&map, &host->roots, &err) < 0)
+		return NULL;
+	a = map.nr ? json_array() : NULL;
+	for (int i = 0; a && i < map.nr; i++) {
+		char start[24], end[24];
+
+		snprintf(start, sizeof(start), "%" PRIx64, map.ranges[i].start);
+		snprintf(end, sizeof(end), "%" PRIx64, map.ranges[i].end);
+		json_array_append_new(a, json_pack("[ssi]", start, end, map.ranges[i].node));
+	}
+	phys_node_map_free(&map);
+	return a;
+}
+
 static json_t *host_json(const struct host *host, json_t *files)
 {
 	const struct topology *t = &host->topo;
@@ -339,6 +364,8 @@ static json_t *host_json(const struct host *host, json_t *files)
 	json_object_set_new(h, "pmus", pmus);
 	if ((tiers = tiers_json(host)))
 		json_object_set_new(h, "tiers", tiers);
+	if ((tiers = memory_ranges_json(host)))
+		json_object_set_new(h, "memory_ranges", tiers);
 	if (files)
 		json_object_set(h, "files", files);
 	return h;

@@ -55,6 +55,10 @@ struct source_request {
 	 * defaults, sources/damon/damon_regions.h). */
 	unsigned damon_hot_pct;
 	uint64_t damon_cold_age_us;
+	/* --damon: start memscope's own kdamond (active), read a running one
+	 * (passive), or active unless one runs (auto, the default). */
+	enum damon_mode { DAMON_MODE_AUTO, DAMON_MODE_ACTIVE, DAMON_MODE_PASSIVE } damon_mode;
+	long interval_ms;                  /* -I (0: none): active mode's aggregation interval */
 };
 
 /* LIVE: reads the host; FILE: serves the names asked for from a file

@@ -7,7 +7,8 @@ status=$?
 [ "$status" -eq 77 ] && { echo "(NUMA guest skipped: see the message above)"; exit 0; }
 [ "$status" -eq 0 ] || exit "$status"
 # Memory tiers from HMAT need Linux 6.11 or later for a CPU-less node of plain RAM (Debian 12's
-# stock 6.1 puts it in the DRAM tier): a second, smaller guest boots Debian 12's newest 6.12.
+# stock 6.1 puts it in the DRAM tier): a second, smaller guest boots Debian 12's newest 6.12, which
+# also has DAMON (test_damon.py: memscope's own kdamond; the stock 6.1 has none).
 pkg=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' 2>/dev/null |
 	awk '{ print $1 }' | sort -V | tail -n 1)
 [ -n "$pkg" ] || { echo "(tiered guest skipped: apt knows no linux-image-6.12.*+deb12-amd64-unsigned)"; exit 0; }

@@ -227,3 +227,49 @@ def test_plot_without_heatmap_is_a_usage_error(memscope, tmp_path):
     res = run([memscope, "report", "--plot", str(tmp_path / "x.png")])
     assert res.returncode == 2
     assert "--plot and --node are options of the heat map: give --heatmap with them" in res.stderr
+
+
+def test_node_ranges_come_from_the_recorded_memory_blocks(memscope, tmp_path):
+    """With the recording machine's memory-block map in the header (host.memory_ranges), a node's
+    range is its memory, not the span of its regions: row 2's region from 32 MiB to 128 MiB covers
+    both nodes and no longer widens node 0 to the end."""
+    header = dict(HAND[0], host={"memory_ranges": [["0", "4000000", 0], ["4000000", "8000000", 1]]})
+    rec = write(tmp_path / "blocks.rec", [header] + HAND[1:])
+    res = run([memscope, "report", "--heatmap", str(rec)])
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert "node 0: 0x0-0x4000000 (columns 0-31)" in lines, res.stdout
+    assert "node 1: 0x4000000-0x8000000 (columns 32-63)" in lines, res.stdout
+    bad = dict(HAND[0], host={"memory_ranges": [["0", "4000000", 0], ["8000000", "zz", 1]]})
+    rec = write(tmp_path / "bad.rec", [bad] + HAND[1:])
+    res = run([memscope, "report", "--heatmap", str(rec)])
+    assert res.returncode == 1
+    assert f'{rec}:1: "host"."memory_ranges"[1]: expected ["start", "end", node] with hexadecimal addresses' \
+        in res.stderr, res.stderr
+
+
+def sysfs_memory_ranges():
+    """Each node's memory blocks, merged: what memscope must record."""
+    base = pathlib.Path("/sys/devices/system/node")
+    size = int(pathlib.Path("/sys/devices/system/memory/block_size_bytes").read_text(), 16)
+    blocks = sorted((int(m.name[6:]), int(n.name[4:])) for n in base.glob("node[0-9]*")
+                    for m in n.glob("memory[0-9]*"))
+    ranges = []
+    for block, node in blocks:
+        start = block * size
+        if ranges and ranges[-1][2] == node and ranges[-1][1] == start:
+            ranges[-1][1] = start + size
+        else:
+            ranges.append([start, start + size, node])
+    return ranges
+
+
+def test_recordings_carry_the_memory_block_map(memscope, tmp_path):
+    if not pathlib.Path("/sys/devices/system/memory/block_size_bytes").exists():
+        pytest.skip("this kernel has no memory-block files (CONFIG_MEMORY_HOTPLUG)")
+    rec = tmp_path / "any.rec"
+    res = run([memscope, "record", "-o", str(rec), "-e", "page-faults", "--", "true"])
+    assert res.returncode == 0, res.stderr
+    header, _ = read_recording(rec)
+    got = [[int(s, 16), int(e, 16), n] for s, e, n in header["host"]["memory_ranges"]]
+    assert got == sysfs_memory_ranges()

@@ -17,7 +17,7 @@ SAMPLE = {
     "COUNT": "1", "COLUMN": "PID", "SCRIPT": "faults.lua", "KIND": "events", "CPUS": "0", "FORMAT": "text",
     "SPEC": "faults.lua", "PLUGIN": "/nonexistent/plugin.so", "DIR": "/tmp", "CGROUP": "/", "CGROUPS": "/", "SECONDS": "1", "FD": "fd:0", "WHAT": "events",
     "EVENT": "page-faults", "KEYS": "sym", "HZ": "100", "ADDR:PORT": "127.0.0.1:0", "MB": "1", "BYTES": "4096",
-    "PCT": "50",
+    "PCT": "50", "MODE": "auto",
 }
 
 

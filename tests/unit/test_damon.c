@@ -2,6 +2,9 @@
  * (values computed by hand), tracepoint records into whole aggregations, and
  * what the sysfs interface says about the kdamonds. */
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +13,7 @@
 #include "host/page_node.h"
 #include "metrics/aggregate.h"
 #include "sampler/frame.h"
+#include "host/damon_admin.h"
 #include "host/damon_monitor.h"
 #include "sources/damon/damon_regions.h"
 
@@ -285,6 +289,222 @@ static void test_monitor(void)
 	tree_remove(root);
 }
 
+
+#define KD "sys/kernel/mm/damon/admin/kdamonds"
+
+/* The files of kdamond 0 as the kernel makes them once nr_kdamonds is 1
+ * (regular files here: the writes land in them). */
+static void make_kdamond_tree(const char *root, const char *nr)
+{
+	static const char *const files[] = {
+		"0/state", "0/contexts/nr_contexts", "0/contexts/0/operations",
+		"0/contexts/0/monitoring_attrs/intervals/sample_us", "0/contexts/0/monitoring_attrs/intervals/aggr_us",
+		"0/contexts/0/monitoring_attrs/intervals/update_us", "0/contexts/0/monitoring_attrs/nr_regions/min",
+		"0/contexts/0/monitoring_attrs/nr_regions/max", "0/contexts/0/targets/nr_targets",
+		"0/contexts/0/targets/0/pid_target", "0/contexts/0/targets/1/pid_target",
+	};
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/nr_kdamonds", KD);
+	tree_write(root, path, nr);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", KD, files[i]);
+		tree_write(root, path, "");
+	}
+	snprintf(path, sizeof(path), "%s/0/pid", KD);
+	tree_write(root, path, "4242\n");
+}
+
+static const char *kd_file(const char *root, const char *rel)
+{
+	static char text[256];
+	char path[4096];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", root, KD, rel);
+	text[0] = '\0';
+	if (!(f = fopen(path, "r")))
+		return "(missing)";
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	return text;
+}
+
+static bool exists_at(const char *dir, const char *name)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/* A pid no process has now: a child that has exited and been reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
+static bool wait_until_off(const char *root, const char *run_dir)
+{
+	for (int i = 0; i < 100; i++) {
+		if (!strcmp(kd_file(root, "0/state"), "off") && !strcmp(kd_file(root, "nr_kdamonds"), "0") &&
+		    !exists_at(run_dir, DAMON_ADMIN_MARKER))
+			return true;
+		nanosleep(&(struct timespec){ .tv_nsec = 50000000 }, NULL);
+	}
+	return false;
+}
+
+/* Active mode's writes, in a tree of regular files: what memscope writes to
+ * start its kdamond, what it restores, the marker, the watchdog after
+ * memscope's death, the next start's clean-up, and what it refuses. */
+static void test_admin(void)
+{
+	char root[4096], run_dir[4200], path[4200], said[512];
+	struct sysfs_roots roots = { 0 };
+	struct damon_admin a;
+	struct ms_error err = { { 0 } };
+	pid_t pids[] = { 1234, 5678 };
+	struct damon_admin_setup setup = {
+		.ops = "vaddr", .pids = pids, .nr_pids = 2, .sample_us = 50000, .aggr_us = 1000000,
+		.update_us = 1000000, .min_regions = 10, .max_regions = 1000,
+	};
+	FILE *f;
+
+	if (geteuid() != 0) {
+		printf("test_admin: skipped: starting a kdamond is root's\n");
+		return;
+	}
+	tree_new(root, sizeof(root));
+	snprintf(roots.sys, sizeof(roots.sys), "%s/sys", root);
+	snprintf(run_dir, sizeof(run_dir), "%s/run", root);
+	setup.run_dir = run_dir;
+	make_kdamond_tree(root, "0\n");
+
+	/* Start: every setting, then state on; the marker names memscope,
+	 * the watchdog and the kdamond's thread. */
+	CHECK_EQ_INT(damon_admin_start(&roots, &setup, &a, &err), 0);
+	CHECK_EQ_STR(kd_file(root, "nr_kdamonds"), "1");
+	CHECK_EQ_STR(kd_file(root, "0/contexts/nr_contexts"), "1");
+	CHECK_EQ_STR(kd_file(root, "0/contexts/0/operations"), "vaddr");
+	CHECK_EQ_STR(kd_file(root, "0/contexts/0/monitoring_attrs/intervals/sample_us"), "50000");
+	CHECK_EQ_STR(kd_file(root, "0/contexts/0/monitoring_attrs/intervals/aggr_us"), "1000000");
+	CHECK_EQ_STR(kd_file(root, "0/contexts/0/monitoring_attrs/nr_regions/min"), "10");
+	CHECK_EQ_STR(kd_file(root, "0/contexts/0/monitoring_attrs/nr_regions/max"), "1000");
+	CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/nr_targets"), "2");
+	CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/0/pid_target"), "1234");
+	CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/1/pid_target"), "5678");
+	CHECK_EQ_STR(kd_file(root, "0/state"), "on");
+	CHECK_EQ_INT(a.kdamond_pid, 4242);
+	CHECK(a.watchdog > 0);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, DAMON_ADMIN_MARKER);
+	if ((f = fopen(path, "r"))) {
+		char text[128] = "", want[128];
+		size_t n = fread(text, 1, sizeof(text) - 1, f);
+
+		text[n] = '\0';
+		fclose(f);
+		snprintf(want, sizeof(want), "memscope %d watchdog %d kdamond 0 pid 4242\n", (int)getpid(),
+			 (int)a.watchdog);
+		CHECK_EQ_STR(text, want);
+	} else {
+		CHECK_FAIL("no marker %s", path);
+	}
+	/* Stop: state off, nr_kdamonds 0, the marker gone, the watchdog ended
+	 * (reaped: waitpid finds no child left). */
+	damon_admin_stop(&a);
+	CHECK_EQ_STR(kd_file(root, "0/state"), "off");
+	CHECK_EQ_STR(kd_file(root, "nr_kdamonds"), "0");
+	CHECK(!exists_at(run_dir, DAMON_ADMIN_MARKER));
+	CHECK_EQ_INT(waitpid(-1, NULL, WNOHANG), -1);
+
+	/* memscope dies without its end: its watchdog turns the kdamond off. */
+	make_kdamond_tree(root, "0\n");
+	{
+		pid_t child = fork();
+
+		if (child == 0) {
+			struct damon_admin b;
+
+			_exit(damon_admin_start(&roots, &setup, &b, &err) == 0 ? 0 : 1);
+		}
+		waitpid(child, NULL, 0);
+	}
+	CHECK(wait_until_off(root, run_dir));
+
+	/* Killed together with its watchdog: the next start finds the marker,
+	 * checks the kdamond's thread and removes it. */
+	make_kdamond_tree(root, "1\n");
+	tree_write(root, KD "/0/state", "on\n");
+	snprintf(path, sizeof(path), "memscope %d watchdog %d kdamond 0 pid 4242\n", (int)dead_pid(), (int)dead_pid());
+	tree_write(root, "run/" DAMON_ADMIN_MARKER, path);
+	chmod(run_dir, 0700);
+	snprintf(path, sizeof(path), "%s/%s", run_dir, DAMON_ADMIN_MARKER);
+	chmod(path, 0600);
+	/* ... not while the memscope it names runs */
+	{
+		char live[128];
+
+		snprintf(live, sizeof(live), "memscope %d watchdog 0 kdamond 0 pid 4242\n", (int)getppid());
+		tree_write(root, "run/" DAMON_ADMIN_MARKER ".live", live);
+	}
+	CHECK_EQ_INT(damon_admin_stale(run_dir, said, sizeof(said)), 1);
+	CHECK_CONTAINS(said, "kdamond 0 (pid 4242) was started by memscope pid ");
+	CHECK_EQ_STR(kd_file(root, "0/state"), "on\n");   /* doctor's question changes nothing */
+	CHECK_EQ_INT(damon_admin_reap(&roots, run_dir, said, sizeof(said)), 1);
+	CHECK_CONTAINS(said, "removed kdamond 0 (pid 4242) that memscope pid ");
+	CHECK_EQ_STR(kd_file(root, "0/state"), "off");
+	CHECK_EQ_STR(kd_file(root, "nr_kdamonds"), "0");
+	CHECK(!exists_at(run_dir, DAMON_ADMIN_MARKER));
+	snprintf(path, sizeof(path), "%s/%s.live", run_dir, DAMON_ADMIN_MARKER);
+	snprintf(said, sizeof(said), "%s/%s", run_dir, DAMON_ADMIN_MARKER);
+	CHECK_EQ_INT(rename(path, said), 0);
+	make_kdamond_tree(root, "1\n");
+	tree_write(root, KD "/0/state", "on\n");
+	CHECK_EQ_INT(damon_admin_stale(run_dir, said, sizeof(said)), 0);
+	CHECK_EQ_INT(damon_admin_reap(&roots, run_dir, said, sizeof(said)), 0);
+	CHECK_EQ_STR(kd_file(root, "0/state"), "on\n");
+	CHECK_EQ_STR(kd_file(root, "nr_kdamonds"), "1\n");
+	CHECK(exists_at(run_dir, DAMON_ADMIN_MARKER));
+
+	/* Configured kdamonds (nr_kdamonds 1): adding one would lose their
+	 * settings, so nothing is written. */
+	CHECK_EQ_INT(damon_admin_start(&roots, &setup, &a, &err), -1);
+	CHECK_CONTAINS(err.text, "rebuilds every kdamond directory");
+	CHECK_EQ_STR(kd_file(root, "nr_kdamonds"), "1\n");
+	CHECK_EQ_STR(kd_file(root, "0/state"), "on\n");
+
+	/* A link where a setting's file should be: refused, and nr_kdamonds
+	 * back to 0. */
+	make_kdamond_tree(root, "0\n");
+	tree_write(root, "elsewhere", "untouched\n");
+	snprintf(path, sizeof(path), "%s/%s/0/contexts/0/operations", root, KD);
+	unlink(path);
+	snprintf(said, sizeof(said), "%s/elsewhere", root);
+	CHECK_EQ_INT(symlink(said, path), 0);
+	CHECK_EQ_INT(damon_admin_start(&roots, &setup, &a, &err), -1);
+	CHECK_CONTAINS(err.text, "contexts/0/operations");
+	CHECK_EQ_STR(kd_file(root, "nr_kdamonds"), "0");
+	{
+		FILE *e = fopen(said, "r");
+		char text[32] = "";
+
+		if (e) {
+			text[fread(text, 1, sizeof(text) - 1, e)] = '\0';
+			fclose(e);
+		}
+		CHECK_EQ_STR(text, "untouched\n");
+	}
+	tree_remove(root);
+}
+
 /* DAMON's gauges have no value until the first aggregation ends: the run's
  * total is the last interval's value, not "not counted" for the first one.
  * A counter invalid in one interval stays invalid in the total. */
@@ -370,6 +590,7 @@ int main(void)
 	test_addr_unit_and_no_blocks();
 	test_record();
 	test_monitor();
+	test_admin();
 	test_gauge_total();
 	test_gauge_cells();
 	return check_summary("damon");

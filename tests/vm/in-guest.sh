@@ -21,7 +21,9 @@ echo never >/sys/kernel/mm/transparent_hugepage/enabled
 ulimit -l unlimited
 
 cd "$here/../.."
-# The tiered guest (run.sh MEMSCOPE_VM_TIERED=1) runs the memory tier tests only.
-suite=$here/suite
-[ "${MEMSCOPE_VM_TIERED:-0}" = 1 ] && suite=$here/suite/test_tiers.py
-exec python3 -m pytest -p no:cacheprovider -v "$suite" "$@"
+# The tiered guest (run.sh MEMSCOPE_VM_TIERED=1) boots the 6.12 kernel: it runs the memory tier
+# tests and DAMON's active mode (the stock 6.1 kernel has no DAMON), nothing else.
+if [ "${MEMSCOPE_VM_TIERED:-0}" = 1 ]; then
+	exec python3 -m pytest -p no:cacheprovider -v "$here/suite/test_tiers.py" "$here/suite/test_damon.py" "$@"
+fi
+exec python3 -m pytest -p no:cacheprovider -v "$here/suite" "$@"

@@ -1,10 +1,17 @@
-/* The damon source: DAMON's view of physical memory as bytes per node.
- * Passive mode: another kdamond (the host's own, e.g. DAMON_RECLAIM or a
- * sysfs-configured one) already monitors physical memory; memscope reads its
- * aggregations from the damon:damon_aggregated tracepoint through one perf
- * event on the kdamond thread (raw samples in a ring buffer read at each
- * interval: no wake-up, no program) and never writes to DAMON's sysfs files.
- * Each interval shows the last complete aggregation. */
+/* The damon source: DAMON's view of memory as bytes per node and per
+ * process. Two modes (--damon):
+ *  - active: memscope starts its own kdamond through DAMON's sysfs interface
+ *    (host/damon_admin.h): virtual addresses of the target processes (-p,
+ *    -- CMD; one target each, series per process) or physical memory (-a,
+ *    series per node), intervals from -I; it is stopped at the end, and by a
+ *    watchdog or the next start when memscope is killed;
+ *  - passive: another kdamond (the host's own, e.g. DAMON_RECLAIM or a
+ *    sysfs-configured one) already monitors physical memory; memscope never
+ *    writes to DAMON's sysfs files.
+ * Either way the aggregations come from the damon:damon_aggregated
+ * tracepoint through one perf event on the kdamond thread (raw samples in a
+ * ring buffer read at each interval: no wake-up, no program). Each interval
+ * shows the last complete aggregation. */
 #include "sources/registry.h"
 
 #include <errno.h>
@@ -17,11 +24,13 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "host/page_node.h"
 #include "host/tracefs.h"
+#include "host/damon_admin.h"
 #include "host/damon_monitor.h"
 #include "sampler/sample_item.h"
 #include "sources/damon/damon_regions.h"
@@ -45,7 +54,22 @@ struct damon_series {
 	enum damon_quantity q;
 	int slot;      /* node slot of the tally (-1: none) */
 	int bucket;    /* Q_RATE */
+	int target;    /* vaddr: the target (process) whose stream it reads; -1: the physical stream;
+			* TARGETS_SUM: every target's, added (the command's or -p's total) */
 };
+
+#define TARGETS_SUM (-2)
+
+/* Active mode's intervals: the aggregation follows -I within these bounds
+ * (1 s without -I), 20 samples an aggregation (an access rate in steps of
+ * 5%), the regions' address ranges updated every aggregation (a command's
+ * mappings change as it runs), 10 to 1000 regions (DAMON's defaults). */
+#define DAMON_ACTIVE_DEFAULT_AGGR_US 1000000ull
+#define DAMON_ACTIVE_MIN_AGGR_US 100000ull
+#define DAMON_ACTIVE_MAX_AGGR_US 5000000ull
+#define DAMON_ACTIVE_SAMPLES 20
+#define DAMON_ACTIVE_MIN_REGIONS 10
+#define DAMON_ACTIVE_MAX_REGIONS 1000
 
 struct damon_source {
 	const struct host *host;
@@ -57,6 +81,19 @@ struct damon_source {
 	struct damon_stream stream;
 	struct damon_series *series;
 	int nr_series;
+	/* Mode and, in active mode, memscope's kdamond and its targets. */
+	enum damon_mode mode;
+	const struct target *target;
+	long interval_ms;
+	bool active, vaddr;
+	bool per_process;              /* vaddr: a series per process besides the total (record, top, live) */
+	char mode_why[512];            /* why this mode, for the notes */
+	char reaped[512];              /* a dead memscope's kdamond stopped at the start */
+	struct damon_admin admin;
+	pid_t *target_pids;            /* vaddr: target i's process */
+	int nr_targets;
+	struct damon_stream *streams;  /* vaddr: one per target */
+	char comm0[16];                /* -- CMD: the command's name (the child has not exec'd yet) */
 	uint64_t reported_aggregations;
 	/* The regions of the aggregation being built, handed to the hub (a
 	 * recording) when it is complete. */
@@ -81,8 +118,23 @@ static int quantity_of(const char *name)
 	return -1;
 }
 
+/* The name of process pid for its series' comm label. */
+static void comm_of(const struct damon_source *ds, int target, char *buf, size_t size)
+{
+	char path[4200], text[64];
+
+	if (ds->target && ds->target->kind == TARGET_COMMAND && target == 0 && ds->comm0[0]) {
+		snprintf(buf, size, "%s", ds->comm0);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%d/comm", ds->host->roots.proc, (int)ds->target_pids[target]);
+	if (sysfs_read_str(path, text, sizeof(text)) < 0)
+		text[0] = '\0';
+	snprintf(buf, size, "%s", text);
+}
+
 static int add_series(struct damon_source *ds, struct series_table *table, enum damon_quantity q, int slot,
-		      int bucket, struct ms_error *err)
+		      int bucket, int target, struct ms_error *err)
 {
 	struct series_labels labels;
 	struct damon_series *s = realloc(ds->series, sizeof(*s) * (size_t)(ds->nr_series + 1));
@@ -91,13 +143,19 @@ static int add_series(struct damon_source *ds, struct series_table *table, enum 
 		goto oom;
 	ds->series = s;
 	series_labels_init(&labels);
-	if (slot >= 0)
+	if (target == TARGETS_SUM) {
+		/* no label: the sum of the target processes */
+	} else if (target >= 0) {
+		labels.pid = (int)ds->target_pids[target];
+		comm_of(ds, target, labels.comm, sizeof(labels.comm));
+	} else if (slot >= 0) {
 		labels.node = ds->stream.latest.node_ids[slot];
+	}
 	snprintf(labels.instance, sizeof(labels.instance), "%s", q == Q_RATE ? damon_rate_bucket_name(bucket) : "damon");
 	if (series_table_add(table, quantity_names[q], q == Q_AGGREGATIONS ? "" : "B", 1.0,
 			     q == Q_AGGREGATIONS ? SERIES_COUNTER : SERIES_GAUGE, &labels) < 0)
 		goto oom;
-	ds->series[ds->nr_series++] = (struct damon_series){ .q = q, .slot = slot, .bucket = bucket };
+	ds->series[ds->nr_series++] = (struct damon_series){ .q = q, .slot = slot, .bucket = bucket, .target = target };
 	return 0;
 oom:
 	ms_error_set(err, "damon source: out of memory");
@@ -162,51 +220,197 @@ static int open_event(struct damon_source *ds, long long id, struct ms_error *er
 	return 0;
 }
 
+/* Which mode, and why (for the notes): auto reads a running kdamond and
+ * starts its own otherwise. 1: active, 0: passive, -1 with err. */
+static int choose_mode(struct damon_source *ds, struct ms_error *err)
+{
+	struct ms_error why = { "" };
+	enum damon_absent reason = 0;
+	bool running, root = geteuid() == 0;
+
+	/* A kdamond a killed memscope left would look like another's. */
+	if (ds->mode != DAMON_MODE_PASSIVE && root)
+		damon_admin_reap(&ds->host->roots, NULL, ds->reaped, sizeof(ds->reaped));
+	running = damon_monitor_find(&ds->host->roots, &ds->mon, &reason, &why) == 0;
+	if (!running && reason != DAMON_NONE_RUNNING) {
+		ms_error_set(err, "%s", why.text);
+		return -1;
+	}
+	if (ds->mode == DAMON_MODE_PASSIVE) {
+		if (!running) {
+			ms_error_set(err, "--damon passive: %s; --damon active (or auto) starts memscope's own", why.text);
+			return -1;
+		}
+		snprintf(ds->mode_why, sizeof(ds->mode_why), "--damon passive");
+		return 0;
+	}
+	if (running) {
+		char who[256];
+
+		damon_monitor_describe(&ds->mon, who, sizeof(who));
+		if (ds->mode == DAMON_MODE_ACTIVE) {
+			ms_error_set(err, "--damon active: %s runs, and DAMON's sysfs interface starts no kdamond while "
+				     "one runs (EBUSY); --damon passive reads it instead", who);
+			return -1;
+		}
+		snprintf(ds->mode_why, sizeof(ds->mode_why), "--damon auto: passive, since a kdamond runs and DAMON "
+			 "starts no second one%s",
+			 ds->target && !ds->target->system_wide && ds->target->kind != TARGET_SYSTEM
+				 ? "; per node for the whole machine, not per process"
+				 : "");
+		return 0;
+	}
+	if (!root) {
+		ms_error_set(err, "no kdamond runs to read, and starting memscope's own needs root (DAMON's sysfs files "
+			     "are root's)");
+		return -1;
+	}
+	snprintf(ds->mode_why, sizeof(ds->mode_why), "%s", ds->mode == DAMON_MODE_ACTIVE ? "--damon active" :
+		 "--damon auto: active because no kdamond was running");
+	return 1;
+}
+
+static int start_active(struct damon_source *ds, struct ms_error *err)
+{
+	struct damon_admin_setup setup = { .min_regions = DAMON_ACTIVE_MIN_REGIONS,
+					   .max_regions = DAMON_ACTIVE_MAX_REGIONS };
+	const struct target *t = ds->target;
+	uint64_t aggr_us = ds->interval_ms > 0 ? (uint64_t)ds->interval_ms * 1000u : DAMON_ACTIVE_DEFAULT_AGGR_US;
+
+	if (aggr_us < DAMON_ACTIVE_MIN_AGGR_US)
+		aggr_us = DAMON_ACTIVE_MIN_AGGR_US;
+	if (aggr_us > DAMON_ACTIVE_MAX_AGGR_US)
+		aggr_us = DAMON_ACTIVE_MAX_AGGR_US;
+	setup.aggr_us = aggr_us;
+	setup.sample_us = aggr_us / DAMON_ACTIVE_SAMPLES;
+	setup.update_us = aggr_us;
+	ds->vaddr = t && !t->system_wide && t->kind != TARGET_SYSTEM;
+	if (ds->vaddr) {
+		const pid_t *pids = t->nr_attach > 0 ? t->attach : t->pids;
+		int nr = t->nr_attach > 0 ? t->nr_attach : t->nr_pids;
+
+		if (nr <= 0) {
+			ms_error_set(err, "damon: no process to monitor");
+			return -1;
+		}
+		if (!(ds->target_pids = calloc((size_t)nr, sizeof(*ds->target_pids)))) {
+			ms_error_set(err, "damon source: out of memory");
+			return -1;
+		}
+		memcpy(ds->target_pids, pids, (size_t)nr * sizeof(*pids));
+		ds->nr_targets = nr;
+		if (t->kind == TARGET_COMMAND && t->nr_attach <= 0 && t->argv && t->argv[0]) {
+			const char *base = strrchr(t->argv[0], '/');
+
+			snprintf(ds->comm0, sizeof(ds->comm0), "%s", base ? base + 1 : t->argv[0]);
+		}
+		setup.ops = "vaddr";
+		setup.pids = ds->target_pids;
+		setup.nr_pids = nr;
+	} else {
+		if (ds->map.nr == 0) {
+			ms_error_set(err, "damon: sysfs has no memory-block ranges (devices/system/memory): memscope's "
+				     "physical-address kdamond needs them as its regions");
+			return -1;
+		}
+		setup.ops = "paddr";
+		setup.ranges = ds->map.ranges;
+		setup.nr_ranges = ds->map.nr;
+	}
+	if (damon_admin_start(&ds->host->roots, &setup, &ds->admin, err) < 0)
+		return -1;
+	ds->active = true;
+	memset(&ds->mon, 0, sizeof(ds->mon));
+	ds->mon.index = ds->admin.index;
+	ds->mon.pid = ds->admin.kdamond_pid;
+	snprintf(ds->mon.ops, sizeof(ds->mon.ops), "%s", setup.ops);
+	ds->mon.sample_us = setup.sample_us;
+	ds->mon.aggr_us = setup.aggr_us;
+	ds->mon.update_us = setup.update_us;
+	ds->mon.addr_unit = 1;
+	ds->mon.nr_kdamonds = 1;
+	return 0;
+}
+
+static int add_all_series(struct damon_source *ds, struct series_table *table, struct ms_error *err)
+{
+	for (int q = 0; q < Q_COUNT; q++) {
+		if (!ds->wanted[q])
+			continue;
+		if (q == Q_AGGREGATIONS || (q == Q_UNPLACED && !ds->vaddr)) {
+			if (add_series(ds, table, q, -1, 0, -1, err) < 0)
+				return -1;
+			continue;
+		}
+		if (q == Q_UNPLACED)
+			continue;   /* virtual addresses have no node to miss */
+		if (ds->vaddr) {
+			for (int b = 0; b < (q == Q_RATE ? DAMON_RATE_BUCKETS : 1); b++)
+				if (add_series(ds, table, q, 0, b, TARGETS_SUM, err) < 0)
+					return -1;
+			for (int target = 0; target < ds->nr_targets && ds->per_process; target++)
+				for (int b = 0; b < (q == Q_RATE ? DAMON_RATE_BUCKETS : 1); b++)
+					if (add_series(ds, table, q, 0, b, target, err) < 0)
+						return -1;
+			continue;
+		}
+		for (int slot = 0; slot < ds->stream.latest.nr_nodes; slot++)
+			for (int b = 0; b < (q == Q_RATE ? DAMON_RATE_BUCKETS : 1); b++)
+				if (add_series(ds, table, q, slot, b, -1, err) < 0)
+					return -1;
+	}
+	return 0;
+}
+
 static int damon_open(struct source *src, struct series_table *table, struct ms_error *err)
 {
 	struct damon_source *ds = src->priv;
-	enum damon_absent reason;
 	long long id;
+	int active;
 
-	if (damon_monitor_find(&ds->host->roots, &ds->mon, &reason, err) < 0)
+	if (phys_node_map_load(&ds->map, &ds->host->roots, err) < 0)
 		return -1;
-	if (strcmp(ds->mon.ops, "paddr") != 0) {
+	if ((active = choose_mode(ds, err)) < 0)
+		return -1;
+	if (!active && strcmp(ds->mon.ops, "paddr") != 0) {
 		ms_error_set(err, "kdamond %d monitors with '%s': its regions are virtual addresses of its processes, "
 			     "which have no node; memscope reads a physical-address (paddr) kdamond", ds->mon.index,
 			     ds->mon.ops);
 		return -1;
 	}
+	/* The tracepoint's format first: a kernel without it gets no kdamond. */
+	if (read_format(ds, err, &id) < 0)
+		return -1;
+	if (active && start_active(ds, err) < 0)
+		return -1;
 	ds->classes.sample_us = ds->mon.sample_us;
 	ds->classes.aggr_us = ds->mon.aggr_us;
 	ds->classes.addr_unit = ds->mon.addr_unit;
-	if (phys_node_map_load(&ds->map, &ds->host->roots, err) < 0)
-		return -1;
-	if (damon_stream_init(&ds->stream, ds->host->topo.nr_nodes, ds->host->topo.nodes) < 0) {
-		ms_error_set(err, "damon source: out of memory");
-		return -1;
+	if (damon_stream_init(&ds->stream, ds->host->topo.nr_nodes, ds->host->topo.nodes) < 0)
+		goto oom;
+	if (ds->vaddr) {
+		/* A process's virtual addresses: one tally slot, no node. */
+		static const int no_node = -1;
+
+		if (!(ds->streams = calloc((size_t)ds->nr_targets, sizeof(*ds->streams))))
+			goto oom;
+		for (int i = 0; i < ds->nr_targets; i++)
+			if (damon_stream_init(&ds->streams[i], 1, &no_node) < 0)
+				goto oom;
 	}
-	if (ds->hub && !(ds->building = calloc(DAMON_RECORD_MAX_REGIONS, sizeof(*ds->building)))) {
-		ms_error_set(err, "damon source: out of memory");
-		return -1;
-	}
-	if (read_format(ds, err, &id) < 0 || open_event(ds, id, err) < 0)
+	/* Recordings keep physical regions (the heat map's nodes). */
+	if (ds->hub && !ds->vaddr && !(ds->building = calloc(DAMON_RECORD_MAX_REGIONS, sizeof(*ds->building))))
+		goto oom;
+	if (open_event(ds, id, err) < 0)
 		return -1;
 	src->first = table->nr;
-	for (int q = 0; q < Q_COUNT; q++) {
-		if (!ds->wanted[q])
-			continue;
-		if (q == Q_UNPLACED || q == Q_AGGREGATIONS) {
-			if (add_series(ds, table, q, -1, 0, err) < 0)
-				return -1;
-			continue;
-		}
-		for (int slot = 0; slot < ds->stream.latest.nr_nodes; slot++)
-			for (int b = 0; b < (q == Q_RATE ? DAMON_RATE_BUCKETS : 1); b++)
-				if (add_series(ds, table, q, slot, b, err) < 0)
-					return -1;
-	}
+	if (add_all_series(ds, table, err) < 0)
+		return -1;
 	src->count = table->nr - src->first;
 	return 0;
+oom:
+	ms_error_set(err, "damon source: out of memory");
+	return -1;
 }
 
 /* Keep region r of the aggregation being built, to record it. */
@@ -260,6 +464,8 @@ static void handle_record(struct damon_source *ds, const struct perf_event_heade
 
 	if (hdr->type == PERF_RECORD_LOST) {
 		damon_stream_lost(&ds->stream);
+		for (int i = 0; i < ds->nr_targets && ds->streams; i++)
+			damon_stream_lost(&ds->streams[i]);
 		return;
 	}
 	if (hdr->type != PERF_RECORD_SAMPLE || hdr->size < sizeof(*hdr) + sizeof(time_ns) + sizeof(raw_size))
@@ -270,6 +476,12 @@ static void handle_record(struct damon_source *ds, const struct perf_event_heade
 		return;
 	if (!damon_record_decode(&ds->layout, body + sizeof(time_ns) + sizeof(raw_size), raw_size, &r))
 		return;
+	if (ds->vaddr) {
+		/* target_id is the target's index in memscope's context. */
+		if (r.target_id < (uint64_t)ds->nr_targets)
+			damon_stream_add(&ds->streams[r.target_id], &ds->map, &ds->classes, &r);
+		return;
+	}
 	keep_region(ds, &r);
 	if (damon_stream_add(&ds->stream, &ds->map, &ds->classes, &r))
 		hand_over(ds, r.nr_regions, time_ns);
@@ -292,7 +504,10 @@ static void drain(struct damon_source *ds)
 			memcpy(&h, hdr, sizeof(h));
 		}
 		if (h.size < sizeof(h) || h.size > head - tail) {
-			damon_stream_lost(&ds->stream);   /* out of step: what is left cannot be read */
+			/* out of step: what is left cannot be read */
+			struct perf_event_header lost = { .type = PERF_RECORD_LOST, .size = sizeof(lost) };
+
+			handle_record(ds, &lost);
 			tail = head;
 			break;
 		}
@@ -327,38 +542,71 @@ static int damon_disable(struct source *src)
 	return ds->fd >= 0 ? ioctl(ds->fd, PERF_EVENT_IOC_DISABLE, 0) : 0;
 }
 
+static uint64_t tally_value(const struct damon_tally *t, const struct damon_series *s)
+{
+	switch (s->q) {
+	case Q_ACCESSED: return t->accessed[s->slot];
+	case Q_HOT: return t->hot[s->slot];
+	case Q_COLD: return t->cold[s->slot];
+	case Q_RATE: return t->rate[s->slot * DAMON_RATE_BUCKETS + s->bucket];
+	case Q_UNPLACED: return t->unplaced;
+	default: return 0;
+	}
+}
+
+/* Complete aggregations so far: the physical stream's, or the most of any
+ * target's (one aggregation covers every target). */
+static uint64_t aggregations(const struct damon_source *ds)
+{
+	uint64_t n = ds->stream.aggregations;
+
+	for (int i = 0; i < ds->nr_targets && ds->streams; i++)
+		if (ds->streams[i].aggregations > n)
+			n = ds->streams[i].aggregations;
+	return n;
+}
+
 static int damon_sample(struct source *src, struct frame *frame)
 {
 	struct damon_source *ds = src->priv;
-	const struct damon_tally *t = &ds->stream.latest;
 	struct timespec ts;
+	uint64_t now_ns;
 	bool fresh;
 
 	drain(ds);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	fresh = damon_stream_fresh(&ds->stream, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
-				   ds->mon.aggr_us);
+	now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	fresh = damon_stream_fresh(&ds->stream, now_ns, ds->mon.aggr_us);
 	for (int i = 0; i < ds->nr_series; i++) {
 		const struct damon_series *s = &ds->series[i];
 		struct sample *out = &frame->samples[src->first + i];
+		bool shown = false;
 		uint64_t v = 0;
 
-		switch (s->q) {
-		case Q_ACCESSED: v = t->accessed[s->slot]; break;
-		case Q_HOT: v = t->hot[s->slot]; break;
-		case Q_COLD: v = t->cold[s->slot]; break;
-		case Q_RATE: v = t->rate[s->slot * DAMON_RATE_BUCKETS + s->bucket]; break;
-		case Q_UNPLACED: v = t->unplaced; break;
-		case Q_AGGREGATIONS: v = ds->stream.aggregations - ds->reported_aggregations; break;
-		case Q_COUNT: break;
+		if (s->q == Q_AGGREGATIONS) {
+			v = aggregations(ds) - ds->reported_aggregations;
+		} else if (s->target == TARGETS_SUM) {
+			/* The processes whose last aggregation is fresh (one that
+			 * has exited adds nothing). */
+			for (int k = 0; k < ds->nr_targets; k++)
+				if (damon_stream_fresh(&ds->streams[k], now_ns, ds->mon.aggr_us)) {
+					v += tally_value(&ds->streams[k].latest, s);
+					shown = true;
+				}
+		} else if (s->target >= 0) {
+			shown = damon_stream_fresh(&ds->streams[s->target], now_ns, ds->mon.aggr_us);
+			v = tally_value(&ds->streams[s->target].latest, s);
+		} else {
+			shown = fresh;
+			v = tally_value(&ds->stream.latest, s);
 		}
 		/* Until the first aggregation is complete there is nothing to
 		 * show, nor when the kdamond stopped sending them. */
-		out->valid = s->q == Q_AGGREGATIONS || fresh;
+		out->valid = s->q == Q_AGGREGATIONS || shown;
 		out->value = out->valid ? v : 0;
 		out->enabled_ns = out->running_ns = frame->interval_ns;
 	}
-	ds->reported_aggregations = ds->stream.aggregations;
+	ds->reported_aggregations = aggregations(ds);
 	return 0;
 }
 
@@ -367,10 +615,22 @@ static void damon_notes(struct source *src, FILE *out, const char *command_name)
 	struct damon_source *ds = src->priv;
 	char who[256];
 
+	if (ds->reaped[0])
+		fprintf(out, "%s: damon: %s\n", command_name, ds->reaped);
 	damon_monitor_describe(&ds->mon, who, sizeof(who));
-	fprintf(out, "%s: damon: reading %s passively (damon:damon_aggregated; never changed): each interval shows its "
-		"last complete aggregation\n", command_name, who);
-	if (ds->map.nr == 0 && ds->host->topo.nr_nodes > 1)
+	if (ds->active) {
+		fprintf(out, "%s: damon: %s: memscope started %s for %s; it is stopped at the end (and by a watchdog "
+			"process if memscope is killed)\n", command_name, ds->mode_why, who,
+			ds->vaddr ? "the target processes' virtual memory (their total, and per process where shown)"
+				  : "physical memory (series per node)");
+		if (ds->vaddr && ds->target && ds->target->kind == TARGET_COMMAND)
+			fprintf(out, "%s: damon: the command's own process is monitored, not the children it starts\n",
+				command_name);
+	} else {
+		fprintf(out, "%s: damon: reading %s passively (damon:damon_aggregated; never changed): each interval shows "
+			"its last complete aggregation (%s)\n", command_name, who, ds->mode_why);
+	}
+	if (!ds->vaddr && ds->map.nr == 0 && ds->host->topo.nr_nodes > 1)
 		fprintf(out, "%s: damon: no memory-block ranges in sysfs: bytes are not split by node "
 			"(damon.unplaced_bytes)\n", command_name);
 }
@@ -389,8 +649,14 @@ static void damon_close(struct source *src)
 		munmap(ds->page, ds->map_size);
 	if (ds->fd >= 0)
 		close(ds->fd);
+	/* memscope's own kdamond off, nr_kdamonds back to 0. */
+	damon_admin_stop(&ds->admin);
 	phys_node_map_free(&ds->map);
 	damon_stream_free(&ds->stream);
+	for (int i = 0; i < ds->nr_targets && ds->streams; i++)
+		damon_stream_free(&ds->streams[i]);
+	free(ds->streams);
+	free(ds->target_pids);
 	free(ds->building);
 	free(ds->series);
 	free(ds);
@@ -439,8 +705,16 @@ static bool damon_present(const struct source_kind *kind, const struct host *hos
 			     host->roots.sys);
 		return false;
 	}
-	if (damon_monitor_find(&host->roots, &mon, &reason, why) < 0)
+	if (damon_monitor_find(&host->roots, &mon, &reason, why) < 0) {
+		/* Active mode: memscope's own kdamond, when nothing else is
+		 * configured (DAMON rebuilds every kdamond to add one). */
+		if (reason == DAMON_NONE_RUNNING && mon.nr_kdamonds == 0 && geteuid() == 0) {
+			ms_error_set(why, "active: no kdamond runs; memscope starts its own (vaddr for processes, paddr "
+				     "for -a)");
+			return true;
+		}
 		return false;
+	}
 	damon_monitor_describe(&mon, who, sizeof(who));
 	if (strcmp(mon.ops, "paddr") != 0) {
 		ms_error_set(why, "%s monitors virtual addresses, which have no node; passive mode reads a paddr kdamond",
@@ -462,7 +736,12 @@ static int damon_kind_create(const struct source_kind *kind, struct source *src,
 		return 1;
 	}
 	ds->fd = -1;
+	damon_admin_init(&ds->admin);
 	ds->host = req->host;
+	ds->target = req->target;
+	ds->mode = req->damon_mode;
+	ds->interval_ms = req->interval_ms;
+	ds->per_process = req->per_process;
 	ds->hub = req->sampling ? req->sampling->hub : NULL;
 	ds->command_name = req->command_name ? req->command_name : "";
 	ds->classes.hot_pct = req->damon_hot_pct ? req->damon_hot_pct : DAMON_DEFAULT_HOT_PCT;
@@ -484,7 +763,8 @@ static int damon_kind_create(const struct source_kind *kind, struct source *src,
 
 const struct source_kind damon_source_kind = {
 	.name = "damon",
-	.description = "DAMON: bytes accessed, hot and cold per node from a running kdamond (damon:damon_aggregated)",
+	.description = "DAMON: bytes accessed, hot and cold per node or per process, from memscope's own kdamond or a "
+		       "running one (damon:damon_aggregated)",
 	.mode = SOURCE_LIVE,
 	.claims = damon_claims,
 	.present = damon_present,
