@@ -189,12 +189,16 @@ static void push_csv(lua_State *L, int texts_idx, const struct table_shape *t)
 	luaL_buffinit(L, &b);
 	for (int r = 0; r <= t->nr_rows; r++) {
 		for (int c = 0; c < t->nr_cols; c++) {
+			/* The buffer may use the stack's top: the cell is popped before
+			 * it is added (the texts table keeps the string alive). */
 			lua_rawgeti(L, texts_idx, ++k);
+			const char *s = lua_tostring(L, -1);
+
+			lua_pop(L, 1);
 			if (c)
 				luaL_addchar(&b, ',');
 			/* Bars and sparklines in a CSV cell stay as they are; numbers are plain. */
-			add_csv_field(&b, lua_tostring(L, -1));
-			lua_pop(L, 1);
+			add_csv_field(&b, s);
 		}
 		luaL_addchar(&b, '\n');
 	}

@@ -1,6 +1,7 @@
 """Lua scripts as a user runs them: the built-in reports over recordings made here and over
 replays of fixture machines (Kunpeng 920, Westmere-EP, Skylake-SP, EPYC), checked value by value;
 a user's own script from a temporary directory; and scripts that fail, each disabled alone."""
+import csv
 import json
 import os
 import subprocess
@@ -588,3 +589,27 @@ def test_epyc_zen4_bandwidth(memscope, tmp_path):
     for u in range(8):
         assert row(bw, "scope", f"channel amd_umc_{u} (node {u // 4})")["read peak"] == pytest.approx(
             0.064 if u < 4 else 0.192)
+
+
+def test_csv_of_a_system_wide_recording_has_every_row_of_the_json(memscope, tmp_path):
+    """report --format csv of a recording with a process's series per process (tables of many
+    KiB, built in a Lua string buffer): the same rows and cells as --format json, none lost.
+    It once wrote past its buffer as the table grew (a use-after-free, exit 139)."""
+    rec = tmp_path / "a.rec"
+    res = run([memscope, "record", "-a", "-I", "200", "-o", str(rec), "--", "sleep", "0.6"])
+    assert res.returncode == 0, res.stderr
+    csv_out = run([memscope, "report", "--format", "csv", str(rec)])
+    assert csv_out.returncode == 0, csv_out.stderr
+    _, tables, _ = report(memscope, rec)
+    series = table(tables, "summary.lua", "Series")
+    lines = [l for l in csv_out.stdout.splitlines() if l and not l.startswith("#")]
+    header = ",".join(series["columns"])
+    start = lines.index(header)
+    body = list(csv.reader(lines[start + 1:start + 1 + len(series["rows"])]))
+    assert len(series["rows"]) > 20 and len(body) == len(series["rows"]), (len(body), len(series["rows"]))
+    for cells, want in zip(body, series["rows"]):
+        assert cells[0] == want["series"] and cells[1] == want["labels"], (cells, want)
+        # CSV cells carry the table's two decimals.
+        assert (float(cells[3]) if cells[3] else "") == (pytest.approx(want["total"], abs=0.0051)
+                                                        if want["total"] != "" else ""), (cells, want)
+    assert len(csv_out.stdout) > 4096
