@@ -15,7 +15,8 @@ int host_load(struct host *host, struct ms_error *err)
 		return -1;
 	}
 	cpu_identity_read(&host->roots, &host->cpu);
-	if (cpu_identity_check_pmus(&host->cpu, &host->pmus, &host->roots, err) < 0) {
+	host->vendors = pmu_vendors_load();
+	if (cpu_identity_check_pmus(&host->cpu, &host->pmus, host->vendors, &host->roots, err) < 0) {
 		host_free(host);
 		return -1;
 	}
