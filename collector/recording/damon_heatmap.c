@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "recording/recording.h"
+#include "util/array.h"
 
 extern char **environ;
 
@@ -41,19 +42,6 @@ struct heat_input {
 	uint64_t all_nodes;        /* the nodes of every region, those left out too */
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	if (!(n = realloc(*p, (*cap ? *cap * 2 : 256) * size)))
-		return -1;
-	*p = n;
-	*cap = *cap ? *cap * 2 : 256;
-	return 0;
-}
-
 static int read_input(const char *path, int node, struct heat_input *in, struct ms_error *err)
 {
 	struct recording_reader *r;
@@ -79,7 +67,7 @@ static int read_input(const char *path, int node, struct heat_input *in, struct 
 			in->all_nodes |= d->nodes;
 			if (node >= 0 && !(d->nodes >> node & 1))
 				continue;
-			if (grow((void **)&in->regions, &in->cap, in->nr + 1, sizeof(*in->regions)) < 0)
+			if (array_grow(&in->regions, &in->cap, in->nr + 1, sizeof(*in->regions)) < 0)
 				goto oom;
 			in->regions[in->nr++] = (struct heat_region){ .t_ns = rec.item.time_ns, .start = d->start,
 								     .end = d->end, .nodes = d->nodes,
@@ -87,7 +75,7 @@ static int read_input(const char *path, int node, struct heat_input *in, struct 
 		} else if (rec.kind == RECORD_LABEL) {
 			struct heat_label *l;
 
-			if (grow((void **)&in->labels, &in->cap_labels, in->nr_labels + 1, sizeof(*in->labels)) < 0)
+			if (array_grow(&in->labels, &in->cap_labels, in->nr_labels + 1, sizeof(*in->labels)) < 0)
 				goto oom;
 			l = &in->labels[in->nr_labels++];
 			l->t_ns = rec.t_ns;
@@ -373,7 +361,7 @@ static int draw(const struct heat_input *in, const struct heat_map *m, const cha
 
 	ms_error_set(err, "--plot: no python3 with matplotlib was found (Debian: apt-get install python3-matplotlib; "
 		     "or set MEMSCOPE_PYTHON to a python that has it)");
-	for (size_t i = 0; i < sizeof(pythons) / sizeof(pythons[0]) && drawn < 0; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(pythons) && drawn < 0; i++) {
 		argv[0] = (char *)pythons[i];
 		argv[1] = (char *)script;
 		argv[2] = json_path;

@@ -16,6 +16,7 @@
 #include "host/privileges.h"
 #include "host/sysfs.h"
 #include "sources/bpf/bpf_probes.h"
+#include "util/array.h"
 
 #define DEFAULT_RING_BYTES (4u << 20)
 #define EXIT_RING_BYTES (256u << 10)   /* ~800 exits between two samples before the reader is woken */
@@ -79,7 +80,7 @@ static const struct series_desc series_descs[] = {
 	{ "proc.bpf_drops", "", SERIES_COUNTER, V_DROPS, 0, TOTAL_ONLY },
 };
 
-#define NR_DESCS ((int)(sizeof(series_descs) / sizeof(series_descs[0])))
+#define NR_DESCS ((int)(ARRAY_SIZE(series_descs)))
 /* Series of one process or thread: every desc, pages once per kept node. */
 #define MAX_TASK_SERIES (NR_DESCS + MS_BPF_SLOT_NODES)
 

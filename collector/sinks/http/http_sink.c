@@ -14,6 +14,7 @@
 #include "sinks/http/prom_processes.h"
 #include "sinks/http/prom_text.h"
 #include "util/text_buf.h"
+#include "util/array.h"
 
 /* ---- What the page charts: columns ---- */
 
@@ -1474,7 +1475,7 @@ static enum MHD_Result answer_control(void *ctx, const struct http_request *req)
 	snprintf(line, sizeof(line), "%s", req->body ? req->body : "");
 	line[strcspn(line, "\r\n")] = '\0';
 	word = strcspn(line, " ");
-	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
 		if (strlen(allowed[i]) == word && !strncmp(line, allowed[i], word))
 			ok = true;
 	if (!ok)
@@ -1517,7 +1518,7 @@ int http_sink_init(struct sink *sink, const struct http_sink_options *opt, bool 
 	h->opt = *opt;
 	if (http_stream_new(&h->stream, opt->history_bytes, err) < 0)
 		goto fail;
-	if (http_server_start(&h->server, &opt->server, routes, (int)(sizeof(routes) / sizeof(routes[0])), usage,
+	if (http_server_start(&h->server, &opt->server, routes, (int)(ARRAY_SIZE(routes)), usage,
 			      err) < 0)
 		goto fail;
 	sink->ops = &http_sink_ops;
