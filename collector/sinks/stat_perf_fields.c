@@ -70,11 +70,11 @@ bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fi
 	f->has_noise = t->runs > 1;
 	switch (cell->status) {
 	case CELL_UNSUPPORTED:
-		snprintf(f->counter, sizeof(f->counter), "<not supported>");
+		snprintf(f->counter, sizeof(f->counter), "%s", stat_cell_status_text(cell->status));
 		snprintf(f->pcnt, sizeof(f->pcnt), "100.00");
 		return true;
 	case CELL_NOT_COUNTED:
-		snprintf(f->counter, sizeof(f->counter), "<not counted>");
+		snprintf(f->counter, sizeof(f->counter), "%s", stat_cell_status_text(cell->status));
 		snprintf(f->pcnt, sizeof(f->pcnt), "0.00");
 		return true;
 	default:

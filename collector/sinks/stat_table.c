@@ -9,6 +9,16 @@
 #include "lua/lua_engine.h"
 #include "metrics/metrics.h"
 
+const char *stat_cell_status_text(enum stat_cell_status status)
+{
+	switch (status) {
+	case CELL_UNSUPPORTED: return "<not supported>";
+	case CELL_NOT_APPLICABLE: return "n/a";
+	case CELL_NOT_COUNTED: return "<not counted>";
+	default: return NULL;
+	}
+}
+
 static enum metric_scope scope_of(enum aggr_mode mode)
 {
 	switch (mode) {

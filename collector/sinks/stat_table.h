@@ -23,6 +23,10 @@ enum stat_cell_status {
 	CELL_NOT_COUNTED,       /* a read failed this interval, or a metric's inputs are missing */
 };
 
+/* How a cell with no number is written in every text output ("<not supported>",
+ * "n/a", "<not counted>", perf's spellings); NULL for CELL_OK. */
+const char *stat_cell_status_text(enum stat_cell_status status);
+
 struct stat_cell {
 	double value;           /* in the column's unit (scale applied) */
 	double coverage;        /* 0..1: share of the interval counted */
