@@ -50,6 +50,10 @@ struct stat_table {
 	int *row_keys;          /* cpu/socket/node number or channel index, -1 for the total row */
 	char (*row_names)[16];  /* threads (AGGR_THREAD): each row's name (comm), else NULL */
 	int *row_cpus;          /* CPUs each row adds up (perf's aggregate-number), or NULL: unknown */
+	/* Per row: its row in the aggregation stat_table_init was given (-1:
+	 * none), found once by key; aggr_nr_rows is that aggregation's nr_rows. */
+	int *aggr_row;
+	int aggr_nr_rows;
 	const struct metric_engine *engine; /* names the channel rows; may be NULL */
 	int nr_columns;
 	int nr_event_columns;   /* columns [0, nr_event_columns) are events, the rest metrics */
