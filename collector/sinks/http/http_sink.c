@@ -1319,28 +1319,46 @@ static json_t *session_json(struct http_sink *h, bool token)
 	return o;
 }
 
-static enum MHD_Result answer_session(void *ctx, const struct http_request *req)
+/* The JSON answers' steps: under the lock, "still starting" until ready, else
+ * the document make builds; dumped and sent once the lock is let go. */
+static enum MHD_Result answer_json(struct http_sink *h, const struct http_request *req,
+				   bool (*ready)(const struct http_sink *h),
+				   json_t *(*make)(struct http_sink *h, const struct http_request *req), size_t dump_flags)
 {
-	struct http_sink *h = ctx;
 	json_t *o;
 	char *text;
 	enum MHD_Result ret;
 
 	pthread_mutex_lock(&h->lock);
-	/* The columns are known once the first frame came (or the run ended without one). */
-	if (!h->opened || (!h->columns_ready && !h->ended)) {
+	if (!ready(h)) {
 		pthread_mutex_unlock(&h->lock);
 		return not_ready(req->conn);
 	}
-	o = session_json(h, req->token);
+	o = make(h, req);
 	pthread_mutex_unlock(&h->lock);
-	text = json_dumps(o, JSON_COMPACT);
+	text = json_dumps(o, dump_flags);
 	json_decref(o);
 	if (!text)
 		return http_respond_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	ret = http_respond(req->conn, MHD_HTTP_OK, "application/json", text, strlen(text));
 	free(text);
 	return ret;
+}
+
+/* The columns are known once the first frame came (or the run ended without one). */
+static bool session_ready(const struct http_sink *h)
+{
+	return h->opened && (h->columns_ready || h->ended);
+}
+
+static json_t *make_session(struct http_sink *h, const struct http_request *req)
+{
+	return session_json(h, req->token);
+}
+
+static enum MHD_Result answer_session(void *ctx, const struct http_request *req)
+{
+	return answer_json(ctx, req, session_ready, make_session, JSON_COMPACT);
 }
 
 /* {"time_s", "ended", "processes": [{"pid", "comm", "first_s", "ended_s" (null: running),
@@ -1430,27 +1448,19 @@ static json_t *totals_json(struct http_sink *h)
 	return o;
 }
 
+static bool totals_ready(const struct http_sink *h)
+{
+	return h->opened;
+}
+
+static json_t *make_totals(struct http_sink *h, const struct http_request *req)
+{
+	return totals_json(h);
+}
+
 static enum MHD_Result answer_totals(void *ctx, const struct http_request *req)
 {
-	struct http_sink *h = ctx;
-	json_t *o;
-	char *text;
-	enum MHD_Result ret;
-
-	pthread_mutex_lock(&h->lock);
-	if (!h->opened) {
-		pthread_mutex_unlock(&h->lock);
-		return not_ready(req->conn);
-	}
-	o = totals_json(h);
-	pthread_mutex_unlock(&h->lock);
-	text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
-	json_decref(o);
-	if (!text)
-		return http_respond_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-	ret = http_respond(req->conn, MHD_HTTP_OK, "application/json", text, strlen(text));
-	free(text);
-	return ret;
+	return answer_json(ctx, req, totals_ready, make_totals, JSON_COMPACT | JSON_REAL_PRECISION(17));
 }
 
 static enum MHD_Result answer_stream(void *ctx, const struct http_request *req)
