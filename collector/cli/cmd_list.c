@@ -125,7 +125,7 @@ static void list_libpfm(const struct host *host)
 	int cursor = 0, openable = 0, claimed = 0;
 
 	printf("%-28s %-8s %-7s %-22s %s\n", "libpfm4 PMU", "libpfm4", "kind", "kernel PMU", "openable here");
-	while (pfm_pmu_iterate(host, &cursor, &view)) {
+	while (pfm_pmu_iterate(&cursor, &view)) {
 		const struct pmu *core = host_core_pmu(host);
 		bool present_in_kernel;
 

@@ -9,6 +9,7 @@
 
 #include "events/event.h"
 #include "host/host.h"
+#include "host/pmu_vendor.h"
 
 static int pfm_ready(struct ms_error *err)
 {
@@ -27,9 +28,9 @@ static int pfm_ready(struct ms_error *err)
 	return state > 0 ? 0 : -1;
 }
 
-bool pfm_kernel_pmu_name(const struct host *host, const char *pfm_name, char *buf, size_t size)
+bool pfm_kernel_pmu_name(const char *pfm_name, char *buf, size_t size)
 {
-	return pmu_vendor_kernel_name(host->vendors, pfm_name, buf, size);
+	return pmu_vendor_kernel_name(pmu_vendors_load(), pfm_name, buf, size);
 }
 
 /* Keep only the bits of code that the kernel PMU's format fields describe in
@@ -52,7 +53,7 @@ static int encode_uncore(const struct host *host, const char *text, const char *
 	int count = 0, idx, ret;
 	const struct pmu *pmu;
 
-	if (!pfm_kernel_pmu_name(host, pfm_pmu, kernel_name, sizeof(kernel_name))) {
+	if (!pfm_kernel_pmu_name(pfm_pmu, kernel_name, sizeof(kernel_name))) {
 		ms_error_set(err, "'%s': libpfm4 PMU %s has no known kernel PMU name; "
 			     "use the kernel's spelling instead (pmu/event=...,umask=.../), or name it in the "
 			     "libpfm4: key of its catalog family (docs/catalog.md)", text, pfm_pmu);
@@ -141,7 +142,7 @@ int pfm_event_encode(const struct host *host, const char *text, struct event *ev
 	return encode_core(text, ev, err);
 }
 
-bool pfm_pmu_iterate(const struct host *host, int *cursor, struct pfm_pmu_view *view)
+bool pfm_pmu_iterate(int *cursor, struct pfm_pmu_view *view)
 {
 	pfm_pmu_info_t pinfo;
 
@@ -159,7 +160,7 @@ bool pfm_pmu_iterate(const struct host *host, int *cursor, struct pfm_pmu_view *
 		view->uncore = pinfo.type == PFM_PMU_TYPE_UNCORE;
 		view->nr_events = pinfo.nevents;
 		view->nr_counters = pinfo.num_cntrs;
-		if (!pfm_kernel_pmu_name(host, pinfo.name, view->kernel_pmu, sizeof(view->kernel_pmu)))
+		if (!pfm_kernel_pmu_name(pinfo.name, view->kernel_pmu, sizeof(view->kernel_pmu)))
 			view->kernel_pmu[0] = '\0';
 		(*cursor)++;
 		return true;

@@ -21,8 +21,8 @@ int pfm_event_encode(const struct host *host, const char *text, struct event *ev
 
 /* The sysfs PMU name that the kernel gives libpfm4's PMU pfm_name
  * ("wsm_unc" -> "uncore", "skx_unc_imc3" -> "uncore_imc_3"), as the catalog's
- * libpfm4: keys say (host->vendors); false if none does. */
-bool pfm_kernel_pmu_name(const struct host *host, const char *pfm_name, char *buf, size_t size);
+ * libpfm4: keys say (host/pmu_vendor.h, loaded on first use); false if none does. */
+bool pfm_kernel_pmu_name(const char *pfm_name, char *buf, size_t size);
 
 /* Iterate libpfm4's PMUs: fills name, description, whether libpfm4 thinks it
  * is present, whether it is uncore, and the kernel PMU it maps to (may be "").
@@ -36,6 +36,6 @@ struct pfm_pmu_view {
 	int nr_events;
 	int nr_counters;
 };
-bool pfm_pmu_iterate(const struct host *host, int *cursor, struct pfm_pmu_view *view);
+bool pfm_pmu_iterate(int *cursor, struct pfm_pmu_view *view);
 
 #endif

@@ -7,7 +7,6 @@
 #include "util/error.h"
 #include "host/cpu_identity.h"
 #include "host/pmu.h"
-#include "host/pmu_vendor.h"
 #include "host/sysfs.h"
 #include "host/topology.h"
 
@@ -16,7 +15,6 @@ struct host {
 	struct topology topo;
 	struct pmu_set pmus;
 	struct cpu_identity cpu;
-	const struct pmu_vendors *vendors;   /* the catalog's vendor facts (host/pmu_vendor.h), or NULL */
 	bool cpus_restricted;    /* host_restrict_cpus: stat -C left some CPUs out */
 };
 

@@ -45,9 +45,9 @@ bool pmu_vendor_substitute(const char *tmpl, const char *subject, const regmatch
 			   char *buf, size_t size);
 void pmu_vendors_free(struct pmu_vendors *v);
 
-/* The table host_load attaches to each host: NULL with err when the catalog
- * cannot say (the host then has no vendor facts; the command that reads the
- * catalog reports why). Set once by the command layer, before host_load. */
+/* The table, loaded on first use by the loader the command layer set (once,
+ * before host_load): NULL when none is set or the catalog cannot say (no
+ * vendor facts then; the command that reads the catalog reports why). */
 typedef const struct pmu_vendors *(*pmu_vendors_loader)(struct ms_error *err);
 void pmu_vendors_set_loader(pmu_vendors_loader load);
 const struct pmu_vendors *pmu_vendors_load(void);

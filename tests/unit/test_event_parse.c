@@ -199,7 +199,7 @@ static void generic_and_lists(void)
 
 int main(void)
 {
-	/* libpfm4's PMU names are the catalog's libpfm4: keys, handed to host_load as memscope's main does. */
+	/* libpfm4's PMU names are the catalog's libpfm4: keys, loaded as memscope's main sets it. */
 	setenv("MEMSCOPE_CATALOG_DIR", MEMSCOPE_SOURCE_DIR "/catalog", 1);
 	pmu_vendors_set_loader(catalog_pmu_vendors);
 	westmere();
