@@ -1,4 +1,10 @@
-/* Loading and validating the catalog (format: docs/catalog.md). */
+/* Loading and validating the catalog (format: docs/catalog.md).
+ *
+ * What is where: freeing; metrics.yaml (kinds, groups, formulas bound to
+ * metric indices, cycles refused); catalog/pmu/<family>.yaml (detect, roles
+ * with their events, mappings bound to role.event, unavailable, sampling;
+ * the vendor keys are catalog_vendor.c's); then catalog_load,
+ * catalog_add_plugin_family and catalog_load_default. */
 #include "catalog/catalog.h"
 #include "catalog/catalog_sampling.h"
 

@@ -1,3 +1,13 @@
+/* The eBPF source (bpf_source.h): memscope's probes read as proc.* series.
+ * What is where:
+ * - The series it serves (series_descs) and their derivation (Values).
+ * - Processes: the per-process table, their series added and retired.
+ * - Reading the task table the probes fill: threads gone, exits, renames.
+ * - Source operations: open, enable, sample (a frame's values), close.
+ * - Creating: the per-node state, the task table's size, the ring of exit
+ *   records, bpf_source_create.
+ * - The registry kind: which names are proc.* series, and whether this
+ *   host can load the probes. */
 #include "sources/bpf_source.h"
 #include "sources/registry.h"
 

@@ -1,3 +1,16 @@
+/* The HTTP sink (http_sink.h). What is where:
+ * - What the page charts (struct column), /metrics' running totals (struct
+ *   series_live, ended_series, metric_state) and struct http_sink.
+ * - Series state: naming a series for Prometheus, growing with the table.
+ * - Columns: the page's columns, built from the plan and the first frame.
+ * - The sink (on the sink thread): http_open; rows and batches for the
+ *   stream (column_value, flush); the process table (write_processes,
+ *   place_processes); totals and ended series (update_totals, keep_ended,
+ *   fold_oldest); the sink_ops (http_frame, http_series, http_event, http_end).
+ * - Answers (on the server's threads): /metrics (copied under the lock by
+ *   copy_series, rendered by render_self/render_metrics/render_series),
+ *   /api/session and /api/totals (answer_json), /api/stream, control;
+ *   http_sink_init registers the routes. */
 #include "sinks/http/http_sink.h"
 
 #include <inttypes.h>
