@@ -1,4 +1,10 @@
-/* Loading and validating the catalog (format: docs/catalog.md). */
+/* Loading and validating the catalog (format: docs/catalog.md).
+ *
+ * What is where: freeing; metrics.yaml (kinds, groups, formulas bound to
+ * metric indices, cycles refused); catalog/pmu/<family>.yaml (detect, roles
+ * with their events, mappings bound to role.event, unavailable, sampling;
+ * the vendor keys are catalog_vendor.c's); then catalog_load,
+ * catalog_add_plugin_family and catalog_load_default. */
 #include "catalog/catalog.h"
 #include "catalog/catalog_sampling.h"
 
@@ -10,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "catalog/catalog_vendor.h"
 #include "catalog/catalog_yaml.h"
 #include "util/text_append.h"
 #include "util/data_dir.h"
@@ -20,11 +27,12 @@
 static const char *const metric_keys[] = { "name", "unit", "kind", "description", "formula", "vendors", "formerly",
 	"plugin", "groups", "scale_unit", NULL };
 static const char *const family_keys[] = { "family", "description", "priority", "sources", "detect", "pmus",
-					   "metrics", "unavailable", "uncore_since", "sampling", NULL };
+					   "metrics", "unavailable", "uncore_since", "sampling", "libpfm4", NULL };
 static const char *const detect_keys[] = { "cpu", NULL };
 static const char *const cpu_keys[] = { "vendor", "family", "model", "implementer", "part", NULL };
 static const char *const role_keys[] = { "match", "source", "requires_formats", "rejects_formats", "scope",
-					 "counters", "width", "description", "events", "counters_cpuid", "memory_node", NULL };
+					 "counters", "width", "description", "events", "counters_cpuid", "memory_node",
+					 "driver", "maker", "libpfm4", NULL };
 static const char *const event_keys[] = { "config", "perf", "procfs", "bpf", "plugin", "damon", "alias", "pfm",
 					  "description", "upstream_differs", "fixed", NULL };
 static const char *const mapping_keys[] = { "formula", "source", "caveat", "fidelity", "upstream_differs", "adds",
@@ -155,6 +163,7 @@ static void role_free(struct catalog_role *r)
 	free(r->description);
 	free(r->counters_cpuid);
 	free(r->memory_node);
+	catalog_vendor_free_role(r);
 	for (int i = 0; i < r->nr_events; i++) {
 		struct catalog_event *e = &r->events[i];
 
@@ -174,6 +183,7 @@ static void family_free(struct catalog_family *f)
 	free(f->plugin);
 	free(f->description);
 	free(f->uncore_since);
+	catalog_vendor_free_family(f);
 	free_strv(f->sources, f->nr_sources);
 	for (int i = 0; i < f->nr_cpus; i++) {
 		free(f->cpus[i].vendor);
@@ -790,7 +800,8 @@ static int parse_role(struct yaml_file *yf, yaml_node_t *key, yaml_node_t *val, 
 		}
 		role->match_compiled = true;
 	}
-	if (yaml_get_str(yf, val, "memory_node", false, &role->memory_node, name))
+	if (yaml_get_str(yf, val, "memory_node", false, &role->memory_node, name) ||
+	    catalog_vendor_parse_role(yf, val, role))
 		return -1;
 	if (role->memory_node && (strcmp(role->memory_node, "cxl_memdev") != 0 || role->source != ROLE_PERF))
 		return yaml_fail(yf, yaml_get(yf, val, "memory_node"), "role '%s': memory_node '%s' is not known; "
@@ -1037,7 +1048,8 @@ static int load_family(struct catalog *cat, const char *path, const char *plugin
 	    yaml_get_str(&yf, root, "description", true, &f->description, f->name) ||
 	    yaml_get_str(&yf, root, "uncore_since", false, &f->uncore_since, f->name) ||
 	    yaml_get_int(&yf, root, "priority", false, &prio, f->name) ||
-	    yaml_get_str_list(&yf, root, "sources", &f->sources, &f->nr_sources, f->name))
+	    yaml_get_str_list(&yf, root, "sources", &f->sources, &f->nr_sources, f->name) ||
+	    catalog_vendor_parse_family(&yf, root, f))
 		goto out;
 	/* Narrowed to int only once in range: 9223372036854775807 became -1 and won. */
 	if (prio < CATALOG_PRIORITY_MIN || prio > CATALOG_PRIORITY_MAX) {

@@ -72,6 +72,17 @@ struct catalog_event {
 	struct catalog_pos pos;
 };
 
+/* libpfm4's name for a kernel PMU (`libpfm4:` of a role or a family): a
+ * libpfm4 PMU name matching pfm is the kernel's `kernel`, \1..\9 standing for
+ * pfm's groups ("^skx_unc_imc([0-9]+)$" -> "uncore_imc_\1"). */
+struct catalog_pfm_name {
+	char *pfm;
+	regex_t pfm_re;
+	bool compiled;
+	char *kernel;
+	struct catalog_pos pos;
+};
+
 enum catalog_role_source { ROLE_PERF, ROLE_PROCFS, ROLE_BPF, ROLE_PLUGIN, ROLE_DAMON };
 
 /* One kind of PMU within a family, e.g. HiSilicon DDRC v1. */
@@ -99,6 +110,14 @@ struct catalog_role {
 	int cpuid_reg;            /* 0 eax, 1 ebx, 2 ecx, 3 edx */
 	int cpuid_lo, cpuid_hi;
 	char *description;
+	/* Vendor facts (catalog_vendor.c): the kernel module that creates these
+	 * PMUs, the CPU makers whose kernels do (cpuinfo vendor_id, "Arm" for any
+	 * Arm CPU), libpfm4's names for them. All optional. */
+	char *driver;
+	char **makers;
+	int nr_makers;
+	struct catalog_pfm_name *pfm_names;
+	int nr_pfm_names;
 	struct catalog_event *events;
 	int nr_events;
 	struct catalog_pos pos;
@@ -170,6 +189,9 @@ struct catalog_family {
 	int nr_unavailable;
 	struct catalog_sampling *sampling;   /* `sampling:` entries (catalog_sampling.h), in file order */
 	int nr_sampling;
+	/* libpfm4 names of this CPU's PMUs that no role matches (`libpfm4:` at the top). */
+	struct catalog_pfm_name *pfm_names;
+	int nr_pfm_names;
 };
 
 struct catalog {

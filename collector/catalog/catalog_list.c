@@ -76,7 +76,7 @@ static bool cpu_without_family(const struct resolution *res)
 static bool no_family_reason(const struct catalog *cat, const struct resolution *res, int i)
 {
 	(void)cat;
-	return strstr(res->metrics[i].why, "no catalog family") != NULL;
+	return res->metrics[i].no_family;
 }
 
 /* Each metric group (-M GROUP) with its metrics; one this host cannot

@@ -186,7 +186,7 @@ int sampling_choose(const struct resolution *res, const char *name, struct sampl
 
 			if (strcmp(e->name, name))
 				continue;
-			named = true;
+			named = out->named = true;
 			if (!res->families[f].cpu_match)
 				continue;
 			if (!entry_usable(res, e, &pmu, why, sizeof(why))) {
@@ -255,7 +255,7 @@ int sampling_explain(const struct resolution *res, const char *name, FILE *out, 
 	struct ms_error why_none = { "" };
 	bool chosen = sampling_choose(res, name, &choice, &why_none) == 0;
 
-	if (!chosen && strstr(why_none.text, "no catalog family names")) {
+	if (!chosen && !choice.named) {
 		*err = why_none;
 		return -1;
 	}

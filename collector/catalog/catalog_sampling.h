@@ -59,6 +59,7 @@ struct sampling_choice {
 	const struct catalog_sampling *entry;
 	char events[SAMPLING_EVENTS_MAX][256];   /* with {pmu} filled in */
 	int nr_events;
+	bool named;               /* some catalog family names it (set when none can be used, too) */
 };
 
 /* Choose for name ("mem") on the resolved host. -1 with err when no family

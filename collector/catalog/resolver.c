@@ -673,8 +673,10 @@ static void one_line_reason(const struct resolution *res, struct resolved_metric
 		/* A plugin's metric: not the CPU's to map. */
 	} else if (!cpu_has_family) {
 		snprintf(rm->why, sizeof(rm->why), "no catalog family matches this CPU (%s)", res->cpu.text);
+		rm->no_family = true;
 	} else {
 		snprintf(rm->why, sizeof(rm->why), "no catalog family for this CPU (%s) maps it", res->cpu.text);
+		rm->no_family = true;
 	}
 }
 
@@ -791,10 +793,12 @@ static int check_derived_ref(struct expr *ref, void *ctx)
 		append(c->rm->detail, sizeof(c->rm->detail), "%sneeds %s, which is not available%s",
 		       c->rm->detail[0] ? "; " : "", c->res->cat->metrics[ref->slot].name, reason);
 		/* One line: the first input missing, and its own one-line reason. */
-		if (!c->rm->why[0])
+		if (!c->rm->why[0]) {
 			snprintf(c->rm->why, sizeof(c->rm->why), "needs %s, not available: %.420s",
 				 c->res->cat->metrics[ref->slot].name,
 				 dep->why);
+			c->rm->no_family = dep->no_family;
+		}
 	}
 	if (!dep->available)
 		c->rm->available = false;

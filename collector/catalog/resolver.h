@@ -55,6 +55,9 @@ struct resolved_metric {
 	int add_family, add_mapping;
 	const struct catalog_family_metric *add_fm;
 	char why[512];             /* unavailable: one line, the family for this CPU and what it lacks */
+	/* Unavailable only for want of a catalog family for this CPU that maps it
+	 * (or, for a derived metric, its first missing input). */
+	bool no_family;
 	char detail[2048];         /* unavailable: every family's reason; available: skipped fallbacks */
 };
 

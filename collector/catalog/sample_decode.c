@@ -7,6 +7,7 @@
 
 #include "catalog/catalog_yaml.h"
 #include "events/spe_record.h"
+#include "util/array.h"
 
 #define PARTS_MAX 4
 
@@ -372,7 +373,7 @@ static int parse_conds(struct yaml_file *yf, yaml_node_t *n, const struct decode
 		};
 
 		c->on = ON_INPUT;
-		for (size_t i = 0; i < sizeof(cpu) / sizeof(cpu[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(cpu); i++)
 			if (!strcmp(name, cpu[i].name))
 				c->on = cpu[i].on;
 		if (c->on == ON_INPUT && (c->field = dsrc_index(base, name)) >= 0) {
@@ -878,7 +879,7 @@ void sample_decode_access(const struct sample_decoders *d, uint64_t data_src, st
 			{ "LOAD", 'L' }, { "STORE", 'S' }, { "PFETCH", 'P' }, { "EXEC", 'X' },
 		};
 
-		for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
 			if (!dsrc_name_value(op, ops[i].name, &bit) && (v & bit))
 				out->op = ops[i].letter;
 	}

@@ -83,32 +83,6 @@ static void check_permissions(struct doctor *d, const struct host *host)
 		ok("capabilities allow perf and BPF%s", "");
 }
 
-/* The kernel module that creates a role's PMUs, from the PMU names it matches. */
-static const char *driver_for(const struct catalog_role *role, const struct cpu_identity *cpu)
-{
-	static const struct {
-		const char *needle, *module;
-	} drivers[] = {
-		{ "_ddrc", "hisi_uncore_ddrc_pmu" }, { "_hha", "hisi_uncore_hha_pmu" },
-		{ "hisi_sccl([0-9]+)_l3c", "hisi_uncore_l3c_pmu" }, { "_sllc", "hisi_uncore_sllc_pmu" },
-		{ "_cpa", "hisi_uncore_cpa_pmu" }, { "pa", "hisi_uncore_pa_pmu" },
-		{ "amd_", "amd-uncore" }, { "arm_cmn", "arm-cmn" }, { "arm_dmc620", "arm_dmc620_pmu" },
-		{ "nvidia_", "nvidia_cspmu" },
-	};
-	const char *match = role->match ? role->match : "";
-
-	if (strncmp(match, "^hisi_", 6) != 0 && strstr(match, "uncore")) {
-		/* uncore_* is Intel's on x86 and ThunderX2's on Arm. */
-		return cpu->vendor[0] ? "intel-uncore" : "thunderx2_pmu";
-	}
-	for (size_t i = 0; i < sizeof(drivers) / sizeof(drivers[0]); i++) {
-		if (strcmp(drivers[i].needle, "pa") == 0 ? strncmp(match, "^hisi_sicl", 10) == 0
-							 : strstr(match, drivers[i].needle) != NULL)
-			return drivers[i].module;
-	}
-	return NULL;
-}
-
 static bool is_core_role(const struct catalog_role *role)
 {
 	return role->match && (strcmp(role->match, "^cpu$") == 0 || strncmp(role->match, "^armv8_", 7) == 0);
@@ -156,7 +130,7 @@ static void check_pmus(struct doctor *d, const struct host *host)
 		expected++;
 		for (int r = 0; r < fam->nr_roles; r++) {
 			const struct catalog_role *role = &fam->roles[r];
-			const char *module = driver_for(role, &res->cpu);
+			const char *module = role->driver;   /* the catalog's driver: key */
 			char what[768], fix[256];
 
 			if (rf->roles[r].nr_inst > 0) {

@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "util/array.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -47,11 +48,11 @@ const struct cli_entry cli_entries[] = {
 	{ &completion_command, cmd_completion },
 };
 
-const int cli_nr_entries = (int)(sizeof(cli_entries) / sizeof(cli_entries[0]));
+const int cli_nr_entries = (int)(ARRAY_SIZE(cli_entries));
 
 const struct cli_program *cli_program(void)
 {
-	static const struct cli_command *commands[sizeof(cli_entries) / sizeof(cli_entries[0])];
+	static const struct cli_command *commands[ARRAY_SIZE(cli_entries)];
 	static struct cli_program program;
 
 	if (!program.global) {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/catalog_vendor.h"
 #include "cli/commands.h"
 #include "cli/validation_store.h"
 #include "config.h"
@@ -84,6 +85,8 @@ int main(int argc, char **argv)
 	}
 	/* Lua reports read what `memscope validate` stored (memscope.validated). */
 	lua_engine_set_validation_reader(validation_measured);
+	/* Which maker's kernels create a PMU, and libpfm4's names for PMUs, are the catalog's. */
+	pmu_vendors_set_loader(catalog_pmu_vendors);
 	/* "memscope help" is --help, as in git and perf. */
 	if (argc == 2 && !strcmp(argv[1], "help"))
 		argv[1] = "--help";

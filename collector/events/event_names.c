@@ -1,4 +1,5 @@
 #include "events/event_names.h"
+#include "util/array.h"
 
 #include <linux/perf_event.h>
 #include <stddef.h>
@@ -49,7 +50,7 @@ static const struct generic_event generic_events[] = {
 
 const struct generic_event *generic_event_find(const char *name)
 {
-	for (size_t i = 0; i < sizeof(generic_events) / sizeof(generic_events[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(generic_events); i++)
 		if (!strcmp(generic_events[i].name, name))
 			return &generic_events[i];
 	return NULL;
@@ -57,7 +58,7 @@ const struct generic_event *generic_event_find(const char *name)
 
 const struct generic_event *generic_event_at(int index)
 {
-	if (index < 0 || (size_t)index >= sizeof(generic_events) / sizeof(generic_events[0]))
+	if (index < 0 || (size_t)index >= ARRAY_SIZE(generic_events))
 		return NULL;
 	return &generic_events[index];
 }

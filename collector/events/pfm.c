@@ -9,6 +9,7 @@
 
 #include "events/event.h"
 #include "host/host.h"
+#include "host/pmu_vendor.h"
 
 static int pfm_ready(struct ms_error *err)
 {
@@ -27,80 +28,9 @@ static int pfm_ready(struct ms_error *err)
 	return state > 0 ? 0 : -1;
 }
 
-/* libpfm4 box names that the kernel spells differently (Linux
- * arch/x86/events/intel/uncore_snbep.c names its boxes cbox, ubox...). */
-static const char *kernel_box_name(const char *box)
-{
-	static const struct { const char *pfm, *kernel; } boxes[] = {
-		{ "cbo", "cbox" }, { "ubo", "ubox" }, { "sbo", "sbox" }, { "r2pcie", "r2pcie" },
-	};
-
-	for (size_t i = 0; i < sizeof(boxes) / sizeof(boxes[0]); i++)
-		if (!strcmp(box, boxes[i].pfm))
-			return boxes[i].kernel;
-	return box;
-}
-
 bool pfm_kernel_pmu_name(const char *pfm_name, char *buf, size_t size)
 {
-	/* Whole-name mappings, from each PMU's perf_name in libpfm4 4.13
-	 * (lib/pfmlib_intel_nhm_unc.c, pfmlib_amd64_fam15h.c, pfmlib_amd64_fam19h_l3.c,
-	 * pfmlib_intel_rapl.c) and the kernel's PMU names. */
-	static const struct { const char *pfm, *kernel; } whole[] = {
-		{ "nhm_unc", "uncore" }, { "wsm_unc", "uncore" },
-		{ "amd64_fam15h_nb", "amd_nb" }, { "amd64_fam16h_nb", "amd_nb" },
-		{ "amd64_fam17h_zen2_l3", "amd_l3" }, { "amd64_fam19h_zen3_l3", "amd_l3" },
-		{ "amd64_fam19h_zen4_l3", "amd_l3" }, { "rapl", "power" }, { "perf", "software" },
-	};
-	const char *unc, *digits;
-	char box[64];
-	size_t len;
-
-	for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
-		if (!strcmp(pfm_name, whole[i].pfm)) {
-			snprintf(buf, size, "%s", whole[i].kernel);
-			return true;
-		}
-	}
-	/* ThunderX2: tx2_dmc0 -> uncore_dmc_0, tx2_llc0 -> uncore_l3c_0, tx2_ccpi0 -> uncore_ccpi2_0
-	 * (Linux drivers/perf/thunderx2_pmu.c). */
-	if (!strncmp(pfm_name, "tx2_", 4)) {
-		const char *rest = pfm_name + 4;
-
-		len = strcspn(rest, "0123456789");
-		if (!rest[len])
-			return false;
-		if (!strncmp(rest, "dmc", len))
-			snprintf(buf, size, "uncore_dmc_%s", rest + len);
-		else if (!strncmp(rest, "llc", len))
-			snprintf(buf, size, "uncore_l3c_%s", rest + len);
-		else if (!strncmp(rest, "ccpi", len))
-			snprintf(buf, size, "uncore_ccpi2_%s", rest + len);
-		else
-			return false;
-		return true;
-	}
-	/* HiSilicon uncore PMUs carry the kernel's own names. */
-	if (!strncmp(pfm_name, "hisi_", 5)) {
-		snprintf(buf, size, "%s", pfm_name);
-		return true;
-	}
-	/* Intel server uncore: <arch>_unc_<box><n> -> uncore_<box>_<n>. */
-	unc = strstr(pfm_name, "_unc_");
-	if (!unc)
-		return false;
-	unc += 5;
-	len = strcspn(unc, "0123456789");
-	if (len == 0 || len >= sizeof(box))
-		return false;
-	memcpy(box, unc, len);
-	box[len] = '\0';
-	digits = unc + len;
-	if (*digits)
-		snprintf(buf, size, "uncore_%s_%s", kernel_box_name(box), digits);
-	else
-		snprintf(buf, size, "uncore_%s", kernel_box_name(box));
-	return true;
+	return pmu_vendor_kernel_name(pmu_vendors_load(), pfm_name, buf, size);
 }
 
 /* Keep only the bits of code that the kernel PMU's format fields describe in
@@ -125,7 +55,8 @@ static int encode_uncore(const struct host *host, const char *text, const char *
 
 	if (!pfm_kernel_pmu_name(pfm_pmu, kernel_name, sizeof(kernel_name))) {
 		ms_error_set(err, "'%s': libpfm4 PMU %s has no known kernel PMU name; "
-			     "use the kernel's spelling instead (pmu/event=...,umask=.../)", text, pfm_pmu);
+			     "use the kernel's spelling instead (pmu/event=...,umask=.../), or name it in the "
+			     "libpfm4: key of its catalog family (docs/catalog.md)", text, pfm_pmu);
 		return -1;
 	}
 	pmu = pmu_find(&host->pmus, kernel_name);

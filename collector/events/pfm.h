@@ -20,7 +20,8 @@ struct event;
 int pfm_event_encode(const struct host *host, const char *text, struct event *ev, struct ms_error *err);
 
 /* The sysfs PMU name that the kernel gives libpfm4's PMU pfm_name
- * ("wsm_unc" -> "uncore", "skx_unc_imc3" -> "uncore_imc_3"); false if unknown. */
+ * ("wsm_unc" -> "uncore", "skx_unc_imc3" -> "uncore_imc_3"), as the catalog's
+ * libpfm4: keys say (host/pmu_vendor.h, loaded on first use); false if none does. */
 bool pfm_kernel_pmu_name(const char *pfm_name, char *buf, size_t size);
 
 /* Iterate libpfm4's PMUs: fills name, description, whether libpfm4 thinks it

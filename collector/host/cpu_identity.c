@@ -72,42 +72,21 @@ int cpu_identity_read(const struct sysfs_roots *roots, struct cpu_identity *id)
 	return 0;
 }
 
-/* Which CPU maker a PMU name belongs to, when only one maker's kernels create it. */
-static const char *pmu_maker(const char *name)
-{
-	static const struct {
-		const char *prefix, *maker;
-	} makers[] = {
-		{ "amd_", "AuthenticAMD" },   { "uncore", "GenuineIntel" },  { "cpu_core", "GenuineIntel" },
-		{ "cpu_atom", "GenuineIntel" }, { "armv8_", "Arm" },          { "hisi_", "Arm" },
-		{ "arm_cmn", "Arm" },           { "arm_dmc620", "Arm" },      { "nvidia_", "Arm" },
-	};
-
-	for (size_t i = 0; i < sizeof(makers) / sizeof(makers[0]); i++)
-		if (strncmp(name, makers[i].prefix, strlen(makers[i].prefix)) == 0)
-			return makers[i].maker;
-	return NULL;
-}
-
 int cpu_identity_check_pmus(const struct cpu_identity *id, const struct pmu_set *pmus,
-			    const struct sysfs_roots *roots, struct ms_error *err)
+			    const struct pmu_vendors *vendors, const struct sysfs_roots *roots, struct ms_error *err)
 {
 	const char *cpu_maker = id->vendor[0] ? id->vendor : id->implementer >= 0 ? "Arm" : NULL;
 
 	if (!cpu_maker)
 		return 0;
 	for (int i = 0; i < pmus->nr; i++) {
-		const char *maker = pmu_maker(pmus->pmus[i].name);
-		bool x86_cpu = id->vendor[0] != '\0';
+		/* The catalog's maker: of the first role whose match takes this name. */
+		const struct pmu_vendor_maker *m = pmu_vendor_maker_of(vendors, pmus->pmus[i].name);
+		const char *maker;
 
-		/* ThunderX2's uncore_l3c_N/uncore_dmc_N are Arm PMUs named like Intel's. */
-		if (maker && strcmp(maker, "GenuineIntel") == 0 && !x86_cpu)
-			maker = NULL;
-		if (!maker || strcmp(maker, cpu_maker) == 0)
+		if (!m || pmu_vendor_made_by(m, cpu_maker))
 			continue;
-		/* Hygon builds on AMD's design and uses the amd_* PMUs. */
-		if (strcmp(cpu_maker, "HygonGenuine") == 0 && strcmp(maker, "AuthenticAMD") == 0)
-			continue;
+		maker = m->makers[0];
 		ms_error_set(err, "%s/cpuinfo describes %s but %s/bus/event_source/devices has %s's PMU %s: the "
 			     "procfs and sysfs trees are of different machines; point MEMSCOPE_PROCFS_ROOT at the "
 			     "tree's own proc/ (or unset it to use <tree>/proc)", roots->proc, id->text, roots->sys,

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "host/pmu.h"
+#include "host/pmu_vendor.h"
 #include "host/sysfs.h"
 #include "util/error.h"
 
@@ -22,8 +23,9 @@ struct cpu_identity {
 int cpu_identity_read(const struct sysfs_roots *roots, struct cpu_identity *id);
 
 /* A procfs and a sysfs of different machines (an Intel cpuinfo beside AMD's
- * uncore PMUs, an x86 cpuinfo beside Arm PMUs) is an error naming both. */
+ * uncore PMUs, an x86 cpuinfo beside Arm PMUs) is an error naming both. Which
+ * maker's kernels create a PMU is the catalog's (vendors, may be NULL: no check). */
 int cpu_identity_check_pmus(const struct cpu_identity *id, const struct pmu_set *pmus,
-			    const struct sysfs_roots *roots, struct ms_error *err);
+			    const struct pmu_vendors *vendors, const struct sysfs_roots *roots, struct ms_error *err);
 
 #endif

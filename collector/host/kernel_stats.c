@@ -1,4 +1,5 @@
 #include "host/kernel_stats.h"
+#include "util/array.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@ static const struct kernel_stat_file files[] = {
 
 const struct kernel_stat_file *kernel_stat_file_of(const char *name)
 {
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
 		if (!strncmp(name, files[i].prefix, strlen(files[i].prefix)))
 			return &files[i];
 	return NULL;

@@ -1,4 +1,5 @@
 #include "host/page_node.h"
+#include "util/array.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -106,15 +107,8 @@ static int range_order(const void *a, const void *b)
 
 static int add_range(struct phys_node_map *map, int *cap, uint64_t start, uint64_t end, int node)
 {
-	if (map->nr == *cap) {
-		int grown_cap = *cap ? *cap * 2 : 64;
-		struct phys_range *grown = realloc(map->ranges, sizeof(*grown) * (size_t)grown_cap);
-
-		if (!grown)
-			return -1;
-		map->ranges = grown;
-		*cap = grown_cap;
-	}
+	if (array_grow_int(&map->ranges, cap, map->nr + 1, sizeof(*map->ranges)) < 0)
+		return -1;
 	map->ranges[map->nr++] = (struct phys_range){ start, end, node };
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "host/sysfs.h"
+#include "util/array.h"
 
 #define DEVICES_DIR "bus/event_source/devices"
 
@@ -24,7 +25,7 @@ static bool ends_with(const char *s, const char *suffix)
 
 static bool is_alias_attribute(const char *name)
 {
-	for (size_t i = 0; i < sizeof(alias_suffixes) / sizeof(alias_suffixes[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(alias_suffixes); i++)
 		if (ends_with(name, alias_suffixes[i]))
 			return true;
 	return false;

@@ -1,6 +1,12 @@
 /* The Lua engine: finding and loading scripts, the sandbox, the limits, and
  * calling callbacks so that a failing script is reported and disabled while
- * everything else goes on. */
+ * everything else goes on.
+ *
+ * What is where: finding scripts (built-in and user directories); limits
+ * (the memory budget, the CPU hook); errors (a failing script reported and
+ * disabled); the sandbox; loading (arguments, load_script, lua_engine_open);
+ * then the callbacks a run makes: lua_engine_start, frames, labels, samples,
+ * lua_engine_end, and lua_engine_free. */
 #include "lua/lua_engine.h"
 #include "metrics/sample_attrib.h"
 

@@ -1,4 +1,5 @@
 #include "pipeline/sink_queue.h"
+#include "util/array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -89,23 +90,6 @@ void sink_queue_destroy(struct sink_queue *q)
 
 /* ---- Producer ---- */
 
-static int grow(void **list, int *cap, int need, size_t elem)
-{
-	void *grown;
-	int next = *cap ? *cap : 16;
-
-	if (need <= *cap)
-		return 0;
-	while (next < need)
-		next *= 2;
-	grown = realloc(*list, elem * (size_t)next);
-	if (!grown)
-		return -1;
-	*list = grown;
-	*cap = next;
-	return 0;
-}
-
 /* Add src's changes to the buffer's lists (after what they hold). A list
  * that cannot grow keeps what it has: the changes it misses are counted. */
 static void add_changes(struct sink_queue *q, struct sink_frame_buf *b, const struct series_changes *src)
@@ -113,7 +97,7 @@ static void add_changes(struct sink_queue *q, struct sink_frame_buf *b, const st
 	struct series_changes *c = &b->changes;
 
 	if (src && src->nr_added) {
-		if (grow((void **)&b->added, &b->cap_added, c->nr_added + src->nr_added, sizeof(int)) == 0) {
+		if (array_grow_int(&b->added, &b->cap_added, c->nr_added + src->nr_added, sizeof(int)) == 0) {
 			memcpy(b->added + c->nr_added, src->added, sizeof(int) * (size_t)src->nr_added);
 			c->nr_added += src->nr_added;
 		} else {
@@ -121,7 +105,7 @@ static void add_changes(struct sink_queue *q, struct sink_frame_buf *b, const st
 		}
 	}
 	if (src && src->nr_retired) {
-		if (grow((void **)&b->retired, &b->cap_retired, c->nr_retired + src->nr_retired, sizeof(int)) == 0) {
+		if (array_grow_int(&b->retired, &b->cap_retired, c->nr_retired + src->nr_retired, sizeof(int)) == 0) {
 			memcpy(b->retired + c->nr_retired, src->retired, sizeof(int) * (size_t)src->nr_retired);
 			c->nr_retired += src->nr_retired;
 		} else {
@@ -153,7 +137,7 @@ static void merge_into(struct sink_queue *q, struct sink_frame_buf *b, const str
 	int nr_saved = ended->nr_retired;
 
 	frame_fit(&b->frame, next->nr);
-	if (grow((void **)&b->saved, &b->cap_saved, nr_saved, sizeof(struct sample)) < 0)
+	if (array_grow_int(&b->saved, &b->cap_saved, nr_saved, sizeof(struct sample)) < 0)
 		nr_saved = 0;
 	for (int k = 0; k < nr_saved; k++)
 		b->saved[k] = b->frame.samples[ended->retired[k]];

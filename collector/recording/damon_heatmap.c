@@ -6,17 +6,15 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "recording/recording.h"
-
-extern char **environ;
+#include "util/array.h"
+#include "util/plot_launch.h"
 
 /* ' ' no region in the cell, '.' 0%, then eighths of the samples. */
 static const char ramp[] = ".:-=+*#%@";
@@ -44,19 +42,6 @@ struct heat_input {
 	uint64_t range_low[64], range_high[64];
 	uint64_t has_range;
 };
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	if (!(n = realloc(*p, (*cap ? *cap * 2 : 256) * size)))
-		return -1;
-	*p = n;
-	*cap = *cap ? *cap * 2 : 256;
-	return 0;
-}
 
 /* host.memory_ranges: each node's lowest and highest address. */
 static int read_ranges(const char *path, const json_t *ranges, struct heat_input *in, struct ms_error *err)
@@ -113,7 +98,7 @@ static int read_input(const char *path, int node, struct heat_input *in, struct 
 			in->all_nodes |= d->nodes;
 			if (node >= 0 && !(d->nodes >> node & 1))
 				continue;
-			if (grow((void **)&in->regions, &in->cap, in->nr + 1, sizeof(*in->regions)) < 0)
+			if (array_grow(&in->regions, &in->cap, in->nr + 1, sizeof(*in->regions)) < 0)
 				goto oom;
 			in->regions[in->nr++] = (struct heat_region){ .t_ns = rec.item.time_ns, .start = d->start,
 								     .end = d->end, .nodes = d->nodes,
@@ -121,7 +106,7 @@ static int read_input(const char *path, int node, struct heat_input *in, struct 
 		} else if (rec.kind == RECORD_LABEL) {
 			struct heat_label *l;
 
-			if (grow((void **)&in->labels, &in->cap_labels, in->nr_labels + 1, sizeof(*in->labels)) < 0)
+			if (array_grow(&in->labels, &in->cap_labels, in->nr_labels + 1, sizeof(*in->labels)) < 0)
 				goto oom;
 			l = &in->labels[in->nr_labels++];
 			l->t_ns = rec.t_ns;
@@ -357,38 +342,14 @@ static void write_json(const struct heat_input *in, const struct heat_map *m, FI
 	fprintf(f, "]}\n");
 }
 
-static bool is_file(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* The plot script memscope bench draws with: MEMSCOPE_BENCH_PLOT, the
- * source tree's (a build not installed), or the installed one. */
-static const char *plot_script(char *buf, size_t size)
-{
-	const char *env = getenv("MEMSCOPE_BENCH_PLOT");
-
-	if (env && env[0])
-		return env;
-	snprintf(buf, size, "%s/contrib/bench/suite/plot.py", MEMSCOPE_SOURCE_DIR);
-	if (is_file(buf))
-		return buf;
-	snprintf(buf, size, "%s/bench/plot.py", MEMSCOPE_DATADIR);
-	return is_file(buf) ? buf : NULL;
-}
-
 static int draw(const struct heat_input *in, const struct heat_map *m, const char *path, const char *plot_path,
 		struct ms_error *err)
 {
-	const char *dot = strrchr(plot_path, '.'), *python = getenv("MEMSCOPE_PYTHON");
-	char script_buf[4200], json_path[4200], prefix[4200];
-	const char *script = plot_script(script_buf, sizeof(script_buf));
+	const char *dot = strrchr(plot_path, '.');
+	char script_buf[4200], json_path[4200], prefix[4200], why[512];
+	const char *script = plot_script_path(MEMSCOPE_SOURCE_DIR, MEMSCOPE_DATADIR, script_buf, sizeof(script_buf));
 	const char *tmp = getenv("TMPDIR");
-	char *argv[6];
-	pid_t pid;
-	int fd, status;
+	int fd, drawn;
 	FILE *f;
 
 	if (!dot || (strcmp(dot, ".png") && strcmp(dot, ".svg"))) {
@@ -416,33 +377,10 @@ static int draw(const struct heat_input *in, const struct heat_map *m, const cha
 		unlink(json_path);
 		return -1;
 	}
-	/* As memscope bench: the first python3 that has matplotlib (exit 3:
-	 * none here, the next one is tried). */
-	const char *pythons[] = { python && python[0] ? python : "python3", "/usr/bin/python3" };
-	int drawn = -1;
-
-	ms_error_set(err, "--plot: no python3 with matplotlib was found (Debian: apt-get install python3-matplotlib; "
-		     "or set MEMSCOPE_PYTHON to a python that has it)");
-	for (size_t i = 0; i < sizeof(pythons) / sizeof(pythons[0]) && drawn < 0; i++) {
-		argv[0] = (char *)pythons[i];
-		argv[1] = (char *)script;
-		argv[2] = json_path;
-		argv[3] = prefix;
-		argv[4] = (char *)(dot + 1);
-		argv[5] = NULL;
-		if (i && !strcmp(pythons[i], pythons[0]))
-			continue;
-		if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0 || waitpid(pid, &status, 0) < 0 ||
-		    !WIFEXITED(status))
-			continue;
-		if (WEXITSTATUS(status) == 0) {
-			drawn = 0;
-		} else if (WEXITSTATUS(status) != 3) {
-			ms_error_set(err, "--plot: %s %s failed (exit %d; its message is above)", argv[0], script,
-				     WEXITSTATUS(status));
-			break;
-		}
-	}
+	/* As memscope bench draws (util/plot_launch.h). */
+	drawn = plot_draw(MEMSCOPE_SOURCE_DIR, MEMSCOPE_DATADIR, json_path, prefix, dot + 1, why, sizeof(why));
+	if (drawn < 0)
+		ms_error_set(err, "--plot: %s", why);
 	unlink(json_path);
 	return drawn;
 }

@@ -1,4 +1,5 @@
 #include "recording/recording_host.h"
+#include "util/array.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -88,7 +89,7 @@ json_t *recording_host_snapshot(const struct sysfs_roots *roots)
 		json_decref(files);
 		return NULL;
 	}
-	for (size_t i = 0; i < sizeof(snapshot_globs) / sizeof(snapshot_globs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(snapshot_globs); i++) {
 		const char *pattern = snapshot_globs[i];
 		const char *root = !strncmp(pattern, "sys/", 4) ? roots->sys : roots->proc;
 		size_t root_len = strlen(root);

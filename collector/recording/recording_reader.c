@@ -3,7 +3,13 @@
  * wrong type, a value out of range or a line that is not JSON is an error
  * naming FILE:LINE and what was expected. A file that ends without its end
  * record was cut (memscope killed, disk full): everything before the cut is
- * read, and recording_reader_cut() says so. */
+ * read, and recording_reader_cut() says so.
+ *
+ * What is where: Lines (plain or zstd, next_line, parse_line); Checked
+ * members (typed reads that name FILE:LINE); Header (series, topology,
+ * catalog, read_header; recording_reader_open); Records (frames, the
+ * series that start and retire, labels, control events, samples, the end
+ * record; recording_reader_cut, _close). */
 #include "recording/recording.h"
 #include "recording/recording_samples.h"
 

@@ -7,6 +7,7 @@
 
 #include "recording/recording.h"
 #include "util/number_format.h"
+#include "util/array.h"
 
 /* ---- Writing ---- */
 
@@ -487,7 +488,7 @@ static int read_lost(const struct line_ctx *c, const json_t *rec, struct sample_
 	    get_int(c, a, 1, "lost event", -1, 65535, &v[1]) < 0 ||
 	    get_int(c, a, 2, "lost count", 0, INT64_MAX, &v[2]) < 0)
 		return -1;
-	for (int i = 0; why && i < (int)(sizeof(lost_names) / sizeof(lost_names[0])); i++)
+	for (int i = 0; why && i < (int)(ARRAY_SIZE(lost_names)); i++)
 		if (!strcmp(why, lost_names[i]))
 			kind = i;
 	if (kind < 0)

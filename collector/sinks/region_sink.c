@@ -354,8 +354,7 @@ static void csv_region(struct region_sink *rs, const struct region *r, bool head
 						    t->units[col], coverage };
 
 				if (cell->status != CELL_OK) {
-					snprintf(value, sizeof(value), "%s", cell->status == CELL_NOT_APPLICABLE ? "n/a"
-						 : cell->status == CELL_UNSUPPORTED ? "<not supported>" : "<not counted>");
+					snprintf(value, sizeof(value), "%s", stat_cell_status_text(cell->status));
 				} else {
 					if (cell->integer)
 						snprintf(value, sizeof(value), "%llu", (unsigned long long)cell->raw);

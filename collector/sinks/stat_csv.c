@@ -7,12 +7,7 @@
 
 static const char *status_text(const struct stat_cell *cell)
 {
-	switch (cell->status) {
-	case CELL_UNSUPPORTED: return "<not supported>";
-	case CELL_NOT_APPLICABLE: return "n/a";
-	case CELL_NOT_COUNTED: return "<not counted>";
-	default: return NULL;
-	}
+	return stat_cell_status_text(cell->status);
 }
 
 /* --self-describing: a header, then one line per (time, scope, event or

@@ -50,14 +50,14 @@ static void plain_value(const struct stat_table *t, int col, const struct stat_c
 
 static void text_value(const struct stat_table *t, int col, const struct stat_cell *cell, char *buf, size_t size)
 {
+	const char *status = stat_cell_status_text(cell->status);
+
 	if (scaled_value(t, col, cell, buf, size))
 		return;
-	switch (cell->status) {
-	case CELL_UNSUPPORTED: snprintf(buf, size, "<not supported>"); return;
-	case CELL_NOT_APPLICABLE: snprintf(buf, size, "n/a"); return;
-	case CELL_NOT_COUNTED: snprintf(buf, size, "<not counted>"); return;
-	default: number_human(buf, size, cell->value, 0); return;
-	}
+	if (status)
+		snprintf(buf, size, "%s", status);
+	else
+		number_human(buf, size, cell->value, 0);
 }
 
 static int text_width(const struct stat_table *t, int col)

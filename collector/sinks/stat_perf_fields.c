@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/number_format.h"
+#include "util/array.h"
 
 void perf_fields_row(const struct stat_table *t, int row, struct perf_fields *f)
 {
@@ -82,11 +83,11 @@ bool perf_fields_of(const struct stat_table *t, int row, int col, struct perf_fi
 	f->has_noise = t->runs > 1;
 	switch (cell->status) {
 	case CELL_UNSUPPORTED:
-		snprintf(f->counter, sizeof(f->counter), "<not supported>");
+		snprintf(f->counter, sizeof(f->counter), "%s", stat_cell_status_text(cell->status));
 		snprintf(f->pcnt, sizeof(f->pcnt), "100.00");
 		return true;
 	case CELL_NOT_COUNTED:
-		snprintf(f->counter, sizeof(f->counter), "<not counted>");
+		snprintf(f->counter, sizeof(f->counter), "%s", stat_cell_status_text(cell->status));
 		snprintf(f->pcnt, sizeof(f->pcnt), "0.00");
 		return true;
 	default:
@@ -160,7 +161,7 @@ static void rate_unit(double *rate, char *unit, size_t size)
 {
 	static const struct { double at; char prefix; } steps[] = { { 1e9, 'G' }, { 1e6, 'M' }, { 1e3, 'K' } };
 
-	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++)
 		if (*rate >= steps[i].at) {
 			*rate /= steps[i].at;
 			snprintf(unit, size, "%c/sec", steps[i].prefix);

@@ -9,6 +9,16 @@
 #include "lua/lua_engine.h"
 #include "metrics/metrics.h"
 
+const char *stat_cell_status_text(enum stat_cell_status status)
+{
+	switch (status) {
+	case CELL_UNSUPPORTED: return "<not supported>";
+	case CELL_NOT_APPLICABLE: return "n/a";
+	case CELL_NOT_COUNTED: return "<not counted>";
+	default: return NULL;
+	}
+}
+
 static enum metric_scope scope_of(enum aggr_mode mode)
 {
 	switch (mode) {
@@ -42,6 +52,15 @@ static bool wanted(const char *name, const char *const *events, int nr_events)
 		if (!strcmp(events[i], name))
 			return true;
 	return false;
+}
+
+/* The aggregation's row of key, or -1. */
+static int aggr_row_of(const struct aggregation *aggr, int key)
+{
+	for (int k = 0; k < aggr->nr_rows; k++)
+		if (aggr->row_keys[k] == key)
+			return k;
+	return -1;
 }
 
 int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const char *const *events,
@@ -115,8 +134,13 @@ int stat_table_init(struct stat_table *t, const struct aggregation *aggr, const 
 			t->units[c] = "";
 	}
 	t->cells = calloc((size_t)(t->nr_rows * (t->nr_columns ? t->nr_columns : 1)), sizeof(*t->cells));
-	if (!t->cells)
+	t->aggr_row = calloc((size_t)t->nr_rows + 1, sizeof(int));
+	if (!t->cells || !t->aggr_row)
 		goto oom;
+	/* The aggregation's rows are fixed when it is made: map them by key once, not every frame. */
+	t->aggr_nr_rows = aggr->nr_rows;
+	for (int r = 0; r < t->nr_rows; r++)
+		t->aggr_row[r] = aggr_row_of(aggr, t->row_keys[r]);
 	return 0;
 oom:
 	stat_table_free(t);
@@ -243,6 +267,7 @@ void stat_table_free(struct stat_table *t)
 	free(t->row_keys);
 	free(t->row_names);
 	free(t->row_cpus);
+	free(t->aggr_row);
 	free(t->names);
 	free(t->units);
 	free(t->cgroups);
@@ -273,12 +298,11 @@ static const char *not_split_why(enum aggr_mode mode)
 
 void stat_table_set_events(struct stat_table *t, const struct aggregation *aggr, const struct aggr_cell *cells)
 {
-	for (int r = 0; r < t->nr_rows; r++) {
-		int ar = -1;
+	bool mapped = t->aggr_row && t->aggr_nr_rows == aggr->nr_rows;
 
-		for (int k = 0; k < aggr->nr_rows; k++)
-			if (aggr->row_keys[k] == t->row_keys[r])
-				ar = k;
+	for (int r = 0; r < t->nr_rows; r++) {
+		int ar = mapped ? t->aggr_row[r] : aggr_row_of(aggr, t->row_keys[r]);
+
 		for (int c = 0; c < t->nr_event_columns; c++) {
 			int ac = t->event_source_column[c];
 			struct stat_cell *out = &t->cells[r * t->nr_columns + c];

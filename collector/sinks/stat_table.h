@@ -23,6 +23,10 @@ enum stat_cell_status {
 	CELL_NOT_COUNTED,       /* a read failed this interval, or a metric's inputs are missing */
 };
 
+/* How a cell with no number is written in every text output ("<not supported>",
+ * "n/a", "<not counted>", perf's spellings); NULL for CELL_OK. */
+const char *stat_cell_status_text(enum stat_cell_status status);
+
 struct stat_cell {
 	double value;           /* in the column's unit (scale applied) */
 	double coverage;        /* 0..1: share of the interval counted */
@@ -46,6 +50,10 @@ struct stat_table {
 	int *row_keys;          /* cpu/socket/node number or channel index, -1 for the total row */
 	char (*row_names)[16];  /* threads (AGGR_THREAD): each row's name (comm), else NULL */
 	int *row_cpus;          /* CPUs each row adds up (perf's aggregate-number), or NULL: unknown */
+	/* Per row: its row in the aggregation stat_table_init was given (-1:
+	 * none), found once by key; aggr_nr_rows is that aggregation's nr_rows. */
+	int *aggr_row;
+	int aggr_nr_rows;
 	const struct metric_engine *engine; /* names the channel rows; may be NULL */
 	int nr_columns;
 	int nr_event_columns;   /* columns [0, nr_event_columns) are events, the rest metrics */

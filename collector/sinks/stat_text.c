@@ -53,13 +53,12 @@ void stat_output_totals(struct stat_output *o, double elapsed_s, const struct st
 
 void stat_cell_text(const struct stat_cell *cell, char *buf, size_t size)
 {
+	const char *status = stat_cell_status_text(cell->status);
 	char number[64];
 
-	switch (cell->status) {
-	case CELL_UNSUPPORTED: snprintf(buf, size, "<not supported>"); return;
-	case CELL_NOT_APPLICABLE: snprintf(buf, size, "n/a"); return;
-	case CELL_NOT_COUNTED: snprintf(buf, size, "<not counted>"); return;
-	default: break;
+	if (status) {
+		snprintf(buf, size, "%s", status);
+		return;
 	}
 	number_human(number, sizeof(number), cell->value, cell->integer);
 	if (cell->coverage < 0.9999)

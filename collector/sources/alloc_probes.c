@@ -16,6 +16,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
 #include "bpf/allocs.skel.h"
+#include "util/array.h"
 #pragma GCC diagnostic pop
 
 #define LINKS_MAX 256
@@ -152,7 +153,7 @@ static struct bpf_link *attach_one(struct bpf_program *prog, const char *binary,
  * and free are required; the others are attached when the binary has them. */
 static int attach(struct alloc_probes *ap, const char *binary, pid_t pid, struct ms_error *err)
 {
-	for (size_t f = 0; f < sizeof(functions) / sizeof(functions[0]); f++) {
+	for (size_t f = 0; f < ARRAY_SIZE(functions); f++) {
 		for (int leave = 0; leave < 2; leave++) {
 			struct bpf_program *prog = program(ap->skel, functions[f], leave);
 			struct bpf_link *link;

@@ -1,3 +1,13 @@
+/* The eBPF source (bpf_source.h): memscope's probes read as proc.* series.
+ * What is where:
+ * - The series it serves (series_descs) and their derivation (Values).
+ * - Processes: the per-process table, their series added and retired.
+ * - Reading the task table the probes fill: threads gone, exits, renames.
+ * - Source operations: open, enable, sample (a frame's values), close.
+ * - Creating: the per-node state, the task table's size, the ring of exit
+ *   records, bpf_source_create.
+ * - The registry kind: which names are proc.* series, and whether this
+ *   host can load the probes. */
 #include "sources/bpf_source.h"
 #include "sources/registry.h"
 
@@ -16,6 +26,7 @@
 #include "host/privileges.h"
 #include "host/sysfs.h"
 #include "sources/bpf/bpf_probes.h"
+#include "util/array.h"
 
 #define DEFAULT_RING_BYTES (4u << 20)
 #define EXIT_RING_BYTES (256u << 10)   /* ~800 exits between two samples before the reader is woken */
@@ -79,7 +90,7 @@ static const struct series_desc series_descs[] = {
 	{ "proc.bpf_drops", "", SERIES_COUNTER, V_DROPS, 0, TOTAL_ONLY },
 };
 
-#define NR_DESCS ((int)(sizeof(series_descs) / sizeof(series_descs[0])))
+#define NR_DESCS ((int)(ARRAY_SIZE(series_descs)))
 /* Series of one process or thread: every desc, pages once per kept node. */
 #define MAX_TASK_SERIES (NR_DESCS + MS_BPF_SLOT_NODES)
 

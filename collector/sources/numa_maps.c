@@ -1,4 +1,5 @@
 #include "sources/numa_maps.h"
+#include "util/array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +31,7 @@ static int policy_of(const char *text, const char *end)
 		{ "default", NUMA_POLICY_DEFAULT }, { "bind", NUMA_POLICY_BIND }, { "local", NUMA_POLICY_LOCAL },
 	};
 
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
 		size_t len = strlen(modes[i].text);
 
 		if ((size_t)(end - text) >= len && !strncmp(text, modes[i].text, len) &&

@@ -1,3 +1,12 @@
+/* The perf source (perf_source.h): perf events through libperf. What is where:
+ * - Events to groups: cgroups, CPU and thread maps (cpu_map_of,
+ *   target_thread_map), group_open with its bisection of a group that fails.
+ * - Reading: leader fds and one read() per group (find_leader_fds,
+ *   group_prepare_reads), the series each group adds (add_series), the
+ *   tracepoint counts (tp_open, tp_sample).
+ * - Source operations: perf_open, enable/disable, pause/resume, perf_sample
+ *   (a frame's deltas), perf_close, perf_notes; perf_source_create.
+ * - The registry kind: every name no other kind claims is a perf event. */
 #include "sources/perf_source.h"
 
 #include <dirent.h>

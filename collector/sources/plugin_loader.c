@@ -16,6 +16,7 @@
 #include "events/plugin_series.h"
 #include "host/sysfs.h"
 #include "util/trusted_path.h"
+#include "util/array.h"
 
 /* Everything one plugin needs while it loads; freed with the entry. */
 static struct loaded_plugin *new_entry(struct plugin_set *set, const char *path, bool named)
@@ -98,7 +99,7 @@ static int check_descriptor(const struct plugin_set *set, struct loaded_plugin *
 		return refuse(p, "plugin ABI version mismatch: built for version %u, this memscope loads version %u "
 			      "(rebuild it against this memscope's <memscope/plugin.h>)", d->abi_version,
 			      MEMSCOPE_PLUGIN_ABI_VERSION);
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
 		uint32_t theirs;
 
 		memcpy(&theirs, (const char *)d + sizes[i].offset, sizeof(theirs));

@@ -1,5 +1,6 @@
 #include "sources/recording_source.h"
 #include "sources/registry.h"
+#include "util/array.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,15 +32,8 @@ struct recording_source {
 
 static int push(int **list, int *nr, int *cap, int value)
 {
-	if (*nr == *cap) {
-		int grown_cap = *cap ? *cap * 2 : 64;
-		int *grown = realloc(*list, sizeof(int) * (size_t)grown_cap);
-
-		if (!grown)
-			return -1;
-		*list = grown;
-		*cap = grown_cap;
-	}
+	if (array_grow_int(list, cap, *nr + 1, sizeof(**list)) < 0)
+		return -1;
 	(*list)[(*nr)++] = value;
 	return 0;
 }

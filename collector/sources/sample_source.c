@@ -1,3 +1,11 @@
+/* The sample source (sample_source.h): sampled memory accesses with their
+ * data addresses and nodes. What is where:
+ * - Delivering samples to the pipeline; the nodes of sampled data (from the
+ *   physical address, or numa_maps for those that have none yet).
+ * - Reading the rings (drained on readiness and on a timer).
+ * - Opening the sampling events the catalog chose.
+ * - Source operations (open, enable, sample, close).
+ * - The registry kind. */
 #include "sources/sample_source.h"
 
 #include <dirent.h>

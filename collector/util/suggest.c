@@ -1,4 +1,5 @@
 #include "util/suggest.h"
+#include "util/array.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -11,7 +12,7 @@ int edit_distance(const char *a, const char *b)
 	int row[256];
 
 	/* Names longer than this are never close to anything typed by hand. */
-	if (lb >= sizeof(row) / sizeof(row[0]) || la >= 256)
+	if (lb >= ARRAY_SIZE(row) || la >= 256)
 		return 1 << 20;
 	for (size_t j = 0; j <= lb; j++)
 		row[j] = (int)j;

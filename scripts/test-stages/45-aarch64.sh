@@ -36,8 +36,8 @@ case_run() {
 # The same warnings as the native build, and -Werror.
 case_run build $cc -std=c11 -O2 -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-unused-parameter -Wno-format-truncation -fno-tree-loop-distribute-patterns \
-	-DBENCH_SOURCE_DIR="\"$PWD\"" -DBENCH_DATADIR="\"/usr/share/memscope\"" -Icontrib/marker \
-	-static -pthread -o "$bin" $(ls $src/*.c | grep -v test_c2c_plan.c) -lm
+	-DBENCH_SOURCE_DIR="\"$PWD\"" -DBENCH_DATADIR="\"/usr/share/memscope\"" -Icontrib/marker -Icollector \
+	-static -pthread -o "$bin" $(ls $src/*.c | grep -v test_c2c_plan.c) collector/util/plot_launch.c -lm
 is_aarch64() { file -b "$bin" | grep -q 'ARM aarch64'; }
 case_run is-an-aarch64-binary is_aarch64
 q() { qemu-aarch64 "$bin" "$@"; }

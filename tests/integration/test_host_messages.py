@@ -127,6 +127,11 @@ def test_procfs_of_another_vendor_is_refused(memscope):
     env = fixture_env("kunpeng920-2s", MEMSCOPE_PROCFS_ROOT=str(FIXTURES / "skylake-sp-2s" / "proc"))
     r = run([memscope, "list", "--pmus"], env=env)
     assert r.returncode == 1 and "has an Arm CPU's PMU armv8_pmuv3_0" in r.stderr, r.stderr
+    # Intel's uncore beside an Arm CPU: which maker's kernels create uncore_imc_N is the catalog's
+    # (maker: of the role), not a name prefix that ThunderX2's uncore_dmc_N shares.
+    env = fixture_env("westmere-ep-2s", MEMSCOPE_PROCFS_ROOT=str(FIXTURES / "kunpeng920-2s" / "proc"))
+    r = run([memscope, "list", "--pmus"], env=env)
+    assert r.returncode == 1 and "has GenuineIntel's PMU uncore: the procfs and sysfs trees" in r.stderr, r.stderr
 
 
 def test_top_batch_gives_the_same_one_line_reasons(memscope):

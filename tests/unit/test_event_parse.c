@@ -2,7 +2,9 @@
  * perf_event_attr the kernel expects, and bad names give helpful errors. */
 #include <stdlib.h>
 
+#include "catalog/catalog_vendor.h"
 #include "check.h"
+#include "config.h"
 #include "events/event.h"
 #include "host/host.h"
 
@@ -197,6 +199,9 @@ static void generic_and_lists(void)
 
 int main(void)
 {
+	/* libpfm4's PMU names are the catalog's libpfm4: keys, loaded as memscope's main sets it. */
+	setenv("MEMSCOPE_CATALOG_DIR", MEMSCOPE_SOURCE_DIR "/catalog", 1);
+	pmu_vendors_set_loader(catalog_pmu_vendors);
 	westmere();
 	opteron();
 	skylake();

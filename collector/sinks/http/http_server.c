@@ -19,6 +19,7 @@
 
 #include "sinks/http/mhd_api.h"
 #include "sinks/http/peer_uid.h"
+#include "util/array.h"
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -128,7 +129,7 @@ static const char *content_type_of(const char *path)
 	};
 	const char *dot = strrchr(path, '.');
 
-	for (size_t i = 0; dot && i < sizeof(types) / sizeof(types[0]); i++)
+	for (size_t i = 0; dot && i < ARRAY_SIZE(types); i++)
 		if (!strcmp(dot, types[i].ext))
 			return types[i].type;
 	return "application/octet-stream";

@@ -1,3 +1,16 @@
+/* The HTTP sink (http_sink.h). What is where:
+ * - What the page charts (struct column), /metrics' running totals (struct
+ *   series_live, ended_series, metric_state) and struct http_sink.
+ * - Series state: naming a series for Prometheus, growing with the table.
+ * - Columns: the page's columns, built from the plan and the first frame.
+ * - The sink (on the sink thread): http_open; rows and batches for the
+ *   stream (column_value, flush); the process table (write_processes,
+ *   place_processes); totals and ended series (update_totals, keep_ended,
+ *   fold_oldest); the sink_ops (http_frame, http_series, http_event, http_end).
+ * - Answers (on the server's threads): /metrics (copied under the lock by
+ *   copy_series, rendered by render_self/render_metrics/render_series),
+ *   /api/session and /api/totals (answer_json), /api/stream, control;
+ *   http_sink_init registers the routes. */
 #include "sinks/http/http_sink.h"
 
 #include <inttypes.h>
@@ -14,6 +27,7 @@
 #include "sinks/http/prom_processes.h"
 #include "sinks/http/prom_text.h"
 #include "util/text_buf.h"
+#include "util/array.h"
 
 /* ---- What the page charts: columns ---- */
 
@@ -1023,15 +1037,51 @@ static double others(const struct http_sink *h, int total, enum prom_type type)
 	return v;
 }
 
-static void render_series(struct http_sink *h, struct text_buf *b, enum prom_format fmt)
+/* One sample of a series family in /metrics, as copied under the lock. */
+struct prom_row {
+	struct prom_name pn;
+	enum prom_type type;
+	double value;
+	char *help;                   /* the family's help on its first row, else NULL */
+	char *event;                  /* the event label (PMU events), else NULL */
+	char cpu[16], node[16], socket[16], pid[16], tid[16];
+	char instance[64], comm[16];
+};
+
+/* What /metrics shows, copied under the lock so that the page is rendered
+ * after it is let go (the sink never waits for a scrape's formatting). */
+struct prom_snapshot {
+	bool ended;
+	uint64_t frames, last_seq, last_time_ns, interval_ns;
+	struct metric_state *metrics; /* nr_metric_slots, in metric_slot() order */
+	struct prom_row *rows;
+	int nr_rows;
+	bool failed;
+};
+
+static void prom_snapshot_free(struct prom_snapshot *snap)
+{
+	for (int i = 0; i < snap->nr_rows; i++) {
+		free(snap->rows[i].help);
+		free(snap->rows[i].event);
+	}
+	free(snap->rows);
+	free(snap->metrics);
+}
+
+/* The series rows, under the lock: which series show, in family order, each
+ * with its labels and value. */
+static void copy_series(struct http_sink *h, struct prom_snapshot *snap)
 {
 	const struct series_table *t = h->setup->table;
 	struct series_order *order = malloc((size_t)(h->nr_series + 1) * sizeof(*order));
 	int n = 0;
 	const char *family = NULL;
 
-	if (!order) {
-		b->failed = true;
+	snap->rows = calloc((size_t)h->nr_series + 1, sizeof(*snap->rows));
+	if (!order || !snap->rows) {
+		free(order);
+		snap->failed = true;
 		return;
 	}
 	/* One aggregation level per family: threads have none; a process has
@@ -1049,11 +1099,11 @@ static void render_series(struct http_sink *h, struct text_buf *b, enum prom_for
 	for (int k = 0; k < n; k++) {
 		const struct series *s = &t->series[order[k].index];
 		const struct series_live *st = &h->series[order[k].index];
-		enum prom_type type = s->kind == SERIES_COUNTER ? PROM_COUNTER : PROM_GAUGE;
-		char cpu[16], node[16], socket[16], pid[16], tid[16], help[300];
-		struct prom_label labels[9];
-		int nl = 0;
+		struct prom_row *row = &snap->rows[snap->nr_rows++];
+		char help[300];
 
+		row->pn = st->pn;
+		row->type = s->kind == SERIES_COUNTER ? PROM_COUNTER : PROM_GAUGE;
 		if (!family || strcmp(family, st->pn.family)) {
 			family = st->pn.family;
 			if (st->pmu_event)
@@ -1063,38 +1113,54 @@ static void render_series(struct http_sink *h, struct text_buf *b, enum prom_for
 				snprintf(help, sizeof(help), "The %s '%s'%s%s%s", s->kind == SERIES_COUNTER ? "event" :
 					 "gauge", s->name, s->unit[0] ? " (in " : "", s->unit,
 					 s->unit[0] ? ", shown in base units)" : "");
-			prom_family(b, fmt, &st->pn, type, help);
+			if (!(row->help = strdup(help)))
+				snap->failed = true;
 		}
-		int_label(cpu, sizeof(cpu), s->labels.cpu);
-		int_label(node, sizeof(node), s->labels.node);
-		int_label(socket, sizeof(socket), s->labels.socket);
-		int_label(pid, sizeof(pid), s->labels.pid);
-		int_label(tid, sizeof(tid), s->labels.tid);
-		double value = type == PROM_COUNTER ? st->total : st->last;
-		const char *comm = s->labels.comm[0] ? s->labels.comm : NULL;
-
-		if (st->own_series && type == PROM_COUNTER)
-			value -= st->baseline;
+		int_label(row->cpu, sizeof(row->cpu), s->labels.cpu);
+		int_label(row->node, sizeof(row->node), s->labels.node);
+		int_label(row->socket, sizeof(row->socket), s->labels.socket);
+		int_label(row->pid, sizeof(row->pid), s->labels.pid);
+		int_label(row->tid, sizeof(row->tid), s->labels.tid);
+		snprintf(row->instance, sizeof(row->instance), "%s", s->labels.instance);
+		snprintf(row->comm, sizeof(row->comm), "%s", s->labels.comm);
+		row->value = row->type == PROM_COUNTER ? st->total : st->last;
+		if (st->own_series && row->type == PROM_COUNTER)
+			row->value -= st->baseline;
 		if (process_total(s)) {
-			value = others(h, order[k].index, type);
-			snprintf(pid, sizeof(pid), "other");
-			comm = "other";
+			row->value = others(h, order[k].index, row->type);
+			snprintf(row->pid, sizeof(row->pid), "other");
+			snprintf(row->comm, sizeof(row->comm), "other");
 		}
-		if (st->pmu_event)
-			labels[nl++] = (struct prom_label){ "event", s->name };
-		labels[nl++] = (struct prom_label){ "node", node[0] ? node : NULL };
-		labels[nl++] = (struct prom_label){ "socket", socket[0] ? socket : NULL };
-		labels[nl++] = (struct prom_label){ "cpu", cpu[0] ? cpu : NULL };
-		labels[nl++] = (struct prom_label){ "pmu", s->labels.instance[0] ? s->labels.instance : NULL };
-		labels[nl++] = (struct prom_label){ "pid", pid[0] ? pid : NULL };
-		labels[nl++] = (struct prom_label){ "tid", tid[0] ? tid : NULL };
-		labels[nl++] = (struct prom_label){ "comm", comm };
-		prom_sample(b, fmt, &st->pn, type, labels, nl, prom_value(&st->pn, value));
+		if (st->pmu_event && !(row->event = strdup(s->name)))
+			snap->failed = true;
 	}
 	free(order);
 }
 
-static void render_metrics(struct http_sink *h, struct text_buf *b, enum prom_format fmt)
+static void render_series(const struct prom_snapshot *snap, struct text_buf *b, enum prom_format fmt)
+{
+	for (int k = 0; k < snap->nr_rows; k++) {
+		const struct prom_row *row = &snap->rows[k];
+		struct prom_label labels[9];
+		int nl = 0;
+
+		if (row->help)
+			prom_family(b, fmt, &row->pn, row->type, row->help);
+		if (row->event)
+			labels[nl++] = (struct prom_label){ "event", row->event };
+		labels[nl++] = (struct prom_label){ "node", row->node[0] ? row->node : NULL };
+		labels[nl++] = (struct prom_label){ "socket", row->socket[0] ? row->socket : NULL };
+		labels[nl++] = (struct prom_label){ "cpu", row->cpu[0] ? row->cpu : NULL };
+		labels[nl++] = (struct prom_label){ "pmu", row->instance[0] ? row->instance : NULL };
+		labels[nl++] = (struct prom_label){ "pid", row->pid[0] ? row->pid : NULL };
+		labels[nl++] = (struct prom_label){ "tid", row->tid[0] ? row->tid : NULL };
+		labels[nl++] = (struct prom_label){ "comm", row->comm[0] ? row->comm : NULL };
+		prom_sample(b, fmt, &row->pn, row->type, labels, nl, prom_value(&row->pn, row->value));
+	}
+}
+
+static void render_metrics(const struct http_sink *h, const struct prom_snapshot *snap, struct text_buf *b,
+			   enum prom_format fmt)
 {
 	const struct metric_plan *plan = h->setup->plan;
 
@@ -1121,7 +1187,7 @@ static void render_metrics(struct http_sink *h, struct text_buf *b, enum prom_fo
 			else
 				snprintf(help, sizeof(help), "%s (per %s)", cm->description, scope_word((enum metric_scope)sc));
 			for (int i = 0; i < n; i++) {
-				const struct metric_state *ms = &h->metrics[metric_slot(h, m, (enum metric_scope)sc, i)];
+				const struct metric_state *ms = &snap->metrics[metric_slot(h, m, (enum metric_scope)sc, i)];
 				char id[16], cpu[16], socket[16], node[16];
 				struct prom_label labels[6];
 				int nl = 0;
@@ -1153,7 +1219,8 @@ static void render_metrics(struct http_sink *h, struct text_buf *b, enum prom_fo
 	}
 }
 
-static void render_self(struct http_sink *h, struct text_buf *b, enum prom_format fmt)
+static void render_self(const struct http_sink *h, const struct prom_snapshot *snap, struct text_buf *b,
+			enum prom_format fmt)
 {
 	const struct resolution *res = h->setup->res;
 	struct http_stream_stats ss;
@@ -1165,7 +1232,7 @@ static void render_self(struct http_sink *h, struct text_buf *b, enum prom_forma
 	uname(&u);
 	prom_name_of("up", "", 1, PROM_GAUGE, &pn);
 	prom_family(b, fmt, &pn, PROM_GAUGE, "1 while memscope counts (0 once its run has ended: the values stay)");
-	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, h->ended ? 0 : 1);
+	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, snap->ended ? 0 : 1);
 	prom_name_of("", "", 1, PROM_INFO, &pn);
 	snprintf(pn.family, sizeof(pn.family), "memscope");
 	snprintf(pn.sample, sizeof(pn.sample), "memscope_info");
@@ -1188,16 +1255,16 @@ static void render_self(struct http_sink *h, struct text_buf *b, enum prom_forma
 	}
 	prom_name_of("frames", "", 1, PROM_COUNTER, &pn);
 	prom_family(b, fmt, &pn, PROM_COUNTER, "Frames this exporter took from the sampler");
-	prom_sample(b, fmt, &pn, PROM_COUNTER, NULL, 0, (double)h->frames);
+	prom_sample(b, fmt, &pn, PROM_COUNTER, NULL, 0, (double)snap->frames);
 	prom_name_of("frame_seq", "", 1, PROM_GAUGE, &pn);
 	prom_family(b, fmt, &pn, PROM_GAUGE, "Sequence number of the latest frame in these values");
-	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, (double)h->last_seq);
+	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, (double)snap->last_seq);
 	prom_name_of("frame_time", "ns", 1, PROM_GAUGE, &pn);
 	prom_family(b, fmt, &pn, PROM_GAUGE, "Time of the latest frame since the run started");
-	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, prom_value(&pn, (double)h->last_time_ns));
+	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, prom_value(&pn, (double)snap->last_time_ns));
 	prom_name_of("interval", "ns", 1, PROM_GAUGE, &pn);
 	prom_family(b, fmt, &pn, PROM_GAUGE, "The sampling interval");
-	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, prom_value(&pn, (double)h->interval_ns));
+	prom_sample(b, fmt, &pn, PROM_GAUGE, NULL, 0, prom_value(&pn, (double)snap->interval_ns));
 	http_stream_get_stats(h->stream, &ss);
 	prom_name_of("stream_clients", "", 1, PROM_GAUGE, &pn);
 	prom_family(b, fmt, &pn, PROM_GAUGE, "Pages streaming from this memscope now");
@@ -1219,19 +1286,35 @@ static enum MHD_Result answer_metrics(void *ctx, const struct http_request *req)
 	enum prom_format fmt = prom_format_from_accept(
 		mhd.MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
 	struct text_buf b = { 0 };
+	struct prom_snapshot snap = { 0 };
 	enum MHD_Result ret;
 
+	/* Copied under the lock, rendered after it (http_sink.h). */
 	pthread_mutex_lock(&h->lock);
 	if (!h->opened) {
 		pthread_mutex_unlock(&h->lock);
 		return not_ready(req->conn);
 	}
-	render_self(h, &b, fmt);
-	render_metrics(h, &b, fmt);
-	render_series(h, &b, fmt);
+	snap.ended = h->ended;
+	snap.frames = h->frames;
+	snap.last_seq = h->last_seq;
+	snap.last_time_ns = h->last_time_ns;
+	snap.interval_ns = h->interval_ns;
+	snap.metrics = malloc(sizeof(*snap.metrics) * (size_t)(h->nr_metric_slots + 1));
+	if (snap.metrics && h->nr_metric_slots > 0)
+		memcpy(snap.metrics, h->metrics, sizeof(*snap.metrics) * (size_t)h->nr_metric_slots);
+	else if (!snap.metrics)
+		snap.failed = true;
+	copy_series(h, &snap);
 	pthread_mutex_unlock(&h->lock);
-	prom_end(&b, fmt);
-	if (b.failed) {
+	if (!snap.failed) {
+		render_self(h, &snap, &b, fmt);
+		render_metrics(h, &snap, &b, fmt);
+		render_series(&snap, &b, fmt);
+		prom_end(&b, fmt);
+	}
+	prom_snapshot_free(&snap);
+	if (snap.failed || b.failed) {
 		text_buf_free(&b);
 		return http_respond_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	}
@@ -1321,28 +1404,46 @@ static json_t *session_json(struct http_sink *h, bool token)
 	return o;
 }
 
-static enum MHD_Result answer_session(void *ctx, const struct http_request *req)
+/* The JSON answers' steps: under the lock, "still starting" until ready, else
+ * the document make builds; dumped and sent once the lock is let go. */
+static enum MHD_Result answer_json(struct http_sink *h, const struct http_request *req,
+				   bool (*ready)(const struct http_sink *h),
+				   json_t *(*make)(struct http_sink *h, const struct http_request *req), size_t dump_flags)
 {
-	struct http_sink *h = ctx;
 	json_t *o;
 	char *text;
 	enum MHD_Result ret;
 
 	pthread_mutex_lock(&h->lock);
-	/* The columns are known once the first frame came (or the run ended without one). */
-	if (!h->opened || (!h->columns_ready && !h->ended)) {
+	if (!ready(h)) {
 		pthread_mutex_unlock(&h->lock);
 		return not_ready(req->conn);
 	}
-	o = session_json(h, req->token);
+	o = make(h, req);
 	pthread_mutex_unlock(&h->lock);
-	text = json_dumps(o, JSON_COMPACT);
+	text = json_dumps(o, dump_flags);
 	json_decref(o);
 	if (!text)
 		return http_respond_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	ret = http_respond(req->conn, MHD_HTTP_OK, "application/json", text, strlen(text));
 	free(text);
 	return ret;
+}
+
+/* The columns are known once the first frame came (or the run ended without one). */
+static bool session_ready(const struct http_sink *h)
+{
+	return h->opened && (h->columns_ready || h->ended);
+}
+
+static json_t *make_session(struct http_sink *h, const struct http_request *req)
+{
+	return session_json(h, req->token);
+}
+
+static enum MHD_Result answer_session(void *ctx, const struct http_request *req)
+{
+	return answer_json(ctx, req, session_ready, make_session, JSON_COMPACT);
 }
 
 /* {"time_s", "ended", "processes": [{"pid", "comm", "first_s", "ended_s" (null: running),
@@ -1432,27 +1533,19 @@ static json_t *totals_json(struct http_sink *h)
 	return o;
 }
 
+static bool totals_ready(const struct http_sink *h)
+{
+	return h->opened;
+}
+
+static json_t *make_totals(struct http_sink *h, const struct http_request *req)
+{
+	return totals_json(h);
+}
+
 static enum MHD_Result answer_totals(void *ctx, const struct http_request *req)
 {
-	struct http_sink *h = ctx;
-	json_t *o;
-	char *text;
-	enum MHD_Result ret;
-
-	pthread_mutex_lock(&h->lock);
-	if (!h->opened) {
-		pthread_mutex_unlock(&h->lock);
-		return not_ready(req->conn);
-	}
-	o = totals_json(h);
-	pthread_mutex_unlock(&h->lock);
-	text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
-	json_decref(o);
-	if (!text)
-		return http_respond_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-	ret = http_respond(req->conn, MHD_HTTP_OK, "application/json", text, strlen(text));
-	free(text);
-	return ret;
+	return answer_json(ctx, req, totals_ready, make_totals, JSON_COMPACT | JSON_REAL_PRECISION(17));
 }
 
 static enum MHD_Result answer_stream(void *ctx, const struct http_request *req)
@@ -1477,7 +1570,7 @@ static enum MHD_Result answer_control(void *ctx, const struct http_request *req)
 	snprintf(line, sizeof(line), "%s", req->body ? req->body : "");
 	line[strcspn(line, "\r\n")] = '\0';
 	word = strcspn(line, " ");
-	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
 		if (strlen(allowed[i]) == word && !strncmp(line, allowed[i], word))
 			ok = true;
 	if (!ok)
@@ -1520,7 +1613,7 @@ int http_sink_init(struct sink *sink, const struct http_sink_options *opt, bool 
 	h->opt = *opt;
 	if (http_stream_new(&h->stream, opt->history_bytes, err) < 0)
 		goto fail;
-	if (http_server_start(&h->server, &opt->server, routes, (int)(sizeof(routes) / sizeof(routes[0])), usage,
+	if (http_server_start(&h->server, &opt->server, routes, (int)(ARRAY_SIZE(routes)), usage,
 			      err) < 0)
 		goto fail;
 	sink->ops = &http_sink_ops;

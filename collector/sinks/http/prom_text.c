@@ -1,4 +1,5 @@
 #include "sinks/http/prom_text.h"
+#include "util/array.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -33,7 +34,7 @@ static const char *base_unit(const char *unit, double *factor)
 	};
 
 	*factor = 1;
-	for (size_t i = 0; unit && i < sizeof(units) / sizeof(units[0]); i++) {
+	for (size_t i = 0; unit && i < ARRAY_SIZE(units); i++) {
 		if (!strcmp(unit, units[i].unit)) {
 			*factor = units[i].factor;
 			return units[i].base;
@@ -69,7 +70,7 @@ void prom_name_of(const char *name, const char *unit, double scale, enum prom_ty
 	if (!strcmp(bu, "seconds")) {
 		static const char *const time_suffixes[] = { "_ns", "_us", "_ms", "_msec" };
 
-		for (size_t i = 0; i < sizeof(time_suffixes) / sizeof(time_suffixes[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(time_suffixes); i++)
 			if (ends_with(base, time_suffixes[i]))
 				base[strlen(base) - strlen(time_suffixes[i])] = '\0';
 	}

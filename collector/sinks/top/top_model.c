@@ -15,6 +15,7 @@
 #include "catalog/resolver.h"
 #include "host/cpulist.h"
 #include "host/memory_tiers.h"
+#include "util/array.h"
 
 /* The per-process and per-thread series of the frames (labels pid, tid,
  * comm), gathered by task: each frame's values are the task's deltas over
@@ -504,7 +505,7 @@ static int field_of(const struct top_model *m, const struct series *s)
 
 		return i >= 0 ? F_PAGES + i : -1;
 	}
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
 		if (!strcmp(s->name, fields[i].name))
 			return fields[i].field;
 	return -1;

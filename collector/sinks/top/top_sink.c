@@ -1,4 +1,5 @@
 #include "sinks/top/top_sink.h"
+#include "util/array.h"
 
 #include <poll.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 
 /* The intervals + and - step through: down to the shortest -I takes. */
 static const long interval_steps_ms[] = { TOP_MIN_INTERVAL_MS, 25, 50, 100, 250, 500, 1000, 2000, 5000, 10000 };
-#define NR_STEPS ((int)(sizeof(interval_steps_ms) / sizeof(interval_steps_ms[0])))
+#define NR_STEPS ((int)(ARRAY_SIZE(interval_steps_ms)))
 
 struct top_sink {
 	struct top_sink_options opt;

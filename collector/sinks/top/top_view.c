@@ -17,6 +17,7 @@
 #include "lua/lua_engine.h"
 #include "sinks/top/top_layout.h"
 #include "sinks/top/top_view.h"
+#include "util/array.h"
 
 enum prompt_kind { PROMPT_NONE, PROMPT_LABEL, PROMPT_FILTER };
 
@@ -389,7 +390,7 @@ static int draw_header(const struct top_model *m, const struct top_display *d, c
 			      { l->thread_hidden, "thread" } };
 
 		len = (size_t)snprintf(line, sizeof(line), "columns hidden:");
-		for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(tables); i++)
 			if (tables[i].n)
 				len += (size_t)snprintf(line + len, sizeof(line) - len, "%s %d %s",
 							len > 15 ? "," : "", tables[i].n, tables[i].table);
@@ -503,13 +504,13 @@ static int process_columns(const struct top_model *m, struct proc_column *cols)
 	static const enum proc_cell after[] = { PC_REMOTE, PC_CPU, PC_OFFCPU, PC_MIGR };
 	int n = 0;
 
-	for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(before); i++)
 		cols[n++] = (struct proc_column){ .cell = before[i], .width = proc_cells[before[i]].width };
 	for (int node = 0; node < shown_node_columns(m); node++) {
 		cols[n] = (struct proc_column){ .cell = PC_ALLOC_NODE, .node = node, .width = proc_cells[PC_ALLOC_NODE].width };
 		snprintf(cols[n++].title, sizeof(cols[0].title), "ALLOC_N%d/s", m->topo->nodes[node]);
 	}
-	for (size_t i = 0; i < sizeof(after) / sizeof(after[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(after); i++)
 		cols[n++] = (struct proc_column){ .cell = after[i], .width = proc_cells[after[i]].width };
 	for (int c = 0; c < n; c++)
 		if (cols[c].cell != PC_ALLOC_NODE)
@@ -757,7 +758,7 @@ static void draw_help(const struct top_model *m, const struct layout *l)
 	attron(A_BOLD);
 	put(y++, 0, "memscope top - keys (any key returns)");
 	attroff(A_BOLD);
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		put(y++, 2, keys[i]);
 	y++;
 	attron(A_BOLD);
@@ -805,7 +806,7 @@ static void draw_help(const struct top_model *m, const struct layout *l)
 		put(y++, 0, "Process columns");
 		attroff(A_BOLD);
 	}
-	for (size_t c = 0; c < sizeof(process_help) / sizeof(process_help[0]); c++)
+	for (size_t c = 0; c < ARRAY_SIZE(process_help); c++)
 		y = put_column_help(y, process_help[c]);
 	if (m->nr_lua_cols && y < getmaxy(stdscr) - 2) {
 		y++;

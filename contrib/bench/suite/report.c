@@ -2,17 +2,14 @@
  * PREFIX.json, and drawn by plot.py (matplotlib) into PREFIX.png. */
 #include <errno.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
-
-extern char **environ;
+#include "util/plot_launch.h"
 
 struct bench_table *report_table(struct bench_report *r, const char *name, const char *title)
 {
@@ -361,28 +358,6 @@ static void write_json(const struct bench_report *r, const struct bench_opts *o,
 	fprintf(out, "]}\n");
 }
 
-static bool file_exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static const char *plot_script(void)
-{
-	static char path[1024];
-	const char *env = getenv("MEMSCOPE_BENCH_PLOT");
-
-	if (env && env[0])
-		return env;
-	/* A build that has not been installed draws with the source tree's script. */
-	snprintf(path, sizeof(path), "%s/contrib/bench/suite/plot.py", BENCH_SOURCE_DIR);
-	if (file_exists(path))
-		return path;
-	snprintf(path, sizeof(path), "%s/bench/plot.py", BENCH_DATADIR);
-	return file_exists(path) ? path : NULL;
-}
-
 const char *plot_format_name(int f)
 {
 	static const char *names[] = { "png", "svg", "pdf" };
@@ -438,41 +413,10 @@ static int choose_prefix(const struct bench_opts *o, char *out, size_t size)
 	return 0;
 }
 
-/* Runs plot.py with the first Python that has matplotlib. Exit status 3 of
- * the script means "no matplotlib here": the next interpreter is tried. */
+/* Runs plot.py with the first Python that has matplotlib (util/plot_launch.h, shared with memscope). */
 static int draw(const char *json_path, const char *prefix, const char *formats, char *why, size_t whysize)
 {
-	const char *script = plot_script();
-	const char *env = getenv("MEMSCOPE_PYTHON");
-	const char *pythons[] = { env && env[0] ? env : "python3", "/usr/bin/python3" };
-
-	if (!script) {
-		snprintf(why, whysize, "plot.py was not found (set MEMSCOPE_BENCH_PLOT to its path)");
-		return -1;
-	}
-	snprintf(why, whysize, "no python3 with matplotlib was found (Debian: apt-get install python3-matplotlib; "
-		 "or set MEMSCOPE_PYTHON to a python that has it)");
-	for (size_t i = 0; i < sizeof(pythons) / sizeof(pythons[0]); i++) {
-		char *argv[] = { (char *)pythons[i], (char *)script, (char *)json_path, (char *)prefix,
-				 (char *)formats, NULL };
-		pid_t pid;
-		int status;
-
-		if (i && !strcmp(pythons[i], pythons[0]))
-			continue;
-		if (posix_spawnp(&pid, pythons[i], NULL, NULL, argv, environ) != 0)
-			continue;
-		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
-			continue;
-		if (WEXITSTATUS(status) == 0)
-			return 0;
-		if (WEXITSTATUS(status) != 3) {
-			snprintf(why, whysize, "%s %s failed (exit %d; its message is above)", pythons[i], script,
-				 WEXITSTATUS(status));
-			return -1;
-		}
-	}
-	return -1;
+	return plot_draw(BENCH_SOURCE_DIR, BENCH_DATADIR, json_path, prefix, formats, why, whysize);
 }
 
 int report_finish(struct bench_report *r, const struct bench_opts *o)
