@@ -4,7 +4,8 @@ Which recordings: every file a `memscope record` run of a test wrote and exited 
 started it: conftest's run(), subprocess.run or a Popen the test waited for). Checked right
 after the test that made it, as record left it: a file the test rewrote, cut or removed
 afterwards (a test that makes a bad file on purpose) is not checked, and is counted as such.
-Recordings written to stdout (-o -), by `ctl record`, `top` or the live page are not included.
+Recordings written to stdout (-o -) or to what is not a regular file (-o /dev/null), or by
+`ctl record`, `top` or the live page are not included.
 
 What holds for each: `memscope report` reads it without error with summary.lua and faults.lua,
 and when it has per-process series:
@@ -19,6 +20,7 @@ A recording that does not add up is an error of the test that made it, naming th
 import json
 import os
 import re
+import stat
 import subprocess
 
 import pytest
@@ -58,9 +60,12 @@ def recording_of(args, cwd):
 
 
 def file_state(path):
+    """What tells the file as record left it from one changed since; None: no regular file there."""
     try:
         st = os.stat(path)
     except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 

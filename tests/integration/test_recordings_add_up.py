@@ -24,6 +24,14 @@ def test_the_file_a_record_command_line_writes(args, cwd, expected):
     assert recordings_add_up.recording_of(args, cwd) == expected
 
 
+def test_only_regular_files_are_noted(tmp_path):
+    """record -o /dev/null exits 0 and writes no recording: nothing to check there."""
+    (tmp_path / "r.rec").write_text("x")
+    assert recordings_add_up.file_state("/dev/null") is None
+    assert recordings_add_up.file_state(tmp_path / "missing.rec") is None
+    assert recordings_add_up.file_state(tmp_path / "r.rec") is not None
+
+
 def test_a_recording_whose_processes_do_not_add_up_is_named(memscope, tmp_path, request):
     rec = tmp_path / "run.rec"
     res = run([memscope, "record", "-a", "-I", "100", "-o", str(rec), "--", "python3", "-c",
