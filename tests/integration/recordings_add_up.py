@@ -3,7 +3,8 @@
 Which recordings: every file a `memscope record` run of a test wrote and exited 0 on (whatever
 started it: conftest's run(), subprocess.run or a Popen the test waited for). Checked right
 after the test that made it, as record left it: a file the test rewrote, cut or removed
-afterwards (a test that makes a bad file on purpose) is not checked, and is counted as such.
+afterwards (a test that makes a bad file on purpose) is not checked, and is counted as such;
+one a later record of the same name kept as NAME.old is checked there.
 Recordings written to stdout (-o -) or to what is not a regular file (-o /dev/null), or by
 `ctl record`, `top` or the live page are not included.
 
@@ -22,6 +23,7 @@ import os
 import re
 import stat
 import subprocess
+import time
 
 import pytest
 
@@ -31,7 +33,8 @@ RECORD_VALUE_OPTIONS = {"-e", "--events", "-m", "--metrics", "--damon-hot", "--d
                         "--sample", "-c", "--count", "-F", "--freq", "--mmap-pages", "--alloc-min"}
 
 made = []             # (path, stat at record's exit, the test that ran record)
-STATS = {"checked": 0, "changed": 0, "failed": 0}
+UNCHECKED = set()     # tests that changed or removed a recording they made
+STATS = {"checked": 0, "changed": 0, "failed": 0, "seconds": 0.0}
 
 
 def recording_of(args, cwd):
@@ -164,12 +167,17 @@ def recordings_add_up(request):
     made.clear()
     failures = []
     for path, state, test in mine:
-        if file_state(path) != state:
+        # A second record to the same name keeps the first file as NAME.old.
+        path = next((p for p in (path, path + ".old") if file_state(p) == state), None)
+        if path is None:
             STATS["changed"] += 1
+            UNCHECKED.add(test)
             continue
         STATS["checked"] += 1
+        started = time.monotonic()
         for problem in problems_of(memscope, path):
             failures.append(f"{path} (recorded by {test}): {problem}")
+        STATS["seconds"] += time.monotonic() - started
     if failures:
         STATS["failed"] += len(failures)
         pytest.fail("recordings that do not add up:\n" + "\n".join(failures), pytrace=False)
@@ -178,5 +186,8 @@ def recordings_add_up(request):
 def pytest_terminal_summary(terminalreporter):
     if STATS["checked"] or STATS["changed"]:
         terminalreporter.write_line(
-            f"recordings checked to add up: {STATS['checked']} ({STATS['failed']} did not); "
+            f"recordings checked to add up: {STATS['checked']} in {STATS['seconds']:.1f} s "
+            f"({STATS['failed']} did not); "
             f"{STATS['changed']} changed or removed by their test after record, not checked")
+        if UNCHECKED and terminalreporter.config.option.verbose > 0:
+            terminalreporter.write_line("  by: " + ", ".join(sorted(UNCHECKED)))
