@@ -19,6 +19,7 @@
 #include "pipeline/lua_session.h"
 #include "pipeline/session.h"
 #include "pipeline/session_control.h"
+#include "pipeline/session_recording.h"
 #include "recording/recording_host.h"
 #include "sinks/http/http_sink.h"
 #include "sinks/http/http_stream.h"
@@ -363,6 +364,10 @@ int cmd_live(int argc, char **argv)
 	 * the page lists them with the reason. */
 	if (http_sink_set_na(&http, session.unmeasured, session.nr_unmeasured) < 0) {
 		fprintf(stderr, "memscope live: out of memory\n");
+		goto out;
+	}
+	if (opt.input_path && http_sink_serve_recording(&http, session_recording_fd(&session), &err) < 0) {
+		fprintf(stderr, "memscope live: %s\n", err.text);
 		goto out;
 	}
 	/* A recording from the start (-o), or one the page starts and stops

@@ -152,6 +152,11 @@ int session_recording_end(const struct session *s, const char *command_name, str
 	return 0;
 }
 
+int session_recording_fd(const struct session *s)
+{
+	return s->recording ? recording_source_fd(&s->sources[0]) : -1;
+}
+
 const struct recording_header *session_recording_header(const struct session *s)
 {
 	return recording_source_header(&s->sources[0]);

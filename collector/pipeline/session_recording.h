@@ -29,6 +29,8 @@ int session_open_recording(struct session *s, const struct session_options *opt,
 int session_recording_end(const struct session *s, const char *command_name, struct ms_error *err);
 /* The recording's header (valid while the session is open). */
 const struct recording_header *session_recording_header(const struct session *s);
+/* The replayed recording's descriptor, or -1 when the session does not read one. */
+int session_recording_fd(const struct session *s);
 /* What was measured, as the recording says ("'touchmem 50' (recorded on vm at ...)"). */
 void session_recording_describe(const struct session *s, char *buf, size_t size);
 

@@ -171,6 +171,8 @@ int recording_reader_next(struct recording_reader *r, struct recording_record *r
  * frames were read. */
 bool recording_reader_cut(const struct recording_reader *r, char *message, size_t size);
 uint64_t recording_reader_frames(const struct recording_reader *r);
+/* The file being read, as opened (live --input serves its bytes to the page). */
+int recording_reader_fd(const struct recording_reader *r);
 void recording_reader_close(struct recording_reader *r);
 
 /* Is `path` a recording (by its first bytes)? */

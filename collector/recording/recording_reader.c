@@ -1097,3 +1097,8 @@ void recording_reader_close(struct recording_reader *r)
 	json_decref(r->header_json);
 	free(r);
 }
+
+int recording_reader_fd(const struct recording_reader *r)
+{
+	return r->fd;
+}

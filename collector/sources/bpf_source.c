@@ -84,7 +84,10 @@ static const struct series_desc series_descs[] = {
 	{ "proc.pages_alloc", "", SERIES_COUNTER, V_PAGES_ALLOC, P(PAGE_ALLOC), PER_TASK },
 	{ "proc.pages_alloc_unplaced", "", SERIES_COUNTER, V_PAGES_ALLOC_UNPLACED, P(PAGE_ALLOC), PER_TASK },
 	{ "proc.processes", "", SERIES_GAUGE, V_PROCESSES, 0, TOTAL_ONLY },
-	{ "proc.threads", "", SERIES_GAUGE, V_THREADS, 0, PER_PROCESS },
+	/* A thread is counted once it has a slot, and the switch probe is what
+	 * gives every running thread one (the kernel's count is read there too):
+	 * asked for alone, with no probe that sees threads, it read 0. */
+	{ "proc.threads", "", SERIES_GAUGE, V_THREADS, P(SCHED_SWITCH), PER_PROCESS },
 	{ "proc.cpu", "", SERIES_GAUGE, V_CPU, P(SCHED_SWITCH), THREAD_ONLY },
 	{ "proc.state", "", SERIES_GAUGE, V_STATE, P(SCHED_SWITCH), THREAD_ONLY },
 	{ "proc.bpf_drops", "", SERIES_COUNTER, V_DROPS, 0, TOTAL_ONLY },

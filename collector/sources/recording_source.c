@@ -305,6 +305,13 @@ const struct recording_header *recording_source_header(const struct source *src)
 	return recording_reader_header(rs->reader);
 }
 
+int recording_source_fd(const struct source *src)
+{
+	const struct recording_source *rs = src->priv;
+
+	return recording_reader_fd(rs->reader);
+}
+
 void recording_source_on_record(struct source *src, recording_record_fn fn, void *ctx)
 {
 	struct recording_source *rs = src->priv;

@@ -26,6 +26,8 @@ typedef void (*recording_record_fn)(const struct recording_record *rec, void *ct
 /* Opens the file and checks its header. */
 int recording_source_create(struct source *src, const char *path, struct ms_error *err);
 const struct recording_header *recording_source_header(const struct source *src);
+/* The recording's file descriptor, as the reader opened it. */
+int recording_source_fd(const struct source *src);
 void recording_source_on_record(struct source *src, recording_record_fn fn, void *ctx);
 /* After the replay: the file ends without its end record (message: where, how many frames). */
 bool recording_source_cut(const struct source *src, char *message, size_t size);

@@ -506,6 +506,15 @@
         return;
       }
     }
+    if (s.recording) {
+      try {
+        await openServed(s);
+      } catch (e) {
+        setState("ended", e.message);
+        M.fileError = e.message;
+      }
+      return;
+    }
     build(s);
     M.source = "live";
     source = new EventSource("api/stream");
@@ -570,19 +579,75 @@
   });
   $("follow").addEventListener("click", () => { follow = true; redrawAll(); });
 
-  // ---- Recordings dropped on the page ----
+  // ---- Recordings: served by live --input, or dropped on the page ----
+  // Both are read by MemscopeRecording.parse (recording.js), the one reader
+  // of the format in the page, into the same columns and batches.
+
+  function showRecording(session, batches, from) {
+    if (source) { source.close(); source = null; }
+    M.source = from;
+    build(session);
+    for (const b of batches) addBatch(b);
+    follow = true;
+    redrawAll();
+  }
+
+  // The catalog metrics the server recomputes for the recording it serves
+  // (its stream's only columns): each frame's [interval us, values] by its time (ms).
+  function streamedMetrics() {
+    return new Promise((done, failed) => {
+      const byTime = new Map();
+      const stream = new EventSource("api/stream");
+      stream.onmessage = (ev) => {
+        const b = JSON.parse(ev.data);
+        for (const row of b.f || []) byTime.set(row[1], [row[2], row.slice(3)]);
+        if (b.end) { stream.close(); done(byTime); }
+      };
+      stream.onerror = () => { stream.close(); failed(new Error("the server's metrics stream broke off")); };
+    });
+  }
+
+  // live --input FILE: the recording as written (api/recording), read as a
+  // dropped file is, plus the server's metric columns matched by frame time.
+  async function openServed(s) {
+    const r = await fetch("api/recording", { headers: headers() });
+    if (!r.ok) throw new Error(`api/recording: ${(await r.text()).trim()}`);
+    const name = (s.origin_name || "recording").split("/").pop();
+    const rec = MemscopeRecording.parse(MemscopeRecording.toText(new Uint8Array(await r.arrayBuffer())), name);
+    const metrics = s.columns.length ? await streamedMetrics() : new Map();
+    const none = s.columns.map(() => null);
+    // A server frame that took in the frames before it (frames merged on a
+    // busy server) counts over its own interval: its counters are spread
+    // over the file's frame at that time as the same rate; the others stay null.
+    const metricValues = (row) => {
+      const m = metrics.get(row[1]);
+      if (!m) return none;
+      const [dUs, values] = m;
+      return values.map((v, k) => (v === null || s.columns[k].kind !== "counter" || dUs === row[2] ? v
+                                   : dUs > 0 ? v * row[2] / dUs : null));
+    };
+    const batches = rec.batches.map((b) => Object.assign({}, b, {
+      f: b.f.map((row) => row.concat(metricValues(row))),
+    }));
+    let frames = 0;
+    for (const b of batches) frames += b.f.length;
+    const session = Object.assign({}, rec.session, {
+      origin: s.origin, origin_name: s.origin_name, token: s.token, frames,
+      columns: rec.session.columns.concat(s.columns),
+      // Series the recording marks unavailable are in both lists.
+      na: (s.na || []).concat(rec.session.na)
+        .filter((n, i, all) => all.findIndex((m) => m.name === n.name && m.why === n.why) === i),
+      host: Object.assign({}, rec.session.host, s.host), note: undefined,
+    });
+    showRecording(session, batches, "recording");
+  }
 
   async function openFile(file) {
     $("file-state").textContent = `reading ${file.name}…`;
     try {
       const bytes = new Uint8Array(await file.arrayBuffer());
       const rec = MemscopeRecording.parse(MemscopeRecording.toText(bytes), file.name);
-      if (source) { source.close(); source = null; }
-      M.source = "file";
-      build(rec.session);
-      for (const b of rec.batches) addBatch(b);
-      follow = true;
-      redrawAll();
+      showRecording(rec.session, rec.batches, "file");
       $("file-state").textContent = `${file.name}: ${M.frames} frames`;
     } catch (e) {
       $("file-state").textContent = e.message;

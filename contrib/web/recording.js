@@ -1,8 +1,9 @@
 // memscope's recording format (docs/recording-format.md), read in the page:
-// a file dropped on the page becomes the same columns, frames, events and
-// process tables that memscope live streams, so it is shown the same way.
-// Catalog metrics are not recomputed here (that takes the catalog and the
-// recorded host): `memscope live --input FILE` serves them.
+// the one reader of recordings there, for a file dropped on the page and for
+// the file `memscope live --input FILE` serves (api/recording) alike: both
+// become the same columns, frames, events and process tables, shown as a
+// live run's stream is. Catalog metrics are not recomputed here (that takes
+// the catalog and the recorded host): `live --input` streams them alone.
 "use strict";
 
 const MemscopeRecording = (() => {
@@ -90,14 +91,18 @@ const MemscopeRecording = (() => {
     const flushProcs = (now) => {
       const names = [];
       const rows = new Map();
-      for (const [i, v] of procSums) {
-        const s = table[i];
-        if (!s || s.pid === undefined || s.tid !== undefined) continue;
+      // By series, not by index: a retired index may hold another process's
+      // series later in the same period. A process that exec'd has two series
+      // (old and new name) in that period: one row, their counts added.
+      for (const [s, v] of procSums) {
+        if (s.pid === undefined || s.tid !== undefined) continue;
         const key = s.node !== undefined ? `${s.name}@node${s.node}` : s.name;
         let k = names.indexOf(key);
         if (k < 0) { names.push(key); k = names.length - 1; }
         if (!rows.has(s.pid)) rows.set(s.pid, { pid: s.pid, comm: s.comm, v: [] });
-        rows.get(s.pid).v[k] = v;
+        const row = rows.get(s.pid);
+        row.comm = s.comm;
+        row.v[k] = s.kind === "counter" && row.v[k] !== undefined ? row.v[k] + v : v;
       }
       const r = [...rows.values()]
         .sort((a, b) => (b.v[0] || 0) - (a.v[0] || 0) || a.pid - b.pid)
@@ -163,7 +168,7 @@ const MemscopeRecording = (() => {
           if (s.pid === undefined || s.retired) return;
           const x = value(i);
           if (x === null) return;
-          procSums.set(i, s.kind === "counter" ? (procSums.get(i) || 0) + x : x);
+          procSums.set(s, s.kind === "counter" ? (procSums.get(s) || 0) + x : x);
         });
         frames.push(row);
         frameCount++;

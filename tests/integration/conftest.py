@@ -6,6 +6,9 @@ import time
 
 import pytest
 
+# Every recording a test makes is checked to add up after that test (recordings_add_up.py).
+from recordings_add_up import pytest_terminal_summary, recordings_add_up  # noqa: F401
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("MEMSCOPE_BUILD", ROOT / "build")).resolve()
 FIXTURES = ROOT / "tests" / "fixtures" / "sysfs"

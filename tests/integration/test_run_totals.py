@@ -7,6 +7,8 @@ total to their peak, mean and last, never to a value read after the command ende
 import json
 import os
 import re
+import shutil
+import subprocess
 import time
 
 import pytest
@@ -174,6 +176,25 @@ def test_top_input_ends_with_every_process_and_adds_up(memscope, recording):
     nothing_unattributed(rec, sums["unattributed"], sums["all"])
 
 
+# The page's reader of recordings (contrib/web/recording.js), run by node on the bytes
+# live --input serves: the batches the page draws, for a file served or dropped alike.
+PAGE_READER = """
+const rec = require(process.argv[1]);
+let text = "";
+process.stdin.on("data", (d) => { text += d; });
+process.stdin.on("end", () => process.stdout.write(JSON.stringify(rec.parse(text, "served.rec"))));
+"""
+
+
+def page_batches(served):
+    if not shutil.which("node"):
+        pytest.skip("needs node to run the page's reader of recordings")
+    res = subprocess.run(["node", "-e", PAGE_READER, str(ROOT / "contrib" / "web" / "recording.js")],
+                         input=served, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)["batches"]
+
+
 def test_live_input_serves_every_process_and_adds_up(memscope, recording):
     rec, pid = recording
     live = Live(memscope, ["--listen", "127.0.0.1:0", "--no-ui", "--input", str(rec)])
@@ -185,11 +206,14 @@ def test_live_input_serves_every_process_and_adds_up(memscope, recording):
         status, _, text = live.get("/api/totals")
         assert status == 200, text
         totals = json.loads(text)
-        batches = live.stream(lambda b: "end" in b[-1][2])
+        status, _, served = live.get("/api/recording")
+        assert status == 200, served
     finally:
         live.stop()
-    # The stream's process tables hold the process in each period it ran, its last included.
-    tables = [b["p"] for _, _, b in batches if "p" in b]
+    # The file as written, which the page reads itself.
+    assert served == rec.read_text()
+    # The page's process tables hold the process in each period it ran, its last included.
+    tables = [b["p"] for b in page_batches(served) if "p" in b]
     assert tables and all(t["n"][0] == "proc.faults" for t in tables)
     streamed = sum(r[2] for t in tables for r in t["r"] if r[0] == pid and r[2] is not None)
     assert totals["ended"]

@@ -758,6 +758,61 @@ def test_screen_replays_a_recording_at_its_pace(memscope, build_dir, tmux, tmp_p
     assert not any("memscope top -" in line for line in t.screen()), "\n".join(t.screen())
 
 
+def screen_totals(lines):
+    """The end-of-replay view: its PID FAULTS ... table as rows by column name."""
+    at = next(i for i, l in enumerate(lines) if l.split()[:3] == ["PID", "FAULTS", "PAGES"])
+    names = lines[at].split()
+    rows = []
+    for line in lines[at + 1:]:
+        cells = line.split(None, len(names) - 1)
+        if len(cells) != len(names) or not cells[0].isdigit():
+            break
+        rows.append(dict(zip(names, cells)))
+    return rows
+
+
+@needs_tmux
+def test_screen_shows_the_run_totals_at_the_end_of_a_replay(memscope, build_dir, tmux, tmp_path):
+    """The full screen ends a replay with the run's totals on the screen, until q, and prints
+    nothing after the screen closes; batch output (-b) prints the same rows as text."""
+    threads = build_dir / "contrib" / "bench" / "threads"
+    rec = tmp_path / "memscope.rec"
+    # One worker touching 4 MB every 100 ms for 1 s (about 10 x 1,024 faults), recorded every 200 ms.
+    res = run([memscope, "record", "-a", "-I", "200", "-o", str(rec), "--", str(threads), "1", "0", "0",
+               "1000", "4"])
+    assert res.returncode == 0, res.stderr
+    pid = int(re.search(r"^ready (\d+)", res.stdout, re.M).group(1))
+    pages = int(re.search(r"^pages (\d+)", res.stdout, re.M).group(1))
+    batch = run([memscope, "top", "-b", "--input", str(rec)])
+    assert batch.returncode == 0, batch.stderr
+    head, batch_rows, sums = parse_totals(batch.stdout)
+    mine = [r for r in batch_rows if int(r["PID"]) == pid]
+    assert len(mine) == 1 and int(mine[0]["FAULTS"]) >= pages, (mine, pages)
+    assert sum(int(r["FAULTS"]) for r in batch_rows) + sums["unattributed"] == sums["all"]
+
+    t = tmux(f"{memscope} top --input {rec}")
+    lines = t.wait_for(lambda ls: any("end of the replay" in l for l in ls), timeout=30)
+    title = next(l for l in lines if l.startswith("end of the replay: totals over"))
+    assert f"{head['processes']} process" in title and f"({head['exited']} exited)" in title, title
+    assert f"faults: {sums['all']} in all, {sums['unattributed']} attributed to no process" in lines, lines
+    assert "q quit" in status_line(lines)
+    shown = screen_totals(lines)
+    # The rows the screen has room for are batch output's first rows, field by field.
+    assert shown and len(shown) <= len(batch_rows)
+    assert [r["PID"] for r in shown] == [r["PID"] for r in batch_rows[:len(shown)]]
+    for got, want in zip(shown, batch_rows):
+        assert got == want, (got, want)
+    assert any(int(r["PID"]) == pid for r in shown), shown
+    # The view stays until q (the replay is over, nothing moves).
+    time.sleep(1.0)
+    assert t.screen() == lines
+    t.keys("q")
+    assert t.exit_status() == 0
+    # Nothing printed after the screen closed: the totals were the screen's.
+    after = t.history()
+    assert "totals:" not in after and "FAULTS PAGES" not in after, after
+
+
 # --- narrow terminals ---------------------------------------------------------
 
 MAN_TOP = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "man", "memscope-top.1")

@@ -135,6 +135,7 @@ try {
     const look = () => page.evaluate(() => ({
       start_unix_ms: memscope.session.start_unix_ms, frames: memscope.frames, axes: memscope.axes, yAxes: memscope.yAxes,
       charts: memscope.charts, data: memscope.data(), from_file: memscope.session.from_file,
+      source: memscope.source, columns: memscope.columns, totals: memscope.totals, procs: memscope.procs,
       controls_shown: ["#controls", "#readonly", "#history"].filter((q) => document.querySelector(q).offsetParent !== null),
       follow: document.querySelector("#follow").textContent,
     }));

@@ -2,8 +2,10 @@
 the values /metrics serves for the same frame, a label typed in the page
 reaches the recording, pause and resume work, the charts are drawn; a
 replay of another machine gives per-node bandwidth charts; a recording
-opened in the page shows the same totals as the server's stream; and the
+served by live --input and the same file dropped on the page draw the same
+points (one reader of recordings, recording.js); and the
 page stays responsive with 50 series over an hour at 10 Hz."""
+import http.client
 import json
 import os
 import pathlib
@@ -141,33 +143,66 @@ def test_replay_of_another_machine_has_per_node_bandwidth_charts(memscope, outdi
         live.stop()
 
 
-def test_a_recording_opened_in_the_page_shows_what_the_server_streams(memscope, touchmem, outdir):
+def test_a_recording_served_and_dropped_draws_the_same_points(memscope, touchmem, outdir):
+    """live --input FILE and FILE dropped on the page go through the one reader of recordings
+    (recording.js): the same columns, every chart the same series with the same points, the
+    same totals, which are the recording's own sums (computed here from its frames). The served
+    page adds the catalog metric the server recomputes (kernel.faults), frame by frame."""
     rec = outdir / "run.rec.zst"
     res = subprocess.run([memscope, "record", "-I", "50", "-o", str(rec), "-e", "page-faults,context-switches",
-                          "--sample", "page-faults", "-c", "64", "--", touchmem, "300"], capture_output=True, text=True, timeout=300)
+                          "-m", "kernel.faults", "--sample", "page-faults", "-c", "64", "--", touchmem, "300"],
+                         capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
+    plain = outdir / "run.rec"
+    plain.write_text(subprocess.run(["zstd", "-dc", str(rec)], capture_output=True, text=True, check=True).stdout)
+    header, frames, others = read_recording(plain)
+    own = {name: sum(f["v"][i] for f in frames if f["v"][i] is not None)
+           for i, name in enumerate(s["name"] for s in header["series"])}
     live = Live(memscope, ["--listen", "127.0.0.1:0", "--input", str(rec)])
     try:
         live.wait_for("still serving")
         session = live.session()
-        batches = live.stream(lambda b: "end" in b[-1][2])
-        frames = [f for _, _, b in batches for f in b["f"]]
-        out = browser("file", live.url, outdir, str(rec))
-        final = out["final"]
-        assert final["fileError"] is None
-        assert final["session"]["origin"] == "file"
-        assert final["frames"] == len(frames)
-        for name in ("page-faults", "context-switches"):
-            page = final["totals"][column(final["columns"], name)]
-            served = sum(f[3 + column(session["columns"], name)] or 0 for f in frames)
-            assert page == served, name
-        assert page > 0
-        assert out["inked"]["page-faults"] > 50
-        # The samples between the frames are read past, not refused.
-        text = subprocess.run(["zstd", "-dc", str(rec)], capture_output=True, text=True, check=True).stdout
-        assert any("s" in json.loads(line) for line in text.splitlines()[1:])
+        # The server sends the file as written (zstd here) and streams only catalog metrics.
+        assert session["recording"] is True
+        assert [(c["group"], c["source"]) for c in session["columns"]] == [("kernel.faults", "metric")]
+        metric = {f[1]: (f[3], f[2]) for _, _, b in live.stream(lambda b: "end" in b[-1][2]) for f in b["f"]}
+        merged = live.session()["frames"] != len(frames)
+        conn = http.client.HTTPConnection(live.host, live.port, timeout=30)
+        conn.request("GET", "/api/recording")
+        answer = conn.getresponse()
+        assert answer.status == 200 and answer.read() == rec.read_bytes()
+        conn.close()
+        out = browser("replay", live.url, outdir, str(rec))
     finally:
         live.stop()
+    served, opened = out["served"], out["opened"]
+    assert served["source"] == "recording" and opened["source"] == "file"
+    assert served["columns"] == opened["columns"] + session["columns"]
+    assert served["frames"] == opened["frames"] == len(frames)
+    keys = [c["key"] for c in opened["charts"]]
+    assert [c["key"] for c in served["charts"]] == keys + ["kernel.faults"]
+    assert served["data"][:len(keys)] == opened["data"]
+    # The metric's chart: the server's value of each frame at the file frame of the same time, per
+    # second of the server's frame (one that took in its predecessors when the server was busy
+    # spreads over them; a frame taken in has none).
+    chart = served["data"][len(keys)]
+    assert chart["x"] == opened["data"][0]["x"] and len(metric) <= len(frames)
+    assert merged or len(metric) == len(frames)
+    start = header["start"]["unix_ns"] / 1e6
+    for x, y, f in zip(chart["x"], chart["y"][0], frames):
+        t = round(f["t"] / 1e6)
+        assert x == (start + t) / 1000
+        if t not in metric:
+            assert y is None, (t, y)
+            continue
+        value, d_us = metric[t]
+        assert y == pytest.approx(value / (d_us / 1e6), rel=1e-9), (t, y, metric[t])
+    for name in ("page-faults", "context-switches"):
+        c = column(served["columns"], name)
+        assert served["totals"][c] == opened["totals"][c] == own[name], name
+    assert own["page-faults"] >= 300 * 256
+    # The samples between the frames are read past, not refused.
+    assert any("s" in r for r in others)
 
 
 def test_a_broken_recording_is_refused_with_its_line(memscope, outdir):
@@ -273,6 +308,10 @@ def test_a_replayed_recording_is_drawn_at_its_own_time(memscope, touchmem, outdi
     finally:
         live.stop()
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}", out["hover_time"]), out["hover_time"]
+    # One reader for both: the same charts with the same points, per-process chart included.
+    assert out["served"]["source"] == "recording" and out["opened"]["source"] == "file"
+    assert [c["key"] for c in out["served"]["charts"]] == [c["key"] for c in out["opened"]["charts"]]
+    assert out["served"]["data"] == out["opened"]["data"]
     for way in ("served", "opened"):
         got = out[way]
         assert got["from_file"] and got["controls_shown"] == [] and got["follow"] == "Whole run", (way, got)

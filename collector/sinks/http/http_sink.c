@@ -13,13 +13,17 @@
  *   http_sink_init registers the routes. */
 #include "sinks/http/http_sink.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "sinks/http/http_stream.h"
@@ -139,7 +143,19 @@ struct http_sink {
 	int nr_folded;
 	uint64_t folded_series;
 	int faults_series;            /* proc.faults of the whole target, or -1 */
+	/* live --input: the recording, reopened from the reader's descriptor. The
+	 * page reads it with the same code as a file dropped on it (recording.js);
+	 * the stream then carries the catalog metrics alone, which take this
+	 * host's catalog and the recorded host. -1: not a replayed recording. */
+	int recording_fd;
 };
+
+/* The stream has the page's whole rows (events and process tables), not
+ * only the metrics the page adds to what it reads from the recording. */
+static bool streams_events(const struct http_sink *h)
+{
+	return h->recording_fd < 0;
+}
 
 static int metric_slot(const struct http_sink *h, int plan_metric, enum metric_scope scope, int index)
 {
@@ -255,7 +271,7 @@ static int build_columns(struct http_sink *h)
 		}
 	}
 	/* Events (not a metric's raw inputs, not per process), summed per node. */
-	for (int i = 0; i < t->nr; i++) {
+	for (int i = 0; streams_events(h) && i < t->nr; i++) {
 		const struct series *s = &t->series[i];
 		int found = -1;
 
@@ -555,7 +571,8 @@ out:
 static void flush(struct http_sink *h, uint64_t now_ns, bool force_procs, const char *end)
 {
 	struct text_buf b = { 0 };
-	bool procs = h->proc_started && (force_procs || now_ns - h->proc_since_ns >= HTTP_PROC_PERIOD_NS);
+	bool procs = streams_events(h) && h->proc_started &&
+		     (force_procs || now_ns - h->proc_since_ns >= HTTP_PROC_PERIOD_NS);
 
 	if (!h->batch_frames && !h->events.len && !end)
 		return;
@@ -863,7 +880,8 @@ static int http_frame(struct sink *sink, const struct sink_frame *f)
 	h->batch_frames++;
 	/* A file goes out in large batches, but never more than a second of
 	 * its time when it has processes: their table comes every second of
-	 * the recording, as a live run's (and a file opened in the page) has. */
+	 * the replay, as a live run's has. (A recording's own rows and tables
+	 * are the page's reader's: its stream holds the metrics alone.) */
 	if (h->setup->from_file ? h->batch.len >= HTTP_BATCH_BYTES ||
 				  (h->procs_seen && fr->time_ns - h->proc_since_ns >= HTTP_PROC_PERIOD_NS)
 				: fr->time_ns - h->batch_start_ns >= HTTP_BATCH_NS)
@@ -959,6 +977,8 @@ static void free_sink(struct http_sink *h)
 	free(h->folded);
 	text_buf_free(&h->batch);
 	text_buf_free(&h->events);
+	if (h->recording_fd >= 0)
+		close(h->recording_fd);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }
@@ -1339,6 +1359,8 @@ static json_t *session_json(struct http_sink *h, bool token)
 	json_object_set_new(o, "origin", json_string(su->origin ? su->origin : "live"));
 	json_object_set_new(o, "origin_name", json_string(su->origin_name ? su->origin_name : ""));
 	json_object_set_new(o, "from_file", json_boolean(su->from_file));
+	/* The page reads the recording itself (api/recording); columns are the metrics. */
+	json_object_set_new(o, "recording", json_boolean(h->recording_fd >= 0));
 	json_object_set_new(o, "start_unix_ms", json_real(h->start_unix * 1000));
 	json_object_set_new(o, "interval_ms", json_integer((json_int_t)(h->interval_ns / 1000000)));
 	json_object_set_new(o, "paused", json_boolean(h->paused));
@@ -1592,6 +1614,41 @@ static enum MHD_Result answer_control(void *ctx, const struct http_request *req)
 			    "text/plain; charset=utf-8", reply, strlen(reply));
 }
 
+/* The replayed recording's bytes as written (zstd or not): the page parses
+ * them as it parses a file dropped on it. */
+static enum MHD_Result answer_recording(void *ctx, const struct http_request *req)
+{
+	struct http_sink *h = ctx;
+	struct MHD_Response *r;
+	struct stat st;
+	enum MHD_Result ret;
+	int fd;
+
+	pthread_mutex_lock(&h->lock);
+	fd = h->recording_fd >= 0 ? dup(h->recording_fd) : -2;
+	pthread_mutex_unlock(&h->lock);
+	if (fd == -2)
+		return http_respond_error(req->conn, MHD_HTTP_NOT_FOUND,
+					  "this run replays no recording (memscope live --input FILE serves one)");
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return http_respond_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the recording: %s",
+					  strerror(errno));
+	}
+	/* MHD reads at offsets (pread/sendfile) and closes fd with the response. */
+	r = mhd.MHD_create_response_from_fd((size_t)st.st_size, fd);
+	if (!r) {
+		close(fd);
+		return http_respond_error(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	}
+	mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
+	mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	ret = mhd.MHD_queue_response(req->conn, MHD_HTTP_OK, r);
+	mhd.MHD_destroy_response(r);
+	return ret;
+}
+
 int http_sink_init(struct sink *sink, const struct http_sink_options *opt, bool *usage, struct ms_error *err)
 {
 	struct http_sink *h = calloc(1, sizeof(*h));
@@ -1600,6 +1657,7 @@ int http_sink_init(struct sink *sink, const struct http_sink_options *opt, bool 
 		{ "GET", "/api/session", HTTP_READ, answer_session, h },
 		{ "GET", "/api/stream", HTTP_READ, answer_stream, h },
 		{ "GET", "/api/totals", HTTP_READ, answer_totals, h },
+		{ "GET", "/api/recording", HTTP_READ, answer_recording, h },
 		{ "POST", "/api/control", HTTP_CONTROL, answer_control, h },
 	};
 
@@ -1611,6 +1669,7 @@ int http_sink_init(struct sink *sink, const struct http_sink_options *opt, bool 
 	}
 	pthread_mutex_init(&h->lock, NULL);
 	h->opt = *opt;
+	h->recording_fd = -1;
 	if (http_stream_new(&h->stream, opt->history_bytes, err) < 0)
 		goto fail;
 	if (http_server_start(&h->server, &opt->server, routes, (int)(ARRAY_SIZE(routes)), usage,
@@ -1625,6 +1684,30 @@ fail:
 	http_stream_free(h->stream);
 	free_sink(h);
 	return -1;
+}
+
+int http_sink_serve_recording(struct sink *sink, int fd, struct ms_error *err)
+{
+	struct http_sink *h = sink->priv;
+	char path[64];
+	struct stat st;
+	int own;
+
+	/* A description of its own (its offset is not the reader's), of the very
+	 * file the reader opened: never the name looked up again. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	own = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (own < 0 || fstat(own, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ms_error_set(err, "cannot serve the recording to the page: %s",
+			     own < 0 ? strerror(errno) : "it is not a regular file");
+		if (own >= 0)
+			close(own);
+		return -1;
+	}
+	pthread_mutex_lock(&h->lock);
+	h->recording_fd = own;
+	pthread_mutex_unlock(&h->lock);
+	return 0;
 }
 
 int http_sink_set_na(struct sink *sink, char *const *na, int nr)

@@ -9,7 +9,11 @@
  * sink has made, under a lock held only to copy: no client ever makes the
  * sink, let alone the sampler, wait. Control from the page (label, pause,
  * resume, interval, record FILE, status) goes to the command, which sends
- * it through the run's control socket, as `memscope ctl` does. */
+ * it through the run's control socket, as `memscope ctl` does.
+ *
+ * A replayed recording (live --input) is read by the page itself, with the
+ * reader it uses for a dropped file (contrib/web/recording.js): the sink
+ * serves the file as written and streams only the catalog metrics. */
 #ifndef MEMSCOPE_HTTP_SINK_H
 #define MEMSCOPE_HTTP_SINK_H
 
@@ -52,6 +56,10 @@ int http_sink_init(struct sink *sink, const struct http_sink_options *opt, bool 
 /* Metrics asked for (or shown by default) that this host cannot count, as
  * "METRIC: why": the page lists them. Copied; before the run. */
 int http_sink_set_na(struct sink *sink, char *const *na, int nr);
+/* live --input: serve the recording the session reads (fd: the reader's,
+ * reopened here) at /api/recording; the page parses it as a dropped file,
+ * and the stream carries the catalog metrics alone. Before the run. */
+int http_sink_serve_recording(struct sink *sink, int fd, struct ms_error *err);
 /* The URL to print (with the token). */
 const char *http_sink_url(const struct sink *sink);
 const struct http_server *http_sink_server(const struct sink *sink);

@@ -152,15 +152,6 @@ static void print_threads(FILE *out, const struct top_model *m)
 	}
 }
 
-static int cmp_run_faults(const void *a, const void *b)
-{
-	const struct top_run_process *x = a, *y = b;
-
-	if (x->faults != y->faults)
-		return x->faults < y->faults ? 1 : -1;
-	return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
 int top_batch_print_totals(FILE *out, const struct top_model *m)
 {
 	struct top_run_process *p;
@@ -169,7 +160,6 @@ int top_batch_print_totals(FILE *out, const struct top_model *m)
 
 	if (n < 0)
 		return -1;
-	qsort(p, (size_t)n, sizeof(*p), cmp_run_faults);
 	fprintf(out, "totals: time_s=%.3f processes=%d exited=%d\n", m->elapsed_s, n, m->nr_ended);
 	fprintf(out, "PID FAULTS PAGES CPU_S FIRST_S ENDED_S COMMAND\n");
 	for (int i = 0; i < n; i++) {

@@ -670,6 +670,15 @@ static void keep_ended(struct top_model *m, const struct top_task *t)
 	run_process(t, m->elapsed_s, &m->ended[m->nr_ended++]);
 }
 
+static int cmp_run_faults(const void *a, const void *b)
+{
+	const struct top_run_process *x = a, *y = b;
+
+	if (x->faults != y->faults)
+		return x->faults < y->faults ? 1 : -1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
 int top_model_run_totals(const struct top_model *m, struct top_run_process **out)
 {
 	const struct top_cumulative *c = m->prev;
@@ -684,6 +693,7 @@ int top_model_run_totals(const struct top_model *m, struct top_run_process **out
 	for (int k = 0; c && k < c->nr_tasks; k++)
 		if (c->tasks[k].pid && !c->tasks[k].tid)
 			run_process(&c->tasks[k], NAN, &(*out)[n++]);
+	qsort(*out, (size_t)n, sizeof(**out), cmp_run_faults);
 	return n;
 }
 

@@ -213,8 +213,9 @@ int top_model_open(struct top_model *m, const struct top_inputs *in, struct ms_e
 void top_model_update(struct top_model *m, const struct frame *frame, const struct metric_values *values);
 void top_model_close(struct top_model *m);
 
-/* Every process of the run so far with its totals (those that ended, then
- * those running), in a new array the caller frees; -1 when out of memory. */
+/* Every process of the run so far with its totals, most faults first (then
+ * by pid), in a new array the caller frees; -1 when out of memory. Batch
+ * output and the full screen's end-of-replay view list the same rows. */
 int top_model_run_totals(const struct top_model *m, struct top_run_process **out);
 
 /* Sort rows by a column, highest first (PID and COMMAND ascending). */

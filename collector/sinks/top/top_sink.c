@@ -23,6 +23,7 @@ struct top_sink {
 	long updates;
 	bool quit;
 	uint64_t recording_checked_ns;
+	uint64_t shown_interval_ns;   /* a replay: the recorded interval of the frame on the screen */
 };
 
 static void check_recording(struct top_sink *t, uint64_t now_ns)
@@ -58,11 +59,12 @@ static int top_event(struct sink *sink, const struct sink_event *ev);
 
 /* A recording on the full screen: each frame stays up for its recorded
  * interval, and keys work meanwhile (read here: the sampler reads a file,
- * it watches no terminal). Non-zero: q was pressed. */
+ * it watches no terminal). Non-zero: q was pressed. UINT64_MAX: until q. */
 static int replay_pace(struct sink *sink, uint64_t interval_ns)
 {
 	struct top_sink *t = sink->priv;
-	uint64_t until = monotonic_ns() + interval_ns;
+	bool until_quit = interval_ns == UINT64_MAX;
+	uint64_t until = until_quit ? UINT64_MAX : monotonic_ns() + interval_ns;
 
 	for (;;) {
 		uint64_t now = monotonic_ns();
@@ -77,7 +79,7 @@ static int replay_pace(struct sink *sink, uint64_t interval_ns)
 			return 0;
 		/* Paused: the screen stays until p again (or q). */
 		if (poll(pfd, t->opt.signal_fd >= 0 ? 2 : 1,
-			 t->opt.display.paused ? 250 : (int)((until - now) / 1000000 + 1)) <= 0)
+			 until_quit ? -1 : t->opt.display.paused ? 250 : (int)((until - now) / 1000000 + 1)) <= 0)
 			continue;
 		/* SIGINT, SIGTERM, SIGHUP: the replay ends as with q. */
 		if (t->opt.signal_fd >= 0 && (pfd[1].revents & POLLIN)) {
@@ -118,6 +120,7 @@ static int top_frame(struct sink *sink, const struct sink_frame *f)
 			top_model_update(&t->model, f->frame, f->metrics);
 			top_view_draw(t->opt.view, &t->model, d);
 		}
+		t->shown_interval_ns = f->frame->interval_ns;
 	} else {
 		top_model_update(&t->model, f->frame, f->metrics);
 		flockfile(stdout);
@@ -194,12 +197,24 @@ static void top_end(struct sink *sink, const struct sink_end *end)
 {
 	struct top_sink *t = sink->priv;
 
+	bool totals = t->opt.inputs.replay && t->model_open && t->model.updates;
+
 	(void)end;
+	/* A replay that reached its end (not one q cut short) shows the run's
+	 * totals on the screen, until q: what the user reads before leaving.
+	 * The last frame stays up for its interval first, as every frame does. */
+	if (t->opt.view && totals && !t->quit && !replay_pace(sink, t->shown_interval_ns)) {
+		t->opt.display.ended = true;
+		top_view_draw(t->opt.view, &t->model, &t->opt.display);
+		replay_pace(sink, UINT64_MAX);
+	}
 	/* The screen goes before anything else is printed (the scripts' reports). */
+	if (t->opt.view)
+		totals = false;     /* shown on the screen: stdout is the terminal's */
 	top_view_close(t->opt.view);
 	t->opt.view = NULL;
-	/* A replay ends with the run's totals: every process, those that exited too. */
-	if (t->opt.inputs.replay && t->model_open && t->model.updates) {
+	/* Batch output of a replay ends with the run's totals: every process, those that exited too. */
+	if (totals) {
 		flockfile(stdout);
 		if (top_batch_print_totals(stdout, &t->model) < 0)
 			fprintf(stderr, "memscope top: out of memory for the run's totals\n");

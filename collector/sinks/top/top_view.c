@@ -5,6 +5,7 @@
  * so a resize redraws at once, not at the next frame. */
 #include <curses.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,7 +377,7 @@ static int draw_header(const struct top_model *m, const struct top_display *d, c
 	snprintf(parts[4], sizeof(parts[4]), "tiers %s", m->tiers);
 	join_fitting(line, sizeof(line), parts, m->tiers[0] ? 5 : 4, "  ");
 	put(1, 0, line);
-	if (d->paused) {
+	if (d->paused && !d->ended) {
 		attron(A_REVERSE | A_BOLD);
 		put(1, getmaxx(stdscr) > 8 ? getmaxx(stdscr) - 8 : 0, " PAUSED ");
 		attroff(A_REVERSE | A_BOLD);
@@ -833,6 +834,50 @@ static void draw_help(const struct top_model *m, const struct layout *l)
 	draw_narrow_help(m, l, y);
 }
 
+/* The end of a replay: every process of the run with its totals, as batch
+ * output's totals block has them, until q. */
+static void draw_run_totals(const struct top_model *m, int y, int last_row)
+{
+	struct top_run_process *p;
+	int n = top_model_run_totals(m, &p), shown = 0;
+	char line[256], ended[16];
+	double listed = 0;
+
+	if (n < 0) {
+		put(y, 0, "out of memory for the run's totals");
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		listed += p[i].faults;
+	attron(A_BOLD);
+	snprintf(line, sizeof(line), "end of the replay: totals over %.3f s, %d process%s (%d exited)", m->elapsed_s, n,
+		 n == 1 ? "" : "es", m->nr_ended);
+	put(y++, 0, line);
+	attroff(A_BOLD);
+	if (m->run_faults_seen) {
+		snprintf(line, sizeof(line), "faults: %.0f in all, %.0f attributed to no process", m->run_faults,
+			 m->run_faults - listed);
+		put(y++, 0, line);
+	}
+	y++;
+	put_bar(y++, "    PID      FAULTS       PAGES     CPU_S   FIRST_S   ENDED_S COMMAND", A_REVERSE);
+	/* Room for the line saying how many rows did not fit. */
+	for (int i = 0; i < n && (y < last_row || (y == last_row && i == n - 1)); i++, shown++) {
+		if (isnan(p[i].ended_s))
+			snprintf(ended, sizeof(ended), "-");
+		else
+			snprintf(ended, sizeof(ended), "%.3f", p[i].ended_s);
+		snprintf(line, sizeof(line), "%7d %11.0f %11.0f %9.3f %9.3f %9s %s", (int)p[i].pid, p[i].faults,
+			 p[i].pages, p[i].oncpu_s, p[i].first_s, ended, p[i].comm);
+		put(y++, 0, line);
+	}
+	if (shown < n) {
+		snprintf(line, sizeof(line), "... %d more (top -b --input lists them all)", n - shown);
+		put(y, 0, line);
+	}
+	free(p);
+}
+
 static void draw_status(const struct top_view *v, const struct top_display *d)
 {
 	int y = getmaxy(stdscr) - 1;
@@ -845,6 +890,14 @@ static void draw_status(const struct top_view *v, const struct top_display *d)
 	}
 	if (d->notice[0]) {
 		put_bar(y, d->notice, A_BOLD);
+		return;
+	}
+	if (d->ended) {
+		snprintf(line, sizeof(line), "end of the replay: the run's totals (ENDED_S -: running at the end)  |  "
+			 "? help  q quit");
+		if ((int)strlen(line) > getmaxx(stdscr))
+			snprintf(line, sizeof(line), "end of the replay  |  ? help  q quit");
+		put_bar(y, line, A_REVERSE);
 		return;
 	}
 	snprintf(line, sizeof(line), "sort: %s%s%s  |  s sort  p pause  +/- interval  l label  f filter  ? help  q quit",
@@ -866,6 +919,10 @@ void top_view_draw(struct top_view *v, struct top_model *m, const struct top_dis
 	werase(stdscr);
 	if (v->show_help) {
 		draw_help(m, &l);
+	} else if (d->ended) {
+		struct layout whole = { .node_hidden = 0 };   /* the tables whose columns hide are not shown */
+
+		draw_run_totals(m, draw_header(m, d, &whole), last_row);
 	} else {
 		y = draw_header(m, d, &l);
 		if (!m->updates)

@@ -18,6 +18,7 @@ struct top_display {
 	uint64_t interval_ms;
 	char recording[128];         /* "off", or where frames are being recorded */
 	char notice[256];            /* one line for the status bar ("label added") */
+	bool ended;                  /* a replay reached its end: the screen shows the run's totals */
 };
 
 /* Does a process row pass the filter? */
@@ -26,7 +27,8 @@ bool top_display_shows(const struct top_display *d, const struct top_process_row
 /* Batch output: one block per update (format in docs/man/memscope-top.1).
  * Both presentations sort the model's process rows in place. */
 void top_batch_print(FILE *out, struct top_model *m, const struct top_display *d);
-/* A replay's run totals (the block described in top_batch.c); -1 when out of memory. */
+/* A replay's run totals (the block described in top_batch.c); -1 when out of memory.
+ * Printed in batch output only: the full screen shows them itself (display.ended). */
 int top_batch_print_totals(FILE *out, const struct top_model *m);
 
 /* Keys ask the command for these. */
