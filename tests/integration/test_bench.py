@@ -177,7 +177,8 @@ def test_vector_kernels_agree_with_likwid_bench():
     """Each vector width of bw rd, bw cp and stream triad against likwid-bench's kernel of the
     same width (load_avx, copy_avx, stream_avx; the avx512 ones where the CPU has AVX-512; scalar
     and SSE2 reads in L1 against load and load_sse), on
-    CPU 0, each run right after its peer: the best of the rounds of each within 15%. rd is
+    CPU 0, each run right after its peer: in L1 the best of the rounds of each, in memory their
+    medians, within 15%. rd is
     compared in L1 (16 KiB, where the width decides: scalar, SSE2, AVX2 and AVX-512 reads differ
     by about 2x each) and in memory (64 MiB); cp and triad in memory."""
     need("likwid-bench")
@@ -212,13 +213,16 @@ def test_vector_kernels_agree_with_likwid_bench():
                                    f"{size_mb}M", "--kernel", ours_k, "--reps", 3, "--max-reps", 3, realtime=True)
                     ours.append(rows(s)[0]["total_mb_s"])
                     peer.append(likwid_ws_mb_s(f"stream_{peer_k}", f"{3 * size_mb * 1.048576}MB", 10))
-            # The best of the rounds of each tool is compared: other work on the machine (here
-            # and, for memory, on the host's other guests sharing the memory controller) only
-            # ever lowers a bandwidth, so each tool's best round is its least disturbed one. In L1
-            # a preemption costs a likwid-bench run a share memscope-bench's median of repetitions
-            # leaves out; in memory, the median of back-to-back pairs once read 1.150 for AVX-512
-            # reads while the two tools' medians were 34,032 and 34,444 MB/s.
-            ratios[what] = max(ours) / max(peer)
+            # In L1 the best round of each tool is compared: a pass lasts milliseconds, a
+            # preemption costs a likwid-bench run a share memscope-bench's median of
+            # repetitions leaves out, and other work only ever lowers the core's L1 bandwidth.
+            # In memory the medians of each tool's rounds: the host's other guests share the
+            # memory controller and their load drifts over the test, so neither the best
+            # rounds (one side's may fall in a quiet spell: 42,418 against 40,584 MB/s medians
+            # gave a best-round ratio of 1.183) nor back-to-back pairs (a median pair ratio of
+            # 1.150 against medians of 34,032 and 34,444) compare like with like; the median
+            # of nine rounds leaves out the spells either way.
+            ratios[what] = max(ours) / max(peer) if what == "rd L1" else statistics.median(ours) / statistics.median(peer)
             print(f"{ours_k} {what}: memscope-bench {statistics.median(ours):.0f} MB/s, likwid-bench "
                   f"{statistics.median(peer):.0f} MB/s, median ratio {ratios[what]:.3f}")
         bad = {w: round(r, 3) for w, r in ratios.items() if not within(r, 1, 0.15)}
