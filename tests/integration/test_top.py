@@ -601,6 +601,34 @@ def test_screen_shows_a_workload_sorts_pauses_and_quits(memscope, touchmem, tmux
 
 
 @needs_tmux
+def test_screen_key_t_switches_node_and_tier_rows(memscope, tmux):
+    """t: the node panel's rows become this host's memory tiers (memory_tierN/nodelist) and back."""
+    tiers = sorted((p.parent.name[len("memory_tier"):] for p in
+                    pathlib.Path("/sys/devices/virtual/memory_tiering").glob("memory_tier*/nodelist")), key=int)
+    nodes = [p.name[len("node"):] for p in pathlib.Path("/sys/devices/system/node").glob("node[0-9]*")]
+
+    def panel(lines, title):
+        for i, line in enumerate(lines):
+            if line.split()[:2] == [title, "READ_B/s"]:
+                rows = []
+                for row in lines[i + 1:]:
+                    if not row.split() or row.split()[0] == "all":
+                        break
+                    rows.append(row.split()[0])
+                return rows
+        return None
+
+    t = tmux(f"{memscope} top -I 250")
+    assert sorted(t.wait_for(lambda ls: panel(ls, "NODE")) and panel(t.screen(), "NODE"), key=int) == sorted(nodes)
+    t.keys("t")
+    assert t.wait_for(lambda ls: panel(ls, "TIER") == tiers)
+    t.keys("t")
+    assert t.wait_for(lambda ls: panel(ls, "NODE") is not None)
+    t.keys("q")
+    assert t.exit_status() == 0
+
+
+@needs_tmux
 def test_screen_shows_lua_columns_and_their_help(memscope, touchmem, tmux, tmp_path):
     (tmp_path / "columns.lua").write_text(COLUMNS_LUA)
     work = subprocess.Popen([touchmem, "32", "--repeat", "100000"])
