@@ -28,7 +28,7 @@
 #include "sinks/top/top_view.h"
 
 #define TOP_DEFAULT_INTERVAL_MS 1000
-enum { TOP_OPT_INPUT = CLI_LONG_ONLY };
+enum { TOP_OPT_INPUT = CLI_LONG_ONLY, TOP_OPT_PER_TIER };
 
 /* What top measures: the per-process numbers, as series per process (and,
  * for the focused process, per thread): faults, scheduling, migrations, page
@@ -57,6 +57,8 @@ static const struct cli_option top_options[] = {
 	{ TOP_OPT_INPUT, "input", "FILE", "replay a recording (memscope record -a) instead of measuring",
 	  CLI_COMPLETE_FILE, NULL, 0 },
 	{ 'p', "pid", "PID", "focus one process: its row and its threads", CLI_COMPLETE_PID, NULL, 0 },
+	{ TOP_OPT_PER_TIER, "per-tier", NULL, "a node-panel row per memory tier (the sum of its nodes)\n"
+	  "instead of per node; the key t switches", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 'b', "batch", NULL, "plain text blocks for scripts instead of the full screen\n"
 	  "(also when stdout is not a terminal or TERM is dumb)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 'n', "iterations", "N", "stop after N updates", CLI_COMPLETE_NONE, NULL, 0 },
@@ -84,9 +86,9 @@ static const struct cli_group top_groups[] = {
 const struct cli_command top_command = {
 	.name = "top",
 	.summary = "live full-screen view of NUMA nodes and processes",
-	.usage = "[-I MS | --input FILE] [-p PID] [-b] [-n N] [-s COLUMN] [--lua SCRIPT]...",
+	.usage = "[-I MS | --input FILE] [-p PID] [--per-tier] [-b] [-n N] [-s COLUMN] [--lua SCRIPT]...",
 	.groups = top_groups,
-	.epilog = "keys: s sort, p pause, + and - interval, l label, f filter, ? help, q quit\n",
+	.epilog = "keys: s sort, p pause, + and - interval, l label, f filter, t tiers, ? help, q quit\n",
 };
 
 static int parse_sort(const char *text, enum top_proc_col *col)
@@ -155,6 +157,9 @@ static int top_option(void *ctx, int key, const char *arg)
 		return 0;
 	case TOP_OPT_INPUT:
 		a->opt->input_path = arg;
+		return 0;
+	case TOP_OPT_PER_TIER:
+		a->topt->display.per_tier = true;
 		return 0;
 	case 'b':
 		*a->batch = true;
@@ -442,6 +447,17 @@ int cmd_top(int argc, char **argv)
 	opt.notes = NULL;
 	if (status) {
 		fprintf(stderr, "memscope top: %s\n", err.text);
+		status = 1;
+		goto out;
+	}
+	/* Tier rows come from the metric engine's tier scopes. */
+	if (topt.display.per_tier &&
+	    (!run.session.engine || metric_engine_nr_scopes(run.session.engine, SCOPE_TIER) == 0)) {
+		fprintf(stderr, "memscope top: --per-tier: %s no memory tiers (%s%sdevices/virtual/memory_tiering/"
+			"memory_tierN/nodelist: Linux 6.1 or later, with the nodes of each tier online); without "
+			"--per-tier top shows a row per node\n",
+			opt.input_path ? "the recorded machine's kernel listed" : "the kernel lists",
+			opt.input_path ? "" : run.session.host.roots.sys, opt.input_path ? "" : "/");
 		status = 1;
 		goto out;
 	}

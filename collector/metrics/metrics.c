@@ -432,6 +432,14 @@ int metric_engine_scope_id(const struct metric_engine *e, enum metric_scope scop
 	}
 }
 
+int metric_engine_node_tier(const struct metric_engine *e, int node)
+{
+	for (int n = 0; n < e->nr_nodes; n++)
+		if (e->node_ids[n] == node)
+			return e->node_tier[n] >= 0 ? e->tier_ids[e->node_tier[n]] : -1;
+	return -1;
+}
+
 const struct metric_channel *metric_engine_channel(const struct metric_engine *e, int index)
 {
 	return index >= 0 && index < e->nr_channels ? &e->channels[index] : NULL;

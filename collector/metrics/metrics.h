@@ -155,6 +155,8 @@ void metric_engine_compute(const struct metric_engine *engine, const struct fram
  * (for a channel: its index; see metric_engine_channel). */
 int metric_engine_nr_scopes(const struct metric_engine *engine, enum metric_scope scope);
 int metric_engine_scope_id(const struct metric_engine *engine, enum metric_scope scope, int index);
+/* The memory tier (memory_tierN's N) of node, or -1 when it is in none. */
+int metric_engine_node_tier(const struct metric_engine *engine, int node);
 /* Channel scope i, ordered by socket, node, instance name (natural order) and CPU. */
 const struct metric_channel *metric_engine_channel(const struct metric_engine *engine, int index);
 /* Value of plan metric i in a scope, as computed into values. */

@@ -347,6 +347,43 @@ def test_cxl_pmu_bytes_count_on_the_node_the_device_backs(memscope, tmp_path):
         in res.stdout, res.stdout
 
 
+def test_a_recorded_cxl_machine_counts_each_device_on_its_node(memscope, tmp_path):
+    """A recording cannot keep the region links (endpointP/uport is a symlink), but it needs
+    none: each CXL device's series carries the node its memory is (the "node" label, resolved
+    when recorded), so the replay, with no fixture tree, gives the live fixture run's per-node
+    figures (mem0 -> decoder3.0 -> region1 -> node 3, mem1 -> decoder2.0 -> region0 -> node 2)."""
+    replay, rec = tmp_path / "node.jsonl", tmp_path / "node.rec"
+    values = {}
+    for imc in (0, 2, 3, 10):
+        values.update({f"uncore_imc_{imc}/cas_count_read/@cpu0": 1000, f"uncore_imc_{imc}/cas_count_write/@cpu0": 500,
+                       f"uncore_imc_{imc}/cas_count_read/@cpu4": 2000, f"uncore_imc_{imc}/cas_count_write/@cpu4": 0})
+    for dev, (drs, wr, ptl) in {"mem0.0": (300, 100, 10), "mem1.0": (50, 7, 0)}.items():
+        values.update({f"cxl_pmu_{dev}/s2m_drs_memdata/": drs, f"cxl_pmu_{dev}/m2s_rwd_memwr/": wr,
+                       f"cxl_pmu_{dev}/m2s_rwd_memwrptl/": ptl})
+    replay.write_text(json.dumps({"format": "memscope-replay", "version": 1}) + "\n" +
+                      json.dumps({"t": 1.0, "values": values}) + "\n")
+    by_hand = {("node0", "mem.read_bytes"): 4 * 1000 * 64, ("node0", "mem.write_bytes"): 4 * 500 * 64,
+               ("node1", "mem.read_bytes"): 4 * 2000 * 64, ("node1", "mem.write_bytes"): 0,
+               ("node2", "mem.read_bytes"): 50 * 64, ("node2", "mem.write_bytes"): 7 * 64,
+               ("node3", "mem.read_bytes"): 300 * 64, ("node3", "mem.write_bytes"): (100 + 10) * 64,
+               ("tier4", "mem.read_bytes"): 4 * 3000 * 64, ("tier40", "mem.read_bytes"): 350 * 64,
+               ("tier40", "mem.write_bytes"): 117 * 64}
+    env = fixture_env("sapphire-rapids-cxl-2s")
+    metrics = ["-m", "mem.read_bytes,mem.write_bytes"]
+    res = run([memscope, "record", "-o", str(rec), "--replay", str(replay)] + metrics, env=env)
+    assert res.returncode == 0, res.stderr
+    header = json.loads(rec.read_text().splitlines()[0])
+    nodes = {(s["instance"], s["node"]) for s in header["series"] if s["name"].startswith("cxl_pmu_")}
+    assert nodes == {("cxl_pmu_mem0.0", 3), ("cxl_pmu_mem1.0", 2)}
+    for rows in ("--per-node", "--per-tier"):
+        live = totals(stat(memscope, ["--replay", str(replay), rows] + metrics, env=env))
+        replayed = totals(stat(memscope, ["--input", str(rec), rows] + metrics))   # no fixture tree
+        for key, value in by_hand.items():
+            if key[0].startswith(rows.removeprefix("--per-")):
+                assert live[key] == value, key
+                assert replayed[key] == value, key
+
+
 def test_cxl_pmu_events_are_opened_with_the_drivers_encoding(memscope):
     res = run([memscope, "list", "--explain", "cxl.read_bytes"], env=fixture_env("sapphire-rapids-cxl-2s"))
     assert res.returncode == 0, res.stderr

@@ -47,7 +47,7 @@ def parse_batch(text):
         head = dict(re.findall(r"(\w+)=(\S+)", lines[0]))
         block = {"update": int(head["update"]), "time_s": float(head["time_s"]),
                  "interval_ms": int(head["interval_ms"]), "fields": {}, "na": {},
-                 "nodes": [], "procs": [], "threads": []}
+                 "nodes": [], "tiers": [], "procs": [], "threads": []}
         i = 1
         while i < len(lines) and lines[i]:
             key, _, value = lines[i].partition(": ")
@@ -64,7 +64,7 @@ def parse_batch(text):
                 block["threads_of"] = dict(re.findall(r"(\w+)=(\S+)", rows[0]))
                 rows = rows[1:]
             names = rows[0].split()
-            target = {"NODE": "nodes", "PID": "procs", "TID": "threads"}[names[0]]
+            target = {"NODE": "nodes", "TIER": "tiers", "PID": "procs", "TID": "threads"}[names[0]]
             for row in rows[1:]:
                 # COMMAND is last and may hold spaces.
                 cells = row.split(None, len(names) - 1)
@@ -625,6 +625,34 @@ def test_screen_shows_a_workload_sorts_pauses_and_quits(memscope, touchmem, tmux
 
 
 @needs_tmux
+def test_screen_key_t_switches_node_and_tier_rows(memscope, tmux):
+    """t: the node panel's rows become this host's memory tiers (memory_tierN/nodelist) and back."""
+    tiers = sorted((p.parent.name[len("memory_tier"):] for p in
+                    pathlib.Path("/sys/devices/virtual/memory_tiering").glob("memory_tier*/nodelist")), key=int)
+    nodes = [p.name[len("node"):] for p in pathlib.Path("/sys/devices/system/node").glob("node[0-9]*")]
+
+    def panel(lines, title):
+        for i, line in enumerate(lines):
+            if line.split()[:2] == [title, "READ_B/s"]:
+                rows = []
+                for row in lines[i + 1:]:
+                    if not row.split() or row.split()[0] == "all":
+                        break
+                    rows.append(row.split()[0])
+                return rows
+        return None
+
+    t = tmux(f"{memscope} top -I 250")
+    assert sorted(t.wait_for(lambda ls: panel(ls, "NODE")) and panel(t.screen(), "NODE"), key=int) == sorted(nodes)
+    t.keys("t")
+    assert t.wait_for(lambda ls: panel(ls, "TIER") == tiers)
+    t.keys("t")
+    assert t.wait_for(lambda ls: panel(ls, "NODE") is not None)
+    t.keys("q")
+    assert t.exit_status() == 0
+
+
+@needs_tmux
 def test_screen_shows_lua_columns_and_their_help(memscope, touchmem, tmux, tmp_path):
     (tmp_path / "columns.lua").write_text(COLUMNS_LUA)
     work = subprocess.Popen([touchmem, "32", "--repeat", "100000"])
@@ -1055,3 +1083,67 @@ def test_replayed_cxl_recording_shows_promotion_and_demotion_per_node(memscope, 
     assert "not in the recording" in first["na"]["FREE_B"]
     # The recorded machine's tiers, from the files the recording kept.
     assert first["fields"]["tiers"] == "4: 0-1, 40: 2-3 (CXL); balancing 2; demotion on"
+
+
+def test_per_tier_rows_of_a_replayed_cxl_recording(memscope, tmp_path):
+    """top --per-tier: one row per memory tier, each the sum of its nodes (tier 4: DDR nodes 0-1,
+    tier 40: CXL nodes 2-3), from the same hand-computed replay as above."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from conftest import fixture_env
+    from test_tiers import cxl_replay
+
+    replay, rec = tmp_path / "cxl.jsonl", tmp_path / "cxl.rec"
+    cxl_replay(replay)
+    metrics = "tier.promoted_pages,tier.promote_candidates,tier.demoted_pages,numa.used_bytes,numa.anon_bytes"
+    res = run([memscope, "record", "-o", str(rec), "--replay", str(replay), "-m", metrics],
+              env=fixture_env("sapphire-rapids-cxl-2s"))
+    assert res.returncode == 0, res.stderr
+    res = run([memscope, "top", "-b", "--per-tier", "--input", str(rec)])
+    assert res.returncode == 0, res.stderr
+    first, second = parse_batch(res.stdout)
+    assert first["nodes"] == [] and second["nodes"] == []
+    rows = [{t["TIER"]: (t["USED_B"], t["PROMO/s"], t["DEMO/s"], t["ALLOC/s"]) for t in b["tiers"]}
+            for b in (first, second)]
+    assert list(rows[0]) == ["4", "40", "all"]
+    # 1 s: node0 promoted 300 and demoted 1000 + 24; node2 used 1048576 kB.
+    assert rows[0]["4"] == ("0.0", "300.0", "1024.0", "n/a")        # no eBPF series recorded
+    assert rows[0]["40"] == ("1073741824.0", "0.0", "0.0", "n/a")
+    # 2 s: node0 promoted 600, node1 demoted 500 + 12; node2 used 2097152 kB.
+    assert rows[1]["4"] == ("0.0", "300.0", "256.0", "n/a")
+    assert rows[1]["40"] == ("2147483648.0", "0.0", "0.0", "n/a")
+    assert rows[1]["all"] == ("2147483648.0", "300.0", "256.0", "n/a")
+
+
+def test_per_tier_rows_live_are_the_kernels_tiers(memscope):
+    """On this host each tier's rows hold its nodes (memory_tierN/nodelist): the tier of node 0
+    shows node 0's used memory, within what the kernel said before and after."""
+    tiers = {p.parent.name[len("memory_tier"):]: p.read_text().strip() for p in
+             pathlib.Path("/sys/devices/virtual/memory_tiering").glob("memory_tier*/nodelist")}
+    before = meminfo_bytes("MemUsed")
+    res = run([memscope, "top", "-b", "--per-tier", "-n", "2", "-I", "200"], env=NO_RECORDING)
+    after = meminfo_bytes("MemUsed")
+    assert res.returncode == 0, res.stderr
+    slack = 64 << 20
+    for b in parse_batch(res.stdout):
+        assert [t["TIER"] for t in b["tiers"]] == sorted(tiers, key=int) + ["all"]
+        row = next(t for t in b["tiers"] if tiers[t["TIER"]] == "0")
+        assert min(before, after) - slack <= float(row["USED_B"]) <= max(before, after) + slack
+
+
+def test_per_tier_without_tiers_says_so(memscope, tmp_path):
+    """A machine whose kernel lists no tiers (the Skylake-SP fixture, recorded): a clear error."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from conftest import fixture_env
+
+    replay, rec = tmp_path / "skx.jsonl", tmp_path / "skx.rec"
+    replay.write_text(json.dumps({"format": "memscope-replay", "version": 1}) + "\n" + json.dumps(
+        {"t": 1.0, "values": {f"node_meminfo/MemFree@node{n}": 1 for n in (0, 1)}}) + "\n")
+    res = run([memscope, "record", "-o", str(rec), "--replay", str(replay), "-m", "numa.free_bytes"],
+              env=fixture_env("skylake-sp-2s"))
+    assert res.returncode == 0, res.stderr
+    res = run([memscope, "top", "-b", "--per-tier", "--input", str(rec)])
+    assert res.returncode == 1
+    assert res.stderr.startswith("memscope top: --per-tier: the recorded machine's kernel listed no memory "
+                                 "tiers (devices/virtual/memory_tiering/memory_tierN/nodelist"), res.stderr

@@ -15,6 +15,9 @@
  *   NODE READ_B/s ...          node table: one row per node, then "all"; the
  *                              metrics --lua scripts define are its last columns
  *                              (by name, %.6g: a script's value keeps its digits)
+ *                              With --per-tier: TIER READ_B/s ..., one row per
+ *                              memory tier (its N, fastest first), then "all";
+ *                              the Lua columns are n/a (they are per node)
  *   <blank>
  *   PID THR FAULTS/s ...       process table; COMMAND last (it may hold spaces)
  *   <blank>
@@ -88,16 +91,19 @@ static void print_header(FILE *out, const struct top_model *m, const struct top_
 	}
 }
 
-static void print_nodes(FILE *out, const struct top_model *m)
+static void print_nodes(FILE *out, const struct top_model *m, const struct top_display *d)
 {
-	fprintf(out, "\nNODE");
+	int nr = d->per_tier ? m->nr_tiers : m->nr_nodes;
+	const struct top_node_row *rows = d->per_tier ? m->tier_rows : m->nodes;
+
+	fprintf(out, "\n%s", d->per_tier ? "TIER" : "NODE");
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
 		fprintf(out, " %s", top_node_col_name(c));
 	for (int c = 0; c < m->nr_lua_cols; c++)
 		fprintf(out, " %s", lua_engine_metric_name(m->lua, m->lua_metric[c]));
 	fprintf(out, "\n");
-	for (int i = 0; i <= m->nr_nodes; i++) {
-		const struct top_node_row *row = i < m->nr_nodes ? &m->nodes[i] : &m->total;
+	for (int i = 0; i <= nr; i++) {
+		const struct top_node_row *row = i < nr ? &rows[i] : &m->total;
 
 		if (row->node >= 0)
 			fprintf(out, "%d", row->node);
@@ -185,7 +191,7 @@ void top_batch_print(FILE *out, struct top_model *m, const struct top_display *d
 {
 	top_model_sort(m->procs, m->nr_procs, d->sort);
 	print_header(out, m, d);
-	print_nodes(out, m);
+	print_nodes(out, m, d);
 	print_processes(out, m, d);
 	if (m->focus_pid)
 		print_threads(out, m);

@@ -217,8 +217,12 @@ static int alloc_tables(struct top_model *m)
 	m->procs = calloc(TOP_MAX_PROCESSES + 1, sizeof(*m->procs));
 	m->threads = calloc(TOP_MAX_THREADS, sizeof(*m->threads));
 	m->lua_why = calloc(((size_t)m->nr_nodes + 1) * TOP_MAX_LUA_COLS, sizeof(*m->lua_why));
-	if (!p || !m->nodes || !m->procs || !m->threads || !m->lua_why)
+	m->nr_tiers = m->engine ? metric_engine_nr_scopes(m->engine, SCOPE_TIER) : 0;
+	m->tier_rows = calloc((size_t)m->nr_tiers + 1, sizeof(*m->tier_rows));
+	if (!p || !m->nodes || !m->procs || !m->threads || !m->lua_why || !m->tier_rows)
 		return -1;
+	for (int t = 0; t < m->nr_tiers; t++)
+		m->tier_rows[t].node = metric_engine_scope_id(m->engine, SCOPE_TIER, t);
 	p->free_task = -1;
 	for (int i = 0; i < m->nr_nodes; i++)
 		m->nodes[i].node = m->topo->nodes[i];
@@ -299,6 +303,7 @@ void top_model_close(struct top_model *m)
 		free(m->prev);
 	}
 	free(m->nodes);
+	free(m->tier_rows);
 	free(m->lua_why);
 	free(m->procs);
 	free(m->threads);
@@ -354,6 +359,35 @@ static void metric_cell(struct top_model *m, int col, enum metric_scope scope, i
 		out->value = m->interval_s > 0 ? v->value / m->interval_s : 0;
 	else if (cm->kind == METRIC_RATIO)
 		out->value = v->value * 100.0;
+}
+
+/* Each tier's row: the metrics in the engine's tier scope; the page
+ * allocations, which are no metric, as the sum of its nodes' (n/a when one of
+ * them has none). The Lua columns are per node only. */
+static void update_tiers(struct top_model *m)
+{
+	for (int t = 0; t < m->nr_tiers; t++) {
+		struct top_node_row *row = &m->tier_rows[t];
+		struct top_value *alloc = &row->col[TOP_NODE_PAGES_ALLOC];
+
+		for (int c = 0; c < TOP_NODE_NR_COLS; c++)
+			if (c != TOP_NODE_PAGES_ALLOC)
+				metric_cell(m, c, SCOPE_TIER, t, &row->col[c]);
+		*alloc = (struct top_value){ 0, true, NULL };
+		for (int i = 0; i < m->nr_nodes; i++) {
+			const struct top_value *v = &m->nodes[i].col[TOP_NODE_PAGES_ALLOC];
+
+			if (metric_engine_node_tier(m->engine, m->nodes[i].node) != row->node)
+				continue;
+			if (!v->valid) {
+				*alloc = *v;
+				break;
+			}
+			alloc->value += v->value;
+		}
+		for (int c = 0; c < TOP_MAX_LUA_COLS; c++)
+			row->lua[c] = (struct top_value){ 0, false, "the scripts' metrics are per node" };
+	}
 }
 
 static void update_nodes(struct top_model *m, const struct frame *frame)
@@ -816,6 +850,7 @@ void top_model_update(struct top_model *m, const struct frame *frame, const stru
 	m->elapsed_s = (double)now / 1e9;
 	update_coverage(m, frame);
 	update_nodes(m, frame);
+	update_tiers(m);
 	update_lua_columns(m);
 	update_tasks(m, frame, m->interval_s);
 	if (m->faults_series >= 0 && m->faults_series < frame->nr && frame->samples[m->faults_series].valid) {

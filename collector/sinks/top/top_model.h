@@ -161,6 +161,12 @@ struct top_model {
 	struct top_node_row *nodes;
 	int nr_nodes;
 	struct top_node_row total;
+	/* The same columns per memory tier (node = the tier's N, fastest first):
+	 * the catalog metrics summed over the tier's nodes by the metric engine,
+	 * the eBPF page allocations by the model. None when the kernel lists no
+	 * tiers. */
+	struct top_node_row *tier_rows;
+	int nr_tiers;
 	const char *node_col_why[TOP_NODE_NR_COLS]; /* the reason a whole column is n/a, else NULL */
 	/* Lua columns: each metric the --lua scripts define (memscope.metric{}),
 	 * for every node and the system, in the order they were defined. */

@@ -421,12 +421,15 @@ static void put_node_row(int y, const char *line, const struct top_node_row *row
 		attroff(A_BOLD);
 }
 
-static int draw_nodes(const struct top_model *m, const struct layout *l, int y)
+static int draw_nodes(const struct top_model *m, const struct top_display *d, const struct layout *l, int y)
 {
 	char line[256], cell[32];
 	size_t len;
 
-	len = (size_t)snprintf(line, sizeof(line), "%-5s", "NODE");
+	int nr = d->per_tier ? m->nr_tiers : m->nr_nodes;
+	const struct top_node_row *rows = d->per_tier ? m->tier_rows : m->nodes;
+
+	len = (size_t)snprintf(line, sizeof(line), "%-5s", d->per_tier ? "TIER" : "NODE");
 	for (int c = 0; c < TOP_NODE_NR_COLS; c++)
 		if (l->node[c])
 			len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s", node_col_width(c),
@@ -435,8 +438,8 @@ static int draw_nodes(const struct top_model *m, const struct layout *l, int y)
 	if (m->focus_pid)
 		snprintf(line + len, sizeof(line) - len, "   (whole machine, not only pid %d)", (int)m->focus_pid);
 	put_bar(y++, line, A_REVERSE);
-	for (int i = 0; i <= m->nr_nodes && y < getmaxy(stdscr) - 1; i++) {
-		const struct top_node_row *row = i < m->nr_nodes ? &m->nodes[i] : &m->total;
+	for (int i = 0; i <= nr && y < getmaxy(stdscr) - 1; i++) {
+		const struct top_node_row *row = i < nr ? &rows[i] : &m->total;
 
 		len = node_row_label(line, sizeof(line), row);
 		for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
@@ -753,6 +756,7 @@ static void draw_help(const struct top_model *m, const struct layout *l)
 		"s / S   sort by the next / previous column      p   pause (frames are still taken)",
 		"+ / -   longer / shorter interval                f   filter processes by command or pid",
 		"l       add a label (into the recording)         q   quit        ?   this help",
+		"t       node rows / memory tier rows",
 	};
 	int y = 0;
 
@@ -927,7 +931,7 @@ void top_view_draw(struct top_view *v, struct top_model *m, const struct top_dis
 		y = draw_header(m, d, &l);
 		if (!m->updates)
 			put(y, 0, "measuring the first interval...");
-		else if ((y = draw_lua_columns(m, &l, draw_nodes(m, &l, y))) && m->focus_pid) {
+		else if ((y = draw_lua_columns(m, &l, draw_nodes(m, d, &l, y))) && m->focus_pid) {
 			y = draw_processes(m, d, &l, y, last_row);
 			draw_threads(m, &l, y, last_row);
 		} else if (m->updates) {
@@ -1030,6 +1034,13 @@ int top_view_keys(struct top_view *v, struct top_model *m, struct top_display *d
 		case '-': case '_': requests |= TOP_REQ_INTERVAL; --*interval_steps; break;
 		case 'l': start_prompt(v, PROMPT_LABEL, ""); break;
 		case 'f': start_prompt(v, PROMPT_FILTER, d->filter); break;
+		case 't':
+			if (m->nr_tiers)
+				d->per_tier = !d->per_tier;
+			else
+				snprintf(d->notice, sizeof(d->notice), "no memory tiers: the kernel lists none "
+					 "(devices/virtual/memory_tiering)");
+			break;
 		case '?': case 'h': v->show_help = true; break;
 		default: break;
 		}

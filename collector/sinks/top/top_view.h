@@ -15,6 +15,7 @@ struct top_display {
 	enum top_proc_col sort;
 	char filter[64];             /* rows whose command contains it (or whose pid is it); "" = all */
 	bool paused;                 /* the screen keeps the last values; frames are still taken */
+	bool per_tier;               /* the node panel has a row per memory tier (--per-tier, key t) */
 	uint64_t interval_ms;
 	char recording[128];         /* "off", or where frames are being recorded */
 	char notice[256];            /* one line for the status bar ("label added") */
