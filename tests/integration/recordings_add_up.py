@@ -80,6 +80,9 @@ class RecordWatchingPopen(subprocess.Popen):
 
     def __init__(self, args, *rest, **kw):
         self._recording = recording_of(args, kw.get("cwd"))
+        # The environment the recording was made in (a test's own catalog or
+        # fixture roots): the report that checks it runs in the same one.
+        self._env = kw.get("env")
         super().__init__(args, *rest, **kw)
 
     @property
@@ -94,7 +97,7 @@ class RecordWatchingPopen(subprocess.Popen):
             state = file_state(path)
             if state:
                 test = os.environ.get("PYTEST_CURRENT_TEST", "(no test)").rsplit(" ", 1)[0]
-                made.append((path, state, test))
+                made.append((path, state, test, self.__dict__.get("_env")))
 
 
 subprocess.Popen = RecordWatchingPopen
@@ -132,10 +135,10 @@ def allowed(remainder, total, drops, name="proc.faults"):
     return remainder == 0
 
 
-def problems_of(memscope, path):
+def problems_of(memscope, path, env=None):
     """What does not add up in one recording: a list of sentences, empty when it all does."""
     res = subprocess.run([memscope, "report", "--format", "json", "--lua", "summary.lua", "--lua", "faults.lua",
-                          path], capture_output=True, text=True, timeout=300)
+                          path], capture_output=True, text=True, timeout=300, env=env)
     if res.returncode != 0:
         return [f"`memscope report` exits {res.returncode}: {res.stderr.strip()[-600:]}"]
     objs = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
@@ -170,7 +173,7 @@ def recordings_add_up(request):
     mine = list(made)
     made.clear()
     failures = []
-    for path, state, test in mine:
+    for path, state, test, env in mine:
         # A second record to the same name keeps the first file as NAME.old.
         path = next((p for p in (path, path + ".old") if file_state(p) == state), None)
         if path is None:
@@ -179,7 +182,7 @@ def recordings_add_up(request):
             continue
         STATS["checked"] += 1
         started = time.monotonic()
-        for problem in problems_of(memscope, path):
+        for problem in problems_of(memscope, path, env):
             failures.append(f"{path} (recorded by {test}): {problem}")
         STATS["seconds"] += time.monotonic() - started
     if failures:

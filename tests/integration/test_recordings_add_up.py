@@ -40,7 +40,7 @@ def test_a_recording_whose_processes_do_not_add_up_is_named(memscope, tmp_path, 
         pytest.skip(res.stderr.strip())
     assert res.returncode == 0, res.stderr
     # The run was noted, with this test as its maker (checked again after this test).
-    path, state, test = recordings_add_up.made[-1]
+    path, state, test, _ = recordings_add_up.made[-1]
     assert (path, state, test) == (str(rec), recordings_add_up.file_state(rec), request.node.nodeid)
     assert recordings_add_up.problems_of(memscope, str(rec)) == []
     # 7 more faults for one process in one frame: its series no longer sums to the total.
