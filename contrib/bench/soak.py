@@ -4,10 +4,12 @@
 One recorder runs for --minutes (60 by default): system-wide (-a) at -I --interval-ms (100: 10 Hz), counting
 page faults and context switches, and the eBPF source's per-process series (proc.faults: one
 series per process, added when the process is first seen and retired after it exits). Meanwhile
-`churn` forks 20 short-lived processes a second, each touching a few pages. At 1, 10, 30 and
-60 minutes (those within the run) and at the end it reports memscope's resident memory (VmRSS)
-and open descriptors, the frames written per second since the previous checkpoint, and the
-recording's size.
+`churn` forks 20 short-lived processes a second, each touching a few pages and then running
+/bin/true (an exec: the process takes a new name, which ends its series and starts another). At
+1, 10, 30 and 60 minutes (those within the run) and at the end it reports memscope's resident
+memory (VmRSS) and open descriptors, the frames written per second since the previous checkpoint,
+and the recording's size; after the run, the forks (each with an exec) and the series the
+recording added and retired.
 
 A run that leaks shows it as RSS or descriptors growing from one checkpoint to the next; one that
 falls behind, as a frame rate under 1000/--interval-ms per second. Not part of the test suite (an hour); its smoke test
@@ -16,8 +18,10 @@ runs it for about a second.
 Usage: soak.py [--build DIR] [--minutes 60] [--interval-ms 100] [--write docs/performance.md]
 """
 import argparse
+import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile
@@ -43,10 +47,11 @@ def open_fds(pid):
 
 
 class FrameCounter:
-    """Frames in the recording, read as it grows (whole lines only)."""
+    """Frames in the recording, and the series it added and retired, read as it grows (whole lines only)."""
 
     def __init__(self, path):
         self.path, self.offset, self.frames, self.partial = path, 0, 0, b""
+        self.added = self.retired = 0
 
     def count(self):
         try:
@@ -58,7 +63,15 @@ class FrameCounter:
         self.offset += len(data)
         lines = (self.partial + data).split(b"\n")
         self.partial = lines.pop()
-        self.frames += sum(1 for line in lines if line.startswith(b'{"t"'))
+        for line in lines:
+            if line.startswith(b'{"t"'):
+                self.frames += 1
+            elif line.startswith((b'{"series"', b'{"retire"')):
+                record = json.loads(line)
+                if "retire" in record:
+                    self.retired += len(record["retire"])
+                elif "t" in record:   # the header's series have no time
+                    self.added += len(record["series"])
         return self.frames
 
 
@@ -79,8 +92,9 @@ def main():
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="memscope-soak-"))
     rec = tmp / "soak.rec"
     checkpoints = [m * 60 for m in CHECKPOINTS_MIN if m * 60 < seconds] + [seconds]
-    workload = subprocess.Popen([str(churn), str(CHURN_RATE), str(int(seconds) + 5)], stdout=subprocess.DEVNULL,
-                                start_new_session=True)
+    # THREADS 0, IDLE 0, EXEC 1: every child runs /bin/true.
+    workload = subprocess.Popen([str(churn), str(CHURN_RATE), str(int(seconds) + 5), "0", "0", "1"],
+                                stdout=subprocess.PIPE, text=True, start_new_session=True)
     recorder = subprocess.Popen([str(memscope), "record", "--no-ctl", "-a", "-I", str(args.interval_ms), "-e", EVENTS,
                                  "-o", str(rec), "--", "sleep", "%.3f" % seconds], stderr=subprocess.PIPE, text=True)
     began = time.monotonic()
@@ -97,16 +111,26 @@ def main():
                      rec.stat().st_size if rec.exists() else 0))
         last_t, last_frames = now, n
     _, err = recorder.communicate()
-    os.killpg(workload.pid, 9)
+    workload.send_signal(signal.SIGTERM)   # churn stops and prints "forked N"
+    try:
+        out, _ = workload.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        out = ""
+    try:
+        os.killpg(workload.pid, 9)
+    except ProcessLookupError:
+        pass
     workload.wait()
+    forked = int(out.split("forked ")[1].split()[0]) if "forked " in out else -1
+    frames.count()
     subprocess.run(["rm", "-rf", str(tmp)], check=False)
     if recorder.returncode != 0 or not rows:
         sys.exit(f"memscope record failed ({recorder.returncode}): {err}")
     lines = [
         START,
         "Measured with `python3 contrib/bench/soak.py --build build --minutes %g --interval-ms %d`: `memscope "
-        "record -a -I %d -e %s` while `churn %d` forks %d short-lived processes a second." % (
-            args.minutes, args.interval_ms, args.interval_ms, EVENTS, CHURN_RATE, CHURN_RATE),
+        "record -a -I %d -e %s` while `churn %d` forks %d short-lived processes a second, each of which "
+        "runs /bin/true." % (args.minutes, args.interval_ms, args.interval_ms, EVENTS, CHURN_RATE, CHURN_RATE),
         "",
         "| after | RSS | open fds | frames/s since the previous row | recording size |",
         "|---|---|---|---|---|",
@@ -115,6 +139,8 @@ def main():
         lines.append("| %s | %.1f MiB | %d | %.1f | %s |" % (
             "%g min" % (at / 60) if at >= 60 else "%.1f s" % at, rss / 1024, fds, rate,
             "%.1f MiB" % (size / 2 ** 20) if size >= 2 ** 20 else "%.0f KiB" % (size / 1024)))
+    lines += ["", "churn forked %d processes (each an exec too); the recording added %d series during the run "
+              "and retired %d." % (forked, frames.added, frames.retired)]
     lines.append(END)
     text = "\n".join(lines)
     print(text)
