@@ -193,4 +193,5 @@ def test_process_table_memory_follows_processes_alive_at_once_not_pids_seen(mems
     added = sum(len(r["series"]) for r in map(json.loads, rec.read_text().splitlines()) if "series" in r and "t" in r)
     # The processes were seen (a series each), about 7/12 of them between the two reads.
     assert forked >= 1500 and added >= forked * 0.9, (forked, added)
-    assert after - before < 1536, (before, after, forked)
+    # Under ASan its allocator adds up to about 2 MiB here; the old table added 9 MiB.
+    assert after - before < 4096, (before, after, forked)
