@@ -105,10 +105,12 @@ def main():
         time.sleep(max(0.0, began + min(at, seconds - 0.3) - time.monotonic()))
         if recorder.poll() is not None:
             break
-        now = time.monotonic() - began
+        # Memory and descriptors first: counting a large file's new part takes seconds.
+        rss, fds, now = rss_kib(recorder.pid), open_fds(recorder.pid), time.monotonic() - began
+        if rss == 0:
+            break   # already exiting (no memory left to show): not a reading
         n = frames.count()
-        rows.append((at, rss_kib(recorder.pid), open_fds(recorder.pid), (n - last_frames) / (now - last_t),
-                     rec.stat().st_size if rec.exists() else 0))
+        rows.append((at, rss, fds, (n - last_frames) / (now - last_t), rec.stat().st_size if rec.exists() else 0))
         last_t, last_frames = now, n
     _, err = recorder.communicate()
     workload.send_signal(signal.SIGTERM)   # churn stops and prints "forked N"
