@@ -144,7 +144,6 @@ struct proc {
 	bool has_series;      /* per_process: series[] are in the table */
 	uint64_t delta[NV];   /* since the last sample */
 	int series[MAX_TASK_SERIES]; /* per-process series indices, -1: none */
-	int live_at;          /* its place in bpf_source.live */
 };
 
 struct bpf_source {
@@ -184,10 +183,14 @@ struct bpf_source {
 		int series[MAX_TASK_SERIES];
 	} *renamed;
 	int nr_renamed, renamed_cap;
-	/* Processes: open addressing by tgid, and the list of those in use. */
-	struct proc *procs;
+	/* Processes: the live ones packed at procs[0, nr_live), found by tgid
+	 * through open addressing in proc_index (position + 1, 0: empty). Packed,
+	 * only as many entries are ever touched as processes lived at once; an
+	 * entry per hash place made every new PID fault in another page of a
+	 * table of several MB until all of it was resident. */
+	struct proc *procs;               /* procs_capacity / 2 entries */
+	int *proc_index;
 	int procs_capacity;               /* a power of two */
-	int *live;
 	int nr_live;
 	/* Reading */
 	struct ring_buffer *exits;
@@ -271,40 +274,52 @@ static unsigned proc_hash(const struct bpf_source *s, pid_t tgid)
 	return ((unsigned)tgid * 2654435761u) & (unsigned)(s->procs_capacity - 1);
 }
 
-static int proc_find(const struct bpf_source *s, pid_t tgid)
+/* Where tgid's position is in proc_index, -1: not there. */
+static int proc_place(const struct bpf_source *s, pid_t tgid)
 {
 	unsigned mask = (unsigned)s->procs_capacity - 1;
 
 	for (unsigned i = proc_hash(s, tgid);; i = (i + 1) & mask) {
-		if (s->procs[i].tgid == tgid)
-			return (int)i;
-		if (s->procs[i].tgid == 0)
+		int at = s->proc_index[i];
+
+		if (at == 0)
 			return -1;
+		if (s->procs[at - 1].tgid == tgid)
+			return (int)i;
 	}
 }
 
-/* Remove entry i, moving later entries of its probe sequence back so
- * lookups never stop at a hole. */
-static void proc_remove(struct bpf_source *s, int i)
+static int proc_find(const struct bpf_source *s, pid_t tgid)
 {
-	unsigned mask = (unsigned)s->procs_capacity - 1, hole = (unsigned)i;
-	struct proc *p = &s->procs[i];
-	int last = s->live[--s->nr_live];
+	int i = proc_place(s, tgid);
 
-	s->live[p->live_at] = last;
-	s->procs[last].live_at = p->live_at;
-	memset(p, 0, sizeof(*p));
-	for (unsigned j = (hole + 1) & mask; s->procs[j].tgid; j = (j + 1) & mask) {
-		unsigned home = proc_hash(s, s->procs[j].tgid);
+	return i < 0 ? -1 : s->proc_index[i] - 1;
+}
+
+/* Remove the process at position at: the last one moves there (the live
+ * entries stay packed), and later places of its probe sequence move back so
+ * lookups never stop at a hole. */
+static void proc_remove(struct bpf_source *s, int at)
+{
+	unsigned mask = (unsigned)s->procs_capacity - 1, hole = (unsigned)proc_place(s, s->procs[at].tgid);
+	int last = --s->nr_live;
+
+	s->proc_index[hole] = 0;
+	for (unsigned j = (hole + 1) & mask; s->proc_index[j]; j = (j + 1) & mask) {
+		unsigned home = proc_hash(s, s->procs[s->proc_index[j] - 1].tgid);
 
 		/* j may move to the hole when its home is not between hole and j. */
 		if ((j > hole && (home <= hole || home > j)) || (j < hole && home <= hole && home > j)) {
-			s->procs[hole] = s->procs[j];
-			s->live[s->procs[hole].live_at] = (int)hole;
-			memset(&s->procs[j], 0, sizeof(s->procs[j]));
+			s->proc_index[hole] = s->proc_index[j];
+			s->proc_index[j] = 0;
 			hole = j;
 		}
 	}
+	if (at != last) {
+		s->proc_index[proc_place(s, s->procs[last].tgid)] = at + 1;
+		s->procs[at] = s->procs[last];
+	}
+	memset(&s->procs[last], 0, sizeof(s->procs[last]));
 }
 
 static void clean_comm(char *out, const char *comm);
@@ -333,16 +348,18 @@ static bool leader_name(pid_t tgid, char comm[16])
 static int proc_get(struct bpf_source *s, pid_t tgid, const char *comm, bool leader)
 {
 	unsigned mask = (unsigned)s->procs_capacity - 1;
-	int i = proc_find(s, tgid);
+	int i = proc_find(s, tgid), at;
 	struct proc *p;
 
 	if (i >= 0)
 		return i;
 	if (s->nr_live >= s->procs_capacity / 2)
 		return -1;   /* cannot happen: twice the slots */
-	for (i = (int)proc_hash(s, tgid); s->procs[i].tgid; i = (int)(((unsigned)i + 1) & mask))
+	for (i = (int)proc_hash(s, tgid); s->proc_index[i]; i = (int)(((unsigned)i + 1) & mask))
 		;
-	p = &s->procs[i];
+	at = s->nr_live++;
+	s->proc_index[i] = at + 1;
+	p = &s->procs[at];
 	memset(p, 0, sizeof(*p));
 	p->tgid = tgid;
 	snprintf(p->comm, sizeof(p->comm), "%.15s", comm);
@@ -351,9 +368,7 @@ static int proc_get(struct bpf_source *s, pid_t tgid, const char *comm, bool lea
 	p->named_by_leader = leader || leader_name(tgid, p->comm);
 	for (int k = 0; k < MAX_TASK_SERIES; k++)
 		p->series[k] = -1;
-	p->live_at = s->nr_live;
-	s->live[s->nr_live++] = i;
-	return i;
+	return at;
 }
 
 /* The names the kernel gives tasks may hold any byte; labels keep text. */
@@ -847,7 +862,7 @@ static int bpf_enable(struct source *src, struct ms_error *err)
 	s->enabled = true;
 	memset(s->delta, 0, sizeof(s->delta));
 	for (int i = 0; i < s->nr_live; i++)
-		memset(s->procs[s->live[i]].delta, 0, sizeof(s->procs[0].delta));
+		memset(s->procs[i].delta, 0, sizeof(s->procs[0].delta));
 	read_drops(s, &s->drops_prev);
 	if (!s->filter) {
 		int64_t before = __atomic_load_n(s->probes.processes_delta, __ATOMIC_ACQUIRE), after, n;
@@ -903,7 +918,7 @@ static void fill_processes(struct bpf_source *s, struct frame *frame)
 	}
 	s->nr_renamed = 0;
 	for (int i = 0; i < s->nr_live; i++) {
-		struct proc *p = &s->procs[s->live[i]];
+		struct proc *p = &s->procs[i];
 
 		if (s->per_process) {
 			if (!p->has_series) {
@@ -921,7 +936,7 @@ static void fill_processes(struct bpf_source *s, struct frame *frame)
 		if (p->nr_threads <= 0) {
 			if (p->has_series)
 				retire_task_series(s, p->series);
-			proc_remove(s, s->live[i]);
+			proc_remove(s, i);
 			i--;   /* the last live entry moved here */
 		}
 	}
@@ -1042,7 +1057,7 @@ static void bpf_close(struct source *src)
 	free(s->gone);
 	free(s->renamed);
 	free(s->procs);
-	free(s->live);
+	free(s->proc_index);
 	free(s->drop_values);
 	free(s);
 	src->priv = NULL;
@@ -1155,12 +1170,12 @@ static int alloc_state(struct bpf_source *s, struct ms_error *err)
 	while (s->procs_capacity < 2 * slots)
 		s->procs_capacity *= 2;
 	s->shadow = calloc((size_t)slots, sizeof(*s->shadow));
-	s->procs = calloc((size_t)s->procs_capacity, sizeof(*s->procs));
-	s->live = calloc((size_t)s->procs_capacity, sizeof(int));
+	s->procs = calloc((size_t)s->procs_capacity / 2, sizeof(*s->procs));
+	s->proc_index = calloc((size_t)s->procs_capacity, sizeof(int));
 	s->drop_values = calloc((size_t)s->ncpus, sizeof(__u64));
 	if (s->per_thread)
 		s->threads = calloc((size_t)slots, sizeof(*s->threads));
-	if (!s->shadow || !s->procs || !s->live || !s->drop_values || (s->per_thread && !s->threads)) {
+	if (!s->shadow || !s->procs || !s->proc_index || !s->drop_values || (s->per_thread && !s->threads)) {
 		ms_error_set(err, "bpf source: out of memory for the task table's state");
 		return -1;
 	}

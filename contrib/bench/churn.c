@@ -1,10 +1,11 @@
 /* churn: processes coming and going, as a build or a shell loop makes them.
  *
- *   churn RATE SECONDS [THREADS [IDLE]]
+ *   churn RATE SECONDS [THREADS [IDLE [EXEC]]]
  *
  * Forks RATE short-lived children a second for SECONDS; each touches PAGES
  * (16) fresh pages, starts THREADS (default 0) threads that touch one page
- * each, and exits. IDLE (default 0) more children are forked first and sleep
+ * each, and exits; with EXEC 1 it then runs /bin/true instead (a fork and
+ * an exec, as a shell runs commands: the process takes a new name). IDLE (default 0) more children are forked first and sleep
  * until churn ends: an idle process table as a loaded host has. Prints
  * "ready" once the idle children exist, then "forked N" at the end.
  * Transparent huge pages are disabled so each page is one fault. */
@@ -38,7 +39,7 @@ static void *thread_main(void *arg)
 	return arg;
 }
 
-static void child(int threads)
+static void child(int threads, int exec)
 {
 	pthread_t t[64];
 	int n = threads < 64 ? threads : 64;
@@ -49,7 +50,9 @@ static void child(int threads)
 			n = i;
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
-	_exit(0);
+	if (exec)
+		execl("/bin/true", "true", (char *)NULL);
+	_exit(exec ? 127 : 0);
 }
 
 /* SIGTERM ends the churn early; the idle children go with it. */
@@ -72,11 +75,13 @@ int main(int argc, char **argv)
 {
 	double rate, seconds, start;
 	int threads = argc > 3 ? atoi(argv[3]) : 0, idle = argc > 4 ? atoi(argv[4]) : 0;
+	int exec = argc > 5 ? atoi(argv[5]) : 0;
 	long forked = 0;
 	pid_t *sleepers;
 
-	if (argc < 3 || (rate = atof(argv[1])) <= 0 || (seconds = atof(argv[2])) < 0 || threads < 0 || idle < 0) {
-		fprintf(stderr, "usage: churn RATE SECONDS [THREADS [IDLE]]\n");
+	if (argc < 3 || (rate = atof(argv[1])) <= 0 || (seconds = atof(argv[2])) < 0 || threads < 0 || idle < 0 ||
+	    (exec != 0 && exec != 1)) {
+		fprintf(stderr, "usage: churn RATE SECONDS [THREADS [IDLE [EXEC (0 or 1)]]]\n");
 		return 2;
 	}
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
@@ -108,7 +113,7 @@ int main(int argc, char **argv)
 			break;
 		pid = fork();
 		if (pid == 0)
-			child(threads);
+			child(threads, exec);
 		if (pid > 0)
 			forked++;
 		/* Reap whoever is done: at most a few children at a time. */

@@ -4,10 +4,12 @@
 One recorder runs for --minutes (60 by default): system-wide (-a) at -I --interval-ms (100: 10 Hz), counting
 page faults and context switches, and the eBPF source's per-process series (proc.faults: one
 series per process, added when the process is first seen and retired after it exits). Meanwhile
-`churn` forks 20 short-lived processes a second, each touching a few pages. At 1, 10, 30 and
-60 minutes (those within the run) and at the end it reports memscope's resident memory (VmRSS)
-and open descriptors, the frames written per second since the previous checkpoint, and the
-recording's size.
+`churn` forks 20 short-lived processes a second, each touching a few pages and then running
+/bin/true (an exec: the process takes a new name, which ends its series and starts another). At
+1, 10, 30 and 60 minutes (those within the run) and at the end it reports memscope's resident
+memory (VmRSS) and open descriptors, the frames written per second since the previous checkpoint,
+and the recording's size; after the run, the forks (each with an exec) and the series the
+recording added and retired.
 
 With --live, the same churn is watched by `memscope live --no-ui` (the Prometheus exporter left
 running), scraped once a second as Prometheus would: the frames come from its
@@ -20,9 +22,11 @@ runs it for about a second.
 Usage: soak.py [--build DIR] [--minutes 60] [--interval-ms 100] [--live] [--write docs/performance.md]
 """
 import argparse
+import json
 import os
 import pathlib
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -51,10 +55,11 @@ def open_fds(pid):
 
 
 class FrameCounter:
-    """Frames in the recording, read as it grows (whole lines only)."""
+    """Frames in the recording, and the series it added and retired, read as it grows (whole lines only)."""
 
     def __init__(self, path):
         self.path, self.offset, self.frames, self.partial = path, 0, 0, b""
+        self.added = self.retired = 0
 
     def count(self):
         try:
@@ -66,7 +71,15 @@ class FrameCounter:
         self.offset += len(data)
         lines = (self.partial + data).split(b"\n")
         self.partial = lines.pop()
-        self.frames += sum(1 for line in lines if line.startswith(b'{"t"'))
+        for line in lines:
+            if line.startswith(b'{"t"'):
+                self.frames += 1
+            elif line.startswith((b'{"series"', b'{"retire"')):
+                record = json.loads(line)
+                if "retire" in record:
+                    self.retired += len(record["retire"])
+                elif "t" in record:   # the header's series have no time
+                    self.added += len(record["series"])
         return self.frames
 
 
@@ -125,8 +138,9 @@ def main():
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="memscope-soak-"))
     rec = tmp / "soak.rec"
     checkpoints = [m * 60 for m in CHECKPOINTS_MIN if m * 60 < seconds] + [seconds]
-    workload = subprocess.Popen([str(churn), str(CHURN_RATE), str(int(seconds) + 5)], stdout=subprocess.DEVNULL,
-                                start_new_session=True)
+    # THREADS 0, IDLE 0, EXEC 1: every child runs /bin/true.
+    workload = subprocess.Popen([str(churn), str(CHURN_RATE), str(int(seconds) + 5), "0", "0", "1"],
+                                stdout=subprocess.PIPE, text=True, start_new_session=True)
     if args.live:
         recorder = subprocess.Popen([str(memscope), "live", "--no-ui", "--no-ctl", "--listen", "127.0.0.1:0",
                                      "--exit-at-end", "-a", "-I", str(args.interval_ms), "-e", EVENTS,
@@ -146,10 +160,12 @@ def main():
         time.sleep(max(0.0, began + min(at, seconds - 0.3) - time.monotonic()))
         if recorder.poll() is not None:
             break
-        now = time.monotonic() - began
+        # Memory and descriptors first: counting a large file's new part takes seconds.
+        rss, fds, now = rss_kib(recorder.pid), open_fds(recorder.pid), time.monotonic() - began
+        if rss == 0:
+            break   # already exiting (no memory left to show): not a reading
         n = frames.frames() if args.live else frames.count()
-        rows.append((at, rss_kib(recorder.pid), open_fds(recorder.pid), (n - last_frames) / (now - last_t),
-                     size_of()))
+        rows.append((at, rss, fds, (n - last_frames) / (now - last_t), size_of()))
         last_t, last_frames = now, n
     if args.live:
         frames.stop.set()
@@ -157,31 +173,47 @@ def main():
         err = "".join(frames.lines)
     else:
         _, err = recorder.communicate()
-    os.killpg(workload.pid, 9)
+    workload.send_signal(signal.SIGTERM)   # churn stops and prints "forked N"
+    try:
+        out, _ = workload.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        out = ""
+    try:
+        os.killpg(workload.pid, 9)
+    except ProcessLookupError:
+        pass
     workload.wait()
+    forked = int(out.split("forked ")[1].split()[0]) if "forked " in out else -1
+    if not args.live:
+        frames.count()
     subprocess.run(["rm", "-rf", str(tmp)], check=False)
     what = "live" if args.live else "record"
     if recorder.returncode != 0 or not rows:
         sys.exit(f"memscope {what} failed ({recorder.returncode}): {err}")
     if args.live:
-        head = [LIVE_START,
-                "Measured with `python3 contrib/bench/soak.py --build build --minutes %g --interval-ms %d --live`: "
-                "`memscope live --no-ui -a -I %d -e %s`, its /metrics scraped every second, while `churn %d` "
-                "forks %d short-lived processes a second." % (args.minutes, args.interval_ms, args.interval_ms,
-                                                              EVENTS, CHURN_RATE, CHURN_RATE),
-                "", "| after | RSS | open fds | frames/s since the previous row | stream history held |"]
+        lines = [LIVE_START,
+                 "Measured with `python3 contrib/bench/soak.py --build build --minutes %g --interval-ms %d --live`: "
+                 "`memscope live --no-ui -a -I %d -e %s`, its /metrics scraped every second, while `churn %d` "
+                 "forks %d short-lived processes a second, each of which runs /bin/true." % (
+                     args.minutes, args.interval_ms, args.interval_ms, EVENTS, CHURN_RATE, CHURN_RATE),
+                 "", "| after | RSS | open fds | frames/s since the previous row | stream history held |"]
     else:
-        head = [START,
-                "Measured with `python3 contrib/bench/soak.py --build build --minutes %g --interval-ms %d`: `memscope "
-                "record -a -I %d -e %s` while `churn %d` forks %d short-lived processes a second." % (
-                    args.minutes, args.interval_ms, args.interval_ms, EVENTS, CHURN_RATE, CHURN_RATE),
-                "", "| after | RSS | open fds | frames/s since the previous row | recording size |"]
-    lines = head + ["|---|---|---|---|---|"]
+        lines = [START,
+                 "Measured with `python3 contrib/bench/soak.py --build build --minutes %g --interval-ms %d`: `memscope "
+                 "record -a -I %d -e %s` while `churn %d` forks %d short-lived processes a second, each of which "
+                 "runs /bin/true." % (args.minutes, args.interval_ms, args.interval_ms, EVENTS, CHURN_RATE,
+                                      CHURN_RATE),
+                 "", "| after | RSS | open fds | frames/s since the previous row | recording size |"]
+    lines.append("|---|---|---|---|---|")
     for at, rss, fds, rate, size in rows:
         lines.append("| %s | %.1f MiB | %d | %.1f | %s |" % (
             "%g min" % (at / 60) if at >= 60 else "%.1f s" % at, rss / 1024, fds, rate,
             "%.1f MiB" % (size / 2 ** 20) if size >= 2 ** 20 else "%.0f KiB" % (size / 1024)))
-    lines.append(LIVE_END if args.live else END)
+    if args.live:
+        lines += ["", "churn forked %d processes (each an exec too)." % forked, LIVE_END]
+    else:
+        lines += ["", "churn forked %d processes (each an exec too); the recording added %d series during the run "
+                  "and retired %d." % (forked, frames.added, frames.retired), END]
     text = "\n".join(lines)
     print(text)
     if args.write:

@@ -1,6 +1,7 @@
 """Each benchmark script of contrib/bench runs for about a second (the smallest settings it
 takes) and produces its table, so the scripts keep working as memscope changes. The figures
 themselves are not checked: a benchmark prints numbers, it is not a timed test."""
+import re
 import shutil
 import pathlib
 import subprocess
@@ -94,3 +95,20 @@ def test_damon_cpu_runs(build_dir):
     assert res.returncode == 0, res.stdout + res.stderr
     for row in ("| kdamond alone |", "| kdamond while memscope reads it |", "| memscope stat -a -I 1000 -e damon.* |"):
         assert row in res.stdout, res.stdout
+
+
+def test_soak_counts_the_forks_and_the_series_of_its_churn(build_dir):
+    """Three seconds of soak.py: churn's forks (each child runs /bin/true) and the process series the
+    recording added and retired, counted from the recording itself."""
+    res = subprocess.run([sys.executable, str(BENCH / "soak.py"), "--build", str(build_dir), "--minutes", "0.05",
+                          "--interval-ms", "10"], capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stdout + res.stderr
+    m = re.search(r"churn forked (\d+) processes \(each an exec too\); the recording added (\d+) series during the "
+                  r"run and retired (\d+)\.", res.stdout)
+    assert m, res.stdout
+    forked, added, retired = map(int, m.groups())
+    # 20 a second for the 3 s run (and until the recorder has ended).
+    assert 30 <= forked <= 200, forked
+    # Each churned process has a series (more, with the other processes of the machine); those gone
+    # before the last frame were retired.
+    assert added >= forked * 0.9 and retired >= forked * 0.8, (forked, added, retired)
