@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/measure_options.h"
+#include "cli/measure_run.h"
 #include "config.h"
 #include "ctl/ctl.h"
 #include "pipeline/lua_session.h"
@@ -46,6 +47,8 @@ struct live_run {
 	const char *record_path;       /* -o: also record */
 	struct ctl_server ctl;
 	struct recording_writer_options wopt;
+	struct measure_sinks sinks;    /* --influx FILE ... */
+	struct sink http_sink, recording;
 };
 
 static const struct cli_option live_http_options[] = {
@@ -79,6 +82,7 @@ static const struct cli_group live_groups[] = {
 	{ NULL, measure_file_options },
 	{ "When", measure_interval_options },
 	{ "The page", live_http_options },
+	{ "Other outputs", measure_sink_options },
 	{ NULL, NULL },
 };
 
@@ -116,6 +120,8 @@ static int live_option(void *ctx, int key, const char *arg)
 	long v;
 
 	if (shared <= 0)
+		return shared;
+	if ((shared = measure_sink_option(&run->sinks, "live", key, arg)) <= 0)
 		return shared;
 	switch (key) {
 	case OPT_LISTEN:
@@ -294,14 +300,63 @@ static void linger(const struct session *s, const char *url)
 	sigwait(&set, &sig);
 }
 
+/* The session is open: the page learns what cannot be counted here, a
+ * recording joins when asked for, and the URL is said before sampling. */
+static int live_opened(struct measure_run *m, struct ms_error *err)
+{
+	struct live_run *run = m->ctx;
+	struct session *session = m->session;
+	const struct session_options *opt = m->opt;
+
+	/* Metrics asked for (or shown by default) that this host cannot count:
+	 * the page lists them with the reason. */
+	if (http_sink_set_na(&run->http_sink, session->unmeasured, session->nr_unmeasured) < 0) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	/* A recording from the start (-o), or one the page starts and stops
+	 * (record FILE, record stop) on a live run. */
+	if (run->record_path || (!opt->input_path && !opt->replay_path)) {
+		run->wopt.path = run->record_path;
+		run->wopt.host = &session->host;
+		run->wopt.target = session->title;
+		run->wopt.system_wide = !session_task_target(session);
+		run->wopt.interval_ns = (uint64_t)opt->interval_ms * 1000000ull;
+		if (session->plan && !(run->wopt.host_files = recording_host_snapshot(&session->host.roots))) {
+			ms_error_set(err, "out of memory");
+			return -1;
+		}
+		if (recording_sink_init_stoppable(&run->recording, &run->wopt, err) < 0 ||
+		    measure_run_add(m, &run->recording, NULL, err) < 0)
+			return -1;
+	}
+	/* The server (handed to the run) is added after these. */
+	if (run->ctl.fd >= 0 && session_control_attach(session, &run->ctl, NULL, err) < 0)
+		return -1;
+	announce(run, session->title, http_sink_url(&run->http_sink));
+	fflush(stderr);
+	return 0;
+}
+
+static int live_ended(struct measure_run *m)
+{
+	struct live_run *run = m->ctx;
+	const struct session *session = m->session;
+
+	if (session->sampler.end != SAMPLER_END_SIGNAL && !run->exit_at_end)
+		linger(session, http_sink_url(&run->http_sink));
+	return session->sampler.end == SAMPLER_END_SIGNAL ? 0 : session_exit_code(session);
+}
+
 int cmd_live(int argc, char **argv)
 {
 	struct session_options opt;
 	struct session session;
 	struct live_run run;
-	struct sink http = { 0 }, recording = { 0 };
 	struct lua_cli lua_cli = { .nr_scripts = 0 };
 	struct ms_error err = { "" };
+	struct measure_run m = { .session = &session, .opt = &opt, .chosen = &run.sinks, .ctx = &run,
+				 .opened = live_opened, .ended = live_ended };
 	char web[PATH_MAX];
 	bool usage = false;
 	int status;
@@ -336,62 +391,13 @@ int cmd_live(int argc, char **argv)
 		start_ctl(&run);
 	/* The server first: a usage error (an address, a token file) before any
 	 * command starts, and the URL printed before sampling. */
-	status = 1;
-	if (http_sink_init(&http, &run.http, &usage, &err) < 0) {
+	if (http_sink_init(&run.http_sink, &run.http, &usage, &err) < 0) {
 		fprintf(stderr, "memscope live: %s\n", err.text);
 		status = usage ? EXIT_USAGE : 1;
-		goto out;
+	} else {
+		measure_run_hand(&m, &run.http_sink);
+		status = measure_run(&m);
 	}
-	status = session_open(&session, &opt, &err);
-	if (status) {
-		fprintf(stderr, "memscope live: %s\n", err.text);
-		goto out;
-	}
-	status = 1;
-	/* Metrics asked for (or shown by default) that this host cannot count:
-	 * the page lists them with the reason. */
-	if (http_sink_set_na(&http, session.unmeasured, session.nr_unmeasured) < 0) {
-		fprintf(stderr, "memscope live: out of memory\n");
-		goto out;
-	}
-	/* A recording from the start (-o), or one the page starts and stops
-	 * (record FILE, record stop) on a live run. */
-	if (run.record_path || (!opt.input_path && !opt.replay_path)) {
-		run.wopt.path = run.record_path;
-		run.wopt.host = &session.host;
-		run.wopt.target = session.title;
-		run.wopt.system_wide = !session_task_target(&session);
-		run.wopt.interval_ns = (uint64_t)opt.interval_ms * 1000000ull;
-		if (session.plan && !(run.wopt.host_files = recording_host_snapshot(&session.host.roots))) {
-			fprintf(stderr, "memscope live: out of memory\n");
-			goto out;
-		}
-		if (recording_sink_init_stoppable(&recording, &run.wopt, &err) < 0 ||
-		    session_add_sink(&session, &recording, NULL, &err) < 0) {
-			fprintf(stderr, "memscope live: %s\n", err.text);
-			goto out;
-		}
-	}
-	if (session_add_sink(&session, &http, NULL, &err) < 0 ||
-	    (run.ctl.fd >= 0 && session_control_attach(&session, &run.ctl, NULL, &err) < 0)) {
-		fprintf(stderr, "memscope live: %s\n", err.text);
-		goto out;
-	}
-	announce(&run, session.title, http_sink_url(&http));
-	fflush(stderr);
-	if (session_run(&session, &opt, &err) < 0) {
-		fprintf(stderr, "memscope live: %s\n", err.text);
-		goto out;
-	}
-	if (session.sampler.end != SAMPLER_END_SIGNAL && !run.exit_at_end)
-		linger(&session, http_sink_url(&http));
-	status = session.sampler.end == SAMPLER_END_SIGNAL ? 0 : session_exit_code(&session);
-out:
-	session_close(&session);
-	if (recording.ops && recording.priv)
-		recording.ops->close(&recording);
-	if (http.ops && http.priv)
-		http.ops->close(&http);
 	ctl_server_close(&run.ctl);
 	json_decref(run.wopt.host_files);
 	session_options_free(&opt);

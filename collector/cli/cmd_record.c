@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/measure_options.h"
+#include "cli/measure_run.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_fifo.h"
 #include "catalog/resolver.h"
@@ -42,6 +43,8 @@ struct record_run {
 	struct lua_engine *lua;      /* --lua scripts on the frames as they are recorded, or NULL */
 	int *lua_metrics;            /* -m names the scripts define: their inputs are recorded */
 	int nr_lua_metrics;
+	struct measure_sinks sinks;  /* --influx FILE ... */
+	struct sink recording, lua_sink;
 };
 
 static const struct cli_option record_interval_options[] = {
@@ -94,6 +97,7 @@ static const struct cli_group record_groups[] = {
 	{ "When", record_interval_options },
 	{ "The recording", record_options },
 	{ "Samples", record_sample_options },
+	{ "Other outputs", measure_sink_options },
 	{ NULL, NULL },
 };
 
@@ -173,6 +177,8 @@ static int record_option(void *ctx, int key, const char *arg)
 	int shared = measure_cli_option(a->opt, a->lua, key, arg);
 
 	if (shared <= 0)
+		return shared;
+	if ((shared = measure_sink_option(&a->run->sinks, "record", key, arg)) <= 0)
 		return shared;
 	switch (key) {
 	case 'o':
@@ -352,15 +358,59 @@ static void start_ctl(struct record_run *run)
 	setenv(CTL_SOCKET_ENV, path, 1);
 }
 
+/* The session is open: what goes into the file's header, then the file
+ * (its "wrote N frames" comes before the scripts' reports), the scripts, the
+ * control. */
+static int record_opened(struct measure_run *m, struct ms_error *err)
+{
+	struct record_run *run = m->ctx;
+	struct session *session = m->session;
+
+	run->wopt.path = run->path;
+	run->wopt.host = &session->host;
+	run->wopt.target = session->title;
+	run->wopt.system_wide = !session_task_target(session);
+	run->wopt.interval_ns = (uint64_t)m->opt->interval_ms * 1000000ull;
+	/* With metrics, the PMUs and topology they were resolved on go into the
+	 * file too, so they can be recomputed on any machine. */
+	if (session->plan && (!(run->wopt.catalog = plan_json(session->plan)) ||
+			      !(run->wopt.host_files = recording_host_snapshot(&session->host.roots)))) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	run->wopt.sampling = sampling_json(session);
+	if (recording_sink_init(&run->recording, &run->wopt, err) < 0 ||
+	    measure_run_add(m, &run->recording, NULL, err) < 0 ||
+	    (run->lua && (lua_sink_init(&run->lua_sink, run->lua, err) < 0 ||
+			  measure_run_add(m, &run->lua_sink, NULL, err) < 0)) ||
+	    ((run->ctl.fd >= 0 || run->fifo.fd >= 0) && session_control_attach(session, &run->ctl, &run->fifo, err) < 0))
+		return -1;
+	/* Phases get frames of their own (memscope report --regions). */
+	session_control_read_at_phases(session);
+	return 0;
+}
+
+static int record_ended(struct measure_run *m)
+{
+	struct record_run *run = m->ctx;
+
+	if (recording_sink_error(&run->recording))
+		return 1;
+	/* Stopped by SIGINT/SIGTERM: the recording is complete, which is what was
+	 * asked for; the command's status (killed by memscope) says nothing. */
+	return m->session->sampler.end == SAMPLER_END_SIGNAL ? 0 : session_exit_code(m->session);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct session_options opt;
 	struct session session;
 	struct record_run run;
-	struct sink recording = { 0 }, lua_sink = { 0 };
 	struct ms_error err = { "" };
 	bool use_ctl = true;
 	struct lua_cli lua_cli = { .nr_scripts = 0 };
+	struct measure_run m = { .session = &session, .opt = &opt, .chosen = &run.sinks, .ctx = &run,
+				 .opened = record_opened, .ended = record_ended, .exec_status = true };
 	int status;
 
 	memset(&run, 0, sizeof(run));
@@ -396,55 +446,9 @@ int cmd_record(int argc, char **argv)
 	if (run.fifo_path && ctl_fifo_open(&run.fifo, run.fifo_path, &err) < 0) {
 		fprintf(stderr, "memscope record: %s\n", err.text);
 		status = 1;
-		goto out;
+	} else {
+		status = measure_run(&m);
 	}
-	status = session_open(&session, &opt, &err);
-	if (status) {
-		fprintf(stderr, "memscope record: %s\n", err.text);
-		goto out;
-	}
-	status = 1;
-	run.wopt.path = run.path;
-	run.wopt.host = &session.host;
-	run.wopt.target = session.title;
-	run.wopt.system_wide = !session_task_target(&session);
-	run.wopt.interval_ns = (uint64_t)opt.interval_ms * 1000000ull;
-	/* With metrics, the PMUs and topology they were resolved on go into the
-	 * file too, so they can be recomputed on any machine. */
-	if (session.plan && (!(run.wopt.catalog = plan_json(session.plan)) ||
-			     !(run.wopt.host_files = recording_host_snapshot(&session.host.roots)))) {
-		fprintf(stderr, "memscope record: out of memory\n");
-		goto out;
-	}
-	run.wopt.sampling = sampling_json(&session);
-	/* The file first: its "wrote N frames" comes before the scripts' reports. */
-	if (recording_sink_init(&recording, &run.wopt, &err) < 0 ||
-	    session_add_sink(&session, &recording, NULL, &err) < 0 ||
-	    (run.lua && (lua_sink_init(&lua_sink, run.lua, &err) < 0 ||
-			 session_add_sink(&session, &lua_sink, NULL, &err) < 0)) ||
-	    ((run.ctl.fd >= 0 || run.fifo.fd >= 0) && session_control_attach(&session, &run.ctl, &run.fifo, &err) < 0)) {
-		fprintf(stderr, "memscope record: %s\n", err.text);
-		goto out;
-	}
-	/* Phases get frames of their own (memscope report --regions). */
-	session_control_read_at_phases(&session);
-	if (session_run(&session, &opt, &err) < 0) {
-		fprintf(stderr, "memscope record: %s\n", err.text);
-		if (session.target.exec_failed)
-			status = session_exit_code(&session);   /* 127 or 126, as a shell's */
-		goto out;
-	}
-	if (recording_sink_error(&recording))
-		goto out;
-	/* Stopped by SIGINT/SIGTERM: the recording is complete, which is what was
-	 * asked for; the command's status (killed by memscope) says nothing. */
-	status = session.sampler.end == SAMPLER_END_SIGNAL ? 0 : session_exit_code(&session);
-out:
-	session_close(&session);
-	if (recording.ops && recording.priv)
-		recording.ops->close(&recording);
-	if (lua_sink.ops && lua_sink.priv)
-		lua_sink.ops->close(&lua_sink);
 	ctl_server_close(&run.ctl);
 	ctl_fifo_close(&run.fifo);
 	lua_engine_free(run.lua);

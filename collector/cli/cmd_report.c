@@ -380,13 +380,7 @@ static int report(const struct report_options *o, struct lua_engine *lua, struct
 	}
 	status = 0;
 out:
-	session_close(&session);
-	if (lua_sink.ops && lua_sink.priv)
-		lua_sink.ops->close(&lua_sink);
-	if (sample_sink.ops && sample_sink.priv)
-		sample_sink.ops->close(&sample_sink);
-	if (region_sink.ops && region_sink.priv)
-		region_sink.ops->close(&region_sink);
+	session_close(&session);   /* with every sink handed to it */
 	session_options_free(&opt);
 	return status;
 }

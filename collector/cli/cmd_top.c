@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/measure_options.h"
+#include "cli/measure_run.h"
 #include "ctl/ctl.h"
 #include "catalog/resolver.h"
 #include "metrics/metrics.h"
@@ -50,6 +51,13 @@ struct top_run {
 	char cpu_model[128];
 	char col_why[TOP_NODE_NR_COLS][600]; /* --input: why a node column's metric is not in the recording */
 	char tiers[256];
+	/* For the steps of measure_run. */
+	struct session_options *opt;
+	struct top_sink_options *topt;
+	struct lua_engine *lua;
+	int *lua_metrics, nr_lua_metrics;
+	bool batch;
+	struct sink top_sink, lua_sink;
 };
 
 static const struct cli_option top_options[] = {
@@ -387,20 +395,100 @@ static void recorded_tiers(const struct recording_header *h, char *buf, size_t s
 	recording_host_remove(&tree);
 }
 
+/* The session is open: what the model reads besides the frames, the
+ * screen, then the top sink and the scripts'. */
+static int top_opened(struct measure_run *m, struct ms_error *err)
+{
+	struct top_run *run = m->ctx;
+	struct session_options *opt = run->opt;
+	struct top_sink_options *topt = run->topt;
+	char why[256];
+
+	if (opt->notes)
+		fclose(opt->notes);
+	opt->notes = NULL;
+	/* The per-process series' source (the eBPF probes), when it did not start. */
+	topt->inputs.bpf_why = session_name_why(&run->session, "proc.faults");
+	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
+		const char *metric = top_node_col_metric(c);
+
+		topt->inputs.node_col_why[c] = metric ? session_metric_why(&run->session, metric) : NULL;
+		if (opt->input_path && metric && (!run->session.plan || metric_plan_find(run->session.plan, metric) < 0))
+			topt->inputs.node_col_why[c] = recorded_col_why(&run->session, metric, run->col_why[c],
+									sizeof(run->col_why[c]));
+	}
+	if (opt->input_path) {
+		const struct recording_header *h = session_recording_header(&run->session);
+
+		/* The recording machine, as recorded. */
+		snprintf(run->hostname, sizeof(run->hostname), "%s", h->hostname[0] ? h->hostname : "recorded host");
+		snprintf(run->source_names, sizeof(run->source_names), "recording");
+		snprintf(run->cpu_model, sizeof(run->cpu_model), "%s",
+			 run->session.resolution && run->session.resolution->cpu.known ? run->session.resolution->cpu.text
+											: "CPU not recorded");
+		topt->inputs.hostname = run->hostname;
+		topt->inputs.cpu_model = run->cpu_model;
+		recorded_tiers(h, run->tiers, sizeof(run->tiers));
+		topt->inputs.tiers = run->tiers;
+		topt->display.interval_ms = h->interval_ns / 1000000ull;
+		snprintf(topt->display.recording, sizeof(topt->display.recording), "replay of %s", opt->input_path);
+	} else {
+		name_sources(run);
+		topt->check_recording = check_recording;
+		topt->add_label = add_label;
+	}
+	topt->inputs.source_names = run->source_names;
+	topt->inputs.notes = run->notes;
+	topt->inputs.lua = run->lua;
+	topt->inputs.lua_metrics = run->lua_metrics;
+	topt->inputs.nr_lua_metrics = run->nr_lua_metrics;
+	topt->ctx = run;
+	if (!run->batch) {
+		run->view = top_view_open(why, sizeof(why));
+		if (!run->view)
+			fprintf(stderr, "memscope top: %s: batch output instead of the full screen\n", why);
+	}
+	topt->view = run->view;
+	if (run->view && opt->input_path && block_signals(run, err) < 0)
+		return -1;
+	topt->signal_fd = run->signal_fd;
+	/* top draws on the scripts' thread, after them: their metrics are its
+	 * columns. It ends first: the screen goes, then the reports. */
+	if (top_sink_init(&run->top_sink, topt, err) < 0)
+		return -1;
+	run->terminal = run->view;
+	run->view = NULL;     /* the sink's now */
+	if (measure_run_add(m, &run->top_sink, run->lua ? &run->lua_sink : NULL, err) < 0 ||
+	    (run->lua && (lua_sink_init(&run->lua_sink, run->lua, err) < 0 ||
+			  measure_run_add(m, &run->lua_sink, NULL, err) < 0)) ||
+	    /* A recording's frames come as fast as top takes them: the top sink
+	     * paces them and reads the keys itself. */
+	    (run->terminal && !opt->input_path &&
+	     sampler_watch_add(&run->session.sampler, top_view_input_fd(run->terminal), on_terminal, run, err) < 0))
+		return -1;
+	return 0;
+}
+
+static int top_ended(struct measure_run *m)
+{
+	(void)m;
+	return 0;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct session_options opt;
 	struct top_sink_options topt = { .display = { .sort = TOP_PROC_FAULTS } };
 	struct top_run run;
-	struct sink top_sink = { 0 }, lua_sink = { 0 };
 	struct ms_error err = { "" };
-	char why[256];
 	bool batch = false;
 	int status = 1, *lua_metrics = NULL, nr_lua_metrics = 0;
 	struct lua_cli lua_cli = { .nr_scripts = 0 };
 	struct lua_engine *lua = NULL;
 	char *lua_report = NULL;
 	size_t lua_report_len = 0, notes_len = 0;
+	struct measure_run m = { .session = &run.session, .opt = &opt, .ctx = &run, .opened = top_opened,
+				 .ended = top_ended, .close_before_error = true, .open_failure_status = 1 };
 
 	memset(&run, 0, sizeof(run));
 	run.signal_fd = -1;
@@ -435,93 +523,20 @@ int cmd_top(int argc, char **argv)
 	opt.per_process = true;
 	opt.thread_pid = topt.inputs.focus_pid;
 	opt.notes = open_memstream(&run.notes, &notes_len);
-	status = session_open(&run.session, &opt, &err);
+	run.opt = &opt;
+	run.topt = &topt;
+	run.lua = lua;
+	run.lua_metrics = lua_metrics;
+	run.nr_lua_metrics = nr_lua_metrics;
+	run.batch = batch;
+	status = measure_run(&m);
 	if (opt.notes)
-		fclose(opt.notes);
+		fclose(opt.notes);   /* the session did not open */
 	opt.notes = NULL;
-	if (status) {
-		fprintf(stderr, "memscope top: %s\n", err.text);
-		status = 1;
-		goto out;
-	}
-	/* What the model reads besides the frames. */
-	/* The per-process series' source (the eBPF probes), when it did not start. */
-	topt.inputs.bpf_why = session_name_why(&run.session, "proc.faults");
-	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
-		const char *metric = top_node_col_metric(c);
-
-		topt.inputs.node_col_why[c] = metric ? session_metric_why(&run.session, metric) : NULL;
-		if (opt.input_path && metric && (!run.session.plan || metric_plan_find(run.session.plan, metric) < 0))
-			topt.inputs.node_col_why[c] = recorded_col_why(&run.session, metric, run.col_why[c],
-								       sizeof(run.col_why[c]));
-	}
-	if (opt.input_path) {
-		const struct recording_header *h = session_recording_header(&run.session);
-
-		/* The recording machine, as recorded. */
-		snprintf(run.hostname, sizeof(run.hostname), "%s", h->hostname[0] ? h->hostname : "recorded host");
-		snprintf(run.source_names, sizeof(run.source_names), "recording");
-		snprintf(run.cpu_model, sizeof(run.cpu_model), "%s",
-			 run.session.resolution && run.session.resolution->cpu.known ? run.session.resolution->cpu.text
-										      : "CPU not recorded");
-		topt.inputs.hostname = run.hostname;
-		topt.inputs.cpu_model = run.cpu_model;
-		recorded_tiers(h, run.tiers, sizeof(run.tiers));
-		topt.inputs.tiers = run.tiers;
-		topt.display.interval_ms = h->interval_ns / 1000000ull;
-		snprintf(topt.display.recording, sizeof(topt.display.recording), "replay of %s", opt.input_path);
-	} else {
-		name_sources(&run);
-		topt.check_recording = check_recording;
-		topt.add_label = add_label;
-	}
-	topt.inputs.source_names = run.source_names;
-	topt.inputs.notes = run.notes;
-	topt.inputs.lua = lua;
-	topt.inputs.lua_metrics = lua_metrics;
-	topt.inputs.nr_lua_metrics = nr_lua_metrics;
-	topt.ctx = &run;
-	if (!batch) {
-		run.view = top_view_open(why, sizeof(why));
-		if (!run.view)
-			fprintf(stderr, "memscope top: %s: batch output instead of the full screen\n", why);
-	}
-	topt.view = run.view;
-	if (run.view && opt.input_path && block_signals(&run, &err) < 0) {
-		fprintf(stderr, "memscope top: %s\n", err.text);
-		goto out;
-	}
-	topt.signal_fd = run.signal_fd;
-	/* top draws on the scripts' thread, after them: their metrics are its
-	 * columns. It ends first: the screen goes, then the reports. */
-	if (top_sink_init(&top_sink, &topt, &err) < 0 ||
-	    session_add_sink(&run.session, &top_sink, lua ? &lua_sink : NULL, &err) < 0 ||
-	    (lua && (lua_sink_init(&lua_sink, lua, &err) < 0 ||
-		     session_add_sink(&run.session, &lua_sink, NULL, &err) < 0)) ||
-	    /* A recording's frames come as fast as top takes them: the top sink
-	     * paces them and reads the keys itself. */
-	    (run.view && !opt.input_path &&
-	     sampler_watch_add(&run.session.sampler, top_view_input_fd(run.view), on_terminal, &run, &err) < 0)) {
-		fprintf(stderr, "memscope top: %s\n", err.text);
-		goto out;
-	}
-	run.terminal = run.view;
-	run.view = NULL;     /* the sink's now */
-	if (session_run(&run.session, &opt, &err) < 0) {
-		session_close(&run.session);   /* the screen goes first */
-		fprintf(stderr, "memscope top: %s\n", err.text);
-		goto out;
-	}
-	status = 0;
 	goto out;
 oom:
 	fprintf(stderr, "memscope top: out of memory\n");
 out:
-	session_close(&run.session);
-	if (top_sink.ops && top_sink.priv)
-		top_sink.ops->close(&top_sink);
-	if (lua_sink.ops && lua_sink.priv)
-		lua_sink.ops->close(&lua_sink);
 	top_view_close(run.view);
 	unblock_signals(&run);
 	lua_engine_free(lua);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/measure_options.h"
 #include "cli/validation_store.h"
 #include "config.h"
 #include "lua/lua_engine.h"
@@ -82,6 +83,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memscope: out of memory\n");
 		return 1;
 	}
+	/* The sink registry's options, in the command tables before they are read. */
+	measure_options_init();
 	/* Lua reports read what `memscope validate` stored (memscope.validated). */
 	lua_engine_set_validation_reader(validation_measured);
 	/* "memscope help" is --help, as in git and perf. */

@@ -64,6 +64,37 @@ const struct cli_option measure_row_options[] = {
 	{ 0 },
 };
 
+struct cli_option measure_sink_options[SINK_REGISTRY_MAX + 1];
+
+void measure_options_init(void)
+{
+	for (int k = 0; sink_registry[k]; k++) {
+		const struct sink_kind_option *o = &sink_registry[k]->option;
+
+		measure_sink_options[k] = (struct cli_option){ MEASURE_SINK_KEY + k, o->name, o->arg, o->help,
+							       o->file ? CLI_COMPLETE_FILE : CLI_COMPLETE_NONE, NULL, 0 };
+	}
+}
+
+int measure_sink_option(struct measure_sinks *chosen, const char *command_name, int key, const char *arg)
+{
+	int k = key - MEASURE_SINK_KEY;
+
+	if (k < 0 || k >= SINK_REGISTRY_MAX || !measure_sink_options[k].key)
+		return 1;
+	if (chosen->arg[k]) {
+		fprintf(stderr, "memscope %s: --%s is given once\n", command_name, measure_sink_options[k].name);
+		return -1;
+	}
+	if (!arg[0]) {
+		fprintf(stderr, "memscope %s: --%s needs %s\n", command_name, measure_sink_options[k].name,
+			measure_sink_options[k].complete == CLI_COMPLETE_FILE ? "a file name" : "a value");
+		return -1;
+	}
+	chosen->arg[k] = arg;
+	return 0;
+}
+
 static bool is_row_option(int key)
 {
 	for (const struct cli_option *o = measure_row_options; o->key; o++)

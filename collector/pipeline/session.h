@@ -162,6 +162,9 @@ struct session {
  * (1 runtime, 2 usage) with err set. */
 int session_open(struct session *s, const struct session_options *opt, struct ms_error *err);
 /* Add a sink (before session_run); sinks end in the order they are added.
+ * The session owns the sink from here, whether it was added or not: it is
+ * closed with the session, or at once when it could not be added (-1 with
+ * err). A sink whose init failed holds nothing and is not handed over.
  * follows: another sink of the session (added before or after) whose thread
  * this one shares, running after it on the same frames (stat's columns of
  * metrics a Lua script computes), or NULL for a thread of its own. */

@@ -45,6 +45,9 @@ int session_add_sink(struct session *s, struct sink *sink, const struct sink *fo
 {
 	if (s->nr_sinks == SESSION_MAX_SINKS) {
 		ms_error_set(err, "at most %d sinks", SESSION_MAX_SINKS);
+		/* Handed over all the same: the caller never closes a sink. */
+		if (sink->ops->close)
+			sink->ops->close(sink);
 		return -1;
 	}
 	s->follows[s->nr_sinks] = follows;
