@@ -24,6 +24,7 @@
 #include "sinks/http/http_sink.h"
 #include "sinks/http/http_stream.h"
 #include "sinks/recording_sink.h"
+#include "util/report.h"
 
 enum {
 	OPT_LISTEN = CLI_LONG_ONLY + 0x40, OPT_REMOTE, OPT_TOKEN_FILE, OPT_NO_UI, OPT_HISTORY, OPT_NO_CTL, OPT_EXIT_AT_END,
@@ -143,7 +144,7 @@ static int live_option(void *ctx, int key, const char *arg)
 		errno = 0;
 		v = strtol(arg, &end, 10);
 		if (errno || end == arg || *end || v < 1 || v > 65536) {
-			fprintf(stderr, "memscope live: --history %s: needs megabytes, 1-65536 (e.g. --history 64)\n", arg);
+			ms_warn("--history %s: needs megabytes, 1-65536 (e.g. --history 64)", arg);
 			return -1;
 		}
 		run->http.history_bytes = (size_t)v << 20;
@@ -152,7 +153,7 @@ static int live_option(void *ctx, int key, const char *arg)
 		errno = 0;
 		v = strtol(arg, &end, 10);
 		if (errno || end == arg || *end || v < 1 || v > 100000) {
-			fprintf(stderr, "memscope live: --max-connections %s: needs a number, 1-100000\n", arg);
+			ms_warn("--max-connections %s: needs a number, 1-100000", arg);
 			return -1;
 		}
 		run->http.server.max_connections = (unsigned)v;
@@ -194,8 +195,8 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	if (session_options_finish(opt, argv + first) < 0)
 		return -1;
 	if (run->record_path && (opt->input_path || opt->replay_path)) {
-		fprintf(stderr, "memscope live: -o records what is counted here; with --%s there is nothing to "
-			"record (the file is the record)\n", opt->input_path ? "input" : "replay");
+		ms_warn("-o records what is counted here; with --%s there is nothing to "
+			"record (the file is the record)", opt->input_path ? "input" : "replay");
 		return -1;
 	}
 	return 0;
@@ -255,7 +256,7 @@ static void start_ctl(struct live_run *run)
 
 	if (ctl_socket_path(getpid(), path, sizeof(path), true, &err) < 0 ||
 	    ctl_server_open(&run->ctl, path, &err) < 0) {
-		fprintf(stderr, "memscope live: note: no control socket (the page cannot pause or label this run): %s\n",
+		ms_warn("note: no control socket (the page cannot pause or label this run): %s",
 			err.text);
 		return;
 	}
@@ -276,13 +277,13 @@ static void announce(const struct live_run *run, const char *title, const char *
 	if (run->http.server.token_file)
 		snprintf(token, sizeof(token), "; the token is the one in %s", run->http.server.token_file);
 	if (run->ui && run->http.server.web_root)
-		fprintf(stderr, "memscope live: charts of %s: open %s%s%s\n", title, url, where, token);
+		ms_warn("charts of %s: open %s%s%s", title, url, where, token);
 	else
-		fprintf(stderr, "memscope live: serving %s: /metrics and /api/stream at %s%s%s\n", title, url, where,
+		ms_warn("serving %s: /metrics and /api/stream at %s%s%s", title, url, where,
 			token);
 	if (run->http.server.read_token_file)
-		fprintf(stderr, "memscope live: the token in %s reads (/metrics, the page, the stream) but never "
-			"controls\n", run->http.server.read_token_file);
+		ms_warn("the token in %s reads (/metrics, the page, the stream) but never "
+			"controls", run->http.server.read_token_file);
 }
 
 /* The run ended by itself: keep serving until Ctrl-C (or SIGTERM). */
@@ -296,7 +297,7 @@ static void linger(const struct session *s, const char *url)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	fprintf(stderr, "memscope live: %s; still serving %s (Ctrl-C to stop)\n", session_end_reason(s), url);
+	ms_warn("%s; still serving %s (Ctrl-C to stop)", session_end_reason(s), url);
 	sigwait(&set, &sig);
 }
 
@@ -373,8 +374,8 @@ int cmd_live(int argc, char **argv)
 		return status < 0 ? EXIT_USAGE : 0;
 	}
 	if (lua_cli.nr_scripts) {
-		fprintf(stderr, "memscope live: --lua scripts run in stat, top, record and report; the page shows "
-			"catalog metrics and events (-m, -e)\n");
+		ms_warn("--lua scripts run in stat, top, record and report; the page shows "
+			"catalog metrics and events (-m, -e)");
 		session_options_free(&opt);
 		return EXIT_USAGE;
 	}
@@ -384,15 +385,15 @@ int cmd_live(int argc, char **argv)
 	if (run.ui) {
 		run.http.server.web_root = find_web_root(web, sizeof(web));
 		if (!run.http.server.web_root)
-			fprintf(stderr, "memscope live: note: the page is not installed (build it: npm ci in contrib/web, "
-				"then ninja; or set MEMSCOPE_WEB_DIR): /metrics and /api/stream still answer\n");
+			ms_warn("note: the page is not installed (build it: npm ci in contrib/web, "
+				"then ninja; or set MEMSCOPE_WEB_DIR): /metrics and /api/stream still answer");
 	}
 	if (run.use_ctl && !opt.replay_path && !opt.input_path)
 		start_ctl(&run);
 	/* The server first: a usage error (an address, a token file) before any
 	 * command starts, and the URL printed before sampling. */
 	if (http_sink_init(&run.http_sink, &run.http, &usage, &err) < 0) {
-		fprintf(stderr, "memscope live: %s\n", err.text);
+		ms_report(&err);
 		status = usage ? EXIT_USAGE : 1;
 	} else {
 		measure_run_hand(&m, &run.http_sink);

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/measure_options.h"
+#include "cli/exit_status.h"
 #include "cli/measure_run.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_fifo.h"
@@ -27,6 +28,7 @@
 #include "sinks/lua_sink.h"
 #include "sinks/recording_sink.h"
 #include "sources/sample_source.h"
+#include "util/report.h"
 
 enum { OPT_NO_CTL = CLI_LONG_ONLY, OPT_FIFO, OPT_SAMPLE, OPT_MMAP_PAGES, OPT_NO_CALLCHAIN, OPT_ALLOC,
        OPT_ALLOC_MIN, OPT_PER_THREAD };
@@ -146,7 +148,7 @@ static int sample_number(int c, const char *arg, struct sample_options *so)
 	errno = 0;
 	v = strtoull(arg, &end, 10);
 	if (errno || end == arg || *end || v == 0 || arg[0] == '-') {
-		fprintf(stderr, "memscope record: %s '%s': expected a positive integer\n", what, arg);
+		ms_warn("%s '%s': expected a positive integer", what, arg);
 		return -1;
 	}
 	if (c == 'c') {
@@ -155,7 +157,7 @@ static int sample_number(int c, const char *arg, struct sample_options *so)
 		so->freq = v;
 	} else {
 		if (v > 65536 || (v & (v - 1))) {
-			fprintf(stderr, "memscope record: --mmap-pages '%s': expected a power of two up to 65536\n",
+			ms_warn("--mmap-pages '%s': expected a power of two up to 65536",
 				arg);
 			return -1;
 		}
@@ -183,7 +185,7 @@ static int record_option(void *ctx, int key, const char *arg)
 	switch (key) {
 	case 'o':
 		if (!arg[0] || strlen(arg) >= sizeof(a->run->path)) {
-			fprintf(stderr, "memscope record: -o needs a file name\n");
+			ms_warn("-o needs a file name");
 			return -1;
 		}
 		snprintf(a->run->path, sizeof(a->run->path), "%s", arg);
@@ -202,8 +204,8 @@ static int record_option(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_SAMPLE:
 		if (!arg[0] || append_sample(a->opt, arg) < 0) {
-			fprintf(stderr, "memscope record: --sample needs an event: mem, page-faults or a PMU "
-				"event (memscope list --explain sample.mem)\n");
+			ms_warn("--sample needs an event: mem, page-faults or a PMU "
+				"event (memscope list --explain sample.mem)");
 			return -1;
 		}
 		return 0;
@@ -224,7 +226,7 @@ static int record_option(void *ctx, int key, const char *arg)
 		errno = 0;
 		v = strtoull(arg, &end, 10);
 		if (errno || end == arg || *end || v == 0 || arg[0] == '-') {
-			fprintf(stderr, "memscope record: --alloc-min '%s': expected a positive number of bytes\n",
+			ms_warn("--alloc-min '%s': expected a positive number of bytes",
 				arg);
 			return -1;
 		}
@@ -264,12 +266,12 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		return -1;
 	if (!opt->samples && (opt->sampling.period || opt->sampling.freq || opt->sampling.mmap_pages ||
 			      opt->sampling.no_callchain || opt->sampling.alloc)) {
-		fprintf(stderr, "memscope record: -c, -F, --mmap-pages, --no-callchain and --alloc say how to sample: "
-			"add --sample EVENT (for example --sample mem)\n");
+		ms_warn("-c, -F, --mmap-pages, --no-callchain and --alloc say how to sample: "
+			"add --sample EVENT (for example --sample mem)");
 		return -1;
 	}
 	if (opt->sampling.period && opt->sampling.freq) {
-		fprintf(stderr, "memscope record: -c (a period) and -F (a frequency) exclude each other: give one\n");
+		ms_warn("-c (a period) and -F (a frequency) exclude each other: give one");
 		return -1;
 	}
 	return 0;
@@ -351,8 +353,8 @@ static void start_ctl(struct record_run *run)
 	/* Before the command is started, so it inherits where to send markers. */
 	if (ctl_socket_path(getpid(), path, sizeof(path), true, &err) < 0 ||
 	    ctl_server_open(&run->ctl, path, &err) < 0) {
-		fprintf(stderr, "memscope record: note: no control socket (memscope ctl will not reach this "
-			"run): %s\n", err.text);
+		ms_warn("note: no control socket (memscope ctl will not reach this "
+			"run): %s", err.text);
 		return;
 	}
 	setenv(CTL_SOCKET_ENV, path, 1);
@@ -424,16 +426,14 @@ int cmd_record(int argc, char **argv)
 		session_options_free(&opt);
 		return status < 0 ? EXIT_USAGE : 0;
 	}
-	status = lua_cli_open(&lua_cli, &opt, LUA_OUTPUT_TEXT, &run.lua, &err);
-	if (status) {
-		fprintf(stderr, "memscope record: %s\n", err.text);
+	if (lua_cli_open(&lua_cli, &opt, LUA_OUTPUT_TEXT, &run.lua, &err) < 0) {
 		session_options_free(&opt);
-		return status;
+		return cli_fail(&err);
 	}
 	/* A metric a script defines is recorded as its inputs; a report with the
 	 * same script computes it again. */
 	if (lua_cli_take_metrics(run.lua, &opt, &run.lua_metrics, &run.nr_lua_metrics) < 0) {
-		fprintf(stderr, "memscope record: out of memory\n");
+		ms_warn("out of memory");
 		lua_engine_free(run.lua);
 		session_options_free(&opt);
 		return 1;
@@ -444,7 +444,7 @@ int cmd_record(int argc, char **argv)
 		start_ctl(&run);
 	/* Asked for by name: a FIFO that cannot be used is an error, not a note. */
 	if (run.fifo_path && ctl_fifo_open(&run.fifo, run.fifo_path, &err) < 0) {
-		fprintf(stderr, "memscope record: %s\n", err.text);
+		ms_report(&err);
 		status = 1;
 	} else {
 		status = measure_run(&m);

@@ -13,6 +13,7 @@
 #include "metrics/aggregate.h"
 #include "cli/commands.h"
 #include "cli/measure_options.h"
+#include "cli/exit_status.h"
 #include "cli/measure_run.h"
 #include "ctl/ctl_fifo.h"
 #include "events/event.h"
@@ -899,10 +900,9 @@ int cmd_stat(int argc, char **argv)
 	for (int i = 0; i < nr_shown; i++)
 		if (!(shown[i] = strdup(opt.events.names[i])))
 			goto oom;
-	status = lua_cli_open(&lua_cli, &opt, sopt.output.format == STAT_CSV ? LUA_OUTPUT_CSV :
-			      sopt.output.format == STAT_JSON ? LUA_OUTPUT_JSON : LUA_OUTPUT_TEXT, &lua, &err);
-	if (status) {
-		fprintf(stderr, "memscope stat: %s\n", err.text);
+	if (lua_cli_open(&lua_cli, &opt, sopt.output.format == STAT_CSV ? LUA_OUTPUT_CSV :
+			 sopt.output.format == STAT_JSON ? LUA_OUTPUT_JSON : LUA_OUTPUT_TEXT, &lua, &err) < 0) {
+		status = cli_fail(&err);
 		goto out;
 	}
 	status = 1;

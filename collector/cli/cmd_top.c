@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/measure_options.h"
 #include "cli/measure_run.h"
+#include "util/report.h"
 #include "ctl/ctl.h"
 #include "catalog/resolver.h"
 #include "metrics/metrics.h"
@@ -109,8 +110,8 @@ static int parse_sort(const char *text, enum top_proc_col *col)
 			return 0;
 		}
 	}
-	fprintf(stderr, "memscope top: -s %s: no such column; columns: PID, THR, FAULTS, ALLOC, REMOTE, CPU, "
-		"OFFCPU, MIGR, COMMAND\n", text);
+	ms_warn("-s %s: no such column; columns: PID, THR, FAULTS, ALLOC, REMOTE, CPU, "
+		"OFFCPU, MIGR, COMMAND", text);
 	return -1;
 }
 
@@ -122,13 +123,13 @@ static int parse_pid(const char *text, pid_t *pid, bool check_live)
 	errno = 0;
 	value = strtol(text, &end, 10);
 	if (errno || end == text || *end || value <= 0 || value > 0x3fffffff) {
-		fprintf(stderr, "memscope top: -p %s: not a process id (one PID, e.g. -p 1234)\n", text);
+		ms_warn("-p %s: not a process id (one PID, e.g. -p 1234)", text);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%ld", value);
 	/* A recording's processes are not this host's: checked against it later. */
 	if (check_live && access(path, F_OK) < 0) {
-		fprintf(stderr, "memscope top: -p %s: no such process (ps -e lists the running ones)\n", text);
+		ms_warn("-p %s: no such process (ps -e lists the running ones)", text);
 		return -1;
 	}
 	*pid = (pid_t)value;
@@ -170,7 +171,7 @@ static int top_option(void *ctx, int key, const char *arg)
 		errno = 0;
 		a->topt->max_updates = strtol(arg, &end, 10);
 		if (errno || end == arg || *end || a->topt->max_updates <= 0) {
-			fprintf(stderr, "memscope top: -n %s: needs a number of updates, e.g. -n 5\n", arg);
+			ms_warn("-n %s: needs a number of updates, e.g. -n 5", arg);
 			return -1;
 		}
 		return 0;
@@ -193,15 +194,15 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		return status ? -1 : 1;
 	pid_text = a.pid_text;
 	if (first < argc) {
-		fprintf(stderr, "memscope top: unexpected argument '%s' (top watches the whole system; "
-			"-p PID focuses one process)\n", argv[first]);
+		ms_warn("unexpected argument '%s' (top watches the whole system; "
+			"-p PID focuses one process)", argv[first]);
 		return -1;
 	}
 	if (pid_text && parse_pid(pid_text, &topt->inputs.focus_pid, !opt->input_path) < 0)
 		return -1;
 	if (opt->input_path && opt->interval_ms) {
-		fprintf(stderr, "memscope top: --input replays the frames at the interval they were recorded "
-			"with; -I does not apply\n");
+		ms_warn("--input replays the frames at the interval they were recorded "
+			"with; -I does not apply");
 		return -1;
 	}
 	/* A recording keeps its own interval (an -I would add its frames up). */
@@ -215,8 +216,8 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	}
 	if (opt->interval_ms < TOP_MIN_INTERVAL_MS) {
 		/* A screen cannot show more; stat and record go down to 1 ms. */
-		fprintf(stderr, "memscope top: -I %ld: top refreshes at most every %d ms (for faster "
-			"intervals: memscope stat -I or memscope record -I)\n", opt->interval_ms, TOP_MIN_INTERVAL_MS);
+		ms_warn("-I %ld: top refreshes at most every %d ms (for faster "
+			"intervals: memscope stat -I or memscope record -I)", opt->interval_ms, TOP_MIN_INTERVAL_MS);
 		return -1;
 	}
 	topt->inputs.interval_ns = (uint64_t)opt->interval_ms * 1000000ull;
@@ -446,7 +447,7 @@ static int top_opened(struct measure_run *m, struct ms_error *err)
 	if (!run->batch) {
 		run->view = top_view_open(why, sizeof(why));
 		if (!run->view)
-			fprintf(stderr, "memscope top: %s: batch output instead of the full screen\n", why);
+			ms_warn("%s: batch output instead of the full screen", why);
 	}
 	topt->view = run->view;
 	if (run->view && opt->input_path && block_signals(run, err) < 0)
@@ -509,8 +510,8 @@ int cmd_top(int argc, char **argv)
 	}
 	if (!opt.input_path && session_option(&opt, 'e', TOP_EVENTS) < 0)
 		goto oom;
-	if (lua_cli_open(&lua_cli, &opt, LUA_OUTPUT_TEXT, &lua, &err)) {
-		fprintf(stderr, "memscope top: %s\n", err.text);
+	if (lua_cli_open(&lua_cli, &opt, LUA_OUTPUT_TEXT, &lua, &err) < 0) {
+		ms_report(&err);   /* top ends with 1 whatever the kind */
 		goto out;
 	}
 	if (want_metrics(&opt, lua, &lua_metrics, &nr_lua_metrics) < 0)
@@ -535,7 +536,7 @@ int cmd_top(int argc, char **argv)
 	opt.notes = NULL;
 	goto out;
 oom:
-	fprintf(stderr, "memscope top: out of memory\n");
+	ms_warn("out of memory");
 out:
 	top_view_close(run.view);
 	unblock_signals(&run);

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "lua/lua_engine.h"
 #include "sources/plugin_loader.h"
+#include "util/report.h"
 #include "util/suggest.h"
 
 struct global_args {
@@ -68,8 +69,11 @@ static void report_plugins(const struct plugin_set *set, int argc, char **argv)
 static int run(int argc, char **argv)
 {
 	for (int i = 0; i < cli_nr_entries; i++)
-		if (!strcmp(argv[0], cli_entries[i].spec->name))
+		if (!strcmp(argv[0], cli_entries[i].spec->name)) {
+			/* Every message from here names the command. */
+			ms_report_command(cli_entries[i].spec->name);
 			return cli_entries[i].run(argc, argv);
+		}
 	unknown_command(argv[0]);
 	return EXIT_USAGE;
 }

@@ -1,4 +1,5 @@
 #include "cli/measure_options.h"
+#include "util/report.h"
 
 #include <stdio.h>
 
@@ -81,13 +82,13 @@ int measure_sink_option(struct measure_sinks *chosen, const char *command_name, 
 	int k = key - MEASURE_SINK_KEY;
 
 	if (k < 0 || k >= SINK_REGISTRY_MAX || !measure_sink_options[k].key)
-		return 1;
+		return OPTION_NOT_MINE;
 	if (chosen->arg[k]) {
-		fprintf(stderr, "memscope %s: --%s is given once\n", command_name, measure_sink_options[k].name);
+		ms_warn("--%s is given once", measure_sink_options[k].name);
 		return -1;
 	}
 	if (!arg[0]) {
-		fprintf(stderr, "memscope %s: --%s needs %s\n", command_name, measure_sink_options[k].name,
+		ms_warn("--%s needs %s", measure_sink_options[k].name,
 			measure_sink_options[k].complete == CLI_COMPLETE_FILE ? "a file name" : "a value");
 		return -1;
 	}
@@ -106,7 +107,6 @@ static bool is_row_option(int key)
 int measure_cli_option(struct session_options *opt, struct lua_cli *lua, int key, const char *arg)
 {
 	enum aggr_mode before = opt->aggr;
-	int taken;
 
 	if (is_row_option(key) && before != AGGR_TOTAL) {
 		enum aggr_mode was = before;
@@ -114,12 +114,10 @@ int measure_cli_option(struct session_options *opt, struct lua_cli *lua, int key
 		if (session_option(opt, key, arg) < 0)
 			return -1;
 		if (opt->aggr != was) {
-			fprintf(stderr, "memscope %s: --per-%s and --per-%s: one kind of row at a time; choose one\n",
-				opt->command_name, aggr_mode_name(was), aggr_mode_name(opt->aggr));
+			ms_warn("--per-%s and --per-%s: one kind of row at a time; choose one", aggr_mode_name(was), aggr_mode_name(opt->aggr));
 			return -1;
 		}
 		return 0;
 	}
-	taken = measure_option(opt, lua, key, arg);
-	return taken < 0 ? -1 : taken ? 0 : 1;
+	return measure_option(opt, lua, key, arg);
 }

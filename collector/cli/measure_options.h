@@ -23,12 +23,12 @@ extern const struct cli_option measure_row_options[];     /* --per-cpu ... --per
 #define MEASURE_SINK_KEY 0x2000
 extern struct cli_option measure_sink_options[];
 void measure_options_init(void);
-/* One of the registry's options: 0 taken (its argument kept in chosen), -1
- * given twice (said on stderr), 1 not one of them. */
+/* One of the registry's options (its argument kept in chosen): an
+ * option_answer (pipeline/session.h); given twice is OPTION_BAD. */
 int measure_sink_option(struct measure_sinks *chosen, const char *command_name, int key, const char *arg);
 
-/* One option of those tables: 0 taken, -1 a bad value (said on stderr), 1
- * not one of them. Two different --per-* options are refused. */
+/* One option of those tables: an option_answer (pipeline/session.h), as
+ * session_option's. Two different --per-* options are refused. */
 int measure_cli_option(struct session_options *opt, struct lua_cli *lua, int key, const char *arg);
 
 #endif

@@ -2,6 +2,9 @@
 
 #include <stdio.h>
 
+#include "cli/exit_status.h"
+#include "util/report.h"
+
 void measure_run_hand(struct measure_run *m, struct sink *sink)
 {
 	/* Only live hands one; more than the session holds would be a bug. */
@@ -58,16 +61,14 @@ static bool registry_sink_failed(const struct measure_run *m)
 
 int measure_run(struct measure_run *m)
 {
-	const char *name = m->opt->command_name;
 	struct session *s = m->session;
 	struct ms_error err = { "" };
 	int status;
 
 	m->nr_registry = 0;
 	m->ran = false;
-	status = session_open(s, m->opt, &err);
-	if (status) {
-		fprintf(stderr, "memscope %s: %s\n", name, err.text);
+	if (session_open(s, m->opt, &err) < 0) {
+		status = cli_fail(&err);
 		close_handed(m);
 		session_close(s);
 		return m->open_failure_status ? m->open_failure_status : status;
@@ -78,15 +79,15 @@ int measure_run(struct measure_run *m)
 	close_handed(m);   /* a step that failed before they were added */
 	if (status) {
 		if (status < 0)
-			fprintf(stderr, "memscope %s: %s\n", name, err.text);
+			status = cli_fail(&err);
 		session_close(s);
-		return status < 0 ? 1 : status;
+		return status;
 	}
 	if (session_run(s, m->opt, &err) < 0) {
 		status = m->exec_status && s->target.exec_failed ? session_exit_code(s) : 1;
 		if (m->close_before_error)
 			session_close(s);
-		fprintf(stderr, "memscope %s: %s\n", name, err.text);
+		ms_report(&err);
 		session_close(s);
 		return status;
 	}

@@ -23,8 +23,9 @@ struct measure_sinks {
 
 struct measure_run;
 
-/* A step of the command: 0 to go on; -1 with err set (said as "memscope
- * NAME: text", ending with 1); or an exit code, the message said already. */
+/* A step of the command: 0 to go on; -1 with err set (said by ms_report,
+ * the exit code made from its kind: cli/exit_status.h); or an exit code,
+ * the message said already. */
 typedef int (*measure_step_fn)(struct measure_run *m, struct ms_error *err);
 
 struct measure_run {
@@ -62,8 +63,8 @@ void measure_run_hand(struct measure_run *m, struct sink *sink);
 /* From the opened step: hand a sink to the session (it owns it from here,
  * whatever the result). -1 with err. */
 int measure_run_add(struct measure_run *m, struct sink *sink, const struct sink *follows, struct ms_error *err);
-/* Open, add the sinks, run, close; the exit code. Messages say "memscope
- * NAME: ..." with the session options' command name. */
+/* Open, add the sinks, run, close; the exit code. Messages go through
+ * util/report.h ("memscope NAME: ..."). */
 int measure_run(struct measure_run *m);
 
 #endif

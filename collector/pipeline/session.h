@@ -93,9 +93,14 @@ struct session_options {
 	uint64_t damon_cold_age_us;
 };
 
+/* What every "is this option mine?" step answers (session_option,
+ * lua_cli_option, measure_option, and cli/measure_options.h's): taken,
+ * refused for its value (said on stderr), or not one of its options. The
+ * first two are cli_option_fn's own (cli/options.h). */
+enum option_answer { OPTION_BAD = -1, OPTION_TAKEN = 0, OPTION_NOT_MINE = 1 };
+
 void session_options_init(struct session_options *opt, const char *command_name);
-/* Handle one option (its key, cli/measure_options.c). 1: it was a shared option; 0: not ours; -1: bad
- * value (message printed). */
+/* Handle one option (its key, cli/measure_options.c): an option_answer. */
 int session_option(struct session_options *opt, int c, const char *arg);
 /* After the options: take the command (the operands, NULL-terminated; none:
  * NULL or empty), check the target and fill defaults. -1 (message printed)
@@ -158,8 +163,9 @@ struct session {
 
 /* Load the host, parse events, prepare the target (a command is forked and
  * held before exec), create and open the sources. Notes about events that
- * cannot be counted go to stderr. Returns 0, or the exit code to end with
- * (1 runtime, 2 usage) with err set. */
+ * cannot be counted go to stderr. 0, or -1 with err set: its kind says
+ * whether what was asked means nothing here (MS_ERR_USAGE: a misspelt
+ * event, -C with a source that does not count per CPU) or failed. */
 int session_open(struct session *s, const struct session_options *opt, struct ms_error *err);
 /* Add a sink (before session_run); sinks end in the order they are added.
  * The session owns the sink from here, whether it was added or not: it is

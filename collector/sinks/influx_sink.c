@@ -12,6 +12,7 @@
  * run the wall clock at the start plus the time since. A sample not read in
  * a frame has no line in it. */
 #include "sinks/sink_registry.h"
+#include "util/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -23,7 +24,6 @@
 struct influx_sink {
 	FILE *out;
 	char *path;
-	const char *command_name;
 	const struct series_table *table;
 	int nr_known;          /* series indices the sink was told about: safe to read */
 	int64_t start_unix_ns; /* the wall-clock time of the run's start */
@@ -85,7 +85,7 @@ static void put_line(struct influx_sink *is, const struct series *s, const struc
 static int write_failed(struct influx_sink *is)
 {
 	if (!is->failed)
-		fprintf(stderr, "memscope %s: --influx %s: could not write it all: %s\n", is->command_name, is->path,
+		ms_warn("--influx %s: could not write it all: %s", is->path,
 			strerror(errno));
 	is->failed = true;
 	return 1;
@@ -97,7 +97,6 @@ static int influx_open(struct sink *sink, const struct sink_setup *setup, struct
 	struct timespec now;
 
 	(void)err;
-	is->command_name = setup->command_name;
 	is->table = setup->table;
 	is->nr_known = setup->table->nr;
 	if (setup->start_unix_ns) {
@@ -188,7 +187,6 @@ static int influx_create(struct sink *sink, const char *path, struct ms_error *e
 		free(is);
 		return -1;
 	}
-	is->command_name = "";
 	*sink = (struct sink){ .ops = &influx_ops, .priv = is };
 	return 0;
 }

@@ -1166,7 +1166,7 @@ static int open_cgroups(struct perf_source *ps, const char **cgroups, int nr, st
 	ps->cgroup_name = calloc((size_t)nr, sizeof(char *));
 	if (!ps->cgroup_fd || !ps->cgroup_name) {
 		ms_error_set(err, "out of memory");
-		return 1;
+		return -1;
 	}
 	for (int i = 0; i < nr; i++)
 		ps->cgroup_fd[i] = -1;
@@ -1174,11 +1174,13 @@ static int open_cgroups(struct perf_source *ps, const char **cgroups, int nr, st
 		if (!cgroups[i] || !cgroups[i][0])
 			continue;
 		ps->cgroup_fd[i] = cgroup_open(cgroups[i], err);
-		if (ps->cgroup_fd[i] < 0)
-			return EXIT_USAGE;
+		if (ps->cgroup_fd[i] < 0) {
+			ms_error_mark(err, MS_ERR_USAGE);
+			return -1;
+		}
 		if (!(ps->cgroup_name[i] = strdup(cgroups[i]))) {
 			ms_error_set(err, "out of memory");
-			return 1;
+			return -1;
 		}
 	}
 	return 0;
@@ -1203,7 +1205,7 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 		free(names);
 		free(cgroups);
 		ms_error_set(err, "out of memory");
-		return 1;
+		return -1;
 	}
 	for (; nr < total; nr++) {
 		const struct plan_event *pe = planned(req->plan, names[nr]);
@@ -1212,10 +1214,12 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 			event_list_free(events, nr);
 			free(names);
 			free(cgroups);
-			if (!pe)
-				return EXIT_USAGE; /* a name the user wrote */
+			if (!pe) {
+				ms_error_mark(err, MS_ERR_USAGE); /* a name the user wrote */
+				return -1;
+			}
 			ms_error_prefix(err, "catalog event for %s", pe->instance);
-			return 1;
+			return -1;
 		}
 		events[nr].group_hint = pe ? pe->group : -1;
 		events[nr].memory_node = pe ? pe->memory_node : -1;
@@ -1226,7 +1230,7 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 	if (perf_source_create(src, &popt, err) < 0) {
 		free(cgroups);
 		event_list_free(events, nr);
-		return 1;
+		return -1;
 	}
 	((struct perf_source *)src->priv)->owned_events = events;
 	((struct perf_source *)src->priv)->nr_owned_events = nr;
