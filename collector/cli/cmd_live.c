@@ -344,9 +344,9 @@ static int live_ended(struct measure_run *m)
 	struct live_run *run = m->ctx;
 	const struct session *session = m->session;
 
-	if (session->sampler.end != SAMPLER_END_SIGNAL && !run->exit_at_end)
+	if (session_end(session) != SAMPLER_END_SIGNAL && !run->exit_at_end)
 		linger(session, http_sink_url(&run->http_sink));
-	return session->sampler.end == SAMPLER_END_SIGNAL ? 0 : session_exit_code(session);
+	return session_end(session) == SAMPLER_END_SIGNAL ? 0 : session_exit_code(session);
 }
 
 int cmd_live(int argc, char **argv)

@@ -323,7 +323,7 @@ static json_t *plan_json(const struct metric_plan *plan)
 		const struct plan_metric *pm = &plan->metrics[m];
 		json_t *o = json_object(), *events = json_array();
 
-		json_object_set_new(o, "name", json_string(plan->cat->metrics[pm->metric].name));
+		json_object_set_new(o, "name", json_string(metric_plan_catalog_metric(plan, m)->name));
 		json_object_set_new(o, "requested", json_boolean(pm->requested));
 		for (const struct plan_metric *part = pm; part; part = part == pm ? pm->add : NULL)
 			for (int s = 0; s < part->nr_slot_inputs; s++) {
@@ -400,7 +400,7 @@ static int record_ended(struct measure_run *m)
 		return 1;
 	/* Stopped by SIGINT/SIGTERM: the recording is complete, which is what was
 	 * asked for; the command's status (killed by memscope) says nothing. */
-	return m->session->sampler.end == SAMPLER_END_SIGNAL ? 0 : session_exit_code(m->session);
+	return session_end(m->session) == SAMPLER_END_SIGNAL ? 0 : session_exit_code(m->session);
 }
 
 int cmd_record(int argc, char **argv)

@@ -635,7 +635,7 @@ static int start_timer(struct session *s, long ms, const char *option, sampler_r
 			close(fd);
 		return -1;
 	}
-	if (sampler_watch_add(&s->sampler, fd, fn, ctx, err) < 0) {
+	if (session_watch_add(s, fd, fn, ctx, err) < 0) {
 		close(fd);
 		return -1;
 	}
@@ -747,7 +747,7 @@ static int stat_opened(struct measure_run *m, struct ms_error *err)
 	 * the end is read after the target ended: without -I, stat reads the run
 	 * every GAUGE_SAMPLE_MS for the gauges' peak, mean and last, and still
 	 * prints the totals alone. */
-	if (!r->intervals_asked && !opt->input_path && !opt->replay_path && has_gauges(&session->sampler.table))
+	if (!r->intervals_asked && !opt->input_path && !opt->replay_path && has_gauges(session_series(session)))
 		opt->interval_ms = GAUGE_SAMPLE_MS;
 	if (opt->aggr == AGGR_TIER && (status = check_tiers(session)) != 0)
 		return status;
@@ -771,13 +771,13 @@ static int stat_opened(struct measure_run *m, struct ms_error *err)
 		}
 	}
 	if (r->extra->per_thread) {
-		if (stat_threads_init(r->threads, &session->sampler.table, err) < 0)
+		if (stat_threads_init(r->threads, session_series(session), err) < 0)
 			return -1;
 		r->threads->skip_zero = opt->system_wide;
 		sopt->threads = r->threads;
 	}
 	if (r->run == 0)
-		note_unsplit_events(opt, &session->sampler.table);
+		note_unsplit_events(opt, session_series(session));
 	sopt->aggr = opt->aggr;
 	sopt->shown = opt->metrics.nr || r->nr_lua_metrics ? (const char *const *)r->shown : NULL;
 	sopt->nr_shown = r->nr_shown;
@@ -810,11 +810,11 @@ static int stat_ended(struct measure_run *m)
 	int status = session_exit_code(session);
 
 	/* A command that --timeout or --interval-count ended was ended on purpose. */
-	if ((r->extra->timeout_ms || r->extra->interval_count) && session->sampler.end == SAMPLER_END_SOURCE)
+	if ((r->extra->timeout_ms || r->extra->interval_count) && session_end(session) == SAMPLER_END_SOURCE)
 		status = 0;
-	if (session->target.kind == TARGET_PIDS && session->sampler.end == SAMPLER_END_TARGET)
+	if (session_attached_processes(session) && session_end(session) == SAMPLER_END_TARGET)
 		fprintf(stderr, "memscope stat: the attached process%s exited\n",
-			session->target.nr_pids > 1 ? "es have" : " has");
+			session_attached_processes(session) > 1 ? "es have" : " has");
 	return status;
 }
 

@@ -465,7 +465,7 @@ static int top_opened(struct measure_run *m, struct ms_error *err)
 	    /* A recording's frames come as fast as top takes them: the top sink
 	     * paces them and reads the keys itself. */
 	    (run->terminal && !opt->input_path &&
-	     sampler_watch_add(&run->session.sampler, top_view_input_fd(run->terminal), on_terminal, run, err) < 0))
+	     session_watch_add(&run->session, top_view_input_fd(run->terminal), on_terminal, run, err) < 0))
 		return -1;
 	return 0;
 }

@@ -282,8 +282,8 @@ static int validate_frame(struct sink *sink, const struct sink_frame *f)
 			}
 			continue;
 		}
-		for (int i = 0; i < s->sampler.table.nr && i < frame->nr; i++) {
-			const struct series *se = &s->sampler.table.series[i];
+		for (int i = 0; i < session_series(s)->nr && i < frame->nr; i++) {
+			const struct series *se = &session_series(s)->series[i];
 
 			if (strcmp(se->name, x->metric) || !frame->samples[i].valid || se->unavailable)
 				continue;
@@ -354,8 +354,8 @@ static const char *expect_why(struct session *s, const struct expect *x, char *b
 		snprintf(buf, size, "its source did not start: %s", session_name_why(s, x->metric));
 		return buf;
 	}
-	for (int i = 0; i < s->sampler.table.nr; i++) {
-		const struct series *se = &s->sampler.table.series[i];
+	for (int i = 0; i < session_series(s)->nr; i++) {
+		const struct series *se = &session_series(s)->series[i];
 
 		if (!strcmp(se->name, x->metric) && se->unavailable) {
 			snprintf(buf, size, "%s", se->unavailable);

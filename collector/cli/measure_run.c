@@ -84,7 +84,7 @@ int measure_run(struct measure_run *m)
 		return status;
 	}
 	if (session_run(s, m->opt, &err) < 0) {
-		status = m->exec_status && s->target.exec_failed ? session_exit_code(s) : 1;
+		status = m->exec_status && session_exec_failed(s) ? session_exit_code(s) : 1;
 		if (m->close_before_error)
 			session_close(s);
 		ms_report(&err);

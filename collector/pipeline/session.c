@@ -806,6 +806,31 @@ int session_exit_code(const struct session *s)
 	return s->target.kind == TARGET_COMMAND ? target_exit_code(&s->target) : 0;
 }
 
+enum sampler_end session_end(const struct session *s)
+{
+	return s->sampler.end;
+}
+
+const struct series_table *session_series(const struct session *s)
+{
+	return &s->sampler.table;
+}
+
+bool session_exec_failed(const struct session *s)
+{
+	return s->target.exec_failed;
+}
+
+int session_attached_processes(const struct session *s)
+{
+	return s->target.kind == TARGET_PIDS ? s->target.nr_pids : 0;
+}
+
+int session_watch_add(struct session *s, int fd, sampler_ready_fn fn, void *ctx, struct ms_error *err)
+{
+	return sampler_watch_add(&s->sampler, fd, fn, ctx, err);
+}
+
 void session_close(struct session *s)
 {
 	int closed = 0;

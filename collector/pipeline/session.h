@@ -205,6 +205,20 @@ const char *session_name_why(const struct session *s, const char *name);
 const char *session_metric_why(const struct session *s, const char *metric);
 /* The exit code after a run: the command's status, else 0. */
 int session_exit_code(const struct session *s);
+/* What commands read of the sampler and the target, so that they do not
+ * reach into either: */
+/* Why the run ended (after session_run): the target, a signal, a source. */
+enum sampler_end session_end(const struct session *s);
+/* The series of every frame (after session_open). */
+const struct series_table *session_series(const struct session *s);
+/* The command given could not be run (exec refused: 127 or 126 in
+ * session_exit_code). */
+bool session_exec_failed(const struct session *s);
+/* How many processes -p named, when the target is those processes; else 0. */
+int session_attached_processes(const struct session *s);
+/* A descriptor the run waits on beside its sources (a timer, a terminal):
+ * fn is called on the sampling thread when it is ready (sampler_watch_add). */
+int session_watch_add(struct session *s, int fd, sampler_ready_fn fn, void *ctx, struct ms_error *err);
 void session_close(struct session *s);
 
 #endif
