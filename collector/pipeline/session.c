@@ -57,8 +57,8 @@ static int parse_damon_mode(struct session_options *opt, const char *text)
 			opt->damon_mode = i;
 			return 0;
 		}
-	fprintf(stderr, "memscope %s: --damon %s: expected auto (memscope's own kdamond unless one runs), active "
-		"(its own) or passive (read the running one)\n", opt->command_name, text);
+	ms_warn("--damon %s: expected auto (memscope's own kdamond unless one runs), active "
+		"(its own) or passive (read the running one)", text);
 	return -1;
 }
 

@@ -1236,7 +1236,7 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 				free(names);
 				free(cgroups);
 				ms_error_set(err, "out of memory");
-				return 1;
+				return -1;
 			}
 			free(events[nr].name);
 			events[nr].name = name;
