@@ -129,7 +129,12 @@ static int influx_frame(struct sink *sink, const struct sink_frame *f)
 		const struct series *s = &is->table->series[i];
 		const struct sample *v = &f->frame->samples[i];
 
-		if (v->valid && !s->unavailable && s->state != SERIES_RETIRED)
+		/* A series that ended (a thread that exited) is retired in the
+		 * table by the time its frames get here; the frames up to its
+		 * last (retired_seq) still hold its values, and its index is not
+		 * given to another series until every sink is past them. */
+		if (v->valid && !s->unavailable &&
+		    (s->state != SERIES_RETIRED || f->frame->seq <= s->retired_seq))
 			put_line(is, s, v, f->frame->time_ns);
 	}
 	return ferror(is->out) ? write_failed(is) : 0;
