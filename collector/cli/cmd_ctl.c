@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "ctl/ctl.h"
+#include "util/report.h"
 
 static const struct cli_option ctl_options[] = {
 	{ 'p', "pid", "PID", "the memscope to steer, when several run", CLI_COMPLETE_PID, NULL, 0 },
@@ -56,7 +57,7 @@ static int ctl_option(void *ctx, int key, const char *arg)
 	case 'p':
 		a->pid = strtol(arg, &end, 10);
 		if (a->pid <= 0 || *end || end == arg) {
-			fprintf(stderr, "memscope ctl: --pid %s: not a process id\n", arg);
+			ms_warn("--pid %s: not a process id", arg);
 			return -1;
 		}
 		return 0;
@@ -93,8 +94,8 @@ int cmd_ctl(int argc, char **argv)
 		return status;
 	pid = a.pid;
 	if (first >= argc) {
-		fprintf(stderr, "memscope ctl: say what to do: label TEXT, phase begin|end NAME, pause, resume, "
-			"interval MS, record FILE or status\n");
+		ms_warn("say what to do: label TEXT, phase begin|end NAME, pause, resume, "
+			"interval MS, record FILE or status");
 		cli_print_usage(&ctl_command, stderr);
 		return EXIT_USAGE;
 	}
@@ -104,29 +105,29 @@ int cmd_ctl(int argc, char **argv)
 
 		if (i == first + 1 && !strcmp(argv[first], "record")) {
 			if (absolute_path(argv[i], arg, sizeof(arg)) < 0) {
-				fprintf(stderr, "memscope ctl: %s: path too long\n", argv[i]);
+				ms_warn("%s: path too long", argv[i]);
 				return EXIT_USAGE;
 			}
 			word = arg;
 		}
 		if (len + strlen(word) + 2 > CTL_MAX_MESSAGE) {
-			fprintf(stderr, "memscope ctl: the request is longer than %d bytes\n", CTL_MAX_MESSAGE);
+			ms_warn("the request is longer than %d bytes", CTL_MAX_MESSAGE);
 			return EXIT_USAGE;
 		}
 		len += (size_t)snprintf(request + len, sizeof(request) - len, "%s%s", i > first ? " " : "", word);
 	}
 	if (!path[0] && ctl_find_socket((pid_t)pid, path, sizeof(a.path), &err) < 0) {
-		fprintf(stderr, "memscope ctl: %s\n", err.text);
+		ms_report(&err);
 		return 1;
 	}
 	if (ctl_request(path, request, reply, sizeof(reply), &err) < 0) {
-		fprintf(stderr, "memscope ctl: %s\n", err.text);
+		ms_report(&err);
 		return 1;
 	}
 	if (!strncmp(reply, "ok", 2)) {
 		printf("%s\n", reply);
 		return 0;
 	}
-	fprintf(stderr, "memscope ctl: %s\n", reply);
+	ms_warn("%s", reply);
 	return 1;
 }

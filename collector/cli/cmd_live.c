@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/measure_options.h"
+#include "cli/measure_run.h"
 #include "config.h"
 #include "ctl/ctl.h"
 #include "pipeline/lua_session.h"
@@ -24,6 +25,7 @@
 #include "sinks/http/http_sink.h"
 #include "sinks/http/http_stream.h"
 #include "sinks/recording_sink.h"
+#include "util/report.h"
 
 enum {
 	OPT_LISTEN = CLI_LONG_ONLY + 0x40, OPT_REMOTE, OPT_TOKEN_FILE, OPT_NO_UI, OPT_HISTORY, OPT_NO_CTL, OPT_EXIT_AT_END,
@@ -49,6 +51,8 @@ struct live_run {
 	const char *record_path;       /* -o: also record */
 	struct ctl_server ctl;
 	struct recording_writer_options wopt;
+	struct measure_sinks sinks;    /* --influx FILE ... */
+	struct sink http_sink, recording;
 };
 
 static const struct cli_option live_http_options[] = {
@@ -82,6 +86,7 @@ static const struct cli_group live_groups[] = {
 	{ NULL, measure_file_options },
 	{ "When", measure_interval_options },
 	{ "The page", live_http_options },
+	{ "Other outputs", measure_sink_options },
 	{ NULL, NULL },
 };
 
@@ -120,6 +125,8 @@ static int live_option(void *ctx, int key, const char *arg)
 
 	if (shared <= 0)
 		return shared;
+	if ((shared = measure_sink_option(&run->sinks, "live", key, arg)) <= 0)
+		return shared;
 	switch (key) {
 	case OPT_LISTEN:
 		run->http.server.listen = arg;
@@ -140,7 +147,7 @@ static int live_option(void *ctx, int key, const char *arg)
 		errno = 0;
 		v = strtol(arg, &end, 10);
 		if (errno || end == arg || *end || v < 1 || v > 65536) {
-			fprintf(stderr, "memscope live: --history %s: needs megabytes, 1-65536 (e.g. --history 64)\n", arg);
+			ms_warn("--history %s: needs megabytes, 1-65536 (e.g. --history 64)", arg);
 			return -1;
 		}
 		run->http.history_bytes = (size_t)v << 20;
@@ -149,7 +156,7 @@ static int live_option(void *ctx, int key, const char *arg)
 		errno = 0;
 		v = strtol(arg, &end, 10);
 		if (errno || end == arg || *end || v < 1 || v > 100000) {
-			fprintf(stderr, "memscope live: --max-connections %s: needs a number, 1-100000\n", arg);
+			ms_warn("--max-connections %s: needs a number, 1-100000", arg);
 			return -1;
 		}
 		run->http.server.max_connections = (unsigned)v;
@@ -191,8 +198,8 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	if (session_options_finish(opt, argv + first) < 0)
 		return -1;
 	if (run->record_path && (opt->input_path || opt->replay_path)) {
-		fprintf(stderr, "memscope live: -o records what is counted here; with --%s there is nothing to "
-			"record (the file is the record)\n", opt->input_path ? "input" : "replay");
+		ms_warn("-o records what is counted here; with --%s there is nothing to "
+			"record (the file is the record)", opt->input_path ? "input" : "replay");
 		return -1;
 	}
 	return 0;
@@ -252,7 +259,7 @@ static void start_ctl(struct live_run *run)
 
 	if (ctl_socket_path(getpid(), path, sizeof(path), true, &err) < 0 ||
 	    ctl_server_open(&run->ctl, path, &err) < 0) {
-		fprintf(stderr, "memscope live: note: no control socket (the page cannot pause or label this run): %s\n",
+		ms_warn("note: no control socket (the page cannot pause or label this run): %s",
 			err.text);
 		return;
 	}
@@ -273,13 +280,13 @@ static void announce(const struct live_run *run, const char *title, const char *
 	if (run->http.server.token_file)
 		snprintf(token, sizeof(token), "; the token is the one in %s", run->http.server.token_file);
 	if (run->ui && run->http.server.web_root)
-		fprintf(stderr, "memscope live: charts of %s: open %s%s%s\n", title, url, where, token);
+		ms_warn("charts of %s: open %s%s%s", title, url, where, token);
 	else
-		fprintf(stderr, "memscope live: serving %s: /metrics and /api/stream at %s%s%s\n", title, url, where,
+		ms_warn("serving %s: /metrics and /api/stream at %s%s%s", title, url, where,
 			token);
 	if (run->http.server.read_token_file)
-		fprintf(stderr, "memscope live: the token in %s reads (/metrics, the page, the stream) but never "
-			"controls\n", run->http.server.read_token_file);
+		ms_warn("the token in %s reads (/metrics, the page, the stream) but never "
+			"controls", run->http.server.read_token_file);
 }
 
 /* The run ended by itself: keep serving until Ctrl-C (or SIGTERM). */
@@ -293,8 +300,58 @@ static void linger(const struct session *s, const char *url)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	fprintf(stderr, "memscope live: %s; still serving %s (Ctrl-C to stop)\n", session_end_reason(s), url);
+	ms_warn("%s; still serving %s (Ctrl-C to stop)", session_end_reason(s), url);
 	sigwait(&set, &sig);
+}
+
+/* The session is open: the page learns what cannot be counted here, a
+ * recording joins when asked for, and the URL is said before sampling. */
+static int live_opened(struct measure_run *m, struct ms_error *err)
+{
+	struct live_run *run = m->ctx;
+	struct session *session = m->session;
+	const struct session_options *opt = m->opt;
+
+	/* Metrics asked for (or shown by default) that this host cannot count:
+	 * the page lists them with the reason. */
+	if (http_sink_set_na(&run->http_sink, session->unmeasured, session->nr_unmeasured) < 0) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	if (opt->input_path && http_sink_serve_recording(&run->http_sink, session_recording_fd(session), err) < 0)
+		return -1;
+	/* A recording from the start (-o), or one the page starts and stops
+	 * (record FILE, record stop) on a live run. */
+	if (run->record_path || (!opt->input_path && !opt->replay_path)) {
+		run->wopt.path = run->record_path;
+		run->wopt.host = &session->host;
+		run->wopt.target = session->title;
+		run->wopt.system_wide = !session_task_target(session);
+		run->wopt.interval_ns = (uint64_t)opt->interval_ms * 1000000ull;
+		if (session->plan && !(run->wopt.host_files = recording_host_snapshot(&session->host.roots))) {
+			ms_error_set(err, "out of memory");
+			return -1;
+		}
+		if (recording_sink_init_stoppable(&run->recording, &run->wopt, err) < 0 ||
+		    measure_run_add(m, &run->recording, NULL, err) < 0)
+			return -1;
+	}
+	/* The server (handed to the run) is added after these. */
+	if (run->ctl.fd >= 0 && session_control_attach(session, &run->ctl, NULL, err) < 0)
+		return -1;
+	announce(run, session->title, http_sink_url(&run->http_sink));
+	fflush(stderr);
+	return 0;
+}
+
+static int live_ended(struct measure_run *m)
+{
+	struct live_run *run = m->ctx;
+	const struct session *session = m->session;
+
+	if (session_end(session) != SAMPLER_END_SIGNAL && !run->exit_at_end)
+		linger(session, http_sink_url(&run->http_sink));
+	return session_end(session) == SAMPLER_END_SIGNAL ? 0 : session_exit_code(session);
 }
 
 int cmd_live(int argc, char **argv)
@@ -302,9 +359,10 @@ int cmd_live(int argc, char **argv)
 	struct session_options opt;
 	struct session session;
 	struct live_run run;
-	struct sink http = { 0 }, recording = { 0 };
 	struct lua_cli lua_cli = { .nr_scripts = 0 };
 	struct ms_error err = { "" };
+	struct measure_run m = { .session = &session, .opt = &opt, .chosen = &run.sinks, .ctx = &run,
+				 .opened = live_opened, .ended = live_ended };
 	char web[PATH_MAX];
 	bool usage = false;
 	int status;
@@ -321,8 +379,8 @@ int cmd_live(int argc, char **argv)
 		return status < 0 ? EXIT_USAGE : 0;
 	}
 	if (lua_cli.nr_scripts) {
-		fprintf(stderr, "memscope live: --lua scripts run in stat, top, record and report; the page shows "
-			"catalog metrics and events (-m, -e)\n");
+		ms_warn("--lua scripts run in stat, top, record and report; the page shows "
+			"catalog metrics and events (-m, -e)");
 		session_options_free(&opt);
 		return EXIT_USAGE;
 	}
@@ -341,73 +399,20 @@ int cmd_live(int argc, char **argv)
 	if (run.ui) {
 		run.http.server.web_root = find_web_root(web, sizeof(web));
 		if (!run.http.server.web_root)
-			fprintf(stderr, "memscope live: note: the page is not installed (build it: npm ci in contrib/web, "
-				"then ninja; or set MEMSCOPE_WEB_DIR): /metrics and /api/stream still answer\n");
+			ms_warn("note: the page is not installed (build it: npm ci in contrib/web, "
+				"then ninja; or set MEMSCOPE_WEB_DIR): /metrics and /api/stream still answer");
 	}
 	if (run.use_ctl && !opt.replay_path && !opt.input_path)
 		start_ctl(&run);
 	/* The server first: a usage error (an address, a token file) before any
 	 * command starts, and the URL printed before sampling. */
-	status = 1;
-	if (http_sink_init(&http, &run.http, &usage, &err) < 0) {
-		fprintf(stderr, "memscope live: %s\n", err.text);
+	if (http_sink_init(&run.http_sink, &run.http, &usage, &err) < 0) {
+		ms_report(&err);
 		status = usage ? EXIT_USAGE : 1;
-		goto out;
+	} else {
+		measure_run_hand(&m, &run.http_sink);
+		status = measure_run(&m);
 	}
-	status = session_open(&session, &opt, &err);
-	if (status) {
-		fprintf(stderr, "memscope live: %s\n", err.text);
-		goto out;
-	}
-	status = 1;
-	/* Metrics asked for (or shown by default) that this host cannot count:
-	 * the page lists them with the reason. */
-	if (http_sink_set_na(&http, session.unmeasured, session.nr_unmeasured) < 0) {
-		fprintf(stderr, "memscope live: out of memory\n");
-		goto out;
-	}
-	if (opt.input_path && http_sink_serve_recording(&http, session_recording_fd(&session), &err) < 0) {
-		fprintf(stderr, "memscope live: %s\n", err.text);
-		goto out;
-	}
-	/* A recording from the start (-o), or one the page starts and stops
-	 * (record FILE, record stop) on a live run. */
-	if (run.record_path || (!opt.input_path && !opt.replay_path)) {
-		run.wopt.path = run.record_path;
-		run.wopt.host = &session.host;
-		run.wopt.target = session.title;
-		run.wopt.system_wide = !session_task_target(&session);
-		run.wopt.interval_ns = (uint64_t)opt.interval_ms * 1000000ull;
-		if (session.plan && !(run.wopt.host_files = recording_host_snapshot(&session.host.roots))) {
-			fprintf(stderr, "memscope live: out of memory\n");
-			goto out;
-		}
-		if (recording_sink_init_stoppable(&recording, &run.wopt, &err) < 0 ||
-		    session_add_sink(&session, &recording, NULL, &err) < 0) {
-			fprintf(stderr, "memscope live: %s\n", err.text);
-			goto out;
-		}
-	}
-	if (session_add_sink(&session, &http, NULL, &err) < 0 ||
-	    (run.ctl.fd >= 0 && session_control_attach(&session, &run.ctl, NULL, &err) < 0)) {
-		fprintf(stderr, "memscope live: %s\n", err.text);
-		goto out;
-	}
-	announce(&run, session.title, http_sink_url(&http));
-	fflush(stderr);
-	if (session_run(&session, &opt, &err) < 0) {
-		fprintf(stderr, "memscope live: %s\n", err.text);
-		goto out;
-	}
-	if (session.sampler.end != SAMPLER_END_SIGNAL && !run.exit_at_end)
-		linger(&session, http_sink_url(&http));
-	status = session.sampler.end == SAMPLER_END_SIGNAL ? 0 : session_exit_code(&session);
-out:
-	session_close(&session);
-	if (recording.ops && recording.priv)
-		recording.ops->close(&recording);
-	if (http.ops && http.priv)
-		http.ops->close(&http);
 	ctl_server_close(&run.ctl);
 	json_decref(run.wopt.host_files);
 	session_options_free(&opt);

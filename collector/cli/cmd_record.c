@@ -13,6 +13,8 @@
 
 #include "cli/commands.h"
 #include "cli/measure_options.h"
+#include "cli/exit_status.h"
+#include "cli/measure_run.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_fifo.h"
 #include "catalog/resolver.h"
@@ -26,6 +28,7 @@
 #include "sinks/lua_sink.h"
 #include "sinks/recording_sink.h"
 #include "sources/sample_source.h"
+#include "util/report.h"
 
 enum { OPT_NO_CTL = CLI_LONG_ONLY, OPT_FIFO, OPT_SAMPLE, OPT_MMAP_PAGES, OPT_NO_CALLCHAIN, OPT_ALLOC,
        OPT_ALLOC_MIN, OPT_PER_THREAD };
@@ -42,6 +45,8 @@ struct record_run {
 	struct lua_engine *lua;      /* --lua scripts on the frames as they are recorded, or NULL */
 	int *lua_metrics;            /* -m names the scripts define: their inputs are recorded */
 	int nr_lua_metrics;
+	struct measure_sinks sinks;  /* --influx FILE ... */
+	struct sink recording, lua_sink;
 };
 
 static const struct cli_option record_interval_options[] = {
@@ -94,6 +99,7 @@ static const struct cli_group record_groups[] = {
 	{ "When", record_interval_options },
 	{ "The recording", record_options },
 	{ "Samples", record_sample_options },
+	{ "Other outputs", measure_sink_options },
 	{ NULL, NULL },
 };
 
@@ -142,7 +148,7 @@ static int sample_number(int c, const char *arg, struct sample_options *so)
 	errno = 0;
 	v = strtoull(arg, &end, 10);
 	if (errno || end == arg || *end || v == 0 || arg[0] == '-') {
-		fprintf(stderr, "memscope record: %s '%s': expected a positive integer\n", what, arg);
+		ms_warn("%s '%s': expected a positive integer", what, arg);
 		return -1;
 	}
 	if (c == 'c') {
@@ -151,7 +157,7 @@ static int sample_number(int c, const char *arg, struct sample_options *so)
 		so->freq = v;
 	} else {
 		if (v > 65536 || (v & (v - 1))) {
-			fprintf(stderr, "memscope record: --mmap-pages '%s': expected a power of two up to 65536\n",
+			ms_warn("--mmap-pages '%s': expected a power of two up to 65536",
 				arg);
 			return -1;
 		}
@@ -174,10 +180,12 @@ static int record_option(void *ctx, int key, const char *arg)
 
 	if (shared <= 0)
 		return shared;
+	if ((shared = measure_sink_option(&a->run->sinks, "record", key, arg)) <= 0)
+		return shared;
 	switch (key) {
 	case 'o':
 		if (!arg[0] || strlen(arg) >= sizeof(a->run->path)) {
-			fprintf(stderr, "memscope record: -o needs a file name\n");
+			ms_warn("-o needs a file name");
 			return -1;
 		}
 		snprintf(a->run->path, sizeof(a->run->path), "%s", arg);
@@ -196,8 +204,8 @@ static int record_option(void *ctx, int key, const char *arg)
 		return 0;
 	case OPT_SAMPLE:
 		if (!arg[0] || append_sample(a->opt, arg) < 0) {
-			fprintf(stderr, "memscope record: --sample needs an event: mem, page-faults or a PMU "
-				"event (memscope list --explain sample.mem)\n");
+			ms_warn("--sample needs an event: mem, page-faults or a PMU "
+				"event (memscope list --explain sample.mem)");
 			return -1;
 		}
 		return 0;
@@ -218,7 +226,7 @@ static int record_option(void *ctx, int key, const char *arg)
 		errno = 0;
 		v = strtoull(arg, &end, 10);
 		if (errno || end == arg || *end || v == 0 || arg[0] == '-') {
-			fprintf(stderr, "memscope record: --alloc-min '%s': expected a positive number of bytes\n",
+			ms_warn("--alloc-min '%s': expected a positive number of bytes",
 				arg);
 			return -1;
 		}
@@ -258,12 +266,12 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		return -1;
 	if (!opt->samples && (opt->sampling.period || opt->sampling.freq || opt->sampling.mmap_pages ||
 			      opt->sampling.no_callchain || opt->sampling.alloc)) {
-		fprintf(stderr, "memscope record: -c, -F, --mmap-pages, --no-callchain and --alloc say how to sample: "
-			"add --sample EVENT (for example --sample mem)\n");
+		ms_warn("-c, -F, --mmap-pages, --no-callchain and --alloc say how to sample: "
+			"add --sample EVENT (for example --sample mem)");
 		return -1;
 	}
 	if (opt->sampling.period && opt->sampling.freq) {
-		fprintf(stderr, "memscope record: -c (a period) and -F (a frequency) exclude each other: give one\n");
+		ms_warn("-c (a period) and -F (a frequency) exclude each other: give one");
 		return -1;
 	}
 	return 0;
@@ -315,7 +323,7 @@ static json_t *plan_json(const struct metric_plan *plan)
 		const struct plan_metric *pm = &plan->metrics[m];
 		json_t *o = json_object(), *events = json_array();
 
-		json_object_set_new(o, "name", json_string(plan->cat->metrics[pm->metric].name));
+		json_object_set_new(o, "name", json_string(metric_plan_catalog_metric(plan, m)->name));
 		json_object_set_new(o, "requested", json_boolean(pm->requested));
 		for (const struct plan_metric *part = pm; part; part = part == pm ? pm->add : NULL)
 			for (int s = 0; s < part->nr_slot_inputs; s++) {
@@ -348,11 +356,54 @@ static void start_ctl(struct record_run *run)
 	/* Before the command is started, so it inherits where to send markers. */
 	if (ctl_socket_path(getpid(), path, sizeof(path), true, &err) < 0 ||
 	    ctl_server_open(&run->ctl, path, &err) < 0) {
-		fprintf(stderr, "memscope record: note: no control socket (memscope ctl will not reach this "
-			"run): %s\n", err.text);
+		ms_warn("note: no control socket (memscope ctl will not reach this "
+			"run): %s", err.text);
 		return;
 	}
 	setenv(CTL_SOCKET_ENV, path, 1);
+}
+
+/* The session is open: what goes into the file's header, then the file
+ * (its "wrote N frames" comes before the scripts' reports), the scripts, the
+ * control. */
+static int record_opened(struct measure_run *m, struct ms_error *err)
+{
+	struct record_run *run = m->ctx;
+	struct session *session = m->session;
+
+	run->wopt.path = run->path;
+	run->wopt.host = &session->host;
+	run->wopt.target = session->title;
+	run->wopt.system_wide = !session_task_target(session);
+	run->wopt.interval_ns = (uint64_t)m->opt->interval_ms * 1000000ull;
+	/* With metrics, the PMUs and topology they were resolved on go into the
+	 * file too, so they can be recomputed on any machine. */
+	if (session->plan && (!(run->wopt.catalog = plan_json(session->plan)) ||
+			      !(run->wopt.host_files = recording_host_snapshot(&session->host.roots)))) {
+		ms_error_set(err, "out of memory");
+		return -1;
+	}
+	run->wopt.sampling = sampling_json(session);
+	if (recording_sink_init(&run->recording, &run->wopt, err) < 0 ||
+	    measure_run_add(m, &run->recording, NULL, err) < 0 ||
+	    (run->lua && (lua_sink_init(&run->lua_sink, run->lua, err) < 0 ||
+			  measure_run_add(m, &run->lua_sink, NULL, err) < 0)) ||
+	    ((run->ctl.fd >= 0 || run->fifo.fd >= 0) && session_control_attach(session, &run->ctl, &run->fifo, err) < 0))
+		return -1;
+	/* Phases get frames of their own (memscope report --regions). */
+	session_control_read_at_phases(session);
+	return 0;
+}
+
+static int record_ended(struct measure_run *m)
+{
+	struct record_run *run = m->ctx;
+
+	if (recording_sink_error(&run->recording))
+		return 1;
+	/* Stopped by SIGINT/SIGTERM: the recording is complete, which is what was
+	 * asked for; the command's status (killed by memscope) says nothing. */
+	return session_end(m->session) == SAMPLER_END_SIGNAL ? 0 : session_exit_code(m->session);
 }
 
 int cmd_record(int argc, char **argv)
@@ -360,10 +411,11 @@ int cmd_record(int argc, char **argv)
 	struct session_options opt;
 	struct session session;
 	struct record_run run;
-	struct sink recording = { 0 }, lua_sink = { 0 };
 	struct ms_error err = { "" };
 	bool use_ctl = true;
 	struct lua_cli lua_cli = { .nr_scripts = 0 };
+	struct measure_run m = { .session = &session, .opt = &opt, .chosen = &run.sinks, .ctx = &run,
+				 .opened = record_opened, .ended = record_ended, .exec_status = true };
 	int status;
 
 	memset(&run, 0, sizeof(run));
@@ -377,16 +429,14 @@ int cmd_record(int argc, char **argv)
 		session_options_free(&opt);
 		return status < 0 ? EXIT_USAGE : 0;
 	}
-	status = lua_cli_open(&lua_cli, &opt, LUA_OUTPUT_TEXT, &run.lua, &err);
-	if (status) {
-		fprintf(stderr, "memscope record: %s\n", err.text);
+	if (lua_cli_open(&lua_cli, &opt, LUA_OUTPUT_TEXT, &run.lua, &err) < 0) {
 		session_options_free(&opt);
-		return status;
+		return cli_fail(&err);
 	}
 	/* A metric a script defines is recorded as its inputs; a report with the
 	 * same script computes it again. */
 	if (lua_cli_take_metrics(run.lua, &opt, &run.lua_metrics, &run.nr_lua_metrics) < 0) {
-		fprintf(stderr, "memscope record: out of memory\n");
+		ms_warn("out of memory");
 		lua_engine_free(run.lua);
 		session_options_free(&opt);
 		return 1;
@@ -397,57 +447,11 @@ int cmd_record(int argc, char **argv)
 		start_ctl(&run);
 	/* Asked for by name: a FIFO that cannot be used is an error, not a note. */
 	if (run.fifo_path && ctl_fifo_open(&run.fifo, run.fifo_path, &err) < 0) {
-		fprintf(stderr, "memscope record: %s\n", err.text);
+		ms_report(&err);
 		status = 1;
-		goto out;
+	} else {
+		status = measure_run(&m);
 	}
-	status = session_open(&session, &opt, &err);
-	if (status) {
-		fprintf(stderr, "memscope record: %s\n", err.text);
-		goto out;
-	}
-	status = 1;
-	run.wopt.path = run.path;
-	run.wopt.host = &session.host;
-	run.wopt.target = session.title;
-	run.wopt.system_wide = !session_task_target(&session);
-	run.wopt.interval_ns = (uint64_t)opt.interval_ms * 1000000ull;
-	/* With metrics, the PMUs and topology they were resolved on go into the
-	 * file too, so they can be recomputed on any machine. */
-	if (session.plan && (!(run.wopt.catalog = plan_json(session.plan)) ||
-			     !(run.wopt.host_files = recording_host_snapshot(&session.host.roots)))) {
-		fprintf(stderr, "memscope record: out of memory\n");
-		goto out;
-	}
-	run.wopt.sampling = sampling_json(&session);
-	/* The file first: its "wrote N frames" comes before the scripts' reports. */
-	if (recording_sink_init(&recording, &run.wopt, &err) < 0 ||
-	    session_add_sink(&session, &recording, NULL, &err) < 0 ||
-	    (run.lua && (lua_sink_init(&lua_sink, run.lua, &err) < 0 ||
-			 session_add_sink(&session, &lua_sink, NULL, &err) < 0)) ||
-	    ((run.ctl.fd >= 0 || run.fifo.fd >= 0) && session_control_attach(&session, &run.ctl, &run.fifo, &err) < 0)) {
-		fprintf(stderr, "memscope record: %s\n", err.text);
-		goto out;
-	}
-	/* Phases get frames of their own (memscope report --regions). */
-	session_control_read_at_phases(&session);
-	if (session_run(&session, &opt, &err) < 0) {
-		fprintf(stderr, "memscope record: %s\n", err.text);
-		if (session.target.exec_failed)
-			status = session_exit_code(&session);   /* 127 or 126, as a shell's */
-		goto out;
-	}
-	if (recording_sink_error(&recording))
-		goto out;
-	/* Stopped by SIGINT/SIGTERM: the recording is complete, which is what was
-	 * asked for; the command's status (killed by memscope) says nothing. */
-	status = session.sampler.end == SAMPLER_END_SIGNAL ? 0 : session_exit_code(&session);
-out:
-	session_close(&session);
-	if (recording.ops && recording.priv)
-		recording.ops->close(&recording);
-	if (lua_sink.ops && lua_sink.priv)
-		lua_sink.ops->close(&lua_sink);
 	ctl_server_close(&run.ctl);
 	ctl_fifo_close(&run.fifo);
 	lua_engine_free(run.lua);

@@ -11,6 +11,7 @@
 
 #include "catalog/catalog.h"
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "host/host.h"
 #include "lua/lua_engine.h"
 #include "pipeline/lua_session.h"
@@ -23,6 +24,7 @@
 #include "sinks/lua_sink.h"
 #include "sinks/region_sink.h"
 #include "sinks/sample_sink.h"
+#include "util/report.h"
 
 enum { OPT_FORMAT = CLI_LONG_ONLY, OPT_REPLAY, OPT_SORT, OPT_C2C, OPT_SAMPLES, OPT_TOP, OPT_REGIONS, OPT_HEATMAP, OPT_PLOT, OPT_NODE };
 
@@ -113,7 +115,7 @@ static int report_option(void *ctx, int key, const char *arg)
 	switch (key) {
 	case OPT_FORMAT:
 		if (lua_output_format_parse(arg, &o->format) < 0) {
-			fprintf(stderr, "memscope report: --format %s: expected text, csv or json\n", arg);
+			ms_warn("--format %s: expected text, csv or json", arg);
 			return -1;
 		}
 		return 0;
@@ -122,7 +124,7 @@ static int report_option(void *ctx, int key, const char *arg)
 		return 0;
 	case 'm':
 		if (name_list_add_text(&o->metrics, arg, &err) < 0) {
-			fprintf(stderr, "memscope report: -m '%s': %s\n", arg, err.text);
+			ms_warn("-m '%s': %s", arg, err.text);
 			return -1;
 		}
 		return 0;
@@ -149,7 +151,7 @@ static int report_option(void *ctx, int key, const char *arg)
 		long n = strtol(arg, &end, 10);
 
 		if (end == arg || *end || n < 0 || n > 63) {
-			fprintf(stderr, "memscope report: --node '%s': expected a node id from 0 to 63\n", arg);
+			ms_warn("--node '%s': expected a node id from 0 to 63", arg);
 			return -1;
 		}
 		o->node = (int)n;
@@ -160,7 +162,7 @@ static int report_option(void *ctx, int key, const char *arg)
 		long n = strtol(arg, &end, 10);
 
 		if (end == arg || *end || n < 0 || n > 1000000) {
-			fprintf(stderr, "memscope report: --top '%s': expected a number of rows (0: all)\n", arg);
+			ms_warn("--top '%s': expected a number of rows (0: all)", arg);
 			return -1;
 		}
 		o->top = (int)n;
@@ -181,34 +183,34 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	if (first < argc)
 		o->file = argv[first++];
 	if (first < argc) {
-		fprintf(stderr, "memscope report: one recording at a time ('%s' is one too many)\n", argv[first]);
+		ms_warn("one recording at a time ('%s' is one too many)", argv[first]);
 		return -1;
 	}
 	if (o->replay && o->file) {
-		fprintf(stderr, "memscope report: --replay and a recording exclude each other; give one\n");
+		ms_warn("--replay and a recording exclude each other; give one");
 		return -1;
 	}
 	if (!o->file)
 		o->file = RECORDING_DEFAULT_FILE;
 	if ((o->plot || o->node >= 0) && !o->heatmap) {
-		fprintf(stderr, "memscope report: --plot and --node are options of the heat map: give --heatmap with "
-			"them\n");
+		ms_warn("--plot and --node are options of the heat map: give --heatmap with "
+			"them");
 		return -1;
 	}
 	if (o->heatmap && (o->replay || o->sort || o->c2c || o->samples || o->regions || o->lua.nr_scripts ||
 			   o->metrics.nr || o->format != LUA_OUTPUT_TEXT)) {
-		fprintf(stderr, "memscope report: --heatmap is a report of its own: give it alone (with --plot and "
-			"a recording)\n");
+		ms_warn("--heatmap is a report of its own: give it alone (with --plot and "
+			"a recording)");
 		return -1;
 	}
 	if ((o->sort || o->c2c || o->samples) && o->replay) {
-		fprintf(stderr, "memscope report: --sort, --c2c and --samples read the samples of a recording; a "
-			"--replay file has none\n");
+		ms_warn("--sort, --c2c and --samples read the samples of a recording; a "
+			"--replay file has none");
 		return -1;
 	}
 	if (o->format != LUA_OUTPUT_TEXT && (!!o->sort + o->c2c + o->samples + (o->lua.nr_scripts > 0) + o->regions) > 1) {
-		fprintf(stderr, "memscope report: --format csv or json writes one table: give one of --sort, --c2c, "
-			"--samples, --regions and --lua\n");
+		ms_warn("--format csv or json writes one table: give one of --sort, --c2c, "
+			"--samples, --regions and --lua");
 		return -1;
 	}
 	return 0;
@@ -283,17 +285,17 @@ static int open_session(const struct report_options *o, struct lua_engine *lua, 
 		for (int i = 0; i < o->metrics.nr; i++)
 			if (name_list_add(&opt->metrics, o->metrics.names[i]) < 0) {
 				ms_error_set(err, "out of memory");
-				return 1;
+				return -1;
 			}
 		opt->input_path = o->file;      /* what the sinks name as the run's origin */
 		return session_open_recording(s, opt, o->file, err);
 	}
 	if (replay_metrics(o, lua, &opt->metrics, err) < 0)
-		return 1;
+		return -1;
 	if (!opt->metrics.nr) {
-		ms_error_set(err, "--replay: no metric to compute: the scripts ask for none this machine has, and "
-			     "no -m was given (e.g. -m mem.read_bw)");
-		return EXIT_USAGE;
+		ms_error_usage(err, "--replay: no metric to compute: the scripts ask for none this machine has, and "
+			       "no -m was given (e.g. -m mem.read_bw)");
+		return -1;
 	}
 	opt->replay_path = o->replay;
 	return session_open(s, opt, err);
@@ -347,9 +349,10 @@ static int report(const struct report_options *o, struct lua_engine *lua, struct
 
 	memset(&session, 0, sizeof(session));
 	session_options_init(&opt, "report");
-	status = open_session(o, lua, &session, &opt, err);
-	if (status)
+	if (open_session(o, lua, &session, &opt, err) < 0) {
+		status = cli_exit_code(err);
 		goto out;
+	}
 	sampled = open_samples(o, &session, lua, &sample_sink, err);
 	if (sampled < 0) {
 		status = -sampled;
@@ -380,13 +383,7 @@ static int report(const struct report_options *o, struct lua_engine *lua, struct
 	}
 	status = 0;
 out:
-	session_close(&session);
-	if (lua_sink.ops && lua_sink.priv)
-		lua_sink.ops->close(&lua_sink);
-	if (sample_sink.ops && sample_sink.priv)
-		sample_sink.ops->close(&sample_sink);
-	if (region_sink.ops && region_sink.priv)
-		region_sink.ops->close(&region_sink);
+	session_close(&session);   /* with every sink handed to it */
 	session_options_free(&opt);
 	return status;
 }
@@ -409,7 +406,7 @@ int cmd_report(int argc, char **argv)
 	if (o.heatmap) {
 		status = damon_heatmap_report(o.file, o.node, stdout, o.plot, &err);
 		if (status)
-			fprintf(stderr, "memscope report: %s\n", err.text);
+			ms_report(&err);
 		name_list_free(&o.metrics);
 		return status;
 	}
@@ -420,13 +417,13 @@ int cmd_report(int argc, char **argv)
 	lopt.format = o.format;
 	lopt.command_name = "report";
 	if (lua_engine_open(&lua, &lopt, &err) < 0) {
-		fprintf(stderr, "memscope report: %s\n", err.text);
+		ms_report(&err);
 		name_list_free(&o.metrics);
 		return EXIT_USAGE;
 	}
 	status = report(&o, lua, &err);
 	if (status)
-		fprintf(stderr, "memscope report: %s\n", err.text);
+		ms_report(&err);
 	else if (lua_engine_nr_failed(lua))
 		status = 1;    /* the reports that ran are printed; the failures are listed above */
 	lua_engine_free(lua);

@@ -13,6 +13,8 @@
 #include "metrics/aggregate.h"
 #include "cli/commands.h"
 #include "cli/measure_options.h"
+#include "cli/exit_status.h"
+#include "cli/measure_run.h"
 #include "ctl/ctl_fifo.h"
 #include "events/event.h"
 #include "pipeline/session.h"
@@ -163,6 +165,7 @@ static const struct cli_group stat_groups[] = {
 	{ "Rows", measure_row_options },
 	{ NULL, stat_row_options },
 	{ "Output", stat_output_options },
+	{ NULL, measure_sink_options },
 	{ NULL, NULL },
 };
 
@@ -194,6 +197,7 @@ struct stat_extra {
 	bool memory_detail;      /* -d added memscope's memory-system detail (STAT_DETAILED_MEMORY) */
 	const char *control;     /* --control SPEC */
 	long delay_ms;           /* -D: 0 none, -1 until enable */
+	struct measure_sinks sinks; /* --influx FILE ... */
 };
 
 struct stat_args {
@@ -225,6 +229,8 @@ static int stat_option(void *ctx, int key, const char *arg)
 	int shared = measure_cli_option(a->opt, a->lua, key, arg);
 
 	if (shared <= 0)
+		return shared;
+	if ((shared = measure_sink_option(&a->extra->sinks, "stat", key, arg)) <= 0)
 		return shared;
 	switch (key) {
 	case 'x':
@@ -660,7 +666,7 @@ static int start_timer(struct session *s, long ms, const char *option, sampler_r
 			close(fd);
 		return -1;
 	}
-	if (sampler_watch_add(&s->sampler, fd, fn, ctx, err) < 0) {
+	if (session_watch_add(s, fd, fn, ctx, err) < 0) {
 		close(fd);
 		return -1;
 	}
@@ -703,27 +709,6 @@ static int null_run(const struct session_options *opt, FILE *out)
 	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 }
 
-/* Close a run's session and sinks, ready for the next run (-r) or the end. */
-static void end_run(struct session *session, struct sink *stat_sink, struct sink *lua_sink, int *timer_fd)
-{
-	for (int i = 0; i < 2; i++) {
-		if (timer_fd[i] >= 0) {
-			sampler_watch_remove(&session->sampler, timer_fd[i]);
-			close(timer_fd[i]);
-			timer_fd[i] = -1;
-		}
-	}
-	session_close(session);
-	/* A sink never added to the session is closed here. */
-	if (stat_sink->ops && stat_sink->priv)
-		stat_sink->ops->close(stat_sink);
-	if (lua_sink->ops && lua_sink->priv)
-		lua_sink->ops->close(lua_sink);
-	memset(session, 0, sizeof(*session));
-	memset(stat_sink, 0, sizeof(*stat_sink));
-	memset(lua_sink, 0, sizeof(*lua_sink));
-}
-
 /* -m as -e: each metric this host cannot measure is named with the
  * resolver's reason and the rest is counted (a run with nothing at all to
  * count failed in session_open, naming each). */
@@ -755,13 +740,130 @@ static bool has_gauges(const struct series_table *table)
 	return false;
 }
 
+/* What a run of stat (one of -r's) works with once its session is open. */
+struct stat_run {
+	struct session_options *opt;
+	struct stat_extra *extra;
+	struct stat_sink_options *sopt;
+	struct stat_threads *threads;
+	struct lua_engine *lua;
+	int *lua_metrics, nr_lua_metrics;
+	char **shown;
+	int nr_shown;
+	bool intervals_asked;
+	int run;                        /* 0 for the first (of -r N) */
+	struct ctl_fifo *control;
+	struct delay *delay;
+	int timer_fd[2];                /* --timeout, -D MS */
+	struct sink stat_sink, lua_sink;
+};
+
+/* The session is open: stat's checks of what it holds, then its sinks,
+ * timers and control. */
+static int stat_opened(struct measure_run *m, struct ms_error *err)
+{
+	struct stat_run *r = m->ctx;
+	struct session_options *opt = r->opt;
+	struct session *session = m->session;
+	struct stat_sink_options *sopt = r->sopt;
+	int status;
+
+	if (r->run == 0)
+		note_unmeasured(session);
+	if (opt->input_path && opt->interval_ms &&
+	    (uint64_t)opt->interval_ms * 1000000ull < session_recording_header(session)->interval_ns) {
+		unsigned long long rec_ms = session_recording_header(session)->interval_ns / 1000000ull;
+
+		fprintf(stderr, "memscope stat: -I %ld: %s has a frame every %llu ms; its lines can add frames "
+			"up (-I %llu, %llu, ...), not split them\n", opt->interval_ms, opt->input_path, rec_ms, rec_ms,
+			rec_ms * 2);
+		return EXIT_USAGE;
+	}
+	/* A gauge (a level: a cgroup's memory, a process's threads) read once at
+	 * the end is read after the target ended: without -I, stat reads the run
+	 * every GAUGE_SAMPLE_MS for the gauges' peak, mean and last, and still
+	 * prints the totals alone. */
+	if (!r->intervals_asked && !opt->input_path && !opt->replay_path && has_gauges(session_series(session)))
+		opt->interval_ms = GAUGE_SAMPLE_MS;
+	if (opt->aggr == AGGR_TIER && (status = check_tiers(session)) != 0)
+		return status;
+	if ((opt->aggr == AGGR_CHANNEL || opt->aggr == AGGR_INSTANCE) && (status = check_channels(session, opt->aggr)) != 0)
+		return status;
+	if ((opt->aggr == AGGR_CPU || aggr_mode_by_place(opt->aggr)) && (opt->metrics.nr || r->nr_lua_metrics)) {
+		fprintf(stderr, "memscope stat: -m computes metrics for the system, each node (--per-node) "
+			"or each socket (--per-socket), not per %s\n", opt->aggr == AGGR_CPU ? "CPU" : aggr_mode_name(opt->aggr));
+		return EXIT_USAGE;
+	}
+	if (r->extra->per_thread && opt->input_path) {
+		int has = recording_has_threads(opt->input_path, err);
+
+		if (has < 0)
+			return -1;
+		if (!has) {
+			fprintf(stderr, "memscope stat: --per-thread: threads' own series are not in this recording "
+				"(%s); record them with memscope record --per-thread -e proc.faults,... -- CMD\n",
+				opt->input_path);
+			return EXIT_USAGE;
+		}
+	}
+	if (r->extra->per_thread) {
+		if (stat_threads_init(r->threads, session_series(session), err) < 0)
+			return -1;
+		r->threads->skip_zero = opt->system_wide;
+		sopt->threads = r->threads;
+	}
+	if (r->run == 0)
+		note_unsplit_events(opt, session_series(session));
+	sopt->aggr = opt->aggr;
+	sopt->shown = opt->metrics.nr || r->nr_lua_metrics ? (const char *const *)r->shown : NULL;
+	sopt->nr_shown = r->nr_shown;
+	sopt->intervals = r->intervals_asked;
+	sopt->interval_count = r->extra->interval_count;
+	sopt->lua = r->lua;
+	sopt->lua_metrics = r->lua_metrics;
+	sopt->nr_lua_metrics = r->nr_lua_metrics;
+	sopt->node_detail = r->extra->memory_detail ? STAT_DETAILED_PLACEMENT : NULL;
+	sopt->output.header_every = header_every(sopt->output.out);
+	/* perf prints the command's user and system time when it counts the
+	 * command alone (no -a, -C, -p), once (not -r N), in text, without -I. */
+	sopt->output.child_rusage = opt->command && !opt->system_wide && !opt->cpu_list && !opt->pids &&
+				    r->extra->repeat == 1 && !r->intervals_asked ? session_child_rusage(session) : NULL;
+	/* The totals first, then the scripts' reports. Columns of metrics a
+	 * script defines are printed on the script's thread, after it computed
+	 * them for the same frame. */
+	if (stat_sink_init(&r->stat_sink, sopt, err) < 0 ||
+	    measure_run_add(m, &r->stat_sink, r->nr_lua_metrics ? &r->lua_sink : NULL, err) < 0 ||
+	    (r->lua && (lua_sink_init(&r->lua_sink, r->lua, err) < 0 || measure_run_add(m, &r->lua_sink, NULL, err) < 0)))
+		return -1;
+	if ((r->extra->timeout_ms && (r->timer_fd[0] = start_timer(session, r->extra->timeout_ms, "--timeout",
+								     timeout_reached, NULL, err)) < 0) ||
+	    (r->extra->delay_ms > 0 && (r->timer_fd[1] = start_timer(session, r->extra->delay_ms, "-D", delay_over,
+								     r->delay, err)) < 0) ||
+	    (r->control->fd >= 0 && session_control_attach(session, NULL, r->control, err) < 0))
+		return -1;
+	return 0;
+}
+
+static int stat_ended(struct measure_run *m)
+{
+	const struct stat_run *r = m->ctx;
+	const struct session *session = m->session;
+	int status = session_exit_code(session);
+
+	/* A command that --timeout or --interval-count ended was ended on purpose. */
+	if ((r->extra->timeout_ms || r->extra->interval_count) && session_end(session) == SAMPLER_END_SOURCE)
+		status = 0;
+	if (session_attached_processes(session) && session_end(session) == SAMPLER_END_TARGET)
+		fprintf(stderr, "memscope stat: the attached process%s exited\n",
+			session_attached_processes(session) > 1 ? "es have" : " has");
+	return status;
+}
+
 int cmd_stat(int argc, char **argv)
 {
-	bool intervals_asked;
 	struct session_options opt;
 	struct session session;
 	struct stat_sink_options sopt = { .output = { .format = STAT_TEXT } };
-	struct sink stat_sink = { 0 }, lua_sink = { 0 };
 	struct lua_engine *lua = NULL;
 	int *lua_metrics = NULL, nr_lua_metrics = 0;
 	struct ms_error err = { "" };
@@ -769,13 +871,16 @@ int cmd_stat(int argc, char **argv)
 	int nr_shown = 0, status = 1;
 	struct stat_extra extra = { .per_thread = false, .repeat = 1, .log_fd = -1 };
 	struct stat_repeat repeat;
-	int run = 0, first_failure = 0;
+	int first_failure = 0;
 	FILE *out = NULL;
-	int timer_fd[2] = { -1, -1 };   /* --timeout, -D MS */
 	struct ctl_fifo control;
 	struct delay delay = { &session, 0 };
 	struct stat_threads threads;
 	struct lua_cli lua_cli = { .nr_scripts = 0 };
+	struct stat_run r = { .opt = &opt, .extra = &extra, .sopt = &sopt, .threads = &threads, .control = &control,
+			      .delay = &delay, .timer_fd = { -1, -1 } };
+	struct measure_run m = { .session = &session, .opt = &opt, .chosen = &extra.sinks, .ctx = &r,
+				 .opened = stat_opened, .ended = stat_ended, .exec_status = true };
 
 	memset(&session, 0, sizeof(session));
 	memset(&threads, 0, sizeof(threads));
@@ -836,10 +941,9 @@ int cmd_stat(int argc, char **argv)
 	for (int i = 0; i < nr_shown; i++)
 		if (!(shown[i] = strdup(opt.events.names[i])))
 			goto oom;
-	status = lua_cli_open(&lua_cli, &opt, sopt.output.format == STAT_CSV ? LUA_OUTPUT_CSV :
-			      sopt.output.format == STAT_JSON ? LUA_OUTPUT_JSON : LUA_OUTPUT_TEXT, &lua, &err);
-	if (status) {
-		fprintf(stderr, "memscope stat: %s\n", err.text);
+	if (lua_cli_open(&lua_cli, &opt, sopt.output.format == STAT_CSV ? LUA_OUTPUT_CSV :
+			 sopt.output.format == STAT_JSON ? LUA_OUTPUT_JSON : LUA_OUTPUT_TEXT, &lua, &err) < 0) {
+		status = cli_fail(&err);
 		goto out;
 	}
 	status = 1;
@@ -848,120 +952,26 @@ int cmd_stat(int argc, char **argv)
 	opt.per_thread = extra.per_thread;
 	opt.metrics_partial = true;
 	stat_repeat_init(&repeat, (int)extra.repeat);
-	intervals_asked = opt.interval_ms > 0;
-	/* -r N comes back here for each run after the first. */
-next_run:
-	status = session_open(&session, &opt, &err);
-	if (status) {
-		fprintf(stderr, "memscope stat: %s\n", err.text);
-		goto out;
-	}
-	status = 1;
-	if (run == 0)
-		note_unmeasured(&session);
-	if (opt.input_path && opt.interval_ms &&
-	    (uint64_t)opt.interval_ms * 1000000ull < session_recording_header(&session)->interval_ns) {
-		unsigned long long rec_ms = session_recording_header(&session)->interval_ns / 1000000ull;
-
-		fprintf(stderr, "memscope stat: -I %ld: %s has a frame every %llu ms; its lines can add frames "
-			"up (-I %llu, %llu, ...), not split them\n", opt.interval_ms, opt.input_path, rec_ms, rec_ms,
-			rec_ms * 2);
-		status = EXIT_USAGE;
-		goto out;
-	}
-	/* A gauge (a level: a cgroup's memory, a process's threads) read once at
-	 * the end is read after the target ended: without -I, stat reads the run
-	 * every GAUGE_SAMPLE_MS for the gauges' peak, mean and last, and still
-	 * prints the totals alone. */
-	if (!intervals_asked && !opt.input_path && !opt.replay_path && has_gauges(&session.sampler.table))
-		opt.interval_ms = GAUGE_SAMPLE_MS;
-	if (opt.aggr == AGGR_TIER && (status = check_tiers(&session)) != 0)
-		goto out;
-	if ((opt.aggr == AGGR_CHANNEL || opt.aggr == AGGR_INSTANCE) && (status = check_channels(&session, opt.aggr)) != 0)
-		goto out;
-	status = 1;
-	if ((opt.aggr == AGGR_CPU || aggr_mode_by_place(opt.aggr)) && (opt.metrics.nr || nr_lua_metrics)) {
-		fprintf(stderr, "memscope stat: -m computes metrics for the system, each node (--per-node) "
-			"or each socket (--per-socket), not per %s\n", opt.aggr == AGGR_CPU ? "CPU" : aggr_mode_name(opt.aggr));
-		status = EXIT_USAGE;
-		goto out;
-	}
-	if (extra.per_thread && opt.input_path) {
-		int has = recording_has_threads(opt.input_path, &err);
-
-		if (has < 0) {
-			fprintf(stderr, "memscope stat: %s\n", err.text);
-			goto out;
-		}
-		if (!has) {
-			fprintf(stderr, "memscope stat: --per-thread: threads' own series are not in this recording "
-				"(%s); record them with memscope record --per-thread -e proc.faults,... -- CMD\n",
-				opt.input_path);
-			status = EXIT_USAGE;
-			goto out;
-		}
-	}
-	if (extra.per_thread) {
-		if (stat_threads_init(&threads, &session.sampler.table, &err) < 0) {
-			fprintf(stderr, "memscope stat: %s\n", err.text);
-			goto out;
-		}
-		threads.skip_zero = opt.system_wide;
-		sopt.threads = &threads;
-	}
-	if (run == 0)
-		note_unsplit_events(&opt, &session.sampler.table);
-	sopt.aggr = opt.aggr;
-	sopt.shown = opt.metrics.nr || nr_lua_metrics ? (const char *const *)shown : NULL;
-	sopt.nr_shown = nr_shown;
-	sopt.intervals = intervals_asked;
-	sopt.interval_count = extra.interval_count;
+	r.intervals_asked = opt.interval_ms > 0;
+	r.lua = lua;
+	r.lua_metrics = lua_metrics;
+	r.nr_lua_metrics = nr_lua_metrics;
+	r.shown = shown;
+	r.nr_shown = nr_shown;
 	sopt.repeat = extra.repeat > 1 ? &repeat : NULL;
-	sopt.lua = lua;
-	sopt.lua_metrics = lua_metrics;
-	sopt.nr_lua_metrics = nr_lua_metrics;
-	sopt.node_detail = extra.memory_detail ? STAT_DETAILED_PLACEMENT : NULL;
 	sopt.output.out = out;
-	sopt.output.header_every = header_every(sopt.output.out);
-	/* perf prints the command's user and system time when it counts the
-	 * command alone (no -a, -C, -p), once (not -r N), in text, without -I. */
-	sopt.output.child_rusage = opt.command && !opt.system_wide && !opt.cpu_list && !opt.pids &&
-				   extra.repeat == 1 && !intervals_asked ? &session.target.child_rusage : NULL;
-	/* The totals first, then the scripts' reports. Columns of metrics a
-	 * script defines are printed on the script's thread, after it computed
-	 * them for the same frame. */
-	if (stat_sink_init(&stat_sink, &sopt, &err) < 0 ||
-	    session_add_sink(&session, &stat_sink, nr_lua_metrics ? &lua_sink : NULL, &err) < 0 ||
-	    (lua && (lua_sink_init(&lua_sink, lua, &err) < 0 || session_add_sink(&session, &lua_sink, NULL, &err) < 0))) {
-		fprintf(stderr, "memscope stat: %s\n", err.text);
-		goto out;
-	}
-	if ((extra.timeout_ms && (timer_fd[0] = start_timer(&session, extra.timeout_ms, "--timeout",
-							      timeout_reached, NULL, &err)) < 0) ||
-	    (extra.delay_ms > 0 && (timer_fd[1] = start_timer(&session, extra.delay_ms, "-D", delay_over,
-							      &delay, &err)) < 0) ||
-	    (control.fd >= 0 && session_control_attach(&session, NULL, &control, &err) < 0)) {
-		fprintf(stderr, "memscope stat: %s\n", err.text);
-		goto out;
-	}
-	if (session_run(&session, &opt, &err) < 0) {
-		fprintf(stderr, "memscope stat: %s\n", err.text);
-		if (session.target.exec_failed)
-			status = session_exit_code(&session);   /* 127 or 126, as a shell's */
-		goto out;
-	}
-	status = session_exit_code(&session);
-	/* A command that --timeout or --interval-count ended was ended on purpose. */
-	if ((extra.timeout_ms || extra.interval_count) && session.sampler.end == SAMPLER_END_SOURCE)
-		status = 0;
-	if (session.target.kind == TARGET_PIDS && session.sampler.end == SAMPLER_END_TARGET)
-		fprintf(stderr, "memscope stat: the attached process%s exited\n",
-			session.target.nr_pids > 1 ? "es have" : " has");
-	if (status && !first_failure)
-		first_failure = status;
-	if (++run < extra.repeat) {
-		end_run(&session, &stat_sink, &lua_sink, timer_fd);
-		goto next_run;
+	/* -r N: a run after another, each measured alone. */
+	for (r.run = 0; r.run < extra.repeat; r.run++) {
+		status = measure_run(&m);
+		for (int i = 0; i < 2; i++) {
+			if (r.timer_fd[i] >= 0)
+				close(r.timer_fd[i]);
+			r.timer_fd[i] = -1;
+		}
+		if (!m.ran)
+			goto out;
+		if (status && !first_failure)
+			first_failure = status;
 	}
 	status = first_failure;
 	if (extra.repeat > 1 && !stat_repeat_last(&repeat) && !status)
@@ -970,7 +980,6 @@ next_run:
 oom:
 	fprintf(stderr, "memscope stat: out of memory\n");
 out:
-	end_run(&session, &stat_sink, &lua_sink, timer_fd);
 	stat_repeat_free(&repeat);
 	ctl_fifo_close(&control);
 	if (out && fclose(out) != 0 && status == 0) {

@@ -15,6 +15,8 @@
 
 #include "cli/commands.h"
 #include "cli/measure_options.h"
+#include "cli/measure_run.h"
+#include "util/report.h"
 #include "ctl/ctl.h"
 #include "catalog/resolver.h"
 #include "metrics/metrics.h"
@@ -50,6 +52,13 @@ struct top_run {
 	char cpu_model[128];
 	char col_why[TOP_NODE_NR_COLS][600]; /* --input: why a node column's metric is not in the recording */
 	char tiers[256];
+	/* For the steps of measure_run. */
+	struct session_options *opt;
+	struct top_sink_options *topt;
+	struct lua_engine *lua;
+	int *lua_metrics, nr_lua_metrics;
+	bool batch;
+	struct sink top_sink, lua_sink;
 };
 
 static const struct cli_option top_options[] = {
@@ -103,8 +112,8 @@ static int parse_sort(const char *text, enum top_proc_col *col)
 			return 0;
 		}
 	}
-	fprintf(stderr, "memscope top: -s %s: no such column; columns: PID, THR, FAULTS, ALLOC, REMOTE, CPU, "
-		"OFFCPU, MIGR, COMMAND\n", text);
+	ms_warn("-s %s: no such column; columns: PID, THR, FAULTS, ALLOC, REMOTE, CPU, "
+		"OFFCPU, MIGR, COMMAND", text);
 	return -1;
 }
 
@@ -116,13 +125,13 @@ static int parse_pid(const char *text, pid_t *pid, bool check_live)
 	errno = 0;
 	value = strtol(text, &end, 10);
 	if (errno || end == text || *end || value <= 0 || value > 0x3fffffff) {
-		fprintf(stderr, "memscope top: -p %s: not a process id (one PID, e.g. -p 1234)\n", text);
+		ms_warn("-p %s: not a process id (one PID, e.g. -p 1234)", text);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%ld", value);
 	/* A recording's processes are not this host's: checked against it later. */
 	if (check_live && access(path, F_OK) < 0) {
-		fprintf(stderr, "memscope top: -p %s: no such process (ps -e lists the running ones)\n", text);
+		ms_warn("-p %s: no such process (ps -e lists the running ones)", text);
 		return -1;
 	}
 	*pid = (pid_t)value;
@@ -168,7 +177,7 @@ static int top_option(void *ctx, int key, const char *arg)
 		errno = 0;
 		a->topt->max_updates = strtol(arg, &end, 10);
 		if (errno || end == arg || *end || a->topt->max_updates <= 0) {
-			fprintf(stderr, "memscope top: -n %s: needs a number of updates, e.g. -n 5\n", arg);
+			ms_warn("-n %s: needs a number of updates, e.g. -n 5", arg);
 			return -1;
 		}
 		return 0;
@@ -191,15 +200,15 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		return status ? -1 : 1;
 	pid_text = a.pid_text;
 	if (first < argc) {
-		fprintf(stderr, "memscope top: unexpected argument '%s' (top watches the whole system; "
-			"-p PID focuses one process)\n", argv[first]);
+		ms_warn("unexpected argument '%s' (top watches the whole system; "
+			"-p PID focuses one process)", argv[first]);
 		return -1;
 	}
 	if (pid_text && parse_pid(pid_text, &topt->inputs.focus_pid, !opt->input_path) < 0)
 		return -1;
 	if (opt->input_path && opt->interval_ms) {
-		fprintf(stderr, "memscope top: --input replays the frames at the interval they were recorded "
-			"with; -I does not apply\n");
+		ms_warn("--input replays the frames at the interval they were recorded "
+			"with; -I does not apply");
 		return -1;
 	}
 	/* A recording keeps its own interval (an -I would add its frames up). */
@@ -213,8 +222,8 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	}
 	if (opt->interval_ms < TOP_MIN_INTERVAL_MS) {
 		/* A screen cannot show more; stat and record go down to 1 ms. */
-		fprintf(stderr, "memscope top: -I %ld: top refreshes at most every %d ms (for faster "
-			"intervals: memscope stat -I or memscope record -I)\n", opt->interval_ms, TOP_MIN_INTERVAL_MS);
+		ms_warn("-I %ld: top refreshes at most every %d ms (for faster "
+			"intervals: memscope stat -I or memscope record -I)", opt->interval_ms, TOP_MIN_INTERVAL_MS);
 		return -1;
 	}
 	topt->inputs.interval_ns = (uint64_t)opt->interval_ms * 1000000ull;
@@ -393,20 +402,110 @@ static void recorded_tiers(const struct recording_header *h, char *buf, size_t s
 	recording_host_remove(&tree);
 }
 
+/* The session is open: what the model reads besides the frames, the
+ * screen, then the top sink and the scripts'. */
+static int top_opened(struct measure_run *m, struct ms_error *err)
+{
+	struct top_run *run = m->ctx;
+	struct session_options *opt = run->opt;
+	struct top_sink_options *topt = run->topt;
+	char why[256];
+
+	if (opt->notes)
+		fclose(opt->notes);
+	opt->notes = NULL;
+	/* Tier rows come from the metric engine's tier scopes. */
+	if (topt->display.per_tier &&
+	    (!run->session.engine || metric_engine_nr_scopes(run->session.engine, SCOPE_TIER) == 0)) {
+		ms_warn("--per-tier: %s no memory tiers (%s%sdevices/virtual/memory_tiering/"
+			"memory_tierN/nodelist: Linux 6.1 or later, with the nodes of each tier online); without "
+			"--per-tier top shows a row per node",
+			opt->input_path ? "the recorded machine's kernel listed" : "the kernel lists",
+			opt->input_path ? "" : run->session.host.roots.sys, opt->input_path ? "" : "/");
+		return 1;
+	}
+	/* The per-process series' source (the eBPF probes), when it did not start. */
+	topt->inputs.bpf_why = session_name_why(&run->session, "proc.faults");
+	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
+		const char *metric = top_node_col_metric(c);
+
+		topt->inputs.node_col_why[c] = metric ? session_metric_why(&run->session, metric) : NULL;
+		if (opt->input_path && metric && (!run->session.plan || metric_plan_find(run->session.plan, metric) < 0))
+			topt->inputs.node_col_why[c] = recorded_col_why(&run->session, metric, run->col_why[c],
+									sizeof(run->col_why[c]));
+	}
+	if (opt->input_path) {
+		const struct recording_header *h = session_recording_header(&run->session);
+
+		/* The recording machine, as recorded. */
+		snprintf(run->hostname, sizeof(run->hostname), "%s", h->hostname[0] ? h->hostname : "recorded host");
+		snprintf(run->source_names, sizeof(run->source_names), "recording");
+		snprintf(run->cpu_model, sizeof(run->cpu_model), "%s",
+			 run->session.resolution && run->session.resolution->cpu.known ? run->session.resolution->cpu.text
+											: "CPU not recorded");
+		topt->inputs.hostname = run->hostname;
+		topt->inputs.cpu_model = run->cpu_model;
+		recorded_tiers(h, run->tiers, sizeof(run->tiers));
+		topt->inputs.tiers = run->tiers;
+		topt->display.interval_ms = h->interval_ns / 1000000ull;
+		snprintf(topt->display.recording, sizeof(topt->display.recording), "replay of %s", opt->input_path);
+	} else {
+		name_sources(run);
+		topt->check_recording = check_recording;
+		topt->add_label = add_label;
+	}
+	topt->inputs.source_names = run->source_names;
+	topt->inputs.notes = run->notes;
+	topt->inputs.lua = run->lua;
+	topt->inputs.lua_metrics = run->lua_metrics;
+	topt->inputs.nr_lua_metrics = run->nr_lua_metrics;
+	topt->ctx = run;
+	if (!run->batch) {
+		run->view = top_view_open(why, sizeof(why));
+		if (!run->view)
+			ms_warn("%s: batch output instead of the full screen", why);
+	}
+	topt->view = run->view;
+	if (run->view && opt->input_path && block_signals(run, err) < 0)
+		return -1;
+	topt->signal_fd = run->signal_fd;
+	/* top draws on the scripts' thread, after them: their metrics are its
+	 * columns. It ends first: the screen goes, then the reports. */
+	if (top_sink_init(&run->top_sink, topt, err) < 0)
+		return -1;
+	run->terminal = run->view;
+	run->view = NULL;     /* the sink's now */
+	if (measure_run_add(m, &run->top_sink, run->lua ? &run->lua_sink : NULL, err) < 0 ||
+	    (run->lua && (lua_sink_init(&run->lua_sink, run->lua, err) < 0 ||
+			  measure_run_add(m, &run->lua_sink, NULL, err) < 0)) ||
+	    /* A recording's frames come as fast as top takes them: the top sink
+	     * paces them and reads the keys itself. */
+	    (run->terminal && !opt->input_path &&
+	     session_watch_add(&run->session, top_view_input_fd(run->terminal), on_terminal, run, err) < 0))
+		return -1;
+	return 0;
+}
+
+static int top_ended(struct measure_run *m)
+{
+	(void)m;
+	return 0;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct session_options opt;
 	struct top_sink_options topt = { .display = { .sort = TOP_PROC_FAULTS } };
 	struct top_run run;
-	struct sink top_sink = { 0 }, lua_sink = { 0 };
 	struct ms_error err = { "" };
-	char why[256];
 	bool batch = false;
 	int status = 1, *lua_metrics = NULL, nr_lua_metrics = 0;
 	struct lua_cli lua_cli = { .nr_scripts = 0 };
 	struct lua_engine *lua = NULL;
 	char *lua_report = NULL;
 	size_t lua_report_len = 0, notes_len = 0;
+	struct measure_run m = { .session = &run.session, .opt = &opt, .ctx = &run, .opened = top_opened,
+				 .ended = top_ended, .close_before_error = true, .open_failure_status = 1 };
 
 	memset(&run, 0, sizeof(run));
 	run.signal_fd = -1;
@@ -427,8 +526,8 @@ int cmd_top(int argc, char **argv)
 	}
 	if (!opt.input_path && session_option(&opt, 'e', TOP_EVENTS) < 0)
 		goto oom;
-	if (lua_cli_open(&lua_cli, &opt, LUA_OUTPUT_TEXT, &lua, &err)) {
-		fprintf(stderr, "memscope top: %s\n", err.text);
+	if (lua_cli_open(&lua_cli, &opt, LUA_OUTPUT_TEXT, &lua, &err) < 0) {
+		ms_report(&err);   /* top ends with 1 whatever the kind */
 		goto out;
 	}
 	if (want_metrics(&opt, lua, &lua_metrics, &nr_lua_metrics) < 0)
@@ -441,104 +540,20 @@ int cmd_top(int argc, char **argv)
 	opt.per_process = true;
 	opt.thread_pid = topt.inputs.focus_pid;
 	opt.notes = open_memstream(&run.notes, &notes_len);
-	status = session_open(&run.session, &opt, &err);
+	run.opt = &opt;
+	run.topt = &topt;
+	run.lua = lua;
+	run.lua_metrics = lua_metrics;
+	run.nr_lua_metrics = nr_lua_metrics;
+	run.batch = batch;
+	status = measure_run(&m);
 	if (opt.notes)
-		fclose(opt.notes);
+		fclose(opt.notes);   /* the session did not open */
 	opt.notes = NULL;
-	if (status) {
-		fprintf(stderr, "memscope top: %s\n", err.text);
-		status = 1;
-		goto out;
-	}
-	/* Tier rows come from the metric engine's tier scopes. */
-	if (topt.display.per_tier &&
-	    (!run.session.engine || metric_engine_nr_scopes(run.session.engine, SCOPE_TIER) == 0)) {
-		fprintf(stderr, "memscope top: --per-tier: %s no memory tiers (%s%sdevices/virtual/memory_tiering/"
-			"memory_tierN/nodelist: Linux 6.1 or later, with the nodes of each tier online); without "
-			"--per-tier top shows a row per node\n",
-			opt.input_path ? "the recorded machine's kernel listed" : "the kernel lists",
-			opt.input_path ? "" : run.session.host.roots.sys, opt.input_path ? "" : "/");
-		status = 1;
-		goto out;
-	}
-	/* What the model reads besides the frames. */
-	/* The per-process series' source (the eBPF probes), when it did not start. */
-	topt.inputs.bpf_why = session_name_why(&run.session, "proc.faults");
-	for (int c = 0; c < TOP_NODE_NR_COLS; c++) {
-		const char *metric = top_node_col_metric(c);
-
-		topt.inputs.node_col_why[c] = metric ? session_metric_why(&run.session, metric) : NULL;
-		if (opt.input_path && metric && (!run.session.plan || metric_plan_find(run.session.plan, metric) < 0))
-			topt.inputs.node_col_why[c] = recorded_col_why(&run.session, metric, run.col_why[c],
-								       sizeof(run.col_why[c]));
-	}
-	if (opt.input_path) {
-		const struct recording_header *h = session_recording_header(&run.session);
-
-		/* The recording machine, as recorded. */
-		snprintf(run.hostname, sizeof(run.hostname), "%s", h->hostname[0] ? h->hostname : "recorded host");
-		snprintf(run.source_names, sizeof(run.source_names), "recording");
-		snprintf(run.cpu_model, sizeof(run.cpu_model), "%s",
-			 run.session.resolution && run.session.resolution->cpu.known ? run.session.resolution->cpu.text
-										      : "CPU not recorded");
-		topt.inputs.hostname = run.hostname;
-		topt.inputs.cpu_model = run.cpu_model;
-		recorded_tiers(h, run.tiers, sizeof(run.tiers));
-		topt.inputs.tiers = run.tiers;
-		topt.display.interval_ms = h->interval_ns / 1000000ull;
-		snprintf(topt.display.recording, sizeof(topt.display.recording), "replay of %s", opt.input_path);
-	} else {
-		name_sources(&run);
-		topt.check_recording = check_recording;
-		topt.add_label = add_label;
-	}
-	topt.inputs.source_names = run.source_names;
-	topt.inputs.notes = run.notes;
-	topt.inputs.lua = lua;
-	topt.inputs.lua_metrics = lua_metrics;
-	topt.inputs.nr_lua_metrics = nr_lua_metrics;
-	topt.ctx = &run;
-	if (!batch) {
-		run.view = top_view_open(why, sizeof(why));
-		if (!run.view)
-			fprintf(stderr, "memscope top: %s: batch output instead of the full screen\n", why);
-	}
-	topt.view = run.view;
-	if (run.view && opt.input_path && block_signals(&run, &err) < 0) {
-		fprintf(stderr, "memscope top: %s\n", err.text);
-		goto out;
-	}
-	topt.signal_fd = run.signal_fd;
-	/* top draws on the scripts' thread, after them: their metrics are its
-	 * columns. It ends first: the screen goes, then the reports. */
-	if (top_sink_init(&top_sink, &topt, &err) < 0 ||
-	    session_add_sink(&run.session, &top_sink, lua ? &lua_sink : NULL, &err) < 0 ||
-	    (lua && (lua_sink_init(&lua_sink, lua, &err) < 0 ||
-		     session_add_sink(&run.session, &lua_sink, NULL, &err) < 0)) ||
-	    /* A recording's frames come as fast as top takes them: the top sink
-	     * paces them and reads the keys itself. */
-	    (run.view && !opt.input_path &&
-	     sampler_watch_add(&run.session.sampler, top_view_input_fd(run.view), on_terminal, &run, &err) < 0)) {
-		fprintf(stderr, "memscope top: %s\n", err.text);
-		goto out;
-	}
-	run.terminal = run.view;
-	run.view = NULL;     /* the sink's now */
-	if (session_run(&run.session, &opt, &err) < 0) {
-		session_close(&run.session);   /* the screen goes first */
-		fprintf(stderr, "memscope top: %s\n", err.text);
-		goto out;
-	}
-	status = 0;
 	goto out;
 oom:
-	fprintf(stderr, "memscope top: out of memory\n");
+	ms_warn("out of memory");
 out:
-	session_close(&run.session);
-	if (top_sink.ops && top_sink.priv)
-		top_sink.ops->close(&top_sink);
-	if (lua_sink.ops && lua_sink.priv)
-		lua_sink.ops->close(&lua_sink);
 	top_view_close(run.view);
 	unblock_signals(&run);
 	lua_engine_free(lua);

@@ -19,6 +19,7 @@
 #include "cli/validation_store.h"
 #include "metrics/metrics.h"
 #include "pipeline/session.h"
+#include "util/report.h"
 
 #define MAX_EXPECT 16
 #define MAX_CHECKS 16
@@ -281,8 +282,8 @@ static int validate_frame(struct sink *sink, const struct sink_frame *f)
 			}
 			continue;
 		}
-		for (int i = 0; i < s->sampler.table.nr && i < frame->nr; i++) {
-			const struct series *se = &s->sampler.table.series[i];
+		for (int i = 0; i < session_series(s)->nr && i < frame->nr; i++) {
+			const struct series *se = &session_series(s)->series[i];
 
 			if (strcmp(se->name, x->metric) || !frame->samples[i].valid || se->unavailable)
 				continue;
@@ -353,8 +354,8 @@ static const char *expect_why(struct session *s, const struct expect *x, char *b
 		snprintf(buf, size, "its source did not start: %s", session_name_why(s, x->metric));
 		return buf;
 	}
-	for (int i = 0; i < s->sampler.table.nr; i++) {
-		const struct series *se = &s->sampler.table.series[i];
+	for (int i = 0; i < session_series(s)->nr; i++) {
+		const struct series *se = &session_series(s)->series[i];
 
 		if (!strcmp(se->name, x->metric) && se->unavailable) {
 			snprintf(buf, size, "%s", se->unavailable);
@@ -511,7 +512,7 @@ int cmd_validate(int argc, char **argv)
 	write_path = args.write_path;
 	write = args.write;
 	if (first < argc || !replay != !expect) {
-		fprintf(stderr, "memscope validate: %s\n", first < argc ? "unexpected argument (give no command: "
+		ms_warn("%s", first < argc ? "unexpected argument (give no command: "
 			"validate runs its own workloads)" : "--replay and --expect go together: the counts and what "
 			"they should show");
 		return EXIT_USAGE;
@@ -519,7 +520,7 @@ int cmd_validate(int argc, char **argv)
 	memset(checks, 0, sizeof(checks));
 	if (replay) {
 		if (expect_file(expect, &checks[0], &err) < 0) {
-			fprintf(stderr, "memscope validate: %s\n", err.text);
+			ms_report(&err);
 			return EXIT_USAGE;
 		}
 		nr_checks = 1;
@@ -527,12 +528,12 @@ int cmd_validate(int argc, char **argv)
 		struct host host;
 
 		if (bench_program_find(bench, sizeof(bench)) < 0) {
-			fprintf(stderr, "memscope validate: memscope-bench was not found (%s): it is built and installed with "
-				"memscope; set MEMSCOPE_BENCH to its path\n", bench);
+			ms_warn("memscope-bench was not found (%s): it is built and installed with "
+				"memscope; set MEMSCOPE_BENCH to its path", bench);
 			return 1;
 		}
 		if (host_load(&host, &err) < 0) {
-			fprintf(stderr, "memscope validate: %s\n", err.text);
+			ms_report(&err);
 			return 1;
 		}
 		nr_checks = live_checks(&host, bench, checks);
@@ -541,7 +542,7 @@ int cmd_validate(int argc, char **argv)
 	for (int i = 0; i < nr_checks; i++) {
 		/* A check that cannot run here is not announced as running. */
 		if (!replay && !checks[i].skip[0])
-			fprintf(stderr, "memscope validate: %s...\n", checks[i].workload);
+			ms_warn("%s...", checks[i].workload);
 		nr += run_check(&checks[i], replay, &verdicts[nr]);
 	}
 	printf("%-18s %-7s %16s %16s  %s\n", "metric", "scope", "expected", "measured", "verdict");
@@ -583,7 +584,7 @@ int cmd_validate(int argc, char **argv)
 		if (!write_path && validation_default_path(path, sizeof(path), &err) == 0)
 			write_path = path;
 		if (!write_path || validation_write(write_path, verdicts, nr, &err) < 0) {
-			fprintf(stderr, "memscope validate: %s\n", err.text);
+			ms_report(&err);
 			status = 1;
 		} else {
 			printf("Verdicts written to %s (memscope list --explain METRIC shows them).\n", write_path);

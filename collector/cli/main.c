@@ -5,10 +5,12 @@
 
 #include "catalog/catalog_vendor.h"
 #include "cli/commands.h"
+#include "cli/measure_options.h"
 #include "cli/validation_store.h"
 #include "config.h"
 #include "lua/lua_engine.h"
 #include "sources/plugin_loader.h"
+#include "util/report.h"
 #include "util/suggest.h"
 
 struct global_args {
@@ -68,8 +70,11 @@ static void report_plugins(const struct plugin_set *set, int argc, char **argv)
 static int run(int argc, char **argv)
 {
 	for (int i = 0; i < cli_nr_entries; i++)
-		if (!strcmp(argv[0], cli_entries[i].spec->name))
+		if (!strcmp(argv[0], cli_entries[i].spec->name)) {
+			/* Every message from here names the command. */
+			ms_report_command(cli_entries[i].spec->name);
 			return cli_entries[i].run(argc, argv);
+		}
 	unknown_command(argv[0]);
 	return EXIT_USAGE;
 }
@@ -83,6 +88,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memscope: out of memory\n");
 		return 1;
 	}
+	/* The sink registry's options, in the command tables before they are read. */
+	measure_options_init();
 	/* Lua reports read what `memscope validate` stored (memscope.validated). */
 	lua_engine_set_validation_reader(validation_measured);
 	/* Which maker's kernels create a PMU, and libpfm4's names for PMUs, are the catalog's. */

@@ -1,4 +1,5 @@
 #include "cli/measure_options.h"
+#include "util/report.h"
 
 #include <stdio.h>
 
@@ -66,6 +67,37 @@ const struct cli_option measure_row_options[] = {
 	{ 0 },
 };
 
+struct cli_option measure_sink_options[SINK_REGISTRY_MAX + 1];
+
+void measure_options_init(void)
+{
+	for (int k = 0; sink_registry[k]; k++) {
+		const struct sink_kind_option *o = &sink_registry[k]->option;
+
+		measure_sink_options[k] = (struct cli_option){ MEASURE_SINK_KEY + k, o->name, o->arg, o->help,
+							       o->file ? CLI_COMPLETE_FILE : CLI_COMPLETE_NONE, NULL, 0 };
+	}
+}
+
+int measure_sink_option(struct measure_sinks *chosen, const char *command_name, int key, const char *arg)
+{
+	int k = key - MEASURE_SINK_KEY;
+
+	if (k < 0 || k >= SINK_REGISTRY_MAX || !measure_sink_options[k].key)
+		return OPTION_NOT_MINE;
+	if (chosen->arg[k]) {
+		ms_warn("--%s is given once", measure_sink_options[k].name);
+		return -1;
+	}
+	if (!arg[0]) {
+		ms_warn("--%s needs %s", measure_sink_options[k].name,
+			measure_sink_options[k].complete == CLI_COMPLETE_FILE ? "a file name" : "a value");
+		return -1;
+	}
+	chosen->arg[k] = arg;
+	return 0;
+}
+
 static bool is_row_option(int key)
 {
 	for (const struct cli_option *o = measure_row_options; o->key; o++)
@@ -77,7 +109,6 @@ static bool is_row_option(int key)
 int measure_cli_option(struct session_options *opt, struct lua_cli *lua, int key, const char *arg)
 {
 	enum aggr_mode before = opt->aggr;
-	int taken;
 
 	if (is_row_option(key) && before != AGGR_TOTAL) {
 		enum aggr_mode was = before;
@@ -85,12 +116,10 @@ int measure_cli_option(struct session_options *opt, struct lua_cli *lua, int key
 		if (session_option(opt, key, arg) < 0)
 			return -1;
 		if (opt->aggr != was) {
-			fprintf(stderr, "memscope %s: --per-%s and --per-%s: one kind of row at a time; choose one\n",
-				opt->command_name, aggr_mode_name(was), aggr_mode_name(opt->aggr));
+			ms_warn("--per-%s and --per-%s: one kind of row at a time; choose one", aggr_mode_name(was), aggr_mode_name(opt->aggr));
 			return -1;
 		}
 		return 0;
 	}
-	taken = measure_option(opt, lua, key, arg);
-	return taken < 0 ? -1 : taken ? 0 : 1;
+	return measure_option(opt, lua, key, arg);
 }

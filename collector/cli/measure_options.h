@@ -4,6 +4,7 @@
 #ifndef MEMSCOPE_MEASURE_OPTIONS_H
 #define MEMSCOPE_MEASURE_OPTIONS_H
 
+#include "cli/measure_run.h"
 #include "cli/options.h"
 #include "pipeline/lua_session.h"
 #include "pipeline/session.h"
@@ -16,8 +17,18 @@ extern const struct cli_option measure_file_options[];    /* --replay, --input *
 extern const struct cli_option measure_interval_options[]; /* -I */
 extern const struct cli_option measure_row_options[];     /* --per-cpu ... --per-instance */
 
-/* One option of those tables: 0 taken, -1 a bad value (said on stderr), 1
- * not one of them. Two different --per-* options are refused. */
+/* The sink registry's options (--influx FILE), a row per kind
+ * (sinks/sink_registry.h); measure_options_init() makes them, before any
+ * command table is read. Their keys start at MEASURE_SINK_KEY. */
+#define MEASURE_SINK_KEY 0x2000
+extern struct cli_option measure_sink_options[];
+void measure_options_init(void);
+/* One of the registry's options (its argument kept in chosen): an
+ * option_answer (pipeline/session.h); given twice is OPTION_BAD. */
+int measure_sink_option(struct measure_sinks *chosen, const char *command_name, int key, const char *arg);
+
+/* One option of those tables: an option_answer (pipeline/session.h), as
+ * session_option's. Two different --per-* options are refused. */
 int measure_cli_option(struct session_options *opt, struct lua_cli *lua, int key, const char *arg);
 
 #endif

@@ -1,4 +1,5 @@
 #include "ctl/ctl_fifo.h"
+#include "util/report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -225,7 +226,7 @@ static void run_line(const struct ctl_fifo *fifo, char *line, const char *comman
 	if (handler(line, arg ? arg : "", CTL_CLIENT_FIFO, reply, sizeof(reply), ctx) == CTL_ANSWER_LATER)
 		return;      /* the handler reports a failure itself */
 	if (strncmp(reply, "ok", 2) != 0)
-		fprintf(stderr, "memscope %s: %s: %s\n", command_name, strcmp(fifo->option, "--fifo ") ?
+		ms_warn("%s: %s", strcmp(fifo->option, "--fifo ") ?
 			"control" : "fifo", reply[0] ? reply : "error: no reply");
 	else
 		acknowledge(fifo);
@@ -237,8 +238,7 @@ static void run_line(const struct ctl_fifo *fifo, char *line, const char *comman
 
 static void report_drops(struct ctl_fifo *fifo, const char *command_name, const char *when)
 {
-	fprintf(stderr, "memscope %s: fifo: %lu commands dropped %s: more than %d a second arrived\n",
-		command_name, fifo->limit.dropped, when, CTL_RATE);
+	ms_warn("fifo: %lu commands dropped %s: more than %d a second arrived", fifo->limit.dropped, when, CTL_RATE);
 }
 
 void ctl_fifo_serve(struct ctl_fifo *fifo, const char *command_name, ctl_handler_fn handler, void *ctx)
@@ -258,8 +258,8 @@ void ctl_fifo_serve(struct ctl_fifo *fifo, const char *command_name, ctl_handler
 		for (ssize_t i = 0; i < got; i++) {
 			if (buf[i] == '\n') {
 				if (fifo->overlong)
-					fprintf(stderr, "memscope %s: fifo: error: a line longer than %d bytes was "
-						"dropped\n", command_name, CTL_MAX_MESSAGE);
+					ms_warn("fifo: error: a line longer than %d bytes was "
+						"dropped", CTL_MAX_MESSAGE);
 				else if (fifo->len > 0 && ctl_limit_take(&fifo->limit)) {
 					fifo->line[fifo->len] = '\0';
 					run_line(fifo, fifo->line, command_name, handler, ctx);

@@ -597,7 +597,7 @@ static int api_metrics(lua_State *L)
 	lua_newtable(L);
 	if (e->in.plan)
 		for (int i = 0; i < e->in.plan->nr_metrics; i++) {
-			lua_pushstring(L, e->in.plan->cat->metrics[e->in.plan->metrics[i].metric].name);
+			lua_pushstring(L, metric_plan_catalog_metric(e->in.plan, i)->name);
 			lua_rawseti(L, -2, ++k);
 		}
 	for (int i = 0; i < e->nr_metrics; i++) {

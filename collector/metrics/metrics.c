@@ -889,7 +889,7 @@ void metric_engine_compute(const struct metric_engine *e, const struct frame *fr
 	}
 	for (int m = 0; m < plan->nr_metrics; m++) {
 		const struct plan_metric *pm = &plan->metrics[m];
-		const struct catalog_metric *cm = &plan->cat->metrics[pm->metric];
+		const struct catalog_metric *cm = metric_plan_catalog_metric(plan, m);
 		const struct expr *formula = cm->formula;
 
 		if (!formula) {

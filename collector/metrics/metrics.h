@@ -103,6 +103,13 @@ int metric_plan_build(const struct resolution *res, const struct name_list *name
 		      struct ms_error *err);
 void metric_plan_free(struct metric_plan *plan);
 
+/* The catalog's definition of plan metric i (its name, unit, formula):
+ * the one way to it, rather than indexing the catalog by the plan's index. */
+static inline const struct catalog_metric *metric_plan_catalog_metric(const struct metric_plan *plan, int i)
+{
+	return &plan->cat->metrics[plan->metrics[i].metric];
+}
+
 /* Does the plan need the procfs source (vmstat / numastat)? */
 bool metric_plan_needs_procfs(const struct metric_plan *plan);
 /* Does plan metric i count the whole machine whatever the target: is one

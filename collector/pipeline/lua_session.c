@@ -16,15 +16,15 @@ int lua_cli_option(struct lua_cli *cli, int c, const char *arg)
 	case LUA_CLI_OPT_LUA:
 		if (cli->nr_scripts == LUA_CLI_MAX_SCRIPTS) {
 			fprintf(stderr, "memscope: at most %d --lua scripts\n", LUA_CLI_MAX_SCRIPTS);
-			return -1;
+			return OPTION_BAD;
 		}
 		cli->scripts[cli->nr_scripts++] = arg;
-		return 1;
+		return OPTION_TAKEN;
 	case LUA_CLI_OPT_UNSAFE:
 		cli->unsafe = true;
-		return 1;
+		return OPTION_TAKEN;
 	default:
-		return 0;
+		return OPTION_NOT_MINE;
 	}
 }
 
@@ -32,7 +32,7 @@ int measure_option(struct session_options *opt, struct lua_cli *cli, int c, cons
 {
 	int taken = session_option(opt, c, arg);
 
-	return taken ? taken : lua_cli_option(cli, c, arg);
+	return taken != OPTION_NOT_MINE ? taken : lua_cli_option(cli, c, arg);
 }
 
 int lua_cli_open(const struct lua_cli *cli, struct session_options *opt, enum lua_output_format format,
@@ -51,14 +51,16 @@ int lua_cli_open(const struct lua_cli *cli, struct session_options *opt, enum lu
 	*out = NULL;
 	if (!cli->nr_scripts)
 		return 0;
-	if (lua_engine_open(out, &lopt, err) < 0)
-		return EXIT_USAGE;
+	if (lua_engine_open(out, &lopt, err) < 0) {
+		ms_error_mark(err, MS_ERR_USAGE);
+		return -1;
+	}
 	events = lua_engine_wanted_events(*out);
 	/* The scripts' events join the user's (once each); a replay's series
 	 * come from its file. */
 	if (events[0] && !opt->replay_path && name_list_add_text(&opt->events, events, err) < 0) {
 		ms_error_prefix(err, "the events the --lua scripts ask for");
-		return 1;
+		return -1;
 	}
 	return 0;
 }

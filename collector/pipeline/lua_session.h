@@ -27,13 +27,13 @@ struct lua_cli {
 	FILE *out;              /* the scripts' reports; NULL: stdout */
 };
 
-/* 1: a --lua option (taken), 0: not ours, -1: bad (message printed). */
+/* --lua, --lua-unsafe: an option_answer (pipeline/session.h). */
 int lua_cli_option(struct lua_cli *cli, int c, const char *arg);
-/* The options stat and record share: session's, then --lua; same returns. */
+/* The options stat and record share: session's, then --lua; an option_answer. */
 int measure_option(struct session_options *opt, struct lua_cli *cli, int c, const char *arg);
 /* Load the scripts (none: *out = NULL, returns 0) and add the events they
  * ask for to opt (not with --replay, whose series come from the file).
- * Returns 0, or the exit code (2: a script cannot be found or loaded). */
+ * 0, or -1 with err (MS_ERR_USAGE: a script cannot be found or loaded). */
 int lua_cli_open(const struct lua_cli *cli, struct session_options *opt, enum lua_output_format format,
 		 struct lua_engine **out, struct ms_error *err);
 /* -m names that the scripts define (memscope.metric{}) are computed by the

@@ -1,4 +1,5 @@
 #include "pipeline/session.h"
+#include "util/report.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,7 +36,7 @@ static int parse_damon_threshold(struct session_options *opt, int c, const char 
 	errno = 0;
 	v = strtol(text, &end, 10);
 	if (errno || end == text || *end || v < 1 || v > max) {
-		fprintf(stderr, "memscope %s: --damon-%s %s: expected %s from 1 to %ld\n", opt->command_name,
+		ms_warn("--damon-%s %s: expected %s from 1 to %ld",
 			hot ? "hot" : "cold-age", text, hot ? "a percentage of a region's samples" : "seconds", max);
 		return -1;
 	}
@@ -56,8 +57,8 @@ static int parse_damon_mode(struct session_options *opt, const char *text)
 			opt->damon_mode = i;
 			return 0;
 		}
-	fprintf(stderr, "memscope %s: --damon %s: expected auto (memscope's own kdamond unless one runs), active "
-		"(its own) or passive (read the running one)\n", opt->command_name, text);
+	ms_warn("--damon %s: expected auto (memscope's own kdamond unless one runs), active "
+		"(its own) or passive (read the running one)", text);
 	return -1;
 }
 
@@ -68,13 +69,12 @@ static int parse_interval(const struct session_options *opt, const char *text, l
 	errno = 0;
 	*ms = strtol(text, &end, 10);
 	if (errno || end == text || *end) {
-		fprintf(stderr, "memscope %s: -I %s: not a number of milliseconds (e.g. -I 500)\n",
-			opt->command_name, text);
+		ms_warn("-I %s: not a number of milliseconds (e.g. -I 500)", text);
 		return -1;
 	}
 	if (*ms < SESSION_MIN_INTERVAL_MS || *ms > SESSION_MAX_INTERVAL_MS) {
-		fprintf(stderr, "memscope %s: -I %s: the interval must be between %d ms and %ld ms "
-			"(shorter intervals cost more than they measure)\n", opt->command_name, text,
+		ms_warn("-I %s: the interval must be between %d ms and %ld ms "
+			"(shorter intervals cost more than they measure)", text,
 			SESSION_MIN_INTERVAL_MS, SESSION_MAX_INTERVAL_MS);
 		return -1;
 	}
@@ -149,39 +149,39 @@ int session_option(struct session_options *opt, int c, const char *arg)
 		int ret;
 
 		if (c == 'e' && strchr(arg, '{') && !expanded) {
-			fprintf(stderr, "memscope %s: -e '%s': %s\n", opt->command_name, arg, err.text);
-			return -1;
+			ms_warn("-e '%s': %s", arg, err.text);
+			return OPTION_BAD;
 		}
 		/* Split here, once: everything after works on the names. */
 		ret = name_list_add_text(c == 'e' ? &opt->events : &opt->metrics, expanded ? expanded : arg, &err);
 		free(expanded);
 		if (ret < 0) {
-			fprintf(stderr, "memscope %s: -%c '%s': %s (e.g. -%c %s)\n", opt->command_name, c, arg, err.text, c,
+			ms_warn("-%c '%s': %s (e.g. -%c %s)", c, arg, err.text, c,
 				c == 'e' ? "page-faults,context-switches" : "mem.read_bw,numa.hit");
-			return -1;
+			return OPTION_BAD;
 		}
-		return 1;
+		return OPTION_TAKEN;
 	}
 	case 'I':
-		return parse_interval(opt, arg, &opt->interval_ms) < 0 ? -1 : 1;
-	case 'a': opt->system_wide = true; return 1;
-	case 'p': opt->pids = arg; return 1;
-	case SESSION_OPT_REPLAY: opt->replay_path = arg; return 1;
-	case SESSION_OPT_INPUT: opt->input_path = arg; return 1;
-	case SESSION_OPT_PER_CPU: opt->aggr = AGGR_CPU; return 1;
-	case SESSION_OPT_PER_SOCKET: opt->aggr = AGGR_SOCKET; return 1;
-	case SESSION_OPT_PER_NODE: opt->aggr = AGGR_NODE; return 1;
-	case SESSION_OPT_PER_CHANNEL: opt->aggr = AGGR_CHANNEL; return 1;
-	case SESSION_OPT_PER_INSTANCE: opt->aggr = AGGR_INSTANCE; return 1;
-	case SESSION_OPT_PER_CORE: opt->aggr = AGGR_CORE; return 1;
-	case SESSION_OPT_PER_DIE: opt->aggr = AGGR_DIE; return 1;
+		return parse_interval(opt, arg, &opt->interval_ms) < 0 ? OPTION_BAD : OPTION_TAKEN;
+	case 'a': opt->system_wide = true; return OPTION_TAKEN;
+	case 'p': opt->pids = arg; return OPTION_TAKEN;
+	case SESSION_OPT_REPLAY: opt->replay_path = arg; return OPTION_TAKEN;
+	case SESSION_OPT_INPUT: opt->input_path = arg; return OPTION_TAKEN;
+	case SESSION_OPT_PER_CPU: opt->aggr = AGGR_CPU; return OPTION_TAKEN;
+	case SESSION_OPT_PER_SOCKET: opt->aggr = AGGR_SOCKET; return OPTION_TAKEN;
+	case SESSION_OPT_PER_NODE: opt->aggr = AGGR_NODE; return OPTION_TAKEN;
+	case SESSION_OPT_PER_CHANNEL: opt->aggr = AGGR_CHANNEL; return OPTION_TAKEN;
+	case SESSION_OPT_PER_INSTANCE: opt->aggr = AGGR_INSTANCE; return OPTION_TAKEN;
+	case SESSION_OPT_PER_CORE: opt->aggr = AGGR_CORE; return OPTION_TAKEN;
+	case SESSION_OPT_PER_DIE: opt->aggr = AGGR_DIE; return OPTION_TAKEN;
 	case SESSION_OPT_DAMON_HOT:
 	case SESSION_OPT_DAMON_COLD_AGE:
-		return parse_damon_threshold(opt, c, arg) < 0 ? -1 : 1;
+		return parse_damon_threshold(opt, c, arg) < 0 ? OPTION_BAD : OPTION_TAKEN;
 	case SESSION_OPT_DAMON_MODE:
-		return parse_damon_mode(opt, arg) < 0 ? -1 : 1;
-	case SESSION_OPT_PER_TIER: opt->aggr = AGGR_TIER; return 1;
-	default: return 0;
+		return parse_damon_mode(opt, arg) < 0 ? OPTION_BAD : OPTION_TAKEN;
+	case SESSION_OPT_PER_TIER: opt->aggr = AGGR_TIER; return OPTION_TAKEN;
+	default: return OPTION_NOT_MINE;
 	}
 }
 
@@ -238,7 +238,7 @@ static bool cgroup_options_refused(const struct session_options *opt)
 	if (!why && opt->for_each_cgroup && repeated_name(opt->cgroups, buf, sizeof(buf)))
 		why = buf;
 	if (why)
-		fprintf(stderr, "memscope %s: %s %s\n", opt->command_name, g, why);
+		ms_warn("%s %s", g, why);
 	return why != NULL;
 }
 
@@ -285,10 +285,10 @@ static int cgroup_refuses(const struct session *s, const struct source_kind *kin
 		return 0;
 	for (int i = 0; i < s->nr_cgroups; i++)
 		if (!strcmp(s->cgroups[i].event, name) && s->cgroups[i].cgroup[0]) {
-			ms_error_set(err, "-G counts perf events in a cgroup, but '%s' comes from the %s source, "
-				     "which counts every task, not a cgroup's: leave it out or count it without -G",
-				     name, kind->name);
-			return EXIT_USAGE;
+			ms_error_usage(err, "-G counts perf events in a cgroup, but '%s' comes from the %s source, "
+				       "which counts every task, not a cgroup's: leave it out or count it without -G",
+				       name, kind->name);
+			return -1;
 		}
 	return 0;
 }
@@ -303,34 +303,33 @@ int session_options_finish(struct session_options *opt, char **command)
 		return session_input_check(opt);
 	if (opt->replay_path) {
 		if (opt->system_wide || opt->pids || opt->command || opt->events.nr || !opt->metrics.nr) {
-			fprintf(stderr, "memscope %s: --replay FILE replays the counters of -m METRICS from "
-				"FILE: give -m, and no -e, -a, -p or command\n", opt->command_name);
+			ms_warn("--replay FILE replays the counters of -m METRICS from "
+				"FILE: give -m, and no -e, -a, -p or command");
 			return -1;
 		}
 		return 0;
 	}
 	if (opt->cpu_list && opt->pids) {
-		fprintf(stderr, "memscope %s: -C counts whole CPUs, -p a process's threads wherever they run; "
-			"choose one\n", opt->command_name);
+		ms_warn("-C counts whole CPUs, -p a process's threads wherever they run; "
+			"choose one");
 		return -1;
 	}
 	/* perf's -C: the whole system on those CPUs, while a command runs if one is given. */
 	if (opt->cpu_list)
 		opt->system_wide = true;
 	if (!opt->system_wide && !opt->pids && !opt->command) {
-		fprintf(stderr, "memscope %s: say what to measure: -a (whole system), -p PID, "
-			"or a command after --\n", opt->command_name);
+		ms_warn("say what to measure: -a (whole system), -p PID, "
+			"or a command after --");
 		return -1;
 	}
 	if (opt->pids && opt->command && strcmp(opt->command_name, "stat")) {
 		/* Only stat counts processes for a command's duration (perf stat -p PID -- CMD). */
-		fprintf(stderr, "memscope %s: -p excludes a command; choose one\n", opt->command_name);
+		ms_warn("-p excludes a command; choose one");
 		return -1;
 	}
 	if (opt->pids && opt->system_wide) {
-		fprintf(stderr, "memscope %s: -p excludes -a; choose one "
-			"(-a -- CMD counts the whole system while CMD runs, -p PID -- CMD the processes)\n",
-			opt->command_name);
+		ms_warn("-p excludes -a; choose one "
+			"(-a -- CMD counts the whole system while CMD runs, -p PID -- CMD the processes)");
 		return -1;
 	}
 	if (!opt->events.nr && !opt->metrics.nr) {
@@ -338,7 +337,7 @@ int session_options_finish(struct session_options *opt, char **command)
 
 		if (name_list_add_text(&opt->events, opt->default_events ? opt->default_events : SESSION_DEFAULT_EVENTS,
 				       &err) < 0) {
-			fprintf(stderr, "memscope %s: %s\n", opt->command_name, err.text);
+			ms_report(&err);
 			return -1;
 		}
 		opt->default_events_used = opt->default_events != NULL;
@@ -413,12 +412,18 @@ static int prepare_target(struct session *s, const struct session_options *opt, 
 	}
 	if (opt->pids && !opt->command) {
 		s->target.threads_only = opt->threads_only;
-		return target_parse_pids(&s->target, opt->pids, err) < 0 ? EXIT_USAGE : 0;
+		if (target_parse_pids(&s->target, opt->pids, err) < 0) {
+			ms_error_mark(err, MS_ERR_USAGE);
+			return -1;
+		}
+		return 0;
 	}
 	if (opt->pids) {
 		/* perf's -p PID -- CMD: the processes are counted while CMD runs. */
-		if (target_parse_pids(&s->target, opt->pids, err) < 0)
-			return EXIT_USAGE;
+		if (target_parse_pids(&s->target, opt->pids, err) < 0) {
+			ms_error_mark(err, MS_ERR_USAGE);
+			return -1;
+		}
 		s->target.threads_only = opt->threads_only;
 		s->target.attach = s->target.pids;
 		s->target.nr_attach = s->target.nr_pids;
@@ -426,7 +431,7 @@ static int prepare_target(struct session *s, const struct session_options *opt, 
 		s->target.nr_pids = 0;
 	}
 	if (target_prepare_command(&s->target, opt->command, err) < 0)
-		return 1;
+		return -1;
 	s->target.system_wide = opt->system_wide;
 	return 0;
 }
@@ -443,12 +448,12 @@ static int cpu_list_refuses(const struct source_kind *kind, const char *name, st
 {
 	if (!strcmp(kind->name, "perf") || !strcmp(kind->name, "replay"))
 		return 0;
-	ms_error_set(err, "-C counts only on the CPUs it names, but '%s' comes from the %s source, which %s: "
-		     "leave it out or count without -C", name, kind->name,
-		     !strcmp(kind->name, "bpf") ? "counts per task, not per CPU" :
-		     !strcmp(kind->name, "procfs") ? "reads the kernel's statistics of the whole system" :
-						     "does not count per CPU");
-	return EXIT_USAGE;
+	ms_error_usage(err, "-C counts only on the CPUs it names, but '%s' comes from the %s source, which %s: "
+		       "leave it out or count without -C", name, kind->name,
+		       !strcmp(kind->name, "bpf") ? "counts per task, not per CPU" :
+		       !strcmp(kind->name, "procfs") ? "reads the kernel's statistics of the whole system" :
+						       "does not count per CPU");
+	return -1;
 }
 
 /* Route every name to the kind of this mode that claims it, and make one
@@ -465,7 +470,7 @@ static int create_sources(struct session *s, const struct session_options *opt, 
 	sampling.hub = &s->sample_hub;
 	if (!owner || !claimed) {
 		ms_error_set(err, "out of memory");
-		status = 1;
+		status = -1;
 		goto out;
 	}
 	for (int i = 0; i < s->nr_names; i++)
@@ -523,11 +528,11 @@ static int create_sources(struct session *s, const struct session_options *opt, 
 	}
 	if (!status && !s->nr_sources && s->nr_left_out) {
 		*err = s->left_out[0].why;
-		status = 1;
+		status = -1;
 	}
 	/* Said once: as the error when nothing else runs, else as notes. */
 	for (int i = 0; !status && !opt->bpf_optional && i < s->nr_left_out; i++)
-		fprintf(stderr, "memscope %s: %s\n", opt->command_name, s->left_out[i].why.text);
+		ms_warn("%s", s->left_out[i].why.text);
 out:
 	free(owner);
 	free(claimed);
@@ -543,11 +548,13 @@ static int check_names(struct session *s, enum source_kind_mode mode, int nr_use
 		const struct source_kind *kind = source_registry_claim(&s->registry, mode, s->names[i]);
 
 		if (!kind) {
-			ms_error_set(err, "'%s': no source serves this name (memscope list --events)", s->names[i]);
-			return EXIT_USAGE;
+			ms_error_usage(err, "'%s': no source serves this name (memscope list --events)", s->names[i]);
+			return -1;
 		}
-		if (kind->check && kind->check(kind, &s->host, s->names[i], err) < 0)
-			return EXIT_USAGE;
+		if (kind->check && kind->check(kind, &s->host, s->names[i], err) < 0) {
+			ms_error_mark(err, MS_ERR_USAGE);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -607,16 +614,18 @@ static int none_measurable(const struct session *s, struct ms_error *err)
 		int len = why ? (int)(why - entry) : (int)strlen(entry);
 
 		if (s->nr_unmeasured == 1) {
-			ms_error_set(err, "metric '%.*s' is not available on this host: %s (memscope list --explain %.*s "
-				     "shows how it is computed)", len, entry, why ? why + 2 : "", len, entry);
-			return 1;
+			ms_error_set_kind(err, MS_ERR_NOT_SUPPORTED, "metric '%.*s' is not available on this host: %s "
+					  "(memscope list --explain %.*s shows how it is computed)", len, entry,
+					  why ? why + 2 : "", len, entry);
+			return -1;
 		}
 		if (i == 0)
-			ms_error_set(err, "none of the metrics asked for can be counted on this host: ");
+			ms_error_set_kind(err, MS_ERR_NOT_SUPPORTED,
+					  "none of the metrics asked for can be counted on this host: ");
 		ms_error_append(err, "%s'%.*s': %s", i ? "; " : "", len, entry, why ? why + 2 : "");
 	}
 	ms_error_append(err, " (memscope list --explain METRIC shows how each is computed)");
-	return 1;
+	return -1;
 }
 
 const char *session_metric_why(const struct session *s, const char *metric)
@@ -638,25 +647,27 @@ static int plan_metrics(struct session *s, const struct session_options *opt, st
 	int failed;
 
 	if (catalog_load_default(&s->catalog, err) < 0)
-		return 1;
+		return -1;
 	/* Groups (-M TopdownL1) become their metrics; a name that is neither a
 	 * metric nor a group is a usage error, one the host cannot measure is
 	 * not (metric_plan_build or keep_measurable_metrics says why). */
 	failed = catalog_expand_groups(s->catalog, &opt->metrics, opt->metrics_if_available, &asked, err);
 	if (failed) {
 		name_list_free(&asked);
-		return failed == -1 ? EXIT_USAGE : 1;
+		if (failed == -1)
+			ms_error_mark(err, MS_ERR_USAGE);
+		return -1;
 	}
 	if (resolve(&s->host, s->catalog, &s->resolution, err) < 0) {
 		name_list_free(&asked);
-		return 1;
+		return -1;
 	}
 	if (partial) {
 		if (keep_measurable_metrics(s, &asked, &measurable) < 0) {
 			name_list_free(&measurable);
 			name_list_free(&asked);
 			ms_error_set(err, "out of memory");
-			return 1;
+			return -1;
 		}
 		name_list_free(&asked);
 		/* Nothing at all to count (no metric, no event): a failure that
@@ -670,12 +681,12 @@ static int plan_metrics(struct session *s, const struct session_options *opt, st
 	name_list_free(&measurable);
 	name_list_free(&asked);
 	if (failed)
-		return 1;
+		return -1;
 	/* Their events join the names; the registry decides who reads each. */
 	for (int i = 0; i < s->plan->nr_events; i++)
 		if (add_name(s, s->plan->events[i].text) < 0) {
 			ms_error_set(err, "out of memory");
-			return 1;
+			return -1;
 		}
 	return 0;
 }
@@ -691,7 +702,7 @@ static int add_sample_names(struct session *s, const struct session_options *opt
 	if (name_list_add_text(&list, opt->samples, err) < 0) {
 		name_list_free(&list);
 		ms_error_prefix(err, "--sample");
-		return 1;
+		return -1;
 	}
 	specs = list.names;
 	nr = list.nr;
@@ -721,7 +732,7 @@ static int add_sample_names(struct session *s, const struct session_options *opt
 	if (ret && !err->text[0])
 		ms_error_set(err, "out of memory");
 	name_list_free(&list);
-	return ret;
+	return ret ? -1 : 0;
 }
 
 int session_open(struct session *s, const struct session_options *opt, struct ms_error *err)
@@ -740,18 +751,21 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 	else
 		s->registry = *source_registry_process();
 	if (host_load(&s->host, err) < 0)
-		return 1;
+		return -1;
 	s->host_loaded = true;
-	if (opt->cpu_list && host_restrict_cpus(&s->host, "-C", opt->cpu_list, err) < 0)
-		return EXIT_USAGE;
+	if (opt->cpu_list && host_restrict_cpus(&s->host, "-C", opt->cpu_list, err) < 0) {
+		ms_error_mark(err, MS_ERR_USAGE);
+		return -1;
+	}
 	if (opt->aggr == AGGR_CACHE && opt->cache_level &&
 	    topology_select_cache_level(&s->host.topo, opt->cache_level, err) < 0) {
 		ms_error_prefix(err, "--per-cache=L%d", opt->cache_level);
-		return EXIT_USAGE;
+		ms_error_mark(err, MS_ERR_USAGE);
+		return -1;
 	}
 	if (add_event_list(s, &opt->events) < 0 || (opt->cgroups && pair_cgroups(s, opt) < 0)) {
 		ms_error_set(err, "out of memory");
-		return 1;
+		return -1;
 	}
 	ret = check_names(s, opt->replay_path ? SOURCE_FILE : SOURCE_LIVE, s->nr_names, err);
 	if (ret)
@@ -764,20 +778,21 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 		for (int i = 0; s->plan && opt->cpu_list && i < s->plan->nr_events; i++)
 			if (s->plan->events[i].how == EVENT_HOW_PROCFS || s->plan->events[i].how == EVENT_HOW_BPF ||
 			    s->plan->events[i].how == EVENT_HOW_DAMON) {
-				ms_error_set(err, "-C counts only on the CPUs it names, but the metrics asked for read "
-					     "'%s', which %s: leave those metrics out or count without -C",
-					     s->plan->events[i].text, s->plan->events[i].how == EVENT_HOW_BPF
-					     ? "eBPF counts per task, not per CPU" : "the kernel keeps for the whole system");
-				return EXIT_USAGE;
+				ms_error_usage(err, "-C counts only on the CPUs it names, but the metrics asked for read "
+					       "'%s', which %s: leave those metrics out or count without -C",
+					       s->plan->events[i].text, s->plan->events[i].how == EVENT_HOW_BPF
+					       ? "eBPF counts per task, not per CPU" : "the kernel keeps for the whole system");
+				return -1;
 			}
 	}
 	if (opt->samples && (ret = add_sample_names(s, opt, err)))
 		return ret;
 	if (!opt->replay_path) {
 		if (s->host.roots.is_fixture) {
-			ms_error_set(err, "MEMSCOPE_SYSFS_ROOT=%s describes another machine: its counters cannot "
-				     "be opened here; unset it to count on this machine", s->host.roots.sys);
-			return 1;
+			ms_error_set_kind(err, MS_ERR_NOT_SUPPORTED, "MEMSCOPE_SYSFS_ROOT=%s describes another "
+					  "machine: its counters cannot be opened here; unset it to count on this machine",
+					  s->host.roots.sys);
+			return -1;
 		}
 		ret = prepare_target(s, opt, err);
 		if (ret)
@@ -788,9 +803,9 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 		return ret;
 	s->sampler_opened = true;
 	if (sampler_open(&s->sampler, s->sources, s->nr_sources, err) < 0)
-		return 1;
+		return -1;
 	if (s->plan && metric_engine_new(s->plan, &s->host, &s->sampler.table, &s->engine, err) < 0)
-		return 1;
+		return -1;
 	if (s->engine && opt->replay_path)
 		metric_engine_set_origin(s->engine, METRIC_ORIGIN_REPLAY);
 	report_notes(s, opt);
@@ -823,6 +838,36 @@ const char *session_name_why(const struct session *s, const char *name)
 int session_exit_code(const struct session *s)
 {
 	return s->target.kind == TARGET_COMMAND ? target_exit_code(&s->target) : 0;
+}
+
+enum sampler_end session_end(const struct session *s)
+{
+	return s->sampler.end;
+}
+
+const struct series_table *session_series(const struct session *s)
+{
+	return &s->sampler.table;
+}
+
+bool session_exec_failed(const struct session *s)
+{
+	return s->target.exec_failed;
+}
+
+int session_attached_processes(const struct session *s)
+{
+	return s->target.kind == TARGET_PIDS ? s->target.nr_pids : 0;
+}
+
+const struct rusage *session_child_rusage(const struct session *s)
+{
+	return &s->target.child_rusage;
+}
+
+int session_watch_add(struct session *s, int fd, sampler_ready_fn fn, void *ctx, struct ms_error *err)
+{
+	return sampler_watch_add(&s->sampler, fd, fn, ctx, err);
 }
 
 void session_close(struct session *s)

@@ -97,9 +97,14 @@ struct session_options {
 	int damon_mode;
 };
 
+/* What every "is this option mine?" step answers (session_option,
+ * lua_cli_option, measure_option, and cli/measure_options.h's): taken,
+ * refused for its value (said on stderr), or not one of its options. The
+ * first two are cli_option_fn's own (cli/options.h). */
+enum option_answer { OPTION_BAD = -1, OPTION_TAKEN = 0, OPTION_NOT_MINE = 1 };
+
 void session_options_init(struct session_options *opt, const char *command_name);
-/* Handle one option (its key, cli/measure_options.c). 1: it was a shared option; 0: not ours; -1: bad
- * value (message printed). */
+/* Handle one option (its key, cli/measure_options.c): an option_answer. */
 int session_option(struct session_options *opt, int c, const char *arg);
 /* After the options: take the command (the operands, NULL-terminated; none:
  * NULL or empty), check the target and fill defaults. -1 (message printed)
@@ -162,10 +167,14 @@ struct session {
 
 /* Load the host, parse events, prepare the target (a command is forked and
  * held before exec), create and open the sources. Notes about events that
- * cannot be counted go to stderr. Returns 0, or the exit code to end with
- * (1 runtime, 2 usage) with err set. */
+ * cannot be counted go to stderr. 0, or -1 with err set: its kind says
+ * whether what was asked means nothing here (MS_ERR_USAGE: a misspelt
+ * event, -C with a source that does not count per CPU) or failed. */
 int session_open(struct session *s, const struct session_options *opt, struct ms_error *err);
 /* Add a sink (before session_run); sinks end in the order they are added.
+ * The session owns the sink from here, whether it was added or not: it is
+ * closed with the session, or at once when it could not be added (-1 with
+ * err). A sink whose init failed holds nothing and is not handed over.
  * follows: another sink of the session (added before or after) whose thread
  * this one shares, running after it on the same frames (stat's columns of
  * metrics a Lua script computes), or NULL for a thread of its own. */
@@ -200,6 +209,23 @@ const char *session_name_why(const struct session *s, const char *name);
 const char *session_metric_why(const struct session *s, const char *metric);
 /* The exit code after a run: the command's status, else 0. */
 int session_exit_code(const struct session *s);
+/* What commands read of the sampler and the target, so that they do not
+ * reach into either: */
+/* Why the run ended (after session_run): the target, a signal, a source. */
+enum sampler_end session_end(const struct session *s);
+/* The series of every frame (after session_open). */
+const struct series_table *session_series(const struct session *s);
+/* The command given could not be run (exec refused: 127 or 126 in
+ * session_exit_code). */
+bool session_exec_failed(const struct session *s);
+/* How many processes -p named, when the target is those processes; else 0. */
+int session_attached_processes(const struct session *s);
+/* The command's resource use (perf's seconds user/sys): filled when the
+ * command ended, so read after session_run; valid while the session is. */
+const struct rusage *session_child_rusage(const struct session *s);
+/* A descriptor the run waits on beside its sources (a timer, a terminal):
+ * fn is called on the sampling thread when it is ready (sampler_watch_add). */
+int session_watch_add(struct session *s, int fd, sampler_ready_fn fn, void *ctx, struct ms_error *err);
 void session_close(struct session *s);
 
 #endif

@@ -1,4 +1,5 @@
 #include "pipeline/session_control.h"
+#include "util/report.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -36,8 +37,8 @@ struct session_control {
 
 static void say_fifo_busy(struct session_control *c, const char *when)
 {
-	fprintf(stderr, "memscope %s: fifo: %lu commands not done %s: a sink was still behind on the ones "
-		"before\n", c->command_name, c->fifo_busy, when);
+	ms_warn("fifo: %lu commands not done %s: a sink was still behind on the ones "
+		"before", c->fifo_busy, when);
 	c->fifo_busy_said = c->fifo_busy;
 	c->fifo_busy_said_ns = monotonic_ns();
 }
@@ -76,7 +77,7 @@ static void answer(struct session_control *c, int client, const char *text)
 		ctl_reply(client, text);
 	else if (strncmp(text, "ok", 2) != 0)
 		/* A FIFO cannot answer: only what failed is said, on stderr. */
-		fprintf(stderr, "memscope %s: fifo: %s\n", c->command_name, text[0] ? text : "error: no reply");
+		ms_warn("fifo: %s", text[0] ? text : "error: no reply");
 }
 
 void session_control_replied(struct session_control *c, struct sink_reply *reply)

@@ -1,4 +1,5 @@
 #include "pipeline/session_recording.h"
+#include "util/report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,8 @@
 int session_input_check(const struct session_options *opt)
 {
 	if (opt->system_wide || opt->pids || opt->command || opt->events.nr || opt->replay_path) {
-		fprintf(stderr, "memscope %s: --input FILE replays a recording: give no -e, -a, -p, --replay "
-			"or command (the recording says what was measured)\n", opt->command_name);
+		ms_warn("--input FILE replays a recording: give no -e, -a, -p, --replay "
+			"or command (the recording says what was measured)");
 		return -1;
 	}
 	return 0;
@@ -58,13 +59,13 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 	const struct recording_header *h = session_recording_header(s);
 	struct recorded_host_tree tree = { .parent_fd = -1, .fd = -1 };
 	struct name_list asked = { NULL, 0 }, planned = { NULL, 0 };
-	int ret = 1, expanded;
+	int ret = -1, expanded;
 
 	if (!h->host_files) {
-		ms_error_set(err, "%s was recorded without -m, so it does not describe the PMUs of the machine "
-			     "it was made on, and metrics cannot be computed from it; its events are shown "
-			     "without -m, or record again with -m METRICS", path);
-		return 1;
+		ms_error_set_kind(err, MS_ERR_NOT_SUPPORTED, "%s was recorded without -m, so it does not describe "
+				  "the PMUs of the machine it was made on, and metrics cannot be computed from it; its "
+				  "events are shown without -m, or record again with -m METRICS", path);
+		return -1;
 	}
 	if (recording_host_load(h->host_files, &s->host, &tree, err) < 0) {
 		ms_error_prefix(err, "%s", path);
@@ -77,7 +78,8 @@ static int plan_recorded_metrics(struct session *s, const char *path, const stru
 	 * unknown name is a usage error there too. */
 	expanded = catalog_expand_groups(s->catalog, metrics, false, &asked, err);
 	if (expanded) {
-		ret = expanded == -1 ? EXIT_USAGE : 1;
+		if (expanded == -1)
+			ms_error_mark(err, MS_ERR_USAGE);
 		goto out;
 	}
 	for (int i = 0; i < asked.nr + recorded->nr; i++)
@@ -116,17 +118,21 @@ int session_open_recording(struct session *s, const struct session_options *opt,
 	s->registry = opt->registry ? *opt->registry : *source_registry_process();
 	kind = source_registry_first(&s->registry, SOURCE_RECORDING);
 	req.notes = opt->notes ? opt->notes : stderr;
-	if (!kind || kind->create(kind, &s->sources[0], &req, err))
-		return 1;
+	if (!kind) {
+		ms_error_set(err, "no source reads recordings");
+		return -1;
+	}
+	if (kind->create(kind, &s->sources[0], &req, err) < 0)
+		return -1;
 	s->nr_sources = 1;
 	s->recording = true;
 	s->sampler_opened = true;
 	if (sampler_open(&s->sampler, s->sources, s->nr_sources, err) < 0)
-		return 1;
+		return -1;
 	if (recorded_metrics(session_recording_header(s), &metrics) < 0) {
 		name_list_free(&metrics);
 		ms_error_set(err, "out of memory");
-		return 1;
+		return -1;
 	}
 	if (opt->metrics.nr || metrics.nr)
 		ret = plan_recorded_metrics(s, path, opt->metrics.nr ? &opt->metrics : &metrics, &metrics, err);
@@ -148,7 +154,7 @@ int session_recording_end(const struct session *s, const char *command_name, str
 	}
 	/* Only a replay that reached the end of the file knows whether it was cut. */
 	if (s->sources[0].finished && recording_source_cut(&s->sources[0], cut, sizeof(cut)))
-		fprintf(stderr, "memscope %s: warning: %s\n", command_name, cut);
+		ms_warn("warning: %s", cut);
 	return 0;
 }
 

@@ -19,7 +19,7 @@
  * printed) on a usage error. */
 int session_input_check(const struct session_options *opt);
 /* Open the recording at path and check its header; metrics: -m's list, or NULL for those the
- * recording was made for. Returns 0, or the exit code with err set. */
+ * recording was made for. 0, or -1 with err (its kind: usage for a metric name that means nothing). */
 int session_open_recording(struct session *s, const struct session_options *opt, const char *path,
 			   struct ms_error *err);
 /* After session_run() over a recording: -1 with err (FILE:LINE: what is

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "metrics/metrics.h"
+#include "util/report.h"
 #include "pipeline/session_control.h"
 #include "pipeline/session_pipeline.h"
 #include "pipeline/session_recording.h"
@@ -45,6 +46,9 @@ int session_add_sink(struct session *s, struct sink *sink, const struct sink *fo
 {
 	if (s->nr_sinks == SESSION_MAX_SINKS) {
 		ms_error_set(err, "at most %d sinks", SESSION_MAX_SINKS);
+		/* Handed over all the same: the caller never closes a sink. */
+		if (sink->ops->close)
+			sink->ops->close(sink);
 		return -1;
 	}
 	s->follows[s->nr_sinks] = follows;
@@ -549,14 +553,14 @@ static void print_stats(const struct session *s, const char *command_name)
 {
 	const struct session_pipeline *p = s->pipeline;
 
-	fprintf(stderr, "memscope %s: pipeline: %llu frames, %llu metric computations\n", command_name,
+	ms_warn("pipeline: %llu frames, %llu metric computations",
 		(unsigned long long)p->frames, (unsigned long long)p->computed);
 	for (int i = 0; i < s->nr_sinks; i++) {
 		struct sink_queue_stats st;
 
 		sink_runner_stats(&p->runners[p->runner_of[i]], &st);
-		fprintf(stderr, "memscope %s: pipeline: sink %s: %llu frames taken, %llu of %llu frames merged, "
-			"%llu metric recomputations, deepest queue %d, %llu waits\n", command_name,
+		ms_warn("pipeline: sink %s: %llu frames taken, %llu of %llu frames merged, "
+			"%llu metric recomputations, deepest queue %d, %llu waits",
 			s->sinks[i]->ops->name, (unsigned long long)st.frames_out,
 			(unsigned long long)st.frames_merged, (unsigned long long)st.frames_in,
 			(unsigned long long)st.recomputed, st.deepest, (unsigned long long)st.waits);

@@ -1,4 +1,5 @@
 #include "sinks/lua_sink.h"
+#include "util/report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,8 +68,7 @@ static void lua_end(struct sink *sink, const struct sink_end *end)
 			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "",
 						lua_engine_script_label(ls->lua, i));
 		/* The reports cover every frame, but not at every frame's resolution. */
-		fprintf(stderr, "memscope %s: %s received %llu of %llu frames merged (%s behind)\n",
-			ls->command_name, names, (unsigned long long)end->frames_merged,
+		ms_warn("%s received %llu of %llu frames merged (%s behind)", names, (unsigned long long)end->frames_merged,
 			(unsigned long long)end->frames, lua_engine_nr_scripts(ls->lua) > 1 ? "they fell" : "it fell");
 	}
 	lua_engine_end(ls->lua);

@@ -1,4 +1,5 @@
 #include "sinks/recording_sink.h"
+#include "util/report.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -269,8 +270,8 @@ static void rotate(struct recording_sink *r, const char *path, uint64_t now, con
 		return;
 	}
 	if (r->context_lost)
-		fprintf(stderr, "memscope %s: %s misses some mappings of the processes sampled before it (out of "
-			"memory keeping them): their samples may be attributed as unknown\n", r->command_name, path);
+		ms_warn("%s misses some mappings of the processes sampled before it (out of "
+			"memory keeping them): their samples may be attributed as unknown", path);
 	r->wopt.time_origin_ns = now;
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	if (r->paused)
@@ -410,7 +411,7 @@ static void rec_end(struct sink *sink, const struct sink_end *end)
 	struct stat st;
 
 	if (r->failed || !r->writer) {
-		fprintf(stderr, "memscope %s: %s\n", r->command_name, r->err.text);
+		ms_warn("%s", r->err.text);
 		return;
 	}
 	if (!r->path[0]) {
@@ -426,7 +427,7 @@ static void rec_end(struct sink *sink, const struct sink_end *end)
 		r->lost[LOST_BEHIND] += end->samples_dropped;
 		if (recording_writer_sample_item(r->writer, &lost, &err) < 0) {
 			fail(r, &err);
-			fprintf(stderr, "memscope %s: %s\n", r->command_name, err.text);
+			ms_report(&err);
 			return;
 		}
 	}
@@ -435,11 +436,11 @@ static void rec_end(struct sink *sink, const struct sink_end *end)
 	if (recording_writer_close(r->writer, end->reason_text, &err) < 0) {
 		r->writer = NULL;
 		fail(r, &err);
-		fprintf(stderr, "memscope %s: %s\n", r->command_name, err.text);
+		ms_report(&err);
 		return;
 	}
 	r->writer = NULL;
-	fprintf(stderr, "memscope %s: wrote %llu frames%s (%lld bytes) to %s\n", r->command_name, frames,
+	ms_warn("wrote %llu frames%s (%lld bytes) to %s", frames,
 		r->samples ? " and the samples" : "",
 		stat(r->path, &st) == 0 ? (long long)st.st_size : -1LL, r->path);
 }

@@ -1,4 +1,5 @@
 #include "sinks/sample_sink.h"
+#include "util/report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -164,15 +165,13 @@ static void sample_end(struct sink *sink, const struct sink_end *end)
 	struct sample_sink *ss = sink->priv;
 
 	if (ss->failed) {
-		fprintf(stderr, "memscope %s: out of memory while attributing samples: no sample report\n",
-			ss->command_name);
+		ms_warn("out of memory while attributing samples: no sample report");
 		return;
 	}
 	if (end->samples_dropped)
-		fprintf(stderr, "memscope %s: %llu sample items were not attributed (the report fell behind)\n",
-			ss->command_name, (unsigned long long)end->samples_dropped);
+		ms_warn("%llu sample items were not attributed (the report fell behind)", (unsigned long long)end->samples_dropped);
 	if (symbolizer_unavailable(ss->attrib.space.sz))
-		fprintf(stderr, "memscope %s: code and data are shown without symbols: %s\n", ss->command_name,
+		ms_warn("code and data are shown without symbols: %s",
 			symbolizer_unavailable(ss->attrib.space.sz));
 	if (ss->opt.list)
 		sample_output_list_end(&ss->out);

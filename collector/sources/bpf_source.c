@@ -1386,7 +1386,7 @@ static int bpf_kind_create(const struct source_kind *kind, struct source *src, c
 	bopt.thread_tgid = req->thread_pid;
 	bopt.warnings = req->notes;
 	if (bpf_source_create(src, req->host, &bopt, req->names, req->nr_names, err) < 0)
-		return 1;
+		return -1;
 	src->kind = kind;
 	return 0;
 }

@@ -1172,7 +1172,7 @@ static int open_cgroups(struct perf_source *ps, const char **cgroups, int nr, st
 	ps->cgroup_name = calloc((size_t)nr, sizeof(char *));
 	if (!ps->cgroup_fd || !ps->cgroup_name) {
 		ms_error_set(err, "out of memory");
-		return 1;
+		return -1;
 	}
 	for (int i = 0; i < nr; i++)
 		ps->cgroup_fd[i] = -1;
@@ -1180,11 +1180,13 @@ static int open_cgroups(struct perf_source *ps, const char **cgroups, int nr, st
 		if (!cgroups[i] || !cgroups[i][0])
 			continue;
 		ps->cgroup_fd[i] = cgroup_open(cgroups[i], err);
-		if (ps->cgroup_fd[i] < 0)
-			return EXIT_USAGE;
+		if (ps->cgroup_fd[i] < 0) {
+			ms_error_mark(err, MS_ERR_USAGE);
+			return -1;
+		}
 		if (!(ps->cgroup_name[i] = strdup(cgroups[i]))) {
 			ms_error_set(err, "out of memory");
-			return 1;
+			return -1;
 		}
 	}
 	return 0;
@@ -1209,7 +1211,7 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 		free(names);
 		free(cgroups);
 		ms_error_set(err, "out of memory");
-		return 1;
+		return -1;
 	}
 	for (; nr < total; nr++) {
 		const struct plan_event *pe = planned(req->plan, names[nr]);
@@ -1219,10 +1221,12 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 			event_list_free(events, nr);
 			free(names);
 			free(cgroups);
-			if (!pe)
-				return EXIT_USAGE; /* a name the user wrote */
+			if (!pe) {
+				ms_error_mark(err, MS_ERR_USAGE); /* a name the user wrote */
+				return -1;
+			}
 			ms_error_prefix(err, "catalog event for %s", pe->instance);
-			return 1;
+			return -1;
 		}
 		if (pe && pe->copy > 1) {
 			char *name = strdup(names[nr]);
@@ -1232,7 +1236,7 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 				free(names);
 				free(cgroups);
 				ms_error_set(err, "out of memory");
-				return 1;
+				return -1;
 			}
 			free(events[nr].name);
 			events[nr].name = name;
@@ -1246,7 +1250,7 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 	if (perf_source_create(src, &popt, err) < 0) {
 		free(cgroups);
 		event_list_free(events, nr);
-		return 1;
+		return -1;
 	}
 	((struct perf_source *)src->priv)->owned_events = events;
 	((struct perf_source *)src->priv)->nr_owned_events = nr;

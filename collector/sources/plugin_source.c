@@ -236,12 +236,12 @@ static int plugin_create(const struct source_kind *kind, struct source *src, con
 
 	memset(src, 0, sizeof(*src));
 	if (!plugin_present(kind, req->host, err))
-		return 1;
+		return -1;
 	ps = calloc(1, sizeof(*ps));
 	if (!ps || !(ps->names = calloc((size_t)req->nr_names + 1, sizeof(char *)))) {
 		free(ps);
 		ms_error_set(err, "plugin %s: out of memory", p->desc->name);
-		return 1;
+		return -1;
 	}
 	src->ops = &plugin_ops;
 	src->priv = ps;
@@ -250,14 +250,14 @@ static int plugin_create(const struct source_kind *kind, struct source *src, con
 	for (; ps->nr_names < req->nr_names; ps->nr_names++)
 		if (!(ps->names[ps->nr_names] = strdup(req->names[ps->nr_names]))) {
 			ms_error_set(err, "plugin %s: out of memory", p->desc->name);
-			return 1;
+			return -1;
 		}
 	if (req->target) {
 		ps->system_wide = req->target->system_wide;
 		if (req->target->kind != TARGET_SYSTEM && req->target->nr_pids > 0) {
 			if (!(ps->pids = calloc((size_t)req->target->nr_pids, sizeof(*ps->pids)))) {
 				ms_error_set(err, "plugin %s: out of memory", p->desc->name);
-				return 1;
+				return -1;
 			}
 			for (int i = 0; i < req->target->nr_pids; i++)
 				ps->pids[i] = (int32_t)req->target->pids[i];

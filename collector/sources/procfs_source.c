@@ -346,13 +346,13 @@ static int procfs_kind_create(const struct source_kind *kind, struct source *src
 			ms_error_set(err, "%s reads the memory by node of the measured processes "
 				     "(-p PID or -- CMD); with -a it would walk every process's page tables each "
 				     "interval: name the processes", req->names[i]);
-			return 1;
+			return -1;
 		}
 	ps = calloc(1, sizeof(*ps));
 	if (!ps || !(ps->names = calloc((size_t)req->nr_names, sizeof(char *)))) {
 		free(ps);
 		ms_error_set(err, "procfs source: out of memory");
-		return 1;
+		return -1;
 	}
 	src->ops = &procfs_ops;
 	src->priv = ps;
@@ -362,7 +362,7 @@ static int procfs_kind_create(const struct source_kind *kind, struct source *src
 	for (; ps->nr_names < req->nr_names; ps->nr_names++) {
 		if (!(ps->names[ps->nr_names] = strdup(req->names[ps->nr_names]))) {
 			ms_error_set(err, "procfs source: out of memory");
-			return 1;
+			return -1;
 		}
 	}
 	return 0;

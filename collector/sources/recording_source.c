@@ -348,7 +348,7 @@ static int recording_kind_create(const struct source_kind *kind, struct source *
 				 const struct source_request *req, struct ms_error *err)
 {
 	if (recording_source_create(src, req->path, err) < 0)
-		return 1;
+		return -1;
 	src->kind = kind;
 	return 0;
 }

@@ -79,8 +79,8 @@ struct source_kind {
 	 * name the user misspelt is a usage error that says why. */
 	int (*check)(const struct source_kind *kind, const struct host *host, const char *name, struct ms_error *err);
 	/* Set up src for the names it claimed (src->ops->open registers their
-	 * series). Returns 0, or the exit code to end with (1 runtime, 2 usage:
-	 * a name the user wrote that means nothing) with err set. */
+	 * series). 0, or -1 with err set; of kind MS_ERR_USAGE for a name the
+	 * user wrote that means nothing. */
 	int (*create)(const struct source_kind *kind, struct source *src, const struct source_request *req,
 		      struct ms_error *err);
 	/* Failing to start is a note, not an error, when other sources run

@@ -486,7 +486,7 @@ static int replay_kind_create(const struct source_kind *kind, struct source *src
 			      struct ms_error *err)
 {
 	if (replay_source_create(src, req->host, req->plan, req->path, err) < 0)
-		return 1;
+		return -1;
 	src->kind = kind;
 	return 0;
 }

@@ -1058,7 +1058,7 @@ static int sample_create(const struct source_kind *kind, struct source *src, con
 	src->kind = kind;
 	if (!ss) {
 		ms_error_set(err, "out of memory");
-		return 1;
+		return -1;
 	}
 	ss->host = req->host;
 	ss->target = req->target;
@@ -1099,7 +1099,7 @@ static int sample_create(const struct source_kind *kind, struct source *src, con
 fail:
 	sample_close(src);
 	src->ops = NULL;
-	return 1;
+	return -1;
 }
 
 /* Present when this process may sample its own page faults with their

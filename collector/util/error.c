@@ -4,6 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 
+static void set_text(struct ms_error *err, enum ms_error_kind kind, const char *fmt, va_list ap)
+{
+	vsnprintf(err->text, sizeof(err->text), fmt, ap);
+	err->kind = kind;
+	err->reason = MS_REASON_NONE;
+}
+
 void ms_error_set(struct ms_error *err, const char *fmt, ...)
 {
 	va_list ap;
@@ -11,8 +18,36 @@ void ms_error_set(struct ms_error *err, const char *fmt, ...)
 	if (!err)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(err->text, sizeof(err->text), fmt, ap);
+	set_text(err, MS_ERR_RUNTIME, fmt, ap);
 	va_end(ap);
+}
+
+void ms_error_set_kind(struct ms_error *err, enum ms_error_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	set_text(err, kind, fmt, ap);
+	va_end(ap);
+}
+
+void ms_error_usage(struct ms_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	set_text(err, MS_ERR_USAGE, fmt, ap);
+	va_end(ap);
+}
+
+void ms_error_mark(struct ms_error *err, enum ms_error_kind kind)
+{
+	if (err)
+		err->kind = kind;
 }
 
 void ms_error_prefix(struct ms_error *err, const char *fmt, ...)

@@ -854,6 +854,10 @@ static void test_live_numastat(void)
 		CHECK_FAIL("live: %s", err.text);
 		goto out;
 	}
+	/* Each plan metric's catalog definition, by the plan's own index. */
+	for (int i = 0; i < plan->nr_metrics; i++)
+		CHECK_EQ_INT(metric_plan_find(plan, metric_plan_catalog_metric(plan, i)->name), i);
+	CHECK_EQ_STR(metric_plan_catalog_metric(plan, metric_plan_find(plan, "numa.local"))->name, "numa.local");
 	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	madvise(mem, size, MADV_NOHUGEPAGE);
 	for (size_t i = 0; i < size; i += 4096)

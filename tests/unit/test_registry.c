@@ -50,9 +50,32 @@ static void test_why_a_name_is_not_served(void)
 	free(s);
 }
 
+/* What commands read of a session, without reaching into its sampler or target. */
+static void test_session_accessors(void)
+{
+	struct session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return;
+	CHECK(session_series(s) == &s->sampler.table);
+	s->sampler.end = SAMPLER_END_SIGNAL;
+	CHECK_EQ_INT(session_end(s), SAMPLER_END_SIGNAL);
+	s->target.kind = TARGET_PIDS;
+	s->target.nr_pids = 2;
+	CHECK_EQ_INT(session_attached_processes(s), 2);
+	/* perf's -p PID -- CMD: the processes are attached to, the target is the command. */
+	s->target.kind = TARGET_COMMAND;
+	CHECK_EQ_INT(session_attached_processes(s), 0);
+	CHECK(!session_exec_failed(s));
+	s->target.exec_failed = true;
+	CHECK(session_exec_failed(s));
+	free(s);
+}
+
 int main(void)
 {
 	test_claims_and_modes();
 	test_why_a_name_is_not_served();
+	test_session_accessors();
 	return check_summary("registry");
 }

@@ -351,7 +351,7 @@ static void metric_cell(struct top_model *m, int col, enum metric_scope scope, i
 		out->why = v && v->why ? v->why : "not measured in this scope";
 		return;
 	}
-	cm = &m->plan->cat->metrics[m->plan->metrics[p].metric];
+	cm = metric_plan_catalog_metric(m->plan, p);
 	out->valid = true;
 	out->why = NULL;
 	out->value = v->value;

@@ -13,6 +13,7 @@
  * ring buffer read at each interval: no wake-up, no program). Each interval
  * shows the last complete aggregation. */
 #include "sources/registry.h"
+#include "util/report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -642,8 +643,8 @@ static void damon_close(struct source *src)
 	if (!ds)
 		return;
 	if (ds->unrecorded)
-		fprintf(stderr, "memscope %s: damon: %llu aggregations of more than %d regions were counted but not recorded "
-			"region by region\n", ds->command_name, (unsigned long long)ds->unrecorded,
+		ms_warn("damon: %llu aggregations of more than %d regions were counted but not recorded "
+			"region by region", (unsigned long long)ds->unrecorded,
 			DAMON_RECORD_MAX_REGIONS);
 	if (ds->page)
 		munmap(ds->page, ds->map_size);
@@ -733,7 +734,7 @@ static int damon_kind_create(const struct source_kind *kind, struct source *src,
 	memset(src, 0, sizeof(*src));
 	if (!ds) {
 		ms_error_set(err, "damon source: out of memory");
-		return 1;
+		return -1;
 	}
 	ds->fd = -1;
 	damon_admin_init(&ds->admin);
@@ -751,7 +752,9 @@ static int damon_kind_create(const struct source_kind *kind, struct source *src,
 
 		if (q < 0) {
 			free(ds);
-			return damon_check(kind, req->host, req->names[i], err) < 0 ? EXIT_USAGE : 1;
+			if (damon_check(kind, req->host, req->names[i], err) < 0)
+				ms_error_mark(err, MS_ERR_USAGE);
+			return -1;
 		}
 		ds->wanted[q] = true;
 	}
