@@ -1,4 +1,5 @@
 #include "host/damon_admin.h"
+#include "host/sysfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,25 +77,7 @@ static int write_below(int dir, const char *rel, const char *text)
 
 static int read_below(int dir, const char *rel, char *buf, size_t size)
 {
-	struct stat st;
-	ssize_t n;
-	int fd = open_below(dir, rel, O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
-		return -1;
-	}
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	buf[n] = '\0';
-	return 0;
+	return sysfs_read_fd_str(open_below(dir, rel, O_RDONLY), buf, size);
 }
 
 static int write_u64(int dir, const char *rel, uint64_t v)

@@ -1,4 +1,5 @@
 #include "host/damon_monitor.h"
+#include "host/sysfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,25 +20,7 @@
  * followed and only a regular file is read (memscope runs as root here). */
 static int read_at(int dir, const char *name, char *buf, size_t size)
 {
-	struct stat st;
-	ssize_t n;
-	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
-		return -1;
-	}
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	buf[n] = '\0';
-	return 0;
+	return sysfs_read_fd_str(openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), buf, size);
 }
 
 static int read_u64_at(int dir, const char *name, uint64_t *value)

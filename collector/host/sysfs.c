@@ -66,6 +66,28 @@ int sysfs_read_str(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+int sysfs_read_fd_str(int fd, char *buf, size_t size)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+		buf[--n] = '\0';
+	return 0;
+}
+
 int sysfs_read_int(const char *path, long long *value)
 {
 	char buf[64], *end;

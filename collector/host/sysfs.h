@@ -29,6 +29,10 @@ int sysfs_join(char *buf, size_t size, const char *root, const char *rel);
 /* Whole file into buf, trailing whitespace removed. -1 and errno on failure. */
 int sysfs_read_str(const char *path, char *buf, size_t size);
 int sysfs_read_int(const char *path, long long *value);
+/* The same from a descriptor the caller opened (a name resolved once, with
+ * O_NOFOLLOW, from a directory's descriptor); reads only a regular file
+ * (EINVAL otherwise) and closes fd. */
+int sysfs_read_fd_str(int fd, char *buf, size_t size);
 bool sysfs_exists(const char *path);
 
 #endif
