@@ -40,6 +40,7 @@ enum bpf_value {
 	V_FAULTS, V_FAULTS_USER, V_FAULTS_KERNEL, V_FAULTS_READ, V_FAULTS_WRITE,
 	V_ONCPU_NS, V_OFFCPU_NS, V_SWITCHES, V_SWITCHES_VOLUNTARY, V_SWITCHES_INVOLUNTARY,
 	V_MIGRATIONS, V_MIGRATIONS_CROSS_NODE, V_NUMA_TASK_MOVES, V_NUMA_TASK_SWAPS, V_PAGES_MIGRATED,
+	V_PAGES_MIGRATE_FAILED,
 	V_PAGES_ALLOC,        /* one series per node */
 	V_PAGES_ALLOC_UNPLACED,
 	V_PROCESSES,          /* gauge */
@@ -81,6 +82,7 @@ static const struct series_desc series_descs[] = {
 	{ "proc.numa_task_moves", "", SERIES_COUNTER, V_NUMA_TASK_MOVES, P(MOVE_NUMA), PER_TASK },
 	{ "proc.numa_task_swaps", "", SERIES_COUNTER, V_NUMA_TASK_SWAPS, P(SWAP_NUMA), PER_TASK },
 	{ "proc.pages_migrated", "", SERIES_COUNTER, V_PAGES_MIGRATED, P(MIGRATE_PAGES), PER_TASK },
+	{ "proc.pages_migrate_failed", "", SERIES_COUNTER, V_PAGES_MIGRATE_FAILED, P(MIGRATE_PAGES), PER_TASK },
 	{ "proc.pages_alloc", "", SERIES_COUNTER, V_PAGES_ALLOC, P(PAGE_ALLOC), PER_TASK },
 	{ "proc.pages_alloc_unplaced", "", SERIES_COUNTER, V_PAGES_ALLOC_UNPLACED, P(PAGE_ALLOC), PER_TASK },
 	{ "proc.processes", "", SERIES_GAUGE, V_PROCESSES, 0, TOTAL_ONLY },
@@ -238,6 +240,7 @@ static uint64_t derive(const struct bpf_series *ser, const uint64_t *c, const st
 	case V_NUMA_TASK_MOVES: return c[MS_C_NUMA_TASK_MOVES];
 	case V_NUMA_TASK_SWAPS: return c[MS_C_NUMA_TASK_SWAPS];
 	case V_PAGES_MIGRATED: return c[MS_C_PAGES_MIGRATED];
+	case V_PAGES_MIGRATE_FAILED: return c[MS_C_PAGES_MIGRATE_FAILED];
 	case V_PAGES_ALLOC: {
 		int k = s->node_index[s->nodes[ser->node_slot]];
 
