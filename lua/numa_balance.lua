@@ -4,12 +4,14 @@
 -- promotion to faster and demotion to slower memory tiers (each node's counters), and
 -- for the target's processes the balancer's task moves and swaps, the
 -- cross-node CPU migrations, and per process the pages migrated and the
--- migrations that failed in its context (eBPF probes on migrate:mm_migrate_pages).
+-- migrations that failed in its context with the kernel's reason (eBPF probes on
+-- migrate:mm_migrate_pages).
 
 script = {
   description = "page migrations and NUMA balancing activity",
   args = {},
   events = { "proc.numa_task_moves", "proc.numa_task_swaps", "proc.pages_migrated", "proc.pages_migrate_failed",
+             "proc.pages_migrate_failed_by_reason",
              "proc.migrations", "proc.migrations_cross_node" },
   metrics = { "numa.hint_faults", "numa.hint_faults_local", "numa.pages_migrated",
               "kernel.pages_migrated", "kernel.page_migrate_failures", "tier.promoted_pages",
@@ -65,8 +67,26 @@ local function per_process_migrations()
       end
     end
   end
+  -- The kernel's reason of each failure (the tracepoint's names), per process.
+  if memscope.has("proc.pages_migrate_failed_by_reason") then
+    for _, s in ipairs(memscope.series("proc.pages_migrate_failed_by_reason")) do
+      local p = s.labels.pid and not s.labels.tid and by_pid[s.labels.pid]
+      if p and s.total and s.total > 0 then
+        p.reasons = p.reasons or {}
+        p.reasons[#p.reasons + 1] = { s.labels.instance, s.total }
+      end
+    end
+  end
   local procs = {}
-  for _, p in pairs(by_pid) do procs[#procs + 1] = p end
+  for _, p in pairs(by_pid) do
+    if p.reasons then
+      table.sort(p.reasons, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] < b[1]) end)
+      local parts = {}
+      for i, r in ipairs(p.reasons) do parts[i] = string.format("%s %d", r[1], math.floor(r[2] + 0.5)) end
+      p.why = table.concat(parts, ", ")
+    end
+    procs[#procs + 1] = p
+  end
   table.sort(procs, function(a, b)
     if a.failed ~= b.failed then return a.failed > b.failed end
     if a.migrated ~= b.migrated then return a.migrated > b.migrated end
@@ -143,8 +163,8 @@ function on_end(run)
   for _, p in ipairs(procs) do
     if p.failed > 0 then
       print(string.format("    - pid %d (%s): %d page migrations failed in its context (move_pages, mbind, "
-        .. "NUMA balancing or compaction it ran), %d pages migrated", p.pid, p.comm, math.floor(p.failed + 0.5),
-        math.floor(p.migrated + 0.5)))
+        .. "NUMA balancing or compaction it ran), %d pages migrated%s", p.pid, p.comm, math.floor(p.failed + 0.5),
+        math.floor(p.migrated + 0.5), p.why and ("; the kernel's reason: " .. p.why) or ""))
     end
   end
   -- Memory policy (numa_maps/policy_bytes, when recorded): bytes a policy put on each node.
@@ -169,10 +189,11 @@ function on_end(run)
   if #procs > 0 then
     local rows = {}
     for i, p in ipairs(procs) do
-      rows[i] = { p.pid, p.comm, math.floor(p.migrated + 0.5), math.floor(p.failed + 0.5) }
+      rows[i] = { p.pid, p.comm, math.floor(p.migrated + 0.5), math.floor(p.failed + 0.5),
+        p.why or (p.failed > 0 and "not recorded (-e proc.pages_migrate_failed_by_reason)" or "") }
     end
     memscope.emit { title = "Page migrations per process (eBPF migrate:mm_migrate_pages, in its context)",
-      columns = { "pid", "comm", "pages migrated", "pages failed" }, rows = rows }
+      columns = { "pid", "comm", "pages migrated", "pages failed", "failed: the kernel's reason" }, rows = rows }
   end
   if #missing > 0 then
     print("  not measured:")

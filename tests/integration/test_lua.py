@@ -241,8 +241,8 @@ def test_numa_balance_names_the_process_whose_migrations_failed(memscope, tmp_pa
     if os.geteuid() != 0:
         pytest.skip("compacting memory needs root")
     rec, data = tmp_path / "compact.rec", tmp_path / "perf.data"
-    res = run([memscope, "record", "-o", str(rec), "-e", "proc.pages_migrated,proc.pages_migrate_failed", "--",
-               "perf", "record", "-q", "-o", str(data), "-e", "migrate:mm_migrate_pages", "--",
+    res = run([memscope, "record", "-o", str(rec), "-e",
+               "proc.pages_migrated,proc.pages_migrate_failed,proc.pages_migrate_failed_by_reason", "--", "perf", "record", "-q", "-o", str(data), "-e", "migrate:mm_migrate_pages", "--",
                "sh", "-c", "echo $$ > " + str(tmp_path / "pid") + "; echo 1 > /proc/sys/vm/compact_memory"])
     assert res.returncode == 0, res.stderr
     pid = int((tmp_path / "pid").read_text())
@@ -266,9 +266,11 @@ def test_numa_balance_names_the_process_whose_migrations_failed(memscope, tmp_pa
     mine = row(per_process, "pid", pid)
     assert (mine["comm"], mine["pages migrated"], mine["pages failed"]) == ("sh", succeeded, failed), (mine, succeeded,
                                                                                                       failed)
+    # The kernel's reason, as its tracepoint names it (every record above said compaction).
+    assert mine["failed: the kernel's reason"] == (f"compaction {failed}" if failed else ""), mine
     if failed:
-        assert any(n.startswith(f"    - pid {pid} (sh): {failed} page migrations failed in its context, ")
-                   or n.startswith(f"    - pid {pid} (sh): {failed} page migrations failed in its context (")
+        assert any(n.startswith(f"    - pid {pid} (sh): {failed} page migrations failed in its context (")
+                   and n.endswith(f" {succeeded} pages migrated; the kernel's reason: compaction {failed}")
                    for n in notes), notes
 
 
