@@ -511,7 +511,10 @@ int BPF_PROG(on_sched_swap_numa, struct task_struct *src, int src_cpu, struct ta
 }
 
 /* Only the first two arguments (succeeded, failed) have kept their place
- * across kernel versions; the later ones changed. */
+ * across kernel versions; reason is the last: the 7th from 5.11 (after
+ * thp_split and mode, as on 6.1), the 8th on kernels whose record has
+ * large_folio_split before mode. The field's presence is resolved at load
+ * (CO-RE), so the verifier never sees the other branch's argument. */
 SEC("tp_btf/mm_migrate_pages")
 int on_mm_migrate_pages(u64 *ctx)
 {
@@ -521,6 +524,22 @@ int on_mm_migrate_pages(u64 *ctx)
 	if (s) {
 		COUNT(s, shared, MS_C_PAGES_MIGRATED, ctx[0]);
 		COUNT(s, shared, MS_C_PAGES_MIGRATE_FAILED, ctx[1]);
+		if (ctx[1]) {
+			u64 arg;
+			u32 reason;
+
+			/* Each a load at a fixed offset of ctx, in assembly: in C the
+			 * compiler merged the two into one load at a variable
+			 * offset, which the verifier refuses. */
+			if (bpf_core_field_exists(struct trace_event_raw_mm_migrate_pages, large_folio_split))
+				asm volatile("%0 = *(u64 *)(%1 + 56)" : "=r"(arg) : "r"(ctx));
+			else
+				asm volatile("%0 = *(u64 *)(%1 + 48)" : "=r"(arg) : "r"(ctx));
+			reason = (u32)arg;
+			if (reason >= MS_BPF_MIGRATE_REASONS)
+				reason = MS_BPF_MIGRATE_REASONS - 1;
+			COUNT(s, shared, MS_C_MIGRATE_FAILED_REASON0 + reason, ctx[1]);
+		}
 	}
 	return 0;
 }

@@ -14,6 +14,10 @@
 /* Page counts kept per task: the first nodes of the host (by node index);
  * pages on later nodes count as unplaced, and the source says so. */
 #define MS_BPF_SLOT_NODES     16
+/* Failed page migrations are kept per reason: the kernel's enum migrate_reason
+ * (include/linux/migrate_mode.h, MR_COMPACTION = 0 ... MR_DAMON = 9; new
+ * reasons are appended), and one more for a reason beyond those. */
+#define MS_BPF_MIGRATE_REASONS 11
 
 /* Counters of one task, in the order user space sums them. */
 enum ms_counter {
@@ -33,7 +37,8 @@ enum ms_counter {
 	MS_C_PAGES_MIGRATE_FAILED,
 	MS_C_PAGES_UNPLACED,         /* allocated pages on no node of the table (or beyond the kept ones) */
 	MS_C_PAGES_NODE0,            /* ... MS_BPF_SLOT_NODES of them: pages allocated on node index i */
-	MS_C_NR = MS_C_PAGES_NODE0 + MS_BPF_SLOT_NODES,
+	MS_C_MIGRATE_FAILED_REASON0 = MS_C_PAGES_NODE0 + MS_BPF_SLOT_NODES, /* ... MS_BPF_MIGRATE_REASONS */
+	MS_C_NR = MS_C_MIGRATE_FAILED_REASON0 + MS_BPF_MIGRATE_REASONS,
 };
 
 /* A slot of the task table (a memory-mapped array): one per live task that

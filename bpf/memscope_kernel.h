@@ -62,6 +62,12 @@ struct trace_event_raw_mm_page_alloc {
 	unsigned int order;
 };
 
+/* migrate:mm_migrate_pages' record: only asked whether large_folio_split
+ * exists (include/trace/events/migrate.h), which moved the reason argument. */
+struct trace_event_raw_mm_migrate_pages {
+	unsigned long large_folio_split;
+};
+
 #pragma clang attribute pop
 
 #define PF_EXITING 0x00000004    /* include/linux/sched.h */

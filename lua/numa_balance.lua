@@ -2,13 +2,16 @@
 -- NUMA hinting faults (and how many were local), pages the balancer migrated,
 -- all page migrations and their failures (kernel counters, whole system),
 -- promotion to faster and demotion to slower memory tiers (each node's counters), and
--- for the target's processes the balancer's task moves and swaps and the
--- cross-node CPU migrations (eBPF probes).
+-- for the target's processes the balancer's task moves and swaps, the
+-- cross-node CPU migrations, and per process the pages migrated and the
+-- migrations that failed in its context with the kernel's reason (eBPF probes on
+-- migrate:mm_migrate_pages).
 
 script = {
   description = "page migrations and NUMA balancing activity",
   args = {},
-  events = { "proc.numa_task_moves", "proc.numa_task_swaps", "proc.pages_migrated",
+  events = { "proc.numa_task_moves", "proc.numa_task_swaps", "proc.pages_migrated", "proc.pages_migrate_failed",
+             "proc.pages_migrate_failed_by_reason",
              "proc.migrations", "proc.migrations_cross_node" },
   metrics = { "numa.hint_faults", "numa.hint_faults_local", "numa.pages_migrated",
               "kernel.pages_migrated", "kernel.page_migrate_failures", "tier.promoted_pages",
@@ -33,7 +36,8 @@ local ROWS = {
                                    { "vmstat/pgmigrate_success", "/proc/vmstat pgmigrate_success (system)" },
                                    { "proc.pages_migrated", "eBPF migrate:mm_migrate_pages (target)" } },
   { "page migrations failed", { "kernel.page_migrate_failures", "kernel vmstat pgmigrate_fail (system)" },
-                              { "vmstat/pgmigrate_fail", "/proc/vmstat pgmigrate_fail (system)" } },
+                              { "vmstat/pgmigrate_fail", "/proc/vmstat pgmigrate_fail (system)" },
+                              { "proc.pages_migrate_failed", "eBPF migrate:mm_migrate_pages (target)" } },
   { "pages promoted to a faster tier", { "tier.promoted_pages", "nodeN/vmstat pgpromote_success (each node)" } },
   { "pages demoted to a slower tier", { "tier.demoted_pages", "nodeN/vmstat pgdemote_* (each node)" } },
   { "  by kswapd (background reclaim)", { "tier.demoted_pages_kswapd", "nodeN/vmstat pgdemote_kswapd (each node)" } },
@@ -47,6 +51,49 @@ local ROWS = {
 }
 
 local sums = {}
+
+-- Per process (pid series of the eBPF source, exited processes included): pages migrated and
+-- pages whose migration failed in its context, largest first; rows for processes with any.
+local function per_process_migrations()
+  local by_pid = {}
+  for _, name in ipairs({ "proc.pages_migrated", "proc.pages_migrate_failed" }) do
+    if memscope.has(name) then
+      for _, s in ipairs(memscope.series(name)) do
+        if s.labels.pid and not s.labels.tid and s.total and s.total > 0 then
+          local p = by_pid[s.labels.pid] or { pid = s.labels.pid, comm = s.comm or "", migrated = 0, failed = 0 }
+          if name == "proc.pages_migrated" then p.migrated = s.total else p.failed = s.total end
+          by_pid[s.labels.pid] = p
+        end
+      end
+    end
+  end
+  -- The kernel's reason of each failure (the tracepoint's names), per process.
+  if memscope.has("proc.pages_migrate_failed_by_reason") then
+    for _, s in ipairs(memscope.series("proc.pages_migrate_failed_by_reason")) do
+      local p = s.labels.pid and not s.labels.tid and by_pid[s.labels.pid]
+      if p and s.total and s.total > 0 then
+        p.reasons = p.reasons or {}
+        p.reasons[#p.reasons + 1] = { s.labels.instance, s.total }
+      end
+    end
+  end
+  local procs = {}
+  for _, p in pairs(by_pid) do
+    if p.reasons then
+      table.sort(p.reasons, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] < b[1]) end)
+      local parts = {}
+      for i, r in ipairs(p.reasons) do parts[i] = string.format("%s %d", r[1], math.floor(r[2] + 0.5)) end
+      p.why = table.concat(parts, ", ")
+    end
+    procs[#procs + 1] = p
+  end
+  table.sort(procs, function(a, b)
+    if a.failed ~= b.failed then return a.failed > b.failed end
+    if a.migrated ~= b.migrated then return a.migrated > b.migrated end
+    return a.pid < b.pid
+  end)
+  return procs
+end
 
 local present = nil    -- the names this run has, looked up once
 
@@ -94,6 +141,7 @@ function on_end(run)
   -- Why pages are on another node than the CPUs that use them, as far as these counters say.
   local demoted, direct = sums["tier.demoted_pages"], sums["tier.demoted_pages_direct"]
   local failed = sums["kernel.page_migrate_failures"] or sums["vmstat/pgmigrate_fail"]
+    or sums["proc.pages_migrate_failed"]
   local promoted = sums["tier.promoted_pages"]
   print("  why pages may be remote:")
   if hf == 0 then
@@ -110,6 +158,14 @@ function on_end(run)
   end
   if failed and failed > 0 then
     print(string.format("    - %d page migrations failed: those pages stayed where they were", math.floor(failed + 0.5)))
+  end
+  local procs = per_process_migrations()
+  for _, p in ipairs(procs) do
+    if p.failed > 0 then
+      print(string.format("    - pid %d (%s): %d page migrations failed in its context (move_pages, mbind, "
+        .. "NUMA balancing or compaction it ran), %d pages migrated%s", p.pid, p.comm, math.floor(p.failed + 0.5),
+        math.floor(p.migrated + 0.5), p.why and ("; the kernel's reason: " .. p.why) or ""))
+    end
   end
   -- Memory policy (numa_maps/policy_bytes, when recorded): bytes a policy put on each node.
   if memscope.has("numa_maps/policy_bytes") then
@@ -129,6 +185,15 @@ function on_end(run)
   end
   if (not demoted or demoted == 0) and (not failed or failed == 0) and hf ~= 0 then
     print("    - no demotion and no failed migration counted")
+  end
+  if #procs > 0 then
+    local rows = {}
+    for i, p in ipairs(procs) do
+      rows[i] = { p.pid, p.comm, math.floor(p.migrated + 0.5), math.floor(p.failed + 0.5),
+        p.why or (p.failed > 0 and "not recorded (-e proc.pages_migrate_failed_by_reason)" or "") }
+    end
+    memscope.emit { title = "Page migrations per process (eBPF migrate:mm_migrate_pages, in its context)",
+      columns = { "pid", "comm", "pages migrated", "pages failed", "failed: the kernel's reason" }, rows = rows }
   end
   if #missing > 0 then
     print("  not measured:")

@@ -20,6 +20,8 @@ static const char *const names[] = {
 	"proc.numa_task_moves",
 	"proc.numa_task_swaps",
 	"proc.pages_migrated",
+	"proc.pages_migrate_failed",
+	"proc.pages_migrate_failed_by_reason",
 	"proc.pages_alloc",
 	"proc.pages_alloc_unplaced",
 	"proc.processes",

@@ -40,6 +40,8 @@ enum bpf_value {
 	V_FAULTS, V_FAULTS_USER, V_FAULTS_KERNEL, V_FAULTS_READ, V_FAULTS_WRITE,
 	V_ONCPU_NS, V_OFFCPU_NS, V_SWITCHES, V_SWITCHES_VOLUNTARY, V_SWITCHES_INVOLUNTARY,
 	V_MIGRATIONS, V_MIGRATIONS_CROSS_NODE, V_NUMA_TASK_MOVES, V_NUMA_TASK_SWAPS, V_PAGES_MIGRATED,
+	V_PAGES_MIGRATE_FAILED,
+	V_PAGES_MIGRATE_FAILED_BY_REASON, /* one series per reason */
 	V_PAGES_ALLOC,        /* one series per node */
 	V_PAGES_ALLOC_UNPLACED,
 	V_PROCESSES,          /* gauge */
@@ -81,6 +83,9 @@ static const struct series_desc series_descs[] = {
 	{ "proc.numa_task_moves", "", SERIES_COUNTER, V_NUMA_TASK_MOVES, P(MOVE_NUMA), PER_TASK },
 	{ "proc.numa_task_swaps", "", SERIES_COUNTER, V_NUMA_TASK_SWAPS, P(SWAP_NUMA), PER_TASK },
 	{ "proc.pages_migrated", "", SERIES_COUNTER, V_PAGES_MIGRATED, P(MIGRATE_PAGES), PER_TASK },
+	{ "proc.pages_migrate_failed", "", SERIES_COUNTER, V_PAGES_MIGRATE_FAILED, P(MIGRATE_PAGES), PER_TASK },
+	{ "proc.pages_migrate_failed_by_reason", "", SERIES_COUNTER, V_PAGES_MIGRATE_FAILED_BY_REASON, P(MIGRATE_PAGES),
+	  PER_TASK },
 	{ "proc.pages_alloc", "", SERIES_COUNTER, V_PAGES_ALLOC, P(PAGE_ALLOC), PER_TASK },
 	{ "proc.pages_alloc_unplaced", "", SERIES_COUNTER, V_PAGES_ALLOC_UNPLACED, P(PAGE_ALLOC), PER_TASK },
 	{ "proc.processes", "", SERIES_GAUGE, V_PROCESSES, 0, TOTAL_ONLY },
@@ -95,7 +100,23 @@ static const struct series_desc series_descs[] = {
 
 #define NR_DESCS ((int)(ARRAY_SIZE(series_descs)))
 /* Series of one process or thread: every desc, pages once per kept node. */
-#define MAX_TASK_SERIES (NR_DESCS + MS_BPF_SLOT_NODES)
+#define MAX_TASK_SERIES (NR_DESCS + MS_BPF_SLOT_NODES + MS_BPF_MIGRATE_REASONS)
+
+/* The instance label of each reason of proc.pages_migrate_failed_by_reason:
+ * the kernel's own names (its tracepoint prints them, include/trace/events/migrate.h),
+ * by the value of enum migrate_reason. */
+static const char *const migrate_reasons[MS_BPF_MIGRATE_REASONS] = {
+	"compaction", "memory_failure", "memory_hotplug", "syscall_or_cpuset", "mempolicy_mbind",
+	"numa_misplaced", "contig_range", "longterm_pin", "demotion", "damon", "other",
+};
+
+/* How many series a desc has in the totals (and per task). */
+static int desc_copies(const struct series_desc *d, int nr_nodes)
+{
+	if (d->value == V_PAGES_ALLOC)
+		return nr_nodes;
+	return d->value == V_PAGES_MIGRATE_FAILED_BY_REASON ? MS_BPF_MIGRATE_REASONS : 1;
+}
 
 static const struct series_desc *find_desc(const char *name)
 {
@@ -238,6 +259,8 @@ static uint64_t derive(const struct bpf_series *ser, const uint64_t *c, const st
 	case V_NUMA_TASK_MOVES: return c[MS_C_NUMA_TASK_MOVES];
 	case V_NUMA_TASK_SWAPS: return c[MS_C_NUMA_TASK_SWAPS];
 	case V_PAGES_MIGRATED: return c[MS_C_PAGES_MIGRATED];
+	case V_PAGES_MIGRATE_FAILED: return c[MS_C_PAGES_MIGRATE_FAILED];
+	case V_PAGES_MIGRATE_FAILED_BY_REASON: return c[MS_C_MIGRATE_FAILED_REASON0 + ser->node_slot];
 	case V_PAGES_ALLOC: {
 		int k = s->node_index[s->nodes[ser->node_slot]];
 
@@ -396,9 +419,13 @@ static void add_task_series(struct bpf_source *s, int *at, pid_t pid, pid_t tid,
 			continue;
 		if (d->value == V_PAGES_ALLOC)
 			labels.node = s->nodes[s->task_series[k].node_slot];
+		if (d->value == V_PAGES_MIGRATE_FAILED_BY_REASON)
+			snprintf(labels.instance, sizeof(labels.instance), "%s",
+				 migrate_reasons[s->task_series[k].node_slot]);
 		/* A full table is counted in the totals: never a wrong value. */
 		at[k] = series_table_add_live(s->table, d->name, d->unit, 1.0, d->kind, &labels);
 		labels.node = LABEL_NONE;
+		labels.instance[0] = '\0';
 	}
 }
 
@@ -760,7 +787,7 @@ static int bpf_open(struct source *src, struct series_table *table, struct ms_er
 	src->first = table->nr;
 	for (int d = 0; d < NR_DESCS; d++)
 		if (s->wanted[d])
-			capacity += series_descs[d].value == V_PAGES_ALLOC ? s->nr_nodes : 1;
+			capacity += desc_copies(&series_descs[d], s->nr_nodes);
 	s->series = calloc((size_t)capacity + 1, sizeof(*s->series));
 	if (!s->series) {
 		ms_error_set(err, "bpf source: out of memory");
@@ -769,7 +796,7 @@ static int bpf_open(struct source *src, struct series_table *table, struct ms_er
 	for (int d = 0; d < NR_DESCS; d++) {
 		const struct series_desc *desc = &series_descs[d];
 		bool valid = !desc->probes || (s->probes.attached & desc->probes);
-		int copies = desc->value == V_PAGES_ALLOC ? s->nr_nodes : 1;
+		int copies = desc_copies(desc, s->nr_nodes);
 
 		if (!s->wanted[d])
 			continue;
@@ -786,6 +813,8 @@ static int bpf_open(struct source *src, struct series_table *table, struct ms_er
 			series_labels_init(&labels);
 			if (desc->value == V_PAGES_ALLOC)
 				labels.node = s->nodes[i];
+			if (desc->value == V_PAGES_MIGRATE_FAILED_BY_REASON)
+				snprintf(labels.instance, sizeof(labels.instance), "%s", migrate_reasons[i]);
 			if (series_table_add(table, desc->name, desc->unit, 1.0, desc->kind, &labels) < 0) {
 				ms_error_set(err, "bpf source: out of memory adding series %s", desc->name);
 				return -1;

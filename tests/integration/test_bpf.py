@@ -212,7 +212,8 @@ def test_every_proc_series_is_known_to_the_alone_check(memscope):
     """A new proc.* series is either checked alone above or named with its reason."""
     unchecked = {"proc.faults_kernel", "proc.switches_involuntary", "proc.migrations",
                  "proc.migrations_cross_node", "proc.numa_task_moves", "proc.numa_task_swaps",
-                 "proc.pages_migrated", "proc.pages_alloc_unplaced", "proc.bpf_drops",
+                 "proc.pages_migrated", "proc.pages_migrate_failed", "proc.pages_migrate_failed_by_reason",
+                 "proc.pages_alloc_unplaced", "proc.bpf_drops",
                  "proc.cpu", "proc.state"}
     assert set(proc_series(memscope)) == set(ALONE) | unchecked
 

@@ -234,6 +234,46 @@ def test_numa_balance_on_a_recording_made_here(memscope, touchmem, tmp_path):
     assert any("kernel.page_migrate_failures" in n for n in notes)
 
 
+def test_numa_balance_names_the_process_whose_migrations_failed(memscope, tmp_path):
+    """A process that compacts memory (writes /proc/sys/vm/compact_memory) migrates pages in its own
+    context; perf records the kernel's migrate:mm_migrate_pages records of that process alone
+    (nr_succeeded, nr_failed): numa_balance.lua gives the same two sums for its pid."""
+    if os.geteuid() != 0:
+        pytest.skip("compacting memory needs root")
+    rec, data = tmp_path / "compact.rec", tmp_path / "perf.data"
+    res = run([memscope, "record", "-o", str(rec), "-e",
+               "proc.pages_migrated,proc.pages_migrate_failed,proc.pages_migrate_failed_by_reason", "--", "perf", "record", "-q", "-o", str(data), "-e", "migrate:mm_migrate_pages", "--",
+               "sh", "-c", "echo $$ > " + str(tmp_path / "pid") + "; echo 1 > /proc/sys/vm/compact_memory"])
+    assert res.returncode == 0, res.stderr
+    pid = int((tmp_path / "pid").read_text())
+    script = subprocess.run(["perf", "script", "-i", str(data), "-F", "pid,trace"], capture_output=True, text=True)
+    assert script.returncode == 0, script.stderr
+    succeeded = failed = 0
+    for line in script.stdout.splitlines():
+        fields = line.split()
+        assert int(fields[0]) == pid, line
+        kv = dict(f.split("=", 1) for f in fields[1:] if "=" in f)
+        assert kv["reason"] == "compaction", line
+        succeeded += int(kv["nr_succeeded"])
+        failed += int(kv["nr_failed"])
+    res, tables, notes = report(memscope, "--lua", "numa_balance.lua", rec)
+    assert res.returncode == 0, res.stderr
+    if succeeded + failed == 0:
+        # Memory was already compact: the process has no row, and nothing failed.
+        assert not any(title.startswith("Page migrations per process") for _, title in tables), tables
+        return
+    per_process = table(tables, "numa_balance.lua", "Page migrations per process")
+    mine = row(per_process, "pid", pid)
+    assert (mine["comm"], mine["pages migrated"], mine["pages failed"]) == ("sh", succeeded, failed), (mine, succeeded,
+                                                                                                      failed)
+    # The kernel's reason, as its tracepoint names it (every record above said compaction).
+    assert mine["failed: the kernel's reason"] == (f"compaction {failed}" if failed else ""), mine
+    if failed:
+        assert any(n.startswith(f"    - pid {pid} (sh): {failed} page migrations failed in its context (")
+                   and n.endswith(f" {succeeded} pages migrated; the kernel's reason: compaction {failed}")
+                   for n in notes), notes
+
+
 def test_remote_ratio_on_a_recording_made_here(memscope, touchmem, tmp_path):
     rec = record(memscope, tmp_path / "rr.rec", "proc.pages_alloc", [touchmem, 20], extra=["-m", "numa.local,numa.other"])
     totals = summary_totals(memscope, rec)

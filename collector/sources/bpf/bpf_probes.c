@@ -53,7 +53,7 @@ static const struct probe_desc probe_descs[BPF_PROBE_NR] = {
 	[BPF_PROBE_SWAP_NUMA] = { "sched_swap_numa", "sched", "sched_swap_numa", true,
 				  "NUMA balancing task swaps (proc.numa_task_swaps)" },
 	[BPF_PROBE_MIGRATE_PAGES] = { "mm_migrate_pages", "migrate", "mm_migrate_pages", true,
-				      "page migrations (proc.pages_migrated)" },
+				      "page migrations (proc.pages_migrated, proc.pages_migrate_failed, _by_reason)" },
 	[BPF_PROBE_FORK] = { "sched_process_fork", "sched", "sched_process_fork", true,
 			     "following the target's children" },
 	[BPF_PROBE_EXIT] = { "sched_process_exit", "sched", "sched_process_exit", true,

@@ -9,12 +9,13 @@ from .helpers import WORKLOADS, run
 
 NPAGES = 256           # 1 MiB: one pipe of 256 pages holds them all (pinned)
 METRICS = "numa.hint_faults,numa.hint_faults_local,kernel.pages_migrated,kernel.page_migrate_failures"
+EVENTS = "proc.pages_migrated,proc.pages_migrate_failed,proc.pages_migrate_failed_by_reason"
 
 
 def recorded_report(memscope, tmp_path, mode):
     """(the workload's JSON, numa_balance.lua's report) of a system-wide recording of it."""
     rec = tmp_path / f"{mode}.rec"
-    res = run([memscope, "record", "-a", "-o", rec, "-m", METRICS, "--",
+    res = run([memscope, "record", "-a", "-o", rec, "-m", METRICS, "-e", EVENTS, "--",
                "python3", WORKLOADS / "why_remote.py", mode, NPAGES])
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout.strip().splitlines()[-1])
@@ -52,3 +53,10 @@ def test_a_migration_that_fails(memscope, thp_off, no_background_migration, tmp_
     assert out["vmstat"]["pgmigrate_success"] == 0 and out["vmstat"]["numa_pages_migrated"] == 0, out
     assert row_total(report, "page migrations failed") == NPAGES
     assert f"    - {NPAGES} page migrations failed: those pages stayed where they were\n" in report, report
+    # ... and in whose context, with the kernel's reason: the workload's own move_pages(2) (MR_SYSCALL,
+    # which the tracepoint names syscall_or_cpuset), per process from the eBPF probe.
+    pid = out["pid"]
+    assert (f"    - pid {pid} (python3): {NPAGES} page migrations failed in its context (move_pages, mbind, "
+            f"NUMA balancing or compaction it ran), 0 pages migrated; the kernel's reason: "
+            f"syscall_or_cpuset {NPAGES}\n") in report, report
+    assert re.search(rf"^\s*{pid}\s+python3\s+0\s+{NPAGES}\s+syscall_or_cpuset {NPAGES}$", report, re.M), report
