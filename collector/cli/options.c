@@ -279,7 +279,14 @@ int cli_parse_into(const struct cli_command *cmd, int argc, char **argv, cli_opt
 
 		if (index >= 0)
 			given[index] = true;
-		if (o && o->to.type != CLI_VALUE_NONE && (dest || o->to.type == CLI_VALUE_ACCEPTED)) {
+		if (o && o->to.type != CLI_VALUE_NONE && o->to.type != CLI_VALUE_ACCEPTED && !dest) {
+			/* A row with a destination parsed by cli_parse: the command's bug, not the user's. */
+			fprintf(stderr, "%s: internal error: option %s has a destination; parse with cli_parse_into\n",
+				prog, o->name ? o->name : "");
+			*exit_code = 1;
+			goto out;
+		}
+		if (o && o->to.type != CLI_VALUE_NONE) {
 			if (store_value(o, optarg, dest, prog) < 0)
 				goto out;
 			continue;
