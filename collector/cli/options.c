@@ -152,6 +152,9 @@ static int store_value(const struct cli_option *o, const char *arg, void *const 
 	case CLI_VALUE_BOOL:
 		*(bool *)field = true;
 		return 0;
+	case CLI_VALUE_CLEAR:
+		*(bool *)field = false;
+		return 0;
 	case CLI_VALUE_COUNT:
 		(*(int *)field)++;
 		return 0;

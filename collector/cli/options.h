@@ -36,6 +36,7 @@ enum cli_option_flags {
 enum cli_value {
 	CLI_VALUE_NONE,     /* the command's function takes it */
 	CLI_VALUE_BOOL,     /* bool: true when given */
+	CLI_VALUE_CLEAR,    /* bool: false when given (--no-ui) */
 	CLI_VALUE_COUNT,    /* int: one more each time given (-d, -dd) */
 	CLI_VALUE_LONG,     /* long: a whole number from min to max */
 	CLI_VALUE_INT,      /* int: a whole number from min to max */
@@ -56,6 +57,7 @@ struct cli_dest {
 #define CLI_FIELD_(base, type, field, ctype) \
 	(base), offsetof(type, field) + _Generic(((type *)0)->field, ctype: 0)
 #define CLI_TO_BOOL(base, type, field) { CLI_VALUE_BOOL, CLI_FIELD_(base, type, field, bool), 0, 0 }
+#define CLI_TO_CLEAR(base, type, field) { CLI_VALUE_CLEAR, CLI_FIELD_(base, type, field, bool), 0, 0 }
 #define CLI_TO_COUNT(base, type, field) { CLI_VALUE_COUNT, CLI_FIELD_(base, type, field, int), 0, 0 }
 #define CLI_TO_LONG(base, type, field, min, max) { CLI_VALUE_LONG, CLI_FIELD_(base, type, field, long), min, max }
 #define CLI_TO_INT(base, type, field, min, max) { CLI_VALUE_INT, CLI_FIELD_(base, type, field, int), min, max }

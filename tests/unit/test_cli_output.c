@@ -88,6 +88,7 @@ enum { OPT_QUIET = CLI_LONG_ONLY, OPT_COLOR, OPT_LINES, OPT_OLD };
 
 struct dest_values {
 	bool quiet;
+	bool color_ok;
 	int verbose;
 	long lines;
 	int width;
@@ -105,6 +106,7 @@ static const struct cli_option dest_options[] = {
 	{ OPT_COLOR, "color", "WHEN", "color", CLI_COMPLETE_WORDS, "never always auto", 0,
 	  CLI_TO_CHOICE(0, struct dest_values, color) },
 	{ OPT_OLD, "old", NULL, "changes nothing", CLI_COMPLETE_NONE, NULL, 0, CLI_ACCEPTED },
+	{ 'N', "no-color", NULL, "no color", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_CLEAR(0, struct dest_values, color_ok) },
 	{ 'e', "events", "LIST", "events", CLI_COMPLETE_EVENTS, NULL, 0 },
 	{ 0 },
 };
@@ -135,6 +137,7 @@ static int parse_dest(struct dest_values *v, struct seen *s, char **argv, int *s
 	while (argv[argc])
 		argc++;
 	memset(v, 0, sizeof(*v));
+	v->color_ok = true;
 	s->log[0] = '\0';
 	fflush(stderr);
 	dup2(fileno(tmp), STDERR_FILENO);
@@ -156,7 +159,7 @@ static void test_destinations(void)
 	char err[512];
 	int status;
 	char *all[] = { "dest", "-vv", "--lines", "1000", "-w", "-1", "--name=x", "--color", "auto", "--old",
-			"-e", "a", "op", NULL };
+			"-N", "-e", "a", "op", NULL };
 	char *big[] = { "dest", "--lines", "1001", NULL };
 	char *word[] = { "dest", "-w", "8x", NULL };
 	char *color[] = { "dest", "--color=blue", NULL };
@@ -164,7 +167,7 @@ static void test_destinations(void)
 	char *alone[] = { "dest", "--lines", "3", NULL };
 	char *quiet[] = { "dest", "--quiet", "--lines", "3", "-e", "b", NULL };
 
-	CHECK_EQ_INT(parse_dest(&v, &s, all, &status, err, sizeof(err)), 12);
+	CHECK_EQ_INT(parse_dest(&v, &s, all, &status, err, sizeof(err)), 13);
 	CHECK_EQ_INT(status, 0);
 	CHECK_EQ_INT(v.verbose, 2);
 	CHECK_EQ_INT(v.lines, 1000);
@@ -175,7 +178,9 @@ static void test_destinations(void)
 	/* Only the row without a destination reached the function. */
 	CHECK_EQ_STR(s.log, "101=a");
 	CHECK_EQ_STR(err, "");
+	CHECK(!v.color_ok);
 	CHECK_EQ_INT(parse_dest(&v, &s, quiet, &status, err, sizeof(err)), 6);
+	CHECK(v.color_ok);
 	CHECK(v.quiet);
 	CHECK_EQ_INT(v.lines, 3);
 
