@@ -55,27 +55,34 @@ struct live_run {
 	struct sink http_sink, recording;
 };
 
+/* The struct live's option rows write to (cli_parse_into's dest). */
+enum { LIVE_TO_RUN };
+
 static const struct cli_option live_http_options[] = {
 	{ OPT_LISTEN, "listen", "ADDR:PORT", "where the page and /metrics are served (default " HTTP_LISTEN_DEFAULT ";\n"
-	  ":0 takes any free port)", CLI_COMPLETE_NONE, NULL, 0 },
+	  ":0 takes any free port)", CLI_COMPLETE_NONE, NULL, 0,
+	  CLI_TO_STRING(LIVE_TO_RUN, struct live_run, http.server.listen) },
 	{ OPT_REMOTE, "remote", NULL, "allow an address other than loopback; every request then needs\nthe token",
-	  CLI_COMPLETE_NONE, NULL, 0 },
+	  CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(LIVE_TO_RUN, struct live_run, http.server.allow_remote) },
 	{ OPT_TOKEN_FILE, "token-file", "FILE", "the token, from a file only its owner can read (default: a new\n"
-	  "one, printed in the URL; one from a file is never printed)", CLI_COMPLETE_FILE, NULL, 0 },
+	  "one, printed in the URL; one from a file is never printed)", CLI_COMPLETE_FILE, NULL, 0,
+	  CLI_TO_STRING(LIVE_TO_RUN, struct live_run, http.server.token_file) },
 	{ OPT_READ_TOKEN_FILE, "read-token-file", "FILE", "a second token, from a file as --token-file, that reads\n"
 	  "(/metrics, the page, the stream) but never controls the run:\nthe one to give Prometheus",
-	  CLI_COMPLETE_FILE, NULL, 0 },
-	{ OPT_NO_UI, "no-ui", NULL, "no page: /metrics for Prometheus (and the stream) only", CLI_COMPLETE_NONE, NULL, 0 },
+	  CLI_COMPLETE_FILE, NULL, 0, CLI_TO_STRING(LIVE_TO_RUN, struct live_run, http.server.read_token_file) },
+	{ OPT_NO_UI, "no-ui", NULL, "no page: /metrics for Prometheus (and the stream) only", CLI_COMPLETE_NONE, NULL, 0,
+	  CLI_TO_CLEAR(LIVE_TO_RUN, struct live_run, ui) },
 	{ OPT_HISTORY, "history", "MB", "stream history kept for pages that connect late or reconnect\n"
 	  "(default 64 MB; 4 MB with --no-ui)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_MAX_CONNECTIONS, "max-connections", "N", "connections served at once (1-100000)", CLI_COMPLETE_NONE,
 	  NULL, 0 },
 	{ 'o', "output", "FILE", "also record to FILE (labels typed in the page go into it)", CLI_COMPLETE_FILE,
-	  NULL, 0 },
+	  NULL, 0, CLI_TO_STRING(LIVE_TO_RUN, struct live_run, record_path) },
 	{ OPT_NO_CTL, "no-ctl", NULL, "no control socket: neither the page nor memscope ctl steers the run",
-	  CLI_COMPLETE_NONE, NULL, 0 },
+	  CLI_COMPLETE_NONE, NULL, 0, CLI_TO_CLEAR(LIVE_TO_RUN, struct live_run, use_ctl) },
 	{ OPT_EXIT_AT_END, "exit-at-end", NULL, "exit when the run ends (the command exits, the input is read);\n"
-	  "by default the page stays until Ctrl-C", CLI_COMPLETE_NONE, NULL, 0 },
+	  "by default the page stays until Ctrl-C", CLI_COMPLETE_NONE, NULL, 0,
+	  CLI_TO_BOOL(LIVE_TO_RUN, struct live_run, exit_at_end) },
 	{ 0 },
 };
 
@@ -128,21 +135,6 @@ static int live_option(void *ctx, int key, const char *arg)
 	if ((shared = measure_sink_option(&run->sinks, "live", key, arg)) <= 0)
 		return shared;
 	switch (key) {
-	case OPT_LISTEN:
-		run->http.server.listen = arg;
-		return 0;
-	case OPT_REMOTE:
-		run->http.server.allow_remote = true;
-		return 0;
-	case OPT_TOKEN_FILE:
-		run->http.server.token_file = arg;
-		return 0;
-	case OPT_READ_TOKEN_FILE:
-		run->http.server.read_token_file = arg;
-		return 0;
-	case OPT_NO_UI:
-		run->ui = false;
-		return 0;
 	case OPT_HISTORY:
 		errno = 0;
 		v = strtol(arg, &end, 10);
@@ -161,15 +153,6 @@ static int live_option(void *ctx, int key, const char *arg)
 		}
 		run->http.server.max_connections = (unsigned)v;
 		return 0;
-	case 'o':
-		run->record_path = arg;
-		return 0;
-	case OPT_NO_CTL:
-		run->use_ctl = false;
-		return 0;
-	case OPT_EXIT_AT_END:
-		run->exit_at_end = true;
-		return 0;
 	default:
 		return -1;
 	}
@@ -180,7 +163,8 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			 struct lua_cli *lua)
 {
 	struct live_args a = { opt, run, lua };
-	int status, first = cli_parse(&live_command, argc, argv, live_option, &a, &status);
+	void *const dest[] = { [LIVE_TO_RUN] = run };
+	int status, first = cli_parse_into(&live_command, argc, argv, live_option, &a, dest, &status);
 
 	if (first < 0)
 		return status ? -1 : 1;

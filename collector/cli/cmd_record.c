@@ -49,6 +49,9 @@ struct record_run {
 	struct sink recording, lua_sink;
 };
 
+/* The structs record's option rows write to (cli_parse_into's dest). */
+enum { RECORD_TO_RUN, RECORD_TO_SESSION };
+
 static const struct cli_option record_interval_options[] = {
 	{ 'I', "interval", "MS", "a frame every MS milliseconds (default 1000, at least 1)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 0 },
@@ -63,13 +66,16 @@ static const struct cli_option record_replay_options[] = {
 static const struct cli_option record_options[] = {
 	{ 'o', "output", "FILE", "the recording (default: " RECORDING_DEFAULT_FILE "; an existing one is kept\n"
 	  "as FILE.old); a name ending in .zst is compressed", CLI_COMPLETE_FILE, NULL, 0 },
-	{ 'z', "compress", NULL, "compress with zstd whatever the name", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'z', "compress", NULL, "compress with zstd whatever the name", CLI_COMPLETE_NONE, NULL, 0,
+	  CLI_TO_BOOL(RECORD_TO_RUN, struct record_run, wopt.compress) },
 	{ OPT_NO_CTL, "no-ctl", NULL, "no control socket (memscope ctl cannot reach this run)", CLI_COMPLETE_NONE,
 	  NULL, 0 },
 	{ OPT_FIFO, "fifo", "PATH", "also take the commands one per line from a FIFO (made 0600 unless it\n"
-	  "exists), as NUMAscope's control FIFO: echo 'label phase 2' > PATH", CLI_COMPLETE_FILE, NULL, 0 },
+	  "exists), as NUMAscope's control FIFO: echo 'label phase 2' > PATH", CLI_COMPLETE_FILE, NULL, 0,
+	  CLI_TO_STRING(RECORD_TO_RUN, struct record_run, fifo_path) },
 	{ OPT_PER_THREAD, "per-thread", NULL, "also record each thread's own proc.* series, with its name\n"
-	  "(memscope stat --input FILE --per-thread)", CLI_COMPLETE_NONE, NULL, 0 },
+	  "(memscope stat --input FILE --per-thread)", CLI_COMPLETE_NONE, NULL, 0,
+	  CLI_TO_BOOL(RECORD_TO_SESSION, struct session_options, per_thread) },
 	{ 0 },
 };
 
@@ -82,9 +88,11 @@ static const struct cli_option record_sample_options[] = {
 	{ 'F', "freq", "HZ", "samples per second (hardware events: 4000 by default)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ OPT_MMAP_PAGES, "mmap-pages", "N", "data pages of each CPU's sample ring buffer (power of two, default 128)",
 	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_NO_CALLCHAIN, "no-callchain", NULL, "no call chains (smaller samples)", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_NO_CALLCHAIN, "no-callchain", NULL, "no call chains (smaller samples)", CLI_COMPLETE_NONE, NULL, 0,
+	  CLI_TO_BOOL(RECORD_TO_SESSION, struct session_options, sampling.no_callchain) },
 	{ OPT_ALLOC, "alloc", NULL, "also record heap allocations (uprobes on malloc, calloc, realloc,\n"
-	  "free...) so report names heap data by its allocating line", CLI_COMPLETE_NONE, NULL, 0 },
+	  "free...) so report names heap data by its allocating line", CLI_COMPLETE_NONE, NULL, 0,
+	  CLI_TO_BOOL(RECORD_TO_SESSION, struct session_options, sampling.alloc) },
 	{ OPT_ALLOC_MIN, "alloc-min", "BYTES", "smallest allocation --alloc records (default 4096)", CLI_COMPLETE_NONE,
 	  NULL, 0 },
 	{ 0 },
@@ -111,11 +119,27 @@ static const struct cli_refusal record_refused[] = {
 	{ NULL, NULL },
 };
 
+#define RECORD_NEEDS_SAMPLE "-c, -F, --mmap-pages, --no-callchain and --alloc say how to sample: add --sample EVENT " \
+	"(for example --sample mem)"
+
+/* Combinations record refuses, in the order they are checked; --help lists them. */
+static const struct cli_rule record_rules[] = {
+	{ CLI_NEEDS, 'c', { OPT_SAMPLE }, RECORD_NEEDS_SAMPLE },
+	{ CLI_NEEDS, 'F', { OPT_SAMPLE }, RECORD_NEEDS_SAMPLE },
+	{ CLI_NEEDS, OPT_MMAP_PAGES, { OPT_SAMPLE }, RECORD_NEEDS_SAMPLE },
+	{ CLI_NEEDS, OPT_NO_CALLCHAIN, { OPT_SAMPLE }, RECORD_NEEDS_SAMPLE },
+	{ CLI_NEEDS, OPT_ALLOC, { OPT_SAMPLE }, RECORD_NEEDS_SAMPLE },
+	{ CLI_NEEDS, OPT_ALLOC_MIN, { OPT_SAMPLE }, RECORD_NEEDS_SAMPLE },
+	{ CLI_EXCLUDES, 'c', { 'F' }, "-c (a period) and -F (a frequency) exclude each other: give one" },
+	{ 0 },
+};
+
 const struct cli_command record_command = {
 	.name = "record",
 	.summary = "record frames to a file, for stat --input and reports",
 	.usage = "[OPTIONS] [-a | -p PIDS | [--] CMD [ARGS...]]",
 	.groups = record_groups,
+	.rules = record_rules,
 	.epilog = "While it runs, memscope ctl adds labels, pauses, resumes, changes the interval or starts\n"
 		  "a new file. -a without -e or -m records what top shows, each process with its own series:\n"
 		  "memscope top --input FILE replays it. Options end at CMD: what follows is the command's own.\n",
@@ -190,17 +214,8 @@ static int record_option(void *ctx, int key, const char *arg)
 		}
 		snprintf(a->run->path, sizeof(a->run->path), "%s", arg);
 		return 0;
-	case 'z':
-		a->run->wopt.compress = true;
-		return 0;
 	case OPT_NO_CTL:
 		*a->use_ctl = false;
-		return 0;
-	case OPT_FIFO:
-		a->run->fifo_path = arg;
-		return 0;
-	case OPT_PER_THREAD:
-		a->opt->per_thread = true;
 		return 0;
 	case OPT_SAMPLE:
 		if (!arg[0] || append_sample(a->opt, arg) < 0) {
@@ -213,12 +228,6 @@ static int record_option(void *ctx, int key, const char *arg)
 	case 'F':
 	case OPT_MMAP_PAGES:
 		return sample_number(key, arg, &a->opt->sampling);
-	case OPT_NO_CALLCHAIN:
-		a->opt->sampling.no_callchain = true;
-		return 0;
-	case OPT_ALLOC:
-		a->opt->sampling.alloc = true;
-		return 0;
 	case OPT_ALLOC_MIN: {
 		char *end;
 		unsigned long long v;
@@ -244,7 +253,8 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			 bool *use_ctl, struct lua_cli *lua)
 {
 	struct record_args a = { opt, run, use_ctl, lua };
-	int status, first = cli_parse(&record_command, argc, argv, record_option, &a, &status);
+	void *const dest[] = { [RECORD_TO_RUN] = run, [RECORD_TO_SESSION] = opt };
+	int status, first = cli_parse_into(&record_command, argc, argv, record_option, &a, dest, &status);
 
 	if (first < 0)
 		return status ? -1 : 1;
@@ -264,16 +274,6 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	opt->per_process = true;
 	if (session_options_finish(opt, argv + first) < 0)
 		return -1;
-	if (!opt->samples && (opt->sampling.period || opt->sampling.freq || opt->sampling.mmap_pages ||
-			      opt->sampling.no_callchain || opt->sampling.alloc)) {
-		ms_warn("-c, -F, --mmap-pages, --no-callchain and --alloc say how to sample: "
-			"add --sample EVENT (for example --sample mem)");
-		return -1;
-	}
-	if (opt->sampling.period && opt->sampling.freq) {
-		ms_warn("-c (a period) and -F (a frequency) exclude each other: give one");
-		return -1;
-	}
 	return 0;
 }
 

@@ -62,125 +62,6 @@ static const char *const stat_detailed_events[] = {
 #define STAT_TD_MAX_LEVEL 5
 #define STAT_TD_MAX_LEVEL_TEXT "5"
 
-static const struct cli_option stat_when_options[] = {
-	{ OPT_INTERVAL_COUNT, "interval-count", "N", "with -I: stop after N interval lines", CLI_COMPLETE_NONE, NULL, 0 },
-	{ 'r', "repeat", "N", "run the command N times: the mean of each count and metric, and its spread\n"
-	  "(perf's +- : the standard deviation of the mean)", CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_TIMEOUT, "timeout", "MS", "stop after MS milliseconds (a command still running is ended)",
-	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ 'n', "null", NULL, "run the command and print its elapsed time alone, counting nothing (perf's -n)",
-	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ 'S', "sync", NULL, "call sync() before the run (perf's)", CLI_COMPLETE_NONE, NULL, 0 },
-	{ 0 },
-};
-
-static const struct cli_option stat_where_options[] = {
-	{ 'C', "cpu", "CPUS", "count only on these CPUs (perf's list: 0-3,8), system-wide (implies -a);\n"
-	  "an uncore event counts on its PMU's cpumask CPUs among them", CLI_COMPLETE_NONE, NULL, 0 },
-	{ 'G', "cgroup", "CGROUPS", "with -a: count the -e perf events in these cgroup v2 groups only, the\n"
-	  "n-th name for the n-th event (one name: every event), as perf's -G;\n"
-	  "names are relative to the cgroup2 mount, or absolute paths", CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_FOR_EACH_CGROUP, "for-each-cgroup", "CGROUPS", "with -a: count every -e event in each of these cgroups",
-	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ 0 },
-};
-
-/* perf stat's --control and -D: counting switched off and on while it runs. */
-static const struct cli_option stat_control_options[] = {
-	{ OPT_CONTROL, "control", "SPEC", "fd:CTL[,ACK] (descriptor numbers) or fifo:CTL[,ACK] (FIFO\n"
-	  "paths): take enable, disable, ping (and memscope ctl's commands) one per\n"
-	  "line from CTL, each acknowledged with 'ack' on ACK, as perf stat --control", CLI_COMPLETE_FILE, NULL, 0 },
-	{ 'D', "delay", "MS", "count from MS milliseconds after the start; -1: from the first enable",
-	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ 0 },
-};
-
-static const struct cli_option stat_row_options[] = {
-	{ 'A', "no-aggr", NULL, "perf's name for --per-cpu: one row per CPU", CLI_COMPLETE_NONE, NULL, 0 },
-	{ 't', "tid", "TIDS", "count these threads only (perf's -t: no other thread of their process)",
-	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_PER_THREAD, "per-thread", NULL, "one row per thread of the measured processes (proc.* events)",
-	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_PER_CLUSTER, "per-cluster", NULL, "one row per CPU cluster (perf's S0-D0-CLS0; topology/cluster_id)",
-	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_PER_CACHE, "per-cache", "LN", "one row per cache instance, the last level's or level N's (L1..L4):\n"
-	  "the CPUs that share it (perf's S0-D0-L3-ID0, ID the first CPU that shares it)", CLI_COMPLETE_NONE, NULL,
-	  CLI_OPTIONAL_ARG },
-	{ OPT_NO_MERGE, "no-merge", NULL, "perf's: do not merge an event's PMU instances; memscope shows an event\n"
-	  "once per row as -e named it, so this changes nothing", CLI_COMPLETE_NONE, NULL, 0 },
-	{ 0 },
-};
-
-static const struct cli_option stat_output_options[] = {
-	{ 'x', "field-separator", "SEP", "CSV: perf stat's fields, separated by SEP", CLI_COMPLETE_NONE, NULL, 0 },
-	{ 'j', "json", NULL, "JSON: one object per counter and row, with perf stat's keys", CLI_COMPLETE_NONE, NULL, 0 },
-	{ 'o', "output", "FILE", "write the lines and totals to FILE instead of standard error",
-	  CLI_COMPLETE_FILE, NULL, 0 },
-	{ OPT_COLUMNS, "columns", NULL, "text: memscope's table, a line per interval with a column per event\n"
-	  "(without it: perf's lines, one per event and interval)", CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_NO_BIG_NUM, "no-big-num", NULL, "text: counts without thousands separators", CLI_COMPLETE_NONE, NULL, 0 },
-	{ 'B', "big-num", NULL, "text: counts with thousands separators (the default, as perf's)", CLI_COMPLETE_NONE,
-	  NULL, 0 },
-	{ OPT_QUIET, "quiet", NULL, "print no counts and no notes, only errors (perf's --quiet)", CLI_COMPLETE_NONE,
-	  NULL, 0 },
-	{ OPT_LOG_FD, "log-fd", "N", "write the lines and totals to descriptor N (perf's --log-fd)",
-	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_APPEND, "append", NULL, "with -o: add to the end of FILE", CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_SUMMARY, "summary", NULL, "with -I: the totals after the intervals too (CSV: 'summary' as their time)",
-	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_NO_CSV_SUMMARY, "no-csv-summary", NULL, "with --summary and -x: the totals' lines without 'summary'",
-	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_METRIC_ONLY, "metric-only", NULL, "only the metrics (-m, Lua; without: the events' shadow metrics), a column\n"
-	  "each, as perf's --metric-only",
-	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_SELF_DESCRIBING, "self-describing", NULL, "with -x or -j: memscope's own form: a CSV header line, or\n"
-	  "one JSON object per interval with every row, status and reason", CLI_COMPLETE_NONE, NULL, 0 },
-	{ 0 },
-};
-
-/* perf's -M: memscope's metrics are -m's (the catalog's names and groups). */
-static const struct cli_option stat_count_options[] = {
-	{ 'M', NULL, "LIST", "perf's spelling of -m: catalog metrics and metric groups, e.g. -M TopdownL1,memory\n"
-	  "(memscope list --groups)", CLI_COMPLETE_METRICS, NULL, 0 },
-	{ OPT_TD_LEVEL, "td-level", "N", "perf's top-down levels 1 to N: the metric groups TopdownL1 ... TopdownLN\n"
-	  "(as -M TopdownL1,...,TopdownLN; N from 1 to " STAT_TD_MAX_LEVEL_TEXT ", 0 as perf's: every level)",
-	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ 'd', "detailed", NULL, "perf's -d (-dd, -ddd): its cache events beside the default ones", CLI_COMPLETE_NONE,
-	  NULL, 0 },
-	{ OPT_MEMORY, "memory", NULL, "count the memory set: " SESSION_DEFAULT_EVENTS, CLI_COMPLETE_NONE, NULL, 0 },
-	{ 0 },
-};
-
-static const struct cli_group stat_groups[] = {
-	{ "What to count", measure_count_options },
-	{ NULL, stat_count_options },
-	{ NULL, measure_damon_options },
-	{ NULL, measure_lua_options },
-	{ "Where", measure_target_options },
-	{ NULL, stat_where_options },
-	{ NULL, measure_file_options },
-	{ "When", measure_interval_options },
-	{ NULL, stat_when_options },
-	{ NULL, stat_control_options },
-	{ "Rows", measure_row_options },
-	{ NULL, stat_row_options },
-	{ "Output", stat_output_options },
-	{ NULL, measure_sink_options },
-	{ NULL, NULL },
-};
-
-const struct cli_command stat_command = {
-	.name = "stat",
-	.summary = "count events and metrics for a command, processes or the system",
-	.usage = "[OPTIONS] [-a | -p PIDS | [--] CMD [ARGS...]]\n"
-		 "--replay FILE -m METRICS [OPTIONS]\n"
-		 "--input FILE [OPTIONS]",
-	.groups = stat_groups,
-	.epilog = "Options end at CMD: what follows is the command's own.\n",
-	.operands = CLI_COMPLETE_COMMAND,
-	.options_first = true,
-};
-
 /* What stat takes beside the session's options. */
 struct stat_extra {
 	bool per_thread;
@@ -207,6 +88,158 @@ struct stat_args {
 	struct lua_cli *lua;
 	bool json, csv;
 };
+
+/* The structs stat's option rows write to (cli_parse_into's dest). */
+enum { TO_ARGS, TO_EXTRA, TO_OUTPUT, TO_SESSION };
+
+static const struct cli_option stat_when_options[] = {
+	{ OPT_INTERVAL_COUNT, "interval-count", "N", "with -I: stop after N interval lines", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_LONG(TO_EXTRA, struct stat_extra, interval_count, 1, 1000000000L) },
+	{ 'r', "repeat", "N", "run the command N times: the mean of each count and metric, and its spread\n"
+	  "(perf's +- : the standard deviation of the mean)", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_LONG(TO_EXTRA, struct stat_extra, repeat, 1, STAT_MAX_REPEAT) },
+	{ OPT_TIMEOUT, "timeout", "MS", "stop after MS milliseconds (a command still running is ended)",
+	  CLI_COMPLETE_NONE, NULL, 0, CLI_TO_LONG(TO_EXTRA, struct stat_extra, timeout_ms, 1, SESSION_MAX_INTERVAL_MS) },
+	{ 'n', "null", NULL, "run the command and print its elapsed time alone, counting nothing (perf's -n)",
+	  CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(TO_EXTRA, struct stat_extra, null_run) },
+	{ 'S', "sync", NULL, "call sync() before the run (perf's)", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(TO_EXTRA, struct stat_extra, sync_first) },
+	{ 0 },
+};
+
+static const struct cli_option stat_where_options[] = {
+	{ 'C', "cpu", "CPUS", "count only on these CPUs (perf's list: 0-3,8), system-wide (implies -a);\n"
+	  "an uncore event counts on its PMU's cpumask CPUs among them", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_STRING(TO_SESSION, struct session_options, cpu_list) },
+	{ 'G', "cgroup", "CGROUPS", "with -a: count the -e perf events in these cgroup v2 groups only, the\n"
+	  "n-th name for the n-th event (one name: every event), as perf's -G;\n"
+	  "names are relative to the cgroup2 mount, or absolute paths", CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_FOR_EACH_CGROUP, "for-each-cgroup", "CGROUPS", "with -a: count every -e event in each of these cgroups",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+/* perf stat's --control and -D: counting switched off and on while it runs. */
+static const struct cli_option stat_control_options[] = {
+	{ OPT_CONTROL, "control", "SPEC", "fd:CTL[,ACK] (descriptor numbers) or fifo:CTL[,ACK] (FIFO\n"
+	  "paths): take enable, disable, ping (and memscope ctl's commands) one per\n"
+	  "line from CTL, each acknowledged with 'ack' on ACK, as perf stat --control", CLI_COMPLETE_FILE, NULL, 0, CLI_TO_STRING(TO_EXTRA, struct stat_extra, control) },
+	{ 'D', "delay", "MS", "count from MS milliseconds after the start; -1: from the first enable",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_option stat_row_options[] = {
+	{ 'A', "no-aggr", NULL, "perf's name for --per-cpu: one row per CPU", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 't', "tid", "TIDS", "count these threads only (perf's -t: no other thread of their process)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_PER_THREAD, "per-thread", NULL, "one row per thread of the measured processes (proc.* events)",
+	  CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(TO_EXTRA, struct stat_extra, per_thread) },
+	{ OPT_PER_CLUSTER, "per-cluster", NULL, "one row per CPU cluster (perf's S0-D0-CLS0; topology/cluster_id)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ OPT_PER_CACHE, "per-cache", "LN", "one row per cache instance, the last level's or level N's (L1..L4):\n"
+	  "the CPUs that share it (perf's S0-D0-L3-ID0, ID the first CPU that shares it)", CLI_COMPLETE_NONE, NULL,
+	  CLI_OPTIONAL_ARG },
+	{ OPT_NO_MERGE, "no-merge", NULL, "perf's: do not merge an event's PMU instances; memscope shows an event\n"
+	  "once per row as -e named it, so this changes nothing", CLI_COMPLETE_NONE, NULL, 0, CLI_ACCEPTED },
+	{ 0 },
+};
+
+static const struct cli_option stat_output_options[] = {
+	{ 'x', "field-separator", "SEP", "CSV: perf stat's fields, separated by SEP", CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'j', "json", NULL, "JSON: one object per counter and row, with perf stat's keys", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(TO_ARGS, struct stat_args, json) },
+	{ 'o', "output", "FILE", "write the lines and totals to FILE instead of standard error",
+	  CLI_COMPLETE_FILE, NULL, 0 },
+	{ OPT_COLUMNS, "columns", NULL, "text: memscope's table, a line per interval with a column per event\n"
+	  "(without it: perf's lines, one per event and interval)", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(TO_OUTPUT, struct stat_output, columns) },
+	{ OPT_NO_BIG_NUM, "no-big-num", NULL, "text: counts without thousands separators", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(TO_OUTPUT, struct stat_output, no_big_num) },
+	{ 'B', "big-num", NULL, "text: counts with thousands separators (the default, as perf's)", CLI_COMPLETE_NONE,
+	  NULL, 0, CLI_ACCEPTED },
+	{ OPT_QUIET, "quiet", NULL, "print no counts and no notes, only errors (perf's --quiet)", CLI_COMPLETE_NONE,
+	  NULL, 0 },
+	{ OPT_LOG_FD, "log-fd", "N", "write the lines and totals to descriptor N (perf's --log-fd)",
+	  CLI_COMPLETE_NONE, NULL, 0, CLI_TO_INT(TO_EXTRA, struct stat_extra, log_fd, 1, 1 << 20) },
+	{ OPT_APPEND, "append", NULL, "with -o: add to the end of FILE", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(TO_EXTRA, struct stat_extra, append) },
+	{ OPT_SUMMARY, "summary", NULL, "with -I: the totals after the intervals too (CSV: 'summary' as their time)",
+	  CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(TO_OUTPUT, struct stat_output, summary) },
+	{ OPT_NO_CSV_SUMMARY, "no-csv-summary", NULL, "with --summary and -x: the totals' lines without 'summary'",
+	  CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(TO_OUTPUT, struct stat_output, no_csv_summary) },
+	{ OPT_METRIC_ONLY, "metric-only", NULL, "only the metrics (-m, Lua; without: the events' shadow metrics), a column\n"
+	  "each, as perf's --metric-only",
+	  CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(TO_OUTPUT, struct stat_output, metric_only) },
+	{ OPT_SELF_DESCRIBING, "self-describing", NULL, "with -x or -j: memscope's own form: a CSV header line, or\n"
+	  "one JSON object per interval with every row, status and reason", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(TO_OUTPUT, struct stat_output, self_describing) },
+	{ 0 },
+};
+
+/* perf's -M: memscope's metrics are -m's (the catalog's names and groups). */
+static const struct cli_option stat_count_options[] = {
+	{ 'M', NULL, "LIST", "perf's spelling of -m: catalog metrics and metric groups, e.g. -M TopdownL1,memory\n"
+	  "(memscope list --groups)", CLI_COMPLETE_METRICS, NULL, 0 },
+	{ OPT_TD_LEVEL, "td-level", "N", "perf's top-down levels 1 to N: the metric groups TopdownL1 ... TopdownLN\n"
+	  "(as -M TopdownL1,...,TopdownLN; N from 1 to " STAT_TD_MAX_LEVEL_TEXT ", 0 as perf's: every level)",
+	  CLI_COMPLETE_NONE, NULL, 0 },
+	{ 'd', "detailed", NULL, "perf's -d (-dd, -ddd): its cache events beside the default ones", CLI_COMPLETE_NONE,
+	  NULL, 0, CLI_TO_COUNT(TO_EXTRA, struct stat_extra, detailed) },
+	{ OPT_MEMORY, "memory", NULL, "count the memory set: " SESSION_DEFAULT_EVENTS, CLI_COMPLETE_NONE, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_group stat_groups[] = {
+	{ "What to count", measure_count_options },
+	{ NULL, stat_count_options },
+	{ NULL, measure_damon_options },
+	{ NULL, measure_lua_options },
+	{ "Where", measure_target_options },
+	{ NULL, stat_where_options },
+	{ NULL, measure_file_options },
+	{ "When", measure_interval_options },
+	{ NULL, stat_when_options },
+	{ NULL, stat_control_options },
+	{ "Rows", measure_row_options },
+	{ NULL, stat_row_options },
+	{ "Output", stat_output_options },
+	{ NULL, measure_sink_options },
+	{ NULL, NULL },
+};
+
+#define STAT_CGROUP_NO_SELF_DESCRIBING "counts events in cgroups; it excludes --self-describing (use perf's -x SEP or --json forms)"
+#define STAT_CGROUP_NO_PER_THREAD "counts events in cgroups; it excludes --per-thread (eBPF counts every task, not a cgroup's)"
+#define STAT_COLUMNS_TEXT_ONLY "--columns is a form of the text output; it excludes -x, --json and --metric-only"
+
+/* Combinations stat refuses, in the order they are checked; --help lists them. */
+static const struct cli_rule stat_rules[] = {
+	{ CLI_EXCLUDES, 'x', { 'j' }, "-x and --json are two output forms; choose one" },
+	{ CLI_EXCLUDES, OPT_METRIC_ONLY, { OPT_SELF_DESCRIBING },
+	  "--metric-only prints perf's metric-only form; it excludes --self-describing" },
+	{ CLI_EXCLUDES, OPT_METRIC_ONLY, { OPT_PER_THREAD },
+	  "--metric-only prints perf's metric-only form; it excludes --per-thread (events, not metrics)" },
+	{ CLI_NEEDS, OPT_SELF_DESCRIBING, { 'x', 'j' }, "--self-describing is a form of -x SEP or --json; give one of them" },
+	{ CLI_EXCLUDES, 'G', { OPT_SELF_DESCRIBING }, "-G " STAT_CGROUP_NO_SELF_DESCRIBING },
+	{ CLI_EXCLUDES, 'G', { OPT_PER_THREAD }, "-G " STAT_CGROUP_NO_PER_THREAD },
+	{ CLI_EXCLUDES, OPT_FOR_EACH_CGROUP, { OPT_SELF_DESCRIBING }, "--for-each-cgroup " STAT_CGROUP_NO_SELF_DESCRIBING },
+	{ CLI_EXCLUDES, OPT_FOR_EACH_CGROUP, { OPT_PER_THREAD }, "--for-each-cgroup " STAT_CGROUP_NO_PER_THREAD },
+	{ CLI_EXCLUDES, OPT_COLUMNS, { 'x' }, STAT_COLUMNS_TEXT_ONLY },
+	{ CLI_EXCLUDES, OPT_COLUMNS, { 'j' }, STAT_COLUMNS_TEXT_ONLY },
+	{ CLI_EXCLUDES, OPT_COLUMNS, { OPT_METRIC_ONLY }, STAT_COLUMNS_TEXT_ONLY },
+	{ CLI_EXCLUDES, OPT_CONTROL, { SESSION_OPT_INPUT },
+	  "--control switches counting on and off in a live run; --input FILE is read whole" },
+	{ CLI_EXCLUDES, OPT_CONTROL, { SESSION_OPT_REPLAY },
+	  "--control switches counting on and off in a live run; --replay FILE is read whole" },
+	{ CLI_EXCLUDES, OPT_TIMEOUT, { SESSION_OPT_INPUT }, "--timeout ends a live run; --input FILE is read to its end" },
+	{ CLI_EXCLUDES, OPT_TIMEOUT, { SESSION_OPT_REPLAY }, "--timeout ends a live run; --replay FILE is read to its end" },
+	{ 0 },
+};
+
+const struct cli_command stat_command = {
+	.name = "stat",
+	.summary = "count events and metrics for a command, processes or the system",
+	.usage = "[OPTIONS] [-a | -p PIDS | [--] CMD [ARGS...]]\n"
+		 "--replay FILE -m METRICS [OPTIONS]\n"
+		 "--input FILE [OPTIONS]",
+	.groups = stat_groups,
+	.epilog = "Options end at CMD: what follows is the command's own.\n",
+	.operands = CLI_COMPLETE_COMMAND,
+	.options_first = true,
+	.rules = stat_rules,
+};
+
 
 /* A whole number from 1 to max for option name, or -1 (said on stderr). */
 static long positive_number(const char *name, const char *arg, long max)
@@ -241,15 +274,6 @@ static int stat_option(void *ctx, int key, const char *arg)
 		a->csv = true;
 		snprintf(a->output->separator, sizeof(a->output->separator), "%s", arg);
 		return 0;
-	case 'j':
-		a->json = true;
-		return 0;
-	case OPT_PER_THREAD:
-		a->extra->per_thread = true;
-		return 0;
-	case 'C':
-		a->opt->cpu_list = arg;
-		return 0;
 	case 'G':
 	case OPT_FOR_EACH_CGROUP:
 		if (a->opt->cgroups) {
@@ -267,24 +291,12 @@ static int stat_option(void *ctx, int key, const char *arg)
 		return 0;
 	case 'A':
 		return measure_cli_option(a->opt, a->lua, SESSION_OPT_PER_CPU, NULL) == 0 ? 0 : -1;
-	case OPT_INTERVAL_COUNT:
-		return (a->extra->interval_count = positive_number("--interval-count", arg, 1000000000L)) < 0 ? -1 : 0;
-	case 'r':
-		return (a->extra->repeat = positive_number("-r", arg, STAT_MAX_REPEAT)) < 0 ? -1 : 0;
-	case OPT_TIMEOUT:
-		return (a->extra->timeout_ms = positive_number("--timeout", arg, SESSION_MAX_INTERVAL_MS)) < 0 ? -1 : 0;
 	case 'o':
 		if (!arg[0]) {
 			fprintf(stderr, "memscope stat: -o needs a file name\n");
 			return -1;
 		}
 		a->extra->output_path = arg;
-		return 0;
-	case OPT_SELF_DESCRIBING:
-		a->output->self_describing = true;
-		return 0;
-	case OPT_CONTROL:
-		a->extra->control = arg;
 		return 0;
 	case 'D':
 		if (!strcmp(arg, "-1")) {
@@ -300,18 +312,6 @@ static int stat_option(void *ctx, int key, const char *arg)
 			fprintf(stderr, "memscope stat: -D -1 counts from the first enable of --control\n");
 			return -1;
 		}
-		return 0;
-	case OPT_METRIC_ONLY:
-		a->output->metric_only = true;
-		return 0;
-	case OPT_COLUMNS:
-		a->output->columns = true;
-		return 0;
-	case OPT_NO_BIG_NUM:
-		a->output->no_big_num = true;
-		return 0;
-	case OPT_NO_MERGE:
-	case 'B':
 		return 0;
 	case 'M':
 		return measure_cli_option(a->opt, a->lua, 'm', arg) == 0 ? 0 : -1;
@@ -336,37 +336,11 @@ static int stat_option(void *ctx, int key, const char *arg)
 		a->opt->pids = arg;
 		a->opt->threads_only = true;
 		return 0;
-	case 'n':
-		a->extra->null_run = true;
-		return 0;
-	case 'd':
-		a->extra->detailed++;
-		return 0;
 	case OPT_MEMORY:
 		return measure_cli_option(a->opt, a->lua, 'e', SESSION_DEFAULT_EVENTS) == 0 ? 0 : -1;
-	case 'S':
-		a->extra->sync_first = true;
-		return 0;
 	case OPT_QUIET:
 		a->extra->quiet = true;
 		a->opt->quiet_notes = true;
-		return 0;
-	case OPT_LOG_FD: {
-		long fd = positive_number("--log-fd", arg, 1 << 20);
-
-		if (fd < 0)
-			return -1;
-		a->extra->log_fd = (int)fd;
-		return 0;
-	}
-	case OPT_APPEND:
-		a->extra->append = true;
-		return 0;
-	case OPT_SUMMARY:
-		a->output->summary = true;
-		return 0;
-	case OPT_NO_CSV_SUMMARY:
-		a->output->no_csv_summary = true;
 		return 0;
 	case OPT_PER_CLUSTER:
 	case OPT_PER_CACHE: {
@@ -399,41 +373,16 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			 struct stat_extra *extra, struct lua_cli *lua)
 {
 	struct stat_args a = { opt, output, extra, lua, false, false };
-	int status, first = cli_parse(&stat_command, argc, argv, stat_option, &a, &status);
+	void *const dest[] = { [TO_ARGS] = &a, [TO_EXTRA] = extra, [TO_OUTPUT] = output, [TO_SESSION] = opt };
+	int status, first = cli_parse_into(&stat_command, argc, argv, stat_option, &a, dest, &status);
 	char defaults[1024];
 
 	if (first < 0)
 		return status ? -1 : 1;
-	if (a.csv && a.json) {
-		fprintf(stderr, "memscope stat: -x and --json are two output forms; choose one\n");
-		return -1;
-	}
 	output->format = a.csv ? STAT_CSV : a.json ? STAT_JSON : STAT_TEXT;
-	if (output->metric_only && (output->self_describing || extra->per_thread)) {
-		fprintf(stderr, "memscope stat: --metric-only prints perf's metric-only form; it excludes %s\n",
-			output->self_describing ? "--self-describing" : "--per-thread (events, not metrics)");
-		return -1;
-	}
-	if (output->self_describing && output->format == STAT_TEXT) {
-		fprintf(stderr, "memscope stat: --self-describing is a form of -x SEP or --json; give one of them\n");
-		return -1;
-	}
-	if (opt->cgroups && (output->self_describing || extra->per_thread)) {
-		/* Both name rows by event alone; --per-thread counts with eBPF, every task. */
-		fprintf(stderr, "memscope stat: %s counts events in cgroups; it excludes %s\n",
-			opt->for_each_cgroup ? "--for-each-cgroup" : "-G",
-			output->self_describing ? "--self-describing (use perf's -x SEP or --json forms)"
-						: "--per-thread (eBPF counts every task, not a cgroup's)");
-		return -1;
-	}
 	if (opt->cpu_list && opt->input_path) {
 		fprintf(stderr, "memscope stat: -C chooses the CPUs counted on this machine; %s was counted "
 			"already (--per-cpu shows its CPUs one by one)\n", opt->input_path);
-		return -1;
-	}
-	if (output->columns && (output->format != STAT_TEXT || output->metric_only)) {
-		fprintf(stderr, "memscope stat: --columns is a form of the text output; it excludes -x, --json and "
-			"--metric-only\n");
 		return -1;
 	}
 	opt->default_events = opt->system_wide || opt->cpu_list ? STAT_DEFAULT_EVENTS_SYSTEM_WIDE : STAT_DEFAULT_EVENTS;
@@ -472,19 +421,15 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			"(not -p, --input or --replay), without -I, --per-thread, --lua or --self-describing\n");
 		return -1;
 	}
-	if ((extra->control || extra->delay_ms) && (opt->input_path || opt->replay_path)) {
-		fprintf(stderr, "memscope stat: %s switches counting on and off in a live run; %s is read whole\n",
-			extra->control ? "--control" : "-D", opt->input_path ? "--input FILE" : "--replay FILE");
+	/* --control's and --timeout's refusals are stat_rules; -D 0 is no delay. */
+	if (extra->delay_ms && (opt->input_path || opt->replay_path)) {
+		fprintf(stderr, "memscope stat: -D switches counting on and off in a live run; %s is read whole\n",
+			opt->input_path ? "--input FILE" : "--replay FILE");
 		return -1;
 	}
 	if (extra->delay_ms < 0 && !extra->control) {
 		fprintf(stderr, "memscope stat: -D -1 starts with counting off until an enable arrives: give "
 			"--control fd:CTL[,ACK] or --control fifo:CTL[,ACK] to send it\n");
-		return -1;
-	}
-	if (extra->timeout_ms && (opt->input_path || opt->replay_path)) {
-		fprintf(stderr, "memscope stat: --timeout ends a live run; %s is read to its end\n",
-			opt->input_path ? "--input FILE" : "--replay FILE");
 		return -1;
 	}
 	if (extra->per_thread && (opt->aggr != AGGR_TOTAL || opt->metrics.nr || opt->replay_path)) {

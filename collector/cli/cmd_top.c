@@ -61,15 +61,29 @@ struct top_run {
 	struct sink top_sink, lua_sink;
 };
 
+struct top_args {
+	struct session_options *opt;
+	struct top_sink_options *topt;
+	bool batch;
+	struct lua_cli *lua;
+	const char *pid_text;
+};
+
+/* The structs top's option rows write to (cli_parse_into's dest). */
+enum { TOP_TO_ARGS, TOP_TO_SESSION, TOP_TO_SINK };
+
 static const struct cli_option top_options[] = {
 	{ 'I', "interval", "MS", "refresh every MS milliseconds (default 1000, at least 10)", CLI_COMPLETE_NONE, NULL, 0 },
 	{ TOP_OPT_INPUT, "input", "FILE", "replay a recording (memscope record -a) instead of measuring",
-	  CLI_COMPLETE_FILE, NULL, 0 },
-	{ 'p', "pid", "PID", "focus one process: its row and its threads", CLI_COMPLETE_PID, NULL, 0 },
+	  CLI_COMPLETE_FILE, NULL, 0, CLI_TO_STRING(TOP_TO_SESSION, struct session_options, input_path) },
+	{ 'p', "pid", "PID", "focus one process: its row and its threads", CLI_COMPLETE_PID, NULL, 0,
+	  CLI_TO_STRING(TOP_TO_ARGS, struct top_args, pid_text) },
 	{ TOP_OPT_PER_TIER, "per-tier", NULL, "a node-panel row per memory tier (the sum of its nodes)\n"
-	  "instead of per node; the key t switches", CLI_COMPLETE_NONE, NULL, 0 },
+	  "instead of per node; the key t switches", CLI_COMPLETE_NONE, NULL, 0,
+	  CLI_TO_BOOL(TOP_TO_SINK, struct top_sink_options, display.per_tier) },
 	{ 'b', "batch", NULL, "plain text blocks for scripts instead of the full screen\n"
-	  "(also when stdout is not a terminal or TERM is dumb)", CLI_COMPLETE_NONE, NULL, 0 },
+	  "(also when stdout is not a terminal or TERM is dumb)", CLI_COMPLETE_NONE, NULL, 0,
+	  CLI_TO_BOOL(TOP_TO_ARGS, struct top_args, batch) },
 	{ 'n', "iterations", "N", "stop after N updates", CLI_COMPLETE_NONE, NULL, 0 },
 	{ 's', "sort", "COLUMN", "sort processes by PID, THR, FAULTS/s, ALLOC/s, REMOTE%, CPU%,\n"
 	  "OFFCPU%, MIGR/s or COMMAND (default FAULTS/s)", CLI_COMPLETE_WORDS,
@@ -92,11 +106,18 @@ static const struct cli_group top_groups[] = {
 	{ NULL, NULL },
 };
 
+static const struct cli_rule top_rules[] = {
+	{ CLI_EXCLUDES, TOP_OPT_INPUT, { 'I' },
+	  "--input replays the frames at the interval they were recorded with; -I does not apply" },
+	{ 0 },
+};
+
 const struct cli_command top_command = {
 	.name = "top",
 	.summary = "live full-screen view of NUMA nodes and processes",
 	.usage = "[-I MS | --input FILE] [-p PID] [--per-tier] [-b] [-n N] [-s COLUMN] [--lua SCRIPT]...",
 	.groups = top_groups,
+	.rules = top_rules,
 	.epilog = "keys: s sort, p pause, + and - interval, l label, f filter, t tiers, ? help, q quit\n",
 };
 
@@ -138,14 +159,6 @@ static int parse_pid(const char *text, pid_t *pid, bool check_live)
 	return 0;
 }
 
-struct top_args {
-	struct session_options *opt;
-	struct top_sink_options *topt;
-	bool *batch;
-	struct lua_cli *lua;
-	const char *pid_text;
-};
-
 static int top_option(void *ctx, int key, const char *arg)
 {
 	struct top_args *a = ctx;
@@ -161,18 +174,6 @@ static int top_option(void *ctx, int key, const char *arg)
 	case SESSION_OPT_DAMON_MODE:
 		/* The shared parser checks the range. */
 		return session_option(a->opt, key, arg) < 0 ? -1 : 0;
-	case 'p':
-		a->pid_text = arg;
-		return 0;
-	case TOP_OPT_INPUT:
-		a->opt->input_path = arg;
-		return 0;
-	case TOP_OPT_PER_TIER:
-		a->topt->display.per_tier = true;
-		return 0;
-	case 'b':
-		*a->batch = true;
-		return 0;
 	case 'n':
 		errno = 0;
 		a->topt->max_updates = strtol(arg, &end, 10);
@@ -192,12 +193,14 @@ static int top_option(void *ctx, int key, const char *arg)
 static int parse_options(int argc, char **argv, struct session_options *opt, struct top_sink_options *topt,
 			 bool *batch, struct lua_cli *lua)
 {
-	struct top_args a = { opt, topt, batch, lua, NULL };
-	int status, first = cli_parse(&top_command, argc, argv, top_option, &a, &status);
+	struct top_args a = { opt, topt, false, lua, NULL };
+	void *const dest[] = { [TOP_TO_ARGS] = &a, [TOP_TO_SESSION] = opt, [TOP_TO_SINK] = topt };
+	int status, first = cli_parse_into(&top_command, argc, argv, top_option, &a, dest, &status);
 	const char *pid_text;
 
 	if (first < 0)
 		return status ? -1 : 1;
+	*batch = a.batch;
 	pid_text = a.pid_text;
 	if (first < argc) {
 		ms_warn("unexpected argument '%s' (top watches the whole system; "
@@ -206,11 +209,6 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 	}
 	if (pid_text && parse_pid(pid_text, &topt->inputs.focus_pid, !opt->input_path) < 0)
 		return -1;
-	if (opt->input_path && opt->interval_ms) {
-		ms_warn("--input replays the frames at the interval they were recorded "
-			"with; -I does not apply");
-		return -1;
-	}
 	/* A recording keeps its own interval (an -I would add its frames up). */
 	if (!opt->interval_ms && !opt->input_path)
 		opt->interval_ms = TOP_DEFAULT_INTERVAL_MS;

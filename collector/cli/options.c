@@ -1,5 +1,6 @@
 #include "cli/options.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,18 +115,143 @@ static void report_bad_option(const struct cli_command *cmd, char **argv, int c,
 	fprintf(stderr, "%s: unknown option '%s'%s (%s --help lists the options)\n", prog, name, hint, prog);
 }
 
+/* How a value message names an option: its letter, else its long name
+ * ("-r 0: ...", "--timeout x: ..."). */
+static void value_label(const struct cli_option *o, char *buf, size_t size)
+{
+	if (is_short(o->key))
+		snprintf(buf, size, "-%c", o->key);
+	else
+		snprintf(buf, size, "--%s", o->name);
+}
+
+/* The index of word in a space separated list, or -1. */
+static int choice_index(const char *words, const char *word)
+{
+	size_t len = strlen(word);
+	int i = 0;
+
+	for (const char *w = words; *w; i++) {
+		size_t n = strcspn(w, " ");
+
+		if (n == len && !strncmp(w, word, n))
+			return i;
+		w += n;
+		w += strspn(w, " ");
+	}
+	return -1;
+}
+
+/* Write o's value to its destination: 0, or -1 (said on stderr). */
+static int store_value(const struct cli_option *o, const char *arg, void *const *dest, const char *prog)
+{
+	char *field = (char *)dest[o->to.base] + o->to.offset, label[96], *end;
+	long v;
+
+	switch (o->to.type) {
+	case CLI_VALUE_BOOL:
+		*(bool *)field = true;
+		return 0;
+	case CLI_VALUE_CLEAR:
+		*(bool *)field = false;
+		return 0;
+	case CLI_VALUE_COUNT:
+		(*(int *)field)++;
+		return 0;
+	case CLI_VALUE_STRING:
+		*(const char **)field = arg;
+		return 0;
+	case CLI_VALUE_CHOICE:
+		if ((*(int *)field = choice_index(o->choices, arg)) >= 0)
+			return 0;
+		value_label(o, label, sizeof(label));
+		fprintf(stderr, "%s: %s %s: give one of: %s\n", prog, label, arg, o->choices);
+		return -1;
+	case CLI_VALUE_LONG:
+	case CLI_VALUE_INT:
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < o->to.min || v > o->to.max) {
+			value_label(o, label, sizeof(label));
+			fprintf(stderr, "%s: %s %s: give a whole number from %ld to %ld\n", prog, label, arg, o->to.min,
+				o->to.max);
+			return -1;
+		}
+		if (o->to.type == CLI_VALUE_LONG)
+			*(long *)field = v;
+		else
+			*(int *)field = (int)v;
+		return 0;
+	case CLI_VALUE_ACCEPTED:
+	case CLI_VALUE_NONE:
+		break;
+	}
+	return 0;
+}
+
+/* The position of key among cmd's options (help order), or -1. */
+static int option_index(const struct cli_command *cmd, int key)
+{
+	int i = 0;
+
+	FOR_EACH_OPTION(cmd, g, o) {
+		if (o->key == key)
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+static bool was_given(const struct cli_command *cmd, const bool *given, int key)
+{
+	int i = option_index(cmd, key);
+
+	return i >= 0 && given[i];
+}
+
+/* The first of cmd's rules the given options break, said on stderr: -1; else 0. */
+static int check_rules(const struct cli_command *cmd, const bool *given, const char *prog)
+{
+	for (const struct cli_rule *r = cmd->rules; r && r->kind; r++) {
+		bool broken;
+
+		if (!was_given(cmd, given, r->key))
+			continue;
+		if (r->kind == CLI_EXCLUDES) {
+			broken = was_given(cmd, given, r->others[0]);
+		} else {
+			broken = true;
+			for (int i = 0; i < 3 && r->others[i]; i++)
+				if (was_given(cmd, given, r->others[i]))
+					broken = false;
+		}
+		if (broken) {
+			fprintf(stderr, "%s: %s\n", prog, r->why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int cli_parse(const struct cli_command *cmd, int argc, char **argv, cli_option_fn fn, void *ctx,
 	      int *exit_code)
+{
+	return cli_parse_into(cmd, argc, argv, fn, ctx, NULL, exit_code);
+}
+
+int cli_parse_into(const struct cli_command *cmd, int argc, char **argv, cli_option_fn fn, void *ctx,
+		   void *const *dest, int *exit_code)
 {
 	int nr = count_options(cmd), nl = 0, c, first = -1;
 	char *shorts = malloc((size_t)nr * 3 + 4);
 	struct option *longs = calloc((size_t)nr + 1, sizeof(*longs));
+	bool *given = calloc((size_t)nr, sizeof(*given));
 	char prog[64];
 	size_t ns = 0;
 
 	command_path(cmd, prog, sizeof(prog));
 	*exit_code = EXIT_USAGE;
-	if (!shorts || !longs) {
+	if (!shorts || !longs || !given) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		*exit_code = 1;
 		goto out;
@@ -151,6 +277,23 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv, cli_option_f
 			*exit_code = 0;
 			goto out;
 		}
+		const struct cli_option *o = cli_find_option(cmd, c);
+		int index = option_index(cmd, c);
+
+		if (index >= 0)
+			given[index] = true;
+		if (o && o->to.type != CLI_VALUE_NONE && o->to.type != CLI_VALUE_ACCEPTED && !dest) {
+			/* A row with a destination parsed by cli_parse: the command's bug, not the user's. */
+			fprintf(stderr, "%s: internal error: option %s has a destination; parse with cli_parse_into\n",
+				prog, o->name ? o->name : "");
+			*exit_code = 1;
+			goto out;
+		}
+		if (o && o->to.type != CLI_VALUE_NONE) {
+			if (store_value(o, optarg, dest, prog) < 0)
+				goto out;
+			continue;
+		}
 		switch (fn(ctx, c, optarg)) {
 		case 0:
 			break;
@@ -161,11 +304,14 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv, cli_option_f
 			goto out;
 		}
 	}
+	if (check_rules(cmd, given, prog) < 0)
+		goto out;
 	first = optind;
 	*exit_code = 0;
 out:
 	free(shorts);
 	free(longs);
+	free(given);
 	return first;
 }
 
@@ -229,6 +375,42 @@ void cli_print_usage(const struct cli_command *cmd, FILE *out)
 	}
 }
 
+static void print_labels(const struct cli_command *cmd, const int *keys, int nr, const char *join, FILE *out)
+{
+	char label[96];
+
+	for (int i = 0; i < nr && keys[i]; i++) {
+		const struct cli_option *o = cli_find_option(cmd, keys[i]);
+
+		if (!o)
+			continue;
+		cli_option_label(o, label, sizeof(label));
+		fprintf(out, "%s%s", i ? (i + 1 < nr && keys[i + 1] ? ", " : join) : "", label);
+	}
+}
+
+/* The rules, one a line (a line never starts with '-': those are options). */
+static void print_rules(const struct cli_command *cmd, FILE *out)
+{
+	if (!cmd->rules || !cmd->rules[0].kind)
+		return;
+	fputs("\nCombinations:\n", out);
+	for (const struct cli_rule *r = cmd->rules; r->kind; r++) {
+		int excluded[2] = { r->key, r->others[0] };
+
+		if (r->kind == CLI_EXCLUDES) {
+			fputs("  not together: ", out);
+			print_labels(cmd, excluded, 2, " and ", out);
+		} else {
+			fputs("  required: ", out);
+			print_labels(cmd, &r->key, 1, "", out);
+			fputs(" needs ", out);
+			print_labels(cmd, r->others, 3, " or ", out);
+		}
+		fputc('\n', out);
+	}
+}
+
 void cli_print_help(const struct cli_command *cmd, FILE *out)
 {
 	int column = 0;
@@ -254,6 +436,7 @@ void cli_print_help(const struct cli_command *cmd, FILE *out)
 	}
 	fputc('\n', out);
 	print_option(&help_option[0], column, out);
+	print_rules(cmd, out);
 	if (cmd->more_help)
 		cmd->more_help(out);
 	if (cmd->epilog)

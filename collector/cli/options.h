@@ -5,6 +5,7 @@
 #define MEMSCOPE_OPTIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /* Keys of options without a short letter start here (getopt's val). */
@@ -28,6 +29,42 @@ enum cli_option_flags {
 	CLI_OPTIONAL_ARG = 1 << 0,  /* --name[=ARG] */
 };
 
+/* Where a parsed option's value goes, so that the option needs no case in
+ * the command's function (git's OPT_BOOL, perf's OPT_*). base picks one of
+ * the structs the command hands cli_parse_into (its dest array), offset the
+ * field in it; the CLI_TO_* macros below check the field's type. */
+enum cli_value {
+	CLI_VALUE_NONE,     /* the command's function takes it */
+	CLI_VALUE_BOOL,     /* bool: true when given */
+	CLI_VALUE_CLEAR,    /* bool: false when given (--no-ui) */
+	CLI_VALUE_COUNT,    /* int: one more each time given (-d, -dd) */
+	CLI_VALUE_LONG,     /* long: a whole number from min to max */
+	CLI_VALUE_INT,      /* int: a whole number from min to max */
+	CLI_VALUE_STRING,   /* const char *: the argument as given */
+	CLI_VALUE_CHOICE,   /* int: the index of the argument among choices' words */
+	CLI_VALUE_ACCEPTED, /* taken for perf's sake, changes nothing */
+};
+
+struct cli_dest {
+	enum cli_value type;
+	int base;
+	size_t offset;
+	long min, max;      /* CLI_VALUE_LONG, CLI_VALUE_INT */
+};
+
+/* _Generic fails to compile when the field is not of the type the value
+ * kind writes. */
+#define CLI_FIELD_(base, type, field, ctype) \
+	(base), offsetof(type, field) + _Generic(((type *)0)->field, ctype: 0)
+#define CLI_TO_BOOL(base, type, field) { CLI_VALUE_BOOL, CLI_FIELD_(base, type, field, bool), 0, 0 }
+#define CLI_TO_CLEAR(base, type, field) { CLI_VALUE_CLEAR, CLI_FIELD_(base, type, field, bool), 0, 0 }
+#define CLI_TO_COUNT(base, type, field) { CLI_VALUE_COUNT, CLI_FIELD_(base, type, field, int), 0, 0 }
+#define CLI_TO_LONG(base, type, field, min, max) { CLI_VALUE_LONG, CLI_FIELD_(base, type, field, long), min, max }
+#define CLI_TO_INT(base, type, field, min, max) { CLI_VALUE_INT, CLI_FIELD_(base, type, field, int), min, max }
+#define CLI_TO_STRING(base, type, field) { CLI_VALUE_STRING, CLI_FIELD_(base, type, field, const char *), 0, 0 }
+#define CLI_TO_CHOICE(base, type, field) { CLI_VALUE_CHOICE, CLI_FIELD_(base, type, field, int), 0, 0 }
+#define CLI_ACCEPTED { CLI_VALUE_ACCEPTED, 0, 0, 0, 0 }
+
 struct cli_option {
 	int key;                 /* the short letter, or CLI_LONG_ONLY + n */
 	const char *name;        /* the long name, or NULL */
@@ -36,6 +73,7 @@ struct cli_option {
 	enum cli_complete complete;
 	const char *choices;     /* CLI_COMPLETE_WORDS: the words, space separated */
 	unsigned flags;
+	struct cli_dest to;      /* where the value goes; zero: the command's function takes it */
 };
 
 /* A heading in --help and the options under it (the array ends with a
@@ -53,6 +91,18 @@ struct cli_refusal {
 	const char *why;
 };
 
+/* Combinations of options, checked after parsing and listed in --help:
+ * CLI_EXCLUDES: key and others[0] not together; CLI_NEEDS: key only with
+ * one of others (up to three, the rest 0). why is the whole message. */
+enum cli_rule_kind { CLI_EXCLUDES = 1, CLI_NEEDS };
+
+struct cli_rule {
+	enum cli_rule_kind kind;
+	int key;
+	int others[3];
+	const char *why;
+};
+
 struct cli_command {
 	const char *name;        /* "stat"; NULL for memscope's own options */
 	const char *summary;     /* one line, for memscope --help */
@@ -67,6 +117,7 @@ struct cli_command {
 	const struct cli_refusal *refused; /* ends with { NULL, NULL }; or NULL */
 	/* More help before the epilog (memscope's list of commands), or NULL. */
 	void (*more_help)(FILE *out);
+	const struct cli_rule *rules; /* ends with a zero row; or NULL */
 };
 
 /* Handle one option: 0 taken, -1 a bad value (the message printed),
@@ -81,6 +132,12 @@ typedef int (*cli_option_fn)(void *ctx, int key, const char *arg);
  * option, a missing argument or a value fn refused (each said on stderr). */
 int cli_parse(const struct cli_command *cmd, int argc, char **argv, cli_option_fn fn, void *ctx,
 	      int *exit_code);
+/* cli_parse for a table with destinations: an option with one is written
+ * to dest[o->to.base] (a bad value: "memscope CMD: -r x: give a whole number
+ * from 1 to N", EXIT_USAGE) and fn is not called for it; then cmd->rules are
+ * checked against the options given (the first broken one's why, EXIT_USAGE). */
+int cli_parse_into(const struct cli_command *cmd, int argc, char **argv, cli_option_fn fn, void *ctx,
+		   void *const *dest, int *exit_code);
 
 /* The help of a command, as --help prints it. */
 void cli_print_help(const struct cli_command *cmd, FILE *out);

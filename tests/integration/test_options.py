@@ -119,6 +119,71 @@ def test_every_option_of_the_tables_is_in_help(memscope):
                 assert (helps[command][flag] or "-").lstrip("=") == arg, f"{command} {flag}"
 
 
+def combinations(text):
+    """[(kind, flag, [other flags])] from the Combinations: section of a --help text."""
+    m = re.search(r"^Combinations:\n((?:  .*\n)+)", text, re.M)
+    rules = []
+    for line in (m.group(1).splitlines() if m else []):
+        kind, _, rest = line.strip().partition(": ")
+        labels = [label.split("/")[0] for label in re.findall(r"-[-\w/]+", rest)]
+        rules.append((kind, labels[0], labels[1:]))
+    return rules
+
+
+def with_sample(flag, helped):
+    arg = helped[flag]
+    if arg and arg.startswith("="):
+        return [flag]
+    return [flag, SAMPLE[arg]] if arg else [flag]
+
+
+@pytest.mark.parametrize("command", ["stat", "top", "record"])
+def test_combinations_in_help_are_refused(memscope, command):
+    """Each rule --help lists is what the parser does: both of a "not together" pair,
+    or an option without any it needs, is a usage error said in one line."""
+    text = command_help(memscope, command)
+    helped = help_options(text)
+    rules = combinations(text)
+    assert rules, f"{command} --help lists no Combinations"
+    for kind, flag, others in rules:
+        assert kind in ("not together", "required"), kind
+        argv = with_sample(flag, helped)
+        if kind == "not together":
+            argv += with_sample(others[0], helped)
+        res = run([memscope, command] + argv + ["--", "true"])
+        assert res.returncode == 2, (argv, res.stderr)
+        lines = res.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"memscope {command}: "), (argv, res.stderr)
+        assert "unknown option" not in res.stderr
+
+
+def test_stat_combinations_keep_their_words(memscope):
+    assert ("not together", "-x", ["-j"]) in combinations(command_help(memscope, "stat"))
+    for argv, message in [
+        (["-x,", "--json"], "memscope stat: -x and --json are two output forms; choose one\n"),
+        (["--self-describing"], "memscope stat: --self-describing is a form of -x SEP or --json; give one of them\n"),
+        (["--timeout", "5", "--replay", "/dev/null"],
+         "memscope stat: --timeout ends a live run; --replay FILE is read to its end\n"),
+        (["--control", "fd:0", "--input", "/dev/null"],
+         "memscope stat: --control switches counting on and off in a live run; --input FILE is read whole\n"),
+        (["-a", "--for-each-cgroup", "/", "--per-thread"], "memscope stat: --for-each-cgroup counts events in "
+         "cgroups; it excludes --per-thread (eBPF counts every task, not a cgroup's)\n"),
+    ]:
+        res = run([memscope, "stat"] + argv + ["--", "true"])
+        assert (res.returncode, res.stderr) == (2, message), argv
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["-r", "0"], "-r 0: give a whole number from 1 to 100000"),
+    (["--interval-count", "x"], "--interval-count x: give a whole number from 1 to 1000000000"),
+    (["--timeout", "-5"], "--timeout -5: give a whole number from 1 to 86400000"),
+    (["--log-fd", "1048577"], "--log-fd 1048577: give a whole number from 1 to 1048576"),
+])
+def test_stat_numbers_out_of_range_name_the_range(memscope, argv, message):
+    res = run([memscope, "stat"] + argv + ["--", "true"])
+    assert (res.returncode, res.stderr) == (2, f"memscope stat: {message}\n")
+
+
 def test_unknown_option_is_named_with_the_closest(memscope):
     res = run([memscope, "list", "--topolgy"])
     assert res.returncode == 2

@@ -1,6 +1,7 @@
 /* The option parser made from a table, the number formatter and the CSV
  * writer that every printer shares. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "cli/options.h"
@@ -79,6 +80,137 @@ static void test_parse(void)
 	CHECK_EQ_INT(parse(&s, 4, a5, &status), -1);
 	CHECK_EQ_INT(status, 0);
 	CHECK_EQ_STR(s.log, "101=x");
+}
+
+/* Rows with destinations: the parser fills the struct, the command's
+ * function sees none of them, and the rules are checked after parsing. */
+enum { OPT_QUIET = CLI_LONG_ONLY, OPT_COLOR, OPT_LINES, OPT_OLD };
+
+struct dest_values {
+	bool quiet;
+	bool color_ok;
+	int verbose;
+	long lines;
+	int width;
+	const char *name;
+	int color;
+};
+
+static const struct cli_option dest_options[] = {
+	{ OPT_QUIET, "quiet", NULL, "quiet", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(0, struct dest_values, quiet) },
+	{ 'v', "verbose", NULL, "more", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_COUNT(0, struct dest_values, verbose) },
+	{ OPT_LINES, "lines", "N", "lines", CLI_COMPLETE_NONE, NULL, 0,
+	  CLI_TO_LONG(0, struct dest_values, lines, 1, 1000) },
+	{ 'w', "width", "N", "width", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_INT(0, struct dest_values, width, -1, 80) },
+	{ 'n', "name", "NAME", "name", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_STRING(0, struct dest_values, name) },
+	{ OPT_COLOR, "color", "WHEN", "color", CLI_COMPLETE_WORDS, "never always auto", 0,
+	  CLI_TO_CHOICE(0, struct dest_values, color) },
+	{ OPT_OLD, "old", NULL, "changes nothing", CLI_COMPLETE_NONE, NULL, 0, CLI_ACCEPTED },
+	{ 'N', "no-color", NULL, "no color", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_CLEAR(0, struct dest_values, color_ok) },
+	{ 'e', "events", "LIST", "events", CLI_COMPLETE_EVENTS, NULL, 0 },
+	{ 0 },
+};
+
+static const struct cli_group dest_groups[] = {
+	{ "Dest", dest_options },
+	{ NULL, NULL },
+};
+
+static const struct cli_rule dest_rules[] = {
+	{ CLI_EXCLUDES, OPT_QUIET, { 'v' }, "--quiet and -v say opposite things" },
+	{ CLI_NEEDS, OPT_LINES, { 'n', 'e' }, "--lines counts the lines of -n or -e" },
+	{ 0 },
+};
+
+static const struct cli_command dest_command = {
+	.name = "dest", .groups = dest_groups, .rules = dest_rules,
+};
+
+/* Parse argv into v (zeroed first); what went to stderr into err. */
+static int parse_dest(struct dest_values *v, struct seen *s, char **argv, int *status, char *err, size_t size)
+{
+	void *const dest[] = { v };
+	FILE *tmp = tmpfile();
+	int argc = 0, saved = dup(STDERR_FILENO), first;
+	size_t n;
+
+	while (argv[argc])
+		argc++;
+	memset(v, 0, sizeof(*v));
+	v->color_ok = true;
+	s->log[0] = '\0';
+	fflush(stderr);
+	dup2(fileno(tmp), STDERR_FILENO);
+	first = cli_parse_into(&dest_command, argc, argv, record_option, s, dest, status);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(err, 1, size - 1, tmp);
+	err[n] = '\0';
+	fclose(tmp);
+	return first;
+}
+
+static void test_destinations(void)
+{
+	struct dest_values v;
+	struct seen s = { "", 0 };
+	char err[512];
+	int status;
+	char *all[] = { "dest", "-vv", "--lines", "1000", "-w", "-1", "--name=x", "--color", "auto", "--old",
+			"-N", "-e", "a", "op", NULL };
+	char *big[] = { "dest", "--lines", "1001", NULL };
+	char *word[] = { "dest", "-w", "8x", NULL };
+	char *color[] = { "dest", "--color=blue", NULL };
+	char *both[] = { "dest", "-v", "--quiet", NULL };
+	char *alone[] = { "dest", "--lines", "3", NULL };
+	char *quiet[] = { "dest", "--quiet", "--lines", "3", "-e", "b", NULL };
+
+	CHECK_EQ_INT(parse_dest(&v, &s, all, &status, err, sizeof(err)), 13);
+	CHECK_EQ_INT(status, 0);
+	CHECK_EQ_INT(v.verbose, 2);
+	CHECK_EQ_INT(v.lines, 1000);
+	CHECK_EQ_INT(v.width, -1);
+	CHECK_EQ_STR(v.name, "x");
+	CHECK_EQ_INT(v.color, 2);
+	CHECK(!v.quiet);
+	/* Only the row without a destination reached the function. */
+	CHECK_EQ_STR(s.log, "101=a");
+	CHECK_EQ_STR(err, "");
+	CHECK(!v.color_ok);
+	CHECK_EQ_INT(parse_dest(&v, &s, quiet, &status, err, sizeof(err)), 6);
+	CHECK(v.color_ok);
+	CHECK(v.quiet);
+	CHECK_EQ_INT(v.lines, 3);
+
+	CHECK_EQ_INT(parse_dest(&v, &s, big, &status, err, sizeof(err)), -1);
+	CHECK_EQ_INT(status, EXIT_USAGE);
+	CHECK_EQ_STR(err, "memscope dest: --lines 1001: give a whole number from 1 to 1000\n");
+	CHECK_EQ_INT(parse_dest(&v, &s, word, &status, err, sizeof(err)), -1);
+	CHECK_EQ_STR(err, "memscope dest: -w 8x: give a whole number from -1 to 80\n");
+	CHECK_EQ_INT(parse_dest(&v, &s, color, &status, err, sizeof(err)), -1);
+	CHECK_EQ_STR(err, "memscope dest: --color blue: give one of: never always auto\n");
+	/* The rules, in their order, with their own words. */
+	CHECK_EQ_INT(parse_dest(&v, &s, both, &status, err, sizeof(err)), -1);
+	CHECK_EQ_INT(status, EXIT_USAGE);
+	CHECK_EQ_STR(err, "memscope dest: --quiet and -v say opposite things\n");
+	CHECK_EQ_INT(parse_dest(&v, &s, alone, &status, err, sizeof(err)), -1);
+	CHECK_EQ_STR(err, "memscope dest: --lines counts the lines of -n or -e\n");
+}
+
+static void test_rules_in_help(void)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	cli_print_help(&dest_command, out);
+	fclose(out);
+	CHECK_CONTAINS(text, "\nCombinations:\n"
+			     "  not together: --quiet and -v/--verbose\n"
+			     "  required: --lines needs -n/--name or -e/--events\n");
+	free(text);
 }
 
 static void test_help(void)
@@ -199,6 +331,8 @@ int main(void)
 {
 	test_parse();
 	test_help();
+	test_destinations();
+	test_rules_in_help();
 	test_numbers();
 	test_csv();
 	return check_summary("cli_output");
