@@ -134,10 +134,14 @@ def test_per_thread_system_wide_has_a_line_per_counting_thread(memscope, touchme
     assert res.returncode == 0, res.stderr
     rows = [line.split(",") for line in counter_output(res.stderr).splitlines() if line]
     assert rows and all(len(r) == 8 and r[3] == "page-faults" and int(r[1]) > 0 for r in rows), rows
-    assert len({r[0] for r in rows}) == len(rows)
-    assert max(int(r[1]) for r in rows) >= 2048, rows
+    # The workload's thread has its line, named as when counting began (before its exec, as
+    # perf names it), with its faults. Names are not asserted unique: on a busy machine a thread
+    # id may be reused under the same name within the run.
+    assert any(r[0].startswith("memscope-") and int(r[1]) >= 2048 for r in rows), rows
+    # perf's thread lines (name-TID first; not its "Couldn't resolve comm name" notes) have the
+    # same 7 separators.
     theirs = run(["perf", "stat", "-x,", "--per-thread", "-a", "-e", "page-faults", "sleep", "0.01"]).stderr
-    assert {line.count(",") for line in theirs.splitlines() if "," in line} == {7}
+    assert {line.count(",") for line in theirs.splitlines() if re.match(r"[^,]*-\d+,", line)} == {7}, theirs
 
 
 def test_per_thread_system_wide_leaves_out_a_zombie(memscope, touchmem):
