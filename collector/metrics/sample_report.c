@@ -279,12 +279,10 @@ void sample_report_hot_shares(struct sample_report *r, const struct damon_hot_sh
 
 		for (int k = 0; k < row->nr_ranges; k++) {
 			const struct report_range *g = &row->ranges[k];
-			uint64_t aggregations, bytes = damon_hot_share_bytes(h, g->pid, g->start, g->end, &aggregations);
+			uint64_t covered, bytes = damon_hot_share_bytes(h, g->pid, g->start, g->end, &covered);
 
-			if (!aggregations)
-				continue;
 			hot += (double)bytes;
-			whole += (double)aggregations * (double)(g->end - g->start);
+			whole += (double)covered;
 		}
 		row->hot_known = whole > 0;
 		row->hot_share = whole > 0 ? hot / whole : 0;

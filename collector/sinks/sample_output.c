@@ -130,8 +130,8 @@ static void report_notes(const struct sample_output *o, const struct sample_repo
 			r->decode_error);
 	if (r->hot_shares)
 		fprintf(out, "%sHot: the share of each data object's bytes in DAMON regions accessed in at least %u%% "
-			"of an aggregation's samples, averaged over its process's aggregations ('-': DAMON did not "
-			"monitor the process)\n", prefix, r->hot_pct);
+			"of an aggregation's samples, over the aggregations whose regions cover it ('-': none did, "
+			"DAMON did not monitor the process)\n", prefix, r->hot_pct);
 }
 
 static void report_text(const struct sample_output *o, const struct sample_report *r)

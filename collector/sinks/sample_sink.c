@@ -134,7 +134,7 @@ static int take(struct sample_sink *ss, const struct sample_item *item)
 		return 0;
 	}
 	if (item->kind == SAMPLE_ITEM_DAMON_REGION)
-		return ss->opt.nr_keys ? damon_hot_share_add(&ss->hot, item->time_ns, item->damon) : 0;
+		return ss->opt.nr_keys ? damon_hot_share_add(&ss->hot, item->damon) : 0;
 	got = sample_attribute(&ss->attrib, item, &s);
 	if (got <= 0)
 		return got;

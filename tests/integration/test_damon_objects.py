@@ -1,7 +1,8 @@
 """DAMON's virtual regions (format version 4: a "damon" record with "pid", written when memscope's
 own vaddr kdamond monitors -- CMD or -p) give report --sort obj each data object's hot share: the
 bytes of the object's range in hot regions (accessed in at least 50% of an aggregation's samples,
-damon.hot_bytes' rule) over its size, averaged over its process's aggregations. A hand-made
+damon.hot_bytes' rule) over the bytes of it the regions covered, over the aggregations of its
+process. A hand-made
 recording, the shares computed by hand."""
 import json
 
