@@ -292,7 +292,7 @@ def test_report_sort_obj_gives_each_buffer_its_hot_share(memscope, no_kdamond, t
            for t, row in sorted(by_t.items())])
     # The hot buffer is written every millisecond for 50 s, the cold one only at the start; DAMON's
     # regions take the first several aggregations to settle on the buffers' edges (measured: 97.7%
-    # and 2.7%).
+    # and 1.1-2.7% in two runs).
     assert share["hot"] is not None and share["hot"] >= 0.8, share
     assert share["cold"] is not None and share["cold"] <= 0.15, share
     assert nr_kdamonds() == 0
