@@ -384,6 +384,9 @@ static int record_opened(struct measure_run *m, struct ms_error *err)
 		return -1;
 	}
 	run->wopt.sampling = sampling_json(session);
+	/* --damon-hot, for report's hot share of each data object. */
+	if (run->wopt.sampling && m->opt->damon_hot_pct)
+		json_object_set_new(run->wopt.sampling, "damon_hot_pct", json_integer((json_int_t)m->opt->damon_hot_pct));
 	if (recording_sink_init(&run->recording, &run->wopt, err) < 0 ||
 	    measure_run_add(m, &run->recording, NULL, err) < 0 ||
 	    (run->lua && (lua_sink_init(&run->lua_sink, run->lua, err) < 0 ||

@@ -1,8 +1,11 @@
 #include "metrics/sample_report.h"
+#include "metrics/damon_hot_share.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/array.h"
 
 const struct sort_key_info sort_keys[SORT_KEYS] = {
 	[SORT_SYM] = { "sym", "symbol", "Symbol", false },
@@ -83,6 +86,7 @@ void sample_report_free(struct sample_report *r)
 	for (int i = 0; i < r->nr_rows; i++) {
 		free(r->rows[i].chains);
 		free(r->rows[i].lines);
+		free(r->rows[i].ranges);
 	}
 	free(r->rows);
 	free(r->slots);
@@ -247,6 +251,44 @@ static bool has_key(const struct sample_report *r, enum sort_key k)
 	return false;
 }
 
+/* The data object's range in its process, once per row. */
+static int add_range(struct report_row *row, uint32_t pid, const struct data_object *d)
+{
+	if (!d->known || d->end <= d->start)
+		return 0;
+	for (int i = 0; i < row->nr_ranges; i++)
+		if (row->ranges[i].pid == pid && row->ranges[i].start == d->start && row->ranges[i].end == d->end)
+			return 0;
+	if (row->nr_ranges == REPORT_RANGES_MAX)
+		return 0;
+	if (array_grow_int(&row->ranges, &row->cap_ranges, row->nr_ranges + 1, sizeof(*row->ranges)) < 0)
+		return -1;
+	row->ranges[row->nr_ranges++] = (struct report_range){ pid, d->start, d->end };
+	return 0;
+}
+
+void sample_report_hot_shares(struct sample_report *r, const struct damon_hot_share *h)
+{
+	if (!h || !damon_hot_share_any(h) || !has_key(r, SORT_OBJ))
+		return;
+	r->hot_shares = true;
+	r->hot_pct = h->hot_pct;
+	for (int i = 0; i < r->nr_rows; i++) {
+		struct report_row *row = &r->rows[i];
+		double hot = 0, whole = 0;
+
+		for (int k = 0; k < row->nr_ranges; k++) {
+			const struct report_range *g = &row->ranges[k];
+			uint64_t covered, bytes = damon_hot_share_bytes(h, g->pid, g->start, g->end, &covered);
+
+			hot += (double)bytes;
+			whole += (double)covered;
+		}
+		row->hot_known = whole > 0;
+		row->hot_share = whole > 0 ? hot / whole : 0;
+	}
+}
+
 static int node_slot(int node)
 {
 	return node >= 0 && node < REPORT_NODES_MAX ? node : REPORT_NODES_MAX;
@@ -290,6 +332,8 @@ int sample_report_add(struct sample_report *r, const struct attributed_sample *s
 	if (chain && add_chain(row, chain) < 0)
 		return -1;
 	if (!has_key(r, SORT_SRCLINE) && s->code.srcline[0] != '[' && add_line(row, s->code.srcline) < 0)
+		return -1;
+	if (has_key(r, SORT_OBJ) && add_range(row, s->sample->pid, &s->data) < 0)
 		return -1;
 	return 0;
 }

@@ -63,6 +63,14 @@ struct report_line {
 	uint64_t samples;
 };
 
+/* An address range of a data object a row's samples fell in (obj key). */
+struct report_range {
+	uint32_t pid;
+	uint64_t start, end;
+};
+
+#define REPORT_RANGES_MAX 64
+
 struct report_row {
 	union key_value keys[SORT_MAX];
 	struct report_line *lines;   /* the sampled source lines, when srcline is not a key */
@@ -73,6 +81,10 @@ struct report_row {
 	uint64_t cpu_nodes[REPORT_NODES_MAX + 1];
 	struct report_chain *chains;
 	int nr_chains, cap_chains;
+	struct report_range *ranges;   /* obj key: the object's ranges (at most REPORT_RANGES_MAX) */
+	int nr_ranges, cap_ranges;
+	bool hot_known;                /* DAMON monitored the object's process */
+	double hot_share;              /* 0..1: sample_report_hot_shares */
 };
 
 struct sample_report {
@@ -88,12 +100,18 @@ struct sample_report {
 	uint64_t lost[SAMPLE_LOST_KINDS];   /* by enum sample_lost_kind (throttled: times) */
 	uint64_t decode_errors;
 	const char *decode_error;  /* the first */
+	bool hot_shares;           /* DAMON virtual regions gave the obj rows a hot share */
+	unsigned hot_pct;          /* their hot threshold */
 };
 
 int sample_report_init(struct sample_report *r, const enum sort_key *keys, int nr_keys, struct strtab *strings);
 void sample_report_free(struct sample_report *r);
 int sample_report_add(struct sample_report *r, const struct attributed_sample *s);
 void sample_report_lost(struct sample_report *r, const struct sample_item *item);
+/* Each obj row's hot share from DAMON's virtual regions of its processes
+ * (metrics/damon_hot_share.h); nothing when h holds none or obj is no key. */
+struct damon_hot_share;
+void sample_report_hot_shares(struct sample_report *r, const struct damon_hot_share *h);
 /* Rows by samples, most first. */
 void sample_report_sort(struct sample_report *r);
 /* Text of key k of a row ("hot", "1", "?"). */

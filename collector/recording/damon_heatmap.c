@@ -37,6 +37,7 @@ struct heat_input {
 	size_t nr_labels, cap_labels;
 	uint64_t interval_ns;
 	uint64_t all_nodes;        /* the nodes of every region, those left out too */
+	uint64_t virtual_regions;  /* regions of processes (vaddr): not drawn */
 	/* Each node's memory from the recorded memory-block map (has_range);
 	 * recordings without it: the span of the node's regions. */
 	uint64_t range_low[64], range_high[64];
@@ -95,6 +96,11 @@ static int read_input(const char *path, int node, struct heat_input *in, struct 
 		if (rec.kind == RECORD_SAMPLE_ITEM && rec.item.kind == SAMPLE_ITEM_DAMON_REGION) {
 			const struct damon_region_event *d = rec.item.damon;
 
+			if (d->pid) {
+				/* A process's virtual region (report --sort obj reads them). */
+				in->virtual_regions++;
+				continue;
+			}
 			in->all_nodes |= d->nodes;
 			if (node >= 0 && !(d->nodes >> node & 1))
 				continue;
@@ -401,6 +407,12 @@ int damon_heatmap_report(const char *path, int node, FILE *out, const char *plot
 				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d", list[0] ? ", " : "", n);
 		ms_error_set(err, "--node %d: no region of %s covers node %d's memory; its regions are on node(s) %s",
 			     node, path, node, list);
+		goto out;
+	}
+	if (!in.nr && in.virtual_regions) {
+		ms_error_set(err, "%s holds DAMON regions of processes' virtual memory only (%llu; recorded with -p or "
+			     "-- CMD): the heat map draws physical memory: record with -a (report --sort obj gives "
+			     "each data object's hot share from these)", path, (unsigned long long)in.virtual_regions);
 		goto out;
 	}
 	if (!in.nr) {

@@ -989,6 +989,12 @@ static int read_other(struct recording_reader *r, const json_t *rec, struct reco
 				     r->line, r->header.version);
 			return -1;
 		}
+		if (out->item.kind == SAMPLE_ITEM_DAMON_REGION && out->item.damon->pid && r->header.version < 4) {
+			ms_error_set(err, "%s:%d: a \"damon\" region record with a \"pid\" (a process's virtual region) in "
+				     "a version %d recording; they exist from version 4 on: the header's \"version\" is "
+				     "wrong or the file is damaged", r->path, r->line, r->header.version);
+			return -1;
+		}
 		out->kind = RECORD_SAMPLE_ITEM;
 		out->t_ns = out->item.time_ns;
 		return 0;

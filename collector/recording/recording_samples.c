@@ -240,7 +240,10 @@ int recording_writer_sample_item(struct recording_writer *w, const struct sample
 				APPEND("%s%d", sep, n);
 				sep = ",";
 			}
-		APPEND("]}");
+		APPEND("]");
+		if (d->pid)
+			APPEND(",\"pid\":%u", d->pid);
+		APPEND("}");
 		break;
 	}
 	case SAMPLE_ITEM_MAPS_UNREADABLE:
@@ -534,12 +537,13 @@ static int read_alloc(const struct line_ctx *c, const json_t *rec, bool is_free,
 	return 1;
 }
 
-/* {"damon":[t,start,end,nr_accesses,age,samples,nr_regions],"nodes":[...]} */
+/* {"damon":[t,start,end,nr_accesses,age,samples,nr_regions],"nodes":[...]}, and
+ * "pid":P for a virtual region of process P (version 4). */
 static int read_damon(const struct line_ctx *c, const json_t *rec, struct sample_item_storage *st,
 		      struct sample_item *item)
 {
 	struct damon_region_event *d = &st->damon;
-	json_t *a, *nodes = json_object_get(rec, "nodes"), *n;
+	json_t *a, *nodes = json_object_get(rec, "nodes"), *pid = json_object_get(rec, "pid"), *n;
 	int64_t v[5];
 	size_t i;
 
@@ -563,6 +567,9 @@ static int read_damon(const struct line_ctx *c, const json_t *rec, struct sample
 			return fail(c, "damon \"nodes\" entry", "a node id from 0 to 63");
 		d->nodes |= 1ull << json_integer_value(n);
 	}
+	if (pid && (!json_is_integer(pid) || json_integer_value(pid) < 1 || json_integer_value(pid) > INT32_MAX))
+		return fail(c, "damon \"pid\"", "a process id (a positive integer)");
+	d->pid = pid ? (uint32_t)json_integer_value(pid) : 0;
 	d->nr_accesses = (uint32_t)v[1];
 	d->age = (uint32_t)v[2];
 	d->samples = (uint32_t)v[3];

@@ -42,6 +42,7 @@ struct damon_region_event {
 	uint32_t samples;           /* samples per aggregation: nr_accesses' maximum */
 	uint32_t nr_regions;        /* regions of its aggregation */
 	uint64_t nodes;             /* bit n: the region covers memory of node n (nodes 0-63) */
+	uint32_t pid;               /* a virtual region of this process (vaddr kdamond); 0: physical */
 };
 
 enum sample_lost_kind {

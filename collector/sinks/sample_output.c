@@ -128,6 +128,10 @@ static void report_notes(const struct sample_output *o, const struct sample_repo
 	if (r->decode_errors)
 		fprintf(out, "%s%" PRIu64 " samples could not be decoded: %s\n", prefix, r->decode_errors,
 			r->decode_error);
+	if (r->hot_shares)
+		fprintf(out, "%sHot: the share of each data object's bytes in DAMON regions accessed in at least %u%% "
+			"of an aggregation's samples, over the aggregations whose regions cover it ('-': none did, "
+			"DAMON did not monitor the process)\n", prefix, r->hot_pct);
 }
 
 static void report_text(const struct sample_output *o, const struct sample_report *r)
@@ -157,6 +161,8 @@ static void report_text(const struct sample_output *o, const struct sample_repor
 		fprintf(out, "  %-14s", "Data nodes");
 	if (show_cpu_nodes)
 		fprintf(out, "  %-14s", "CPU nodes");
+	if (r->hot_shares)
+		fprintf(out, "  %4s", "Hot");
 	if (weights)
 		fprintf(out, "  %s", "Latency");
 	fprintf(out, "\n");
@@ -176,6 +182,10 @@ static void report_text(const struct sample_output *o, const struct sample_repor
 			nodes_text(row->cpu_nodes, row->samples, nodes, sizeof(nodes));
 			fprintf(out, "  %-14s", nodes);
 		}
+		if (r->hot_shares && row->hot_known)
+			fprintf(out, "  %3.0f%%", 100 * row->hot_share);
+		else if (r->hot_shares)
+			fprintf(out, "  %4s", "-");
 		if (weights && row->weighted)
 			fprintf(out, "  %.0f", (double)row->weight_sum / (double)row->weighted);
 		fprintf(out, "\n");
@@ -198,7 +208,7 @@ static void report_csv(const struct sample_output *o, const struct sample_report
 	fprintf(out, "samples,percent,remote,local,unknown,remote_percent");
 	for (int k = 0; k < r->nr_keys; k++)
 		fprintf(out, ",%s", sort_keys[r->keys[k]].name);
-	fprintf(out, ",hitm,data_nodes,cpu_nodes,mean_weight,call_chain\n");
+	fprintf(out, ",hitm,data_nodes,cpu_nodes,mean_weight,%scall_chain\n", r->hot_shares ? "hot_share," : "");
 	for (int i = 0; i < r->nr_rows; i++) {
 		const struct report_row *row = &r->rows[i];
 
@@ -218,6 +228,10 @@ static void report_csv(const struct sample_output *o, const struct sample_report
 		if (row->weighted)
 			fprintf(out, "%.1f,", (double)row->weight_sum / (double)row->weighted);
 		else
+			fprintf(out, ",");
+		if (r->hot_shares && row->hot_known)
+			fprintf(out, "%.4f,", row->hot_share);
+		else if (r->hot_shares)
 			fprintf(out, ",");
 		csv_field(out, row->nr_chains ? row->chains[0].text : "", true);
 	}
@@ -273,6 +287,8 @@ static void report_json(const struct sample_output *o, const struct sample_repor
 		json_object_set_new(o_row, "hitm", json_integer((json_int_t)row->hitm));
 		json_object_set_new(o_row, "data_nodes", nodes_json(row->data_nodes));
 		json_object_set_new(o_row, "cpu_nodes", nodes_json(row->cpu_nodes));
+		if (r->hot_shares)
+			json_object_set_new(o_row, "hot_share", row->hot_known ? json_real(row->hot_share) : json_null());
 		if (row->weighted)
 			json_object_set_new(o_row, "mean_weight",
 					    json_real((double)row->weight_sum / (double)row->weighted));

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
+#include "metrics/damon_hot_share.h"
 #include "sampler/sample_batch.h"
+#include "sources/damon/damon_regions.h"
 
 struct sample_sink {
 	struct sample_sink_options opt;
@@ -13,6 +15,7 @@ struct sample_sink {
 	struct sample_attributor attrib;
 	struct sample_report report;
 	struct c2c_report c2c;
+	struct damon_hot_share hot;           /* DAMON's virtual regions: the objects' hot share */
 	struct sample_output out;
 	struct sample_item_storage storage;   /* the item being read from a batch */
 	char events[512];
@@ -41,6 +44,7 @@ static void sample_sink_free(struct sample_sink *ss)
 		return;
 	sample_report_free(&ss->report);
 	c2c_report_free(&ss->c2c);
+	damon_hot_share_free(&ss->hot);
 	if (ss->attrib_ready)
 		sample_attributor_free(&ss->attrib);
 	sample_decoders_free(ss->decoders);
@@ -129,6 +133,8 @@ static int take(struct sample_sink *ss, const struct sample_item *item)
 		sample_report_lost(&ss->report, item);
 		return 0;
 	}
+	if (item->kind == SAMPLE_ITEM_DAMON_REGION)
+		return ss->opt.nr_keys ? damon_hot_share_add(&ss->hot, item->damon) : 0;
 	got = sample_attribute(&ss->attrib, item, &s);
 	if (got <= 0)
 		return got;
@@ -176,6 +182,7 @@ static void sample_end(struct sink *sink, const struct sink_end *end)
 	if (ss->opt.list)
 		sample_output_list_end(&ss->out);
 	if (ss->opt.nr_keys) {
+		sample_report_hot_shares(&ss->report, &ss->hot);
 		sample_report_sort(&ss->report);
 		sample_output_report(&ss->out, &ss->report);
 	}
@@ -212,6 +219,7 @@ int sample_sink_init(struct sink *sink, const struct recording_header *h, const 
 		     struct ms_error *err)
 {
 	struct sample_sink *ss = calloc(1, sizeof(*ss));
+	int hot_pct;
 
 	memset(sink, 0, sizeof(*sink));
 	if (!ss) {
@@ -219,6 +227,9 @@ int sample_sink_init(struct sink *sink, const struct recording_header *h, const 
 		return -1;
 	}
 	ss->opt = *o;
+	/* The run's --damon-hot when it was given, else its default. */
+	hot_pct = h->sampling ? json_int_or(h->sampling, "damon_hot_pct", DAMON_DEFAULT_HOT_PCT) : DAMON_DEFAULT_HOT_PCT;
+	damon_hot_share_init(&ss->hot, hot_pct >= 1 && hot_pct <= 100 ? (unsigned)hot_pct : DAMON_DEFAULT_HOT_PCT);
 	if (build(ss, h, err) < 0) {
 		sample_sink_free(ss);
 		return -1;

@@ -15,6 +15,7 @@
 #include "sampler/frame.h"
 #include "host/damon_admin.h"
 #include "host/damon_monitor.h"
+#include "metrics/damon_hot_share.h"
 #include "sources/damon/damon_regions.h"
 
 #define MiB (1024ull * 1024ull)
@@ -573,6 +574,57 @@ static void test_gauge_cells(void)
 	series_table_free(&t);
 }
 
+static struct damon_region_event vregion(uint32_t pid, uint64_t start, uint64_t end, uint32_t nr_accesses)
+{
+	return (struct damon_region_event){ .start = start, .end = end, .nr_accesses = nr_accesses, .samples = 20,
+					    .nr_regions = 2, .pid = pid };
+}
+
+static int add_vregion(struct damon_hot_share *h, uint32_t pid, uint64_t start, uint64_t end, uint32_t nr_accesses)
+{
+	struct damon_region_event e = vregion(pid, start, end, nr_accesses);
+
+	return damon_hot_share_add(h, &e);
+}
+
+/* A data object's hot share from virtual regions written by hand: the bytes
+ * of its range in regions at >= 50% of 20 samples, over the bytes of it the
+ * regions covered, over the aggregations. */
+static void test_hot_share(void)
+{
+	struct damon_hot_share h;
+	struct damon_region_event phys = vregion(0, 0, 256 * MiB, 20), none = { 0 };
+	uint64_t covered = 99;
+	const uint64_t obj = 0x10000000;   /* a 16 MiB object at 256 MiB */
+
+	damon_hot_share_init(&h, 50);
+	CHECK(!damon_hot_share_any(&h));
+	CHECK_EQ_INT(damon_hot_share_add(&h, &none), 0);
+	CHECK_EQ_INT(damon_hot_share_add(&h, &phys), 0);   /* physical: ignored */
+	CHECK(!damon_hot_share_any(&h));
+	/* Aggregation 1: the object's first 4 MiB at 10 of 20 (hot, the boundary), the rest at 9 (45%: not). */
+	CHECK_EQ_INT(add_vregion(&h, 7, obj - MiB, obj + 4 * MiB, 10), 0);
+	CHECK_EQ_INT(add_vregion(&h, 7, obj + 4 * MiB, obj + 32 * MiB, 9), 0);
+	/* Another process, hot over the same addresses: not pid 7's memory. */
+	CHECK_EQ_INT(add_vregion(&h, 8, 0, obj + 32 * MiB, 20), 0);
+	/* Aggregation 2: 8 MiB in the middle of the object at 20 of 20, a region past it hot too. */
+	CHECK_EQ_INT(add_vregion(&h, 7, obj + 2 * MiB, obj + 10 * MiB, 20), 0);
+	CHECK_EQ_INT(add_vregion(&h, 7, obj + 10 * MiB, obj + 16 * MiB, 0), 0);
+	CHECK_EQ_INT(add_vregion(&h, 7, obj + 16 * MiB, obj + 32 * MiB, 20), 0);
+	CHECK(damon_hot_share_any(&h));
+	/* (4 + 8) MiB hot of 16 MiB covered in aggregation 1 and 14 MiB in 2: 12 / 30 = 40%. */
+	CHECK_EQ_U64(damon_hot_share_bytes(&h, 7, obj, obj + 16 * MiB, &covered), 12 * MiB);
+	CHECK_EQ_U64(covered, 30 * MiB);
+	CHECK_EQ_U64(damon_hot_share_bytes(&h, 8, obj, obj + 16 * MiB, &covered), 16 * MiB);
+	CHECK_EQ_U64(covered, 16 * MiB);
+	/* A process DAMON never saw, and addresses no region covered: no share. */
+	CHECK_EQ_U64(damon_hot_share_bytes(&h, 9, obj, obj + 16 * MiB, &covered), 0);
+	CHECK_EQ_U64(covered, 0);
+	CHECK_EQ_U64(damon_hot_share_bytes(&h, 7, 0, MiB, &covered), 0);
+	CHECK_EQ_U64(covered, 0);
+	damon_hot_share_free(&h);
+}
+
 int main(void)
 {
 	char root[4096];
@@ -593,5 +645,6 @@ int main(void)
 	test_admin();
 	test_gauge_total();
 	test_gauge_cells();
+	test_hot_share();
 	return check_summary("damon");
 }

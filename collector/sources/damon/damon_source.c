@@ -399,8 +399,9 @@ static int damon_open(struct source *src, struct series_table *table, struct ms_
 			if (damon_stream_init(&ds->streams[i], 1, &no_node) < 0)
 				goto oom;
 	}
-	/* Recordings keep physical regions (the heat map's nodes). */
-	if (ds->hub && !ds->vaddr && !(ds->building = calloc(DAMON_RECORD_MAX_REGIONS, sizeof(*ds->building))))
+	/* Recordings keep the regions: physical ones (the heat map's nodes),
+	 * or each target process's virtual ones (report --sort obj's hot share). */
+	if (ds->hub && !(ds->building = calloc(DAMON_RECORD_MAX_REGIONS, sizeof(*ds->building))))
 		goto oom;
 	if (open_event(ds, id, err) < 0)
 		return -1;
@@ -414,13 +415,16 @@ oom:
 	return -1;
 }
 
-/* Keep region r of the aggregation being built, to record it. */
-static void keep_region(struct damon_source *ds, const struct damon_region *r)
+/* Keep region r of the aggregation being built on stream, to record it;
+ * pid: a virtual region of that process (vaddr), 0: physical. */
+static void keep_region(struct damon_source *ds, const struct damon_stream *stream, const struct damon_region *r,
+			uint32_t pid)
 {
 	struct damon_region_event *e;
 	uint64_t unit = ds->classes.addr_unit ? ds->classes.addr_unit : 1;
-	/* Does r start another aggregation (damon_stream_add's rule)? */
-	bool starts = !ds->stream.seen || r->target_id != ds->stream.target_id || r->nr_regions != ds->stream.expect;
+	/* Does r start another aggregation (damon_stream_add's rule)? A vaddr
+	 * kdamond sends each target's regions in turn. */
+	bool starts = !stream->seen || r->target_id != stream->target_id || r->nr_regions != stream->expect;
 
 	if (starts)
 		ds->nr_building = 0;
@@ -435,8 +439,9 @@ static void keep_region(struct damon_source *ds, const struct damon_region *r)
 	if (e->samples == 0)
 		e->samples = 1;
 	e->nr_regions = r->nr_regions;
-	e->nodes = damon_region_nodes(&ds->map, ds->stream.latest.nr_nodes, ds->stream.latest.node_ids, e->start,
-				      e->end);
+	e->pid = pid;
+	e->nodes = pid ? 0 : damon_region_nodes(&ds->map, ds->stream.latest.nr_nodes, ds->stream.latest.node_ids,
+						e->start, e->end);
 }
 
 /* A complete aggregation: its regions to the recording, all at its time. */
@@ -479,11 +484,17 @@ static void handle_record(struct damon_source *ds, const struct perf_event_heade
 		return;
 	if (ds->vaddr) {
 		/* target_id is the target's index in memscope's context. */
-		if (r.target_id < (uint64_t)ds->nr_targets)
-			damon_stream_add(&ds->streams[r.target_id], &ds->map, &ds->classes, &r);
+		struct damon_stream *stream;
+
+		if (r.target_id >= (uint64_t)ds->nr_targets)
+			return;
+		stream = &ds->streams[r.target_id];
+		keep_region(ds, stream, &r, (uint32_t)ds->target_pids[r.target_id]);
+		if (damon_stream_add(stream, &ds->map, &ds->classes, &r))
+			hand_over(ds, r.nr_regions, time_ns);
 		return;
 	}
-	keep_region(ds, &r);
+	keep_region(ds, &ds->stream, &r, 0);
 	if (damon_stream_add(&ds->stream, &ds->map, &ds->classes, &r))
 		hand_over(ds, r.nr_regions, time_ns);
 }

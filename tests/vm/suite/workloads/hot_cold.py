@@ -13,6 +13,9 @@ import time
 parser = argparse.ArgumentParser()
 parser.add_argument("--mib", type=int, default=64)
 parser.add_argument("--seconds", type=float, default=20)
+parser.add_argument("--apart", action="store_true",
+                    help="map the cold buffer MAP_NORESERVE, so the kernel does not merge the two mappings into "
+                         "one (a sample's data object is then its own buffer)")
 args = parser.parse_args()
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -20,7 +23,8 @@ libc.memset.argtypes = (ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t)
 size = args.mib << 20
 buffers = {}
 for name in ("hot", "cold"):
-    buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    noreserve = getattr(mmap, "MAP_NORESERVE", 0x4000) if args.apart and name == "cold" else 0
+    buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | noreserve)
     addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
     libc.memset(addr, 1, size)
     buffers[name] = (buf, addr)
