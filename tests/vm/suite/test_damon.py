@@ -128,8 +128,11 @@ def start_killable(memscope):
     proc = subprocess.Popen([memscope, "stat", "-I", "1000", "--damon", "active", "-e", "damon.hot_bytes", "--",
                              sys.executable, WORKLOADS / "hot_cold.py", "--mib", "4", "--seconds", "120"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    assert wait_for(lambda: MARKER.exists() and nr_kdamonds() == 1 and
-                    (KDAMONDS / "0" / "state").read_text().strip() == "on", 60), proc.stderr
+    if not wait_for(lambda: MARKER.exists() and nr_kdamonds() == 1 and
+                    (KDAMONDS / "0" / "state").read_text().strip() == "on", 60):
+        proc.kill()
+        pytest.fail(f"no kdamond of memscope's on within 60 s (marker {MARKER.exists()}, nr_kdamonds "
+                    f"{nr_kdamonds()}); memscope said: {proc.communicate()[1]}")
     marker = MARKER.read_text().split()
     fields = dict(zip(marker[0::2], (int(x) for x in marker[1::2])))
     workload = int((KDAMONDS / "0/contexts/0/targets/0/pid_target").read_text())
