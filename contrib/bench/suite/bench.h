@@ -151,6 +151,8 @@ struct bench_cell {
  * recompute every median and interval). */
 struct bench_sampled {
 	int col;
+	int n_col;                      /* its count: "n", or NAME_n where the table has an "n" already */
+	char *n_name;                   /* NAME_n (allocated), NULL for "n" */
 	struct samples *rows;           /* indexed by row */
 };
 

@@ -89,14 +89,19 @@ void table_col_spread(struct bench_table *t, const char *name, const char *unit,
 		bench_die("internal: too many sampled columns in table %s", t->name);
 	if (asprintf(&low, "%s_low", name) < 0 || asprintf(&high, "%s_high", name) < 0)
 		bench_die("out of memory");
-	t->sampled[t->nr_sampled++] = (struct bench_sampled){ t->nr_cols, NULL };
+	struct bench_sampled *sm = &t->sampled[t->nr_sampled++];
+
+	*sm = (struct bench_sampled){ t->nr_cols, -1, NULL, NULL };
 	table_col(t, name, unit, COL_NUM, precision);
 	table_col(t, low, unit, COL_NUM, precision);
 	table_col(t, high, unit, COL_NUM, precision);
+	/* The table's first measured column has "n"; a second one (par's
+	 * best_ns beside lat_ns) may have another count: NAME_n. */
 	for (int c = 0; c < t->nr_cols; c++)
-		if (!strcmp(t->cols[c].name, "n"))
-			return;
-	table_col(t, "n", NULL, COL_INT, 0);
+		if (!strcmp(t->cols[c].name, "n") && asprintf(&sm->n_name, "%s_n", name) < 0)
+			bench_die("out of memory");
+	sm->n_col = t->nr_cols;
+	table_col(t, sm->n_name ? sm->n_name : "n", NULL, COL_INT, 0);
 }
 
 void table_set_spread(struct bench_table *t, int row, const char *col, const struct samples *s)
@@ -118,7 +123,9 @@ void table_set_spread(struct bench_table *t, int row, const char *col, const str
 	t->cells[row * t->nr_cols + c].num = sp.median;
 	t->cells[row * t->nr_cols + c + 1].num = sp.low;
 	t->cells[row * t->nr_cols + c + 2].num = sp.high;
-	table_set(t, row, "n", sp.n);
+	for (int i = 0; i < t->nr_sampled; i++)
+		if (t->sampled[i].col == c)
+			t->cells[row * t->nr_cols + t->sampled[i].n_col].num = sp.n;
 }
 
 void report_param(struct bench_report *r, const char *key, const char *fmt, ...)
@@ -155,6 +162,7 @@ void report_free(struct bench_report *r)
 			free(t->sampled[k].rows);
 			free((char *)t->cols[t->sampled[k].col + 1].name);
 			free((char *)t->cols[t->sampled[k].col + 2].name);
+			free(t->sampled[k].n_name);
 		}
 		free(t->cells);
 	}
