@@ -49,14 +49,11 @@ int sysfs_join(char *buf, size_t size, const char *root, const char *rel)
 	return 0;
 }
 
-int sysfs_read_str(const char *path, char *buf, size_t size)
+/* Read what fits of an opened file, close it, drop trailing whitespace. */
+static int read_and_close(int fd, char *buf, size_t size)
 {
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = read(fd, buf, size - 1);
 
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
 	close(fd);
 	if (n < 0)
 		return -1;
@@ -66,10 +63,16 @@ int sysfs_read_str(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+int sysfs_read_str(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -1 : read_and_close(fd, buf, size);
+}
+
 int sysfs_read_fd_str(int fd, char *buf, size_t size)
 {
 	struct stat st;
-	ssize_t n;
 
 	if (fd < 0)
 		return -1;
@@ -78,14 +81,7 @@ int sysfs_read_fd_str(int fd, char *buf, size_t size)
 		errno = EINVAL;
 		return -1;
 	}
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
-		buf[--n] = '\0';
-	return 0;
+	return read_and_close(fd, buf, size);
 }
 
 int sysfs_read_int(const char *path, long long *value)
