@@ -239,7 +239,9 @@ def test_a_run_records_its_load_and_warns_exactly_when_it_says_so():
     assert 0 < during["own_cpus"] <= len(os.sched_getaffinity(0)) + 0.1, load
     assert 0 <= during["other_cpus"] <= os.cpu_count() + 0.1, load
     busy = during["other_cpus"] >= 0.25 or during["steal_cpus"] >= 0.25
-    assert load["reliable"] == (not busy) and bool(load["warning"]) == busy, load
+    assert bool(load["warning"]) == busy, load
+    moved = during["freq_mhz_min"] is not None and during["freq_mhz_max"] > 1.05 * during["freq_mhz_min"]
+    assert bool(load["freq_warning"]) == moved and load["reliable"] == (not busy and not moved), load
     assert ("warning: other processes used" in res.stderr) == busy, res.stderr
 
 
@@ -279,3 +281,90 @@ def test_each_width_is_compiled_for_its_own_registers():
     assert "ymm" in regs["avx2_bw"] and "zmm" not in regs["avx2_bw"] | regs["avx2_stream"], regs
     assert "ymm" in regs["avx2_stream"], regs
     assert "zmm" in regs["avx512_bw"] and "zmm" in regs["avx512_stream"], regs
+
+
+# ---- the clock ----
+
+def clock_tree(tmp_path, khz):
+    """A sysfs tree with this machine's online CPUs, each with a cpufreq clock (kHz) the test
+    sets; the benchmark reads its topology and clocks from it (MEMSCOPE_SYSFS_ROOT)."""
+    root = tmp_path / "sys"
+    cpu = root / "devices" / "system" / "cpu"
+    cpu.mkdir(parents=True)
+    (cpu / "online").write_text(pathlib.Path("/sys/devices/system/cpu/online").read_text())
+    for c in sorted(os.sched_getaffinity(0)):
+        if khz is not None:
+            (cpu / f"cpu{c}" / "cpufreq").mkdir(parents=True)
+            (cpu / f"cpu{c}" / "cpufreq" / "scaling_cur_freq").write_text(f"{khz}\n")
+    return root
+
+
+def set_clock(root, cpu, khz):
+    path = root / "devices" / "system" / "cpu" / f"cpu{cpu}" / "cpufreq" / "scaling_cur_freq"
+    tmp = path.with_suffix(".new")
+    tmp.write_text(f"{khz}\n")
+    tmp.replace(path)       # the benchmark never reads half a number
+
+
+def bench_while(root, change, *args):
+    """Runs a 4-size lat benchmark on CPU 0 of the tree and calls change() once its watch
+    over the run has begun (its sampling thread exists: created after the 200 ms probe)."""
+    env = dict(os.environ, MEMSCOPE_SYSFS_ROOT=str(root))
+    p = subprocess.Popen([str(BENCH), "lat", "--cpu", "0", "--sizes", "4K,64K,1M,8M", "--reps", "8", "--max-reps", "8",
+                          "--format", "json", "--no-plot", *map(str, args)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while len(os.listdir(f"/proc/{p.pid}/task")) < 2:
+        assert p.poll() is None, "the run ended before its watch began"
+        assert time.monotonic() < deadline, "no sampling thread after 120 s"
+        time.sleep(0.01)
+    change()
+    alive = p.poll() is None
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert alive, "the run had ended when the clock changed: nothing to check"
+    return json.loads(out), err
+
+
+def test_a_clock_that_moves_under_the_run_is_said(tmp_path):
+    """The clock of the CPU the benchmark runs on goes from 2.0 to 3.0 GHz mid-run: the JSON
+    records the lowest and highest reading and the run warns, with the two figures."""
+    root = clock_tree(tmp_path, 2000000)
+    r, err = bench_while(root, lambda: set_clock(root, 0, 3000000))
+    load = r["load"]
+    assert load["before"]["freq_mhz_min"] == load["before"]["freq_mhz_max"] == 2000, load
+    assert (load["during"]["freq_mhz_min"], load["during"]["freq_mhz_max"]) == (2000, 3000), load
+    want = "the CPU clock moved between 2000 and 3000 MHz during this run: every figure scales with it"
+    assert load["freq_warning"] == want and want in r["notes"] and not load["reliable"], load
+    assert f"memscope-bench: warning: {want}\n" in err, err
+    assert load["freq_unknown"] == "", load
+
+
+def test_an_idle_cpus_clock_is_not_the_runs(tmp_path):
+    """Only the clocks of the CPUs the benchmark's threads are on count: another CPU's clock
+    moving (a power-saving governor lowers idle CPUs) is no reason to doubt the figures."""
+    others = sorted(os.sched_getaffinity(0) - {0})
+    if not others or 0 not in os.sched_getaffinity(0):
+        pytest.skip("needs CPU 0 and another CPU to run on")
+
+    def idle_clock_moves():
+        for c in others:
+            set_clock(root, c, 800000)
+
+    root = clock_tree(tmp_path, 2000000)
+    r, err = bench_while(root, idle_clock_moves)
+    load = r["load"]
+    assert (load["during"]["freq_mhz_min"], load["during"]["freq_mhz_max"]) == (2000, 2000), load
+    assert load["freq_warning"] == "" and "CPU clock" not in err, (load, err)
+
+
+def test_without_cpufreq_the_clock_is_unknown_and_says_why(tmp_path):
+    root = clock_tree(tmp_path, None)
+    r, err = bench_while(root, lambda: None)
+    load = r["load"]
+    for when in ("before", "during"):
+        assert load[when]["freq_mhz_min"] is None and load[when]["freq_mhz_max"] is None, load
+    cpu0 = sorted(os.sched_getaffinity(0))[0]
+    assert load["freq_unknown"] == (f"the clock was not measured: {root}/devices/system/cpu/cpu{cpu0}/cpufreq/"
+                                    "scaling_cur_freq is not there (no cpufreq driver in this kernel)"), load
+    assert load["freq_warning"] == "" and "CPU clock" not in err, (load, err)

@@ -38,6 +38,8 @@ struct bench_topo {
 
 /* Reads $MEMSCOPE_SYSFS_ROOT (default /sys)/devices/system/{cpu,node}. */
 int topo_load(struct bench_topo *t, char *err, size_t errsize);
+/* $MEMSCOPE_SYSFS_ROOT, or /sys. */
+const char *topo_sysfs_root(void);
 /* Size of the data/unified cache at level (1, 2, 3...), 0 when sysfs has none. */
 /* A small text file whole, trailing white space cut: 0, or -1 when it cannot be read. */
 int topo_read_text(const char *path, char *buf, size_t size);
@@ -176,12 +178,14 @@ struct load_figures {
 	double own_cpus;                /* this benchmark's */
 	double steal_cpus;              /* stolen by the hypervisor */
 	double run_queue;               /* runnable threads of other processes, mean; -1 unknown */
+	double freq_min_mhz, freq_max_mhz; /* lowest and highest clock any CPU read; NaN unknown */
 };
 
 struct bench_report {
 	const char *bench;
 	struct load_figures load;
 	char load_warning[256];         /* empty: the run was quiet enough */
+	char freq_warning[256];         /* empty: the clock held still, or is not readable */
 	struct bench_table tables[BENCH_MAX_TABLES];
 	int nr_tables;
 	char params[1024];              /* JSON object members: "\"op\":\"rd\",..." */
@@ -234,8 +238,9 @@ bool samples_enough(const struct bench_opts *o, const struct samples *s, double 
 
 /* ---- other work on the machine (load.c) ---- */
 
-/* Probe the machine for 200 ms, then watch it until load_finish. */
-void load_start(void);
+/* Probe the machine for 200 ms, then watch it until load_finish; the
+ * clock is read on the topology's CPUs. */
+void load_start(const struct bench_topo *t);
 void load_finish(struct load_figures *during);
 const struct load_figures *load_before(void);
 bool load_unreliable(const struct load_figures *f);
@@ -243,6 +248,11 @@ size_t load_private_cache(const struct bench_topo *t);
 /* "other processes used 1.7 CPUs during this run: figures above 2M are not
  * reliable" (by_size: the benchmark's figures are by buffer size). */
 void load_warning(const struct bench_opts *o, const struct load_figures *f, bool by_size, char *buf, size_t n);
+/* "the CPU clock moved between 2000 and 3000 MHz during this run: ..."
+ * when the highest reading is over 5% above the lowest. */
+bool load_freq_warning(const struct load_figures *f, char *buf, size_t n);
+/* Why the clock is unknown (empty when it was read). */
+const char *load_freq_unknown(void);
 /* --isolate: what was done, as a JSON object for the report. */
 void load_set_isolate(const char *json);
 const char *load_isolate(void);

@@ -1,10 +1,12 @@
 /* What disturbs a run: before it (a short probe) and during it (from start
  * to report), the CPU time other processes used and how many of them were
  * runnable, from /proc with this process's own share taken out, and the
- * time the hypervisor stole. When others used enough to bend the figures,
- * a warning says by how much and which figures; the JSON records it all. */
+ * time the hypervisor stole, and the CPUs' clock where cpufreq shows it.
+ * When others used enough to bend the figures, or the clock moved, a
+ * warning says by how much and which figures; the JSON records it all. */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -19,6 +21,9 @@
  * they share the last-level cache and the memory with the benchmark. */
 #define LOAD_WARN_CPUS 0.25
 #define LOAD_SAMPLE_MS 50
+/* A clock whose highest reading is this much above its lowest moved enough
+ * to show in bandwidths and latencies (turbo, power states, thermal limits). */
+#define FREQ_MOVED 1.05
 
 struct cpu_times {
 	double t;                   /* CLOCK_MONOTONIC seconds */
@@ -36,7 +41,92 @@ static struct {
 	double runq_sum;            /* runnable others, summed over the samples */
 	long samples;
 	char isolate[256];          /* JSON object or empty */
+	const struct bench_topo *topo;
+	int sampler_tid;            /* left out of the clock readings */
+	double freq_min, freq_max;  /* MHz over the run's samples; NaN none */
+	char freq_why[256];         /* why the clock is unknown; empty when read */
 } L;
+
+/* The CPU a thread last ran on: field 39 ("processor") of its stat line. */
+static int last_cpu(char *stat)
+{
+	char *p = strrchr(stat, ')'), *save = NULL, *tok;
+	int field = 2;      /* ")" ends field 2, comm */
+
+	if (!p)
+		return -1;
+	for (tok = strtok_r(p + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		if (++field == 39)
+			return atoi(tok);
+	return -1;
+}
+
+/* One CPU's current clock in MHz, from cpufreq's scaling_cur_freq (kHz);
+ * NaN when the kernel shows none. */
+static double cpu_clock_mhz(int cpu)
+{
+	char path[512], text[64], *end;
+	double khz;
+
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", topo_sysfs_root(), cpu);
+	if (topo_read_text(path, text, sizeof(text)) < 0)
+		return NAN;
+	khz = strtod(text, &end);
+	return end == text || khz <= 0 ? NAN : khz / 1000;
+}
+
+/* [lo, hi] widened to take in a reading; false for none (NaN). */
+static bool widen(double *lo, double *hi, double mhz)
+{
+	if (isnan(mhz))
+		return false;
+	*lo = fmin(*lo, mhz);
+	*hi = fmax(*hi, mhz);
+	return true;
+}
+
+/* Before the run, every CPU's clock; during it, the clocks of the CPUs this
+ * benchmark's threads are on (an idle CPU's clock moving says nothing
+ * about the figures). */
+static bool read_clocks(bool own_cpus_only, double *lo, double *hi)
+{
+	char path[300], st[1024];
+	bool any = false;
+	DIR *d;
+	struct dirent *e;
+
+	*lo = INFINITY;
+	*hi = -INFINITY;
+	if (!own_cpus_only) {
+		for (int i = 0; L.topo && i < L.topo->nr_cpus; i++)
+			any |= widen(lo, hi, cpu_clock_mhz(L.topo->cpus[i]));
+		return any;
+	}
+	if (!(d = opendir("/proc/self/task")))
+		return false;
+	while ((e = readdir(d))) {
+		int cpu;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == L.sampler_tid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		if (topo_read_text(path, st, sizeof(st)) < 0 || (cpu = last_cpu(st)) < 0)
+			continue;
+		any |= widen(lo, hi, cpu_clock_mhz(cpu));
+	}
+	closedir(d);
+	return any;
+}
+
+static void clocks_sample(bool own_cpus_only)
+{
+	double lo, hi;
+
+	if (!read_clocks(own_cpus_only, &lo, &hi))
+		return;
+	L.freq_min = isnan(L.freq_min) ? lo : fmin(L.freq_min, lo);
+	L.freq_max = isnan(L.freq_max) ? hi : fmax(L.freq_max, hi);
+}
 
 /* utime + stime + cutime + cstime of /proc/PID/stat, in seconds. */
 static double proc_cpu_s(const char *stat_path)
@@ -115,6 +205,7 @@ static void *sampler_main(void *arg)
 	struct timespec ts = { 0, LOAD_SAMPLE_MS * 1000000L };
 
 	(void)arg;
+	L.sampler_tid = (int)gettid();
 	while (!atomic_load(&L.stop)) {
 		int n = others_running();
 
@@ -122,18 +213,22 @@ static void *sampler_main(void *arg)
 			L.runq_sum += n;
 			L.samples++;
 		}
+		clocks_sample(true);
 		nanosleep(&ts, NULL);
 	}
 	return NULL;
 }
 
-void load_start(void)
+void load_start(const struct bench_topo *t)
 {
 	struct cpu_times a, b;
 	struct timespec ts = { 0, 200 * 1000000L };
 	double runq = 0;
 	int n = 0;
 
+	L.topo = t;
+	L.freq_min = L.freq_max = NAN;
+	L.freq_why[0] = '\0';
 	/* Before: 200 ms of the machine without this benchmark's work. */
 	cpu_times_now(&a);
 	for (int i = 0; i < 4; i++) {
@@ -143,12 +238,22 @@ void load_start(void)
 			runq += r;
 			n++;
 		}
+		clocks_sample(false);
 		ts.tv_nsec = 50 * 1000000L;
 		nanosleep(&ts, NULL);
 	}
 	cpu_times_now(&b);
 	figures_between(&a, &b, &L.before);
 	L.before.run_queue = n ? runq / n : -1;
+	L.before.freq_min_mhz = L.freq_min;
+	L.before.freq_max_mhz = L.freq_max;
+	if (isnan(L.freq_min) && t && t->nr_cpus)
+		snprintf(L.freq_why, sizeof(L.freq_why),
+			 "the clock was not measured: %s/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq is not there "
+			 "(no cpufreq driver in this kernel)",
+			 topo_sysfs_root(), t->cpus[0]);
+	L.freq_min = L.freq_max = NAN;
+	clocks_sample(true);        /* the clock the run starts at, before anything else can change */
 	cpu_times_now(&L.start);
 	L.started = true;
 	atomic_store(&L.stop, false);
@@ -160,7 +265,7 @@ void load_finish(struct load_figures *during)
 	struct cpu_times end;
 
 	if (!L.started) {
-		*during = (struct load_figures){ .run_queue = -1 };
+		*during = (struct load_figures){ .run_queue = -1, .freq_min_mhz = NAN, .freq_max_mhz = NAN };
 		return;
 	}
 	cpu_times_now(&end);
@@ -168,15 +273,36 @@ void load_finish(struct load_figures *during)
 		atomic_store(&L.stop, true);
 		pthread_join(L.sampler, NULL);
 		L.running = false;
+		L.sampler_tid = 0;
 	}
+	clocks_sample(true);
 	figures_between(&L.start, &end, during);
 	during->run_queue = L.samples ? L.runq_sum / (double)L.samples : -1;
+	during->freq_min_mhz = L.freq_min;
+	during->freq_max_mhz = L.freq_max;
+}
+
+const char *load_freq_unknown(void)
+{
+	return L.freq_why;
+}
+
+bool load_freq_warning(const struct load_figures *f, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (isnan(f->freq_min_mhz) || f->freq_max_mhz <= f->freq_min_mhz * FREQ_MOVED)
+		return false;
+	snprintf(buf, n, "the CPU clock moved between %.0f and %.0f MHz during this run: every figure scales with it",
+		 f->freq_min_mhz, f->freq_max_mhz);
+	return true;
 }
 
 const struct load_figures *load_before(void)
 {
-	if (!L.started)
+	if (!L.started) {
 		L.before.run_queue = -1;
+		L.before.freq_min_mhz = L.before.freq_max_mhz = NAN;
+	}
 	return &L.before;
 }
 

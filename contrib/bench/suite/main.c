@@ -612,6 +612,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (cmd->plots || !strcmp(cmd->name, "ctx"))
-		load_start();
+		load_start(&o.topo);
 	return cmd->run(&o);
 }

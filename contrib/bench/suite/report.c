@@ -274,6 +274,10 @@ static void load_json(FILE *out, const struct load_figures *f)
 	json_number(out, f->steal_cpus);
 	fprintf(out, ",\"run_queue_others\":");
 	json_number(out, f->run_queue);
+	fprintf(out, ",\"freq_mhz_min\":");
+	json_number(out, f->freq_min_mhz);
+	fprintf(out, ",\"freq_mhz_max\":");
+	json_number(out, f->freq_max_mhz);
 	fputc('}', out);
 }
 
@@ -354,8 +358,12 @@ static void write_json(const struct bench_report *r, const struct bench_opts *o,
 	load_json(out, load_before());
 	fprintf(out, ",\"during\":");
 	load_json(out, &r->load);
-	fprintf(out, ",\"reliable\":%s,\"warning\":", r->load_warning[0] ? "false" : "true");
+	fprintf(out, ",\"reliable\":%s,\"warning\":", r->load_warning[0] || r->freq_warning[0] ? "false" : "true");
 	json_string(out, r->load_warning);
+	fprintf(out, ",\"freq_warning\":");
+	json_string(out, r->freq_warning);
+	fprintf(out, ",\"freq_unknown\":");
+	json_string(out, load_freq_unknown());
 	fprintf(out, ",\"isolate\":%s}", load_isolate()[0] ? load_isolate() : "null");
 	fprintf(out, ",\"notes\":[");
 	for (int i = 0; i < r->nr_notes; i++) {
@@ -443,6 +451,10 @@ int report_finish(struct bench_report *r, const struct bench_opts *o)
 		report_note(r, "%s", r->load_warning);
 		fprintf(stderr, "memscope-bench: warning: %s\n", r->load_warning);
 	}
+	if (load_freq_warning(&r->load, r->freq_warning, sizeof(r->freq_warning))) {
+		report_note(r, "%s", r->freq_warning);
+		fprintf(stderr, "memscope-bench: warning: %s\n", r->freq_warning);
+	}
 	for (int i = 0; i < r->nr_tables; i++) {
 		if (o->format == FMT_TABLE) {
 			print_text(&r->tables[i], stdout);
@@ -454,7 +466,7 @@ int report_finish(struct bench_report *r, const struct bench_opts *o)
 	if (o->format == FMT_JSON)
 		write_json(r, o, stdout);
 	for (int i = 0; i < r->nr_notes; i++)
-		if (strcmp(r->notes[i], r->load_warning))   /* said once, as the warning */
+		if (strcmp(r->notes[i], r->load_warning) && strcmp(r->notes[i], r->freq_warning)) /* said once, as a warning */
 			fprintf(o->format == FMT_TABLE ? stdout : stderr, "note: %s\n", r->notes[i]);
 	fflush(stdout);
 	if (!o->plot)

@@ -9,7 +9,7 @@
 
 #include "bench.h"
 
-static const char *sysfs_root(void)
+const char *topo_sysfs_root(void)
 {
 	const char *root = getenv("MEMSCOPE_SYSFS_ROOT");
 
@@ -72,7 +72,7 @@ static int cmp_int(const void *a, const void *b)
 int topo_load(struct bench_topo *t, char *err, size_t errsize)
 {
 	char path[512], text[4096];
-	const char *root = sysfs_root();
+	const char *root = topo_sysfs_root();
 	DIR *d;
 	struct dirent *e;
 
