@@ -181,10 +181,27 @@ def test_default_kernel_is_the_widest_the_cpu_has():
 ONE_WINDOW = ("--reps", 1, "--max-reps", 1)
 
 
+def test_scalar_l1_read_is_steady():
+    """The scalar read in L1 is at least likwid-bench's scalar `load` (within 15%, best of the
+    rounds of each, each run right after its peer on CPU 0): its four sums stay in their
+    registers, so no placement of the loop in the program makes it the 0.67 of `load` it once
+    was (see the vector test's note)."""
+    need("likwid-bench")
+    if platform.machine() != "x86_64":
+        pytest.skip("likwid-bench's kernels are x86's")
+    ours, peer = [], []
+    for _ in range(ROUNDS):
+        r = bench_json("bw", "rd", "--sizes", "16K", "--cpu", 0, "--kernel", "scalar", "--reps", 6, realtime=True)
+        ours.append(rows(r)[0]["mb_s"])
+        peer.append(likwid_ws_mb_s("load", "16kB", 200000))
+    print(f"scalar rd L1: memscope-bench best {max(ours):.0f} MB/s, likwid-bench load best {max(peer):.0f} MB/s")
+    assert max(ours) >= 0.85 * max(peer), (ours, peer)
+
+
 def test_vector_kernels_agree_with_likwid_bench():
     """Each vector width of bw rd, bw cp and stream triad against likwid-bench's kernel of the
-    same width (load_avx, copy_avx, stream_avx; the avx512 ones where the CPU has AVX-512; scalar
-    and SSE2 reads in L1 against load and load_sse), on
+    same width (load_avx, copy_avx, stream_avx; the avx512 ones where the CPU has AVX-512; SSE2 reads
+    in L1 against load_sse), on
     CPU 0, each run right after its peer: in L1 the best of the rounds of each, in memory their
     medians, within 15%. rd is
     compared in L1 (16 KiB, where the width decides: scalar, SSE2, AVX2 and AVX-512 reads differ
@@ -193,8 +210,14 @@ def test_vector_kernels_agree_with_likwid_bench():
     if platform.machine() != "x86_64":
         pytest.skip("likwid-bench's kernels are x86's")
     size_mb = 64
-    # scalar and SSE2 in memory are the test above; in L1, where the width decides, here.
-    kinds = [("scalar", None), ("sse2", "sse")] + vector_kernels()
+    # scalar and SSE2 in memory are the test above; SSE2 in L1, where the width decides, here.
+    # The scalar read in L1 has no likwid-bench peer doing its work: memscope-bench's scalar
+    # loop sums 64-bit words in general registers (82 GB/s on this host's core), likwid-bench's
+    # `load` moves doubles through the vector registers (64 GB/s), and in L1 the two kinds of
+    # load go through different ports. Its figure was once within 15% of `load` only while the
+    # loop copied its sums between registers every pass, and then only for some placements of
+    # the loop in the program (43 or 66 GB/s as unrelated code grew): test_scalar_l1_read_is_steady.
+    kinds = [("sse2", "sse")] + vector_kernels()
     for ours_k, peer_k in kinds:
         ratios = {}
         for what in ("rd L1", "rd", "cp", "triad") if ours_k not in ("scalar", "sse2") else ("rd L1",):
