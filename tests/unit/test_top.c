@@ -161,9 +161,9 @@ static void test_batch_text(void)
 		     "1 n/a 21.0 22.0 23.0 24.0 25.0 26.0 27.0 28.0 29.0 30.0 31.0 32.0 33.0 34.0\n"
 		     "all n/a 21.0 22.0 23.0 24.0 25.0 26.0 27.0 28.0 29.0 30.0 31.0 32.0 33.0 34.0\n"
 		     "\n"
-		     "PID THR FAULTS/s ALLOC/s ALLOC_N0/s ALLOC_N1/s REMOTE% CPU% OFFCPU% MIGR/s COMMAND\n"
-		     "77 1 1500.0 1500.0 1500.0 3.0 n/a 12.5 n/a 0.0 my prog\n"
-		     "78 1 0.0 0.0 0.0 0.0 n/a 0.0 25.0 0.0 other\n"
+		     "PID THR FAULTS/s ALLOC/s ALLOC_N0/s ALLOC_N1/s REMOTE% CPU% OFFCPU% MIGR/s HOT_B COLD_B COMMAND\n"
+		     "77 1 1500.0 1500.0 1500.0 3.0 n/a 12.5 n/a 0.0 n/a n/a my prog\n"
+		     "78 1 0.0 0.0 0.0 0.0 n/a 0.0 25.0 0.0 n/a n/a other\n"
 		     "\n");
 	free(text);
 }
