@@ -663,8 +663,9 @@ static void test_page_join(void)
 	CHECK_EQ_INT(damon_tally_init(&t, 2, nodes), 0);
 	damon_page_join_begin(&j);
 	/* In two calls, cut inside the run of region 0. */
-	damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries, 2, page);
-	damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries + 2, ARRAY_LEN(entries) - 2, page);
+	damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries, 2, page, 0);
+	damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries + 2, ARRAY_LEN(entries) - 2, page,
+			    2 * page);
 	damon_page_join_end(&j, &t, &map, &classes, regions);
 	CHECK_EQ_U64(j.present, 9);
 	CHECK_EQ_U64(j.placed, 8);
@@ -678,10 +679,44 @@ static void test_page_join(void)
 	CHECK_EQ_U64(t.hot[1], 2 * page);
 	CHECK_EQ_U64(t.cold[1], 0);
 	CHECK_EQ_U64(t.unplaced, 0);
+	/* The virtual runs (the pages at 1 GiB on): a run breaks where pages are
+	 * missing, not in a region, or in a region of another count or age. */
+	{
+		struct damon_vrun runs[8];
+		const uint64_t va = 1ull << 30;
+
+		damon_tally_clear(&t);
+		damon_page_join_begin(&j);
+		j.vruns = runs;
+		j.cap_vruns = 8;
+		damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries, ARRAY_LEN(entries), page, va);
+		damon_page_join_end(&j, &t, &map, &classes, regions);
+		CHECK_EQ_INT(j.nr_vruns, 4);
+		CHECK(!j.overflow);
+		CHECK_EQ_U64(runs[0].start, va);
+		CHECK_EQ_U64(runs[0].end, va + 3 * page);
+		CHECK_EQ_INT(runs[0].nr_accesses, 8);
+		CHECK_EQ_U64(runs[0].nodes, 1);
+		CHECK_EQ_U64(runs[1].start, va + 4 * page);   /* page 3 swapped out */
+		CHECK_EQ_U64(runs[1].end, va + 6 * page);     /* two frames far apart, one region */
+		CHECK_EQ_INT(runs[1].age, 20);
+		CHECK_EQ_U64(runs[2].start, va + 6 * page);
+		CHECK_EQ_U64(runs[2].end, va + 7 * page);
+		CHECK_EQ_INT(runs[2].nr_accesses, 2);
+		CHECK_EQ_U64(runs[3].start, va + 8 * page);   /* page 7 in no region */
+		CHECK_EQ_U64(runs[3].end, va + 10 * page);
+		CHECK_EQ_U64(runs[3].nodes, 2);
+		/* No room: said, never a part handed over as the whole. */
+		damon_page_join_begin(&j);
+		j.vruns = runs;
+		j.cap_vruns = 2;
+		damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries, ARRAY_LEN(entries), page, va);
+		CHECK(j.overflow);
+	}
 	/* Frames hidden (no CAP_SYS_ADMIN): present, all 0: nothing counted, and said. */
 	damon_tally_clear(&t);
 	damon_page_join_begin(&j);
-	damon_page_join_add(&j, &t, &map, &classes, regions, 4, hidden, ARRAY_LEN(hidden), page);
+	damon_page_join_add(&j, &t, &map, &classes, regions, 4, hidden, ARRAY_LEN(hidden), page, 0);
 	damon_page_join_end(&j, &t, &map, &classes, regions);
 	CHECK(damon_page_join_hidden(&j));
 	CHECK_EQ_U64(t.accessed[0] + t.hot[0] + t.cold[0], 0);

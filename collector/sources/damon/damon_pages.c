@@ -40,9 +40,35 @@ static void credit_run(struct damon_page_join *j, struct damon_tally *t, const s
 	j->run_region = -1;
 }
 
+/* The virtual page at va, whose frame is at physical address pa: it extends
+ * the last run when it follows it and its region has the same count and age. */
+static void add_vrun(struct damon_page_join *j, const struct phys_node_map *map,
+		     const struct damon_phys_region *regions, int nr, uint64_t pa, uint64_t va, uint64_t page_size)
+{
+	int region = damon_phys_region_find(regions, nr, pa);
+	int node = phys_node_map_node(map, pa);
+	uint64_t bit = node >= 0 && node < 64 ? 1ull << node : 0;
+	struct damon_vrun *last = j->nr_vruns ? &j->vruns[j->nr_vruns - 1] : NULL;
+
+	if (region < 0)
+		return;
+	if (last && last->end == va && last->nr_accesses == regions[region].nr_accesses &&
+	    last->age == regions[region].age) {
+		last->end += page_size;
+		last->nodes |= bit;
+		return;
+	}
+	if (j->nr_vruns == j->cap_vruns) {
+		j->overflow = true;
+		return;
+	}
+	j->vruns[j->nr_vruns++] = (struct damon_vrun){ va, va + page_size, regions[region].nr_accesses,
+						       regions[region].age, bit };
+}
+
 void damon_page_join_add(struct damon_page_join *j, struct damon_tally *t, const struct phys_node_map *map,
 			 const struct damon_classes *classes, const struct damon_phys_region *regions, int nr,
-			 const uint64_t *entries, size_t n, uint64_t page_size)
+			 const uint64_t *entries, size_t n, uint64_t page_size, uint64_t vaddr)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint64_t addr;
@@ -50,6 +76,9 @@ void damon_page_join_add(struct damon_page_join *j, struct damon_tally *t, const
 
 		if (!(entries[i] & DAMON_PAGEMAP_PRESENT))
 			continue;
+		if (j->vruns && (entries[i] & DAMON_PAGEMAP_PFN_MASK))
+			add_vrun(j, map, regions, nr, (entries[i] & DAMON_PAGEMAP_PFN_MASK) * page_size,
+				 vaddr + i * page_size, page_size);
 		j->present++;
 		if ((entries[i] & DAMON_PAGEMAP_PFN_MASK) == 0) {
 			j->zero_pfn++;

@@ -25,6 +25,15 @@ struct damon_phys_region {
 	uint32_t nr_accesses, age;
 };
 
+/* A run of a process's virtual pages whose frames lie in regions of the same
+ * access count and age: the virtual memory of a physical region, for the
+ * recording (report --sort obj's hot share). */
+struct damon_vrun {
+	uint64_t start, end;   /* virtual addresses, bytes */
+	uint32_t nr_accesses, age;
+	uint64_t nodes;        /* bit n: a page of it is on node n */
+};
+
 /* What one process's join found. */
 struct damon_page_join {
 	uint64_t present;      /* present pages seen */
@@ -34,16 +43,22 @@ struct damon_page_join {
 	 * damon_tally_add call. */
 	uint64_t run_start, run_end;
 	int run_region;
+	/* Optional (vruns not NULL): the virtual runs, up to cap; overflow when
+	 * there were more. */
+	struct damon_vrun *vruns;
+	int nr_vruns, cap_vruns;
+	bool overflow;
 };
 
 void damon_page_join_begin(struct damon_page_join *j);
-/* Add n pagemap entries (page_size bytes each) to t: each present page's
+/* Add n pagemap entries (page_size bytes each; the first is the page at
+ * virtual address vaddr) to t: each present page's
  * frame is looked up in regions[0 .. nr) and credited to its node and class
  * (classes' thresholds; its addr_unit is ignored: the regions are in bytes).
  * Pages outside every region count nowhere. */
 void damon_page_join_add(struct damon_page_join *j, struct damon_tally *t, const struct phys_node_map *map,
 			 const struct damon_classes *classes, const struct damon_phys_region *regions, int nr,
-			 const uint64_t *entries, size_t n, uint64_t page_size);
+			 const uint64_t *entries, size_t n, uint64_t page_size, uint64_t vaddr);
 /* Credit the run left open. */
 void damon_page_join_end(struct damon_page_join *j, struct damon_tally *t, const struct phys_node_map *map,
 			 const struct damon_classes *classes, const struct damon_phys_region *regions);

@@ -116,8 +116,17 @@ void damon_procs_free(struct damon_procs *p)
 	free(p->cands);
 	free(p->entries);
 	free(p->maps_buf);
+	free(p->vruns);
 	memset(p, 0, sizeof(*p));
 	p->proc_fd = -1;
+}
+
+static bool wanted(const struct damon_procs *p, pid_t pid)
+{
+	for (int i = 0; i < p->nr_only; i++)
+		if (p->only[i] == pid)
+			return true;
+	return p->nr_only == 0;
 }
 
 /* Every process's resident and total pages (statm), into p->cands. */
@@ -143,7 +152,7 @@ static void scan(struct damon_procs *p)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0)
+		if (*end || pid <= 0 || !wanted(p, (pid_t)pid))
 			continue;
 		if ((pid_fd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			continue;
@@ -271,7 +280,8 @@ static bool join_range(struct damon_procs *p, struct damon_proc *pr, struct damo
 		got /= (ssize_t)sizeof(uint64_t);
 		*left -= (uint64_t)got;
 		p->entries_read += (uint64_t)got;
-		damon_page_join_add(j, &pr->tally, map, classes, regions, nr, p->entries, (size_t)got, p->page_size);
+		damon_page_join_add(j, &pr->tally, map, classes, regions, nr, p->entries, (size_t)got, p->page_size,
+				    page * p->page_size);
 		page += (uint64_t)got;
 	}
 	return true;
@@ -291,6 +301,10 @@ static int measure(struct damon_procs *p, struct damon_proc *pr, uint64_t *left,
 
 	damon_tally_clear(&pr->tally);
 	damon_page_join_begin(&j);
+	if (p->emit && (p->vruns || (p->vruns = calloc(DAMON_PROCS_VRUNS, sizeof(*p->vruns))))) {
+		j.vruns = p->vruns;
+		j.cap_vruns = p->vruns_left;
+	}
 	for (;;) {
 		ssize_t got = pread(pr->maps_fd, p->maps_buf + have, MAPS_BUF - 1 - have, at);
 		char *line, *nl;
@@ -324,6 +338,13 @@ static int measure(struct damon_procs *p, struct damon_proc *pr, uint64_t *left,
 	damon_page_join_end(&j, &pr->tally, map, classes, regions);
 	if (damon_page_join_hidden(&j))
 		p->hidden = true;
+	if (any && whole && !p->hidden && j.vruns) {
+		if (j.overflow)
+			p->vruns_overflow++;
+		else
+			p->emit(p->emit_ctx, pr, j.vruns, j.nr_vruns);
+		p->vruns_left -= j.nr_vruns;
+	}
 	return !any ? -1 : whole ? 1 : 0;
 }
 
@@ -334,6 +355,7 @@ void damon_procs_update(struct damon_procs *p, const struct damon_phys_region *r
 	uint64_t left = DAMON_PROCS_PAGE_BUDGET, ns;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	p->vruns_left = DAMON_PROCS_VRUNS;
 	scan(p);
 	choose(p);
 	for (int i = 0; i < DAMON_PROCS_MAX; i++) {

@@ -29,6 +29,7 @@
 #define DAMON_PROCS_MAX 32
 #define DAMON_PROCS_PAGE_BUDGET (1u << 20)   /* entries: 8 MiB of pagemap, 4 GiB of address space at 4 KiB pages */
 #define DAMON_PROCS_CHUNK 4096               /* entries per pagemap read */
+#define DAMON_PROCS_VRUNS 65536              /* virtual runs recorded per aggregation, all processes */
 
 enum damon_proc_state { DAMON_PROC_FREE, DAMON_PROC_NEW, DAMON_PROC_LIVE, DAMON_PROC_LEAVING };
 
@@ -53,6 +54,17 @@ struct damon_procs {
 	char *maps_buf;
 	uint64_t page_size;
 	bool hidden;                        /* frame numbers hidden: nothing per process is known */
+	/* Only these processes (a command's or -p's), not the largest; nr_only 0: the largest. */
+	const pid_t *only;
+	int nr_only;
+	/* Optional: each process read whole hands over its virtual runs (the
+	 * recording's placed regions); runs past DAMON_PROCS_VRUNS are left out
+	 * and the process's runs of that aggregation not handed over. */
+	void (*emit)(void *ctx, const struct damon_proc *pr, const struct damon_vrun *runs, int nr);
+	void *emit_ctx;
+	struct damon_vrun *vruns;
+	int vruns_left;                     /* of DAMON_PROCS_VRUNS, in the join in progress */
+	uint64_t vruns_overflow;            /* aggregations of a process not handed over */
 	/* Cost, over the run. */
 	uint64_t joins, entries_read, ns_spent, max_ns;
 	/* The process that cost the most entries a join, over the run (by the
