@@ -995,6 +995,12 @@ static int read_other(struct recording_reader *r, const json_t *rec, struct reco
 				     "wrong or the file is damaged", r->path, r->line, r->header.version);
 			return -1;
 		}
+		if (out->item.kind == SAMPLE_ITEM_DAMON_REGION && out->item.damon->placed && r->header.version < 5) {
+			ms_error_set(err, "%s:%d: a \"damon\" region record with \"placed\" (a process's pages placed in "
+				     "physical regions) in a version %d recording; they exist from version 5 on: the header's "
+				     "\"version\" is wrong or the file is damaged", r->path, r->line, r->header.version);
+			return -1;
+		}
 		out->kind = RECORD_SAMPLE_ITEM;
 		out->t_ns = out->item.time_ns;
 		return 0;

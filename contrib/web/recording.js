@@ -8,7 +8,7 @@
 
 const MemscopeRecording = (() => {
   const FORMAT = "memscope-recording";
-  const VERSION = 4;
+  const VERSION = 5;
   const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
 
   class RecordingError extends Error {}

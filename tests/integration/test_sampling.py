@@ -121,7 +121,7 @@ def test_the_recording_keeps_what_perf_would_see(memscope, tmp_path):
     rec, _ = record(memscope, tmp_path, str(HOTARRAY), "8")
     lines = [json.loads(line) for line in rec.read_text().splitlines()]
     header = lines[0]
-    assert header["version"] == 4
+    assert header["version"] == 5
     ev = header["sampling"]["events"][0]
     assert ev["event"] == "page-faults" and ev["decode"] == "page-fault" and ev["period"] == 1, ev
     assert ev["callchain"] is True

@@ -553,8 +553,8 @@ def test_screen_shows_a_workload_sorts_pauses_and_quits(memscope, touchmem, tmux
         assert faults == sorted(faults, reverse=True)
         assert own_row(lines)["COMMAND"] == "touchmem"
 
-        # s: the next columns; COMMAND is 6 presses after FAULTS/s.
-        t.keys("s", "s", "s", "s", "s", "s")
+        # s: the next columns; COMMAND is 8 presses after FAULTS/s.
+        t.keys("s", "s", "s", "s", "s", "s", "s", "s")
         lines = t.wait_for(lambda ls: "sort: COMMAND" in status_line(ls))
         rows = process_rows(lines)
         names = [r["COMMAND"] for r in rows]
@@ -657,7 +657,8 @@ def test_screen_shows_lua_columns_and_their_help(memscope, touchmem, tmux, tmp_p
     (tmp_path / "columns.lua").write_text(COLUMNS_LUA)
     work = subprocess.Popen([touchmem, "32", "--repeat", "100000"])
     try:
-        t = tmux(f"{memscope} top -I 250 --lua {tmp_path / 'columns.lua'}")
+        # Tall enough for the help's every section (its Lua columns are last).
+        t = tmux(f"{memscope} top -I 250 --lua {tmp_path / 'columns.lua'}", height=56)
 
         def lua_rows(lines):
             for i, line in enumerate(lines):

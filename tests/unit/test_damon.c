@@ -16,9 +16,11 @@
 #include "host/damon_admin.h"
 #include "host/damon_monitor.h"
 #include "metrics/damon_hot_share.h"
+#include "sources/damon/damon_pages.h"
 #include "sources/damon/damon_regions.h"
 
 #define MiB (1024ull * 1024ull)
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct damon_classes classes = {
 	.sample_us = 500000, .aggr_us = 5000000, .addr_unit = 1,
@@ -625,6 +627,102 @@ static void test_hot_share(void)
 	damon_hot_share_free(&h);
 }
 
+/* A process's pagemap entries joined with one aggregation's physical
+ * regions (4 KiB pages, 10 samples an aggregation, hot >= 50%, cold: idle
+ * for 60 s), bytes counted by hand. */
+static void test_page_join(void)
+{
+	struct phys_range ranges[] = { { 0, 256 * MiB, 0 }, { 384 * MiB, 640 * MiB, 1 } };
+	struct phys_node_map map = { ranges, 2 };
+	const struct damon_phys_region regions[] = {
+		{ 0, 64 * MiB, 8, 1 },             /* 80%: hot */
+		{ 64 * MiB, 128 * MiB, 0, 20 },    /* idle 20 x 5 s = 100 s: cold */
+		{ 128 * MiB, 192 * MiB, 2, 3 },    /* 20%: accessed, neither */
+		{ 400 * MiB, 464 * MiB, 10, 1 },   /* 100% on node 1: hot */
+	};
+	const uint64_t P = DAMON_PAGEMAP_PRESENT, page = 4096, r1 = 64 * MiB / page, r2 = 128 * MiB / page;
+	const uint64_t entries[] = {
+		P | 1, P | 2, P | 3,               /* three frames in a row in region 0 */
+		1ull << 62,                        /* swapped out: not present */
+		P | r1,                            /* region 1 */
+		P | (r2 - 1), P | r2,              /* consecutive frames across the boundary of regions 1 and 2 */
+		P | (300 * MiB / page),            /* in no region (node 0's gap above 192 MiB) */
+		P | (400 * MiB / page), P | (400 * MiB / page + 1),   /* region 3, node 1 */
+	};
+	const uint64_t hidden[] = { P, P, 0 };
+	int nodes[] = { 0, 1 };
+	struct damon_tally t;
+	struct damon_page_join j;
+
+	CHECK_EQ_INT(damon_phys_region_find(regions, 4, 0), 0);
+	CHECK_EQ_INT(damon_phys_region_find(regions, 4, 64 * MiB - 1), 0);
+	CHECK_EQ_INT(damon_phys_region_find(regions, 4, 64 * MiB), 1);
+	CHECK_EQ_INT(damon_phys_region_find(regions, 4, 192 * MiB), -1);
+	CHECK_EQ_INT(damon_phys_region_find(regions, 4, 464 * MiB - 1), 3);
+	CHECK_EQ_INT(damon_phys_region_find(regions, 4, 464 * MiB), -1);
+	CHECK_EQ_INT(damon_tally_init(&t, 2, nodes), 0);
+	damon_page_join_begin(&j);
+	/* In two calls, cut inside the run of region 0. */
+	damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries, 2, page, 0);
+	damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries + 2, ARRAY_LEN(entries) - 2, page,
+			    2 * page);
+	damon_page_join_end(&j, &t, &map, &classes, regions);
+	CHECK_EQ_U64(j.present, 9);
+	CHECK_EQ_U64(j.placed, 8);
+	CHECK_EQ_U64(j.zero_pfn, 0);
+	CHECK(!damon_page_join_hidden(&j));
+	/* Node 0: 3 pages hot (region 0) + 1 accessed (region 2); 2 cold (region 1). */
+	CHECK_EQ_U64(t.accessed[0], 4 * page);
+	CHECK_EQ_U64(t.hot[0], 3 * page);
+	CHECK_EQ_U64(t.cold[0], 2 * page);
+	CHECK_EQ_U64(t.accessed[1], 2 * page);
+	CHECK_EQ_U64(t.hot[1], 2 * page);
+	CHECK_EQ_U64(t.cold[1], 0);
+	CHECK_EQ_U64(t.unplaced, 0);
+	/* The virtual runs (the pages at 1 GiB on): a run breaks where pages are
+	 * missing, not in a region, or in a region of another count or age. */
+	{
+		struct damon_vrun runs[8];
+		const uint64_t va = 1ull << 30;
+
+		damon_tally_clear(&t);
+		damon_page_join_begin(&j);
+		j.vruns = runs;
+		j.cap_vruns = 8;
+		damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries, ARRAY_LEN(entries), page, va);
+		damon_page_join_end(&j, &t, &map, &classes, regions);
+		CHECK_EQ_INT(j.nr_vruns, 4);
+		CHECK(!j.overflow);
+		CHECK_EQ_U64(runs[0].start, va);
+		CHECK_EQ_U64(runs[0].end, va + 3 * page);
+		CHECK_EQ_INT(runs[0].nr_accesses, 8);
+		CHECK_EQ_U64(runs[0].nodes, 1);
+		CHECK_EQ_U64(runs[1].start, va + 4 * page);   /* page 3 swapped out */
+		CHECK_EQ_U64(runs[1].end, va + 6 * page);     /* two frames far apart, one region */
+		CHECK_EQ_INT(runs[1].age, 20);
+		CHECK_EQ_U64(runs[2].start, va + 6 * page);
+		CHECK_EQ_U64(runs[2].end, va + 7 * page);
+		CHECK_EQ_INT(runs[2].nr_accesses, 2);
+		CHECK_EQ_U64(runs[3].start, va + 8 * page);   /* page 7 in no region */
+		CHECK_EQ_U64(runs[3].end, va + 10 * page);
+		CHECK_EQ_U64(runs[3].nodes, 2);
+		/* No room: said, never a part handed over as the whole. */
+		damon_page_join_begin(&j);
+		j.vruns = runs;
+		j.cap_vruns = 2;
+		damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries, ARRAY_LEN(entries), page, va);
+		CHECK(j.overflow);
+	}
+	/* Frames hidden (no CAP_SYS_ADMIN): present, all 0: nothing counted, and said. */
+	damon_tally_clear(&t);
+	damon_page_join_begin(&j);
+	damon_page_join_add(&j, &t, &map, &classes, regions, 4, hidden, ARRAY_LEN(hidden), page, 0);
+	damon_page_join_end(&j, &t, &map, &classes, regions);
+	CHECK(damon_page_join_hidden(&j));
+	CHECK_EQ_U64(t.accessed[0] + t.hot[0] + t.cold[0], 0);
+	damon_tally_free(&t);
+}
+
 int main(void)
 {
 	char root[4096];
@@ -646,5 +744,6 @@ int main(void)
 	test_gauge_total();
 	test_gauge_cells();
 	test_hot_share();
+	test_page_join();
 	return check_summary("damon");
 }

@@ -34,6 +34,7 @@
 #include "host/damon_admin.h"
 #include "host/damon_monitor.h"
 #include "sampler/sample_item.h"
+#include "sources/damon/damon_procs.h"
 #include "sources/damon/damon_regions.h"
 #include "sources/sample_source.h"
 
@@ -60,6 +61,10 @@ struct damon_series {
 };
 
 #define TARGETS_SUM (-2)
+
+/* The quantities given per process from physical regions. */
+#define PROC_QUANTITIES 3
+static const enum damon_quantity proc_quantity[PROC_QUANTITIES] = { Q_ACCESSED, Q_HOT, Q_COLD };
 
 /* Active mode's intervals: the aggregation follows -I within these bounds
  * (1 s without -I), 20 samples an aggregation (an access rate in steps of
@@ -103,6 +108,20 @@ struct damon_source {
 	uint32_t nr_building;
 	uint64_t unrecorded;           /* aggregations too large to record */
 	const char *command_name;      /* the end says so on stderr, naming the command */
+	/* Physical regions, per process (record, top, live): the largest
+	 * processes' resident pages placed in the last aggregation's regions
+	 * (damon_procs.h). */
+	struct series_table *table;
+	bool procs_on;
+	char procs_off_why[256];       /* why not, for the notes */
+	struct damon_procs procs;
+	struct damon_phys_region *phys_building, *phys_done;
+	uint32_t nr_phys_building;
+	int nr_phys_done;
+	uint64_t procs_aggregation;    /* the aggregation the processes were joined with */
+	uint64_t phys_done_ns;         /* its time */
+	int *proc_series;              /* [slot][quantity: accessed, hot, cold][node slot]: series index or -1 */
+	bool hidden_said;
 	int fd;
 	struct perf_event_mmap_page *page;
 	uint8_t *data;
@@ -363,6 +382,66 @@ static int add_all_series(struct damon_source *ds, struct series_table *table, s
 	return 0;
 }
 
+/* A process's virtual pages placed in the aggregation's regions, to the
+ * recording as its regions ("placed"). */
+static void emit_placed(void *ctx, const struct damon_proc *pr, const struct damon_vrun *runs, int nr)
+{
+	struct damon_source *ds = ctx;
+	uint32_t samples = ds->classes.sample_us ? (uint32_t)(ds->classes.aggr_us / ds->classes.sample_us) : 1;
+
+	for (int i = 0; i < nr && ds->hub->deliver; i++) {
+		struct damon_region_event e = { .start = runs[i].start, .end = runs[i].end,
+						.nr_accesses = runs[i].nr_accesses, .age = runs[i].age,
+						.samples = samples ? samples : 1, .nr_regions = (uint32_t)nr,
+						.nodes = runs[i].nodes, .pid = (uint32_t)pr->pid, .placed = true };
+		struct sample_item item = { .kind = SAMPLE_ITEM_DAMON_REGION, .time_ns = ds->phys_done_ns,
+					    .damon = &e, .event = -1 };
+
+		if (e.nr_accesses > e.samples)
+			e.nr_accesses = e.samples;
+		ds->hub->deliver(&item, ds->hub->ctx);
+	}
+}
+
+/* Per process from physical regions: root only (pagemap's frame numbers
+ * need CAP_SYS_ADMIN; a process's pagemap needs ptrace access). */
+static int procs_open(struct damon_source *ds, struct ms_error *err)
+{
+	size_t n = (size_t)DAMON_PROCS_MAX * PROC_QUANTITIES * (size_t)ds->stream.latest.nr_nodes;
+
+	if (geteuid() != 0) {
+		snprintf(ds->procs_off_why, sizeof(ds->procs_off_why), "per-process hot and cold bytes from physical "
+			 "regions read /proc/PID/pagemap's page frames, which only root (CAP_SYS_ADMIN) is given");
+		return 0;
+	}
+	if (damon_procs_init(&ds->procs, ds->host->roots.proc, ds->stream.latest.nr_nodes,
+			     ds->stream.latest.node_ids, err) < 0)
+		return -1;
+	ds->procs_on = true;
+	/* A command's or -p's processes; the whole machine: the largest. */
+	if (ds->target && !ds->target->system_wide && ds->target->kind != TARGET_SYSTEM) {
+		ds->procs.only = ds->target->nr_attach > 0 ? ds->target->attach : ds->target->pids;
+		ds->procs.nr_only = ds->target->nr_attach > 0 ? ds->target->nr_attach : ds->target->nr_pids;
+	}
+	/* A recording of a command or -p keeps its processes' pages placed in
+	 * the regions (report --sort obj's hot share); -a does not: the 32
+	 * largest processes' runs came to 1.4 MB/s here (docs/damon.md). */
+	if (ds->hub && ds->procs.nr_only > 0) {
+		ds->procs.emit = emit_placed;
+		ds->procs.emit_ctx = ds;
+	}
+	ds->phys_building = calloc(DAMON_RECORD_MAX_REGIONS, sizeof(*ds->phys_building));
+	ds->phys_done = calloc(DAMON_RECORD_MAX_REGIONS, sizeof(*ds->phys_done));
+	ds->proc_series = malloc(n * sizeof(int));
+	if (!ds->phys_building || !ds->phys_done || !ds->proc_series) {
+		ms_error_set(err, "damon source: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		ds->proc_series[i] = -1;
+	return 0;
+}
+
 static int damon_open(struct source *src, struct series_table *table, struct ms_error *err)
 {
 	struct damon_source *ds = src->priv;
@@ -403,8 +482,12 @@ static int damon_open(struct source *src, struct series_table *table, struct ms_
 	 * or each target process's virtual ones (report --sort obj's hot share). */
 	if (ds->hub && !(ds->building = calloc(DAMON_RECORD_MAX_REGIONS, sizeof(*ds->building))))
 		goto oom;
+	if (!ds->vaddr && ds->per_process && (ds->wanted[Q_ACCESSED] || ds->wanted[Q_HOT] || ds->wanted[Q_COLD]) &&
+	    procs_open(ds, err) < 0)
+		return -1;
 	if (open_event(ds, id, err) < 0)
 		return -1;
+	ds->table = table;
 	src->first = table->nr;
 	if (add_all_series(ds, table, err) < 0)
 		return -1;
@@ -442,6 +525,21 @@ static void keep_region(struct damon_source *ds, const struct damon_stream *stre
 	e->pid = pid;
 	e->nodes = pid ? 0 : damon_region_nodes(&ds->map, ds->stream.latest.nr_nodes, ds->stream.latest.node_ids,
 						e->start, e->end);
+}
+
+/* Region r of the physical aggregation being built, kept in bytes for the
+ * processes' join (damon_stream_add's rule starts another aggregation). */
+static void keep_phys_region(struct damon_source *ds, const struct damon_region *r)
+{
+	uint64_t unit = ds->classes.addr_unit ? ds->classes.addr_unit : 1;
+	const struct damon_stream *st = &ds->stream;
+
+	if (!st->seen || r->target_id != st->target_id || r->nr_regions != st->expect)
+		ds->nr_phys_building = 0;
+	if (ds->nr_phys_building >= DAMON_RECORD_MAX_REGIONS)
+		return;
+	ds->phys_building[ds->nr_phys_building++] = (struct damon_phys_region){
+		.start = r->start * unit, .end = r->end * unit, .nr_accesses = r->nr_accesses, .age = r->age };
 }
 
 /* A complete aggregation: its regions to the recording, all at its time. */
@@ -495,8 +593,21 @@ static void handle_record(struct damon_source *ds, const struct perf_event_heade
 		return;
 	}
 	keep_region(ds, &ds->stream, &r, 0);
-	if (damon_stream_add(&ds->stream, &ds->map, &ds->classes, &r))
+	if (ds->procs_on)
+		keep_phys_region(ds, &r);
+	if (damon_stream_add(&ds->stream, &ds->map, &ds->classes, &r)) {
 		hand_over(ds, r.nr_regions, time_ns);
+		if (ds->procs_on) {
+			/* The whole aggregation, for the processes' join. */
+			struct damon_phys_region *done = ds->phys_done;
+
+			ds->nr_phys_done = ds->nr_phys_building == r.nr_regions ? (int)r.nr_regions : 0;
+			ds->phys_done_ns = time_ns;
+			ds->phys_done = ds->phys_building;
+			ds->phys_building = done;
+			ds->nr_phys_building = 0;
+		}
+	}
 }
 
 static void drain(struct damon_source *ds)
@@ -578,6 +689,94 @@ static uint64_t aggregations(const struct damon_source *ds)
 	return n;
 }
 
+static int *proc_series_at(struct damon_source *ds, int slot, int q, int node_slot)
+{
+	return &ds->proc_series[((size_t)slot * PROC_QUANTITIES + (size_t)q) * (size_t)ds->stream.latest.nr_nodes +
+				(size_t)node_slot];
+}
+
+/* A process enters the set: its series (pid, comm, node) start with this frame. */
+static void add_proc_series(struct damon_source *ds, int slot)
+{
+	const struct damon_proc *pr = &ds->procs.procs[slot];
+
+	for (int q = 0; q < PROC_QUANTITIES; q++) {
+		if (!ds->wanted[proc_quantity[q]])
+			continue;
+		for (int n = 0; n < ds->stream.latest.nr_nodes; n++) {
+			struct series_labels labels;
+
+			series_labels_init(&labels);
+			labels.pid = (int)pr->pid;
+			labels.node = ds->stream.latest.node_ids[n];
+			snprintf(labels.comm, sizeof(labels.comm), "%s", pr->comm);
+			snprintf(labels.instance, sizeof(labels.instance), "damon");
+			/* A full table leaves the process unknown: never a wrong value. */
+			*proc_series_at(ds, slot, q, n) = series_table_add_live(ds->table, quantity_names[proc_quantity[q]],
+										 "B", 1.0, SERIES_GAUGE, &labels);
+		}
+	}
+}
+
+static void retire_proc_series(struct damon_source *ds, int slot)
+{
+	for (int q = 0; q < PROC_QUANTITIES; q++)
+		for (int n = 0; n < ds->stream.latest.nr_nodes; n++) {
+			int *at = proc_series_at(ds, slot, q, n);
+
+			if (*at >= 0)
+				series_table_retire(ds->table, *at);
+			*at = -1;
+		}
+}
+
+/* At each new physical aggregation, the chosen processes' pages joined
+ * with its regions; every interval, their last join's bytes. */
+static void sample_procs(struct damon_source *ds, struct frame *frame, bool fresh)
+{
+	if (ds->stream.aggregations != ds->procs_aggregation && ds->nr_phys_done > 0) {
+		ds->procs_aggregation = ds->stream.aggregations;
+		damon_procs_update(&ds->procs, ds->phys_done, ds->nr_phys_done, &ds->map, &ds->classes);
+		for (int i = 0; i < DAMON_PROCS_MAX; i++) {
+			struct damon_proc *pr = &ds->procs.procs[i];
+
+			if (pr->state == DAMON_PROC_LEAVING) {
+				retire_proc_series(ds, i);
+				damon_procs_release(&ds->procs, i);
+			} else if (pr->state == DAMON_PROC_NEW) {
+				add_proc_series(ds, i);
+				pr->state = DAMON_PROC_LIVE;
+			}
+		}
+		if (frame_fit(frame, ds->table->nr) < 0)
+			return;
+		if (ds->procs.hidden && !ds->hidden_said) {
+			ms_warn("%s: damon: /proc/PID/pagemap gives no page frame numbers (they need CAP_SYS_ADMIN): "
+				"per-process hot and cold bytes are unknown", ds->command_name);
+			ds->hidden_said = true;
+		}
+	}
+	for (int i = 0; i < DAMON_PROCS_MAX; i++) {
+		const struct damon_proc *pr = &ds->procs.procs[i];
+
+		if (pr->state != DAMON_PROC_LIVE)
+			continue;
+		for (int q = 0; q < PROC_QUANTITIES; q++)
+			for (int n = 0; n < ds->stream.latest.nr_nodes; n++) {
+				int at = *proc_series_at(ds, i, q, n);
+				struct damon_series s = { .q = proc_quantity[q], .slot = n };
+				struct sample *out;
+
+				if (at < 0 || at >= frame->nr)
+					continue;
+				out = &frame->samples[at];
+				out->valid = fresh && pr->measured;
+				out->value = out->valid ? tally_value(&pr->tally, &s) : 0;
+				out->enabled_ns = out->running_ns = frame->interval_ns;
+			}
+	}
+}
+
 static int damon_sample(struct source *src, struct frame *frame)
 {
 	struct damon_source *ds = src->priv;
@@ -619,6 +818,8 @@ static int damon_sample(struct source *src, struct frame *frame)
 		out->enabled_ns = out->running_ns = frame->interval_ns;
 	}
 	ds->reported_aggregations = aggregations(ds);
+	if (ds->procs_on)
+		sample_procs(ds, frame, fresh);
 	return 0;
 }
 
@@ -642,6 +843,14 @@ static void damon_notes(struct source *src, FILE *out, const char *command_name)
 		fprintf(out, "%s: damon: reading %s passively (damon:damon_aggregated; never changed): each interval shows "
 			"its last complete aggregation (%s)\n", command_name, who, ds->mode_why);
 	}
+	if (ds->procs_off_why[0])
+		fprintf(out, "%s: damon: %s\n", command_name, ds->procs_off_why);
+	else if (ds->procs_on && ds->procs.nr_only)
+		fprintf(out, "%s: damon: per process: the target processes' pages placed in the physical regions "
+			"through /proc/PID/pagemap (docs/damon.md)\n", command_name);
+	else if (ds->procs_on)
+		fprintf(out, "%s: damon: per process: the %d largest processes by resident memory, their pages placed "
+			"through /proc/PID/pagemap (docs/damon.md)\n", command_name, DAMON_PROCS_MAX);
 	if (!ds->vaddr && ds->map.nr == 0 && ds->host->topo.nr_nodes > 1)
 		fprintf(out, "%s: damon: no memory-block ranges in sysfs: bytes are not split by node "
 			"(damon.unplaced_bytes)\n", command_name);
@@ -653,6 +862,9 @@ static void damon_close(struct source *src)
 
 	if (!ds)
 		return;
+	if (ds->procs_on && ds->procs.vruns_overflow)
+		ms_warn("damon: %llu times a process's pages placed in the physical regions were not recorded: more than "
+			"%d runs in one aggregation", (unsigned long long)ds->procs.vruns_overflow, DAMON_PROCS_VRUNS);
 	if (ds->unrecorded)
 		ms_warn("damon: %llu aggregations of more than %d regions were counted but not recorded "
 			"region by region", (unsigned long long)ds->unrecorded,
@@ -661,6 +873,26 @@ static void damon_close(struct source *src)
 		munmap(ds->page, ds->map_size);
 	if (ds->fd >= 0)
 		close(ds->fd);
+	if (ds->procs_on && getenv("MEMSCOPE_DAMON_COST") && ds->procs.joins)
+		ms_warn("damon: per-process join: %llu aggregations, %llu pagemap entries read, %.2f ms mean, %.2f ms "
+			"max per aggregation; the largest, %s (pid %d): %llu entries, %.2f ms a join",
+			(unsigned long long)ds->procs.joins, (unsigned long long)ds->procs.entries_read,
+			(double)ds->procs.ns_spent / 1e6 / (double)ds->procs.joins, (double)ds->procs.max_ns / 1e6,
+			ds->procs.big_comm, (int)ds->procs.big_pid, (unsigned long long)ds->procs.big_entries,
+			(double)ds->procs.big_ns / 1e6);
+	for (int i = 0; ds->procs_on && getenv("MEMSCOPE_DAMON_COST") && i < DAMON_PROCS_MAX; i++) {
+		const struct damon_proc *pr = &ds->procs.procs[i];
+
+		if (pr->state == DAMON_PROC_LIVE && pr->joins)
+			ms_warn("damon: per-process join: %s (pid %d): %llu joins, %llu entries, %.2f ms a join", pr->comm,
+				(int)pr->pid, (unsigned long long)pr->joins, (unsigned long long)(pr->entries / pr->joins),
+				(double)pr->ns / 1e6 / (double)pr->joins);
+	}
+	if (ds->procs_on)
+		damon_procs_free(&ds->procs);
+	free(ds->phys_building);
+	free(ds->phys_done);
+	free(ds->proc_series);
 	/* memscope's own kdamond off, nr_kdamonds back to 0. */
 	damon_admin_stop(&ds->admin);
 	phys_node_map_free(&ds->map);

@@ -266,7 +266,7 @@ def test_report_sort_obj_gives_each_buffer_its_hot_share(memscope, no_kdamond, t
     pid, hot, cold = first["pid"], first["hot"], first["cold"]
     regions = [json.loads(l) for l in rec.read_text().splitlines() if l.startswith('{"damon"')]
     assert any(r.get("pid") == pid for r in regions), "no virtual region of the command was recorded"
-    assert json.loads(rec.read_text().splitlines()[0])["version"] == 4
+    assert json.loads(rec.read_text().splitlines()[0])["version"] >= 4
     rep = run([memscope, "report", "--sort", "obj,pid", "--format", "json", rec])
     assert rep.returncode == 0, rep.stderr
     rows = json.loads(rep.stdout)["rows"]
