@@ -89,6 +89,23 @@ def test_help_and_man_page_name_the_same_options(memscope, command):
     assert documented - helped == set(), f"in {page.name}, not in --help"
 
 
+def man_combinations(page):
+    """The lines of a man page's COMBINATIONS section (between .nf and .fi), as text."""
+    m = re.search(r"^\.SH COMBINATIONS\n.*?^\.nf\n(.*?)^\.fi$", page.read_text(), re.S | re.M)
+    return [roff_text(line).strip() for line in m.group(1).splitlines()] if m else []
+
+
+def test_help_and_man_page_list_the_same_combinations(memscope):
+    """Each command's man page lists the Combinations its --help lists, line for line, and a
+    command without any has no such section."""
+    for command in commands(memscope):
+        text = command_help(memscope, command)
+        m = re.search(r"^Combinations:\n((?:  .*\n)+)", text, re.M)
+        helped = [line.strip() for line in m.group(1).splitlines()] if m else []
+        page = MAN / f"memscope-{command}.1"
+        assert man_combinations(page) == helped, f"{page.name}'s COMBINATIONS differ from {command} --help"
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_option_in_help_is_accepted(memscope, command):
     prefix = [memscope] + ([command] if command else [])
