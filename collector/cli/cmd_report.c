@@ -12,6 +12,7 @@
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/exit_status.h"
+#include "cli/measure_options.h"
 #include "host/host.h"
 #include "lua/lua_engine.h"
 #include "pipeline/lua_session.h"

@@ -122,6 +122,12 @@ struct cli_command {
 	const struct cli_rule *rules; /* ends with a zero row; or NULL */
 };
 
+/* What every "is this option mine?" step answers (session_option,
+ * lua_cli_option, measure_option, and cli/measure_options.h's): taken,
+ * refused for its value (said on stderr), or not one of its options. The
+ * first two are cli_option_fn's own. */
+enum option_answer { OPTION_BAD = -1, OPTION_TAKEN = 0, OPTION_NOT_MINE = 1 };
+
 /* Handle one option: 0 taken, -1 a bad value (the message printed),
  * CLI_DONE: the option did all there is to do (--version): end with 0. */
 #define CLI_DONE 1

@@ -38,3 +38,14 @@ def test_includes_name_their_folder():
     bare = [f"{rel}: {inc}" for rel, inc in includes()
             if "/" not in inc and inc not in ("config.h",)]
     assert bare == []
+
+
+def test_option_keys_stay_in_cli():
+    """Command-line keys are cli/'s: below it, options are typed fields (session_options,
+    lua_cli), so no stage decides on a key a command's table gave."""
+    keys = re.compile(r"\b(SESSION_OPT_\w+|LUA_CLI_OPT_\w+|OPTION_(?:TAKEN|BAD|NOT_MINE)|session_option|"
+                      r"lua_cli_option|measure_option)\b")
+    below = [f"{path.relative_to(ROOT).as_posix()}: {m.group(1)}"
+             for path in sorted(ROOT.rglob("*.[ch]")) if path.relative_to(ROOT).parts[0] != "cli"
+             for m in [keys.search(path.read_text())] if m]
+    assert below == []
