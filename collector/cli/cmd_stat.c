@@ -664,12 +664,11 @@ static void note_unmeasured(const struct session *s)
 	for (int i = 0; s->plan && i < s->plan->nr_metrics; i++)
 		counted += s->plan->metrics[i].requested;
 	for (int i = 0; i < s->nr_unmeasured; i++) {
-		const char *entry = s->unmeasured[i], *why = strstr(entry, ": ");
-		int len = why ? (int)(why - entry) : (int)strlen(entry);
+		const struct session_unmeasured *u = &s->unmeasured[i];
 
-		fprintf(stderr, "memscope stat: note: metric '%.*s' is not available on this host: %s (memscope list "
-			"--explain %.*s shows how it is computed); %s still counted\n", len, entry, why ? why + 2 : "",
-			len, entry, counted ? "the other metrics are" : "the rest is");
+		fprintf(stderr, "memscope stat: note: metric '%s' is not available on this host: %s (memscope list "
+			"--explain %s shows how it is computed); %s still counted\n", u->name, u->why, u->name,
+			counted ? "the other metrics are" : "the rest is");
 	}
 }
 

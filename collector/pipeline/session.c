@@ -14,6 +14,7 @@
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
 #include "events/event.h"
+#include "util/array.h"
 
 
 
@@ -410,20 +411,23 @@ static void report_notes(struct session *s, const struct session_options *opt)
 			s->sources[i].ops->notes(&s->sources[i], out, opt->command_name);
 }
 
-static int add_unmeasured(struct session *s, const char *metric, const char *why)
+static int add_unmeasured(struct session *s, const char *metric, enum unmeasured_reason reason, const char *why)
 {
 	size_t size = strlen(metric) + strlen(why) + 3;
-	char **grown = realloc(s->unmeasured, sizeof(char *) * (size_t)(s->nr_unmeasured + 1));
-	char *text = malloc(size);
+	struct session_unmeasured *u;
 
-	if (grown)
-		s->unmeasured = grown;
-	if (!grown || !text) {
-		free(text);
+	if (array_grow_int(&s->unmeasured, &s->cap_unmeasured, s->nr_unmeasured + 1, sizeof(*s->unmeasured)) < 0)
+		return -1;
+	u = &s->unmeasured[s->nr_unmeasured];
+	*u = (struct session_unmeasured){ strdup(metric), reason, strdup(why), malloc(size) };
+	if (!u->name || !u->why || !u->line) {
+		free(u->name);
+		free(u->why);
+		free(u->line);
 		return -1;
 	}
-	snprintf(text, size, "%s: %s", metric, why);
-	s->unmeasured[s->nr_unmeasured++] = text;
+	snprintf(u->line, size, "%s: %s", metric, why);
+	s->nr_unmeasured++;
 	return 0;
 }
 
@@ -438,9 +442,9 @@ static int keep_measurable_metrics(struct session *s, const struct name_list *li
 		int idx = catalog_metric_index(s->catalog, name);
 
 		if (idx < 0)
-			ret = add_unmeasured(s, name, "not in the catalog");
+			ret = add_unmeasured(s, name, UNMEASURED_NOT_IN_CATALOG, "not in the catalog");
 		else if (!s->resolution->metrics[idx].available)
-			ret = add_unmeasured(s, name, s->resolution->metrics[idx].why);
+			ret = add_unmeasured(s, name, UNMEASURED_NOT_ON_HOST, s->resolution->metrics[idx].why);
 		else
 			ret = name_list_add(measurable, name);
 	}
@@ -450,19 +454,17 @@ static int keep_measurable_metrics(struct session *s, const struct name_list *li
 static int none_measurable(const struct session *s, struct ms_error *err)
 {
 	for (int i = 0; i < s->nr_unmeasured; i++) {
-		const char *entry = s->unmeasured[i], *why = strstr(entry, ": ");
-		int len = why ? (int)(why - entry) : (int)strlen(entry);
+		const struct session_unmeasured *u = &s->unmeasured[i];
 
 		if (s->nr_unmeasured == 1) {
-			ms_error_set_kind(err, MS_ERR_NOT_SUPPORTED, "metric '%.*s' is not available on this host: %s "
-					  "(memscope list --explain %.*s shows how it is computed)", len, entry,
-					  why ? why + 2 : "", len, entry);
+			ms_error_set_kind(err, MS_ERR_NOT_SUPPORTED, "metric '%s' is not available on this host: %s "
+					  "(memscope list --explain %s shows how it is computed)", u->name, u->why, u->name);
 			return -1;
 		}
 		if (i == 0)
 			ms_error_set_kind(err, MS_ERR_NOT_SUPPORTED,
 					  "none of the metrics asked for can be counted on this host: ");
-		ms_error_append(err, "%s'%.*s': %s", i ? "; " : "", len, entry, why ? why + 2 : "");
+		ms_error_append(err, "%s'%s': %s", i ? "; " : "", u->name, u->why);
 	}
 	ms_error_append(err, " (memscope list --explain METRIC shows how each is computed)");
 	return -1;
@@ -470,11 +472,9 @@ static int none_measurable(const struct session *s, struct ms_error *err)
 
 const char *session_metric_why(const struct session *s, const char *metric)
 {
-	size_t len = strlen(metric);
-
 	for (int i = 0; i < s->nr_unmeasured; i++)
-		if (!strncmp(s->unmeasured[i], metric, len) && s->unmeasured[i][len] == ':')
-			return s->unmeasured[i];
+		if (!strcmp(s->unmeasured[i].name, metric))
+			return s->unmeasured[i].line;
 	return NULL;
 }
 
@@ -724,8 +724,11 @@ void session_close(struct session *s)
 		s->sources[i].ops->close(&s->sources[i]);
 	metric_engine_free(s->engine);
 	metric_plan_free(s->plan);
-	for (int i = 0; i < s->nr_unmeasured; i++)
-		free(s->unmeasured[i]);
+	for (int i = 0; i < s->nr_unmeasured; i++) {
+		free(s->unmeasured[i].name);
+		free(s->unmeasured[i].why);
+		free(s->unmeasured[i].line);
+	}
 	free(s->unmeasured);
 	resolution_free(s->resolution);
 	catalog_free(s->catalog);

@@ -92,6 +92,20 @@ void session_describe_target(const struct session_options *opt, char *buf, size_
 #define SESSION_MAX_SOURCES SOURCE_REGISTRY_MAX
 #define SESSION_MAX_SINKS 8
 
+/* A metric asked for that this host cannot measure (metrics_if_available,
+ * metrics_partial), made where the resolver says so: its name, why in a
+ * code and in words, and the line that shows both. */
+enum unmeasured_reason {
+	UNMEASURED_NOT_IN_CATALOG,  /* no catalog metric has the name */
+	UNMEASURED_NOT_ON_HOST,     /* the catalog's metric, which this host has no counters for */
+};
+struct session_unmeasured {
+	char *name;
+	enum unmeasured_reason reason;
+	char *why;                  /* the resolver's reason */
+	char *line;                 /* "NAME: WHY", as top and validate show it */
+};
+
 struct catalog;
 struct resolution;
 struct metric_plan;
@@ -118,8 +132,8 @@ struct session {
 	struct resolution *resolution;
 	struct metric_plan *plan;
 	struct metric_engine *engine;
-	char **unmeasured;          /* metrics_if_available: "METRIC: why not", one per left-out metric */
-	int nr_unmeasured;
+	struct session_unmeasured *unmeasured; /* metrics_if_available: one per left-out metric */
+	int nr_unmeasured, cap_unmeasured;
 	/* Optional sources that did not start (the eBPF probes), and why. */
 	struct session_left_out {
 		const struct source_kind *kind;
