@@ -835,7 +835,7 @@ static void prune_columns(struct http_sink *h, const struct sink_frame *f)
 			const struct metric_value *mv = metric_engine_value(h->setup->engine, f->metrics, col->plan_metric,
 									    col->scope, col->scope_index);
 
-			if (!mv->valid && mv->why && strstr(mv->why, "belongs to this scope")) {
+			if (!mv->valid && mv->why_code == METRIC_WHY_NOT_IN_SCOPE) {
 				free(col->members);
 				continue;
 			}
