@@ -12,6 +12,7 @@
 #include "events/event_names.h"
 #include "host/host.h"
 #include "lua/lua_engine.h"
+#include "util/report.h"
 
 enum { COMPLETION_LIST = CLI_LONG_ONLY, COMPLETION_OPTIONS };
 
@@ -151,12 +152,12 @@ int cmd_completion(int argc, char **argv)
 				printf("%s\n", cli_entries[i].spec->name);
 			return 0;
 		}
-		fprintf(stderr, "memscope completion: --list %s: names of events, metrics, scripts, pmus or commands\n",
+		ms_warn("--list %s: names of events, metrics, scripts, pmus or commands",
 			a.list);
 		return EXIT_USAGE;
 	}
 	if (first + 1 != argc || cli_print_completion(cli_program(), argv[first], stdout) < 0) {
-		fprintf(stderr, "memscope completion: say which shell: memscope completion bash, or zsh\n");
+		ms_warn("say which shell: memscope completion bash, or zsh");
 		return EXIT_USAGE;
 	}
 	return 0;

@@ -16,6 +16,7 @@
 #include "events/plugin_series.h"
 #include "sources/plugin_loader.h"
 #include "sources/registry.h"
+#include "util/report.h"
 
 static const char *word_name(enum pmu_config_word word)
 {
@@ -228,12 +229,12 @@ static int list_catalog(const struct host *host, const char *explain, bool group
 	int status = 0;
 
 	if (catalog_load_default(&cat, &err) < 0) {
-		fprintf(stderr, "memscope list: %s\n", err.text);
+		ms_report(&err);
 		return 1;
 	}
 	if (explain) {
 		if (cmd_list_explain(host, cat, explain, stdout, &err) != 0) {
-			fprintf(stderr, "memscope list: %s\n", err.text);
+			ms_report(&err);
 			status = 1;
 		} else {
 			validation_explain(explain, stdout);
@@ -341,7 +342,7 @@ int cmd_list(int argc, char **argv)
 		return 0;
 	}
 	if (host_load(&host, &err) < 0) {
-		fprintf(stderr, "memscope list: %s\n", err.text);
+		ms_report(&err);
 		return 1;
 	}
 	switch (a.what) {

@@ -266,7 +266,7 @@ int lua_cli_option(struct lua_cli *cli, int c, const char *arg)
 	switch (c) {
 	case LUA_CLI_OPT_LUA:
 		if (cli->nr_scripts == LUA_CLI_MAX_SCRIPTS) {
-			fprintf(stderr, "memscope: at most %d --lua scripts\n", LUA_CLI_MAX_SCRIPTS);
+			ms_warn("at most %d --lua scripts", LUA_CLI_MAX_SCRIPTS);
 			return OPTION_BAD;
 		}
 		cli->scripts[cli->nr_scripts++] = arg;
