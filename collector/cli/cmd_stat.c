@@ -225,6 +225,7 @@ static const struct cli_rule stat_rules[] = {
 	  "--control switches counting on and off in a live run; --replay FILE is read whole" },
 	{ CLI_EXCLUDES, OPT_TIMEOUT, { SESSION_OPT_INPUT }, "--timeout ends a live run; --input FILE is read to its end" },
 	{ CLI_EXCLUDES, OPT_TIMEOUT, { SESSION_OPT_REPLAY }, "--timeout ends a live run; --replay FILE is read to its end" },
+	{ CLI_NEEDS, OPT_INTERVAL_COUNT, { 'I' }, "--interval-count counts the lines of -I MS; give -I too" },
 	{ 0 },
 };
 
@@ -411,10 +412,6 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 			return -1;
 		}
 		extra->memory_detail = true;
-	}
-	if (extra->interval_count && !opt->interval_ms) {
-		ms_warn("--interval-count counts the lines of -I MS; give -I too");
-		return -1;
 	}
 	if (extra->repeat > 1 && (!opt->command || opt->interval_ms || extra->per_thread || lua->nr_scripts ||
 				  output->self_describing)) {

@@ -179,6 +179,7 @@ def test_stat_combinations_keep_their_words(memscope):
     for argv, message in [
         (["-x,", "--json"], "memscope stat: -x and --json are two output forms; choose one\n"),
         (["--self-describing"], "memscope stat: --self-describing is a form of -x SEP or --json; give one of them\n"),
+        (["--interval-count", "2"], "memscope stat: --interval-count counts the lines of -I MS; give -I too\n"),
         (["--timeout", "5", "--replay", "/dev/null"],
          "memscope stat: --timeout ends a live run; --replay FILE is read to its end\n"),
         (["--control", "fd:0", "--input", "/dev/null"],
