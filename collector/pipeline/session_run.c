@@ -593,8 +593,7 @@ static void end_sinks(struct session *s)
 		/* Each merged frame covers the intervals it stands for: nothing is
 		 * lost, but the output has fewer, longer intervals than asked for. */
 		if (st.frames_merged && !s->sinks[i]->ops->says_merged)
-			fprintf(stderr, "memscope %s: sink %s received %llu of %llu frames merged (it fell behind)\n",
-				p->command_name, s->sinks[i]->ops->name, (unsigned long long)st.frames_merged,
+			ms_warn("sink %s received %llu of %llu frames merged (it fell behind)", s->sinks[i]->ops->name, (unsigned long long)st.frames_merged,
 				(unsigned long long)p->frames);
 	}
 }

@@ -786,6 +786,11 @@ static void test_bpf_replay_per_node(void)
 		/* a fault count has no node: shown as not counted there, never as 0 */
 		CHECK_INVALID(&r, "proc.faults", SCOPE_NODE, 0);
 		CHECK_CONTAINS(get(&r, "proc.faults", SCOPE_NODE, 0)->why, "no counter of this metric belongs");
+		/* ... with the code a page decides on (it drops the column), not the words */
+		CHECK_EQ_INT(get(&r, "proc.faults", SCOPE_NODE, 0)->why_code, METRIC_WHY_NOT_IN_SCOPE);
+		CHECK_INVALID(&r, "proc.offcpu_ratio", SCOPE_NODE, 0);
+		CHECK_EQ_INT(get(&r, "proc.offcpu_ratio", SCOPE_NODE, 0)->why_code, METRIC_WHY_NOT_IN_SCOPE);
+		CHECK_EQ_INT(get(&r, "proc.faults", SCOPE_SYSTEM, -1)->why_code, METRIC_WHY_OTHER);
 		/* 250000 / (750000 + 250000) */
 		CHECK_METRIC(&r, "proc.offcpu_ratio", SCOPE_SYSTEM, -1, 0.25);
 		CHECK_METRIC(&r, "proc.migrations_cross_node", SCOPE_SYSTEM, -1, 7.0);
