@@ -352,3 +352,54 @@ def test_a_process_that_moves_to_another_cpu_keeps_its_mappings(memscope, tmp_pa
     pages = mib * 1024 * 1024 // PAGE
     lost = sum(n for why, n in j["lost"].items() if why != "throttled")
     assert pages <= top["samples"] + lost, (top, j["lost"])
+
+
+SAMPLE_CPU, SAMPLE_PERIOD, SAMPLE_DATA_SRC, SAMPLE_IDENTIFIER = 1 << 7, 1 << 8, 1 << 15, 1 << 16
+
+
+def test_page_fault_samples_carry_what_the_kernel_would_have_written(memscope, tmp_path):
+    """The fault path writes only what memscope cannot know without it: no CPU (each ring is one
+    CPU's), no period (fixed), no data source (a software event's is always "not available") and
+    no event id (one event). The recorded samples still carry them: the CPU the process was held
+    on, period 1, and the data source perf record -d reads for the same faults."""
+    if len(os.sched_getaffinity(0)) < 2 or not shutil.which("perf"):
+        pytest.skip("needs two CPUs and perf")
+    for cpu in sorted(os.sched_getaffinity(0))[:2]:
+        rec = tmp_path / f"cpu{cpu}.rec"
+        res = run(["taskset", "-c", str(cpu), memscope, "record", "--no-ctl", "--sample", "page-faults",
+                   "--no-callchain", "-o", str(rec), "--", str(HOTARRAY), "8"])
+        assert res.returncode == 0, res.stderr
+        lines = [json.loads(line) for line in rec.read_text().splitlines()]
+        ev = lines[0]["sampling"]["events"][0]
+        assert ev["sample_type"] & (SAMPLE_CPU | SAMPLE_PERIOD | SAMPLE_DATA_SRC | SAMPLE_IDENTIFIER) == 0, ev
+        samples = [r["s"] for r in lines if "s" in r]
+        assert len(samples) >= 8 * 1024 * 1024 // PAGE, len(samples)
+        assert {s[3] for s in samples} == {cpu}, {s[3] for s in samples}
+        assert {s[4] for s in samples} == {0} and {s[12] for s in samples} == {1}
+        data_src = {s[9] for s in samples}
+        perf_data = tmp_path / f"cpu{cpu}.data"
+        res = run(["taskset", "-c", str(cpu), "perf", "record", "-q", "-e", "page-faults", "-c", "1", "-d", "-o",
+                   str(perf_data), "--", str(HOTARRAY), "8"])
+        assert res.returncode == 0, res.stderr
+        res = run(["perf", "script", "-i", str(perf_data), "-F", "data_src"])
+        assert res.returncode == 0, res.stderr
+        theirs = {m.group(1).lstrip("0") for m in re.finditer(r"^\s*([0-9a-f]+) \|", res.stdout, re.M)}
+        assert theirs and data_src == theirs, (data_src, theirs)
+
+
+def test_two_sampled_events_are_told_apart_and_a_frequency_keeps_its_periods(memscope, tmp_path):
+    """Two events share each CPU's ring: their samples carry the event's id, and each event's
+    samples count its own faults. Sampled by frequency, the period of each sample is the kernel's."""
+    rec, _ = record(memscope, tmp_path, str(HOTARRAY), "8", sample="page-faults",
+                    options=("--sample", "minor-faults", "--no-callchain"))
+    lines = [json.loads(line) for line in rec.read_text().splitlines()]
+    assert all(e["sample_type"] & SAMPLE_IDENTIFIER for e in lines[0]["sampling"]["events"])
+    samples = [r["s"] for r in lines if "s" in r]
+    by_event = {e: sum(1 for s in samples if s[4] == e) for e in (0, 1)}
+    assert min(by_event.values()) >= 8 * 1024 * 1024 // PAGE, by_event
+    assert abs(by_event[0] - by_event[1]) <= 2, by_event
+    rec, _ = record(memscope, tmp_path, str(HOTARRAY), "8", options=("-F", "2000", "--no-callchain"), name="f.rec")
+    lines = [json.loads(line) for line in rec.read_text().splitlines()]
+    assert lines[0]["sampling"]["events"][0]["sample_type"] & SAMPLE_PERIOD
+    periods = [r["s"][12] for r in lines if "s" in r]
+    assert periods and len(set(periods)) > 1, periods[:20]
