@@ -1008,6 +1008,48 @@ static const struct source_ops sample_source_ops = {
 	.watch = sample_watch,
 };
 
+static bool counts_the_same(const struct perf_event_attr *a, const struct perf_event_attr *b)
+{
+	return a->type == b->type && a->config == b->config && a->exclude_user == b->exclude_user &&
+	       a->exclude_kernel == b->exclude_kernel && a->exclude_hv == b->exclude_hv &&
+	       a->exclude_idle == b->exclude_idle && a->exclude_host == b->exclude_host &&
+	       a->exclude_guest == b->exclude_guest;
+}
+
+static const struct sample_event *sampling_of(const struct source *src, const struct perf_event_attr *attr)
+{
+	const struct sample_source *ss = src->ops == &sample_source_ops ? src->priv : NULL;
+
+	/* A software event only: a hardware sampling event may be throttled,
+	 * and a throttled event stops counting. */
+	for (int e = 0; ss && e < ss->nr_events; e++)
+		if (ss->events[e].ev.attr.type == PERF_TYPE_SOFTWARE && counts_the_same(&ss->events[e].ev.attr, attr))
+			return &ss->events[e];
+	return NULL;
+}
+
+bool sample_source_samples(const struct source *src, const struct perf_event_attr *attr)
+{
+	return sampling_of(src, attr) != NULL;
+}
+
+int sample_source_count_of(const struct source *src, const struct perf_event_attr *attr, uint64_t *count)
+{
+	const struct sample_event *se = sampling_of(src, attr);
+
+	*count = 0;
+	if (!se || !se->nr_fds)
+		return -1;
+	for (int i = 0; i < se->nr_fds; i++) {
+		uint64_t v;
+
+		if (read(se->fds[i], &v, sizeof(v)) != sizeof(v))
+			return -1;
+		*count += v;
+	}
+	return 0;
+}
+
 int sample_source_nr_events(const struct source *src)
 {
 	const struct sample_source *ss = src->ops == &sample_source_ops ? src->priv : NULL;

@@ -403,3 +403,39 @@ def test_two_sampled_events_are_told_apart_and_a_frequency_keeps_its_periods(mem
     assert lines[0]["sampling"]["events"][0]["sample_type"] & SAMPLE_PERIOD
     periods = [r["s"][12] for r in lines if "s" in r]
     assert periods and len(set(periods)) > 1, periods[:20]
+
+
+def test_the_frames_page_faults_are_the_sampling_events_own_count(memscope, tmp_path):
+    """With page faults sampled, the frames' page-faults counter is read from the sampling event (it
+    counts every fault, sampled or not): no second page-fault event in the process's fault path.
+    The counts stay perf stat's, every 4th fault sampled too."""
+    if not shutil.which("strace") or not shutil.which("perf"):
+        pytest.skip("needs strace and perf")
+    res = run(["perf", "stat", "-x,", "-e", "page-faults", "--", str(HOTARRAY), "32"])
+    assert res.returncode == 0, res.stderr
+    perf_count = int(next(line for line in res.stderr.splitlines() if "page-faults" in line).split(",")[0])
+    ncpus = len(os.sched_getaffinity(0))
+    # LeakSanitizer cannot run under ptrace: a sanitizer build is traced without it.
+    env = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    for period in ("1", "4"):
+        rec = tmp_path / f"c{period}.rec"
+        trace = tmp_path / f"c{period}.strace"
+        res = run(["strace", "-f", "-e", "trace=perf_event_open", "-o", str(trace), memscope, "record", "--no-ctl",
+                   "--sample", "page-faults", "-c", period, "--no-callchain", "-I", "10", "-o", str(rec), "--",
+                   str(HOTARRAY), "32"], env=env)
+        assert res.returncode == 0, res.stderr
+        opened = [line for line in trace.read_text().splitlines()
+                  if "config=PERF_COUNT_SW_PAGE_FAULTS," in line and not re.search(r"= -1 ", line)]
+        # One sampling event per CPU, and no counting one (sample_period=0).
+        assert len(opened) == os.cpu_count() or len(opened) == ncpus, opened
+        assert not [line for line in opened if "sample_period=0," in line], opened
+        lines = [json.loads(line) for line in rec.read_text().splitlines()]
+        names = [s["name"] for s in lines[0]["series"]]
+        faults, taken = names.index("page-faults"), names.index("sample:page-faults")
+        frames = [r for r in lines if "v" in r]
+        counted = sum(f["v"][faults] for f in frames)
+        sampled = sum(f["v"][taken] for f in frames)
+        assert len(frames) > 1, len(frames)
+        # The workload's own faults, as perf stat counts them (a run differs by a few).
+        assert abs(counted - perf_count) <= max(16, perf_count // 100), (counted, perf_count)
+        assert counted // int(period) - 2 <= sampled <= counted // int(period) + 2, (counted, sampled, period)
