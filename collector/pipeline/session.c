@@ -14,6 +14,8 @@
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
 #include "events/event.h"
+#include "sources/perf_source.h"
+#include "sources/sample_source.h"
 #include "util/array.h"
 
 
@@ -641,6 +643,12 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 	ret = create_sources(s, opt, opt->replay_path ? SOURCE_FILE : SOURCE_LIVE, err);
 	if (ret)
 		return ret;
+	/* A counter of what is also sampled (page-faults with --sample
+	 * page-faults) reads the sampling event's own count. */
+	for (int i = 0; i < s->nr_sources; i++)
+		if (sample_source_nr_events(&s->sources[i]) > 0)
+			for (int j = 0; j < s->nr_sources; j++)
+				perf_source_count_from(&s->sources[j], &s->sources[i]);
 	s->sampler_opened = true;
 	if (sampler_open(&s->sampler, s->sources, s->nr_sources, err) < 0)
 		return -1;
