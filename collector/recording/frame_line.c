@@ -39,11 +39,11 @@ static bool expect(const char **pp, const char *end, const char *text, size_t n)
 
 #define EXPECT(p, end, lit) expect(&(p), (end), (lit), sizeof(lit) - 1)
 
-bool frame_line_parse(const char *line, size_t length, const struct series_table *table, struct frame *frame,
-		      uint64_t *t, uint64_t *d)
+bool frame_line_parse(const char *line, size_t length, const struct series_table *table, int nr,
+		      struct frame *frame, uint64_t *t, uint64_t *d)
 {
 	const char *p = line, *end = line + length;
-	int nr = table->nr, i = 0;
+	int i = 0;
 	/* The table's entries are large: look at their state only when a series
 	 * has ended (reading it for every value was a fifth of the scan). */
 	bool any_retired = table->nr_retired > 0;

@@ -28,7 +28,7 @@
 #include "sampler/sample_item.h"
 
 #define RECORDING_FORMAT_NAME "memscope-recording"
-#define RECORDING_FORMAT_VERSION 4
+#define RECORDING_FORMAT_VERSION 5
 /* perf record writes perf.data; memscope record writes this. */
 #define RECORDING_DEFAULT_FILE "memscope.rec"
 /* Frames are written to the file in batches of this many (and at every
