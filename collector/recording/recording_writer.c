@@ -556,6 +556,9 @@ static int write_added(struct recording_writer *w, const struct frame *frame, st
 		if (is_brief(w, frame, m)) {
 			if (!(o = one_series_json(&w->table->series[m], -1)))
 				goto oom;
+			/* Most are counters: a brief entry leaves that kind, the default, out. */
+			if (w->table->series[m].kind == SERIES_COUNTER)
+				json_object_del(o, "kind");
 			json_object_set_new(o, "v", json_integer((json_int_t)frame->samples[m].value));
 			json_array_append_new(brief, o);
 			nr_brief++;
@@ -566,13 +569,15 @@ static int write_added(struct recording_writer *w, const struct frame *frame, st
 		json_array_append_new(list, one_series_json(&w->table->series[m], f));
 	}
 	if (json_array_size(list)) {
-		rec = json_pack("{s:O, s:I}", "series", list, "t", (json_int_t)relative(w, frame->time_ns));
-		ret = rec ? append_line(w, rec, err) : -1;
+		if (!(rec = json_pack("{s:O, s:I}", "series", list, "t", (json_int_t)relative(w, frame->time_ns))))
+			goto oom;
+		ret = append_line(w, rec, err);
 		json_decref(rec);
 	}
 	if (ret == 0 && nr_brief) {
-		rec = json_pack("{s:O, s:I}", "brief", brief, "t", (json_int_t)relative(w, frame->time_ns));
-		ret = rec ? append_line(w, rec, err) : -1;
+		if (!(rec = json_pack("{s:O, s:I}", "brief", brief, "t", (json_int_t)relative(w, frame->time_ns))))
+			goto oom;
+		ret = append_line(w, rec, err);
 		json_decref(rec);
 		w->briefs += (uint64_t)nr_brief;
 	}

@@ -191,7 +191,8 @@ const MemscopeRecording = (() => {
       } else if (Array.isArray(r.brief)) {
         if (header.version < 5) fail(name, line, `a "brief" series record in a version ${header.version} recording; they exist from version 5 on`);
         for (const e of r.brief) {
-          const s = seriesFrom(e, name, line);
+          // A brief entry leaves the kind out for a counter.
+          const s = seriesFrom({ kind: "counter", ...e }, name, line);
           if (s.pid === undefined && s.tid === undefined) fail(name, line, `brief series '${s.name}' has no pid or tid`);
           if (!Number.isInteger(e.v) || e.v < 0) fail(name, line, `brief series '${s.name}': v must be a non-negative integer`);
           brief.push([s, e.v]);

@@ -472,7 +472,7 @@ static void brief_series(void)
 	while (in && fgets(line, sizeof(line), in)) {
 		if (!strncmp(line, "{\"brief\":", 9)) {
 			briefs++;
-			CHECK(strstr(line, "\"comm\":\"flash\",\"v\":") != NULL);
+			CHECK(strstr(line, "\"comm\":\"flash\",\"v\":") != NULL && !strstr(line, "\"kind\""));
 		}
 		series_lines += !strncmp(line, "{\"series\":", 10);
 		retire_lines += !strncmp(line, "{\"retire\":", 10);

@@ -109,7 +109,8 @@ def test_live_page_charts_labels_pause_and_metrics_agree(memscope, touchmem, out
     assert len(frames) >= 5 and all(f["d"] > 150_000_000 for f in frames[1:])
     # Stopped from the page: the file ends there, with its frames counted.
     assert out["stop_reply"] == f"ok: second.rec closed with {len(frames)} frames"
-    assert ends[-1] == {"end": "record stop", "frames": len(frames)}
+    briefs = sum(len(o["brief"]) for o in ends if "brief" in o)
+    assert ends[-1] == {"end": "record stop", "frames": len(frames), "brief_series": briefs}
 
 
 def kunpeng_replay(path, seconds):
