@@ -131,7 +131,7 @@ enum recording_record_kind {
 	RECORD_CONTROL,
 	RECORD_END,
 	RECORD_SERIES,              /* series that start with the next frame (v2; v5 brief series too) */
-	RECORD_RETIRE,              /* series whose last values were in the previous frame (v2; v5: also after a brief one's frame) */
+	RECORD_RETIRE,              /* series whose last values were in the previous frame (v2; v5: brief ones too) */
 	RECORD_SAMPLE_ITEM,         /* a sample, mapping, process event or loss: see item */
 	RECORD_EOF,                 /* no more records (see recording_reader_cut) */
 };

@@ -1160,7 +1160,8 @@ static int read_other(struct recording_reader *r, const json_t *rec, struct reco
 	}
 	ms_error_set(err, "%s:%d: not a record of a recording: expected a frame (\"t\", \"d\", \"v\"), "
 		     "\"series\", \"retire\", a \"label\", a \"control\" event, a sample record (\"s\", \"map\", "
-		     "\"comm\", \"fork\", \"exit\", \"lost\", \"maps_unreadable\", \"alloc\", \"free\"), a \"damon\" region, \"brief\" series or the \"end\"", r->path, r->line);
+		     "\"comm\", \"fork\", \"exit\", \"lost\", \"maps_unreadable\", \"alloc\", \"free\"), a \"damon\" region, "
+		     "\"brief\" series or the \"end\"", r->path, r->line);
 	return -1;
 }
 
