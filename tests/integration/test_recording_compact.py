@@ -10,10 +10,12 @@ record and the file is smaller."""
 import json
 import shutil
 import subprocess
+import time
 
 import pytest
 
 from conftest import ROOT, run
+from live_server import Live
 
 CHILDREN = 80
 SPAWN = ("import subprocess, sys, time\n"
@@ -221,6 +223,33 @@ def test_the_runs_own_report_is_the_files(memscope, churn):
     live, replayed = rows(printed), rows(res.stdout)
     assert live and live == replayed
     assert sum(1 for r in live if int(r[0]) in pids) >= CHILDREN * 3 // 4
+
+
+def served_totals(memscope, path):
+    live = Live(memscope, ["--listen", "127.0.0.1:0", "--no-ui", "--input", str(path)])
+    try:
+        deadline = time.time() + 120
+        while not live.session()["ended"]:
+            assert time.time() < deadline, "the replay never ended"
+            time.sleep(0.1)
+        status, _, text = live.get("/api/totals")
+        assert status == 200, text
+    finally:
+        live.stop()
+    return json.loads(text)
+
+
+def test_live_input_totals_are_the_same_as_version_4(memscope, churn, old_form):
+    rec, pids, _ = churn
+    got, want = served_totals(memscope, rec), served_totals(memscope, old_form)
+    assert got.keys() == want.keys()
+    for key in got:
+        assert got[key] == want[key], key
+    # Every child is a process of the totals, with its faults; they add up to the run's.
+    mine = [p for p in got["processes"] if p["pid"] in pids]
+    assert len(mine) >= CHILDREN * 3 // 4 and all(p["totals"]["proc.faults"] > 0 for p in mine), len(mine)
+    listed = sum(p["totals"].get("proc.faults", 0) for p in got["processes"])
+    assert listed + got["unattributed"]["proc.faults"] == got["all"]["proc.faults"]
 
 
 PAGE_READER = """
