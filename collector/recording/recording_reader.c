@@ -57,8 +57,8 @@ struct recording_reader {
 	int *indices;                /* of the last series or retire record */
 	int nr_indices, cap_indices;
 	/* Version 5: the table's length as the file's frames count it. Brief
-	 * series (the "brief" record) take places of the table beyond it, or
-	 * retired ones, for the one frame they hold a value in. */
+	 * series (the "brief" record) take places of the table beyond it for
+	 * the one frame they hold a value in. */
 	int file_nr;
 	int *brief;                  /* brief series of the next frame (indices) ... */
 	uint64_t *brief_value;       /* ... and their values */
@@ -921,8 +921,9 @@ static int read_series_record(struct recording_reader *r, const json_t *rec, str
 	return 0;
 }
 
-/* The place of a brief series: a retired index beyond the file's places
- * (the file's own series records never need them), else the table's end. */
+/* The place of a brief series: a retired index beyond the file's places, else
+ * the table's end. (A later series record of the file may take that place as
+ * its next index, once the brief series is retired.) */
 static int brief_place(struct recording_reader *r)
 {
 	const struct series_table *t = &r->header.table;
