@@ -20,10 +20,11 @@
 
 /* Parse line[0..length) into frame (already fitted to table->nr series):
  * true with the first nr samples (the values a frame line of the file holds:
- * the table may have more, for brief series) set, *t and *d set; false when
+ * the table may have more, for brief series; with shorter, the line may end
+ * early and the rest are null) set, *t and *d set; false when
  * the line is not in the writer's form or is not valid (the frame may then be
  * partly written). */
 bool frame_line_parse(const char *line, size_t length, const struct series_table *table, int nr,
-		      struct frame *frame, uint64_t *t, uint64_t *d);
+		      bool shorter, struct frame *frame, uint64_t *t, uint64_t *d);
 
 #endif

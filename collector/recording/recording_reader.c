@@ -769,7 +769,9 @@ static int read_frame(struct recording_reader *r, const json_t *rec, struct fram
 			     r->path, r->line, t, r->last_t);
 		goto bad;
 	}
-	if (!json_is_array(values) || json_array_size(values) != (size_t)nr) {
+	/* Version 5 leaves trailing nulls out: a line may be shorter, never longer. */
+	if (!json_is_array(values) || json_array_size(values) > (size_t)nr ||
+	    (r->header.version < 5 && json_array_size(values) != (size_t)nr)) {
 		if (json_is_array(values))
 			ms_error_set(err, "%s:%d: \"v\" holds %zu values; the series table has %d here (the "
 				     "header's series and those series records added)", r->path, r->line,
@@ -806,6 +808,8 @@ static int read_frame(struct recording_reader *r, const json_t *rec, struct fram
 		s->enabled_ns = s->running_ns = d;
 		s->valid = true;
 	}
+	for (i = json_array_size(values); i < (size_t)nr; i++)
+		memset(&frame->samples[i], 0, sizeof(frame->samples[i]));
 	if (mux && !json_is_array(mux)) {
 		ms_error_set(err, "%s:%d: \"m\" is %s; expected [[series, enabled_ns, running_ns], ...]", r->path,
 			     r->line, type_name(mux));
@@ -843,7 +847,8 @@ static bool fast_frame(struct recording_reader *r, const char *line, size_t leng
 	uint64_t t, d;
 
 	if (length < 5 || memcmp(line, "{\"t\":", 5) || frame_fit(frame, r->header.table.nr) < 0 ||
-	    !frame_line_parse(line, length, &r->header.table, r->file_nr, frame, &t, &d) || t < r->last_t)
+	    !frame_line_parse(line, length, &r->header.table, r->file_nr, r->header.version >= 5, frame, &t, &d) ||
+	    t < r->last_t)
 		return false;
 	fill_brief(r, frame, d);
 	frame->seq = r->frames;

@@ -670,6 +670,10 @@ int recording_writer_frame(struct recording_writer *w, const struct frame *frame
 							     (json_int_t)s->running_ns));
 		}
 	}
+	/* Trailing nulls are left out (version 5): a line holds up to its last value,
+	 * not every place a peak of processes alive at once left behind. */
+	while (json_array_size(w->values) && json_is_null(json_array_get(w->values, json_array_size(w->values) - 1)))
+		json_array_remove(w->values, json_array_size(w->values) - 1);
 	json_object_set_new(rec, "t", json_integer((json_int_t)relative(w, frame->time_ns)));
 	json_object_set_new(rec, "d", json_integer((json_int_t)frame->interval_ns));
 	json_object_set(rec, "v", w->values);

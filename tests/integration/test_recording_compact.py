@@ -152,8 +152,9 @@ def test_a_new_series_takes_the_lowest_free_place(churn):
         elif "retire" in r:
             free |= set(r["retire"])
         elif "v" in r:
-            assert len(r["v"]) == width
-            assert all(r["v"][i] is None for i in free)
+            # Trailing nulls are left out: a line ends at its last value.
+            assert len(r["v"]) <= width and (not r["v"] or r["v"][-1] is not None)
+            assert all(r["v"][i] is None for i in free if i < len(r["v"]))
 
 
 def test_the_file_is_smaller_than_version_4s(churn, old_form):
@@ -198,8 +199,12 @@ def test_report_rows_are_the_same_as_version_4(memscope, churn, old_form):
             assert a.get("rows") == b.get("rows"), a.get("title")
     # The children are rows of faults.lua (the last script read), each with faults of its own.
     rows = next(o for o in got if o.get("title", "").startswith("Faults per process"))["rows"]
-    mine = [r for r in rows if r["pid"] in pids]
-    assert len(mine) >= CHILDREN * 3 // 4 and all(r["faults"] > 0 for r in mine), (len(mine), CHILDREN)
+    # (A child's row before its exec, under python3's name, may hold no fault: by pid.)
+    faults = {}
+    for r in rows:
+        if r["pid"] in pids:
+            faults[r["pid"]] = faults.get(r["pid"], 0) + r["faults"]
+    assert len(faults) >= CHILDREN * 3 // 4 and all(f > 0 for f in faults.values()), (faults, CHILDREN)
 
 
 def test_top_input_reads_the_same_as_version_4(memscope, churn, old_form):
@@ -246,8 +251,11 @@ def test_live_input_totals_are_the_same_as_version_4(memscope, churn, old_form):
     for key in got:
         assert got[key] == want[key], key
     # Every child is a process of the totals, with its faults; they add up to the run's.
-    mine = [p for p in got["processes"] if p["pid"] in pids]
-    assert len(mine) >= CHILDREN * 3 // 4 and all(p["totals"]["proc.faults"] > 0 for p in mine), len(mine)
+    faults = {}
+    for p in got["processes"]:
+        if p["pid"] in pids:
+            faults[p["pid"]] = faults.get(p["pid"], 0) + p["totals"].get("proc.faults", 0)
+    assert len(faults) >= CHILDREN * 3 // 4 and all(f > 0 for f in faults.values()), faults
     listed = sum(p["totals"].get("proc.faults", 0) for p in got["processes"])
     assert listed + got["unattributed"]["proc.faults"] == got["all"]["proc.faults"]
 
