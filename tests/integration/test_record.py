@@ -192,7 +192,8 @@ def test_sigint_and_sigterm_finish_the_file(memscope, tmp_path):
         proc.wait(timeout=10)
         assert proc.returncode == 0, proc.stderr.read()
         header, frames, others = read_recording(rec)
-        assert others[-1] == {"end": sig.name, "frames": len(frames)}
+        briefs = sum(len(o["brief"]) for o in others if "brief" in o)
+        assert others[-1] == {"end": sig.name, "frames": len(frames), "brief_series": briefs}
         _, res = stat_input(memscope, rec)
         assert "cut" not in res.stderr
 

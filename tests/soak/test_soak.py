@@ -61,6 +61,9 @@ def test_soak_with_fork_churn(memscope, build_dir, tmp_path):
             series += len(record["series"])
         elif "retire" in record:
             retired += len(record["retire"])
+        elif "brief" in record:   # a process's whole life in one frame (format 5): added and retired
+            series += len(record["brief"])
+            retired += len(record["brief"])
     end = frames[-1][0]
     first = sum(1 for t, _ in frames if 2 <= t < 2 + WINDOW) / WINDOW
     last = sum(1 for t, _ in frames if end - 2 - WINDOW <= t < end - 2) / WINDOW
