@@ -9,9 +9,11 @@ Each pass ends by flushing the CPU's TLB: DAMON sees an access through the page'
 which a CPU sets when it walks the page table. A real CPU's TLB holds a few thousand pages, so a
 64 MiB loop walks for every page; QEMU's emulated TLB grows to hold the whole buffer, and a
 process alone on its vCPU would then write it without ever setting an Accessed bit again (DAMON
-read the hot buffer as idle for a whole run). mprotect of a small mapping of its own (64 pages,
-above the 33 pages past which Linux flushes the whole TLB rather than page by page) read-only
-and back flushes it, holding the address space's lock only for those 64 pages."""
+read the hot buffer as idle for a whole run). Dropping the pages of a small mapping of its own
+(64 pages, above the 33 past which Linux flushes the whole TLB rather than page by page:
+MADV_DONTNEED) flushes it; MADV_POPULATE_WRITE puts them back for the next pass without a page
+fault (a test samples page faults). mprotect would flush too, but each call is an mmap record
+for perf, thousands a second."""
 import argparse
 import ctypes
 import json
@@ -24,6 +26,9 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--mib", type=int, default=64)
 parser.add_argument("--seconds", type=float, default=20)
 parser.add_argument("--until", help="loop until this file exists")
+parser.add_argument("--loop-factor", type=float, default=0,
+                    help="loop at least this many times as long as the hot buffer took to be mapped and written "
+                         "(its idle time before the loop): a share of time hot that does not depend on the guest's speed")
 parser.add_argument("--in-child", action="store_true",
                     help="fork first: the child holds the buffers (and prints), the command waits for it")
 parser.add_argument("--apart", action="store_true",
@@ -39,10 +44,15 @@ if args.in_child:
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.memset.argtypes = (ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t)
-libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+MADV_POPULATE_WRITE = 23   # Linux 5.14
 size = args.mib << 20
 buffers = {}
-for name in ("hot", "cold"):
+# The cold buffer first: the hot one is then idle only while it is itself mapped and written
+# (page by page: a test samples those first-touch faults to name the buffers).
+for name in ("cold", "hot"):
+    if name == "hot":
+        hot_start = time.monotonic()
     noreserve = getattr(mmap, "MAP_NORESERVE", 0x4000) if args.apart and name == "cold" else 0
     buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | noreserve)
     addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
@@ -55,18 +65,19 @@ FLUSH_PAGES = 64
 # Shared: never merged with the (private) buffers' mappings, whose objects tests name.
 flusher = mmap.mmap(-1, FLUSH_PAGES * mmap.PAGESIZE, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
 flusher_addr = ctypes.addressof(ctypes.c_char.from_buffer(flusher))
-libc.memset(flusher_addr, 1, FLUSH_PAGES * mmap.PAGESIZE)   # present pages: a protection change flushes
+libc.memset(flusher_addr, 1, FLUSH_PAGES * mmap.PAGESIZE)   # present pages: dropping them flushes
 pages = size // mmap.PAGESIZE
 patterns = (bytes([2]) * pages, bytes([3]) * pages)
-end = time.monotonic() + args.seconds
+setup = time.monotonic() - hot_start
+end = time.monotonic() + max(args.seconds, args.loop_factor * setup)
 i = 0
 while time.monotonic() < end and not (args.until and os.path.exists(args.until)):
     hot[::mmap.PAGESIZE] = patterns[i & 1]   # a C loop over the pages
-    for prot in (mmap.PROT_READ, mmap.PROT_READ | mmap.PROT_WRITE):
-        if libc.mprotect(flusher_addr, FLUSH_PAGES * mmap.PAGESIZE, prot) != 0:
-            sys.exit(f"mprotect: {os.strerror(ctypes.get_errno())}")
+    for advice in (mmap.MADV_DONTNEED, MADV_POPULATE_WRITE):
+        if libc.madvise(flusher_addr, FLUSH_PAGES * mmap.PAGESIZE, advice) != 0:
+            sys.exit(f"madvise {advice}: {os.strerror(ctypes.get_errno())}")
     i += 1
     if i == 1:
         print(json.dumps({"looping": 1}), flush=True)
-print(json.dumps({"hot_passes": i}), flush=True)
+print(json.dumps({"hot_passes": i, "hot_setup_s": round(setup, 3)}), flush=True)
 os._exit(0)
