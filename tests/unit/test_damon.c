@@ -16,6 +16,7 @@
 #include "host/damon_admin.h"
 #include "host/damon_monitor.h"
 #include "metrics/damon_hot_share.h"
+#include "sources/damon/damon_follow.h"
 #include "sources/damon/damon_pages.h"
 #include "sources/damon/damon_regions.h"
 
@@ -305,6 +306,7 @@ static void make_kdamond_tree(const char *root, const char *nr)
 		"0/contexts/0/monitoring_attrs/intervals/update_us", "0/contexts/0/monitoring_attrs/nr_regions/min",
 		"0/contexts/0/monitoring_attrs/nr_regions/max", "0/contexts/0/targets/nr_targets",
 		"0/contexts/0/targets/0/pid_target", "0/contexts/0/targets/1/pid_target",
+		"0/contexts/0/targets/2/pid_target",
 	};
 	char path[512];
 
@@ -420,6 +422,60 @@ static void test_admin(void)
 	} else {
 		CHECK_FAIL("no marker %s", path);
 	}
+	/* A command's children as targets: nr_targets, every pid_target (the
+	 * kernel rebuilds the target directories), then commit to the running
+	 * kdamond's state file. */
+	{
+		pid_t three[] = { 1234, 7001, 7002 }, two[] = { 7001, 7002 };
+
+		CHECK_EQ_INT(damon_admin_set_targets(&a, three, 3, &err), 0);
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/nr_targets"), "3");
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/0/pid_target"), "1234");
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/1/pid_target"), "7001");
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/2/pid_target"), "7002");
+		CHECK_EQ_STR(kd_file(root, "0/state"), "commit");
+		/* The command exited: its children move down, written again. */
+		tree_write(root, KD "/0/state", "on\n");
+		CHECK_EQ_INT(damon_admin_set_targets(&a, two, 2, &err), 0);
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/nr_targets"), "2");
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/0/pid_target"), "7001");
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/1/pid_target"), "7002");
+		CHECK_EQ_STR(kd_file(root, "0/state"), "commit");
+		/* A target directory the kernel did not make (here: missing):
+		 * refused, naming the file, and no commit. */
+		tree_write(root, KD "/0/state", "on\n");
+		{
+			pid_t four[] = { 1, 2, 3, 4 };
+
+			CHECK_EQ_INT(damon_admin_set_targets(&a, four, 4, &err), -1);
+			CHECK_CONTAINS(err.text, "kdamonds/0/contexts/0/targets/3/pid_target");
+			CHECK_EQ_STR(kd_file(root, "0/state"), "on\n");
+		}
+		CHECK_EQ_INT(damon_admin_set_targets(&a, two, 0, &err), -1);
+		CHECK_CONTAINS(err.text, "no running kdamond");
+	}
+	/* The same writes from the follower's thread: one list at a time, its
+	 * answer the list the kernel took. */
+	{
+		struct damon_follow follower;
+		pid_t three[] = { 1234, 7001, 7002 }, got[DAMON_FOLLOW_MAX_TARGETS];
+		int nr = 0, rc = 0;
+
+		tree_write(root, KD "/0/state", "on\n");
+		CHECK_EQ_INT(damon_follow_start(&follower, &a, &err), 0);
+		CHECK(damon_follow_ask(&follower, three, 3));
+		for (int i = 0; i < 200 && (rc = damon_follow_answer(&follower, got, &nr, &err)) == 0; i++)
+			nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+		CHECK_EQ_INT(rc, 1);
+		CHECK_EQ_INT(nr, 3);
+		CHECK_EQ_INT(got[2], 7002);
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/2/pid_target"), "7002");
+		CHECK_EQ_STR(kd_file(root, "0/state"), "commit");
+		CHECK_EQ_INT(damon_follow_answer(&follower, got, &nr, &err), 0);   /* told once */
+		damon_follow_stop(&follower);
+		damon_follow_stop(&follower);   /* twice: nothing */
+	}
+
 	/* Stop: state off, nr_kdamonds 0, the marker gone, the watchdog ended
 	 * (reaped: waitpid finds no child left). */
 	damon_admin_stop(&a);
@@ -505,6 +561,40 @@ static void test_admin(void)
 		}
 		CHECK_EQ_STR(text, "untouched\n");
 	}
+	tree_remove(root);
+}
+
+/* A command's children from /proc/PID/task/TID/children (of every thread,
+ * each once, up to the cap) and which of them still have an address space. */
+static void test_children(void)
+{
+	char root[4096], proc[4200];
+	pid_t out[4] = { 200 };
+	int nr = 1;
+
+	tree_new(root, sizeof(root));
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	tree_write(root, "proc/100/task/100/children", "200 201 ");
+	tree_write(root, "proc/100/task/101/children", "202 201 ");
+	tree_write(root, "proc/100/task/102/children", "");
+	tree_write(root, "proc/200/stat", "200 (python3) S 100 200 ...\n");
+	tree_write(root, "proc/201/stat", "201 (a) Z b) S 100 ...\n");   /* a name with ") Z": still running */
+	tree_write(root, "proc/202/stat", "202 (sh) Z 100 202 ...\n");
+	/* 200 is listed already: 201 and 202 are added, 201 once. */
+	CHECK_EQ_INT(damon_children(proc, 100, out, &nr, 4), 2);
+	CHECK_EQ_INT(nr, 3);
+	CHECK_EQ_INT(out[0], 200);
+	CHECK((out[1] == 201 && out[2] == 202) || (out[1] == 202 && out[2] == 201));
+	/* The cap holds. */
+	nr = 3;
+	out[0] = 1, out[1] = 2, out[2] = 3;
+	CHECK_EQ_INT(damon_children(proc, 100, out, &nr, 4), 1);
+	CHECK_EQ_INT(nr, 4);
+	CHECK_EQ_INT(damon_children(proc, 999, out, &nr, 4), 0);   /* gone */
+	CHECK(damon_process_alive(proc, 200));
+	CHECK(damon_process_alive(proc, 201));
+	CHECK(!damon_process_alive(proc, 202));   /* a zombie has no memory to monitor */
+	CHECK(!damon_process_alive(proc, 203));
 	tree_remove(root);
 }
 
@@ -741,6 +831,7 @@ int main(void)
 	test_record();
 	test_monitor();
 	test_admin();
+	test_children();
 	test_gauge_total();
 	test_gauge_cells();
 	test_hot_share();

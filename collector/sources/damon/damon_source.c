@@ -34,6 +34,7 @@
 #include "host/damon_admin.h"
 #include "host/damon_monitor.h"
 #include "sampler/sample_item.h"
+#include "sources/damon/damon_follow.h"
 #include "sources/damon/damon_procs.h"
 #include "sources/damon/damon_regions.h"
 #include "sources/sample_source.h"
@@ -56,11 +57,20 @@ struct damon_series {
 	enum damon_quantity q;
 	int slot;      /* node slot of the tally (-1: none) */
 	int bucket;    /* Q_RATE */
-	int target;    /* vaddr: the target (process) whose stream it reads; -1: the physical stream;
-			* TARGETS_SUM: every target's, added (the command's or -p's total) */
+	int target;    /* -1: the physical stream; TARGETS_SUM: every target's, added (the command's
+			* or -p's total); TARGET_PID: the stream of the target that is process pid */
+	pid_t pid;     /* TARGET_PID */
+	int at;        /* its index in the series table */
 };
 
 #define TARGETS_SUM (-2)
+#define TARGET_PID (-3)
+#define TARGET_ENDED (-4)   /* TARGET_PID whose process is no target any more: retired */
+
+/* A process given to the kdamond in another's place (the kernel matches
+ * targets by index and keeps the index's regions) is shown from its third
+ * aggregation on: its first two may still hold the other's regions. */
+#define DAMON_SETTLE_AGGREGATIONS 2
 
 /* The quantities given per process from physical regions. */
 #define PROC_QUANTITIES 3
@@ -96,9 +106,22 @@ struct damon_source {
 	char mode_why[512];            /* why this mode, for the notes */
 	char reaped[512];              /* a dead memscope's kdamond stopped at the start */
 	struct damon_admin admin;
-	pid_t *target_pids;            /* vaddr: target i's process */
+	pid_t *target_pids;            /* vaddr: target i's process (the kernel's target index i) */
 	int nr_targets;
 	struct damon_stream *streams;  /* vaddr: one per target */
+	uint32_t *settle;              /* vaddr: target i is shown once its stream has more aggregations */
+	bool *ended;                   /* vaddr: target i's process has exited (not shown; dropped at the next commit) */
+	int cap_targets;
+	/* -- CMD: the command's children become targets (sources/damon/damon_follow.h). */
+	bool follow;
+	struct damon_follow follower;
+	uint64_t next_follow_ns;
+	pid_t seen[DAMON_FOLLOW_MAX_TARGETS];   /* children found at the last look, not yet targets */
+	int nr_seen;
+	uint64_t commits, refused;
+	unsigned long untracked;       /* children left out: DAMON_FOLLOW_MAX_TARGETS at once */
+	char refused_why[256];
+	struct series_table *table;    /* series added and retired during the run (children, processes) */
 	char comm0[16];                /* -- CMD: the command's name (the child has not exec'd yet) */
 	uint64_t reported_aggregations;
 	/* The regions of the aggregation being built, handed to the hub (a
@@ -111,7 +134,6 @@ struct damon_source {
 	/* Physical regions, per process (record, top, live): the largest
 	 * processes' resident pages placed in the last aggregation's regions
 	 * (damon_procs.h). */
-	struct series_table *table;
 	bool procs_on;
 	char procs_off_why[256];       /* why not, for the notes */
 	struct damon_procs procs;
@@ -139,25 +161,28 @@ static int quantity_of(const char *name)
 }
 
 /* The name of process pid for its series' comm label. */
-static void comm_of(const struct damon_source *ds, int target, char *buf, size_t size)
+static void comm_of(const struct damon_source *ds, pid_t pid, char *buf, size_t size)
 {
 	char path[4200], text[64];
 
-	if (ds->target && ds->target->kind == TARGET_COMMAND && target == 0 && ds->comm0[0]) {
+	if (ds->target && ds->target->kind == TARGET_COMMAND && ds->target->nr_pids > 0 &&
+	    pid == ds->target->pids[0] && ds->comm0[0]) {
 		snprintf(buf, size, "%s", ds->comm0);
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/%d/comm", ds->host->roots.proc, (int)ds->target_pids[target]);
+	snprintf(path, sizeof(path), "%s/%d/comm", ds->host->roots.proc, (int)pid);
 	if (sysfs_read_str(path, text, sizeof(text)) < 0)
 		text[0] = '\0';
 	snprintf(buf, size, "%s", text);
 }
 
+/* live: a process that became a target during the run (series_table_add_live). */
 static int add_series(struct damon_source *ds, struct series_table *table, enum damon_quantity q, int slot,
-		      int bucket, int target, struct ms_error *err)
+		      int bucket, int target, pid_t pid, bool live, struct ms_error *err)
 {
 	struct series_labels labels;
 	struct damon_series *s = realloc(ds->series, sizeof(*s) * (size_t)(ds->nr_series + 1));
+	int at;
 
 	if (!s)
 		goto oom;
@@ -165,17 +190,20 @@ static int add_series(struct damon_source *ds, struct series_table *table, enum 
 	series_labels_init(&labels);
 	if (target == TARGETS_SUM) {
 		/* no label: the sum of the target processes */
-	} else if (target >= 0) {
-		labels.pid = (int)ds->target_pids[target];
-		comm_of(ds, target, labels.comm, sizeof(labels.comm));
+	} else if (target == TARGET_PID) {
+		labels.pid = (int)pid;
+		comm_of(ds, pid, labels.comm, sizeof(labels.comm));
 	} else if (slot >= 0) {
 		labels.node = ds->stream.latest.node_ids[slot];
 	}
 	snprintf(labels.instance, sizeof(labels.instance), "%s", q == Q_RATE ? damon_rate_bucket_name(bucket) : "damon");
-	if (series_table_add(table, quantity_names[q], q == Q_AGGREGATIONS ? "" : "B", 1.0,
-			     q == Q_AGGREGATIONS ? SERIES_COUNTER : SERIES_GAUGE, &labels) < 0)
+	at = (live ? series_table_add_live : series_table_add)(table, quantity_names[q], q == Q_AGGREGATIONS ? "" : "B",
+							       1.0, q == Q_AGGREGATIONS ? SERIES_COUNTER : SERIES_GAUGE,
+							       &labels);
+	if (at < 0)
 		goto oom;
-	ds->series[ds->nr_series++] = (struct damon_series){ .q = q, .slot = slot, .bucket = bucket, .target = target };
+	ds->series[ds->nr_series++] = (struct damon_series){ .q = q, .slot = slot, .bucket = bucket, .target = target,
+							      .pid = pid, .at = at };
 	return 0;
 oom:
 	ms_error_set(err, "damon source: out of memory");
@@ -313,7 +341,10 @@ static int start_active(struct damon_source *ds, struct ms_error *err)
 			ms_error_set(err, "damon: no process to monitor");
 			return -1;
 		}
-		if (!(ds->target_pids = calloc((size_t)nr, sizeof(*ds->target_pids)))) {
+		/* A command's children join its targets as they start. */
+		ds->follow = t->kind == TARGET_COMMAND && t->nr_attach <= 0 && nr < DAMON_FOLLOW_MAX_TARGETS;
+		ds->cap_targets = ds->follow ? DAMON_FOLLOW_MAX_TARGETS : nr;
+		if (!(ds->target_pids = calloc((size_t)ds->cap_targets, sizeof(*ds->target_pids)))) {
 			ms_error_set(err, "damon source: out of memory");
 			return -1;
 		}
@@ -340,6 +371,8 @@ static int start_active(struct damon_source *ds, struct ms_error *err)
 	if (damon_admin_start(&ds->host->roots, &setup, &ds->admin, err) < 0)
 		return -1;
 	ds->active = true;
+	if (ds->follow && damon_follow_start(&ds->follower, &ds->admin, err) < 0)
+		return -1;
 	memset(&ds->mon, 0, sizeof(ds->mon));
 	ds->mon.index = ds->admin.index;
 	ds->mon.pid = ds->admin.kdamond_pid;
@@ -358,7 +391,7 @@ static int add_all_series(struct damon_source *ds, struct series_table *table, s
 		if (!ds->wanted[q])
 			continue;
 		if (q == Q_AGGREGATIONS || (q == Q_UNPLACED && !ds->vaddr)) {
-			if (add_series(ds, table, q, -1, 0, -1, err) < 0)
+			if (add_series(ds, table, q, -1, 0, -1, 0, false, err) < 0)
 				return -1;
 			continue;
 		}
@@ -366,17 +399,18 @@ static int add_all_series(struct damon_source *ds, struct series_table *table, s
 			continue;   /* virtual addresses have no node to miss */
 		if (ds->vaddr) {
 			for (int b = 0; b < (q == Q_RATE ? DAMON_RATE_BUCKETS : 1); b++)
-				if (add_series(ds, table, q, 0, b, TARGETS_SUM, err) < 0)
+				if (add_series(ds, table, q, 0, b, TARGETS_SUM, 0, false, err) < 0)
 					return -1;
 			for (int target = 0; target < ds->nr_targets && ds->per_process; target++)
 				for (int b = 0; b < (q == Q_RATE ? DAMON_RATE_BUCKETS : 1); b++)
-					if (add_series(ds, table, q, 0, b, target, err) < 0)
+					if (add_series(ds, table, q, 0, b, TARGET_PID, ds->target_pids[target], false,
+						       err) < 0)
 						return -1;
 			continue;
 		}
 		for (int slot = 0; slot < ds->stream.latest.nr_nodes; slot++)
 			for (int b = 0; b < (q == Q_RATE ? DAMON_RATE_BUCKETS : 1); b++)
-				if (add_series(ds, table, q, slot, b, -1, err) < 0)
+				if (add_series(ds, table, q, slot, b, -1, 0, false, err) < 0)
 					return -1;
 	}
 	return 0;
@@ -472,9 +506,11 @@ static int damon_open(struct source *src, struct series_table *table, struct ms_
 		/* A process's virtual addresses: one tally slot, no node. */
 		static const int no_node = -1;
 
-		if (!(ds->streams = calloc((size_t)ds->nr_targets, sizeof(*ds->streams))))
+		if (!(ds->streams = calloc((size_t)ds->cap_targets, sizeof(*ds->streams))) ||
+		    !(ds->settle = calloc((size_t)ds->cap_targets, sizeof(*ds->settle))) ||
+		    !(ds->ended = calloc((size_t)ds->cap_targets, sizeof(*ds->ended))))
 			goto oom;
-		for (int i = 0; i < ds->nr_targets; i++)
+		for (int i = 0; i < ds->cap_targets; i++)
 			if (damon_stream_init(&ds->streams[i], 1, &no_node) < 0)
 				goto oom;
 	}
@@ -568,7 +604,7 @@ static void handle_record(struct damon_source *ds, const struct perf_event_heade
 
 	if (hdr->type == PERF_RECORD_LOST) {
 		damon_stream_lost(&ds->stream);
-		for (int i = 0; i < ds->nr_targets && ds->streams; i++)
+		for (int i = 0; i < ds->cap_targets && ds->streams; i++)
 			damon_stream_lost(&ds->streams[i]);
 		return;
 	}
@@ -777,6 +813,132 @@ static void sample_procs(struct damon_source *ds, struct frame *frame, bool fres
 	}
 }
 
+static int slot_of(const struct damon_source *ds, pid_t pid)
+{
+	for (int i = 0; i < ds->nr_targets; i++)
+		if (ds->target_pids[i] == pid)
+			return i;
+	return -1;
+}
+
+/* Is target i's latest aggregation one to show? */
+static bool target_shown(struct damon_source *ds, int i, uint64_t now_ns)
+{
+	return !ds->ended[i] && damon_stream_fresh(&ds->streams[i], now_ns, ds->mon.aggr_us) &&
+	       ds->streams[i].aggregations > ds->settle[i];
+}
+
+/* The kernel took the list pids: target i is pids[i] from now on. A pid new
+ * at its index starts a new stream (and settles); the series of processes
+ * no longer listed end with this frame, new ones start. */
+static void take_targets(struct damon_source *ds, struct frame *frame, const pid_t *pids, int nr)
+{
+	static const int no_node = -1;
+	pid_t old[DAMON_FOLLOW_MAX_TARGETS];
+	int nr_old = ds->nr_targets;
+
+	memcpy(old, ds->target_pids, sizeof(old[0]) * (size_t)nr_old);
+	for (int i = 0; i < nr; i++) {
+		if (i < nr_old && old[i] == pids[i] && !ds->ended[i])
+			continue;
+		damon_stream_free(&ds->streams[i]);
+		if (damon_stream_init(&ds->streams[i], 1, &no_node) < 0)
+			ds->ended[i] = true;   /* out of memory: not shown, never a wrong value */
+		else
+			ds->ended[i] = false;
+		ds->settle[i] = i < nr_old ? DAMON_SETTLE_AGGREGATIONS : 0;
+	}
+	memcpy(ds->target_pids, pids, sizeof(pids[0]) * (size_t)nr);
+	ds->nr_targets = nr;
+	if (!ds->per_process)
+		return;
+	for (int k = 0; k < ds->nr_series; k++)
+		if (ds->series[k].target == TARGET_PID && slot_of(ds, ds->series[k].pid) < 0) {
+			series_table_retire(ds->table, ds->series[k].at);
+			ds->series[k].target = TARGET_ENDED;
+		}
+	for (int i = 0; i < nr; i++) {
+		bool has = i < nr_old && old[i] == pids[i];
+		struct ms_error err = { "" };
+
+		for (int j = 0; j < nr_old && !has; j++)
+			has = old[j] == pids[i];
+		for (int q = 0; q < Q_COUNT && !has; q++) {
+			if (!ds->wanted[q] || q == Q_AGGREGATIONS || q == Q_UNPLACED)
+				continue;
+			for (int b = 0; b < (q == Q_RATE ? DAMON_RATE_BUCKETS : 1); b++) {
+				int first_new = ds->nr_series;
+
+				if (add_series(ds, ds->table, q, 0, b, TARGET_PID, pids[i], true, &err) < 0)
+					continue;   /* a full table: the total still counts it */
+				frame_fit(frame, ds->table->nr);
+				frame->samples[ds->series[first_new].at].valid = false;
+			}
+		}
+	}
+}
+
+/* -- CMD: at most once per aggregation interval (1 s at least), targets
+ * whose process exited are no longer shown, the command's new children
+ * are looked for, and a changed list goes to the kdamond. */
+static void follow_children(struct damon_source *ds, struct frame *frame, uint64_t now_ns)
+{
+	pid_t pids[DAMON_FOLLOW_MAX_TARGETS];
+	struct ms_error err = { "" };
+	uint64_t period_ns = ds->mon.aggr_us * 1000 > 1000000000ull ? ds->mon.aggr_us * 1000 : 1000000000ull;
+	int nr = 0, rc = damon_follow_answer(&ds->follower, pids, &nr, &err);
+	bool changed;
+
+	if (rc > 0) {
+		ds->commits++;
+		take_targets(ds, frame, pids, nr);
+	} else if (rc < 0) {
+		ds->refused++;
+		snprintf(ds->refused_why, sizeof(ds->refused_why), "%s", err.text);
+	}
+	if (now_ns < ds->next_follow_ns)
+		return;
+	ds->next_follow_ns = now_ns + period_ns;
+	nr = 0;
+	for (int i = 0; i < ds->nr_targets; i++) {
+		if (!ds->ended[i] && !damon_process_alive(ds->host->roots.proc, ds->target_pids[i]))
+			ds->ended[i] = true;
+		if (!ds->ended[i])
+			pids[nr++] = ds->target_pids[i];
+	}
+	changed = nr != ds->nr_targets;
+	{
+		/* A child becomes a target at the second look that finds it:
+		 * a 6.12 kernel stops the kdamond when a commit names a pid
+		 * that has gone, so children that end within a second (which
+		 * DAMON could not say much about) are never committed. */
+		pid_t found[DAMON_FOLLOW_MAX_TARGETS];
+		int nr_found = nr, listed = nr;
+
+		memcpy(found, pids, sizeof(pids[0]) * (size_t)nr);
+		for (int i = 0; i < listed; i++)
+			damon_children(ds->host->roots.proc, pids[i], found, &nr_found, DAMON_FOLLOW_MAX_TARGETS);
+		for (int i = listed; i < nr_found; i++) {
+			bool again = false;
+
+			for (int j = 0; j < ds->nr_seen && !again; j++)
+				again = ds->seen[j] == found[i];
+			if (again && damon_process_alive(ds->host->roots.proc, found[i])) {
+				pids[nr++] = found[i];
+				changed = true;
+			}
+		}
+		if (nr_found == DAMON_FOLLOW_MAX_TARGETS)
+			ds->untracked++;
+		ds->nr_seen = nr_found - listed;
+		memcpy(ds->seen, found + listed, sizeof(found[0]) * (size_t)ds->nr_seen);
+	}
+	/* Grandchildren are found once their parent is a target. None left:
+	 * the kdamond ends by itself. */
+	if (changed && nr > 0)
+		damon_follow_ask(&ds->follower, pids, nr);
+}
+
 static int damon_sample(struct source *src, struct frame *frame)
 {
 	struct damon_source *ds = src->priv;
@@ -790,7 +952,7 @@ static int damon_sample(struct source *src, struct frame *frame)
 	fresh = damon_stream_fresh(&ds->stream, now_ns, ds->mon.aggr_us);
 	for (int i = 0; i < ds->nr_series; i++) {
 		const struct damon_series *s = &ds->series[i];
-		struct sample *out = &frame->samples[src->first + i];
+		struct sample *out = &frame->samples[s->at];
 		bool shown = false;
 		uint64_t v = 0;
 
@@ -800,13 +962,17 @@ static int damon_sample(struct source *src, struct frame *frame)
 			/* The processes whose last aggregation is fresh (one that
 			 * has exited adds nothing). */
 			for (int k = 0; k < ds->nr_targets; k++)
-				if (damon_stream_fresh(&ds->streams[k], now_ns, ds->mon.aggr_us)) {
+				if (target_shown(ds, k, now_ns)) {
 					v += tally_value(&ds->streams[k].latest, s);
 					shown = true;
 				}
-		} else if (s->target >= 0) {
-			shown = damon_stream_fresh(&ds->streams[s->target], now_ns, ds->mon.aggr_us);
-			v = tally_value(&ds->streams[s->target].latest, s);
+		} else if (s->target == TARGET_PID) {
+			int k = slot_of(ds, s->pid);
+
+			shown = k >= 0 && target_shown(ds, k, now_ns);
+			v = k >= 0 ? tally_value(&ds->streams[k].latest, s) : 0;
+		} else if (s->target == TARGET_ENDED) {
+			continue;
 		} else {
 			shown = fresh;
 			v = tally_value(&ds->stream.latest, s);
@@ -820,6 +986,8 @@ static int damon_sample(struct source *src, struct frame *frame)
 	ds->reported_aggregations = aggregations(ds);
 	if (ds->procs_on)
 		sample_procs(ds, frame, fresh);
+	if (ds->follow)
+		follow_children(ds, frame, now_ns);
 	return 0;
 }
 
@@ -836,9 +1004,9 @@ static void damon_notes(struct source *src, FILE *out, const char *command_name)
 			"process if memscope is killed)\n", command_name, ds->mode_why, who,
 			ds->vaddr ? "the target processes' virtual memory (their total, and per process where shown)"
 				  : "physical memory (series per node)");
-		if (ds->vaddr && ds->target && ds->target->kind == TARGET_COMMAND)
-			fprintf(out, "%s: damon: the command's own process is monitored, not the children it starts\n",
-				command_name);
+		if (ds->follow)
+			fprintf(out, "%s: damon: the command's children become targets as they start (looked for once an "
+				"aggregation, at most %d processes at once)\n", command_name, DAMON_FOLLOW_MAX_TARGETS);
 	} else {
 		fprintf(out, "%s: damon: reading %s passively (damon:damon_aggregated; never changed): each interval shows "
 			"its last complete aggregation (%s)\n", command_name, who, ds->mode_why);
@@ -865,6 +1033,12 @@ static void damon_close(struct source *src)
 	if (ds->procs_on && ds->procs.vruns_overflow)
 		ms_warn("damon: %llu times a process's pages placed in the physical regions were not recorded: more than "
 			"%d runs in one aggregation", (unsigned long long)ds->procs.vruns_overflow, DAMON_PROCS_VRUNS);
+	if (ds->refused)
+		ms_warn("damon: the kdamond refused %llu of memscope's target lists (%s); it kept the targets it had",
+			(unsigned long long)ds->refused, ds->refused_why);
+	if (ds->untracked)
+		ms_warn("damon: the command had more than %d processes at once: %lu looks for children left some out",
+			DAMON_FOLLOW_MAX_TARGETS, ds->untracked);
 	if (ds->unrecorded)
 		ms_warn("damon: %llu aggregations of more than %d regions were counted but not recorded "
 			"region by region", (unsigned long long)ds->unrecorded,
@@ -873,6 +1047,8 @@ static void damon_close(struct source *src)
 		munmap(ds->page, ds->map_size);
 	if (ds->fd >= 0)
 		close(ds->fd);
+	/* No commit may come after the kdamond is off. */
+	damon_follow_stop(&ds->follower);
 	if (ds->procs_on && getenv("MEMSCOPE_DAMON_COST") && ds->procs.joins)
 		ms_warn("damon: per-process join: %llu aggregations, %llu pagemap entries read, %.2f ms mean, %.2f ms "
 			"max per aggregation; the largest, %s (pid %d): %llu entries, %.2f ms a join",
@@ -897,9 +1073,11 @@ static void damon_close(struct source *src)
 	damon_admin_stop(&ds->admin);
 	phys_node_map_free(&ds->map);
 	damon_stream_free(&ds->stream);
-	for (int i = 0; i < ds->nr_targets && ds->streams; i++)
+	for (int i = 0; i < ds->cap_targets && ds->streams; i++)
 		damon_stream_free(&ds->streams[i]);
 	free(ds->streams);
+	free(ds->settle);
+	free(ds->ended);
 	free(ds->target_pids);
 	free(ds->building);
 	free(ds->series);
