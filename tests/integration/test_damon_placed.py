@@ -3,13 +3,12 @@ host's own paddr kdamond (read passively) keeps the command's pages placed in ea
 regions through /proc/PID/pagemap ("placed" damon records, format version 5); the 64 MiB block the
 command writes over and over gets a high share, the one it wrote once a low one."""
 import json
-import os
 import sys
 
 import pytest
 
 from conftest import run
-from test_damon import damon_why
+from test_damon import skip_without_kdamond_and_pagemap
 
 MIB = 1 << 20
 
@@ -37,11 +36,7 @@ while time.monotonic() < end:
 
 @pytest.fixture
 def running_kdamond(memscope):
-    why = damon_why(memscope)
-    if why is not None:
-        pytest.skip(f"no kdamond to read passively here: {why}")
-    if os.geteuid() != 0:
-        pytest.skip("placing pages in physical regions reads pagemap's page frames: root only")
+    skip_without_kdamond_and_pagemap(memscope, "placing pages in physical regions reads pagemap's page frames: root only")
 
 
 def test_hot_share_of_two_heap_blocks_from_physical_regions(memscope, running_kdamond, tmp_path):

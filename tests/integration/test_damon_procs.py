@@ -2,7 +2,6 @@
 read passively, joined with each large process's resident pages (/proc/PID/pagemap), in
 `top -b` (HOT_B, COLD_B) and in a `record -a` replayed by top. Asserts only on the test's own
 processes."""
-import os
 import pathlib
 import subprocess
 import sys
@@ -11,7 +10,7 @@ import time
 import pytest
 
 from conftest import run
-from test_damon import damon_why
+from test_damon import skip_without_kdamond_and_pagemap
 
 MIB = 1 << 20
 ADMIN = pathlib.Path("/sys/kernel/mm/damon/admin/kdamonds")
@@ -47,11 +46,7 @@ def aggregation_s():
 
 @pytest.fixture
 def running_kdamond(memscope):
-    why = damon_why(memscope)
-    if why is not None:
-        pytest.skip(f"no kdamond to read passively here: {why}")
-    if os.geteuid() != 0:
-        pytest.skip("per-process bytes from physical regions read pagemap's page frames: root only")
+    skip_without_kdamond_and_pagemap(memscope, "per-process bytes from physical regions read pagemap's page frames: root only")
 
 
 @pytest.fixture
