@@ -639,7 +639,7 @@ void session_pipeline_close(struct session *s)
 			s->sinks[i]->ops->close(s->sinks[i]);
 	if (p) {
 		for (int i = 0; i < p->nr_runners; i++)
-			sink_runner_destroy(&p->runners[i]);
+			sink_runner_fini(&p->runners[i]);
 		if (p->wake_fd >= 0)
 			close(p->wake_fd);
 		sample_batch_unref(p->samples);

@@ -199,7 +199,7 @@ void sink_runner_finish(struct sink_runner *r)
 	r->started = false;
 }
 
-void sink_runner_destroy(struct sink_runner *r)
+void sink_runner_fini(struct sink_runner *r)
 {
 	sink_runner_finish(r);
 	if (!r->on_caller)

@@ -523,8 +523,8 @@ int recording_writer_open(struct recording_writer **out, const struct recording_
 		/* A checksum lets the reader tell a damaged file from a cut one. */
 		ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_checksumFlag, 1);
 	}
-	if (!w->values || (w->fd = opt->at_dir ? recording_create_at(opt->dir_fd, w->path, w->path, err)
-					      : recording_create(w->path, err)) < 0)
+	if (!w->values || (w->fd = opt->at_dir ? recording_file_open_at(opt->dir_fd, w->path, w->path, err)
+					      : recording_file_open(w->path, err)) < 0)
 		goto fail;
 	header = header_json(opt, w);
 	ret = header ? append_line(w, header, err) : -1;

@@ -5,7 +5,7 @@
  *   group_prepare_reads), the series each group adds (add_series), the
  *   tracepoint counts (tp_open, tp_sample).
  * - Source operations: perf_open, enable/disable, pause/resume, perf_sample
- *   (a frame's deltas), perf_close, perf_notes; perf_source_create.
+ *   (a frame's deltas), perf_close, perf_notes; perf_source_init.
  * - The registry kind: every name no other kind claims is a perf event. */
 #include "sources/perf_source.h"
 
@@ -1217,7 +1217,7 @@ static int libperf_print(enum libperf_print_level level, const char *fmt, va_lis
 	return 0; /* memscope reports errors itself, with the fix */
 }
 
-int perf_source_create(struct source *src, const struct perf_source_options *opt, struct ms_error *err)
+int perf_source_init(struct source *src, const struct perf_source_options *opt, struct ms_error *err)
 {
 	struct perf_source *ps = calloc(1, sizeof(*ps));
 
@@ -1362,7 +1362,7 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 	free(names);
 	popt.events = events;
 	popt.nr_events = nr;
-	if (perf_source_create(src, &popt, err) < 0) {
+	if (perf_source_init(src, &popt, err) < 0) {
 		free(cgroups);
 		event_list_free(events, nr);
 		return -1;

@@ -30,7 +30,7 @@ struct perf_source_options {
 };
 
 /* Sets up src; the counters are opened by src->ops->open(). */
-int perf_source_create(struct source *src, const struct perf_source_options *opt, struct ms_error *err);
+int perf_source_init(struct source *src, const struct perf_source_options *opt, struct ms_error *err);
 
 /* A sampling source whose events also count (sources/sample_source.h): an
  * event of src that one of them counts on the same tasks is read from it

@@ -63,3 +63,11 @@ def test_messages_go_through_the_reporter():
     found = sorted(path.relative_to(ROOT).as_posix() for path in ROOT.rglob("*.c")
                    if hand.search(path.read_text()) and path.relative_to(ROOT).as_posix() not in allowed)
     assert found == []
+
+
+def test_headers_use_one_set_of_lifetime_verbs():
+    # docs/pipeline.md "Lifetime verbs": new/free, init/fini, open/close; no create/destroy.
+    other = [f"{p.relative_to(ROOT).as_posix()}: {name}("
+             for p in sorted(ROOT.rglob("*.h"))
+             for name in re.findall(r"\b([a-z_][a-z0-9_]*_(?:create|destroy))\s*\(", p.read_text())]
+    assert other == [], f"lifetime verbs outside docs/pipeline.md's set: {other}"

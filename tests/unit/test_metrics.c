@@ -90,7 +90,7 @@ static int rig_run_quiet(struct rig *r, const char *machine, const char *metrics
 	tree_new(r->dir, sizeof(r->dir));
 	tree_write(r->dir, "replay.jsonl", replay);
 	snprintf(catalog_dir, sizeof(catalog_dir), "%s/replay.jsonl", r->dir);
-	if (replay_source_create(&r->src, &r->host, r->plan, catalog_dir, &r->err) ||
+	if (replay_source_init(&r->src, &r->host, r->plan, catalog_dir, &r->err) ||
 	    r->src.ops->open(&r->src, &r->table, &r->err) || frame_init(&r->frame, r->table.nr) ||
 	    metric_engine_new(r->plan, &r->host, &r->table, &r->engine, &r->err))
 		goto fail;

@@ -333,7 +333,7 @@ static void record_and_replay(const char *name)
 
 	/* Replayed through the recording source: the same frames and changes. */
 	memset(&run, 0, sizeof(run));
-	CHECK_EQ_INT(recording_source_create(&replayed, path, &err), 0);
+	CHECK_EQ_INT(recording_source_init(&replayed, path, &err), 0);
 	CHECK_EQ_INT(sampler_open(&s, &replayed, 1, &err), 0);
 	run.sampler = &s;
 	CHECK_EQ_INT(sampler_run(&s, &target, 0, on_frame, &run, &err), 0);
@@ -490,7 +490,7 @@ static void brief_series(void)
 	CHECK_CONTAINS(last_frame, "\"v\":[5000,35]}");
 
 	/* Replayed: every frame says what the live one did. */
-	CHECK_EQ_INT(recording_source_create(&replayed, path, &err), 0);
+	CHECK_EQ_INT(recording_source_init(&replayed, path, &err), 0);
 	CHECK_EQ_INT(sampler_open(&s, &replayed, 1, &err), 0);
 	again.sampler = &s;
 	CHECK_EQ_INT(sampler_run(&s, &target, 0, flash_frame, &again, &err), 0);
