@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/measure_options.h"
+#include "cli/measure_run.h"
 #include "host/host.h"
 #include "lua/lua_engine.h"
 #include "pipeline/lua_session.h"
@@ -308,34 +309,41 @@ static int open_samples(const struct report_options *o, struct session *session,
 	return sample_sink_init(sink, session_recording_header(session), &so, err) < 0 ? -1 : 1;
 }
 
+/* What report's steps share (measure_run's ctx). */
+struct report_run {
+	const struct report_options *o;
+	struct lua_engine *lua;
+	struct session_options *opt;
+	struct sink lua_sink, sample_sink, region_sink;
+	int sampled;
+};
+
+static int report_open(struct measure_run *m, struct ms_error *err)
+{
+	struct report_run *r = m->ctx;
+
+	return open_session(r->o, r->lua, m->session, r->opt, err);
+}
+
 /* The frames (and labels) of the recording or replay go to the scripts, the
  * samples to the sample sink, whose thread the scripts share (on_sample). A
  * file's frames and samples are never merged or dropped: the reader waits. */
-static int report(const struct report_options *o, struct lua_engine *lua, struct ms_error *err)
+static int report_sinks(struct measure_run *m, struct ms_error *err)
 {
-	struct session_options opt;
-	struct session session;
-	struct sink lua_sink = { 0 }, sample_sink = { 0 }, region_sink = { 0 };
-	int status, sampled = 0;
+	struct report_run *r = m->ctx;
+	const struct report_options *o = r->o;
 
-	memset(&session, 0, sizeof(session));
-	session_options_init(&opt, "report");
-	if (open_session(o, lua, &session, &opt, err) < 0) {
-		status = cli_exit_code(err);
-		goto out;
+	r->sampled = open_samples(o, m->session, r->lua, &r->sample_sink, err);
+	if (r->sampled < 0) {
+		ms_report(err);
+		return -r->sampled;
 	}
-	sampled = open_samples(o, &session, lua, &sample_sink, err);
-	if (sampled < 0) {
-		status = -sampled;
-		goto out;
-	}
-	status = 1;
-	if (sampled && session_add_sink(&session, &sample_sink, NULL, err) < 0)
-		goto out;
+	if (r->sampled && measure_run_add(m, &r->sample_sink, NULL, err) < 0)
+		return -1;
 	if (o->lua.nr_scripts &&
-	    (lua_sink_init(&lua_sink, lua, err) < 0 ||
-	     session_add_sink(&session, &lua_sink, sampled ? &sample_sink : NULL, err) < 0))
-		goto out;
+	    (lua_sink_init(&r->lua_sink, r->lua, err) < 0 ||
+	     measure_run_add(m, &r->lua_sink, r->sampled ? &r->sample_sink : NULL, err) < 0))
+		return -1;
 	if (o->regions) {
 		struct region_sink_options ro = {
 			.format = o->format == LUA_OUTPUT_CSV ? STAT_CSV : o->format == LUA_OUTPUT_JSON ? STAT_JSON : STAT_TEXT,
@@ -343,18 +351,41 @@ static int report(const struct report_options *o, struct lua_engine *lua, struct
 		};
 
 		/* After the scripts: their reports, then the regions. */
-		if (region_sink_init(&region_sink, &ro, err) < 0 || session_add_sink(&session, &region_sink, NULL, err) < 0)
-			goto out;
+		if (region_sink_init(&r->region_sink, &ro, err) < 0 || measure_run_add(m, &r->region_sink, NULL, err) < 0)
+			return -1;
 	}
-	if (session_run(&session, &opt, err) < 0)
-		goto out;
-	if (sampled && sample_sink_failed(&sample_sink)) {
-		ms_error_set(err, "out of memory while attributing samples");
-		goto out;
+	return 0;
+}
+
+static int report_ended(struct measure_run *m)
+{
+	struct report_run *r = m->ctx;
+
+	if (r->sampled && sample_sink_failed(&r->sample_sink)) {
+		struct ms_error err = { "" };
+
+		ms_error_set(&err, "out of memory while attributing samples");
+		ms_report(&err);
+		return 1;
 	}
-	status = 0;
-out:
-	session_close(&session);   /* with every sink handed to it */
+	return 0;
+}
+
+/* 0, or the exit code with the reason said. */
+static int report(const struct report_options *o, struct lua_engine *lua)
+{
+	struct session_options opt;
+	struct session session;
+	struct report_run r = { .o = o, .lua = lua, .opt = &opt };
+	struct measure_run m = {
+		.session = &session, .opt = &opt, .ctx = &r,
+		.open = report_open, .opened = report_sinks, .ended = report_ended,
+	};
+	int status;
+
+	memset(&session, 0, sizeof(session));
+	session_options_init(&opt, "report");
+	status = measure_run(&m);   /* closes the session with every sink handed to it */
 	session_options_free(&opt);
 	return status;
 }
@@ -392,10 +423,8 @@ int cmd_report(int argc, char **argv)
 		name_list_free(&o.metrics);
 		return EXIT_USAGE;
 	}
-	status = report(&o, lua, &err);
-	if (status)
-		ms_report(&err);
-	else if (lua_engine_nr_failed(lua))
+	status = report(&o, lua);
+	if (!status && lua_engine_nr_failed(lua))
 		status = 1;    /* the reports that ran are printed; the failures are listed above */
 	lua_engine_free(lua);
 	name_list_free(&o.metrics);
