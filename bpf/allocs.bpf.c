@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Heap allocation sites for memscope's sampling (record --alloc): uprobes on
  * the allocator's entry points (malloc, calloc, realloc, aligned_alloc,
- * posix_memalign, free) remember the size and the caller's return address of
+ * posix_memalign, free) remember, in the thread's task storage, the size of
  * a call asking for at least min_size bytes; its uretprobe sends the address
- * it returned through the `allocs` ring. A free (or a realloc that moves) of
+ * it returned and the call's return address through the `allocs` ring. A free (or a realloc that moves) of
  * an address that may have been sent sends a free, so user space knows which
  * allocation held an address at a sample's time: the report matches a free to
  * the allocation live at its address and ignores one that matches none.
@@ -18,6 +18,8 @@
 
 #include "allocs_bpf.h"
 
+struct task_struct;
+
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u64 min_size = 4096;
@@ -25,20 +27,27 @@ const volatile __u32 self_tgid = 0;    /* memscope itself, never tracked */
 
 __u64 dropped = 0;                     /* events the full ring could not take */
 
-enum { CALL_MALLOC, CALL_CALLOC, CALL_REALLOC, CALL_ALIGNED, CALL_MEMALIGN };
+enum { CALL_MALLOC, CALL_CALLOC, CALL_REALLOC, CALL_ALIGNED, CALL_MEMALIGN, CALL_KINDS };
 
 struct call {
 	__u64 size;
-	__u64 caller;
 	__u64 old;                     /* realloc: the address given */
 	__u64 out;                     /* posix_memalign: where the address goes */
+	__u64 active;                  /* entered and not yet returned */
+};
+
+/* The calls a thread is in, one per kind (calls nest: realloc calls
+ * malloc): kept in the thread's own storage, found from the task without a
+ * hash lookup, and ended by clearing `active` rather than a map delete. */
+struct thread_calls {
+	struct call kind[CALL_KINDS];
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);            /* tid << 3 | kind: calls nest (realloc calls malloc) */
-	__type(value, struct call);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_calls);
 } calls SEC(".maps");
 
 /* Addresses that may be live tracked blocks: one bit per hash of (pid,
@@ -59,19 +68,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, RING_BYTES);
 } allocs SEC(".maps");
-
-static __always_inline __u64 caller_of(struct pt_regs *ctx)
-{
-#if defined(__TARGET_ARCH_x86)
-	__u64 ra = 0;
-
-	/* At the first instruction the return address is on top of the stack. */
-	bpf_probe_read_user(&ra, sizeof(ra), (void *)PT_REGS_SP(ctx));
-	return ra;
-#else
-	return PT_REGS_RET(ctx);   /* the link register */
-#endif
-}
 
 static __always_inline __u64 sent_hash(__u32 pid, __u64 addr)
 {
@@ -117,32 +113,44 @@ static __always_inline void send(__u32 pid, __u32 tid, __u64 addr, __u64 size, _
 											     : BPF_RB_NO_WAKEUP);
 }
 
-static __always_inline int enter(struct pt_regs *ctx, int kind, __u64 size, __u64 old, __u64 out)
+static __always_inline int enter(int kind, __u64 size, __u64 old, __u64 out)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u64 key = (id & 0xffffffffu) << 3 | (__u64)kind;
-	struct call c = { size, 0, old, out };
+	struct thread_calls *tc;
+	struct call *c;
 
 	if ((__u32)(id >> 32) == self_tgid)
 		return 0;
 	/* A realloc shrinking a tracked block still moves or ends it. */
 	if (size < min_size && (!old || !maybe_sent((__u32)(id >> 32), old)))
 		return 0;
-	c.caller = caller_of(ctx);
-	bpf_map_update_elem(&calls, &key, &c, BPF_ANY);
+	tc = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tc || kind < 0 || kind >= CALL_KINDS) {
+		__sync_fetch_and_add(&dropped, 1);
+		return 0;
+	}
+	c = &tc->kind[kind];
+	c->size = size;
+	c->old = old;
+	c->out = out;
+	c->active = 1;
 	return 0;
 }
 
 static __always_inline int leave(struct pt_regs *ctx, int kind)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u64 key = (id & 0xffffffffu) << 3 | (__u64)kind;
 	__u32 pid = (__u32)(id >> 32), tid = (__u32)id;
-	struct call *c = bpf_map_lookup_elem(&calls, &key);
+	struct thread_calls *tc = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
 	__u64 addr = PT_REGS_RC(ctx);
+	struct call *c;
 
-	if (!c)
+	if (!tc || kind < 0 || kind >= CALL_KINDS)
 		return 0;
+	c = &tc->kind[kind];
+	if (!c->active)
+		return 0;
+	c->active = 0;
 	if (kind == CALL_MEMALIGN) {
 		__u64 got = 0;
 
@@ -154,18 +162,19 @@ static __always_inline int leave(struct pt_regs *ctx, int kind)
 	 * new one, moved or not, is sent below. */
 	if (kind == CALL_REALLOC && c->old && (addr || !c->size) && maybe_sent(pid, c->old))
 		send(pid, tid, c->old, 0, 0);
+	/* The caller: a return probe runs with the instruction pointer back at
+	 * the return address (what the stack held at the call's entry). */
 	if (addr && c->size >= min_size) {
 		mark_sent(pid, addr);
-		send(pid, tid, addr, c->size, c->caller);
+		send(pid, tid, addr, c->size, PT_REGS_IP(ctx));
 	}
-	bpf_map_delete_elem(&calls, &key);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(malloc_enter, __u64 size)
 {
-	return enter(ctx, CALL_MALLOC, size, 0, 0);
+	return enter(CALL_MALLOC, size, 0, 0);
 }
 
 SEC("uretprobe")
@@ -177,7 +186,7 @@ int malloc_leave(struct pt_regs *ctx)
 SEC("uprobe")
 int BPF_KPROBE(calloc_enter, __u64 n, __u64 size)
 {
-	return enter(ctx, CALL_CALLOC, n * size, 0, 0);
+	return enter(CALL_CALLOC, n * size, 0, 0);
 }
 
 SEC("uretprobe")
@@ -189,7 +198,7 @@ int calloc_leave(struct pt_regs *ctx)
 SEC("uprobe")
 int BPF_KPROBE(realloc_enter, __u64 old, __u64 size)
 {
-	return enter(ctx, CALL_REALLOC, size, old, 0);
+	return enter(CALL_REALLOC, size, old, 0);
 }
 
 SEC("uretprobe")
@@ -201,7 +210,7 @@ int realloc_leave(struct pt_regs *ctx)
 SEC("uprobe")
 int BPF_KPROBE(aligned_alloc_enter, __u64 align, __u64 size)
 {
-	return enter(ctx, CALL_ALIGNED, size, 0, 0);
+	return enter(CALL_ALIGNED, size, 0, 0);
 }
 
 SEC("uretprobe")
@@ -213,7 +222,7 @@ int aligned_alloc_leave(struct pt_regs *ctx)
 SEC("uprobe")
 int BPF_KPROBE(posix_memalign_enter, __u64 out, __u64 align, __u64 size)
 {
-	return enter(ctx, CALL_MEMALIGN, size, 0, out);
+	return enter(CALL_MEMALIGN, size, 0, out);
 }
 
 SEC("uretprobe")

@@ -10,6 +10,7 @@
 #include "events/plugin_series.h"
 #include "util/suggest.h"
 #include "host/kernel_stats.h"
+#include "util/report.h"
 
 static int total_instances(const struct resolved_family *rf)
 {
@@ -87,7 +88,7 @@ static int print_groups(const struct resolution *res, const struct catalog *cat,
 	int nr;
 
 	if (catalog_group_names(cat, &groups, &nr) < 0) {
-		fprintf(stderr, "memscope list: out of memory\n");
+		ms_warn("out of memory");
 		return 1;
 	}
 	fprintf(out, "\n%-12s %-8s %s\n", "GROUP", "HERE", "METRICS (memscope stat -M GROUP; (no): not on this host)");
@@ -122,7 +123,7 @@ int cmd_list_groups(const struct host *host, const struct catalog *cat, FILE *ou
 	int status;
 
 	if (resolve(host, cat, &res, &err)) {
-		fprintf(stderr, "memscope: %s\n", err.text);
+		ms_report(&err);
 		return 1;
 	}
 	status = print_groups(res, cat, out);
@@ -138,7 +139,7 @@ int cmd_list_metrics(const struct host *host, const struct catalog *cat, FILE *o
 	bool no_family;
 
 	if (resolve(host, cat, &res, &err)) {
-		fprintf(stderr, "memscope: %s\n", err.text);
+		ms_report(&err);
 		return 1;
 	}
 	no_family = cpu_without_family(res);

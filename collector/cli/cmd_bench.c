@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "util/report.h"
 
 /* $MEMSCOPE_BENCH, else next to this program: in a build tree
  * (contrib/bench/suite/) or installed beside it. */
@@ -54,12 +55,12 @@ int cmd_bench(int argc, char **argv)
 	char path[PATH_MAX + 64];
 
 	if (bench_program_find(path, sizeof(path)) < 0) {
-		fprintf(stderr, "memscope bench: memscope-bench was not found (looked for %s): it is built and "
-			"installed with memscope; set MEMSCOPE_BENCH to its path if it lives elsewhere\n", path);
+		ms_warn("memscope-bench was not found (looked for %s): it is built and "
+			"installed with memscope; set MEMSCOPE_BENCH to its path if it lives elsewhere", path);
 		return 1;
 	}
 	argv[0] = "memscope-bench";
 	execv(path, argv);
-	fprintf(stderr, "memscope bench: cannot run %s: %s\n", path, strerror(errno));
+	ms_warn("cannot run %s: %s", path, strerror(errno));
 	return 1;
 }

@@ -12,16 +12,23 @@
 #include "events/event_names.h"
 #include "host/host.h"
 #include "lua/lua_engine.h"
+#include "util/report.h"
 
 enum { COMPLETION_LIST = CLI_LONG_ONLY, COMPLETION_OPTIONS };
+
+struct completion_args {
+	const char *list;
+	bool options;
+};
 
 static const struct cli_option completion_options[] = {
 	{ COMPLETION_LIST, "list", "KIND",
 	  "print the names a shell completes, one a line: events, metrics, scripts, pmus or commands",
-	  CLI_COMPLETE_WORDS, "events metrics scripts pmus commands", 0 },
+	  CLI_COMPLETE_WORDS, "events metrics scripts pmus commands", 0,
+	  CLI_TO_STRING(0, struct completion_args, list) },
 	{ COMPLETION_OPTIONS, "options", NULL,
 	  "print every option of every command, one a line: COMMAND -SHORT --LONG ARGUMENT\n"
-	  "(- where there is none)", CLI_COMPLETE_NONE, NULL, 0 },
+	  "(- where there is none)", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(0, struct completion_args, options) },
 	{ 0 },
 };
 
@@ -40,20 +47,11 @@ const struct cli_command completion_command = {
 	.operand_words = "bash zsh",
 };
 
-struct completion_args {
-	const char *list;
-	bool options;
-};
-
+/* Every option has a destination: nothing reaches a function. */
 static int completion_option(void *ctx, int key, const char *arg)
 {
-	struct completion_args *a = ctx;
-
-	if (key == COMPLETION_LIST)
-		a->list = arg;
-	else
-		a->options = true;
-	return 0;
+	(void)ctx, (void)key, (void)arg;
+	return -1;
 }
 
 static int list_events(void)
@@ -131,7 +129,8 @@ static int list_scripts(void)
 int cmd_completion(int argc, char **argv)
 {
 	struct completion_args a = { NULL, false };
-	int status, first = cli_parse(&completion_command, argc, argv, completion_option, &a, &status);
+	void *const dest[] = { &a };
+	int status, first = cli_parse_into(&completion_command, argc, argv, completion_option, &a, dest, &status);
 
 	if (first < 0)
 		return status;
@@ -153,12 +152,12 @@ int cmd_completion(int argc, char **argv)
 				printf("%s\n", cli_entries[i].spec->name);
 			return 0;
 		}
-		fprintf(stderr, "memscope completion: --list %s: names of events, metrics, scripts, pmus or commands\n",
+		ms_warn("--list %s: names of events, metrics, scripts, pmus or commands",
 			a.list);
 		return EXIT_USAGE;
 	}
 	if (first + 1 != argc || cli_print_completion(cli_program(), argv[first], stdout) < 0) {
-		fprintf(stderr, "memscope completion: say which shell: memscope completion bash, or zsh\n");
+		ms_warn("say which shell: memscope completion bash, or zsh");
 		return EXIT_USAGE;
 	}
 	return 0;

@@ -10,10 +10,16 @@
 #include "ctl/ctl.h"
 #include "util/report.h"
 
+struct ctl_args {
+	long pid;
+	const char *socket;   /* --socket, or NULL: found from --pid */
+};
+
 static const struct cli_option ctl_options[] = {
 	{ 'p', "pid", "PID", "the memscope to steer, when several run", CLI_COMPLETE_PID, NULL, 0 },
 	{ 's', "socket", "PATH", "its socket (default: $" CTL_SOCKET_ENV ", else the one in\n"
-	  "$XDG_RUNTIME_DIR/memscope, or /run/memscope for root)", CLI_COMPLETE_FILE, NULL, 0 },
+	  "$XDG_RUNTIME_DIR/memscope, or /run/memscope for root)", CLI_COMPLETE_FILE, NULL, 0,
+	  CLI_TO_STRING(0, struct ctl_args, socket) },
 	{ 0 },
 };
 
@@ -43,10 +49,6 @@ const struct cli_command ctl_command = {
 	.options_first = true,
 };
 
-struct ctl_args {
-	long pid;
-	char path[PATH_MAX];
-};
 
 static int ctl_option(void *ctx, int key, const char *arg)
 {
@@ -60,9 +62,6 @@ static int ctl_option(void *ctx, int key, const char *arg)
 			ms_warn("--pid %s: not a process id", arg);
 			return -1;
 		}
-		return 0;
-	case 's':
-		snprintf(a->path, sizeof(a->path), "%s", arg);
 		return 0;
 	default:
 		return -1;
@@ -82,17 +81,19 @@ static int absolute_path(const char *name, char *buf, size_t size)
 
 int cmd_ctl(int argc, char **argv)
 {
-	struct ctl_args a = { 0, "" };
-	char request[CTL_MAX_MESSAGE + 1], reply[CTL_MAX_MESSAGE + 1];
+	struct ctl_args a = { 0, NULL };
+	void *const dest[] = { &a };
+	char request[CTL_MAX_MESSAGE + 1], reply[CTL_MAX_MESSAGE + 1], path[PATH_MAX] = "";
 	struct ms_error err = { "" };
 	size_t len = 0;
-	int status, first = cli_parse(&ctl_command, argc, argv, ctl_option, &a, &status);
-	char *path = a.path;
+	int status, first = cli_parse_into(&ctl_command, argc, argv, ctl_option, &a, dest, &status);
 	long pid;
 
 	if (first < 0)
 		return status;
 	pid = a.pid;
+	if (a.socket)
+		snprintf(path, sizeof(path), "%s", a.socket);
 	if (first >= argc) {
 		ms_warn("say what to do: label TEXT, phase begin|end NAME, pause, resume, "
 			"interval MS, record FILE or status");
@@ -116,7 +117,7 @@ int cmd_ctl(int argc, char **argv)
 		}
 		len += (size_t)snprintf(request + len, sizeof(request) - len, "%s%s", i > first ? " " : "", word);
 	}
-	if (!path[0] && ctl_find_socket((pid_t)pid, path, sizeof(a.path), &err) < 0) {
+	if (!path[0] && ctl_find_socket((pid_t)pid, path, sizeof(path), &err) < 0) {
 		ms_report(&err);
 		return 1;
 	}

@@ -19,6 +19,7 @@
 #include "host/tracefs.h"
 #include "host/damon_admin.h"
 #include "host/damon_monitor.h"
+#include "util/report.h"
 
 struct doctor {
 	int problems;
@@ -301,12 +302,12 @@ int cmd_doctor(int argc, char **argv)
 	if (first < 0)
 		return status;
 	if (first < argc) {
-		fprintf(stderr, "memscope doctor: unexpected argument '%s' (doctor checks this machine, or the tree "
-			"MEMSCOPE_SYSFS_ROOT names)\n", argv[first]);
+		ms_warn("unexpected argument '%s' (doctor checks this machine, or the tree "
+			"MEMSCOPE_SYSFS_ROOT names)", argv[first]);
 		return EXIT_USAGE;
 	}
 	if (host_load(&host, &err)) {
-		fprintf(stderr, "memscope doctor: %s\n", err.text);
+		ms_report(&err);
 		return 1;
 	}
 	printf("memscope doctor%s\n\nPermissions\n", host.roots.is_fixture ? " (fixture machine)" : "");

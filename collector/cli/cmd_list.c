@@ -16,6 +16,7 @@
 #include "events/plugin_series.h"
 #include "sources/plugin_loader.h"
 #include "sources/registry.h"
+#include "util/report.h"
 
 static const char *word_name(enum pmu_config_word word)
 {
@@ -228,12 +229,12 @@ static int list_catalog(const struct host *host, const char *explain, bool group
 	int status = 0;
 
 	if (catalog_load_default(&cat, &err) < 0) {
-		fprintf(stderr, "memscope list: %s\n", err.text);
+		ms_report(&err);
 		return 1;
 	}
 	if (explain) {
 		if (cmd_list_explain(host, cat, explain, stdout, &err) != 0) {
-			fprintf(stderr, "memscope list: %s\n", err.text);
+			ms_report(&err);
 			status = 1;
 		} else {
 			validation_explain(explain, stdout);
@@ -266,28 +267,35 @@ static void list_sources(const struct host *host)
 enum list_what { LIST_EVENTS, LIST_PMUS, LIST_LIBPFM, LIST_METRICS, LIST_EXPLAIN, LIST_PLUGINS, LIST_SOURCES,
 	LIST_TOPOLOGY, LIST_GROUPS };
 
+struct list_args {
+	int what;                /* enum list_what */
+	const char *explain;
+};
+
+#define LIST_TO(mode) CLI_TO_SET(0, struct list_args, what, mode)
+
 static const struct cli_option list_options[] = {
-	{ LIST_PMUS + CLI_LONG_ONLY, "pmus", NULL, "kernel PMUs: type, cpumask, format fields", CLI_COMPLETE_NONE, NULL, 0 },
+	{ LIST_PMUS + CLI_LONG_ONLY, "pmus", NULL, "kernel PMUs: type, cpumask, format fields", CLI_COMPLETE_NONE, NULL, 0, LIST_TO(LIST_PMUS) },
 	{ LIST_EVENTS + CLI_LONG_ONLY, "events", NULL, "every event name accepted by -e: generic names, PMU aliases, the eBPF probes' proc.*\n"
 	  "series and the kernel statistics (the default)",
-	  CLI_COMPLETE_NONE, NULL, 0 },
+	  CLI_COMPLETE_NONE, NULL, 0, LIST_TO(LIST_EVENTS) },
 	{ LIST_LIBPFM + CLI_LONG_ONLY, "libpfm", NULL, "libpfm4's PMUs and whether the kernel can really open them here",
-	  CLI_COMPLETE_NONE, NULL, 0 },
+	  CLI_COMPLETE_NONE, NULL, 0, LIST_TO(LIST_LIBPFM) },
 	{ LIST_METRICS + CLI_LONG_ONLY, "metrics", NULL, "portable metrics: which this host has, through which counters, and why not",
-	  CLI_COMPLETE_NONE, NULL, 0 },
+	  CLI_COMPLETE_NONE, NULL, 0, LIST_TO(LIST_METRICS) },
 	{ LIST_GROUPS + CLI_LONG_ONLY, "groups", NULL, "metric groups (stat -M GROUP, as perf's -M TopdownL1): each one's\n"
-	  "metrics and which this host has (also at the end of --metrics)", CLI_COMPLETE_NONE, NULL, 0 },
+	  "metrics and which this host has (also at the end of --metrics)", CLI_COMPLETE_NONE, NULL, 0, LIST_TO(LIST_GROUPS) },
 	{ LIST_EXPLAIN + CLI_LONG_ONLY, "explain", "METRIC", "formula, raw events per instance, scale and caveats of one metric;\n"
 	  "sample.mem: the memory sampling event record --sample mem uses here, and why",
 	  CLI_COMPLETE_METRICS, NULL, 0 },
 	{ LIST_PLUGINS + CLI_LONG_ONLY, "plugins", NULL,
 	  "each plugin named with --plugin or found in the plugin directories: loaded or why\n"
-	  "not, whether it can run here, its series, arguments and catalog family", CLI_COMPLETE_NONE, NULL, 0 },
+	  "not, whether it can run here, its series, arguments and catalog family", CLI_COMPLETE_NONE, NULL, 0, LIST_TO(LIST_PLUGINS) },
 	{ LIST_SOURCES + CLI_LONG_ONLY, "sources", NULL,
-	  "every kind of source, what it reads, and whether it can run here (why not)", CLI_COMPLETE_NONE, NULL, 0 },
+	  "every kind of source, what it reads, and whether it can run here (why not)", CLI_COMPLETE_NONE, NULL, 0, LIST_TO(LIST_SOURCES) },
 	{ LIST_TOPOLOGY + CLI_LONG_ONLY, "topology", NULL,
 	  "NUMA nodes with their CPUs, memory and distances, sockets, caches and the PMUs of each node",
-	  CLI_COMPLETE_NONE, NULL, 0 },
+	  CLI_COMPLETE_NONE, NULL, 0, LIST_TO(LIST_TOPOLOGY) },
 	{ 0 },
 };
 
@@ -307,27 +315,25 @@ const struct cli_command list_command = {
 	.operand_words = "@pmus",
 };
 
-struct list_args {
-	enum list_what what;
-	const char *explain;
-};
-
 static int list_option(void *ctx, int key, const char *arg)
 {
 	struct list_args *a = ctx;
 
-	a->what = (enum list_what)(key - CLI_LONG_ONLY);
-	if (a->what == LIST_EXPLAIN)
-		a->explain = arg;
+	/* The other rows set what to list themselves (LIST_TO). */
+	if (key != LIST_EXPLAIN + CLI_LONG_ONLY)
+		return -1;
+	a->what = LIST_EXPLAIN;
+	a->explain = arg;
 	return 0;
 }
 
 int cmd_list(int argc, char **argv)
 {
 	struct list_args a = { LIST_EVENTS, NULL };
+	void *const dest[] = { &a };
 	struct host host;
 	struct ms_error err = { "" };
-	int status = 0, first = cli_parse(&list_command, argc, argv, list_option, &a, &status);
+	int status = 0, first = cli_parse_into(&list_command, argc, argv, list_option, &a, dest, &status);
 
 	if (first < 0)
 		return status;
@@ -336,7 +342,7 @@ int cmd_list(int argc, char **argv)
 		return 0;
 	}
 	if (host_load(&host, &err) < 0) {
-		fprintf(stderr, "memscope list: %s\n", err.text);
+		ms_report(&err);
 		return 1;
 	}
 	switch (a.what) {

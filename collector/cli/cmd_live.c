@@ -298,7 +298,19 @@ static int live_opened(struct measure_run *m, struct ms_error *err)
 
 	/* Metrics asked for (or shown by default) that this host cannot count:
 	 * the page lists them with the reason. */
-	if (http_sink_set_na(&run->http_sink, session->unmeasured, session->nr_unmeasured) < 0) {
+	const char **names = calloc((size_t)session->nr_unmeasured + 1, sizeof(char *));
+	const char **whys = calloc((size_t)session->nr_unmeasured + 1, sizeof(char *));
+	int status = names && whys ? 0 : -1;
+
+	for (int i = 0; !status && i < session->nr_unmeasured; i++) {
+		names[i] = session->unmeasured[i].name;
+		whys[i] = session->unmeasured[i].why;
+	}
+	if (!status)
+		status = http_sink_set_na(&run->http_sink, names, whys, session->nr_unmeasured);
+	free(names);
+	free(whys);
+	if (status < 0) {
 		ms_error_set(err, "out of memory");
 		return -1;
 	}

@@ -12,6 +12,8 @@
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/exit_status.h"
+#include "cli/measure_options.h"
+#include "cli/measure_run.h"
 #include "host/host.h"
 #include "lua/lua_engine.h"
 #include "pipeline/lua_session.h"
@@ -60,16 +62,16 @@ static const struct cli_option report_options[] = {
 	{ OPT_REGIONS, "regions", NULL, "every counter and metric totalled per marked region (the program's\n"
 	  "phases: memscope_phase_begin/end, ctl phase begin|end NAME), with\n"
 	  "calls and time, for the system and each node and socket, as LIKWID's\n"
-	  "marker API reports", CLI_COMPLETE_NONE, NULL, 0 },
+	  "marker API reports", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(0, struct report_options, regions) },
 	{ OPT_HEATMAP, "heatmap", NULL, "DAMON's regions (record -e damon.accessed_bytes) as a map of time\n"
 	  "(rows) by physical address (columns), the access rate as a character\n"
-	  "ramp, with each node's address range and the labels", CLI_COMPLETE_NONE, NULL, 0 },
+	  "ramp, with each node's address range and the labels", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(0, struct report_options, heatmap) },
 	{ OPT_NODE, "node", "N", "with --heatmap: only the regions on node N's memory, across the\n"
-	  "addresses they span", CLI_COMPLETE_NONE, NULL, 0 },
+	  "addresses they span", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_INT(0, struct report_options, node, 0, 63) },
 	{ OPT_PLOT, "plot", "FILE", "with --heatmap: also draw it into FILE.png or FILE.svg (matplotlib,\n"
-	  "as memscope bench draws)", CLI_COMPLETE_FILE, NULL, 0 },
+	  "as memscope bench draws)", CLI_COMPLETE_FILE, NULL, 0, CLI_TO_STRING(0, struct report_options, plot) },
 	{ OPT_REPLAY, "replay", "FILE", "counter values per interval (docs/replay-format.md) on the machine\n"
-	  "MEMSCOPE_SYSFS_ROOT describes, instead of a recording", CLI_COMPLETE_FILE, NULL, 0 },
+	  "MEMSCOPE_SYSFS_ROOT describes, instead of a recording", CLI_COMPLETE_FILE, NULL, 0, CLI_TO_STRING(0, struct report_options, replay) },
 	{ 0 },
 };
 
@@ -78,11 +80,11 @@ static const struct cli_option report_sample_options[] = {
 	  "obj (data object), node (of the data), cpu_node, remote, level, op, pid,\n"
 	  "tid, comm, cpu, event, caller (default for a recording with samples and no\n"
 	  "--lua: " DEFAULT_SORT ")", CLI_COMPLETE_WORDS,
-	  "sym srcline dso obj node cpu_node remote level op pid tid comm cpu event caller", 0 },
+	  "sym srcline dso obj node cpu_node remote level op pid tid comm cpu event caller", 0, CLI_TO_STRING(0, struct report_options, sort) },
 	{ OPT_C2C, "c2c", NULL, "cache lines whose loads hit modified data (HITM), by offset and code",
-	  CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_SAMPLES, "samples", NULL, "every sample, attributed", CLI_COMPLETE_NONE, NULL, 0 },
-	{ OPT_TOP, "top", "N", "rows (lines) shown as text (default 25; 0: all)", CLI_COMPLETE_NONE, NULL, 0 },
+	  CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(0, struct report_options, c2c) },
+	{ OPT_SAMPLES, "samples", NULL, "every sample, attributed", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_BOOL(0, struct report_options, samples) },
+	{ OPT_TOP, "top", "N", "rows (lines) shown as text (default 25; 0: all)", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_INT(0, struct report_options, top, 0, 1000000) },
 	{ 0 },
 };
 
@@ -90,6 +92,28 @@ static const struct cli_group report_groups[] = {
 	{ NULL, report_options },
 	{ "Samples", report_sample_options },
 	{ NULL, NULL },
+};
+
+#define REPORT_HEATMAP_ALONE "--heatmap is a report of its own: give it alone (with --plot and a recording)"
+#define REPORT_HEATMAP_OPTIONS "--plot and --node are options of the heat map: give --heatmap with them"
+#define REPORT_SAMPLES_NOT_REPLAY \
+	"--sort, --c2c and --samples read the samples of a recording; a --replay file has none"
+
+/* Combinations report refuses, in the order they are checked; --help lists them. */
+static const struct cli_rule report_rules[] = {
+	{ CLI_NEEDS, OPT_PLOT, { OPT_HEATMAP }, REPORT_HEATMAP_OPTIONS },
+	{ CLI_NEEDS, OPT_NODE, { OPT_HEATMAP }, REPORT_HEATMAP_OPTIONS },
+	{ CLI_EXCLUDES, OPT_HEATMAP, { OPT_REPLAY }, REPORT_HEATMAP_ALONE },
+	{ CLI_EXCLUDES, OPT_HEATMAP, { OPT_SORT }, REPORT_HEATMAP_ALONE },
+	{ CLI_EXCLUDES, OPT_HEATMAP, { OPT_C2C }, REPORT_HEATMAP_ALONE },
+	{ CLI_EXCLUDES, OPT_HEATMAP, { OPT_SAMPLES }, REPORT_HEATMAP_ALONE },
+	{ CLI_EXCLUDES, OPT_HEATMAP, { OPT_REGIONS }, REPORT_HEATMAP_ALONE },
+	{ CLI_EXCLUDES, OPT_HEATMAP, { LUA_CLI_OPT_LUA }, REPORT_HEATMAP_ALONE },
+	{ CLI_EXCLUDES, OPT_HEATMAP, { 'm' }, REPORT_HEATMAP_ALONE },
+	{ CLI_EXCLUDES, OPT_SORT, { OPT_REPLAY }, REPORT_SAMPLES_NOT_REPLAY },
+	{ CLI_EXCLUDES, OPT_C2C, { OPT_REPLAY }, REPORT_SAMPLES_NOT_REPLAY },
+	{ CLI_EXCLUDES, OPT_SAMPLES, { OPT_REPLAY }, REPORT_SAMPLES_NOT_REPLAY },
+	{ 0 },
 };
 
 const struct cli_command report_command = {
@@ -103,6 +127,7 @@ const struct cli_command report_command = {
 	.groups = report_groups,
 	.epilog = "FILE is a recording (default: " RECORDING_DEFAULT_FILE ").\n",
 	.operands = CLI_COMPLETE_FILE,
+	.rules = report_rules,
 };
 
 static int report_option(void *ctx, int key, const char *arg)
@@ -119,55 +144,12 @@ static int report_option(void *ctx, int key, const char *arg)
 			return -1;
 		}
 		return 0;
-	case OPT_REPLAY:
-		o->replay = arg;
-		return 0;
 	case 'm':
 		if (name_list_add_text(&o->metrics, arg, &err) < 0) {
 			ms_warn("-m '%s': %s", arg, err.text);
 			return -1;
 		}
 		return 0;
-	case OPT_SORT:
-		o->sort = arg;
-		return 0;
-	case OPT_C2C:
-		o->c2c = true;
-		return 0;
-	case OPT_SAMPLES:
-		o->samples = true;
-		return 0;
-	case OPT_REGIONS:
-		o->regions = true;
-		return 0;
-	case OPT_HEATMAP:
-		o->heatmap = true;
-		return 0;
-	case OPT_PLOT:
-		o->plot = arg;
-		return 0;
-	case OPT_NODE: {
-		char *end;
-		long n = strtol(arg, &end, 10);
-
-		if (end == arg || *end || n < 0 || n > 63) {
-			ms_warn("--node '%s': expected a node id from 0 to 63", arg);
-			return -1;
-		}
-		o->node = (int)n;
-		return 0;
-	}
-	case OPT_TOP: {
-		char *end;
-		long n = strtol(arg, &end, 10);
-
-		if (end == arg || *end || n < 0 || n > 1000000) {
-			ms_warn("--top '%s': expected a number of rows (0: all)", arg);
-			return -1;
-		}
-		o->top = (int)n;
-		return 0;
-	}
 	default:
 		return -1;
 	}
@@ -176,7 +158,8 @@ static int report_option(void *ctx, int key, const char *arg)
 /* 0, 1 after --help, -1 on a usage error. */
 static int parse_options(int argc, char **argv, struct report_options *o)
 {
-	int status, first = cli_parse(&report_command, argc, argv, report_option, o, &status);
+	void *const dest[] = { o };
+	int status, first = cli_parse_into(&report_command, argc, argv, report_option, o, dest, &status);
 
 	if (first < 0)
 		return status ? -1 : 1;
@@ -192,20 +175,9 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	}
 	if (!o->file)
 		o->file = RECORDING_DEFAULT_FILE;
-	if ((o->plot || o->node >= 0) && !o->heatmap) {
-		ms_warn("--plot and --node are options of the heat map: give --heatmap with "
-			"them");
-		return -1;
-	}
-	if (o->heatmap && (o->replay || o->sort || o->c2c || o->samples || o->regions || o->lua.nr_scripts ||
-			   o->metrics.nr || o->format != LUA_OUTPUT_TEXT)) {
-		ms_warn("--heatmap is a report of its own: give it alone (with --plot and "
-			"a recording)");
-		return -1;
-	}
-	if ((o->sort || o->c2c || o->samples) && o->replay) {
-		ms_warn("--sort, --c2c and --samples read the samples of a recording; a "
-			"--replay file has none");
+	/* --format text is as good as none: the heat map's check of the value is here. */
+	if (o->heatmap && o->format != LUA_OUTPUT_TEXT) {
+		ms_warn(REPORT_HEATMAP_ALONE);
 		return -1;
 	}
 	if (o->format != LUA_OUTPUT_TEXT && (!!o->sort + o->c2c + o->samples + (o->lua.nr_scripts > 0) + o->regions) > 1) {
@@ -337,34 +309,41 @@ static int open_samples(const struct report_options *o, struct session *session,
 	return sample_sink_init(sink, session_recording_header(session), &so, err) < 0 ? -1 : 1;
 }
 
+/* What report's steps share (measure_run's ctx). */
+struct report_run {
+	const struct report_options *o;
+	struct lua_engine *lua;
+	struct session_options *opt;
+	struct sink lua_sink, sample_sink, region_sink;
+	int sampled;
+};
+
+static int report_open(struct measure_run *m, struct ms_error *err)
+{
+	struct report_run *r = m->ctx;
+
+	return open_session(r->o, r->lua, m->session, r->opt, err);
+}
+
 /* The frames (and labels) of the recording or replay go to the scripts, the
  * samples to the sample sink, whose thread the scripts share (on_sample). A
  * file's frames and samples are never merged or dropped: the reader waits. */
-static int report(const struct report_options *o, struct lua_engine *lua, struct ms_error *err)
+static int report_sinks(struct measure_run *m, struct ms_error *err)
 {
-	struct session_options opt;
-	struct session session;
-	struct sink lua_sink = { 0 }, sample_sink = { 0 }, region_sink = { 0 };
-	int status, sampled = 0;
+	struct report_run *r = m->ctx;
+	const struct report_options *o = r->o;
 
-	memset(&session, 0, sizeof(session));
-	session_options_init(&opt, "report");
-	if (open_session(o, lua, &session, &opt, err) < 0) {
-		status = cli_exit_code(err);
-		goto out;
+	r->sampled = open_samples(o, m->session, r->lua, &r->sample_sink, err);
+	if (r->sampled < 0) {
+		ms_report(err);
+		return -r->sampled;
 	}
-	sampled = open_samples(o, &session, lua, &sample_sink, err);
-	if (sampled < 0) {
-		status = -sampled;
-		goto out;
-	}
-	status = 1;
-	if (sampled && session_add_sink(&session, &sample_sink, NULL, err) < 0)
-		goto out;
+	if (r->sampled && measure_run_add(m, &r->sample_sink, NULL, err) < 0)
+		return -1;
 	if (o->lua.nr_scripts &&
-	    (lua_sink_init(&lua_sink, lua, err) < 0 ||
-	     session_add_sink(&session, &lua_sink, sampled ? &sample_sink : NULL, err) < 0))
-		goto out;
+	    (lua_sink_init(&r->lua_sink, r->lua, err) < 0 ||
+	     measure_run_add(m, &r->lua_sink, r->sampled ? &r->sample_sink : NULL, err) < 0))
+		return -1;
 	if (o->regions) {
 		struct region_sink_options ro = {
 			.format = o->format == LUA_OUTPUT_CSV ? STAT_CSV : o->format == LUA_OUTPUT_JSON ? STAT_JSON : STAT_TEXT,
@@ -372,18 +351,41 @@ static int report(const struct report_options *o, struct lua_engine *lua, struct
 		};
 
 		/* After the scripts: their reports, then the regions. */
-		if (region_sink_init(&region_sink, &ro, err) < 0 || session_add_sink(&session, &region_sink, NULL, err) < 0)
-			goto out;
+		if (region_sink_init(&r->region_sink, &ro, err) < 0 || measure_run_add(m, &r->region_sink, NULL, err) < 0)
+			return -1;
 	}
-	if (session_run(&session, &opt, err) < 0)
-		goto out;
-	if (sampled && sample_sink_failed(&sample_sink)) {
-		ms_error_set(err, "out of memory while attributing samples");
-		goto out;
+	return 0;
+}
+
+static int report_ended(struct measure_run *m)
+{
+	struct report_run *r = m->ctx;
+
+	if (r->sampled && sample_sink_failed(&r->sample_sink)) {
+		struct ms_error err = { "" };
+
+		ms_error_set(&err, "out of memory while attributing samples");
+		ms_report(&err);
+		return 1;
 	}
-	status = 0;
-out:
-	session_close(&session);   /* with every sink handed to it */
+	return 0;
+}
+
+/* 0, or the exit code with the reason said. */
+static int report(const struct report_options *o, struct lua_engine *lua)
+{
+	struct session_options opt;
+	struct session session;
+	struct report_run r = { .o = o, .lua = lua, .opt = &opt };
+	struct measure_run m = {
+		.session = &session, .opt = &opt, .ctx = &r,
+		.open = report_open, .opened = report_sinks, .ended = report_ended,
+	};
+	int status;
+
+	memset(&session, 0, sizeof(session));
+	session_options_init(&opt, "report");
+	status = measure_run(&m);   /* closes the session with every sink handed to it */
 	session_options_free(&opt);
 	return status;
 }
@@ -421,10 +423,8 @@ int cmd_report(int argc, char **argv)
 		name_list_free(&o.metrics);
 		return EXIT_USAGE;
 	}
-	status = report(&o, lua, &err);
-	if (status)
-		ms_report(&err);
-	else if (lua_engine_nr_failed(lua))
+	status = report(&o, lua);
+	if (!status && lua_engine_nr_failed(lua))
 		status = 1;    /* the reports that ran are printed; the failures are listed above */
 	lua_engine_free(lua);
 	name_list_free(&o.metrics);

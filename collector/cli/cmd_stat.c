@@ -28,6 +28,7 @@
 #include "sinks/stat_output.h"
 #include "sinks/stat_sink.h"
 #include "sinks/stat_threads.h"
+#include "util/report.h"
 
 enum { OPT_JSON = CLI_LONG_ONLY, OPT_PER_THREAD, OPT_SELF_DESCRIBING, OPT_INTERVAL_COUNT, OPT_TIMEOUT, OPT_CONTROL,
        OPT_METRIC_ONLY, OPT_FOR_EACH_CGROUP, OPT_COLUMNS, OPT_NO_BIG_NUM, OPT_NO_MERGE,
@@ -224,6 +225,7 @@ static const struct cli_rule stat_rules[] = {
 	  "--control switches counting on and off in a live run; --replay FILE is read whole" },
 	{ CLI_EXCLUDES, OPT_TIMEOUT, { SESSION_OPT_INPUT }, "--timeout ends a live run; --input FILE is read to its end" },
 	{ CLI_EXCLUDES, OPT_TIMEOUT, { SESSION_OPT_REPLAY }, "--timeout ends a live run; --replay FILE is read to its end" },
+	{ CLI_NEEDS, OPT_INTERVAL_COUNT, { 'I' }, "--interval-count counts the lines of -I MS; give -I too" },
 	{ 0 },
 };
 
@@ -250,7 +252,7 @@ static long positive_number(const char *name, const char *arg, long max)
 	errno = 0;
 	v = strtol(arg, &end, 10);
 	if (errno || end == arg || *end || v < 1 || v > max) {
-		fprintf(stderr, "memscope stat: %s %s: give a whole number from 1 to %ld\n", name, arg, max);
+		ms_warn("%s %s: give a whole number from 1 to %ld", name, arg, max);
 		return -1;
 	}
 	return v;
@@ -268,7 +270,7 @@ static int stat_option(void *ctx, int key, const char *arg)
 	switch (key) {
 	case 'x':
 		if (!arg[0] || strlen(arg) >= sizeof(a->output->separator)) {
-			fprintf(stderr, "memscope stat: -x needs a short separator, e.g. -x,\n");
+			ms_warn("-x needs a short separator, e.g. -x,");
 			return -1;
 		}
 		a->csv = true;
@@ -277,12 +279,12 @@ static int stat_option(void *ctx, int key, const char *arg)
 	case 'G':
 	case OPT_FOR_EACH_CGROUP:
 		if (a->opt->cgroups) {
-			fprintf(stderr, "memscope stat: give -G or --for-each-cgroup once (names: a comma list)\n");
+			ms_warn("give -G or --for-each-cgroup once (names: a comma list)");
 			return -1;
 		}
 		if (!arg[0] || (key == OPT_FOR_EACH_CGROUP && (strstr(arg, ",,") || arg[0] == ',' ||
 							   arg[strlen(arg) - 1] == ','))) {
-			fprintf(stderr, "memscope stat: %s needs cgroup names, e.g. %s mygroup\n",
+			ms_warn("%s needs cgroup names, e.g. %s mygroup",
 				key == 'G' ? "-G" : "--for-each-cgroup", key == 'G' ? "-G" : "--for-each-cgroup");
 			return -1;
 		}
@@ -293,7 +295,7 @@ static int stat_option(void *ctx, int key, const char *arg)
 		return measure_cli_option(a->opt, a->lua, SESSION_OPT_PER_CPU, NULL) == 0 ? 0 : -1;
 	case 'o':
 		if (!arg[0]) {
-			fprintf(stderr, "memscope stat: -o needs a file name\n");
+			ms_warn("-o needs a file name");
 			return -1;
 		}
 		a->extra->output_path = arg;
@@ -309,7 +311,7 @@ static int stat_option(void *ctx, int key, const char *arg)
 		}
 		a->extra->delay_ms = positive_number("-D", arg, SESSION_MAX_INTERVAL_MS);
 		if (a->extra->delay_ms < 0) {
-			fprintf(stderr, "memscope stat: -D -1 counts from the first enable of --control\n");
+			ms_warn("-D -1 counts from the first enable of --control");
 			return -1;
 		}
 		return 0;
@@ -321,8 +323,8 @@ static int stat_option(void *ctx, int key, const char *arg)
 		long level = strtol(arg, &end, 10);
 
 		if (end == arg || *end || level < 0 || level > STAT_TD_MAX_LEVEL) {
-			fprintf(stderr, "memscope stat: --td-level %s: give a level from 1 to %d (TopdownL1 ... TopdownL%d), "
-				"or 0 for every level\n", arg, STAT_TD_MAX_LEVEL, STAT_TD_MAX_LEVEL);
+			ms_warn("--td-level %s: give a level from 1 to %d (TopdownL1 ... TopdownL%d), "
+				"or 0 for every level", arg, STAT_TD_MAX_LEVEL, STAT_TD_MAX_LEVEL);
 			return -1;
 		}
 		if (level == 0)
@@ -348,7 +350,7 @@ static int stat_option(void *ctx, int key, const char *arg)
 
 		/* As the other --per-* (measure_cli_option): one kind of row. */
 		if (a->opt->aggr != AGGR_TOTAL && a->opt->aggr != mode) {
-			fprintf(stderr, "memscope stat: --per-%s and --per-%s: one kind of row at a time; choose one\n",
+			ms_warn("--per-%s and --per-%s: one kind of row at a time; choose one",
 				a->opt->aggr == AGGR_THREAD ? "thread" : aggr_mode_name(a->opt->aggr), aggr_mode_name(mode));
 			return -1;
 		}
@@ -356,8 +358,8 @@ static int stat_option(void *ctx, int key, const char *arg)
 		if (key == OPT_PER_CACHE && arg) {
 			/* perf's form: L1..L4 (or l1..l4); without it, the last level. */
 			if (strlen(arg) != 2 || (arg[0] != 'L' && arg[0] != 'l') || arg[1] < '1' || arg[1] > '4') {
-				fprintf(stderr, "memscope stat: --per-cache=%s: the cache level is L1, L2, L3 or L4 "
-					"(as perf's: L[1-4] or l[1-4]); --per-cache alone takes the last level\n", arg);
+				ms_warn("--per-cache=%s: the cache level is L1, L2, L3 or L4 "
+					"(as perf's: L[1-4] or l[1-4]); --per-cache alone takes the last level", arg);
 				return -1;
 			}
 			a->opt->cache_level = arg[1] - '0';
@@ -381,8 +383,8 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		return status ? -1 : 1;
 	output->format = a.csv ? STAT_CSV : a.json ? STAT_JSON : STAT_TEXT;
 	if (opt->cpu_list && opt->input_path) {
-		fprintf(stderr, "memscope stat: -C chooses the CPUs counted on this machine; %s was counted "
-			"already (--per-cpu shows its CPUs one by one)\n", opt->input_path);
+		ms_warn("-C chooses the CPUs counted on this machine; %s was counted "
+			"already (--per-cpu shows its CPUs one by one)", opt->input_path);
 		return -1;
 	}
 	opt->default_events = opt->system_wide || opt->cpu_list ? STAT_DEFAULT_EVENTS_SYSTEM_WIDE : STAT_DEFAULT_EVENTS;
@@ -406,35 +408,31 @@ static int parse_options(int argc, char **argv, struct session_options *opt, str
 		struct ms_error err;
 
 		if (name_list_add_text(&opt->metrics, STAT_DETAILED_MEMORY, &err) < 0) {
-			fprintf(stderr, "memscope stat: -d: %s\n", err.text);
+			ms_warn("-d: %s", err.text);
 			return -1;
 		}
 		extra->memory_detail = true;
 	}
-	if (extra->interval_count && !opt->interval_ms) {
-		fprintf(stderr, "memscope stat: --interval-count counts the lines of -I MS; give -I too\n");
-		return -1;
-	}
 	if (extra->repeat > 1 && (!opt->command || opt->interval_ms || extra->per_thread || lua->nr_scripts ||
 				  output->self_describing)) {
-		fprintf(stderr, "memscope stat: -r repeats a command and prints the mean of its totals: give a command "
-			"(not -p, --input or --replay), without -I, --per-thread, --lua or --self-describing\n");
+		ms_warn("-r repeats a command and prints the mean of its totals: give a command "
+			"(not -p, --input or --replay), without -I, --per-thread, --lua or --self-describing");
 		return -1;
 	}
 	/* --control's and --timeout's refusals are stat_rules; -D 0 is no delay. */
 	if (extra->delay_ms && (opt->input_path || opt->replay_path)) {
-		fprintf(stderr, "memscope stat: -D switches counting on and off in a live run; %s is read whole\n",
+		ms_warn("-D switches counting on and off in a live run; %s is read whole",
 			opt->input_path ? "--input FILE" : "--replay FILE");
 		return -1;
 	}
 	if (extra->delay_ms < 0 && !extra->control) {
-		fprintf(stderr, "memscope stat: -D -1 starts with counting off until an enable arrives: give "
-			"--control fd:CTL[,ACK] or --control fifo:CTL[,ACK] to send it\n");
+		ms_warn("-D -1 starts with counting off until an enable arrives: give "
+			"--control fd:CTL[,ACK] or --control fifo:CTL[,ACK] to send it");
 		return -1;
 	}
 	if (extra->per_thread && (opt->aggr != AGGR_TOTAL || opt->metrics.nr || opt->replay_path)) {
-		fprintf(stderr, "memscope stat: --per-thread splits the events of -p PID, a command or -a (every "
-			"thread) by thread; it excludes -m, --replay and --per-cpu/socket/node\n");
+		ms_warn("--per-thread splits the events of -p PID, a command or -a (every "
+			"thread) by thread; it excludes -m, --replay and --per-cpu/socket/node");
 		return -1;
 	}
 	return 0;
@@ -468,8 +466,8 @@ static void note_unsplit_events(const struct session_options *opt, const struct 
 				 s->labels.socket != LABEL_NONE;
 		}
 		if (named && !split)
-			fprintf(stderr, "memscope stat: %s is not split by %s: its source counts it as a whole "
-				"(memscope list --explain %s); its total is the run without --per-%s\n",
+			ms_warn("%s is not split by %s: its source counts it as a whole "
+				"(memscope list --explain %s); its total is the run without --per-%s",
 				opt->events.names[e], by[opt->aggr], opt->events.names[e],
 				opt->aggr == AGGR_CPU ? "cpu" : by[opt->aggr]);
 	}
@@ -513,14 +511,14 @@ static int recording_has_threads(const char *path, struct ms_error *err)
 static int check_tiers(const struct session *s)
 {
 	if (!s->plan) {
-		fprintf(stderr, "memscope stat: --per-tier shows catalog metrics per memory tier: name some with -m "
-			"(e.g. -m tier.promote_rate,tier.demote_rate,mem.read_bw)\n");
+		ms_warn("--per-tier shows catalog metrics per memory tier: name some with -m "
+			"(e.g. -m tier.promote_rate,tier.demote_rate,mem.read_bw)");
 		return EXIT_USAGE;
 	}
 	if (metric_engine_nr_scopes(s->engine, SCOPE_TIER) == 0) {
-		fprintf(stderr, "memscope stat: --per-tier: the kernel lists no memory tiers here (%s/devices/virtual/"
+		ms_warn("--per-tier: the kernel lists no memory tiers here (%s/devices/virtual/"
 			"memory_tiering/memory_tierN/nodelist: Linux 6.1 or later, with the nodes of each tier online); "
-			"--per-node splits by node\n", s->host.roots.sys);
+			"--per-node splits by node", s->host.roots.sys);
 		return 1;
 	}
 	return 0;
@@ -533,16 +531,16 @@ static int check_channels(const struct session *s, enum aggr_mode mode)
 	const char *option = mode == AGGR_INSTANCE ? "--per-instance" : "--per-channel";
 
 	if (!s->plan) {
-		fprintf(stderr, "memscope stat: %s shows catalog metrics per memory channel%s: "
-			"name some with -m (e.g. -m mem.read_bw,mem.write_bw)\n", option,
+		ms_warn("%s shows catalog metrics per memory channel%s: "
+			"name some with -m (e.g. -m mem.read_bw,mem.write_bw)", option,
 			mode == AGGR_INSTANCE ? " or plugin instance" : "");
 		return EXIT_USAGE;
 	}
 	if (metric_engine_nr_scopes(s->engine, SCOPE_CHANNEL) == 0) {
-		fprintf(stderr, "memscope stat: %s: none of the metrics asked for is counted per memory "
+		ms_warn("%s: none of the metrics asked for is counted per memory "
 			"channel%s on this machine: the PMUs behind them cover a socket, die or node, or the host has "
 			"none (channel PMUs: Intel uncore_imc_N, HiSilicon DDRC, AMD UMC; memscope list --explain "
-			"METRIC shows what a metric uses here)\n", option,
+			"METRIC shows what a metric uses here)", option,
 			mode == AGGR_INSTANCE ? " or plugin instance" : "");
 		return 1;
 	}
@@ -593,7 +591,7 @@ static int delay_over(struct sampler *sampler, int fd, void *ctx)
 			return 0;
 	}
 	if (session_set_counting(d->session, true, reply, sizeof(reply)) < 0)
-		fprintf(stderr, "memscope stat: -D: %s\n", reply);
+		ms_warn("-D: %s", reply);
 	return 0;
 }
 
@@ -629,17 +627,17 @@ static int null_run(const struct session_options *opt, FILE *out)
 	pid_t child;
 
 	if (!opt->command) {
-		fprintf(stderr, "memscope stat: -n times a command: give one after --\n");
+		ms_warn("-n times a command: give one after --");
 		return EXIT_USAGE;
 	}
 	child = fork();
 	if (child < 0) {
-		fprintf(stderr, "memscope stat: -n: cannot start %s: %s\n", opt->command[0], strerror(errno));
+		ms_warn("-n: cannot start %s: %s", opt->command[0], strerror(errno));
 		return 1;
 	}
 	if (child == 0) {
 		execvp(opt->command[0], opt->command);
-		fprintf(stderr, "memscope stat: cannot run %s: %s\n", opt->command[0], strerror(errno));
+		ms_warn("cannot run %s: %s", opt->command[0], strerror(errno));
 		_exit(127);
 	}
 	while (wait4(child, &wstatus, 0, &ru) < 0 && errno == EINTR)
@@ -664,12 +662,11 @@ static void note_unmeasured(const struct session *s)
 	for (int i = 0; s->plan && i < s->plan->nr_metrics; i++)
 		counted += s->plan->metrics[i].requested;
 	for (int i = 0; i < s->nr_unmeasured; i++) {
-		const char *entry = s->unmeasured[i], *why = strstr(entry, ": ");
-		int len = why ? (int)(why - entry) : (int)strlen(entry);
+		const struct session_unmeasured *u = &s->unmeasured[i];
 
-		fprintf(stderr, "memscope stat: note: metric '%.*s' is not available on this host: %s (memscope list "
-			"--explain %.*s shows how it is computed); %s still counted\n", len, entry, why ? why + 2 : "",
-			len, entry, counted ? "the other metrics are" : "the rest is");
+		ms_warn("note: metric '%s' is not available on this host: %s (memscope list "
+			"--explain %s shows how it is computed); %s still counted", u->name, u->why, u->name,
+			counted ? "the other metrics are" : "the rest is");
 	}
 }
 
@@ -719,8 +716,8 @@ static int stat_opened(struct measure_run *m, struct ms_error *err)
 	    (uint64_t)opt->interval_ms * 1000000ull < session_recording_header(session)->interval_ns) {
 		unsigned long long rec_ms = session_recording_header(session)->interval_ns / 1000000ull;
 
-		fprintf(stderr, "memscope stat: -I %ld: %s has a frame every %llu ms; its lines can add frames "
-			"up (-I %llu, %llu, ...), not split them\n", opt->interval_ms, opt->input_path, rec_ms, rec_ms,
+		ms_warn("-I %ld: %s has a frame every %llu ms; its lines can add frames "
+			"up (-I %llu, %llu, ...), not split them", opt->interval_ms, opt->input_path, rec_ms, rec_ms,
 			rec_ms * 2);
 		return EXIT_USAGE;
 	}
@@ -735,8 +732,8 @@ static int stat_opened(struct measure_run *m, struct ms_error *err)
 	if ((opt->aggr == AGGR_CHANNEL || opt->aggr == AGGR_INSTANCE) && (status = check_channels(session, opt->aggr)) != 0)
 		return status;
 	if ((opt->aggr == AGGR_CPU || aggr_mode_by_place(opt->aggr)) && (opt->metrics.nr || r->nr_lua_metrics)) {
-		fprintf(stderr, "memscope stat: -m computes metrics for the system, each node (--per-node) "
-			"or each socket (--per-socket), not per %s\n", opt->aggr == AGGR_CPU ? "CPU" : aggr_mode_name(opt->aggr));
+		ms_warn("-m computes metrics for the system, each node (--per-node) "
+			"or each socket (--per-socket), not per %s", opt->aggr == AGGR_CPU ? "CPU" : aggr_mode_name(opt->aggr));
 		return EXIT_USAGE;
 	}
 	if (r->extra->per_thread && opt->input_path) {
@@ -745,8 +742,8 @@ static int stat_opened(struct measure_run *m, struct ms_error *err)
 		if (has < 0)
 			return -1;
 		if (!has) {
-			fprintf(stderr, "memscope stat: --per-thread: threads' own series are not in this recording "
-				"(%s); record them with memscope record --per-thread -e proc.faults,... -- CMD\n",
+			ms_warn("--per-thread: threads' own series are not in this recording "
+				"(%s); record them with memscope record --per-thread -e proc.faults,... -- CMD",
 				opt->input_path);
 			return EXIT_USAGE;
 		}
@@ -799,7 +796,7 @@ static int stat_ended(struct measure_run *m)
 	if ((r->extra->timeout_ms || r->extra->interval_count) && session_end(session) == SAMPLER_END_SOURCE)
 		status = 0;
 	if (session_attached_processes(session) && session_end(session) == SAMPLER_END_TARGET)
-		fprintf(stderr, "memscope stat: the attached process%s exited\n",
+		ms_warn("the attached process%s exited",
 			session_attached_processes(session) > 1 ? "es have" : " has");
 	return status;
 }
@@ -839,7 +836,7 @@ int cmd_stat(int argc, char **argv)
 	}
 	status = 1;
 	if (extra.output_path && !(out = fopen(extra.output_path, extra.append ? "a" : "w"))) {
-		fprintf(stderr, "memscope stat: -o %s: cannot create it: %s\n", extra.output_path, strerror(errno));
+		ms_warn("-o %s: cannot create it: %s", extra.output_path, strerror(errno));
 		session_options_free(&opt);
 		return 1;
 	}
@@ -851,7 +848,7 @@ int cmd_stat(int argc, char **argv)
 			 fcntl(extra.log_fd >= 0 ? extra.log_fd : STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 
 		if (fd < 0 || !(out = fdopen(fd, "w"))) {
-			fprintf(stderr, "memscope stat: %s: %s\n", extra.quiet ? "--quiet: /dev/null" :
+			ms_warn("%s: %s", extra.quiet ? "--quiet: /dev/null" :
 				extra.log_fd >= 0 ? "--log-fd" : "standard error", strerror(errno));
 			if (fd >= 0)
 				close(fd);
@@ -873,7 +870,7 @@ int cmd_stat(int argc, char **argv)
 	if (opt.interval_ms > 0 && opt.interval_ms <= 10 && !isatty(fileno(out)))
 		setvbuf(out, NULL, _IOFBF, 1 << 16);
 	if (extra.control && ctl_fifo_open_control(&control, extra.control, &err) < 0) {
-		fprintf(stderr, "memscope stat: %s\n", err.text);
+		ms_report(&err);
 		status = EXIT_USAGE;
 		goto out;
 	}
@@ -923,16 +920,16 @@ int cmd_stat(int argc, char **argv)
 		status = 1;
 	goto out;
 oom:
-	fprintf(stderr, "memscope stat: out of memory\n");
+	ms_warn("out of memory");
 out:
 	stat_repeat_free(&repeat);
 	ctl_fifo_close(&control);
 	if (out && fclose(out) != 0 && status == 0) {
 		if (extra.output_path)
-			fprintf(stderr, "memscope stat: -o %s: could not write it all: %s\n", extra.output_path,
+			ms_warn("-o %s: could not write it all: %s", extra.output_path,
 				strerror(errno));
 		else
-			fprintf(stderr, "memscope stat: %s: could not write it all: %s\n",
+			ms_warn("%s: could not write it all: %s",
 				extra.log_fd >= 0 ? "--log-fd" : "standard error", strerror(errno));
 		status = 1;
 	}

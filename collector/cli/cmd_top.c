@@ -134,7 +134,7 @@ static int parse_sort(const char *text, enum top_proc_col *col)
 		}
 	}
 	ms_warn("-s %s: no such column; columns: PID, THR, FAULTS, ALLOC, REMOTE, CPU, "
-		"OFFCPU, MIGR, COMMAND", text);
+		"OFFCPU, MIGR, HOT_B, COLD_B, COMMAND", text);
 	return -1;
 }
 

@@ -451,14 +451,29 @@ static int run_check(const struct check *c, const char *replay, struct verdict *
 
 enum { OPT_WRITE = CLI_LONG_ONLY, OPT_REPLAY, OPT_EXPECT };
 
+struct validate_args {
+	const char *replay, *expect, *write_path;
+	bool write;
+};
+
+#define VALIDATE_REPLAY_EXPECT "--replay and --expect go together: the counts and what they should show"
+
+/* Combinations validate refuses; --help lists them. */
+static const struct cli_rule validate_rules[] = {
+	{ CLI_NEEDS, OPT_REPLAY, { OPT_EXPECT }, VALIDATE_REPLAY_EXPECT },
+	{ CLI_NEEDS, OPT_EXPECT, { OPT_REPLAY }, VALIDATE_REPLAY_EXPECT },
+	{ 0 },
+};
+
 static const struct cli_option validate_options[] = {
 	{ OPT_WRITE, "write", "FILE", "keep the verdicts for memscope list --explain (default:\n"
 	  "~/.local/state/memscope/validation.json, or $MEMSCOPE_VALIDATION)", CLI_COMPLETE_FILE, NULL,
 	  CLI_OPTIONAL_ARG },
 	{ OPT_REPLAY, "replay", "FILE", "counter values of a run (docs/replay-format.md) on the machine\n"
-	  "MEMSCOPE_SYSFS_ROOT describes, instead of running the workloads", CLI_COMPLETE_FILE, NULL, 0 },
+	  "MEMSCOPE_SYSFS_ROOT describes, instead of running the workloads", CLI_COMPLETE_FILE, NULL, 0,
+	  CLI_TO_STRING(0, struct validate_args, replay) },
 	{ OPT_EXPECT, "expect", "FILE", "what the replayed run should show (memscope-validate(1))",
-	  CLI_COMPLETE_FILE, NULL, 0 },
+	  CLI_COMPLETE_FILE, NULL, 0, CLI_TO_STRING(0, struct validate_args, expect) },
 	{ 0 },
 };
 
@@ -474,11 +489,7 @@ const struct cli_command validate_command = {
 	.groups = validate_groups,
 	.epilog = "Runs workloads of known traffic (memscope-bench touch, triad, chase) under memscope and says,\n"
 		  "for each metric this host has, whether it agrees with what the workload did.\n",
-};
-
-struct validate_args {
-	const char *replay, *expect, *write_path;
-	bool write;
+	.rules = validate_rules,
 };
 
 static int validate_option(void *ctx, int key, const char *arg)
@@ -487,8 +498,6 @@ static int validate_option(void *ctx, int key, const char *arg)
 
 	switch (key) {
 	case OPT_WRITE: a->write = true; a->write_path = arg; return 0;
-	case OPT_REPLAY: a->replay = arg; return 0;
-	case OPT_EXPECT: a->expect = arg; return 0;
 	default: return -1;
 	}
 }
@@ -503,7 +512,8 @@ int cmd_validate(int argc, char **argv)
 	char path[4096], bench[PATH_MAX + 64], text[600];
 	struct ms_error err = { "" };
 	int nr_checks = 0, nr = 0, agree = 0, disagree = 0, status = 0;
-	int first = cli_parse(&validate_command, argc, argv, validate_option, &args, &status);
+	void *const dest[] = { &args };
+	int first = cli_parse_into(&validate_command, argc, argv, validate_option, &args, dest, &status);
 
 	if (first < 0)
 		return status;
@@ -511,10 +521,8 @@ int cmd_validate(int argc, char **argv)
 	expect = args.expect;
 	write_path = args.write_path;
 	write = args.write;
-	if (first < argc || !replay != !expect) {
-		ms_warn("%s", first < argc ? "unexpected argument (give no command: "
-			"validate runs its own workloads)" : "--replay and --expect go together: the counts and what "
-			"they should show");
+	if (first < argc) {
+		ms_warn("unexpected argument (give no command: validate runs its own workloads)");
 		return EXIT_USAGE;
 	}
 	memset(checks, 0, sizeof(checks));

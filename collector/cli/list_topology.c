@@ -8,6 +8,7 @@
 #include "host/cpulist.h"
 #include "host/memory_tiers.h"
 #include "util/number_format.h"
+#include "util/report.h"
 
 /* The CPUs of topo that satisfy keep(place, key), as a kernel CPU list. */
 static void cpus_where(const struct topology *topo, bool (*keep)(const struct cpu_place *, int), int key,
@@ -97,7 +98,7 @@ static int print_nodes(const struct host *host, FILE *out)
 		int got = topology_node_memory(host->roots.sys, topo->nodes[i], &bytes, &err);
 
 		if (got < 0) {
-			fprintf(stderr, "memscope list: %s\n", err.text);
+			ms_report(&err);
 			return -1;
 		}
 		cpus_where(topo, on_node, topo->nodes[i], cpus, sizeof(cpus));
@@ -164,7 +165,7 @@ static int print_tiers(const struct host *host, FILE *out)
 	struct ms_error err = { "" };
 
 	if (memory_tiers_load(&tiers, &host->roots, &host->topo, &err) < 0) {
-		fprintf(stderr, "memscope list: %s\n", err.text);
+		ms_report(&err);
 		return -1;
 	}
 	fprintf(out, "\nMemory tiers (a smaller tier number is faster memory)\n");
@@ -223,7 +224,7 @@ static int print_caches(const struct host *host, FILE *out)
 	struct ms_error err = { "" };
 
 	if (caches_load(&set, &host->roots, &host->topo, &err) < 0) {
-		fprintf(stderr, "memscope list: %s\n", err.text);
+		ms_report(&err);
 		return -1;
 	}
 	fprintf(out, "\nCaches\n");
@@ -315,7 +316,7 @@ static int print_pmus(const struct host *host, FILE *out)
 	int nr = 0;
 
 	if (!names) {
-		fprintf(stderr, "memscope list: out of memory\n");
+		ms_warn("out of memory");
 		return -1;
 	}
 	fprintf(out, "\nPMUs per node (uncore PMUs by the CPUs of their cpumask)\n");

@@ -43,7 +43,7 @@ static void unknown_command(const char *name)
 	for (int i = 0; i < cli_nr_entries; i++)
 		suggestions_offer(&sug, cli_entries[i].spec->name);
 	suggestions_format(&sug, hint, sizeof(hint));
-	fprintf(stderr, "memscope: unknown command '%s'%s\n", name, hint);
+	ms_warn("unknown command '%s'%s", name, hint);
 	cli_commands_help(stderr);
 }
 
@@ -60,10 +60,10 @@ static void report_plugins(const struct plugin_set *set, int argc, char **argv)
 		const struct loaded_plugin *p = set->plugins[i];
 
 		if (!p->loaded)
-			fprintf(stderr, "memscope: plugin %s: %s; going on without it\n", p->path, p->why);
+			ms_warn("plugin %s: %s; going on without it", p->path, p->why);
 		else if (p->catalog_why[0])
-			fprintf(stderr, "memscope: plugin %s: its catalog family was not accepted: %s; its metrics are "
-				"not available (its series are)\n", p->path, p->catalog_why);
+			ms_warn("plugin %s: its catalog family was not accepted: %s; its metrics are "
+				"not available (its series are)", p->path, p->catalog_why);
 	}
 }
 
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 	int status, first;
 
 	if (!a.plugin_specs) {
-		fprintf(stderr, "memscope: out of memory\n");
+		ms_warn("out of memory");
 		return 1;
 	}
 	/* The sink registry's options, in the command tables before they are read. */
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (plugins_load(plugins_process(), a.plugin_specs, a.nr_plugins, source_registry_process()) < 0) {
-		fprintf(stderr, "memscope: out of memory while loading plugins\n");
+		ms_warn("out of memory while loading plugins");
 		status = 1;
 		goto out;
 	}

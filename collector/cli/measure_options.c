@@ -1,7 +1,10 @@
 #include "cli/measure_options.h"
 #include "util/report.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 const struct cli_option measure_count_options[] = {
 	{ 'e', "events", "LIST", "events to count: perf's names (page-faults), pmu/alias/,\n"
@@ -96,6 +99,191 @@ int measure_sink_option(struct measure_sinks *chosen, const char *command_name, 
 	}
 	chosen->arg[k] = arg;
 	return 0;
+}
+
+/* --damon-hot 1..100 (percent of samples), --damon-cold-age 1..86400 (seconds). */
+static int parse_damon_threshold(struct session_options *opt, int c, const char *text)
+{
+	bool hot = c == SESSION_OPT_DAMON_HOT;
+	long max = hot ? 100 : 86400;
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < 1 || v > max) {
+		ms_warn("--damon-%s %s: expected %s from 1 to %ld",
+			hot ? "hot" : "cold-age", text, hot ? "a percentage of a region's samples" : "seconds", max);
+		return -1;
+	}
+	if (hot)
+		opt->damon_hot_pct = (unsigned)v;
+	else
+		opt->damon_cold_age_us = (uint64_t)v * 1000000u;
+	return 0;
+}
+
+/* --damon auto|active|passive */
+static int parse_damon_mode(struct session_options *opt, const char *text)
+{
+	static const char *const names[] = { "auto", "active", "passive" };
+
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(text, names[i])) {
+			opt->damon_mode = i;
+			return 0;
+		}
+	ms_warn("--damon %s: expected auto (memscope's own kdamond unless one runs), active "
+		"(its own) or passive (read the running one)", text);
+	return -1;
+}
+
+static int parse_interval(const struct session_options *opt, const char *text, long *ms)
+{
+	char *end;
+
+	errno = 0;
+	*ms = strtol(text, &end, 10);
+	if (errno || end == text || *end) {
+		ms_warn("-I %s: not a number of milliseconds (e.g. -I 500)", text);
+		return -1;
+	}
+	if (*ms < SESSION_MIN_INTERVAL_MS || *ms > SESSION_MAX_INTERVAL_MS) {
+		ms_warn("-I %s: the interval must be between %d ms and %ld ms "
+			"(shorter intervals cost more than they measure)", text,
+			SESSION_MIN_INTERVAL_MS, SESSION_MAX_INTERVAL_MS);
+		return -1;
+	}
+	return 0;
+}
+
+/* perf's event groups, -e '{a,b}:u': the members, each with the group's
+ * modifiers in braces ("a{u},b{u}": event_parse counts them as a:u but names
+ * the event "a", as perf names a group's members); memscope groups the events
+ * of one PMU itself. A new string, or NULL (out of memory, or a brace not
+ * closed: said in err). */
+static char *expand_event_groups(const char *text, struct ms_error *err)
+{
+	/* Each member may take the modifiers: room for all of them on each. */
+	size_t cap = strlen(text) * (strlen(text) + 2) + 1, len = 0;
+	char *out = malloc(cap);
+
+	if (!out) {
+		ms_error_set(err, "out of memory");
+		return NULL;
+	}
+	while (*text) {
+		const char *close, *mods, *end;
+
+		if (*text != '{') {
+			out[len++] = *text++;
+			continue;
+		}
+		close = strchr(text, '}');
+		if (!close) {
+			free(out);
+			ms_error_set(err, "'{' opens an event group that no '}' closes");
+			return NULL;
+		}
+		mods = close + 1;   /* ":u..." applies to each member */
+		end = mods + strcspn(mods, ",");
+		for (const char *m = text + 1; m < close;) {
+			size_t n = strcspn(m, ",}");
+
+			if (len + n + (size_t)(end - mods) + 4 >= cap)
+				break;
+			memcpy(out + len, m, n);
+			len += n;
+			if (end - mods > 1 && *mods == ':') {
+				out[len++] = '{';
+				memcpy(out + len, mods + 1, (size_t)(end - mods - 1));
+				len += (size_t)(end - mods - 1);
+				out[len++] = '}';
+			} else {   /* not modifiers: left for event_parse to name */
+				memcpy(out + len, mods, (size_t)(end - mods));
+				len += (size_t)(end - mods);
+			}
+			m += n;
+			if (*m == ',') {
+				out[len++] = ',';
+				m++;
+			}
+		}
+		text = end;
+	}
+	out[len] = '\0';
+	return out;
+}
+
+int session_option(struct session_options *opt, int c, const char *arg)
+{
+	switch (c) {
+	case 'e':
+	case 'm': {
+		struct ms_error err;
+		char *expanded = c == 'e' && strchr(arg, '{') ? expand_event_groups(arg, &err) : NULL;
+		int ret;
+
+		if (c == 'e' && strchr(arg, '{') && !expanded) {
+			ms_warn("-e '%s': %s", arg, err.text);
+			return OPTION_BAD;
+		}
+		/* Split here, once: everything after works on the names. */
+		ret = name_list_add_text(c == 'e' ? &opt->events : &opt->metrics, expanded ? expanded : arg, &err);
+		free(expanded);
+		if (ret < 0) {
+			ms_warn("-%c '%s': %s (e.g. -%c %s)", c, arg, err.text, c,
+				c == 'e' ? "page-faults,context-switches" : "mem.read_bw,numa.hit");
+			return OPTION_BAD;
+		}
+		return OPTION_TAKEN;
+	}
+	case 'I':
+		return parse_interval(opt, arg, &opt->interval_ms) < 0 ? OPTION_BAD : OPTION_TAKEN;
+	case 'a': opt->system_wide = true; return OPTION_TAKEN;
+	case 'p': opt->pids = arg; return OPTION_TAKEN;
+	case SESSION_OPT_REPLAY: opt->replay_path = arg; return OPTION_TAKEN;
+	case SESSION_OPT_INPUT: opt->input_path = arg; return OPTION_TAKEN;
+	case SESSION_OPT_PER_CPU: opt->aggr = AGGR_CPU; return OPTION_TAKEN;
+	case SESSION_OPT_PER_SOCKET: opt->aggr = AGGR_SOCKET; return OPTION_TAKEN;
+	case SESSION_OPT_PER_NODE: opt->aggr = AGGR_NODE; return OPTION_TAKEN;
+	case SESSION_OPT_PER_CHANNEL: opt->aggr = AGGR_CHANNEL; return OPTION_TAKEN;
+	case SESSION_OPT_PER_INSTANCE: opt->aggr = AGGR_INSTANCE; return OPTION_TAKEN;
+	case SESSION_OPT_PER_CORE: opt->aggr = AGGR_CORE; return OPTION_TAKEN;
+	case SESSION_OPT_PER_DIE: opt->aggr = AGGR_DIE; return OPTION_TAKEN;
+	case SESSION_OPT_DAMON_HOT:
+	case SESSION_OPT_DAMON_COLD_AGE:
+		return parse_damon_threshold(opt, c, arg) < 0 ? OPTION_BAD : OPTION_TAKEN;
+	case SESSION_OPT_DAMON_MODE:
+		return parse_damon_mode(opt, arg) < 0 ? OPTION_BAD : OPTION_TAKEN;
+	case SESSION_OPT_PER_TIER: opt->aggr = AGGR_TIER; return OPTION_TAKEN;
+	default: return OPTION_NOT_MINE;
+	}
+}
+
+int lua_cli_option(struct lua_cli *cli, int c, const char *arg)
+{
+	switch (c) {
+	case LUA_CLI_OPT_LUA:
+		if (cli->nr_scripts == LUA_CLI_MAX_SCRIPTS) {
+			ms_warn("at most %d --lua scripts", LUA_CLI_MAX_SCRIPTS);
+			return OPTION_BAD;
+		}
+		cli->scripts[cli->nr_scripts++] = arg;
+		return OPTION_TAKEN;
+	case LUA_CLI_OPT_UNSAFE:
+		cli->unsafe = true;
+		return OPTION_TAKEN;
+	default:
+		return OPTION_NOT_MINE;
+	}
+}
+
+int measure_option(struct session_options *opt, struct lua_cli *cli, int c, const char *arg)
+{
+	int taken = session_option(opt, c, arg);
+
+	return taken != OPTION_NOT_MINE ? taken : lua_cli_option(cli, c, arg);
 }
 
 static bool is_row_option(int key)

@@ -9,6 +9,25 @@
 #include "pipeline/lua_session.h"
 #include "pipeline/session.h"
 
+/* Keys of the shared options without a short letter; below cli/ their
+ * values are session_options' and lua_cli's fields. */
+enum {
+	SESSION_OPT_PER_CPU = 0x1000,
+	SESSION_OPT_PER_SOCKET,
+	SESSION_OPT_PER_NODE,
+	SESSION_OPT_PER_CHANNEL,
+	SESSION_OPT_PER_INSTANCE,
+	SESSION_OPT_PER_CORE,
+	SESSION_OPT_PER_DIE,
+	SESSION_OPT_PER_TIER,
+	SESSION_OPT_REPLAY,
+	SESSION_OPT_INPUT,
+	SESSION_OPT_DAMON_HOT,
+	SESSION_OPT_DAMON_COLD_AGE,
+	SESSION_OPT_DAMON_MODE,
+};
+enum { LUA_CLI_OPT_LUA = 0x4000, LUA_CLI_OPT_UNSAFE };
+
 extern const struct cli_option measure_count_options[];   /* -e, -m */
 extern const struct cli_option measure_damon_options[];    /* --damon-hot, --damon-cold-age */
 extern const struct cli_option measure_lua_options[];     /* --lua, --lua-unsafe */
@@ -24,11 +43,19 @@ extern const struct cli_option measure_row_options[];     /* --per-cpu ... --per
 extern struct cli_option measure_sink_options[];
 void measure_options_init(void);
 /* One of the registry's options (its argument kept in chosen): an
- * option_answer (pipeline/session.h); given twice is OPTION_BAD. */
+ * option_answer (cli/options.h); given twice is OPTION_BAD. */
 int measure_sink_option(struct measure_sinks *chosen, const char *command_name, int key, const char *arg);
 
-/* One option of those tables: an option_answer (pipeline/session.h), as
- * session_option's. Two different --per-* options are refused. */
+/* One option of the session's (-e, -m, -I, -a, -p, --replay, --input,
+ * --per-*, --damon-*) into opt's fields: an option_answer (cli/options.h). */
+int session_option(struct session_options *opt, int c, const char *arg);
+/* --lua, --lua-unsafe into cli's fields: an option_answer. */
+int lua_cli_option(struct lua_cli *cli, int c, const char *arg);
+/* The options stat and record share: session's, then --lua; an option_answer. */
+int measure_option(struct session_options *opt, struct lua_cli *cli, int c, const char *arg);
+
+/* One option of those tables: an option_answer, as session_option's. Two
+ * different --per-* options are refused. */
 int measure_cli_option(struct session_options *opt, struct lua_cli *lua, int key, const char *arg);
 
 #endif

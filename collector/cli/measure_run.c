@@ -67,7 +67,7 @@ int measure_run(struct measure_run *m)
 
 	m->nr_registry = 0;
 	m->ran = false;
-	if (session_open(s, m->opt, &err) < 0) {
+	if ((m->open ? m->open(m, &err) : session_open(s, m->opt, &err)) < 0) {
 		status = cli_fail(&err);
 		close_handed(m);
 		session_close(s);

@@ -33,6 +33,9 @@ struct measure_run {
 	const struct session_options *opt;
 	const struct measure_sinks *chosen; /* the registry's sinks to add, or NULL */
 	void *ctx;                         /* the command's own */
+	/* Optional: opens the session instead of session_open (report: a
+	 * recording or a replay). -1 with err. */
+	measure_step_fn open;
 	/* After the session opened: the command's checks and its own sinks
 	 * (measure_run_add), timers, the control. NULL: none. */
 	measure_step_fn opened;

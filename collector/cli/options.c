@@ -161,6 +161,9 @@ static int store_value(const struct cli_option *o, const char *arg, void *const 
 	case CLI_VALUE_STRING:
 		*(const char **)field = arg;
 		return 0;
+	case CLI_VALUE_SET:
+		*(int *)field = (int)o->to.min;
+		return 0;
 	case CLI_VALUE_CHOICE:
 		if ((*(int *)field = choice_index(o->choices, arg)) >= 0)
 			return 0;

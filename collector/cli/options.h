@@ -42,6 +42,7 @@ enum cli_value {
 	CLI_VALUE_INT,      /* int: a whole number from min to max */
 	CLI_VALUE_STRING,   /* const char *: the argument as given */
 	CLI_VALUE_CHOICE,   /* int: the index of the argument among choices' words */
+	CLI_VALUE_SET,      /* int: the row's value (min) when given: one of several modes */
 	CLI_VALUE_ACCEPTED, /* taken for perf's sake, changes nothing */
 };
 
@@ -49,7 +50,7 @@ struct cli_dest {
 	enum cli_value type;
 	int base;
 	size_t offset;
-	long min, max;      /* CLI_VALUE_LONG, CLI_VALUE_INT */
+	long min, max;      /* CLI_VALUE_LONG, CLI_VALUE_INT; min: CLI_VALUE_SET's value */
 };
 
 /* _Generic fails to compile when the field is not of the type the value
@@ -63,6 +64,7 @@ struct cli_dest {
 #define CLI_TO_INT(base, type, field, min, max) { CLI_VALUE_INT, CLI_FIELD_(base, type, field, int), min, max }
 #define CLI_TO_STRING(base, type, field) { CLI_VALUE_STRING, CLI_FIELD_(base, type, field, const char *), 0, 0 }
 #define CLI_TO_CHOICE(base, type, field) { CLI_VALUE_CHOICE, CLI_FIELD_(base, type, field, int), 0, 0 }
+#define CLI_TO_SET(base, type, field, value) { CLI_VALUE_SET, CLI_FIELD_(base, type, field, int), value, value }
 #define CLI_ACCEPTED { CLI_VALUE_ACCEPTED, 0, 0, 0, 0 }
 
 struct cli_option {
@@ -119,6 +121,12 @@ struct cli_command {
 	void (*more_help)(FILE *out);
 	const struct cli_rule *rules; /* ends with a zero row; or NULL */
 };
+
+/* What every "is this option mine?" step answers (session_option,
+ * lua_cli_option, measure_option, and cli/measure_options.h's): taken,
+ * refused for its value (said on stderr), or not one of its options. The
+ * first two are cli_option_fn's own. */
+enum option_answer { OPTION_BAD = -1, OPTION_TAKEN = 0, OPTION_NOT_MINE = 1 };
 
 /* Handle one option: 0 taken, -1 a bad value (the message printed),
  * CLI_DONE: the option did all there is to do (--version): end with 0. */

@@ -469,6 +469,42 @@ fail:
 	return -1;
 }
 
+int damon_admin_set_targets(struct damon_admin *a, const pid_t *pids, int nr, struct ms_error *err)
+{
+	char rel[96];
+	const char *step = "contexts/0/targets/nr_targets";
+	int kd;
+
+	if (a->kdamonds < 0 || a->index < 0 || nr <= 0) {
+		ms_error_set(err, "damon: no running kdamond of memscope's to give %d target%s", nr, nr == 1 ? "" : "s");
+		return -1;
+	}
+	snprintf(rel, sizeof(rel), "%d", a->index);
+	kd = open_below(a->kdamonds, rel, O_RDONLY | O_DIRECTORY);
+	if (kd < 0) {
+		ms_error_set(err, "kernel/mm/damon/admin/kdamonds/%d: %s", a->index, strerror(errno));
+		return -1;
+	}
+	if (write_u64(kd, step, (uint64_t)nr) < 0)
+		goto fail;
+	for (int i = 0; i < nr; i++) {
+		snprintf(rel, sizeof(rel), "contexts/0/targets/%d/pid_target", i);
+		step = rel;
+		if (write_u64(kd, rel, (uint64_t)pids[i]) < 0)
+			goto fail;
+	}
+	step = "state";
+	if (write_below(kd, step, "commit") < 0)
+		goto fail;
+	close(kd);
+	return 0;
+fail:
+	ms_error_set(err, "kernel/mm/damon/admin/kdamonds/%d/%s: %s: the kernel refused memscope's new targets",
+		     a->index, step, strerror(errno));
+	close(kd);
+	return -1;
+}
+
 void damon_admin_stop(struct damon_admin *a)
 {
 	if (a->kdamonds >= 0 && a->index >= 0) {

@@ -62,6 +62,16 @@ int damon_admin_start(const struct sysfs_roots *roots, const struct damon_admin_
 void damon_admin_stop(struct damon_admin *a);
 void damon_admin_init(struct damon_admin *a);
 
+/* A running vaddr kdamond's targets become pids (a command's children come
+ * and go): nr_targets, each pid_target (writing nr_targets rebuilds every
+ * target directory, so all are written), then "commit" to its state file,
+ * which the kernel applies to the running kdamond. Target i keeps its
+ * regions when its pid changes (the kernel matches targets by index): the
+ * caller treats a moved pid's first aggregations as another process's. 0,
+ * or -1 with err naming the file (a pid that exited before the commit:
+ * EINVAL; the kdamond keeps its old targets). */
+int damon_admin_set_targets(struct damon_admin *a, const pid_t *pids, int nr, struct ms_error *err);
+
 /* A kdamond a dead memscope left (its marker, both processes gone): turned
  * off, nr_kdamonds back to 0, the marker removed; a sentence for the user in
  * said. run_dir NULL: DAMON_ADMIN_RUN_DIR. 1 when one was removed, 0 when there was nothing to do (or the

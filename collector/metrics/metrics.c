@@ -746,6 +746,7 @@ struct eval_ctx {
 	bool mixed;
 	bool absent;          /* an input has no counter in this scope (rather than an unread one) */
 	const char *why;
+	enum metric_why_code why_code; /* why's code */
 };
 
 static void note_group(struct eval_ctx *c, int group, bool many)
@@ -766,8 +767,10 @@ static bool lookup_input(const struct expr *ref, void *ctx, double *value)
 	}
 	if (ref->slot == CATALOG_SLOT_SECONDS) {
 		*value = c->v->seconds;
-		if (c->v->seconds <= 0)
+		if (c->v->seconds <= 0) {
 			c->why = "zero-length interval";
+			c->why_code = METRIC_WHY_OTHER;
+		}
 		return c->v->seconds > 0;
 	}
 	for (int i = 0; i < c->pm->nr_slot_inputs; i++)
@@ -776,6 +779,7 @@ static bool lookup_input(const struct expr *ref, void *ctx, double *value)
 	if (!a || a->nr == 0 || a->invalid || a->missing) {
 		c->absent = a && a->nr == 0 && !a->invalid && !a->missing;
 		c->why = input_why(c->e, a);
+		c->why_code = a && (a->missing || a->invalid) ? METRIC_WHY_OTHER : METRIC_WHY_NOT_IN_SCOPE;
 		return false;
 	}
 	if (a->coverage < c->coverage)
@@ -797,14 +801,17 @@ static bool lookup_metric(const struct expr *ref, void *ctx, double *value)
 	}
 	if (ref->slot == CATALOG_SLOT_SECONDS) {
 		*value = c->v->seconds;
-		if (c->v->seconds <= 0)
+		if (c->v->seconds <= 0) {
 			c->why = "zero-length interval";
+			c->why_code = METRIC_WHY_OTHER;
+		}
 		return c->v->seconds > 0;
 	}
 	dep = c->pm->dep_plan[ref->slot];
 	v = &c->v->values[dep * c->e->nr_scopes + c->scope];
 	if (!v->valid) {
 		c->why = v->why;
+		c->why_code = v->why_code;
 		return false;
 	}
 	if (v->coverage < c->coverage)
@@ -833,11 +840,13 @@ static void add_mapping_value(const struct metric_engine *e, struct metric_value
 	if (fault) {
 		v->valid = false;
 		v->why = c.why ? c.why : fault;
+		v->why_code = c.why ? c.why_code : METRIC_WHY_OTHER;
 		return;
 	}
 	if (primary_fault) {
 		v->valid = true;
 		v->why = NULL;
+		v->why_code = METRIC_WHY_OTHER;
 		v->value = value;
 		v->coverage = c.coverage;
 		v->mixed_slices = c.mixed || (c.many_groups && c.coverage < 0.999);
@@ -907,6 +916,7 @@ void metric_engine_compute(const struct metric_engine *e, const struct frame *fr
 			/* A missing input says which and why (c.why); otherwise the
 			 * formula's own fault. */
 			v->why = !fault ? NULL : c.why ? c.why : fault;
+			v->why_code = fault && c.why ? c.why_code : METRIC_WHY_OTHER;
 			v->coverage = c.coverage;
 			/* Extrapolated counts from different time slices do not describe the same instant. */
 			v->mixed_slices = c.mixed || (c.many_groups && c.coverage < 0.999);

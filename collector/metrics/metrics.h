@@ -123,12 +123,19 @@ bool metric_plan_level(const struct metric_plan *plan, int i, const struct serie
 /* Is this event opened by the perf source (not procfs, not eBPF)? */
 bool plan_event_is_perf(const struct plan_event *pe);
 
+/* Why a metric has no value, as code reads it. */
+enum metric_why_code {
+	METRIC_WHY_OTHER = 0,         /* valid, or any reason but the one below */
+	METRIC_WHY_NOT_IN_SCOPE,      /* no counter of the metric belongs to this scope (a node, a socket) */
+};
+
 struct metric_value {
 	double value;
 	double coverage;          /* 0..1: share of the interval its inputs were counted */
 	bool valid;               /* false: nothing to show in this scope (see why) */
 	bool mixed_slices;        /* inputs were counted in different multiplexing time slices */
 	const char *why;          /* static text when !valid */
+	enum metric_why_code why_code; /* why, for code that decides on it (never the text) */
 };
 
 /* The engine binds a plan to a series table once (metric_engine_new) and is

@@ -10,31 +10,6 @@
 #include "events/bpf_series.h"
 
 
-int lua_cli_option(struct lua_cli *cli, int c, const char *arg)
-{
-	switch (c) {
-	case LUA_CLI_OPT_LUA:
-		if (cli->nr_scripts == LUA_CLI_MAX_SCRIPTS) {
-			fprintf(stderr, "memscope: at most %d --lua scripts\n", LUA_CLI_MAX_SCRIPTS);
-			return OPTION_BAD;
-		}
-		cli->scripts[cli->nr_scripts++] = arg;
-		return OPTION_TAKEN;
-	case LUA_CLI_OPT_UNSAFE:
-		cli->unsafe = true;
-		return OPTION_TAKEN;
-	default:
-		return OPTION_NOT_MINE;
-	}
-}
-
-int measure_option(struct session_options *opt, struct lua_cli *cli, int c, const char *arg)
-{
-	int taken = session_option(opt, c, arg);
-
-	return taken != OPTION_NOT_MINE ? taken : lua_cli_option(cli, c, arg);
-}
-
 int lua_cli_open(const struct lua_cli *cli, struct session_options *opt, enum lua_output_format format,
 		 struct lua_engine **out, struct ms_error *err)
 {

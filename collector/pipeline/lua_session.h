@@ -1,8 +1,8 @@
-/* --lua for the measuring commands (stat, top, record): the shared options,
- * and the steps that tie a Lua engine to a session, so each command adds a
+/* --lua for the measuring commands (stat, top, record): what the shared
+ * options ask for, and the steps that tie a Lua engine to a session, so each command adds a
  * few lines rather than its own copy:
  *
- *   parse:  lua_cli_option(&cli, key, arg) for the keys below (cli/measure_options.c)
+ *   parse:  cli/measure_options.c fills a struct lua_cli from --lua
  *   after session_options_finish:  lua_cli_open(&cli, &opt, format, &lua, &err)
  *   after session_open:            a Lua sink (sinks/lua_sink.h) added to the session
  *   after the run:                 lua_engine_free(lua)
@@ -17,8 +17,6 @@
 #include "lua/lua_engine.h"
 #include "pipeline/session.h"
 
-enum { LUA_CLI_OPT_LUA = 0x4000, LUA_CLI_OPT_UNSAFE };
-
 #define LUA_CLI_MAX_SCRIPTS 32
 struct lua_cli {
 	const char *scripts[LUA_CLI_MAX_SCRIPTS];
@@ -27,10 +25,6 @@ struct lua_cli {
 	FILE *out;              /* the scripts' reports; NULL: stdout */
 };
 
-/* --lua, --lua-unsafe: an option_answer (pipeline/session.h). */
-int lua_cli_option(struct lua_cli *cli, int c, const char *arg);
-/* The options stat and record share: session's, then --lua; an option_answer. */
-int measure_option(struct session_options *opt, struct lua_cli *cli, int c, const char *arg);
 /* Load the scripts (none: *out = NULL, returns 0) and add the events they
  * ask for to opt (not with --replay, whose series come from the file).
  * 0, or -1 with err (MS_ERR_USAGE: a script cannot be found or loaded). */

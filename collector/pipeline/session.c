@@ -14,6 +14,9 @@
 #include "metrics/metrics.h"
 #include "catalog/resolver.h"
 #include "events/event.h"
+#include "sources/perf_source.h"
+#include "sources/sample_source.h"
+#include "util/array.h"
 
 
 
@@ -24,166 +27,6 @@ void session_options_init(struct session_options *opt, const char *command_name)
 	opt->aggr = AGGR_TOTAL;
 }
 
-
-/* --damon-hot 1..100 (percent of samples), --damon-cold-age 1..86400 (seconds). */
-static int parse_damon_threshold(struct session_options *opt, int c, const char *text)
-{
-	bool hot = c == SESSION_OPT_DAMON_HOT;
-	long max = hot ? 100 : 86400;
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v < 1 || v > max) {
-		ms_warn("--damon-%s %s: expected %s from 1 to %ld",
-			hot ? "hot" : "cold-age", text, hot ? "a percentage of a region's samples" : "seconds", max);
-		return -1;
-	}
-	if (hot)
-		opt->damon_hot_pct = (unsigned)v;
-	else
-		opt->damon_cold_age_us = (uint64_t)v * 1000000u;
-	return 0;
-}
-
-/* --damon auto|active|passive */
-static int parse_damon_mode(struct session_options *opt, const char *text)
-{
-	static const char *const names[] = { "auto", "active", "passive" };
-
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(text, names[i])) {
-			opt->damon_mode = i;
-			return 0;
-		}
-	ms_warn("--damon %s: expected auto (memscope's own kdamond unless one runs), active "
-		"(its own) or passive (read the running one)", text);
-	return -1;
-}
-
-static int parse_interval(const struct session_options *opt, const char *text, long *ms)
-{
-	char *end;
-
-	errno = 0;
-	*ms = strtol(text, &end, 10);
-	if (errno || end == text || *end) {
-		ms_warn("-I %s: not a number of milliseconds (e.g. -I 500)", text);
-		return -1;
-	}
-	if (*ms < SESSION_MIN_INTERVAL_MS || *ms > SESSION_MAX_INTERVAL_MS) {
-		ms_warn("-I %s: the interval must be between %d ms and %ld ms "
-			"(shorter intervals cost more than they measure)", text,
-			SESSION_MIN_INTERVAL_MS, SESSION_MAX_INTERVAL_MS);
-		return -1;
-	}
-	return 0;
-}
-
-/* perf's event groups, -e '{a,b}:u': the members, each with the group's
- * modifiers in braces ("a{u},b{u}": event_parse counts them as a:u but names
- * the event "a", as perf names a group's members); memscope groups the events
- * of one PMU itself. A new string, or NULL (out of memory, or a brace not
- * closed: said in err). */
-static char *expand_event_groups(const char *text, struct ms_error *err)
-{
-	/* Each member may take the modifiers: room for all of them on each. */
-	size_t cap = strlen(text) * (strlen(text) + 2) + 1, len = 0;
-	char *out = malloc(cap);
-
-	if (!out) {
-		ms_error_set(err, "out of memory");
-		return NULL;
-	}
-	while (*text) {
-		const char *close, *mods, *end;
-
-		if (*text != '{') {
-			out[len++] = *text++;
-			continue;
-		}
-		close = strchr(text, '}');
-		if (!close) {
-			free(out);
-			ms_error_set(err, "'{' opens an event group that no '}' closes");
-			return NULL;
-		}
-		mods = close + 1;   /* ":u..." applies to each member */
-		end = mods + strcspn(mods, ",");
-		for (const char *m = text + 1; m < close;) {
-			size_t n = strcspn(m, ",}");
-
-			if (len + n + (size_t)(end - mods) + 4 >= cap)
-				break;
-			memcpy(out + len, m, n);
-			len += n;
-			if (end - mods > 1 && *mods == ':') {
-				out[len++] = '{';
-				memcpy(out + len, mods + 1, (size_t)(end - mods - 1));
-				len += (size_t)(end - mods - 1);
-				out[len++] = '}';
-			} else {   /* not modifiers: left for event_parse to name */
-				memcpy(out + len, mods, (size_t)(end - mods));
-				len += (size_t)(end - mods);
-			}
-			m += n;
-			if (*m == ',') {
-				out[len++] = ',';
-				m++;
-			}
-		}
-		text = end;
-	}
-	out[len] = '\0';
-	return out;
-}
-
-int session_option(struct session_options *opt, int c, const char *arg)
-{
-	switch (c) {
-	case 'e':
-	case 'm': {
-		struct ms_error err;
-		char *expanded = c == 'e' && strchr(arg, '{') ? expand_event_groups(arg, &err) : NULL;
-		int ret;
-
-		if (c == 'e' && strchr(arg, '{') && !expanded) {
-			ms_warn("-e '%s': %s", arg, err.text);
-			return OPTION_BAD;
-		}
-		/* Split here, once: everything after works on the names. */
-		ret = name_list_add_text(c == 'e' ? &opt->events : &opt->metrics, expanded ? expanded : arg, &err);
-		free(expanded);
-		if (ret < 0) {
-			ms_warn("-%c '%s': %s (e.g. -%c %s)", c, arg, err.text, c,
-				c == 'e' ? "page-faults,context-switches" : "mem.read_bw,numa.hit");
-			return OPTION_BAD;
-		}
-		return OPTION_TAKEN;
-	}
-	case 'I':
-		return parse_interval(opt, arg, &opt->interval_ms) < 0 ? OPTION_BAD : OPTION_TAKEN;
-	case 'a': opt->system_wide = true; return OPTION_TAKEN;
-	case 'p': opt->pids = arg; return OPTION_TAKEN;
-	case SESSION_OPT_REPLAY: opt->replay_path = arg; return OPTION_TAKEN;
-	case SESSION_OPT_INPUT: opt->input_path = arg; return OPTION_TAKEN;
-	case SESSION_OPT_PER_CPU: opt->aggr = AGGR_CPU; return OPTION_TAKEN;
-	case SESSION_OPT_PER_SOCKET: opt->aggr = AGGR_SOCKET; return OPTION_TAKEN;
-	case SESSION_OPT_PER_NODE: opt->aggr = AGGR_NODE; return OPTION_TAKEN;
-	case SESSION_OPT_PER_CHANNEL: opt->aggr = AGGR_CHANNEL; return OPTION_TAKEN;
-	case SESSION_OPT_PER_INSTANCE: opt->aggr = AGGR_INSTANCE; return OPTION_TAKEN;
-	case SESSION_OPT_PER_CORE: opt->aggr = AGGR_CORE; return OPTION_TAKEN;
-	case SESSION_OPT_PER_DIE: opt->aggr = AGGR_DIE; return OPTION_TAKEN;
-	case SESSION_OPT_DAMON_HOT:
-	case SESSION_OPT_DAMON_COLD_AGE:
-		return parse_damon_threshold(opt, c, arg) < 0 ? OPTION_BAD : OPTION_TAKEN;
-	case SESSION_OPT_DAMON_MODE:
-		return parse_damon_mode(opt, arg) < 0 ? OPTION_BAD : OPTION_TAKEN;
-	case SESSION_OPT_PER_TIER: opt->aggr = AGGR_TIER; return OPTION_TAKEN;
-	default: return OPTION_NOT_MINE;
-	}
-}
 
 static int count_names(const char *list)
 {
@@ -570,20 +413,23 @@ static void report_notes(struct session *s, const struct session_options *opt)
 			s->sources[i].ops->notes(&s->sources[i], out, opt->command_name);
 }
 
-static int add_unmeasured(struct session *s, const char *metric, const char *why)
+static int add_unmeasured(struct session *s, const char *metric, enum unmeasured_reason reason, const char *why)
 {
 	size_t size = strlen(metric) + strlen(why) + 3;
-	char **grown = realloc(s->unmeasured, sizeof(char *) * (size_t)(s->nr_unmeasured + 1));
-	char *text = malloc(size);
+	struct session_unmeasured *u;
 
-	if (grown)
-		s->unmeasured = grown;
-	if (!grown || !text) {
-		free(text);
+	if (array_grow_int(&s->unmeasured, &s->cap_unmeasured, s->nr_unmeasured + 1, sizeof(*s->unmeasured)) < 0)
+		return -1;
+	u = &s->unmeasured[s->nr_unmeasured];
+	*u = (struct session_unmeasured){ strdup(metric), reason, strdup(why), malloc(size) };
+	if (!u->name || !u->why || !u->line) {
+		free(u->name);
+		free(u->why);
+		free(u->line);
 		return -1;
 	}
-	snprintf(text, size, "%s: %s", metric, why);
-	s->unmeasured[s->nr_unmeasured++] = text;
+	snprintf(u->line, size, "%s: %s", metric, why);
+	s->nr_unmeasured++;
 	return 0;
 }
 
@@ -598,9 +444,9 @@ static int keep_measurable_metrics(struct session *s, const struct name_list *li
 		int idx = catalog_metric_index(s->catalog, name);
 
 		if (idx < 0)
-			ret = add_unmeasured(s, name, "not in the catalog");
+			ret = add_unmeasured(s, name, UNMEASURED_NOT_IN_CATALOG, "not in the catalog");
 		else if (!s->resolution->metrics[idx].available)
-			ret = add_unmeasured(s, name, s->resolution->metrics[idx].why);
+			ret = add_unmeasured(s, name, UNMEASURED_NOT_ON_HOST, s->resolution->metrics[idx].why);
 		else
 			ret = name_list_add(measurable, name);
 	}
@@ -610,19 +456,17 @@ static int keep_measurable_metrics(struct session *s, const struct name_list *li
 static int none_measurable(const struct session *s, struct ms_error *err)
 {
 	for (int i = 0; i < s->nr_unmeasured; i++) {
-		const char *entry = s->unmeasured[i], *why = strstr(entry, ": ");
-		int len = why ? (int)(why - entry) : (int)strlen(entry);
+		const struct session_unmeasured *u = &s->unmeasured[i];
 
 		if (s->nr_unmeasured == 1) {
-			ms_error_set_kind(err, MS_ERR_NOT_SUPPORTED, "metric '%.*s' is not available on this host: %s "
-					  "(memscope list --explain %.*s shows how it is computed)", len, entry,
-					  why ? why + 2 : "", len, entry);
+			ms_error_set_kind(err, MS_ERR_NOT_SUPPORTED, "metric '%s' is not available on this host: %s "
+					  "(memscope list --explain %s shows how it is computed)", u->name, u->why, u->name);
 			return -1;
 		}
 		if (i == 0)
 			ms_error_set_kind(err, MS_ERR_NOT_SUPPORTED,
 					  "none of the metrics asked for can be counted on this host: ");
-		ms_error_append(err, "%s'%.*s': %s", i ? "; " : "", len, entry, why ? why + 2 : "");
+		ms_error_append(err, "%s'%s': %s", i ? "; " : "", u->name, u->why);
 	}
 	ms_error_append(err, " (memscope list --explain METRIC shows how each is computed)");
 	return -1;
@@ -630,11 +474,9 @@ static int none_measurable(const struct session *s, struct ms_error *err)
 
 const char *session_metric_why(const struct session *s, const char *metric)
 {
-	size_t len = strlen(metric);
-
 	for (int i = 0; i < s->nr_unmeasured; i++)
-		if (!strncmp(s->unmeasured[i], metric, len) && s->unmeasured[i][len] == ':')
-			return s->unmeasured[i];
+		if (!strcmp(s->unmeasured[i].name, metric))
+			return s->unmeasured[i].line;
 	return NULL;
 }
 
@@ -801,6 +643,12 @@ int session_open(struct session *s, const struct session_options *opt, struct ms
 	ret = create_sources(s, opt, opt->replay_path ? SOURCE_FILE : SOURCE_LIVE, err);
 	if (ret)
 		return ret;
+	/* A counter of what is also sampled (page-faults with --sample
+	 * page-faults) reads the sampling event's own count. */
+	for (int i = 0; i < s->nr_sources; i++)
+		if (sample_source_nr_events(&s->sources[i]) > 0)
+			for (int j = 0; j < s->nr_sources; j++)
+				perf_source_count_from(&s->sources[j], &s->sources[i]);
 	s->sampler_opened = true;
 	if (sampler_open(&s->sampler, s->sources, s->nr_sources, err) < 0)
 		return -1;
@@ -884,8 +732,11 @@ void session_close(struct session *s)
 		s->sources[i].ops->close(&s->sources[i]);
 	metric_engine_free(s->engine);
 	metric_plan_free(s->plan);
-	for (int i = 0; i < s->nr_unmeasured; i++)
-		free(s->unmeasured[i]);
+	for (int i = 0; i < s->nr_unmeasured; i++) {
+		free(s->unmeasured[i].name);
+		free(s->unmeasured[i].why);
+		free(s->unmeasured[i].line);
+	}
 	free(s->unmeasured);
 	resolution_free(s->resolution);
 	catalog_free(s->catalog);

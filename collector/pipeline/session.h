@@ -19,23 +19,6 @@
 #include "sampler/target.h"
 #include "sinks/sink.h"
 
-/* Keys of the shared options without a short letter (cli/measure_options.c). */
-enum {
-	SESSION_OPT_PER_CPU = 0x1000,
-	SESSION_OPT_PER_SOCKET,
-	SESSION_OPT_PER_NODE,
-	SESSION_OPT_PER_CHANNEL,
-	SESSION_OPT_PER_INSTANCE,
-	SESSION_OPT_PER_CORE,
-	SESSION_OPT_PER_DIE,
-	SESSION_OPT_PER_TIER,
-	SESSION_OPT_REPLAY,
-	SESSION_OPT_INPUT,
-	SESSION_OPT_DAMON_HOT,
-	SESSION_OPT_DAMON_COLD_AGE,
-	SESSION_OPT_DAMON_MODE,
-};
-
 /* -I limits: shorter intervals cost more than they measure. */
 #define SESSION_MIN_INTERVAL_MS 1
 #define SESSION_MAX_INTERVAL_MS (24L * 3600 * 1000)
@@ -97,15 +80,7 @@ struct session_options {
 	int damon_mode;
 };
 
-/* What every "is this option mine?" step answers (session_option,
- * lua_cli_option, measure_option, and cli/measure_options.h's): taken,
- * refused for its value (said on stderr), or not one of its options. The
- * first two are cli_option_fn's own (cli/options.h). */
-enum option_answer { OPTION_BAD = -1, OPTION_TAKEN = 0, OPTION_NOT_MINE = 1 };
-
 void session_options_init(struct session_options *opt, const char *command_name);
-/* Handle one option (its key, cli/measure_options.c): an option_answer. */
-int session_option(struct session_options *opt, int c, const char *arg);
 /* After the options: take the command (the operands, NULL-terminated; none:
  * NULL or empty), check the target and fill defaults. -1 (message printed)
  * on a usage error. */
@@ -116,6 +91,20 @@ void session_describe_target(const struct session_options *opt, char *buf, size_
 
 #define SESSION_MAX_SOURCES SOURCE_REGISTRY_MAX
 #define SESSION_MAX_SINKS 8
+
+/* A metric asked for that this host cannot measure (metrics_if_available,
+ * metrics_partial), made where the resolver says so: its name, why in a
+ * code and in words, and the line that shows both. */
+enum unmeasured_reason {
+	UNMEASURED_NOT_IN_CATALOG,  /* no catalog metric has the name */
+	UNMEASURED_NOT_ON_HOST,     /* the catalog's metric, which this host has no counters for */
+};
+struct session_unmeasured {
+	char *name;
+	enum unmeasured_reason reason;
+	char *why;                  /* the resolver's reason */
+	char *line;                 /* "NAME: WHY", as top and validate show it */
+};
 
 struct catalog;
 struct resolution;
@@ -143,8 +132,8 @@ struct session {
 	struct resolution *resolution;
 	struct metric_plan *plan;
 	struct metric_engine *engine;
-	char **unmeasured;          /* metrics_if_available: "METRIC: why not", one per left-out metric */
-	int nr_unmeasured;
+	struct session_unmeasured *unmeasured; /* metrics_if_available: one per left-out metric */
+	int nr_unmeasured, cap_unmeasured;
 	/* Optional sources that did not start (the eBPF probes), and why. */
 	struct session_left_out {
 		const struct source_kind *kind;

@@ -593,8 +593,7 @@ static void end_sinks(struct session *s)
 		/* Each merged frame covers the intervals it stands for: nothing is
 		 * lost, but the output has fewer, longer intervals than asked for. */
 		if (st.frames_merged && !s->sinks[i]->ops->says_merged)
-			fprintf(stderr, "memscope %s: sink %s received %llu of %llu frames merged (it fell behind)\n",
-				p->command_name, s->sinks[i]->ops->name, (unsigned long long)st.frames_merged,
+			ms_warn("sink %s received %llu of %llu frames merged (it fell behind)", s->sinks[i]->ops->name, (unsigned long long)st.frames_merged,
 				(unsigned long long)p->frames);
 	}
 }
@@ -640,7 +639,7 @@ void session_pipeline_close(struct session *s)
 			s->sinks[i]->ops->close(s->sinks[i]);
 	if (p) {
 		for (int i = 0; i < p->nr_runners; i++)
-			sink_runner_destroy(&p->runners[i]);
+			sink_runner_fini(&p->runners[i]);
 		if (p->wake_fd >= 0)
 			close(p->wake_fd);
 		sample_batch_unref(p->samples);

@@ -48,18 +48,18 @@ int sink_queue_init(struct sink_queue *q, int frames, const struct series_table 
 	}
 	if (sem_init(&q->items, 0, 0) < 0 || sem_init(&q->space, 0, 0) < 0) {
 		ms_error_set(err, "sink queue: sem_init: %s", strerror(errno));
-		sink_queue_destroy(q);
+		sink_queue_fini(q);
 		return -1;
 	}
 	q->sems = true;
 	return 0;
 oom:
 	ms_error_set(err, "out of memory for a sink queue of %d frames x %d series", frames, table->nr);
-	sink_queue_destroy(q);
+	sink_queue_fini(q);
 	return -1;
 }
 
-void sink_queue_destroy(struct sink_queue *q)
+void sink_queue_fini(struct sink_queue *q)
 {
 	/* Sample batches a failed run left in the ring or the backlog. */
 	if (q->ring) {

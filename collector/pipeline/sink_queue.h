@@ -129,7 +129,7 @@ struct sink_queue {
 /* frames: how many frames the ring holds (>= 1). engine may be NULL. */
 int sink_queue_init(struct sink_queue *q, int frames, const struct series_table *table,
 		    const struct metric_engine *engine, bool wait, struct ms_error *err);
-void sink_queue_destroy(struct sink_queue *q);
+void sink_queue_fini(struct sink_queue *q);
 
 /* Producer side. values: the frame's, computed once by the session (NULL
  * without an engine). */

@@ -128,7 +128,7 @@ int sink_runner_start(struct sink_runner *r, int queue_length, const struct seri
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		ms_error_set(err, "cannot start the thread of sink %s: %s", r->sinks[0]->ops->name, strerror(rc));
-		sink_queue_destroy(&r->queue);
+		sink_queue_fini(&r->queue);
 		return -1;
 	}
 	r->started = true;
@@ -199,9 +199,9 @@ void sink_runner_finish(struct sink_runner *r)
 	r->started = false;
 }
 
-void sink_runner_destroy(struct sink_runner *r)
+void sink_runner_fini(struct sink_runner *r)
 {
 	sink_runner_finish(r);
 	if (!r->on_caller)
-		sink_queue_destroy(&r->queue);
+		sink_queue_fini(&r->queue);
 }

@@ -53,6 +53,6 @@ uint64_t sink_runner_readers_done(const struct sink_runner *r);
 void sink_runner_stats(const struct sink_runner *r, struct sink_queue_stats *out);
 /* Close the queue and wait until the thread has taken everything. */
 void sink_runner_finish(struct sink_runner *r);
-void sink_runner_destroy(struct sink_runner *r);
+void sink_runner_fini(struct sink_runner *r);
 
 #endif

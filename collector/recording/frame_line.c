@@ -39,11 +39,11 @@ static bool expect(const char **pp, const char *end, const char *text, size_t n)
 
 #define EXPECT(p, end, lit) expect(&(p), (end), (lit), sizeof(lit) - 1)
 
-bool frame_line_parse(const char *line, size_t length, const struct series_table *table, struct frame *frame,
-		      uint64_t *t, uint64_t *d)
+bool frame_line_parse(const char *line, size_t length, const struct series_table *table, int nr,
+		      bool shorter, struct frame *frame, uint64_t *t, uint64_t *d)
 {
 	const char *p = line, *end = line + length;
-	int nr = table->nr, i = 0;
+	int i = 0;
 	/* The table's entries are large: look at their state only when a series
 	 * has ended (reading it for every value was a fifth of the scan). */
 	bool any_retired = table->nr_retired > 0;
@@ -80,8 +80,11 @@ bool frame_line_parse(const char *line, size_t length, const struct series_table
 			return false;
 		}
 	}
-	if (i != nr)
+	/* Version 5 leaves trailing nulls out: the places after the last value hold none. */
+	if (i != nr && !shorter)
 		return false;
+	for (; i < nr; i++)
+		memset(&frame->samples[i], 0, sizeof(frame->samples[i]));
 	if (EXPECT(p, end, ",\"m\":[")) {
 		for (;;) {
 			uint64_t index, enabled, running;

@@ -19,9 +19,12 @@
 #include "sampler/frame.h"
 
 /* Parse line[0..length) into frame (already fitted to table->nr series):
- * true with every sample, *t and *d set; false when the line is not in the
- * writer's form or is not valid (the frame may then be partly written). */
-bool frame_line_parse(const char *line, size_t length, const struct series_table *table, struct frame *frame,
-		      uint64_t *t, uint64_t *d);
+ * true with the first nr samples (the values a frame line of the file holds:
+ * the table may have more, for brief series; with shorter, the line may end
+ * early and the rest are null) set, *t and *d set; false when
+ * the line is not in the writer's form or is not valid (the frame may then be
+ * partly written). */
+bool frame_line_parse(const char *line, size_t length, const struct series_table *table, int nr,
+		      bool shorter, struct frame *frame, uint64_t *t, uint64_t *d);
 
 #endif

@@ -1,5 +1,5 @@
 /* Recording files: the frames of a run, kept to be reported later, here or on
- * another machine. Format v3 (docs/recording-format.md; v1 and v2 files still read):
+ * another machine. Format v5 (docs/recording-format.md; v1 to v4 files still read):
  * JSON Lines, the first line a header that describes everything needed to
  * read the rest (the host, the series table, the interval, the wall-clock
  * start, optionally the metric plan), then one record per line: a frame, the
@@ -28,7 +28,7 @@
 #include "sampler/sample_item.h"
 
 #define RECORDING_FORMAT_NAME "memscope-recording"
-#define RECORDING_FORMAT_VERSION 4
+#define RECORDING_FORMAT_VERSION 5
 /* perf record writes perf.data; memscope record writes this. */
 #define RECORDING_DEFAULT_FILE "memscope.rec"
 /* Frames are written to the file in batches of this many (and at every
@@ -130,8 +130,8 @@ enum recording_record_kind {
 	RECORD_LABEL,
 	RECORD_CONTROL,
 	RECORD_END,
-	RECORD_SERIES,              /* series that start with the next frame (v2) */
-	RECORD_RETIRE,              /* series whose last values were in the previous frame (v2) */
+	RECORD_SERIES,              /* series that start with the next frame (v2; v5 brief series too) */
+	RECORD_RETIRE,              /* series whose last values were in the previous frame (v2; v5: brief ones too) */
 	RECORD_SAMPLE_ITEM,         /* a sample, mapping, process event or loss: see item */
 	RECORD_EOF,                 /* no more records (see recording_reader_cut) */
 };

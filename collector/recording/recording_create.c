@@ -214,7 +214,7 @@ static int publish(int dirfd, const char *temp, const char *base, const char *pa
 	return -1;
 }
 
-int recording_create(const char *path, struct ms_error *err)
+int recording_file_open(const char *path, struct ms_error *err)
 {
 	const char *base;
 	int dirfd = open_dir(path, &base, err);
@@ -222,12 +222,12 @@ int recording_create(const char *path, struct ms_error *err)
 
 	if (dirfd < 0)
 		return -1;
-	fd = recording_create_at(dirfd, base, path, err);
+	fd = recording_file_open_at(dirfd, base, path, err);
 	close(dirfd);
 	return fd;
 }
 
-int recording_create_at(int dirfd, const char *base, const char *path, struct ms_error *err)
+int recording_file_open_at(int dirfd, const char *base, const char *path, struct ms_error *err)
 {
 	char temp[NAME_MAX + 1];
 	int fd = -1, ret = 1;

@@ -26,9 +26,9 @@
 
 /* Create `path` (mode 0600) as described above and return a writable,
  * locked descriptor, or -1 with err naming the file, the cause and the fix. */
-int recording_create(const char *path, struct ms_error *err);
+int recording_file_open(const char *path, struct ms_error *err);
 /* The same for the plain name base beneath the open directory dirfd (never
  * re-resolved by name); path is how errors show it. */
-int recording_create_at(int dirfd, const char *base, const char *path, struct ms_error *err);
+int recording_file_open_at(int dirfd, const char *base, const char *path, struct ms_error *err);
 
 #endif

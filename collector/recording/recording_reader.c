@@ -56,6 +56,15 @@ struct recording_reader {
 	struct recording_header header;
 	int *indices;                /* of the last series or retire record */
 	int nr_indices, cap_indices;
+	/* Version 5: the table's length as the file's frames count it. Brief
+	 * series (the "brief" record) take places of the table beyond it for
+	 * the one frame they hold a value in. */
+	int file_nr;
+	int *brief;                  /* brief series of the next frame (indices) ... */
+	uint64_t *brief_value;       /* ... and their values */
+	int nr_brief, cap_brief;
+	bool brief_retire;           /* the last frame held brief series: retire them next */
+	uint64_t briefs;             /* brief series read */
 	struct sample_item_storage *items;   /* what the last sample record's item points into */
 };
 
@@ -660,6 +669,7 @@ static int read_header(struct recording_reader *r, struct ms_error *err)
 	}
 	if (read_series(r, json_object_get(r->header_json, "series"), err) < 0)
 		return -1;
+	r->file_nr = r->header.table.nr;
 	h->catalog = json_object_get(r->header_json, "catalog");
 	h->sampling = json_object_get(r->header_json, "sampling");
 	if (h->catalog && check_catalog(r, h->catalog, err) < 0)
@@ -728,11 +738,28 @@ const struct recording_header *recording_reader_header(const struct recording_re
 
 /* ---- Records ---- */
 
+/* The places of the table beyond the file's frame line hold no value but the
+ * brief series' (their one value, the whole interval counted); the brief
+ * series are retired before the next record. */
+static void fill_brief(struct recording_reader *r, struct frame *frame, uint64_t d)
+{
+	for (int i = r->file_nr; i < r->header.table.nr; i++)
+		memset(&frame->samples[i], 0, sizeof(frame->samples[i]));
+	for (int k = 0; k < r->nr_brief; k++) {
+		struct sample *s = &frame->samples[r->brief[k]];
+
+		s->value = r->brief_value[k];
+		s->enabled_ns = s->running_ns = d;
+		s->valid = true;
+	}
+	r->brief_retire = r->nr_brief > 0;
+}
+
 static int read_frame(struct recording_reader *r, const json_t *rec, struct frame *frame, struct ms_error *err)
 {
 	const json_t *values = json_object_get(rec, "v"), *mux = json_object_get(rec, "m"), *v;
 	uint64_t t, d;
-	int nr = r->header.table.nr;
+	int nr = r->file_nr;
 	size_t i;
 
 	if (get_u64(r, rec, "t", true, &t, err) < 0 || get_u64(r, rec, "d", true, &d, err) < 0)
@@ -742,7 +769,9 @@ static int read_frame(struct recording_reader *r, const json_t *rec, struct fram
 			     r->path, r->line, t, r->last_t);
 		goto bad;
 	}
-	if (!json_is_array(values) || json_array_size(values) != (size_t)nr) {
+	/* Version 5 leaves trailing nulls out: a line may be shorter, never longer. */
+	if (!json_is_array(values) || json_array_size(values) > (size_t)nr ||
+	    (r->header.version < 5 && json_array_size(values) != (size_t)nr)) {
 		if (json_is_array(values))
 			ms_error_set(err, "%s:%d: \"v\" holds %zu values; the series table has %d here (the "
 				     "header's series and those series records added)", r->path, r->line,
@@ -752,7 +781,7 @@ static int read_frame(struct recording_reader *r, const json_t *rec, struct fram
 				     type_name(values), nr);
 		goto bad;
 	}
-	if (frame_fit(frame, nr) < 0) {
+	if (frame_fit(frame, r->header.table.nr) < 0) {
 		ms_error_set(err, "out of memory");
 		return -1;
 	}
@@ -779,6 +808,8 @@ static int read_frame(struct recording_reader *r, const json_t *rec, struct fram
 		s->enabled_ns = s->running_ns = d;
 		s->valid = true;
 	}
+	for (i = json_array_size(values); i < (size_t)nr; i++)
+		memset(&frame->samples[i], 0, sizeof(frame->samples[i]));
 	if (mux && !json_is_array(mux)) {
 		ms_error_set(err, "%s:%d: \"m\" is %s; expected [[series, enabled_ns, running_ns], ...]", r->path,
 			     r->line, type_name(mux));
@@ -797,6 +828,7 @@ static int read_frame(struct recording_reader *r, const json_t *rec, struct fram
 		frame->samples[index].enabled_ns = (uint64_t)enabled;
 		frame->samples[index].running_ns = (uint64_t)running;
 	}
+	fill_brief(r, frame, d);
 	frame->seq = r->frames;
 	frame->time_ns = t;
 	frame->interval_ns = d;
@@ -815,8 +847,10 @@ static bool fast_frame(struct recording_reader *r, const char *line, size_t leng
 	uint64_t t, d;
 
 	if (length < 5 || memcmp(line, "{\"t\":", 5) || frame_fit(frame, r->header.table.nr) < 0 ||
-	    !frame_line_parse(line, length, &r->header.table, frame, &t, &d) || t < r->last_t)
+	    !frame_line_parse(line, length, &r->header.table, r->file_nr, r->header.version >= 5, frame, &t, &d) ||
+	    t < r->last_t)
 		return false;
+	fill_brief(r, frame, d);
 	frame->seq = r->frames;
 	frame->time_ns = t;
 	frame->interval_ns = d;
@@ -871,10 +905,12 @@ static int read_series_record(struct recording_reader *r, const json_t *rec, str
 	json_array_foreach(list, i, o) {
 		if (read_series_entry(r, o, (int)i, true, &e, err) < 0)
 			return -1;
-		if (e.index > t->nr || (e.index < t->nr && t->series[e.index].state != SERIES_RETIRED) || e.retired) {
+		/* The file's next index; the table may be longer (brief series' places, retired). */
+		if (e.index > r->file_nr || (e.index < t->nr && t->series[e.index].state != SERIES_RETIRED) ||
+		    e.retired) {
 			ms_error_set(err, "%s:%d: series %zu ('%s') has \"i\" %lld; a new series takes the next index "
 				     "(%d) or one a retire record freed%s", r->path, r->line, i, e.name,
-				     (long long)e.index, t->nr,
+				     (long long)e.index, r->file_nr,
 				     e.index < t->nr && !e.retired ? ", and that one is in use" : "");
 			return -1;
 		}
@@ -884,7 +920,114 @@ static int read_series_record(struct recording_reader *r, const json_t *rec, str
 		}
 		if (put_series(r, (int)e.index, &e, err) < 0 || push_index(r, (int)e.index, err) < 0)
 			return -1;
+		if (e.index >= r->file_nr)
+			r->file_nr = (int)e.index + 1;
 	}
+	return 0;
+}
+
+/* The place of a brief series: a retired index beyond the file's places, else
+ * the table's end. (A later series record of the file may take that place as
+ * its next index, once the brief series is retired.) */
+static int brief_place(struct recording_reader *r)
+{
+	const struct series_table *t = &r->header.table;
+	int index = r->file_nr;
+
+	while (index < t->nr && t->series[index].state != SERIES_RETIRED)
+		index++;
+	return index;
+}
+
+/* {"brief":[{"name":..., "pid":..., "v":N}, ...], "t":T} (version 5): series
+ * of processes or threads whose whole life was the next frame, with their one
+ * value. Each is given a place beyond the places the file's frames hold, holds
+ * its value in the next frame and is retired right after it: readers see what
+ * a series record, a value in the frame and a retire record would have said. */
+static int read_brief_record(struct recording_reader *r, const json_t *rec, struct recording_record *out,
+			     struct ms_error *err)
+{
+	const json_t *list = json_object_get(rec, "brief"), *o;
+	struct series_entry e;
+	size_t i;
+
+	out->kind = RECORD_SERIES;
+	if (r->header.version < 5) {
+		ms_error_set(err, "%s:%d: a \"brief\" series record in a version %d recording; they exist from "
+			     "version 5 on: the header's \"version\" is wrong or the file is damaged", r->path, r->line,
+			     r->header.version);
+		return -1;
+	}
+	if (get_u64(r, rec, "t", true, &out->t_ns, err) < 0)
+		return -1;
+	if (!json_is_array(list)) {
+		ms_error_set(err, "%s:%d: \"brief\" is %s; expected an array of series with their value \"v\"",
+			     r->path, r->line, type_name(list));
+		return -1;
+	}
+	json_array_foreach(list, i, o) {
+		const json_t *v = json_object_get(o, "v");
+		int index;
+
+		if (read_series_entry(r, o, (int)i, false, &e, err) < 0)
+			return -1;
+		if (e.labels.pid == LABEL_NONE && e.labels.tid == LABEL_NONE) {
+			ms_error_set(err, "%s:%d: brief series %zu ('%s') has no \"pid\" or \"tid\"; only a process's "
+				     "or thread's series is written brief", r->path, r->line, i, e.name);
+			return -1;
+		}
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			ms_error_set(err, "%s:%d: brief series %zu ('%s'): \"v\" is %s; expected its value in the next "
+				     "frame, a non-negative integer", r->path, r->line, i, e.name,
+				     !v ? "missing" : json_is_integer(v) ? "negative" : type_name(v));
+			return -1;
+		}
+		if ((index = brief_place(r)) >= SERIES_TABLE_MAX) {
+			ms_error_set(err, "%s:%d: more than %d series", r->path, r->line, SERIES_TABLE_MAX);
+			return -1;
+		}
+		if (r->nr_brief == r->cap_brief) {
+			int cap = r->cap_brief ? r->cap_brief * 2 : 16;
+			int *grown = realloc(r->brief, sizeof(int) * (size_t)cap);
+			uint64_t *values = grown ? realloc(r->brief_value, sizeof(uint64_t) * (size_t)cap) : NULL;
+
+			if (grown)
+				r->brief = grown;
+			if (!values) {
+				ms_error_set(err, "out of memory");
+				return -1;
+			}
+			r->brief_value = values;
+			r->cap_brief = cap;
+		}
+		if (put_series(r, index, &e, err) < 0 || push_index(r, index, err) < 0)
+			return -1;
+		r->brief[r->nr_brief] = index;
+		r->brief_value[r->nr_brief++] = (uint64_t)json_integer_value(v);
+		r->briefs++;
+	}
+	return 0;
+}
+
+/* After the frame that held brief series: they end, as a retire record would say. */
+static int retire_brief(struct recording_reader *r, struct recording_record *out, struct ms_error *err)
+{
+	struct series_table *t = &r->header.table;
+
+	out->kind = RECORD_RETIRE;
+	out->t_ns = r->last_t;
+	out->line = r->line;
+	r->nr_indices = 0;
+	for (int k = 0; k < r->nr_brief; k++) {
+		t->series[r->brief[k]].state = SERIES_RETIRED;
+		t->nr_retired++;
+		if (push_index(r, r->brief[k], err) < 0)
+			return -1;
+	}
+	r->nr_brief = 0;
+	r->brief_retire = false;
+	out->indices = r->indices;
+	out->nr_indices = r->nr_indices;
 	return 0;
 }
 
@@ -907,9 +1050,10 @@ static int read_retire_record(struct recording_reader *r, const json_t *rec, str
 	json_array_foreach(list, i, v) {
 		json_int_t index = json_is_integer(v) ? json_integer_value(v) : -1;
 
-		if (index < 0 || index >= t->nr || t->series[index].state != SERIES_LIVE) {
+		if (index < 0 || index >= r->file_nr || t->series[index].state != SERIES_LIVE) {
 			ms_error_set(err, "%s:%d: \"retire\"[%zu] is %s; expected the index of a live series (below %d)",
-				     r->path, r->line, i, json_is_integer(v) ? "not a live series" : type_name(v), t->nr);
+				     r->path, r->line, i, json_is_integer(v) ? "not a live series" : type_name(v),
+				     r->file_nr);
 			return -1;
 		}
 		t->series[index].state = SERIES_RETIRED;
@@ -923,12 +1067,13 @@ static int read_retire_record(struct recording_reader *r, const json_t *rec, str
 static int read_other(struct recording_reader *r, const json_t *rec, struct recording_record *out,
 		      struct ms_error *err)
 {
-	if (json_object_get(rec, "series") || json_object_get(rec, "retire")) {
+	if (json_object_get(rec, "series") || json_object_get(rec, "retire") || json_object_get(rec, "brief")) {
 		int ret;
 
 		r->nr_indices = 0;
 		ret = json_object_get(rec, "series") ? read_series_record(r, rec, out, err)
-						     : read_retire_record(r, rec, out, err);
+		      : json_object_get(rec, "brief") ? read_brief_record(r, rec, out, err)
+						      : read_retire_record(r, rec, out, err);
 		out->indices = r->indices;
 		out->nr_indices = r->nr_indices;
 		return ret;
@@ -972,6 +1117,24 @@ static int read_other(struct recording_reader *r, const json_t *rec, struct reco
 				     PRIu64 ": frames are missing", r->path, r->line, frames, r->frames);
 			return -1;
 		}
+		if (r->nr_brief) {
+			ms_error_set(err, "%s:%d: the end record comes after a \"brief\" record without the frame "
+				     "that holds its series: the file is damaged", r->path, r->line);
+			return -1;
+		}
+		/* Version 5: the series written brief, counted: none may be missing. */
+		if (json_object_get(rec, "brief_series")) {
+			uint64_t briefs;
+
+			if (get_u64(r, rec, "brief_series", true, &briefs, err) < 0)
+				return -1;
+			if (briefs != r->briefs) {
+				ms_error_set(err, "%s:%d: the end record counts %" PRIu64 " brief series, but the file "
+					     "holds %" PRIu64 ": records are missing", r->path, r->line, briefs,
+					     r->briefs);
+				return -1;
+			}
+		}
 		r->ended = true;
 		return 0;
 	}
@@ -995,6 +1158,12 @@ static int read_other(struct recording_reader *r, const json_t *rec, struct reco
 				     "wrong or the file is damaged", r->path, r->line, r->header.version);
 			return -1;
 		}
+		if (out->item.kind == SAMPLE_ITEM_DAMON_REGION && out->item.damon->placed && r->header.version < 5) {
+			ms_error_set(err, "%s:%d: a \"damon\" region record with \"placed\" (a process's pages placed in "
+				     "physical regions) in a version %d recording; they exist from version 5 on: the header's "
+				     "\"version\" is wrong or the file is damaged", r->path, r->line, r->header.version);
+			return -1;
+		}
 		out->kind = RECORD_SAMPLE_ITEM;
 		out->t_ns = out->item.time_ns;
 		return 0;
@@ -1003,7 +1172,8 @@ static int read_other(struct recording_reader *r, const json_t *rec, struct reco
 	}
 	ms_error_set(err, "%s:%d: not a record of a recording: expected a frame (\"t\", \"d\", \"v\"), "
 		     "\"series\", \"retire\", a \"label\", a \"control\" event, a sample record (\"s\", \"map\", "
-		     "\"comm\", \"fork\", \"exit\", \"lost\", \"maps_unreadable\", \"alloc\", \"free\"), a \"damon\" region or the \"end\"", r->path, r->line);
+		     "\"comm\", \"fork\", \"exit\", \"lost\", \"maps_unreadable\", \"alloc\", \"free\"), a \"damon\" region, "
+		     "\"brief\" series or the \"end\"", r->path, r->line);
 	return -1;
 }
 
@@ -1016,6 +1186,8 @@ int recording_reader_next(struct recording_reader *r, struct recording_record *r
 	int got, ret;
 
 	memset(rec, 0, sizeof(*rec));
+	if (r->brief_retire)
+		return retire_brief(r, rec, err);
 	got = next_line(r, &line, &length, err);
 	if (got < 0)
 		return -1;
@@ -1095,6 +1267,8 @@ void recording_reader_close(struct recording_reader *r)
 	ZSTD_freeDCtx(r->zstd);
 	free(r->zin);
 	free(r->indices);
+	free(r->brief);
+	free(r->brief_value);
 	free(r->buf);
 	free(r->items);
 	free(r->path);

@@ -243,6 +243,8 @@ int recording_writer_sample_item(struct recording_writer *w, const struct sample
 		APPEND("]");
 		if (d->pid)
 			APPEND(",\"pid\":%u", d->pid);
+		if (d->placed)
+			APPEND(",\"placed\":true");
 		APPEND("}");
 		break;
 	}
@@ -538,12 +540,14 @@ static int read_alloc(const struct line_ctx *c, const json_t *rec, bool is_free,
 }
 
 /* {"damon":[t,start,end,nr_accesses,age,samples,nr_regions],"nodes":[...]}, and
- * "pid":P for a virtual region of process P (version 4). */
+ * "pid":P for a virtual region of process P (version 4), with "placed":true
+ * when its pages were placed in physical regions (version 5). */
 static int read_damon(const struct line_ctx *c, const json_t *rec, struct sample_item_storage *st,
 		      struct sample_item *item)
 {
 	struct damon_region_event *d = &st->damon;
 	json_t *a, *nodes = json_object_get(rec, "nodes"), *pid = json_object_get(rec, "pid"), *n;
+	json_t *placed = json_object_get(rec, "placed");
 	int64_t v[5];
 	size_t i;
 
@@ -570,6 +574,9 @@ static int read_damon(const struct line_ctx *c, const json_t *rec, struct sample
 	if (pid && (!json_is_integer(pid) || json_integer_value(pid) < 1 || json_integer_value(pid) > INT32_MAX))
 		return fail(c, "damon \"pid\"", "a process id (a positive integer)");
 	d->pid = pid ? (uint32_t)json_integer_value(pid) : 0;
+	if (placed && (!json_is_true(placed) || !pid))
+		return fail(c, "damon \"placed\"", "true, on a region with a \"pid\"");
+	d->placed = placed != NULL;
 	d->nr_accesses = (uint32_t)v[1];
 	d->age = (uint32_t)v[2];
 	d->samples = (uint32_t)v[3];

@@ -48,6 +48,16 @@ struct recording_writer {
 	int retired_cap;
 	json_t *values;              /* reused per frame: the "v" array */
 	uint64_t samples;            /* sample records written */
+	/* The file's own places (version 5): a frame line holds file_nr values,
+	 * and place f holds the series at table index mem_of[f] (-1: free). A
+	 * place is free again right after the retire record that ends its
+	 * series, not once every consumer of the run is done with it as the
+	 * table's indices are, and a series whose whole life is one frame takes
+	 * none (a "brief" record), so frame lines stay as short as the series
+	 * alive at once. file_of is the way back (-1: no place). */
+	int *mem_of, *file_of;
+	int file_nr, mem_of_cap, file_of_cap;
+	uint64_t briefs;             /* series written brief */
 };
 
 /* Samples come between frames, thousands a second: a batch that grows past
@@ -274,6 +284,59 @@ static int mark(struct recording_writer *w, int index, unsigned char retired)
 	return 0;
 }
 
+static int grow_ints(int **list, int *cap, int need)
+{
+	int n = *cap ? *cap : 256;
+	int *grown;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if (!(grown = realloc(*list, sizeof(int) * (size_t)n)))
+		return -1;
+	for (int i = *cap; i < n; i++)
+		grown[i] = -1;
+	*list = grown;
+	*cap = n;
+	return 0;
+}
+
+/* Give table index m the lowest free place of the file, or a new one. */
+static int place(struct recording_writer *w, int m)
+{
+	int f = 0;
+
+	while (f < w->file_nr && w->mem_of[f] >= 0)
+		f++;
+	if (grow_ints(&w->mem_of, &w->mem_of_cap, f + 1) < 0 || grow_ints(&w->file_of, &w->file_of_cap, m + 1) < 0)
+		return -1;
+	if (f == w->file_nr)
+		w->file_nr++;
+	w->mem_of[f] = m;
+	w->file_of[m] = f;
+	return f;
+}
+
+static bool in_list(const int *list, int nr, int value)
+{
+	for (int k = 0; k < nr; k++)
+		if (list[k] == value)
+			return true;
+	return false;
+}
+
+/* A series written brief: a process's or thread's that starts and ends with
+ * this frame, with one plain value (read, the whole interval counted). */
+static bool is_brief(const struct recording_writer *w, const struct frame *frame, int m)
+{
+	const struct series_changes *c = frame->changes;
+	const struct sample *s = m < frame->nr ? &frame->samples[m] : NULL;
+
+	return series_is_per_task(&w->table->series[m]) && in_list(c->retired, c->nr_retired, m) && s &&
+	       s->valid && s->value <= (uint64_t)INT64_MAX && s->running_ns == s->enabled_ns;
+}
+
 /* Each node's tier, CPUs and kind, NUMA balancing's mode and demotion: what a
  * report needs to say why pages moved. Left out when the kernel's files are
  * malformed (`memscope list --topology` names the file). */
@@ -437,6 +500,16 @@ int recording_writer_open(struct recording_writer **out, const struct recording_
 		*out = w;
 		return 0;
 	}
+	/* The header lists the table as it stands: place i is index i, retired ones free. */
+	if (grow_ints(&w->mem_of, &w->mem_of_cap, w->known + 1) < 0 ||
+	    grow_ints(&w->file_of, &w->file_of_cap, w->known + 1) < 0) {
+		ms_error_set(err, "out of memory");
+		goto fail;
+	}
+	for (int i = 0; i < w->known; i++)
+		if (!(i < w->retired_cap && w->retired[i]))
+			w->mem_of[i] = w->file_of[i] = i;
+	w->file_nr = w->known;
 	w->values = json_array();
 	if (opt->compress || ends_with(opt->path, ".zst")) {
 		w->zstd = ZSTD_createCCtx();
@@ -450,8 +523,8 @@ int recording_writer_open(struct recording_writer **out, const struct recording_
 		/* A checksum lets the reader tell a damaged file from a cut one. */
 		ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_checksumFlag, 1);
 	}
-	if (!w->values || (w->fd = opt->at_dir ? recording_create_at(opt->dir_fd, w->path, w->path, err)
-					      : recording_create(w->path, err)) < 0)
+	if (!w->values || (w->fd = opt->at_dir ? recording_file_open_at(opt->dir_fd, w->path, w->path, err)
+					      : recording_file_open(w->path, err)) < 0)
 		goto fail;
 	header = header_json(opt, w);
 	ret = header ? append_line(w, header, err) : -1;
@@ -465,34 +538,79 @@ fail:
 	return -1;
 }
 
-/* Series that start with this frame, before it: {"series":[{"i":N,...}],"t":T}. */
+/* Series that start with this frame, before it: {"series":[{"i":N,...}],"t":T}
+ * with N their places in the file; then those whose whole life is this frame,
+ * with their value: {"brief":[{...,"v":V}],"t":T}. */
 static int write_added(struct recording_writer *w, const struct frame *frame, struct ms_error *err)
 {
 	const struct series_changes *c = frame->changes;
-	json_t *list = json_array(), *rec;
-	int ret;
+	json_t *list = json_array(), *brief = json_array(), *rec;
+	int ret = 0, nr_brief = 0;
 
-	for (int k = 0; list && k < c->nr_added; k++)
-		json_array_append_new(list, one_series_json(&w->table->series[c->added[k]], c->added[k]));
-	rec = json_pack("{s:o, s:I}", "series", list, "t", (json_int_t)relative(w, frame->time_ns));
-	if (!rec) {
-		ms_error_set(err, "out of memory");
-		return -1;
+	if (!list || !brief)
+		goto oom;
+	for (int k = 0; k < c->nr_added; k++) {
+		int m = c->added[k], f;
+		json_t *o;
+
+		if (is_brief(w, frame, m)) {
+			if (!(o = one_series_json(&w->table->series[m], -1)))
+				goto oom;
+			/* Most are counters: a brief entry leaves that kind, the default, out. */
+			if (w->table->series[m].kind == SERIES_COUNTER)
+				json_object_del(o, "kind");
+			json_object_set_new(o, "v", json_integer((json_int_t)frame->samples[m].value));
+			json_array_append_new(brief, o);
+			nr_brief++;
+			continue;
+		}
+		if ((f = place(w, m)) < 0)
+			goto oom;
+		json_array_append_new(list, one_series_json(&w->table->series[m], f));
 	}
-	ret = append_line(w, rec, err);
-	json_decref(rec);
+	if (json_array_size(list)) {
+		if (!(rec = json_pack("{s:O, s:I}", "series", list, "t", (json_int_t)relative(w, frame->time_ns))))
+			goto oom;
+		ret = append_line(w, rec, err);
+		json_decref(rec);
+	}
+	if (ret == 0 && nr_brief) {
+		if (!(rec = json_pack("{s:O, s:I}", "brief", brief, "t", (json_int_t)relative(w, frame->time_ns))))
+			goto oom;
+		ret = append_line(w, rec, err);
+		json_decref(rec);
+		w->briefs += (uint64_t)nr_brief;
+	}
+	json_decref(list);
+	json_decref(brief);
 	return ret;
+oom:
+	json_decref(list);
+	json_decref(brief);
+	ms_error_set(err, "%s: out of memory", w->path);
+	return -1;
 }
 
-/* Series whose last values were in this frame, after it: {"retire":[N,...],"t":T}. */
+/* Series whose last values were in this frame, after it: {"retire":[N,...],"t":T}
+ * with N their places, free from now on (a brief series has none). */
 static int write_retired(struct recording_writer *w, const struct frame *frame, struct ms_error *err)
 {
 	const struct series_changes *c = frame->changes;
 	json_t *list = json_array(), *rec;
 	int ret;
 
-	for (int k = 0; list && k < c->nr_retired; k++)
-		json_array_append_new(list, json_integer(c->retired[k]));
+	for (int k = 0; list && k < c->nr_retired; k++) {
+		int m = c->retired[k], f = m < w->file_of_cap ? w->file_of[m] : -1;
+
+		if (f < 0)
+			continue;
+		json_array_append_new(list, json_integer(f));
+		w->mem_of[f] = w->file_of[m] = -1;
+	}
+	if (list && !json_array_size(list)) {
+		json_decref(list);
+		return 0;
+	}
 	rec = json_pack("{s:o, s:I}", "retire", list, "t", (json_int_t)relative(w, frame->time_ns));
 	if (!rec) {
 		ms_error_set(err, "out of memory");
@@ -533,12 +651,13 @@ int recording_writer_frame(struct recording_writer *w, const struct frame *frame
 		return -1;
 	}
 	json_array_clear(w->values);
-	for (int i = 0; i < frame->nr; i++) {
-		const struct sample *s = &frame->samples[i];
+	for (int i = 0; i < w->file_nr; i++) {
+		int m = w->mem_of[i];
+		const struct sample *s = m >= 0 && m < frame->nr ? &frame->samples[m] : NULL;
 
-		/* Not read this time, or beyond what a JSON integer holds: null,
-		 * never a wrong number. */
-		if (!s->valid || s->value > (uint64_t)INT64_MAX) {
+		/* A free place, not read this time, or beyond what a JSON integer
+		 * holds: null, never a wrong number. */
+		if (!s || !s->valid || s->value > (uint64_t)INT64_MAX) {
 			json_array_append_new(w->values, json_null());
 			continue;
 		}
@@ -551,6 +670,10 @@ int recording_writer_frame(struct recording_writer *w, const struct frame *frame
 							     (json_int_t)s->running_ns));
 		}
 	}
+	/* Trailing nulls are left out (version 5): a line holds up to its last value,
+	 * not every place a peak of processes alive at once left behind. */
+	while (json_array_size(w->values) && json_is_null(json_array_get(w->values, json_array_size(w->values) - 1)))
+		json_array_remove(w->values, json_array_size(w->values) - 1);
 	json_object_set_new(rec, "t", json_integer((json_int_t)relative(w, frame->time_ns)));
 	json_object_set_new(rec, "d", json_integer((json_int_t)frame->interval_ns));
 	json_object_set(rec, "v", w->values);
@@ -619,6 +742,8 @@ static void free_writer(struct recording_writer *w)
 	ZSTD_freeCCtx(w->zstd);
 	json_decref(w->values);
 	free(w->retired);
+	free(w->mem_of);
+	free(w->file_of);
 	free(w->zout);
 	free(w->pending);
 	free(w->path);
@@ -641,7 +766,8 @@ int recording_writer_close(struct recording_writer *w, const char *reason, struc
 		free_writer(w);
 		return -1;
 	}
-	rec = json_pack("{s:s, s:I}", "end", reason ? reason : "", "frames", (json_int_t)w->frames);
+	rec = json_pack("{s:s, s:I, s:I}", "end", reason ? reason : "", "frames", (json_int_t)w->frames, "brief_series",
+			(json_int_t)w->briefs);
 	if (rec && append_line(w, rec, err) == 0 && flush_pending(w, true, err) == 0)
 		ret = 0;
 	json_decref(rec);

@@ -43,6 +43,8 @@ struct damon_region_event {
 	uint32_t nr_regions;        /* regions of its aggregation */
 	uint64_t nodes;             /* bit n: the region covers memory of node n (nodes 0-63) */
 	uint32_t pid;               /* a virtual region of this process (vaddr kdamond); 0: physical */
+	bool placed;                /* pid's virtual pages whose frames lie in physical regions of this
+				     * nr_accesses and age (pagemap; a paddr kdamond), not a vaddr region */
 };
 
 enum sample_lost_kind {

@@ -6,6 +6,7 @@
 #include "sinks/stat_table.h"
 #include "util/csv.h"
 #include "util/number_format.h"
+#include "util/report.h"
 
 /* The scopes a region is shown for: the whole system, then each node and
  * socket the recording's series or metrics have. */
@@ -409,8 +410,7 @@ static void region_end(struct sink *sink, const struct sink_end *end)
 	(void)end;
 	flockfile(out);
 	if (rs->failed)
-		fprintf(stderr, "memscope %s: out of memory: the regions below may miss frames\n",
-			rs->setup->command_name);
+		ms_warn("out of memory: the regions below may miss frames");
 	if (rs->nr_regions == 0 && rs->opt.format == STAT_TEXT)
 		fprintf(out, "No regions: the recording has no phase markers (the marker API's memscope_phase_begin/"
 			"end, memscope ctl phase begin|end NAME, or 'phase begin NAME' on the FIFO)\n");

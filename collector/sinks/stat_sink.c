@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "sinks/stat_table.h"
+#include "util/report.h"
 
 struct stat_sink {
 	struct stat_sink_options opt;
@@ -161,7 +162,7 @@ static int stat_frame(struct sink *sink, const struct sink_frame *f)
 	if (st->has_gauge_metrics && f->metrics)
 		add_gauge_metrics(st, f->metrics);
 	if (st->opt.threads && stat_threads_frame(st->opt.threads, st->setup->table, frame) < 0) {
-		fprintf(stderr, "memscope %s: out of memory for the per-thread rows\n", st->setup->command_name);
+		ms_warn("out of memory for the per-thread rows");
 		return 1;
 	}
 	/* The last frame is usually a partial interval; it is printed too, so the
@@ -188,7 +189,7 @@ static void stat_end(struct sink *sink, const struct sink_end *end)
 
 	if (st->opt.threads) {
 		if (stat_threads_fill(st->opt.threads, true) < 0) {
-			fprintf(stderr, "memscope %s: out of memory for the per-thread rows\n", st->setup->command_name);
+			ms_warn("out of memory for the per-thread rows");
 			return;
 		}
 		stat_output_totals(&st->opt.output, elapsed, &st->opt.threads->table);
@@ -203,7 +204,7 @@ static void stat_end(struct sink *sink, const struct sink_end *end)
 		struct ms_error err = { "" };
 
 		if (stat_repeat_add(st->opt.repeat, &st->table, elapsed, &err) < 0) {
-			fprintf(stderr, "memscope %s: %s\n", st->setup->command_name, err.text);
+			ms_report(&err);
 			return;
 		}
 		if (!stat_repeat_last(st->opt.repeat))

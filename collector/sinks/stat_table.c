@@ -8,6 +8,7 @@
 #include "host/topology.h"
 #include "lua/lua_engine.h"
 #include "metrics/metrics.h"
+#include "util/array.h"
 
 const char *stat_cell_status_text(enum stat_cell_status status)
 {
@@ -208,42 +209,35 @@ int stat_table_add_node_detail(struct stat_table *t, const struct metric_plan *p
 	int index = plan && engine ? metric_plan_find(plan, metric) : -1;
 	int nodes = engine ? metric_engine_nr_scopes(engine, SCOPE_NODE) : 0;
 	int first, old_columns = t->nr_columns, columns = t->nr_columns + nodes;
-	const char **names, **units, **perf_units, **cgroups;
-	double *perf_scales;
-	struct stat_cell *cells;
+	/* The arrays with an entry per column: each grows once, and the
+	 * columns from first (Lua's, which stay the last) move past the node
+	 * columns; cells are zeroed below. */
+	struct { void *array; size_t size; bool moves; } per_column[] = {
+		{ &t->names, sizeof(*t->names), true },
+		{ &t->units, sizeof(*t->units), true },
+		{ &t->cgroups, sizeof(*t->cgroups), true },
+		{ &t->perf_units, sizeof(*t->perf_units), true },
+		{ &t->perf_scales, sizeof(*t->perf_scales), true },
+		{ &t->cells, sizeof(*t->cells), false },
+	};
 
 	if (t->mode != AGGR_TOTAL || t->nr_rows != 1 || index < 0 || !plan->metrics[index].requested || nodes <= 0)
 		return 0;
-	names = realloc(t->names, ((size_t)columns + 1) * sizeof(*names));
-	if (names)
-		t->names = names;
-	units = realloc(t->units, ((size_t)columns + 1) * sizeof(*units));
-	if (units)
-		t->units = units;
-	cgroups = realloc(t->cgroups, ((size_t)columns + 1) * sizeof(*cgroups));
-	if (cgroups)
-		t->cgroups = cgroups;
-	perf_units = realloc(t->perf_units, ((size_t)columns + 1) * sizeof(*perf_units));
-	if (perf_units)
-		t->perf_units = perf_units;
-	perf_scales = realloc(t->perf_scales, ((size_t)columns + 1) * sizeof(*perf_scales));
-	if (perf_scales)
-		t->perf_scales = perf_scales;
-	cells = realloc(t->cells, ((size_t)columns + 1) * sizeof(*cells));
-	if (cells)
-		t->cells = cells;
-	t->detail_names = calloc((size_t)nodes, sizeof(*t->detail_names));
-	if (!names || !units || !cgroups || !perf_units || !perf_scales || !cells || !t->detail_names)
-		return -1;
-	/* The node columns go before Lua's, which stay the last. */
 	first = old_columns - t->nr_lua_columns;
-	for (int c = old_columns - 1; c >= first; c--) {
-		t->names[c + nodes] = t->names[c];
-		t->units[c + nodes] = t->units[c];
-		t->cgroups[c + nodes] = t->cgroups[c];
-		t->perf_units[c + nodes] = t->perf_units[c];
-		t->perf_scales[c + nodes] = t->perf_scales[c];
+	for (size_t i = 0; i < ARRAY_SIZE(per_column); i++) {
+		size_t cap = 0, size = per_column[i].size;
+		char *base;
+
+		if (array_grow(per_column[i].array, &cap, (size_t)columns + 1, size) < 0)
+			return -1;
+		memcpy(&base, per_column[i].array, sizeof(base));
+		if (per_column[i].moves)
+			memmove(base + (size_t)(first + nodes) * size, base + (size_t)first * size,
+				(size_t)(old_columns - first) * size);
 	}
+	t->detail_names = calloc((size_t)nodes, sizeof(*t->detail_names));
+	if (!t->detail_names)
+		return -1;
 	for (int k = 0; k < nodes; k++) {
 		const struct catalog_metric *m = &plan->cat->metrics[plan->metrics[index].metric];
 
@@ -258,7 +252,7 @@ int stat_table_add_node_detail(struct stat_table *t, const struct metric_plan *p
 	t->nr_columns = columns;
 	t->nr_detail_columns = nodes;
 	t->detail_metric = index;
-	memset(t->cells, 0, ((size_t)columns + 1) * sizeof(*cells));
+	memset(t->cells, 0, ((size_t)columns + 1) * sizeof(*t->cells));
 	return 0;
 }
 

@@ -5,7 +5,7 @@
  * - Reading the task table the probes fill: threads gone, exits, renames.
  * - Source operations: open, enable, sample (a frame's values), close.
  * - Creating: the per-node state, the task table's size, the ring of exit
- *   records, bpf_source_create.
+ *   records, bpf_source_init.
  * - The registry kind: which names are proc.* series, and whether this
  *   host can load the probes. */
 #include "sources/bpf_source.h"
@@ -1220,7 +1220,7 @@ static int ring_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int bpf_source_create(struct source *src, const struct host *host, const struct bpf_source_options *opt,
+int bpf_source_init(struct source *src, const struct host *host, const struct bpf_source_options *opt,
 		      const char *const *names, int nr_names, struct ms_error *err)
 {
 	struct bpf_source *s = calloc(1, sizeof(*s));
@@ -1414,7 +1414,7 @@ static int bpf_kind_create(const struct source_kind *kind, struct source *src, c
 	bopt.per_thread = req->per_thread || req->thread_pid > 0;
 	bopt.thread_tgid = req->thread_pid;
 	bopt.warnings = req->notes;
-	if (bpf_source_create(src, req->host, &bopt, req->names, req->nr_names, err) < 0)
+	if (bpf_source_init(src, req->host, &bopt, req->names, req->nr_names, err) < 0)
 		return -1;
 	src->kind = kind;
 	return 0;

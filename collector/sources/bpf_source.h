@@ -56,7 +56,7 @@ struct bpf_source_options {
 /* Load and attach the probes now (counting starts); series come at open.
  * names: the series wanted (NULL/0: all). An error says what is missing
  * (BTF, permission) and that the other sources keep running. */
-int bpf_source_create(struct source *src, const struct host *host, const struct bpf_source_options *opt,
+int bpf_source_init(struct source *src, const struct host *host, const struct bpf_source_options *opt,
 		      const char *const *names, int nr_names, struct ms_error *err);
 
 /* Processes in the in-kernel target set now (filtering mode), else -1. */

@@ -5,7 +5,7 @@
  *   group_prepare_reads), the series each group adds (add_series), the
  *   tracepoint counts (tp_open, tp_sample).
  * - Source operations: perf_open, enable/disable, pause/resume, perf_sample
- *   (a frame's deltas), perf_close, perf_notes; perf_source_create.
+ *   (a frame's deltas), perf_close, perf_notes; perf_source_init.
  * - The registry kind: every name no other kind claims is a perf event. */
 #include "sources/perf_source.h"
 
@@ -34,6 +34,7 @@
 #include "metrics/metrics.h"
 #include "sources/perf_group_attrs.h"
 #include "sources/registry.h"
+#include "sources/sample_source.h"
 #include "sources/tracepoint_counts.h"
 #include "sampler/sampler.h"
 
@@ -95,6 +96,17 @@ struct perf_source {
 	 * descriptor), or NULL and -1. */
 	char **cgroup_name;
 	int *cgroup_fd;
+	/* Events counted by a sampling source's own events (perf_source_count_from):
+	 * borrowed_event[k] is the event, its one series is borrowed_series_base + k. */
+	const struct source *sampling;
+	int nr_borrowed;
+	int *borrowed_event;
+	int borrowed_series_base;
+	uint64_t *borrowed_prev;    /* [k]: count at the last read */
+	uint64_t *borrowed_paused;  /* [k]: counted while paused (ctl disable), not ours */
+	uint64_t *borrowed_pause_at;/* [k]: count when paused */
+	bool paused;
+	uint64_t borrowed_last_ns;
 };
 
 static int cgroup_of(const struct perf_source *ps, const struct event *ev)
@@ -739,6 +751,100 @@ static void tp_sample(struct perf_source *ps, struct frame *frame, uint64_t now)
 	ps->tp_last_ns = now;
 }
 
+/* An event a sampling event of the same target counts: a task's own counter
+ * (one series: not per CPU, per thread or per cgroup, not a metric's group
+ * member) of what the sampling event counts. */
+static bool borrow_candidate(const struct perf_source *ps, const struct event *ev)
+{
+	return ps->sampling && !is_system_wide(ps, ev) && cgroup_of(ps, ev) < 0 && !ps->opt.per_thread &&
+	       !ps->opt.task_per_cpu && !ps->opt.start_disabled && ev->group_hint < 0 && !ev->cpus.nr &&
+	       sample_source_samples(ps->sampling, &ev->attr);
+}
+
+static int borrow_open(struct perf_source *ps, bool *placed, struct series_table *table)
+{
+	const struct perf_source_options *opt = &ps->opt;
+
+	ps->borrowed_series_base = table->nr;
+	for (int i = 0; i < opt->nr_events; i++) {
+		const struct event *ev = &opt->events[i];
+		struct series_labels labels;
+
+		if (!borrow_candidate(ps, ev))
+			continue;
+		if (!ps->borrowed_event) {
+			ps->borrowed_event = calloc((size_t)opt->nr_events, sizeof(int));
+			ps->borrowed_prev = calloc((size_t)opt->nr_events, sizeof(uint64_t));
+			ps->borrowed_paused = calloc((size_t)opt->nr_events, sizeof(uint64_t));
+			ps->borrowed_pause_at = calloc((size_t)opt->nr_events, sizeof(uint64_t));
+			if (!ps->borrowed_event || !ps->borrowed_prev || !ps->borrowed_paused || !ps->borrowed_pause_at)
+				return -1;
+		}
+		series_labels_init(&labels);
+		if (series_table_add(table, ev->name, ev->unit, ev->scale, SERIES_COUNTER, &labels) < 0)
+			return -1;
+		placed[i] = true;
+		ps->borrowed_event[ps->nr_borrowed++] = i;
+	}
+	return 0;
+}
+
+/* The sampling event's count as the counter this event would have been
+ * opened as (the same exclusions), or false. */
+static bool borrowed_count(const struct perf_source *ps, int k, uint64_t *count)
+{
+	struct perf_event_attr attr;
+
+	attr_for_member(ps, &ps->opt.events[ps->borrowed_event[k]], true, &attr);
+	return sample_source_count_of(ps->sampling, &attr, count) == 0;
+}
+
+static void borrowed_sample(struct perf_source *ps, struct frame *frame, uint64_t now)
+{
+	struct sample *base = frame->samples + ps->borrowed_series_base;
+	uint64_t span = now - ps->borrowed_last_ns;
+
+	for (int k = 0; k < ps->nr_borrowed; k++) {
+		uint64_t count;
+
+		base[k].valid = borrowed_count(ps, k, &count);
+		if (!base[k].valid)
+			continue;
+		if (ps->paused)
+			count = ps->borrowed_pause_at[k];
+		count -= ps->borrowed_paused[k];
+		base[k].value = count - ps->borrowed_prev[k];
+		base[k].enabled_ns = base[k].running_ns = span;
+		ps->borrowed_prev[k] = count;
+	}
+	ps->borrowed_last_ns = now;
+}
+
+/* Paused (ctl disable): what the sampling event counts until resumed is not
+ * this counter's. */
+static void borrowed_switch(struct perf_source *ps, bool on)
+{
+	for (int k = 0; k < ps->nr_borrowed; k++) {
+		uint64_t count;
+
+		if (!borrowed_count(ps, k, &count))
+			continue;
+		if (!on && !ps->paused)
+			ps->borrowed_pause_at[k] = count;
+		else if (on && ps->paused)
+			ps->borrowed_paused[k] += count - ps->borrowed_pause_at[k];
+	}
+	ps->paused = !on;
+}
+
+static const struct source_ops perf_source_ops;
+
+void perf_source_count_from(struct source *src, const struct source *sampling)
+{
+	if (src->ops == &perf_source_ops)
+		((struct perf_source *)src->priv)->sampling = sampling;
+}
+
 /* Split events into groups; try each group; when a group cannot open, find
  * the events that cannot (one by one) and go on without them. */
 static int perf_open(struct source *src, struct series_table *table, struct ms_error *err)
@@ -755,7 +861,7 @@ static int perf_open(struct source *src, struct series_table *table, struct ms_e
 		ms_error_set(err, "out of memory");
 		return -1;
 	}
-	if (tp_open(ps, placed, table) < 0)
+	if (borrow_open(ps, placed, table) < 0 || tp_open(ps, placed, table) < 0)
 		goto oom;
 	for (int i = 0; i < opt->nr_events; i++) {
 		struct perf_group *g;
@@ -861,7 +967,7 @@ static int perf_open(struct source *src, struct series_table *table, struct ms_e
 		ps->nr_groups++;
 	}
 	free(placed);
-	if (ps->nr_groups == 0 && ps->nr_tp == 0) {
+	if (ps->nr_groups == 0 && ps->nr_tp == 0 && ps->nr_borrowed == 0) {
 		ms_error_set(err, "none of the events can be counted here: %s",
 			     ps->nr_skipped ? ps->skipped_reason[0] : "no events");
 		return -1;
@@ -897,6 +1003,7 @@ static int perf_enable(struct source *src, struct ms_error *err)
 	struct perf_source *ps = src->priv;
 
 	(void)err;
+	ps->borrowed_last_ns = monotonic_ns();
 	if (ps->tp) {
 		ps->tp_last_ns = monotonic_ns();
 		if (tp_counts_read(ps->tp) == 0)
@@ -932,12 +1039,14 @@ static int perf_disable(struct source *src)
 static void perf_pause(struct source *src)
 {
 	perf_disable(src);
+	borrowed_switch(src->priv, false);
 }
 
 static void perf_resume(struct source *src)
 {
 	struct perf_source *ps = src->priv;
 
+	borrowed_switch(ps, true);
 	for (int i = 0; i < ps->nr_groups; i++)
 		group_switch(&ps->groups[i], true);
 }
@@ -996,6 +1105,8 @@ static int perf_sample(struct source *src, struct frame *frame)
 		frame->samples[ps->skipped_series[s]].valid = false;
 	if (ps->tp)
 		tp_sample(ps, frame, monotonic_ns());
+	if (ps->nr_borrowed)
+		borrowed_sample(ps, frame, monotonic_ns());
 
 	for (int gi = 0; gi < ps->nr_groups; gi++) {
 		struct perf_group *g = &ps->groups[gi];
@@ -1054,6 +1165,10 @@ static void perf_close(struct source *src)
 	free(ps->groups);
 	free(ps->read_buf);
 	tp_counts_close(ps->tp);
+	free(ps->borrowed_event);
+	free(ps->borrowed_prev);
+	free(ps->borrowed_paused);
+	free(ps->borrowed_pause_at);
 	free(ps->tp_event);
 	free(ps->tp_cpu);
 	free(ps->tp_prev);
@@ -1102,7 +1217,7 @@ static int libperf_print(enum libperf_print_level level, const char *fmt, va_lis
 	return 0; /* memscope reports errors itself, with the fix */
 }
 
-int perf_source_create(struct source *src, const struct perf_source_options *opt, struct ms_error *err)
+int perf_source_init(struct source *src, const struct perf_source_options *opt, struct ms_error *err)
 {
 	struct perf_source *ps = calloc(1, sizeof(*ps));
 
@@ -1247,7 +1362,7 @@ static int perf_kind_create(const struct source_kind *kind, struct source *src, 
 	free(names);
 	popt.events = events;
 	popt.nr_events = nr;
-	if (perf_source_create(src, &popt, err) < 0) {
+	if (perf_source_init(src, &popt, err) < 0) {
 		free(cgroups);
 		event_list_free(events, nr);
 		return -1;

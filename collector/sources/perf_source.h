@@ -30,6 +30,13 @@ struct perf_source_options {
 };
 
 /* Sets up src; the counters are opened by src->ops->open(). */
-int perf_source_create(struct source *src, const struct perf_source_options *opt, struct ms_error *err);
+int perf_source_init(struct source *src, const struct perf_source_options *opt, struct ms_error *err);
+
+/* A sampling source whose events also count (sources/sample_source.h): an
+ * event of src that one of them counts on the same tasks is read from it
+ * rather than opened a second time in the process's path (page-faults while
+ * page faults are sampled). Call before src opens; sampling must be a
+ * sampling source on src's target. Nothing when src is not a perf source. */
+void perf_source_count_from(struct source *src, const struct source *sampling);
 
 #endif

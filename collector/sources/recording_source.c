@@ -277,7 +277,7 @@ static const struct source_ops recording_source_ops = {
 	.close = rec_close,
 };
 
-int recording_source_create(struct source *src, const char *path, struct ms_error *err)
+int recording_source_init(struct source *src, const char *path, struct ms_error *err)
 {
 	struct recording_source *rs = calloc(1, sizeof(*rs));
 
@@ -347,7 +347,7 @@ static bool recording_claims(const struct source_kind *kind, const char *name)
 static int recording_kind_create(const struct source_kind *kind, struct source *src,
 				 const struct source_request *req, struct ms_error *err)
 {
-	if (recording_source_create(src, req->path, err) < 0)
+	if (recording_source_init(src, req->path, err) < 0)
 		return -1;
 	src->kind = kind;
 	return 0;

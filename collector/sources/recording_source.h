@@ -24,7 +24,7 @@
 typedef void (*recording_record_fn)(const struct recording_record *rec, void *ctx);
 
 /* Opens the file and checks its header. */
-int recording_source_create(struct source *src, const char *path, struct ms_error *err);
+int recording_source_init(struct source *src, const char *path, struct ms_error *err);
 const struct recording_header *recording_source_header(const struct source *src);
 /* The recording's file descriptor, as the reader opened it. */
 int recording_source_fd(const struct source *src);

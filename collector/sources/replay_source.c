@@ -447,7 +447,7 @@ static const struct source_ops replay_ops = {
 	.close = replay_close,
 };
 
-int replay_source_create(struct source *src, const struct host *host, const struct metric_plan *plan,
+int replay_source_init(struct source *src, const struct host *host, const struct metric_plan *plan,
 			 const char *path, struct ms_error *err)
 {
 	struct replay_source *rs = calloc(1, sizeof(*rs));
@@ -485,7 +485,7 @@ static bool replay_claims(const struct source_kind *kind, const char *name)
 static int replay_kind_create(const struct source_kind *kind, struct source *src, const struct source_request *req,
 			      struct ms_error *err)
 {
-	if (replay_source_create(src, req->host, req->plan, req->path, err) < 0)
+	if (replay_source_init(src, req->host, req->plan, req->path, err) < 0)
 		return -1;
 	src->kind = kind;
 	return 0;

@@ -14,7 +14,7 @@
 #include "metrics/metrics.h"
 #include "sampler/source.h"
 
-int replay_source_create(struct source *src, const struct host *host, const struct metric_plan *plan,
+int replay_source_init(struct source *src, const struct host *host, const struct metric_plan *plan,
 			 const char *path, struct ms_error *err);
 
 /* Number of frames in the file (valid after open). */

@@ -30,6 +30,11 @@
 #include "sources/alloc_probes.h"
 #include "sources/proc_maps.h"
 
+/* The data source the kernel gives every sample of a software event
+ * (its PERF_MEM_NA: not available at every level). */
+#define SOFTWARE_DATA_SRC                                                                                  \
+	(PERF_MEM_S(OP, NA) | PERF_MEM_S(LVL, NA) | PERF_MEM_S(SNOOP, NA) | PERF_MEM_S(LOCK, NA) |         \
+	 PERF_MEM_S(TLB, NA) | PERF_MEM_S(LVLNUM, NA))
 /* Samples a ring holds back until their page's node is known: a page-fault
  * sample is taken before the kernel has mapped the page. */
 #define PENDING_MAX 1024
@@ -134,6 +139,9 @@ static void deliver(struct sample_source *ss, const struct sample_item *item)
 
 static int event_of_id(const struct sample_source *ss, uint64_t id)
 {
+	/* One event: its samples carry no id (open_events leaves it out). */
+	if (ss->nr_events == 1)
+		return 0;
 	for (int e = 0; e < ss->nr_events; e++)
 		for (int i = 0; i < ss->events[e].nr_ids; i++)
 			if (ss->events[e].ids[i] == id)
@@ -269,7 +277,23 @@ static void take_sample(struct sample_source *ss, const struct event_sample *s)
 
 /* ---- Reading the rings ---- */
 
-static void handle_record(struct sample_source *ss, const struct perf_event_header *hdr)
+/* The fields open_events did not ask the kernel for, as the kernel would
+ * have written them: the ring's CPU (every event of a ring is that CPU's),
+ * the fixed period, and a software event's data source ("not available"). */
+static void fill_left_out(const struct sample_source *ss, const struct ring *r, struct event_sample *s)
+{
+	uint64_t t = ss->layout.sample_type;
+	int e = event_of_id(ss, s->id);
+
+	if (!(t & PERF_SAMPLE_CPU))
+		s->cpu = r->cpu;
+	if (!(t & PERF_SAMPLE_PERIOD) && e >= 0)
+		s->period = ss->events[e].info.period;
+	if (!(t & PERF_SAMPLE_DATA_SRC))
+		s->data_src = SOFTWARE_DATA_SRC;
+}
+
+static void handle_record(struct sample_source *ss, const struct ring *r, const struct perf_event_header *hdr)
 {
 	struct ring_record rec = { .sample = ss->parsed, .map = ss->map, .task = &ss->task };
 	struct sample_item item = { .event = -1 };
@@ -279,6 +303,7 @@ static void handle_record(struct sample_source *ss, const struct perf_event_head
 	item.time_ns = rec.time_ns;
 	switch (rec.kind) {
 	case RING_SAMPLE:
+		fill_left_out(ss, r, rec.sample);
 		take_sample(ss, rec.sample);
 		return;
 	case RING_MMAP:
@@ -333,7 +358,7 @@ static void drain_ring(struct sample_source *ss, struct ring *r)
 			memcpy(r->scratch + first, r->data, (size_t)(h.size - first));
 			hdr = (const void *)r->scratch;
 		}
-		handle_record(ss, hdr);
+		handle_record(ss, r, hdr);
 		tail += h.size;
 	}
 	__atomic_store_n(&r->page->data_tail, tail, __ATOMIC_RELEASE);
@@ -505,6 +530,34 @@ static void setup_attr(struct sample_source *ss, struct sample_event *se, bool f
 	se->info.phys_addr = phys;
 	se->info.callchain = !ss->opt.no_callchain;
 	se->info.precise = a->precise_ip;
+}
+
+/* Every field a sample carries is written in the sampled process's context
+ * (the fault path, for page faults): leave out what memscope knows without
+ * it (fill_left_out). The CPU is the ring's; the event's id is needed only
+ * to tell several events apart; a fixed period is the period; a software
+ * event's data source is always "not available". Every event of a ring
+ * keeps one sample_type, so a field goes only when no event needs it. */
+static void leave_out_known_fields(struct sample_source *ss)
+{
+	uint64_t drop = PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_DATA_SRC;
+
+	if (ss->nr_events > 1)
+		drop &= ~(uint64_t)PERF_SAMPLE_IDENTIFIER;
+	else
+		drop |= PERF_SAMPLE_IDENTIFIER;
+	for (int e = 0; e < ss->nr_events; e++) {
+		const struct perf_event_attr *a = &ss->events[e].ev.attr;
+
+		if (a->freq)
+			drop &= ~(uint64_t)PERF_SAMPLE_PERIOD;
+		if (a->type != PERF_TYPE_SOFTWARE)
+			drop &= ~(uint64_t)PERF_SAMPLE_DATA_SRC;
+	}
+	for (int e = 0; e < ss->nr_events; e++) {
+		ss->events[e].ev.attr.sample_type &= ~drop;
+		ss->events[e].info.sample_type = ss->events[e].ev.attr.sample_type;
+	}
 }
 
 /* Open ev on one (task, cpu); when the kernel refuses an optional part, try
@@ -684,6 +737,7 @@ static int open_events(struct sample_source *ss, struct ms_error *err)
 	}
 	for (int e = 0; e < ss->nr_events; e++)
 		setup_attr(ss, &ss->events[e], e == 0, phys);
+	leave_out_known_fields(ss);
 	for (int c = 0; c < topo->nr_cpus; c++) {
 		int cpu = topo->cpus[c].cpu, ring_fd = -1;
 
@@ -953,6 +1007,48 @@ static const struct source_ops sample_source_ops = {
 	.notes = sample_notes,
 	.watch = sample_watch,
 };
+
+static bool counts_the_same(const struct perf_event_attr *a, const struct perf_event_attr *b)
+{
+	return a->type == b->type && a->config == b->config && a->exclude_user == b->exclude_user &&
+	       a->exclude_kernel == b->exclude_kernel && a->exclude_hv == b->exclude_hv &&
+	       a->exclude_idle == b->exclude_idle && a->exclude_host == b->exclude_host &&
+	       a->exclude_guest == b->exclude_guest;
+}
+
+static const struct sample_event *sampling_of(const struct source *src, const struct perf_event_attr *attr)
+{
+	const struct sample_source *ss = src->ops == &sample_source_ops ? src->priv : NULL;
+
+	/* A software event only: a hardware sampling event may be throttled,
+	 * and a throttled event stops counting. */
+	for (int e = 0; ss && e < ss->nr_events; e++)
+		if (ss->events[e].ev.attr.type == PERF_TYPE_SOFTWARE && counts_the_same(&ss->events[e].ev.attr, attr))
+			return &ss->events[e];
+	return NULL;
+}
+
+bool sample_source_samples(const struct source *src, const struct perf_event_attr *attr)
+{
+	return sampling_of(src, attr) != NULL;
+}
+
+int sample_source_count_of(const struct source *src, const struct perf_event_attr *attr, uint64_t *count)
+{
+	const struct sample_event *se = sampling_of(src, attr);
+
+	*count = 0;
+	if (!se || !se->nr_fds)
+		return -1;
+	for (int i = 0; i < se->nr_fds; i++) {
+		uint64_t v;
+
+		if (read(se->fds[i], &v, sizeof(v)) != sizeof(v))
+			return -1;
+		*count += v;
+	}
+	return 0;
+}
 
 int sample_source_nr_events(const struct source *src)
 {

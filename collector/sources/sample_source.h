@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct perf_event_attr;
+
 #include "sampler/sample_item.h"
 #include "sources/registry.h"
 
@@ -53,6 +55,16 @@ struct sample_event_info {
 	bool phys_addr;            /* physical addresses were allowed */
 	bool callchain;
 };
+
+/* The count so far of the event src samples that counts what attr counts
+ * (same type, config and exclusions), summed over its CPUs and tasks: the
+ * sampling event is itself a counter, so a frame's counter of the same event
+ * needs no second event in the sampled process's path. -1 when src samples
+ * no such event, or its fds cannot be read. */
+int sample_source_count_of(const struct source *src, const struct perf_event_attr *attr, uint64_t *count);
+
+/* Whether src samples an event counting what attr counts (before it opens). */
+bool sample_source_samples(const struct source *src, const struct perf_event_attr *attr);
 
 /* How many events src samples (0 when it is not a sampling source), and each. */
 int sample_source_nr_events(const struct source *src);

@@ -16,9 +16,12 @@ perf record post-processes its file at exit (build-ids); that is part of its cos
 memscope's node lookups (move_pages) and call-chain symbolization inputs are part of memscope's.
 
 The cost of `--alloc` (uprobes on the allocator) is measured apart, on `heaparrays --churn N
-BYTES` (N malloc/free pairs, timed by the workload itself): small blocks (under --alloc-min, so
-only the probes' traps and a size compare) and large ones (every one recorded), next to bpftrace
-with the same uprobes when it is installed.
+BYTES` (N malloc/free pairs, timed by the workload itself: wall time and its own CPU time): small
+blocks (under --alloc-min, so only the probes' traps and a size compare) and large ones (every one
+recorded), next to bpftrace with the same uprobes when it is installed, counting only, and doing
+the same work as --alloc (each recorded block's address, size and return address sent to user
+space, and its free).
+With --baseline, the fault rows without and with call chains are also measured with that build.
 
 Usage: sample_overhead.py [--build DIR] [--repeat N] [--mib M] [--pairs N] [--baseline DIR]
        [--write docs/performance.md]
@@ -51,9 +54,10 @@ def run_once(cmd):
 
 
 def churn_once(cmd):
-    """ns per malloc/free pair the workload measured."""
+    """(wall ns, the process's own CPU ns) per malloc/free pair, as the workload measured them."""
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads([line for line in out.splitlines() if line.startswith("{")][-1])["ns_per_pair"]
+    report = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+    return report["ns_per_pair"], report["cpu_ns_per_pair"]
 
 
 def own_libc():
@@ -66,10 +70,12 @@ def own_libc():
 
 def alloc_lines(build, memscope, repeat, pairs, tmp, baseline=None):
     out = str(tmp / "a.rec")
-    lines = ["", "`--alloc` (allocator uprobes): ns per `malloc`+`free` pair of `heaparrays --churn %d BYTES`, "
+    lines = ["", "`--alloc` (allocator uprobes): per `malloc`+`free` pair of `heaparrays --churn %d BYTES`, the "
+             "wall time and the process's own CPU time (its traps and probes, not the time it waited for a CPU), "
              "median [95%% confidence interval] of %d rounds (each round runs every configuration once, in an "
-             "order rotated every round); the ratio to bpftrace is taken per round:" % (pairs, repeat), "",
-             "| run | 64 B blocks (not recorded) | 64 KiB blocks (each recorded) |", "|---|---|---|"]
+             "order rotated every round); the ratios to bpftrace are taken per round:" % (pairs, repeat), "",
+             "| run | 64 B blocks (not recorded): wall | CPU | 64 KiB blocks (each recorded): wall | CPU |",
+             "|---|---|---|---|---|"]
     libc = own_libc()
     configs = {
         "alone": [],
@@ -85,6 +91,14 @@ def alloc_lines(build, memscope, repeat, pairs, tmp, baseline=None):
         prog = ("uprobe:%s:malloc,uprobe:%s:free { @calls = count(); } uretprobe:%s:malloc { @rets = count(); }"
                 % (libc, libc, libc))
         configs["bpftrace, uprobes on malloc (entry, return) and free"] = ["bpftrace", "-q", "-e", prog, "-c"]
+        # The same work as --alloc in bpftrace's words: the size of a call of at least 4096 bytes kept
+        # per thread, its address, size and return address sent at return, the free of a sent address sent.
+        record = ("uprobe:%s:malloc /arg0 >= 4096/ { @size[tid] = arg0; } "
+                  "uretprobe:%s:malloc /@size[tid]/ { @sent[pid, retval] = 1; "
+                  "printf(\"%%d %%d %%lx %%d %%lx\\n\", pid, tid, retval, @size[tid], reg(\"ip\")); delete(@size[tid]); } "
+                  "uprobe:%s:free /@sent[pid, arg0]/ { printf(\"free %%d %%lx\\n\", pid, arg0); "
+                  "delete(@sent[pid, arg0]); }" % (libc, libc, libc))
+        configs["bpftrace recording each block as --alloc does (printf)"] = ["bpftrace", "-q", "-e", record, "-c"]
     runs = {}
     names = list(configs)
     for size in (64, 65536):
@@ -95,14 +109,15 @@ def alloc_lines(build, memscope, repeat, pairs, tmp, baseline=None):
                 full = cmd + [" ".join(work)] if name.startswith("bpftrace") else cmd + work
                 runs.setdefault((name, size), []).append(churn_once(full))
     for name in names:
-        lines.append("| `%s` | %s |" % (name, " | ".join(with_ci(runs[(name, size)], "%.0f", " ns")
-                                                         for size in (64, 65536))))
-    for ours in [n for n in names if "--alloc" in n]:
+        lines.append("| `%s` | %s |" % (name, " | ".join(with_ci([r[k] for r in runs[(name, size)]], "%.0f", " ns")
+                                                         for size in (64, 65536) for k in (0, 1))))
+    for ours in [n for n in names if n.startswith("memscope") and "--alloc" in n]:
         for other in [n for n in names if n.startswith("bpftrace")]:
+            ratio = {(size, k): with_ci([o[k] / t[k] for o, t in zip(runs[(ours, size)], runs[(other, size)])], "%.2f")
+                     for size in (64, 65536) for k in (0, 1)}
             lines.append("")
-            lines.append("- `%s` / bpftrace, per round: %s (64 B), %s (64 KiB)" % (ours, *(
-                with_ci([o / t for o, t in zip(runs[(ours, size)], runs[(other, size)])], "%.2f")
-                for size in (64, 65536))))
+            lines.append("- `%s` / `%s`, per round: wall %s (64 B), %s (64 KiB); CPU %s (64 B), %s (64 KiB)" % (
+                ours, other, ratio[(64, 0)], ratio[(65536, 0)], ratio[(64, 1)], ratio[(65536, 1)]))
     return lines
 
 
@@ -128,12 +143,18 @@ def main():
                                                "-o", perf_out, "--"] + work,
         "memscope record --sample page-faults --no-callchain": [
             memscope, "record", "--no-ctl", "--sample", "page-faults", "--no-callchain", "-o", ms_out, "--"] + work,
+        # What the frames' own fault counters (page-faults, minor-faults) add to the fault path.
+        "memscope record --sample page-faults --no-callchain -e context-switches,cpu-migrations,task-clock": [
+            memscope, "record", "--no-ctl", "--sample", "page-faults", "--no-callchain", "-e",
+            "context-switches,cpu-migrations,task-clock", "-o", ms_out, "--"] + work,
         "perf record -e page-faults -c 1 -d -g": ["perf", "record", "-q", "-e", "page-faults", "-c", "1", "-d",
                                                   "-g", "-o", perf_out, "--"] + work,
         "memscope record --sample page-faults": [memscope, "record", "--no-ctl", "--sample", "page-faults", "-o",
                                                  ms_out, "--"] + work,
     }
     if baseline:
+        configs["memscope record --sample page-faults --no-callchain (baseline)"] = [
+            baseline, "record", "--no-ctl", "--sample", "page-faults", "--no-callchain", "-o", ms_out, "--"] + work
         configs["memscope record --sample page-faults (baseline)"] = [
             baseline, "record", "--no-ctl", "--sample", "page-faults", "-o", ms_out, "--"] + work
     for cmd in configs.values():  # warm up
@@ -166,6 +187,8 @@ def main():
             name, with_ci([v[0] for v in values], "%.1f", " ms"), with_ci(ratio, "%.2f"),
             with_ci([v[1] for v in values], "%.1f", " ms"), collector))
     pairs = (("memscope record --sample page-faults --no-callchain", "perf record -e page-faults -c 1 -d"),
+             ("memscope record --sample page-faults --no-callchain -e context-switches,cpu-migrations,task-clock",
+              "perf record -e page-faults -c 1 -d"),
              ("memscope record --sample page-faults", "perf record -e page-faults -c 1 -d -g"))
     lines.append("")
     alone_cpu = [v[1] for v in runs["alone"]]
@@ -176,8 +199,9 @@ def main():
             ours, theirs, with_ci([o[0] / t[0] for o, t in zip(runs[ours], runs[theirs])], "%.2f"),
             with_ci(added, "%.2f"),
             with_ci([(o[2] - o[1]) / (t[2] - t[1]) for o, t in zip(runs[ours], runs[theirs])], "%.2f")))
-    if baseline:
-        ours, theirs = "memscope record --sample page-faults", "memscope record --sample page-faults (baseline)"
+    against_baseline = ("memscope record --sample page-faults --no-callchain", "memscope record --sample page-faults")
+    for ours in against_baseline if baseline else ():
+        theirs = ours + " (baseline)"
         added = [(o[1] - a) / max(t[1] - a, 1e-3) for o, t, a in zip(runs[ours], runs[theirs], alone_cpu)]
         lines.append("- `%s` / baseline, per round: loop time %s, workload CPU added %s" % (
             ours, with_ci([o[0] / t[0] for o, t in zip(runs[ours], runs[theirs])], "%.2f"), with_ci(added, "%.2f")))

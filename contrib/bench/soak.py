@@ -59,7 +59,7 @@ class FrameCounter:
 
     def __init__(self, path):
         self.path, self.offset, self.frames, self.partial = path, 0, 0, b""
-        self.added = self.retired = 0
+        self.added = self.retired = self.brief = 0
 
     def count(self):
         try:
@@ -74,6 +74,10 @@ class FrameCounter:
         for line in lines:
             if line.startswith(b'{"t"'):
                 self.frames += 1
+            elif line.startswith(b'{"brief"'):
+                # Format 5: series whose whole life was one frame, each added and retired.
+                n = len(json.loads(line)["brief"])
+                self.added, self.retired, self.brief = self.added + n, self.retired + n, self.brief + n
             elif line.startswith((b'{"series"', b'{"retire"')):
                 record = json.loads(line)
                 if "retire" in record:
@@ -213,7 +217,9 @@ def main():
         lines += ["", "churn forked %d processes (each an exec too)." % forked, LIVE_END]
     else:
         lines += ["", "churn forked %d processes (each an exec too); the recording added %d series during the run "
-                  "and retired %d." % (forked, frames.added, frames.retired), END]
+                  "and retired %d." % (forked, frames.added, frames.retired)
+                  + (" %d of them were brief (a whole life in one frame: one record, no place in the frames)."
+                     % frames.brief if frames.brief else ""), END]
     text = "\n".join(lines)
     print(text)
     if args.write:

@@ -8,7 +8,7 @@
 
 const MemscopeRecording = (() => {
   const FORMAT = "memscope-recording";
-  const VERSION = 4;
+  const VERSION = 5;
   const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
 
   class RecordingError extends Error {}
@@ -86,6 +86,9 @@ const MemscopeRecording = (() => {
     let frames = [], events = [];
     let seq = 0, lastT = 0, lastTns = 0, frameCount = 0, ended = null;
     let procSince = null, procSums = new Map();
+    // Series of a "brief" record (version 5): a process's whole life in the
+    // next frame, with its one value; not in the table (no place in "v").
+    let brief = [], briefCount = 0;
     const intervalMs = Math.round((header.interval_ns || 0) / 1e6);
 
     const flushProcs = (now) => {
@@ -170,6 +173,8 @@ const MemscopeRecording = (() => {
           if (x === null) return;
           procSums.set(s, s.kind === "counter" ? (procSums.get(s) || 0) + x : x);
         });
+        for (const [s, v] of brief) procSums.set(s, v * s.scale);
+        brief = [];
         frames.push(row);
         frameCount++;
         lastT = t;
@@ -182,6 +187,16 @@ const MemscopeRecording = (() => {
           if (!Number.isInteger(e.i) || e.i < 0 || e.i > table.length) fail(name, line, `series index ${e.i} is not the table's next or a retired one`);
           if (e.i < table.length && !table[e.i].retired) fail(name, line, `series index ${e.i} is in use`);
           table[e.i] = s;
+        }
+      } else if (Array.isArray(r.brief)) {
+        if (header.version < 5) fail(name, line, `a "brief" series record in a version ${header.version} recording; they exist from version 5 on`);
+        for (const e of r.brief) {
+          // A brief entry leaves the kind out for a counter.
+          const s = seriesFrom({ kind: "counter", ...e }, name, line);
+          if (s.pid === undefined && s.tid === undefined) fail(name, line, `brief series '${s.name}' has no pid or tid`);
+          if (!Number.isInteger(e.v) || e.v < 0) fail(name, line, `brief series '${s.name}': v must be a non-negative integer`);
+          brief.push([s, e.v]);
+          briefCount++;
         }
       } else if (Array.isArray(r.retire)) {
         for (const i of r.retire) {
@@ -199,12 +214,15 @@ const MemscopeRecording = (() => {
         if (Number.isInteger(r.frames) && r.frames !== frameCount) {
           fail(name, line, `the end record counts ${r.frames} frames, the file holds ${frameCount}`);
         }
+        if (Number.isInteger(r.brief_series) && r.brief_series !== briefCount) {
+          fail(name, line, `the end record counts ${r.brief_series} brief series, the file holds ${briefCount}`);
+        }
         ended = r.end;
       } else if (["s", "map", "comm", "fork", "exit", "lost", "maps_unreadable", "alloc", "free", "damon"].some((k) => k in r)) {
         // Samples and what attributes them (record --sample): memscope report reads them; the
         // page charts the frames.
       } else {
-        fail(name, line, "not a frame, series, retire, label, control, sample or end record");
+        fail(name, line, "not a frame, series, brief, retire, label, control, sample or end record");
       }
     }
     flush(true, ended || "end of the file (no end record)");

@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct frame f;
 
 	memset(&table, 0, sizeof(table));
-	if (replay_source_create(&src, &host, plan, path, &err) < 0)
+	if (replay_source_init(&src, &host, plan, path, &err) < 0)
 		return 0;
 	if (src.ops->open(&src, &table, &err) < 0) {
 		if (!strstr(err.text, path))

@@ -10,6 +10,8 @@ import subprocess
 import threading
 import time
 
+from proc_status import status_kib
+
 SANITIZER_EXITS = (86, 87)
 
 
@@ -112,11 +114,7 @@ class Live:
         return code
 
     def rss_kb(self):
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
+        return status_kib(self.proc.pid, "VmRSS")
 
 
 def prom_samples(text):

@@ -42,6 +42,15 @@ def damon_why(memscope):
     pytest.fail("no damon source in list --sources:\n" + res.stdout)
 
 
+def skip_without_kdamond_and_pagemap(memscope, why_root):
+    """Per-process bytes from physical regions need a kdamond to read and pagemap's page frames."""
+    why = damon_why(memscope)
+    if why is not None:
+        pytest.skip(f"no kdamond to read passively here: {why}")
+    if os.geteuid() != 0:
+        pytest.skip(why_root)
+
+
 def kdamond_state():
     """Every readable file of every kdamond (state, pid, operations, intervals, schemes, targets)."""
     state = {}

@@ -41,7 +41,7 @@ def test_recorded_regions_add_up_to_each_nodes_accessed_bytes(memscope, tmp_path
                "damon.accessed_bytes", "--", "sleep", "13"], timeout=120)
     assert res.returncode == 0, res.stderr
     header, records = read_recording(rec)
-    assert header["version"] == 4
+    assert header["version"] == 5
     index = {i: s.get("node") for i, s in enumerate(header["series"]) if s["name"] == "damon.accessed_bytes"}
     assert index, header["series"]
     frames = [r for r in records if "v" in r]

@@ -129,3 +129,52 @@ def test_the_recorded_damon_hot_threshold_is_used(memscope, tmp_path):
     # A: 64 + (32 + 32) MiB of 2 x 64 MiB = 100%; B: 0 + (48 + 16) MiB of 128 MiB = 50%.
     assert rows[(f"[anon 0x{hx(A)} 64.0 MiB rw-]", PID)]["hot_share"] == 1.0
     assert rows[(f"[anon 0x{hx(B)} 64.0 MiB rw-]", PID)]["hot_share"] == 0.5
+
+
+# Version 5: a paddr kdamond's regions (no pid) and, per aggregation, the process's virtual pages
+# placed in them through pagemap ("placed": runs of its pages whose frames lie in regions of one
+# access count). By hand, 10 samples an aggregation: aggregation 1 places A's 64 MiB at 8 of 10
+# (hot) and B's at 0; aggregation 2 places A's first 48 MiB at 6 of 10 (hot), its last 16 MiB at
+# 2 of 10, B's first 8 MiB at 9 of 10 and the rest of B at 0; B's last 32 MiB are not resident in
+# aggregation 2 (no run covers them).
+def placed(t, start, end, nr_accesses, nr_regions):
+    return {"damon": [t, hx(start), hx(end), nr_accesses, 1, 10, nr_regions], "nodes": [0], "pid": PID,
+            "placed": True}
+
+
+PLACED = [
+    {"comm": [0, PID, PID, "app"], "exec": True},
+    anon(PID, A, 64 * MiB), anon(PID, B, 64 * MiB),
+    {"damon": [1000000000, "100000000", "140000000", 8, 1, 10, 1], "nodes": [0]},   # physical
+    placed(1000000000, A, A + 64 * MiB, 8, 2),
+    placed(1000000000, B, B + 64 * MiB, 0, 2),
+    {"t": 1000000000, "d": 1000000000, "v": [1]},
+    sample(1100000000, PID, A + 4096), sample(1200000000, PID, B + 4096),
+    placed(2000000000, A, A + 48 * MiB, 6, 4),
+    placed(2000000000, A + 48 * MiB, A + 64 * MiB, 2, 4),
+    placed(2000000000, B, B + 8 * MiB, 9, 4),
+    placed(2000000000, B + 8 * MiB, B + 32 * MiB, 0, 4),
+    {"t": 2000000000, "d": 1000000000, "v": [1]},
+    {"end": "the command exited", "frames": 2},
+]
+
+
+def test_hot_share_from_physical_regions_by_hand(memscope, tmp_path):
+    rec = tmp_path / "placed.rec"
+    rec.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n"
+                           for r in [dict(HEADER, version=5)] + PLACED))
+    rows = rows_by_object(memscope, rec)
+    # A: (64 + 48) MiB hot of (64 + 64) MiB placed = 87.5%.
+    assert rows[(f"[anon 0x{hx(A)} 64.0 MiB rw-]", PID)]["hot_share"] == 0.875
+    # B: (0 + 8) MiB hot of (64 + 32) MiB placed = 8 / 96.
+    assert abs(rows[(f"[anon 0x{hx(B)} 64.0 MiB rw-]", PID)]["hot_share"] - 8 / 96) < 1e-9
+
+
+def test_placed_region_in_a_version_4_file_is_refused(memscope, tmp_path):
+    rec = tmp_path / "v4.rec"
+    rec.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in [HEADER] + PLACED))
+    res = run([memscope, "report", "--sort", "obj", str(rec)])
+    assert res.returncode != 0
+    line = 1 + 1 + PLACED.index(placed(1000000000, A, A + 64 * MiB, 8, 2))
+    assert f"v4.rec:{line}: a \"damon\" region record with \"placed\"" in res.stderr, res.stderr
+    assert "version 5" in res.stderr

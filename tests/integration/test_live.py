@@ -283,7 +283,9 @@ def test_the_page_starts_and_stops_recordings_without_o(memscope, touchmem, tmp_
     header, frames, others = read_recording(first)
     labels = [o["label"] for o in others if "label" in o]
     assert labels == ["in the first file"], "nothing from before the file started"
-    assert others[-1] == {"end": "record stop", "frames": len(frames)} and len(frames) == stopped_frames
+    briefs = sum(len(o["brief"]) for o in others if "brief" in o)
+    assert others[-1] == {"end": "record stop", "frames": len(frames), "brief_series": briefs}
+    assert len(frames) == stopped_frames
     added = [s for o in others if "series" in o for s in o["series"]]
     mine = [s["i"] for s in added if s.get("comm") == "touchmem"]
     assert mine, "the workload's series, added mid-file"

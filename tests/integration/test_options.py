@@ -89,6 +89,23 @@ def test_help_and_man_page_name_the_same_options(memscope, command):
     assert documented - helped == set(), f"in {page.name}, not in --help"
 
 
+def man_combinations(page):
+    """The lines of a man page's COMBINATIONS section (between .nf and .fi), as text."""
+    m = re.search(r"^\.SH COMBINATIONS\n.*?^\.nf\n(.*?)^\.fi$", page.read_text(), re.S | re.M)
+    return [roff_text(line).strip() for line in m.group(1).splitlines()] if m else []
+
+
+def test_help_and_man_page_list_the_same_combinations(memscope):
+    """Each command's man page lists the Combinations its --help lists, line for line, and a
+    command without any has no such section."""
+    for command in commands(memscope):
+        text = command_help(memscope, command)
+        m = re.search(r"^Combinations:\n((?:  .*\n)+)", text, re.M)
+        helped = [line.strip() for line in m.group(1).splitlines()] if m else []
+        page = MAN / f"memscope-{command}.1"
+        assert man_combinations(page) == helped, f"{page.name}'s COMBINATIONS differ from {command} --help"
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_option_in_help_is_accepted(memscope, command):
     prefix = [memscope] + ([command] if command else [])
@@ -137,7 +154,7 @@ def with_sample(flag, helped):
     return [flag, SAMPLE[arg]] if arg else [flag]
 
 
-@pytest.mark.parametrize("command", ["stat", "top", "record"])
+@pytest.mark.parametrize("command", ["stat", "top", "record", "report", "validate"])
 def test_combinations_in_help_are_refused(memscope, command):
     """Each rule --help lists is what the parser does: both of a "not together" pair,
     or an option without any it needs, is a usage error said in one line."""
@@ -162,6 +179,7 @@ def test_stat_combinations_keep_their_words(memscope):
     for argv, message in [
         (["-x,", "--json"], "memscope stat: -x and --json are two output forms; choose one\n"),
         (["--self-describing"], "memscope stat: --self-describing is a form of -x SEP or --json; give one of them\n"),
+        (["--interval-count", "2"], "memscope stat: --interval-count counts the lines of -I MS; give -I too\n"),
         (["--timeout", "5", "--replay", "/dev/null"],
          "memscope stat: --timeout ends a live run; --replay FILE is read to its end\n"),
         (["--control", "fd:0", "--input", "/dev/null"],
@@ -171,6 +189,34 @@ def test_stat_combinations_keep_their_words(memscope):
     ]:
         res = run([memscope, "stat"] + argv + ["--", "true"])
         assert (res.returncode, res.stderr) == (2, message), argv
+
+
+def test_report_and_validate_combinations_keep_their_words(memscope):
+    heatmap_alone = "--heatmap is a report of its own: give it alone (with --plot and a recording)\n"
+    for command, argv, message in [
+        ("report", ["--plot", "x.png"], "--plot and --node are options of the heat map: give --heatmap with them\n"),
+        ("report", ["--node", "1"], "--plot and --node are options of the heat map: give --heatmap with them\n"),
+        ("report", ["--heatmap", "--c2c"], heatmap_alone),
+        ("report", ["--heatmap", "-m", "mem.read_bw"], heatmap_alone),
+        # --format is checked by its value: text is as good as none.
+        ("report", ["--heatmap", "--format", "csv"], heatmap_alone),
+        ("report", ["--replay", "x.jsonl", "--samples"],
+         "--sort, --c2c and --samples read the samples of a recording; a --replay file has none\n"),
+        ("validate", ["--expect", "x.json"],
+         "--replay and --expect go together: the counts and what they should show\n"),
+        ("validate", ["--replay", "x.jsonl"],
+         "--replay and --expect go together: the counts and what they should show\n"),
+    ]:
+        res = run([memscope, command] + argv)
+        assert (res.returncode, res.stderr) == (2, f"memscope {command}: {message}"), argv
+
+
+def test_list_takes_the_last_of_its_modes(memscope):
+    """list's modes are rows that set one value: the last one given is what is listed."""
+    last = run([memscope, "list", "--libpfm", "--sources"])
+    alone = run([memscope, "list", "--sources"])
+    assert last.returncode == alone.returncode == 0, last.stderr
+    assert last.stdout == alone.stdout and last.stdout.startswith("SOURCE ")
 
 
 @pytest.mark.parametrize("argv,message", [

@@ -53,7 +53,7 @@ def test_record_a_command_then_replay_gives_the_recorded_totals(memscope, touchm
     rec = tmp_path / "touch.rec"
     res = record(memscope, rec, ["-I", "20", "--", touchmem, "200"])
     header, frames, others = read_recording(rec)
-    assert header["format"] == "memscope-recording" and header["version"] == 4
+    assert header["format"] == "memscope-recording" and header["version"] == 5
     assert header["interval_ns"] == 20_000_000
     assert f"wrote {len(frames)} frames" in res.stderr
     assert others[-1]["end"] == "the command exited" and others[-1]["frames"] == len(frames)
@@ -192,7 +192,8 @@ def test_sigint_and_sigterm_finish_the_file(memscope, tmp_path):
         proc.wait(timeout=10)
         assert proc.returncode == 0, proc.stderr.read()
         header, frames, others = read_recording(rec)
-        assert others[-1] == {"end": sig.name, "frames": len(frames)}
+        briefs = sum(len(o["brief"]) for o in others if "brief" in o)
+        assert others[-1] == {"end": sig.name, "frames": len(frames), "brief_series": briefs}
         _, res = stat_input(memscope, rec)
         assert "cut" not in res.stderr
 
@@ -496,7 +497,7 @@ def test_bad_recordings_are_precise_errors(memscope, tmp_path):
     lines = good.read_text().splitlines()
     cases = {
         "garbage.rec": (lines[0] + "\n" + "not json at all\n", "garbage.rec:2:"),
-        "version.rec": (lines[0].replace('"version":4', '"version":7') + "\n", "format version 7 is newer"),
+        "version.rec": (lines[0].replace('"version":5', '"version":7') + "\n", "format version 7 is newer"),
         "type.rec": (lines[0] + "\n" + '{"t":1,"d":1,"v":"lots"}\n', 'type.rec:2: "v" is a string'),
         "notrec.rec": ("hello world\n", "notrec.rec:1:"),
         "empty.rec": ("", "the file is empty"),

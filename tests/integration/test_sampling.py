@@ -121,7 +121,7 @@ def test_the_recording_keeps_what_perf_would_see(memscope, tmp_path):
     rec, _ = record(memscope, tmp_path, str(HOTARRAY), "8")
     lines = [json.loads(line) for line in rec.read_text().splitlines()]
     header = lines[0]
-    assert header["version"] == 4
+    assert header["version"] == 5
     ev = header["sampling"]["events"][0]
     assert ev["event"] == "page-faults" and ev["decode"] == "page-fault" and ev["period"] == 1, ev
     assert ev["callchain"] is True
@@ -352,3 +352,90 @@ def test_a_process_that_moves_to_another_cpu_keeps_its_mappings(memscope, tmp_pa
     pages = mib * 1024 * 1024 // PAGE
     lost = sum(n for why, n in j["lost"].items() if why != "throttled")
     assert pages <= top["samples"] + lost, (top, j["lost"])
+
+
+SAMPLE_CPU, SAMPLE_PERIOD, SAMPLE_DATA_SRC, SAMPLE_IDENTIFIER = 1 << 7, 1 << 8, 1 << 15, 1 << 16
+
+
+def test_page_fault_samples_carry_what_the_kernel_would_have_written(memscope, tmp_path):
+    """The fault path writes only what memscope cannot know without it: no CPU (each ring is one
+    CPU's), no period (fixed), no data source (a software event's is always "not available") and
+    no event id (one event). The recorded samples still carry them: the CPU the process was held
+    on, period 1, and the data source perf record -d reads for the same faults."""
+    if len(os.sched_getaffinity(0)) < 2 or not shutil.which("perf"):
+        pytest.skip("needs two CPUs and perf")
+    for cpu in sorted(os.sched_getaffinity(0))[:2]:
+        rec = tmp_path / f"cpu{cpu}.rec"
+        res = run(["taskset", "-c", str(cpu), memscope, "record", "--no-ctl", "--sample", "page-faults",
+                   "--no-callchain", "-o", str(rec), "--", str(HOTARRAY), "8"])
+        assert res.returncode == 0, res.stderr
+        lines = [json.loads(line) for line in rec.read_text().splitlines()]
+        ev = lines[0]["sampling"]["events"][0]
+        assert ev["sample_type"] & (SAMPLE_CPU | SAMPLE_PERIOD | SAMPLE_DATA_SRC | SAMPLE_IDENTIFIER) == 0, ev
+        samples = [r["s"] for r in lines if "s" in r]
+        assert len(samples) >= 8 * 1024 * 1024 // PAGE, len(samples)
+        assert {s[3] for s in samples} == {cpu}, {s[3] for s in samples}
+        assert {s[4] for s in samples} == {0} and {s[12] for s in samples} == {1}
+        data_src = {s[9] for s in samples}
+        perf_data = tmp_path / f"cpu{cpu}.data"
+        res = run(["taskset", "-c", str(cpu), "perf", "record", "-q", "-e", "page-faults", "-c", "1", "-d", "-o",
+                   str(perf_data), "--", str(HOTARRAY), "8"])
+        assert res.returncode == 0, res.stderr
+        res = run(["perf", "script", "-i", str(perf_data), "-F", "data_src"])
+        assert res.returncode == 0, res.stderr
+        theirs = {m.group(1).lstrip("0") for m in re.finditer(r"^\s*([0-9a-f]+) \|", res.stdout, re.M)}
+        assert theirs and data_src == theirs, (data_src, theirs)
+
+
+def test_two_sampled_events_are_told_apart_and_a_frequency_keeps_its_periods(memscope, tmp_path):
+    """Two events share each CPU's ring: their samples carry the event's id, and each event's
+    samples count its own faults. Sampled by frequency, the period of each sample is the kernel's."""
+    rec, _ = record(memscope, tmp_path, str(HOTARRAY), "8", sample="page-faults",
+                    options=("--sample", "minor-faults", "--no-callchain"))
+    lines = [json.loads(line) for line in rec.read_text().splitlines()]
+    assert all(e["sample_type"] & SAMPLE_IDENTIFIER for e in lines[0]["sampling"]["events"])
+    samples = [r["s"] for r in lines if "s" in r]
+    by_event = {e: sum(1 for s in samples if s[4] == e) for e in (0, 1)}
+    assert min(by_event.values()) >= 8 * 1024 * 1024 // PAGE, by_event
+    assert abs(by_event[0] - by_event[1]) <= 2, by_event
+    rec, _ = record(memscope, tmp_path, str(HOTARRAY), "8", options=("-F", "2000", "--no-callchain"), name="f.rec")
+    lines = [json.loads(line) for line in rec.read_text().splitlines()]
+    assert lines[0]["sampling"]["events"][0]["sample_type"] & SAMPLE_PERIOD
+    periods = [r["s"][12] for r in lines if "s" in r]
+    assert periods and len(set(periods)) > 1, periods[:20]
+
+
+def test_the_frames_page_faults_are_the_sampling_events_own_count(memscope, tmp_path):
+    """With page faults sampled, the frames' page-faults counter is read from the sampling event (it
+    counts every fault, sampled or not): no second page-fault event in the process's fault path.
+    The counts stay perf stat's, every 4th fault sampled too."""
+    if not shutil.which("strace") or not shutil.which("perf"):
+        pytest.skip("needs strace and perf")
+    res = run(["perf", "stat", "-x,", "-e", "page-faults", "--", str(HOTARRAY), "32"])
+    assert res.returncode == 0, res.stderr
+    perf_count = int(next(line for line in res.stderr.splitlines() if "page-faults" in line).split(",")[0])
+    ncpus = len(os.sched_getaffinity(0))
+    # LeakSanitizer cannot run under ptrace: a sanitizer build is traced without it.
+    env = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    for period in ("1", "4"):
+        rec = tmp_path / f"c{period}.rec"
+        trace = tmp_path / f"c{period}.strace"
+        res = run(["strace", "-f", "-e", "trace=perf_event_open", "-o", str(trace), memscope, "record", "--no-ctl",
+                   "--sample", "page-faults", "-c", period, "--no-callchain", "-I", "10", "-o", str(rec), "--",
+                   str(HOTARRAY), "32"], env=env)
+        assert res.returncode == 0, res.stderr
+        opened = [line for line in trace.read_text().splitlines()
+                  if "config=PERF_COUNT_SW_PAGE_FAULTS," in line and not re.search(r"= -1 ", line)]
+        # One sampling event per CPU, and no counting one (sample_period=0).
+        assert len(opened) == os.cpu_count() or len(opened) == ncpus, opened
+        assert not [line for line in opened if "sample_period=0," in line], opened
+        lines = [json.loads(line) for line in rec.read_text().splitlines()]
+        names = [s["name"] for s in lines[0]["series"]]
+        faults, taken = names.index("page-faults"), names.index("sample:page-faults")
+        frames = [r for r in lines if "v" in r]
+        counted = sum(f["v"][faults] for f in frames)
+        sampled = sum(f["v"][taken] for f in frames)
+        assert len(frames) > 1, len(frames)
+        # The workload's own faults, as perf stat counts them (a run differs by a few).
+        assert abs(counted - perf_count) <= max(16, perf_count // 100), (counted, perf_count)
+        assert counted // int(period) - 2 <= sampled <= counted // int(period) + 2, (counted, sampled, period)

@@ -6,8 +6,14 @@ one byte in every page of the hot one only; with --reuse it then mallocs, touche
 uprobes through BPF: they need the privileges the BPF source needs.
 """
 import json
+import pathlib
 import re
 import resource
+import shutil
+import subprocess
+import time
+
+import pytest
 
 from conftest import BUILD, ROOT, run
 from stat_output import counter_output
@@ -149,3 +155,56 @@ def test_allocations_do_not_wake_memscope_one_by_one(memscope, tmp_path):
     assert len(allocs) == pairs and len(frees) >= pairs, (len(allocs), len(frees))
     switches = after.ru_nvcsw - before.ru_nvcsw
     assert switches < pairs / 10, switches
+
+
+def test_an_allocating_call_is_kept_in_its_threads_storage_not_a_hash_map(memscope, tmp_path):
+    """What a recorded call costs the process beyond the uprobe traps: its size is kept in the
+    thread's task storage from entry to return (no hash map update and delete per call), and the
+    call's return address is the return probe's instruction pointer (no read of the user stack).
+    The maps of the loaded probes say so; the churn's allocations all name the one call site."""
+    bpftool = shutil.which("bpftool") or next((p for p in ("/usr/sbin/bpftool", "/sbin/bpftool")
+                                                if pathlib.Path(p).exists()), None)
+    if not bpftool:
+        pytest.skip("bpftool is not installed")
+    rec = tmp_path / "churn.rec"
+    proc = subprocess.Popen([memscope, "record", "--no-ctl", "--sample", "page-faults", "--alloc", "-o", str(rec),
+                             "--", str(HEAPARRAYS), "--churn", "100000", "65536"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    maps = None
+    try:
+        deadline = time.monotonic() + 60
+        while maps is None and time.monotonic() < deadline and proc.poll() is None:
+            # The BPF programs memscope holds open (its descriptors' fdinfo names them).
+            prog_ids = set()
+            for info in pathlib.Path(f"/proc/{proc.pid}/fdinfo").glob("*"):
+                try:
+                    found = re.search(r"^prog_id:\s+(\d+)", info.read_text(), re.M)
+                except OSError:
+                    continue
+                if found:
+                    prog_ids.add(found.group(1))
+            for prog_id in prog_ids:
+                shown = subprocess.run([bpftool, "prog", "show", "id", prog_id, "--json"], capture_output=True,
+                                       text=True)
+                prog = json.loads(shown.stdout) if shown.returncode == 0 else {}
+                if prog.get("name") != "malloc_enter":
+                    continue
+                maps = {}
+                for map_id in prog.get("map_ids", []):
+                    m = json.loads(subprocess.run([bpftool, "map", "show", "id", str(map_id), "--json"],
+                                                  capture_output=True, text=True, check=True).stdout)
+                    maps[m.get("name", "")] = m["type"]
+            time.sleep(0.05)
+        _, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert maps, "memscope's malloc_enter program was not seen while it ran"
+    assert maps.get("calls") == "task_storage", maps
+    assert "hash" not in maps.values(), maps
+    allocs = [json.loads(line)["alloc"] for line in rec.read_text().splitlines() if line.startswith('{"alloc"')]
+    churned = [a for a in allocs if a[4] == 65536]
+    assert len(churned) == 100000, len(churned)
+    assert len({a[5] for a in churned}) == 1, {a[5] for a in churned}

@@ -112,6 +112,16 @@ def cxl_replay(path):
     ]) + "\n")
 
 
+def recorded_cxl_replay(memscope, tmp_path, metrics):
+    """cxl_replay's two intervals recorded on the CXL machine with these metrics: the recording."""
+    replay, rec = tmp_path / "cxl.jsonl", tmp_path / "cxl.rec"
+    cxl_replay(replay)
+    res = run([memscope, "record", "-o", str(rec), "--replay", str(replay), "-m", metrics],
+              env=fixture_env("sapphire-rapids-cxl-2s"))
+    assert res.returncode == 0, res.stderr
+    return rec
+
+
 def test_a_cxl_machines_tier_statistics_replayed(memscope, tmp_path):
     replay = tmp_path / "cxl.jsonl"
     cxl_replay(replay)
@@ -251,13 +261,8 @@ def test_numa_maps_bytes_needs_named_processes(memscope):
 def test_numa_balance_report_says_why_pages_are_remote(memscope, tmp_path):
     """report --lua numa_balance.lua over the CXL machine's recorded statistics: the tier rows
     are the hand-computed sums, and the demotions are given as a reason for remote pages."""
-    replay, rec = tmp_path / "cxl.jsonl", tmp_path / "cxl.rec"
-    cxl_replay(replay)
-    metrics = ("tier.promoted_pages,tier.promote_candidates,tier.demoted_pages,tier.demoted_pages_direct,"
-               "tier.demoted_pages_kswapd,numa.used_bytes,numa.anon_bytes")
-    res = run([memscope, "record", "-o", str(rec), "--replay", str(replay), "-m", metrics],
-              env=fixture_env("sapphire-rapids-cxl-2s"))
-    assert res.returncode == 0, res.stderr
+    rec = recorded_cxl_replay(memscope, tmp_path, "tier.promoted_pages,tier.promote_candidates,tier.demoted_pages,"
+                              "tier.demoted_pages_direct,tier.demoted_pages_kswapd,numa.used_bytes,numa.anon_bytes")
     res = run([memscope, "report", "--lua", "numa_balance.lua", str(rec)])
     assert res.returncode == 0, res.stderr
     rows = {line[:51].strip(): line[51:].split()[:2] for line in res.stdout.splitlines() if line.startswith("  ")}

@@ -553,8 +553,8 @@ def test_screen_shows_a_workload_sorts_pauses_and_quits(memscope, touchmem, tmux
         assert faults == sorted(faults, reverse=True)
         assert own_row(lines)["COMMAND"] == "touchmem"
 
-        # s: the next columns; COMMAND is 6 presses after FAULTS/s.
-        t.keys("s", "s", "s", "s", "s", "s")
+        # s: the next columns; COMMAND is 8 presses after FAULTS/s.
+        t.keys("s", "s", "s", "s", "s", "s", "s", "s")
         lines = t.wait_for(lambda ls: "sort: COMMAND" in status_line(ls))
         rows = process_rows(lines)
         names = [r["COMMAND"] for r in rows]
@@ -657,7 +657,8 @@ def test_screen_shows_lua_columns_and_their_help(memscope, touchmem, tmux, tmp_p
     (tmp_path / "columns.lua").write_text(COLUMNS_LUA)
     work = subprocess.Popen([touchmem, "32", "--repeat", "100000"])
     try:
-        t = tmux(f"{memscope} top -I 250 --lua {tmp_path / 'columns.lua'}")
+        # Tall enough for the help's every section (its Lua columns are last).
+        t = tmux(f"{memscope} top -I 250 --lua {tmp_path / 'columns.lua'}", height=56)
 
         def lua_rows(lines):
             for i, line in enumerate(lines):
@@ -1056,20 +1057,20 @@ def test_batch_node_memory_and_tiers_are_the_kernels(memscope):
         assert node0["PROMO/s"] != "n/a" and node0["DEMO/s"] != "n/a"
 
 
+def recorded_cxl(memscope, tmp_path):
+    """test_tiers.py's hand-computed CXL replay, recorded with what top shows of tiers and nodes."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from test_tiers import recorded_cxl_replay
+
+    return recorded_cxl_replay(memscope, tmp_path, "tier.promoted_pages,tier.promote_candidates,"
+                               "tier.demoted_pages,numa.used_bytes,numa.anon_bytes")
+
+
 def test_replayed_cxl_recording_shows_promotion_and_demotion_per_node(memscope, tmp_path):
     """A CXL machine's replayed statistics (tests/integration/test_tiers.py, hand-computed
     there), recorded and shown by top --input: rates per second of each frame, bytes as given."""
-    import sys
-    sys.path.insert(0, str(pathlib.Path(__file__).parent))
-    from conftest import fixture_env
-    from test_tiers import cxl_replay
-
-    replay, rec = tmp_path / "cxl.jsonl", tmp_path / "cxl.rec"
-    cxl_replay(replay)
-    metrics = "tier.promoted_pages,tier.promote_candidates,tier.demoted_pages,numa.used_bytes,numa.anon_bytes"
-    res = run([memscope, "record", "-o", str(rec), "--replay", str(replay), "-m", metrics],
-              env=fixture_env("sapphire-rapids-cxl-2s"))
-    assert res.returncode == 0, res.stderr
+    rec = recorded_cxl(memscope, tmp_path)
     res = run([memscope, "top", "-b", "--input", str(rec)])
     assert res.returncode == 0, res.stderr
     first, second = parse_batch(res.stdout)
@@ -1088,17 +1089,7 @@ def test_replayed_cxl_recording_shows_promotion_and_demotion_per_node(memscope, 
 def test_per_tier_rows_of_a_replayed_cxl_recording(memscope, tmp_path):
     """top --per-tier: one row per memory tier, each the sum of its nodes (tier 4: DDR nodes 0-1,
     tier 40: CXL nodes 2-3), from the same hand-computed replay as above."""
-    import sys
-    sys.path.insert(0, str(pathlib.Path(__file__).parent))
-    from conftest import fixture_env
-    from test_tiers import cxl_replay
-
-    replay, rec = tmp_path / "cxl.jsonl", tmp_path / "cxl.rec"
-    cxl_replay(replay)
-    metrics = "tier.promoted_pages,tier.promote_candidates,tier.demoted_pages,numa.used_bytes,numa.anon_bytes"
-    res = run([memscope, "record", "-o", str(rec), "--replay", str(replay), "-m", metrics],
-              env=fixture_env("sapphire-rapids-cxl-2s"))
-    assert res.returncode == 0, res.stderr
+    rec = recorded_cxl(memscope, tmp_path)
     res = run([memscope, "top", "-b", "--per-tier", "--input", str(rec)])
     assert res.returncode == 0, res.stderr
     first, second = parse_batch(res.stdout)

@@ -10,16 +10,11 @@ import statistics
 import subprocess
 import time
 
+from proc_status import status_kib
+
 SECONDS = 120
 WINDOW = 20          # seconds compared at the start and at the end
 RATE = 200           # processes forked a second
-
-
-def rss_kib(pid):
-    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no VmRSS for {pid}")
 
 
 def cpu_ticks(pid):
@@ -47,7 +42,7 @@ def test_soak_with_fork_churn(memscope, build_dir, tmp_path):
         while proc.poll() is None and time.monotonic() - start < SECONDS - 10:
             time.sleep(5)
             if proc.poll() is None:
-                samples.append((time.monotonic() - start, rss_kib(proc.pid), fds(proc.pid), cpu_ticks(proc.pid)))
+                samples.append((time.monotonic() - start, status_kib(proc.pid, "VmRSS"), fds(proc.pid), cpu_ticks(proc.pid)))
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -66,6 +61,9 @@ def test_soak_with_fork_churn(memscope, build_dir, tmp_path):
             series += len(record["series"])
         elif "retire" in record:
             retired += len(record["retire"])
+        elif "brief" in record:   # a process's whole life in one frame (format 5): added and retired
+            series += len(record["brief"])
+            retired += len(record["brief"])
     end = frames[-1][0]
     first = sum(1 for t, _ in frames if 2 <= t < 2 + WINDOW) / WINDOW
     last = sum(1 for t, _ in frames if end - 2 - WINDOW <= t < end - 2) / WINDOW

@@ -111,7 +111,7 @@ static int measure_open(struct measure *m, const struct host *host, struct bpf_s
 			const char *const *names, int nr_names, struct ms_error *err)
 {
 	memset(m, 0, sizeof(*m));
-	if (bpf_source_create(&m->src, host, opt, names, nr_names, err) < 0)
+	if (bpf_source_init(&m->src, host, opt, names, nr_names, err) < 0)
 		return -1;
 	if (m->src.ops->open(&m->src, &m->table, err) < 0 || m->src.ops->enable(&m->src, err) < 0 ||
 	    frame_init(&m->frame, m->table.nr) < 0)
@@ -771,7 +771,7 @@ static void test_missing_btf(const struct host *host)
 	struct source src;
 	struct ms_error err;
 
-	CHECK_EQ_INT(bpf_source_create(&src, host, &opt, NULL, 0, &err), -1);
+	CHECK_EQ_INT(bpf_source_init(&src, host, &opt, NULL, 0, &err), -1);
 	CHECK_CONTAINS(err.text, "no kernel BTF at /nonexistent/vmlinux");
 	CHECK_CONTAINS(err.text, "CONFIG_DEBUG_INFO_BTF");
 	CHECK_CONTAINS(err.text, "other sources (perf events, procfs) keep running");
@@ -822,7 +822,7 @@ static void test_no_permission(const struct host *host)
 		close(fds[0]);
 		if (cap_set_proc(none) < 0)
 			_exit(3);
-		if (bpf_source_create(&src, host, &opt, NULL, 0, &err) == 0)
+		if (bpf_source_init(&src, host, &opt, NULL, 0, &err) == 0)
 			_exit(4);
 		if (write(fds[1], err.text, strlen(err.text)) < 0)
 			_exit(5);

@@ -94,6 +94,7 @@ struct dest_values {
 	int width;
 	const char *name;
 	int color;
+	int mode;
 };
 
 static const struct cli_option dest_options[] = {
@@ -108,6 +109,8 @@ static const struct cli_option dest_options[] = {
 	{ OPT_OLD, "old", NULL, "changes nothing", CLI_COMPLETE_NONE, NULL, 0, CLI_ACCEPTED },
 	{ 'N', "no-color", NULL, "no color", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_CLEAR(0, struct dest_values, color_ok) },
 	{ 'e', "events", "LIST", "events", CLI_COMPLETE_EVENTS, NULL, 0 },
+	{ 'f', "fast", NULL, "fast mode", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_SET(0, struct dest_values, mode, 7) },
+	{ 's', "slow", NULL, "slow mode", CLI_COMPLETE_NONE, NULL, 0, CLI_TO_SET(0, struct dest_values, mode, 9) },
 	{ 0 },
 };
 
@@ -166,6 +169,8 @@ static void test_destinations(void)
 	char *both[] = { "dest", "-v", "--quiet", NULL };
 	char *alone[] = { "dest", "--lines", "3", NULL };
 	char *quiet[] = { "dest", "--quiet", "--lines", "3", "-e", "b", NULL };
+	char *modes[] = { "dest", "--slow", "-f", NULL };
+	char *slow[] = { "dest", "-f", "--slow", NULL };
 
 	CHECK_EQ_INT(parse_dest(&v, &s, all, &status, err, sizeof(err)), 13);
 	CHECK_EQ_INT(status, 0);
@@ -183,6 +188,13 @@ static void test_destinations(void)
 	CHECK(v.color_ok);
 	CHECK(v.quiet);
 	CHECK_EQ_INT(v.lines, 3);
+	CHECK_EQ_INT(v.mode, 0);
+	/* A mode row sets its value; the last one given wins. */
+	CHECK_EQ_INT(parse_dest(&v, &s, modes, &status, err, sizeof(err)), 3);
+	CHECK_EQ_INT(v.mode, 7);
+	CHECK_EQ_INT(parse_dest(&v, &s, slow, &status, err, sizeof(err)), 3);
+	CHECK_EQ_INT(v.mode, 9);
+	CHECK_EQ_STR(s.log, "");
 
 	CHECK_EQ_INT(parse_dest(&v, &s, big, &status, err, sizeof(err)), -1);
 	CHECK_EQ_INT(status, EXIT_USAGE);

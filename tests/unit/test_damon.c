@@ -16,9 +16,12 @@
 #include "host/damon_admin.h"
 #include "host/damon_monitor.h"
 #include "metrics/damon_hot_share.h"
+#include "sources/damon/damon_follow.h"
+#include "sources/damon/damon_pages.h"
 #include "sources/damon/damon_regions.h"
 
 #define MiB (1024ull * 1024ull)
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct damon_classes classes = {
 	.sample_us = 500000, .aggr_us = 5000000, .addr_unit = 1,
@@ -303,6 +306,7 @@ static void make_kdamond_tree(const char *root, const char *nr)
 		"0/contexts/0/monitoring_attrs/intervals/update_us", "0/contexts/0/monitoring_attrs/nr_regions/min",
 		"0/contexts/0/monitoring_attrs/nr_regions/max", "0/contexts/0/targets/nr_targets",
 		"0/contexts/0/targets/0/pid_target", "0/contexts/0/targets/1/pid_target",
+		"0/contexts/0/targets/2/pid_target",
 	};
 	char path[512];
 
@@ -418,6 +422,60 @@ static void test_admin(void)
 	} else {
 		CHECK_FAIL("no marker %s", path);
 	}
+	/* A command's children as targets: nr_targets, every pid_target (the
+	 * kernel rebuilds the target directories), then commit to the running
+	 * kdamond's state file. */
+	{
+		pid_t three[] = { 1234, 7001, 7002 }, two[] = { 7001, 7002 };
+
+		CHECK_EQ_INT(damon_admin_set_targets(&a, three, 3, &err), 0);
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/nr_targets"), "3");
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/0/pid_target"), "1234");
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/1/pid_target"), "7001");
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/2/pid_target"), "7002");
+		CHECK_EQ_STR(kd_file(root, "0/state"), "commit");
+		/* The command exited: its children move down, written again. */
+		tree_write(root, KD "/0/state", "on\n");
+		CHECK_EQ_INT(damon_admin_set_targets(&a, two, 2, &err), 0);
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/nr_targets"), "2");
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/0/pid_target"), "7001");
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/1/pid_target"), "7002");
+		CHECK_EQ_STR(kd_file(root, "0/state"), "commit");
+		/* A target directory the kernel did not make (here: missing):
+		 * refused, naming the file, and no commit. */
+		tree_write(root, KD "/0/state", "on\n");
+		{
+			pid_t four[] = { 1, 2, 3, 4 };
+
+			CHECK_EQ_INT(damon_admin_set_targets(&a, four, 4, &err), -1);
+			CHECK_CONTAINS(err.text, "kdamonds/0/contexts/0/targets/3/pid_target");
+			CHECK_EQ_STR(kd_file(root, "0/state"), "on\n");
+		}
+		CHECK_EQ_INT(damon_admin_set_targets(&a, two, 0, &err), -1);
+		CHECK_CONTAINS(err.text, "no running kdamond");
+	}
+	/* The same writes from the follower's thread: one list at a time, its
+	 * answer the list the kernel took. */
+	{
+		struct damon_follow follower;
+		pid_t three[] = { 1234, 7001, 7002 }, got[DAMON_FOLLOW_MAX_TARGETS];
+		int nr = 0, rc = 0;
+
+		tree_write(root, KD "/0/state", "on\n");
+		CHECK_EQ_INT(damon_follow_start(&follower, &a, &err), 0);
+		CHECK(damon_follow_ask(&follower, three, 3));
+		for (int i = 0; i < 200 && (rc = damon_follow_answer(&follower, got, &nr, &err)) == 0; i++)
+			nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+		CHECK_EQ_INT(rc, 1);
+		CHECK_EQ_INT(nr, 3);
+		CHECK_EQ_INT(got[2], 7002);
+		CHECK_EQ_STR(kd_file(root, "0/contexts/0/targets/2/pid_target"), "7002");
+		CHECK_EQ_STR(kd_file(root, "0/state"), "commit");
+		CHECK_EQ_INT(damon_follow_answer(&follower, got, &nr, &err), 0);   /* told once */
+		damon_follow_stop(&follower);
+		damon_follow_stop(&follower);   /* twice: nothing */
+	}
+
 	/* Stop: state off, nr_kdamonds 0, the marker gone, the watchdog ended
 	 * (reaped: waitpid finds no child left). */
 	damon_admin_stop(&a);
@@ -503,6 +561,40 @@ static void test_admin(void)
 		}
 		CHECK_EQ_STR(text, "untouched\n");
 	}
+	tree_remove(root);
+}
+
+/* A command's children from /proc/PID/task/TID/children (of every thread,
+ * each once, up to the cap) and which of them still have an address space. */
+static void test_children(void)
+{
+	char root[4096], proc[4200];
+	pid_t out[4] = { 200 };
+	int nr = 1;
+
+	tree_new(root, sizeof(root));
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	tree_write(root, "proc/100/task/100/children", "200 201 ");
+	tree_write(root, "proc/100/task/101/children", "202 201 ");
+	tree_write(root, "proc/100/task/102/children", "");
+	tree_write(root, "proc/200/stat", "200 (python3) S 100 200 ...\n");
+	tree_write(root, "proc/201/stat", "201 (a) Z b) S 100 ...\n");   /* a name with ") Z": still running */
+	tree_write(root, "proc/202/stat", "202 (sh) Z 100 202 ...\n");
+	/* 200 is listed already: 201 and 202 are added, 201 once. */
+	CHECK_EQ_INT(damon_children(proc, 100, out, &nr, 4), 2);
+	CHECK_EQ_INT(nr, 3);
+	CHECK_EQ_INT(out[0], 200);
+	CHECK((out[1] == 201 && out[2] == 202) || (out[1] == 202 && out[2] == 201));
+	/* The cap holds. */
+	nr = 3;
+	out[0] = 1, out[1] = 2, out[2] = 3;
+	CHECK_EQ_INT(damon_children(proc, 100, out, &nr, 4), 1);
+	CHECK_EQ_INT(nr, 4);
+	CHECK_EQ_INT(damon_children(proc, 999, out, &nr, 4), 0);   /* gone */
+	CHECK(damon_process_alive(proc, 200));
+	CHECK(damon_process_alive(proc, 201));
+	CHECK(!damon_process_alive(proc, 202));   /* a zombie has no memory to monitor */
+	CHECK(!damon_process_alive(proc, 203));
 	tree_remove(root);
 }
 
@@ -625,6 +717,102 @@ static void test_hot_share(void)
 	damon_hot_share_free(&h);
 }
 
+/* A process's pagemap entries joined with one aggregation's physical
+ * regions (4 KiB pages, 10 samples an aggregation, hot >= 50%, cold: idle
+ * for 60 s), bytes counted by hand. */
+static void test_page_join(void)
+{
+	struct phys_range ranges[] = { { 0, 256 * MiB, 0 }, { 384 * MiB, 640 * MiB, 1 } };
+	struct phys_node_map map = { ranges, 2 };
+	const struct damon_phys_region regions[] = {
+		{ 0, 64 * MiB, 8, 1 },             /* 80%: hot */
+		{ 64 * MiB, 128 * MiB, 0, 20 },    /* idle 20 x 5 s = 100 s: cold */
+		{ 128 * MiB, 192 * MiB, 2, 3 },    /* 20%: accessed, neither */
+		{ 400 * MiB, 464 * MiB, 10, 1 },   /* 100% on node 1: hot */
+	};
+	const uint64_t P = DAMON_PAGEMAP_PRESENT, page = 4096, r1 = 64 * MiB / page, r2 = 128 * MiB / page;
+	const uint64_t entries[] = {
+		P | 1, P | 2, P | 3,               /* three frames in a row in region 0 */
+		1ull << 62,                        /* swapped out: not present */
+		P | r1,                            /* region 1 */
+		P | (r2 - 1), P | r2,              /* consecutive frames across the boundary of regions 1 and 2 */
+		P | (300 * MiB / page),            /* in no region (node 0's gap above 192 MiB) */
+		P | (400 * MiB / page), P | (400 * MiB / page + 1),   /* region 3, node 1 */
+	};
+	const uint64_t hidden[] = { P, P, 0 };
+	int nodes[] = { 0, 1 };
+	struct damon_tally t;
+	struct damon_page_join j;
+
+	CHECK_EQ_INT(damon_phys_region_find(regions, 4, 0), 0);
+	CHECK_EQ_INT(damon_phys_region_find(regions, 4, 64 * MiB - 1), 0);
+	CHECK_EQ_INT(damon_phys_region_find(regions, 4, 64 * MiB), 1);
+	CHECK_EQ_INT(damon_phys_region_find(regions, 4, 192 * MiB), -1);
+	CHECK_EQ_INT(damon_phys_region_find(regions, 4, 464 * MiB - 1), 3);
+	CHECK_EQ_INT(damon_phys_region_find(regions, 4, 464 * MiB), -1);
+	CHECK_EQ_INT(damon_tally_init(&t, 2, nodes), 0);
+	damon_page_join_begin(&j);
+	/* In two calls, cut inside the run of region 0. */
+	damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries, 2, page, 0);
+	damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries + 2, ARRAY_LEN(entries) - 2, page,
+			    2 * page);
+	damon_page_join_end(&j, &t, &map, &classes, regions);
+	CHECK_EQ_U64(j.present, 9);
+	CHECK_EQ_U64(j.placed, 8);
+	CHECK_EQ_U64(j.zero_pfn, 0);
+	CHECK(!damon_page_join_hidden(&j));
+	/* Node 0: 3 pages hot (region 0) + 1 accessed (region 2); 2 cold (region 1). */
+	CHECK_EQ_U64(t.accessed[0], 4 * page);
+	CHECK_EQ_U64(t.hot[0], 3 * page);
+	CHECK_EQ_U64(t.cold[0], 2 * page);
+	CHECK_EQ_U64(t.accessed[1], 2 * page);
+	CHECK_EQ_U64(t.hot[1], 2 * page);
+	CHECK_EQ_U64(t.cold[1], 0);
+	CHECK_EQ_U64(t.unplaced, 0);
+	/* The virtual runs (the pages at 1 GiB on): a run breaks where pages are
+	 * missing, not in a region, or in a region of another count or age. */
+	{
+		struct damon_vrun runs[8];
+		const uint64_t va = 1ull << 30;
+
+		damon_tally_clear(&t);
+		damon_page_join_begin(&j);
+		j.vruns = runs;
+		j.cap_vruns = 8;
+		damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries, ARRAY_LEN(entries), page, va);
+		damon_page_join_end(&j, &t, &map, &classes, regions);
+		CHECK_EQ_INT(j.nr_vruns, 4);
+		CHECK(!j.overflow);
+		CHECK_EQ_U64(runs[0].start, va);
+		CHECK_EQ_U64(runs[0].end, va + 3 * page);
+		CHECK_EQ_INT(runs[0].nr_accesses, 8);
+		CHECK_EQ_U64(runs[0].nodes, 1);
+		CHECK_EQ_U64(runs[1].start, va + 4 * page);   /* page 3 swapped out */
+		CHECK_EQ_U64(runs[1].end, va + 6 * page);     /* two frames far apart, one region */
+		CHECK_EQ_INT(runs[1].age, 20);
+		CHECK_EQ_U64(runs[2].start, va + 6 * page);
+		CHECK_EQ_U64(runs[2].end, va + 7 * page);
+		CHECK_EQ_INT(runs[2].nr_accesses, 2);
+		CHECK_EQ_U64(runs[3].start, va + 8 * page);   /* page 7 in no region */
+		CHECK_EQ_U64(runs[3].end, va + 10 * page);
+		CHECK_EQ_U64(runs[3].nodes, 2);
+		/* No room: said, never a part handed over as the whole. */
+		damon_page_join_begin(&j);
+		j.vruns = runs;
+		j.cap_vruns = 2;
+		damon_page_join_add(&j, &t, &map, &classes, regions, 4, entries, ARRAY_LEN(entries), page, va);
+		CHECK(j.overflow);
+	}
+	/* Frames hidden (no CAP_SYS_ADMIN): present, all 0: nothing counted, and said. */
+	damon_tally_clear(&t);
+	damon_page_join_begin(&j);
+	damon_page_join_add(&j, &t, &map, &classes, regions, 4, hidden, ARRAY_LEN(hidden), page, 0);
+	damon_page_join_end(&j, &t, &map, &classes, regions);
+	CHECK(damon_page_join_hidden(&j));
+	CHECK_EQ_U64(t.accessed[0] + t.hot[0] + t.cold[0], 0);
+	damon_tally_free(&t);
+}
+
 int main(void)
 {
 	char root[4096];
@@ -643,8 +831,10 @@ int main(void)
 	test_record();
 	test_monitor();
 	test_admin();
+	test_children();
 	test_gauge_total();
 	test_gauge_cells();
 	test_hot_share();
+	test_page_join();
 	return check_summary("damon");
 }

@@ -90,7 +90,7 @@ static int rig_run_quiet(struct rig *r, const char *machine, const char *metrics
 	tree_new(r->dir, sizeof(r->dir));
 	tree_write(r->dir, "replay.jsonl", replay);
 	snprintf(catalog_dir, sizeof(catalog_dir), "%s/replay.jsonl", r->dir);
-	if (replay_source_create(&r->src, &r->host, r->plan, catalog_dir, &r->err) ||
+	if (replay_source_init(&r->src, &r->host, r->plan, catalog_dir, &r->err) ||
 	    r->src.ops->open(&r->src, &r->table, &r->err) || frame_init(&r->frame, r->table.nr) ||
 	    metric_engine_new(r->plan, &r->host, &r->table, &r->engine, &r->err))
 		goto fail;
@@ -786,6 +786,11 @@ static void test_bpf_replay_per_node(void)
 		/* a fault count has no node: shown as not counted there, never as 0 */
 		CHECK_INVALID(&r, "proc.faults", SCOPE_NODE, 0);
 		CHECK_CONTAINS(get(&r, "proc.faults", SCOPE_NODE, 0)->why, "no counter of this metric belongs");
+		/* ... with the code a page decides on (it drops the column), not the words */
+		CHECK_EQ_INT(get(&r, "proc.faults", SCOPE_NODE, 0)->why_code, METRIC_WHY_NOT_IN_SCOPE);
+		CHECK_INVALID(&r, "proc.offcpu_ratio", SCOPE_NODE, 0);
+		CHECK_EQ_INT(get(&r, "proc.offcpu_ratio", SCOPE_NODE, 0)->why_code, METRIC_WHY_NOT_IN_SCOPE);
+		CHECK_EQ_INT(get(&r, "proc.faults", SCOPE_SYSTEM, -1)->why_code, METRIC_WHY_OTHER);
 		/* 250000 / (750000 + 250000) */
 		CHECK_METRIC(&r, "proc.offcpu_ratio", SCOPE_SYSTEM, -1, 0.25);
 		CHECK_METRIC(&r, "proc.migrations_cross_node", SCOPE_SYSTEM, -1, 7.0);

@@ -399,8 +399,8 @@ static void bad_inputs(void)
 	expect_error("hello\n", "bad.rec:1:5: not JSON");
 	expect_error("[1,2]\n", "bad.rec:1: the line is an array");
 	expect_error("{\"format\":\"memscope-replay\",\"version\":1}\n", "use --replay");
-	expect_error("{\"format\":\"memscope-recording\",\"version\":5,\"memscope\":\"9\"}\n",
-		     "format version 5 is newer than this memscope reads (up to 4)");
+	expect_error("{\"format\":\"memscope-recording\",\"version\":6,\"memscope\":\"9\"}\n",
+		     "format version 6 is newer than this memscope reads (up to 5)");
 	expect_error("{\"format\":\"memscope-recording\",\"version\":\"1\"}\n", "\"version\" is a string");
 	expect_error("{\"format\":\"memscope-recording\",\"version\":1,\"memscope\":\"0.1.0\",\"interval_ns\":-5,"
 		     "\"series\":[]}\n", "\"interval_ns\" is negative");

@@ -236,7 +236,7 @@ static void test_queue_order(void)
 		CHECK_EQ_U64(merged, 5);
 	}
 	sample_batch_unref(b2);
-	sink_queue_destroy(&q);
+	sink_queue_fini(&q);
 	frame_free(&f);
 	series_table_free(&t);
 	free(s);

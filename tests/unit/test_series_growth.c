@@ -333,13 +333,173 @@ static void record_and_replay(const char *name)
 
 	/* Replayed through the recording source: the same frames and changes. */
 	memset(&run, 0, sizeof(run));
-	CHECK_EQ_INT(recording_source_create(&replayed, path, &err), 0);
+	CHECK_EQ_INT(recording_source_init(&replayed, path, &err), 0);
 	CHECK_EQ_INT(sampler_open(&s, &replayed, 1, &err), 0);
 	run.sampler = &s;
 	CHECK_EQ_INT(sampler_run(&s, &target, 0, on_frame, &run, &err), 0);
 	check_run(&run, "replayed");
 	CHECK(recording_source_error(&replayed) == NULL);
 	sampler_close(&s);
+}
+
+/* Processes whose whole life is one frame (format v5): frame k = 1, 2, 4
+ * starts and ends pid 100+k, written as "brief" series with their value;
+ * frame 3's process was multiplexed (times of its own), so it gets a place
+ * of its own in the file (series and retire records). pid 50 lives throughout. */
+struct flash {
+	struct series_table *table;
+	int frame, total, longer;
+};
+
+static int flash_open(struct source *src, struct series_table *table, struct ms_error *err)
+{
+	struct flash *c = src->priv;
+
+	c->table = table;
+	src->first = table->nr;
+	src->count = 1;
+	c->total = series_table_add(table, "proc.faults", "", 1.0, SERIES_COUNTER, NULL);
+	return c->total < 0 ? -1 : 0;
+}
+
+static int flash_sample(struct source *src, struct frame *f)
+{
+	struct flash *c = src->priv;
+	struct series_labels l;
+	int k = c->frame++, brief = -1;
+
+	if (k == 0) {
+		labels_of(&l, 50, "long");
+		c->longer = series_table_add_live(c->table, "proc.faults", "", 1.0, SERIES_COUNTER, &l);
+	}
+	if (k >= 1 && k <= 4) {
+		labels_of(&l, 100 + k, "flash");
+		brief = series_table_add_live(c->table, "proc.faults", "", 1.0, SERIES_COUNTER, &l);
+	}
+	frame_fit(f, c->table->nr);
+	put(f, c->total, 1000u * (unsigned)k);
+	put(f, c->longer, 7u * (unsigned)k);
+	if (brief >= 0) {
+		put(f, brief, 10u * (unsigned)k + 5);
+		if (k == 3)
+			f->samples[brief].running_ns = 500;
+		series_table_retire(c->table, brief);
+	}
+	f->time_ns = (uint64_t)(k + 1) * 1000;
+	f->interval_ns = 1000;
+	src->finished = k == 5;
+	return 0;
+}
+
+static const struct source_ops flash_ops = {
+	.name = "flash", .open = flash_open, .enable = churn_enable, .disable = churn_disable,
+	.sample = flash_sample, .close = churn_close,
+};
+
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* describe(), its values and changes each sorted: the same run whatever
+ * indices the series had. */
+static void describe_sorted(const struct series_table *t, const struct frame *f, char *out, size_t size)
+{
+	char text[1024], *tokens[64], *save = NULL;
+	int n = 0;
+	size_t len = 0;
+
+	describe(t, f, text, sizeof(text));
+	for (char *tok = strtok_r(text, " ", &save); tok && n < 64; tok = strtok_r(NULL, " ", &save))
+		tokens[n++] = tok;
+	qsort(tokens, (size_t)n, sizeof(tokens[0]), by_text);
+	out[0] = '\0';
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(out + len, size - len, "%s ", tokens[i]);
+}
+
+struct flash_run {
+	struct sampler *sampler;
+	struct recording_writer *writer;
+	char seen[8][1024];
+	int frames;
+};
+
+static int flash_frame(const struct frame *f, bool last, void *ctx)
+{
+	struct flash_run *r = ctx;
+	struct ms_error err;
+
+	if (r->frames < 8)
+		describe_sorted(&r->sampler->table, f, r->seen[r->frames], sizeof(r->seen[0]));
+	r->frames++;
+	if (r->writer && recording_writer_frame(r->writer, f, &err) < 0)
+		CHECK_FAIL("%s", err.text);
+	return 0;
+}
+
+static void brief_series(void)
+{
+	struct flash flash = { 0 };
+	struct source src = { .ops = &flash_ops, .priv = &flash, .replay = true }, replayed;
+	struct sampler s;
+	struct target target;
+	struct flash_run live = { 0 }, again = { 0 };
+	struct ms_error err = { "" };
+	char path[512], line[4096], last_frame[4096] = "";
+	struct recording_writer_options opt = { .interval_ns = 1000 };
+	int briefs = 0, series_lines = 0, retire_lines = 0;
+	FILE *in;
+
+	memset(&target, 0, sizeof(target));
+	snprintf(path, sizeof(path), "%s/brief.rec", dir);
+	opt.path = path;
+	CHECK_EQ_INT(sampler_open(&s, &src, 1, &err), 0);
+	live.sampler = &s;
+	CHECK_EQ_INT(recording_writer_open(&live.writer, &opt, &s.table, &err), 0);
+	CHECK_EQ_INT(sampler_run(&s, &target, 0, flash_frame, &live, &err), 0);
+	CHECK_EQ_INT(recording_writer_close(live.writer, "the end", &err), 0);
+	sampler_close(&s);
+	CHECK_EQ_INT(live.frames, 6);
+	CHECK_EQ_STR(live.seen[2], "+proc.faults/102 -proc.faults/102 proc.faults/-1/=2000 proc.faults/102/flash=25 "
+				   "proc.faults/50/long=14 ");
+
+	/* The file: three brief series with their values, one series and
+	 * retire record (frame 3's, multiplexed) besides pid 50's series record,
+	 * and frame lines as long as the series alive at once (trailing nulls left out). */
+	in = fopen(path, "r");
+	CHECK(in != NULL);
+	while (in && fgets(line, sizeof(line), in)) {
+		if (!strncmp(line, "{\"brief\":", 9)) {
+			briefs++;
+			CHECK(strstr(line, "\"comm\":\"flash\",\"v\":") != NULL && !strstr(line, "\"kind\""));
+		}
+		series_lines += !strncmp(line, "{\"series\":", 10);
+		retire_lines += !strncmp(line, "{\"retire\":", 10);
+		if (!strncmp(line, "{\"t\":", 5))
+			snprintf(last_frame, sizeof(last_frame), "%s", line);
+		if (!strncmp(line, "{\"end\":", 7))
+			CHECK_CONTAINS(line, "\"frames\":6,\"brief_series\":3}");
+	}
+	if (in)
+		fclose(in);
+	CHECK_EQ_INT(briefs, 3);
+	CHECK_EQ_INT(series_lines, 2);
+	CHECK_EQ_INT(retire_lines, 1);
+	/* Frame 3's place is free again: a trailing null, left out. */
+	CHECK_CONTAINS(last_frame, "\"v\":[5000,35]}");
+
+	/* Replayed: every frame says what the live one did. */
+	CHECK_EQ_INT(recording_source_init(&replayed, path, &err), 0);
+	CHECK_EQ_INT(sampler_open(&s, &replayed, 1, &err), 0);
+	again.sampler = &s;
+	CHECK_EQ_INT(sampler_run(&s, &target, 0, flash_frame, &again, &err), 0);
+	CHECK(recording_source_error(&replayed) == NULL);
+	sampler_close(&s);
+	CHECK_EQ_INT(again.frames, 6);
+	for (int i = 0; i < 6; i++)
+		if (strcmp(again.seen[i], live.seen[i]))
+			CHECK_FAIL("replayed frame %d:\n  got  %s\n  want %s", i, again.seen[i], live.seen[i]);
 }
 
 /* Totals leave out the per-process series that repeat them. */
@@ -512,6 +672,19 @@ static void bad_records(void)
 		     "bad.rec:3: \"v\" holds 1 values; the series table has 2 here");
 	expect_error(HEADER(2) "{\"series\":[{\"i\":1,\"name\":\"b\",\"pid\":-4}],\"t\":1}\n",
 		     "\"pid\" is out of range");
+	expect_error(HEADER(4) "{\"brief\":[{\"name\":\"b\",\"pid\":4,\"v\":1}],\"t\":1}\n",
+		     "bad.rec:2: a \"brief\" series record in a version 4 recording; they exist from version 5 on");
+	expect_error(HEADER(5) "{\"brief\":[{\"name\":\"b\",\"v\":1}],\"t\":1}\n",
+		     "bad.rec:2: brief series 0 ('b') has no \"pid\" or \"tid\"");
+	expect_error(HEADER(5) "{\"brief\":[{\"name\":\"b\",\"pid\":4}],\"t\":1}\n",
+		     "bad.rec:2: brief series 0 ('b'): \"v\" is missing");
+	expect_error(HEADER(5) "{\"brief\":[{\"name\":\"b\",\"pid\":4,\"v\":2}],\"t\":1}\n{\"t\":1,\"d\":1,\"v\":[1]}\n"
+		     "{\"retire\":[1],\"t\":1}\n", "bad.rec:4: \"retire\"[0] is not a live series");
+	expect_error(HEADER(5) "{\"brief\":[{\"name\":\"b\",\"pid\":4,\"v\":2}],\"t\":1}\n{\"t\":1,\"d\":1,\"v\":[1,2]}\n",
+		     "bad.rec:3: \"v\" holds 2 values; the series table has 1 here");
+	expect_error(HEADER(5) "{\"brief\":[{\"name\":\"b\",\"pid\":4,\"v\":2}],\"t\":1}\n{\"t\":1,\"d\":1,\"v\":[1]}\n"
+		     "{\"end\":\"x\",\"frames\":1,\"brief_series\":2}\n",
+		     "bad.rec:4: the end record counts 2 brief series, but the file holds 1");
 }
 
 int main(void)
@@ -530,6 +703,7 @@ int main(void)
 	record_and_replay("churn.rec.zst");
 	reads_version_1();
 	continued_file();
+	brief_series();
 	bad_records();
 	totals_skip_per_task();
 	{

@@ -105,7 +105,7 @@ static void test_merge_arithmetic(void)
 	CHECK_EQ_U64(st.frames_out, (uint64_t)fillers + 1);
 	CHECK_EQ_U64(st.frames_merged, 3);
 	CHECK_EQ_INT(st.deepest, fillers + 1);
-	sink_queue_destroy(&q);
+	sink_queue_fini(&q);
 	frame_free(&f);
 	series_table_free(&t);
 }
@@ -198,7 +198,7 @@ static void test_event_order(void)
 	expect_frame(&q, 4, 2, 4 + 5);
 	expect_label(&q, "A");
 	expect_frame(&q, 6, 2, 6 + 7);
-	sink_queue_destroy(&q);
+	sink_queue_fini(&q);
 	frame_free(&f);
 	series_table_free(&t);
 }
@@ -260,7 +260,7 @@ static void test_merge_series_changes(void)
 		CHECK_EQ_INT(item.buf->frame.changes->added[0], 3);
 	}
 	CHECK(!sink_queue_take(&q, &item));
-	sink_queue_destroy(&q);
+	sink_queue_fini(&q);
 	frame_free(&f);
 	series_table_free(&t);
 }
@@ -326,7 +326,7 @@ static void test_wait_mode(void)
 	CHECK_EQ_U64(sum, 40 * 41 / 2);
 	sink_queue_stats(&q, &st);
 	CHECK_EQ_U64(st.frames_merged, 0);
-	sink_queue_destroy(&q);
+	sink_queue_fini(&q);
 	series_table_free(&t);
 }
 
@@ -360,7 +360,7 @@ static void test_wait_mode_batches_wake_ups(void)
 	/* 35 buffers: a wait lets at least 17 frames in. */
 	if (st.waits > 400 / 17 + 2)
 		CHECK_FAIL("%llu waits for 400 frames", (unsigned long long)st.waits);
-	sink_queue_destroy(&q);
+	sink_queue_fini(&q);
 	series_table_free(&t);
 }
 
@@ -430,7 +430,7 @@ static void test_wait_mode_growing_frames(void)
 	CHECK_EQ_U64(next, 500);
 	CHECK_EQ_U64(lasts, 1);
 	CHECK_EQ_U64(bad, 0);
-	sink_queue_destroy(&q);
+	sink_queue_fini(&q);
 	series_table_free(&t);
 }
 
@@ -503,7 +503,7 @@ static void test_live_batches_wake_ups(void)
 		CHECK_FAIL("%llu sleeps for 400 frames woken per 10", (unsigned long long)q.sleeps);
 	sink_queue_set_wake_every(&q, 1000);     /* at most half the buffers */
 	CHECK_EQ_INT(q.wake_every, q.nr_bufs / 2);
-	sink_queue_destroy(&q);
+	sink_queue_fini(&q);
 	series_table_free(&t);
 }
 
@@ -577,7 +577,7 @@ static void test_live_threads(void)
 	CHECK(last);
 	CHECK_EQ_INT(events, p.events);
 	CHECK(p.events > 0);
-	sink_queue_destroy(&q);
+	sink_queue_fini(&q);
 	series_table_free(&t);
 }
 

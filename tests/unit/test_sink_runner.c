@@ -137,7 +137,7 @@ static void run(bool on_caller, struct recorder *first, struct recorder *second,
 	*done = sink_runner_readers_done(&r);
 	sink_runner_finish(&r);
 	sink_runner_stats(&r, st);
-	sink_runner_destroy(&r);
+	sink_runner_fini(&r);
 	frame_free(&f);
 	series_table_free(&t);
 }

@@ -72,6 +72,13 @@ static void test_sort(void)
 	top_model_sort(rows, 4, TOP_PROC_OFFCPU_PCT);
 	CHECK_EQ_INT(rows[0].pid, 5);
 	CHECK_EQ_INT(rows[3].pid, 20);
+	/* Hot bytes: an unknown one (n/a) sorts below a known 0. */
+	for (int i = 0; i < 4; i++)
+		rows[i].damon_hot = (struct top_value){ 0, rows[i].pid != 30, NULL };
+	rows[0].damon_hot.value = 1 << 20;   /* pid 5 */
+	top_model_sort(rows, 4, TOP_PROC_DAMON_HOT);
+	CHECK_EQ_INT(rows[0].pid, 5);
+	CHECK_EQ_INT(rows[3].pid, 30);
 }
 
 static void test_filter(void)
@@ -134,6 +141,8 @@ static void test_batch_text(void)
 	m.node_col_why[TOP_NODE_READ_BW] = "no uncore PMU";
 	procs[0] = row(77, "my prog", 1500, 12.5, false, 0);
 	procs[0].pages_node[1] = 3;
+	procs[0].damon_hot = (struct top_value){ 2097152, true, NULL };
+	procs[0].damon_cold = (struct top_value){ 4096, true, NULL };
 	procs[1] = row(78, "other", 0, 0, true, 25);
 	m.procs = procs;
 	m.nr_procs = 2;
@@ -161,9 +170,9 @@ static void test_batch_text(void)
 		     "1 n/a 21.0 22.0 23.0 24.0 25.0 26.0 27.0 28.0 29.0 30.0 31.0 32.0 33.0 34.0\n"
 		     "all n/a 21.0 22.0 23.0 24.0 25.0 26.0 27.0 28.0 29.0 30.0 31.0 32.0 33.0 34.0\n"
 		     "\n"
-		     "PID THR FAULTS/s ALLOC/s ALLOC_N0/s ALLOC_N1/s REMOTE% CPU% OFFCPU% MIGR/s COMMAND\n"
-		     "77 1 1500.0 1500.0 1500.0 3.0 n/a 12.5 n/a 0.0 my prog\n"
-		     "78 1 0.0 0.0 0.0 0.0 n/a 0.0 25.0 0.0 other\n"
+		     "PID THR FAULTS/s ALLOC/s ALLOC_N0/s ALLOC_N1/s REMOTE% CPU% OFFCPU% MIGR/s HOT_B COLD_B COMMAND\n"
+		     "77 1 1500.0 1500.0 1500.0 3.0 n/a 12.5 n/a 0.0 2097152.0 4096.0 my prog\n"
+		     "78 1 0.0 0.0 0.0 0.0 n/a 0.0 25.0 0.0 n/a n/a other\n"
 		     "\n");
 	free(text);
 }

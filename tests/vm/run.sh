@@ -17,7 +17,7 @@
 #   MEMSCOPE_VM_KERNEL_PKG boot this Debian kernel package for this run (prepared beside the default)
 #   MEMSCOPE_VM_TIERED=1   add node 2: MEMSCOPE_VM_SLOW_MB (default 512) MiB, no CPU, slower through
 #                          HMAT (a lower memory tier on kernels that tier by HMAT), and run only
-#                          suite/test_tiers.py
+#                          suite/test_tiers.py and suite/test_damon.py
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -109,7 +109,8 @@ def test_live_page_charts_labels_pause_and_metrics_agree(memscope, touchmem, out
     assert len(frames) >= 5 and all(f["d"] > 150_000_000 for f in frames[1:])
     # Stopped from the page: the file ends there, with its frames counted.
     assert out["stop_reply"] == f"ok: second.rec closed with {len(frames)} frames"
-    assert ends[-1] == {"end": "record stop", "frames": len(frames)}
+    briefs = sum(len(o["brief"]) for o in ends if "brief" in o)
+    assert ends[-1] == {"end": "record stop", "frames": len(frames), "brief_series": briefs}
 
 
 def kunpeng_replay(path, seconds):
@@ -212,7 +213,7 @@ def test_a_broken_recording_is_refused_with_its_line(memscope, outdir):
                    '{"t":100000000,"d":100000000,"v":[5]}\n{"t":200000000,"d":100000000,"v":[5,6]}\n'
                    '{"t":300000000,"d":100000000,"v":[7]}\n')
     newer = outdir / "newer.rec"
-    newer.write_text(json.dumps({"format": "memscope-recording", "version": 5, "series": []}) + "\n")
+    newer.write_text(json.dumps({"format": "memscope-recording", "version": 6, "series": []}) + "\n")
     damon = outdir / "damon.rec"
     damon.write_text(json.dumps({"format": "memscope-recording", "version": 3, "memscope": "0.1.0",
                                  "interval_ns": 100000000,
@@ -225,7 +226,7 @@ def test_a_broken_recording_is_refused_with_its_line(memscope, outdir):
         out = browser("file", live.url, outdir, str(bad))
         assert out["final"]["fileError"] == "bad.rec:3: the frame has 2 values for 1 series"
         out = browser("file", live.url, outdir, str(newer))
-        assert out["final"]["fileError"].startswith("newer.rec:1: format version 5 is newer")
+        assert out["final"]["fileError"].startswith("newer.rec:1: format version 6 is newer")
         # DAMON's region records (version 3) between the frames are read past, not refused.
         out = browser("file", live.url, outdir, str(damon))
         assert out["final"]["fileError"] is None

@@ -96,7 +96,7 @@ struct http_sink {
 	struct http_server *server;
 	struct http_stream *stream;
 	const struct sink_setup *setup;
-	char **na;
+	char **na, **na_why;        /* metrics not counted here, and why */
 	int nr_na;
 
 	/* Guarded by lock: what the server reads. */
@@ -835,7 +835,7 @@ static void prune_columns(struct http_sink *h, const struct sink_frame *f)
 			const struct metric_value *mv = metric_engine_value(h->setup->engine, f->metrics, col->plan_metric,
 									    col->scope, col->scope_index);
 
-			if (!mv->valid && mv->why && strstr(mv->why, "belongs to this scope")) {
+			if (!mv->valid && mv->why_code == METRIC_WHY_NOT_IN_SCOPE) {
 				free(col->members);
 				continue;
 			}
@@ -960,14 +960,25 @@ static void http_end(struct sink *sink, const struct sink_end *end)
 	flush(h, h->last_time_ns, true, h->end_reason);
 }
 
+/* The not-counted lists (either may be NULL; unset entries are NULL). */
+static void free_na(char **names, char **whys, int nr)
+{
+	for (int i = 0; i < nr; i++) {
+		if (names)
+			free(names[i]);
+		if (whys)
+			free(whys[i]);
+	}
+	free(names);
+	free(whys);
+}
+
 static void free_sink(struct http_sink *h)
 {
 	for (int c = 0; c < h->nr_columns; c++)
 		free(h->columns[c].members);
 	free(h->columns);
-	for (int i = 0; i < h->nr_na; i++)
-		free(h->na[i]);
-	free(h->na);
+	free_na(h->na, h->na_why, h->nr_na);
 	free(h->series);
 	free(h->metrics);
 	free(h->retiring);
@@ -1405,13 +1416,8 @@ static json_t *session_json(struct http_sink *h, bool token)
 		json_array_append_new(cols, cj);
 	}
 	json_object_set_new(o, "columns", cols);
-	for (int i = 0; i < h->nr_na; i++) {
-		const char *colon = strstr(h->na[i], ": ");
-
-		json_array_append_new(na, json_pack("{s:s%, s:s}", "name", h->na[i],
-						    colon ? (size_t)(colon - h->na[i]) : strlen(h->na[i]),
-						    "why", colon ? colon + 2 : ""));
-	}
+	for (int i = 0; i < h->nr_na; i++)
+		json_array_append_new(na, json_pack("{s:s, s:s}", "name", h->na[i], "why", h->na_why[i]));
 	for (int i = 0; i < su->table->nr && i < h->nr_series; i++) {
 		const struct series *s = &su->table->series[i];
 
@@ -1710,26 +1716,22 @@ int http_sink_serve_recording(struct sink *sink, int fd, struct ms_error *err)
 	return 0;
 }
 
-int http_sink_set_na(struct sink *sink, char *const *na, int nr)
+int http_sink_set_na(struct sink *sink, const char *const *names, const char *const *whys, int nr)
 {
 	struct http_sink *h = sink->priv;
-	char **copy = calloc((size_t)nr + 1, sizeof(char *));
+	char **copy = calloc((size_t)nr + 1, sizeof(char *)), **why = calloc((size_t)nr + 1, sizeof(char *));
+	int i = 0;
 
-	if (!copy)
+	while (copy && why && i < nr && (copy[i] = strdup(names[i])) && (why[i] = strdup(whys[i])))
+		i++;
+	if (i < nr || !copy || !why) {
+		free_na(copy, why, nr);
 		return -1;
-	for (int i = 0; i < nr; i++) {
-		if (!(copy[i] = strdup(na[i]))) {
-			while (i--)
-				free(copy[i]);
-			free(copy);
-			return -1;
-		}
 	}
 	pthread_mutex_lock(&h->lock);
-	for (int i = 0; i < h->nr_na; i++)
-		free(h->na[i]);
-	free(h->na);
+	free_na(h->na, h->na_why, h->nr_na);
 	h->na = copy;
+	h->na_why = why;
 	h->nr_na = nr;
 	pthread_mutex_unlock(&h->lock);
 	return 0;

@@ -53,9 +53,9 @@ struct http_sink_options {
  * until the run opens the sink). -1 with err; *usage when the options are
  * at fault (exit code 2). */
 int http_sink_init(struct sink *sink, const struct http_sink_options *opt, bool *usage, struct ms_error *err);
-/* Metrics asked for (or shown by default) that this host cannot count, as
- * "METRIC: why": the page lists them. Copied; before the run. */
-int http_sink_set_na(struct sink *sink, char *const *na, int nr);
+/* Metrics asked for (or shown by default) that this host cannot count,
+ * each name with why: the page lists them. Copied; before the run. */
+int http_sink_set_na(struct sink *sink, const char *const *names, const char *const *whys, int nr);
 /* live --input: serve the recording the session reads (fd: the reader's,
  * reopened here) at /api/recording; the page parses it as a dropped file,
  * and the stream carries the catalog metrics alone. Before the run. */

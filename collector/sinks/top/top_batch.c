@@ -81,6 +81,9 @@ static void print_header(FILE *out, const struct top_model *m, const struct top_
 			fprintf(out, "na: %s: %s\n", top_node_col_name(c), m->node_col_why[c]);
 	if (m->proc_remote_why)
 		fprintf(out, "na: process %s: %s\n", top_proc_col_name(TOP_PROC_REMOTE_PCT), m->proc_remote_why);
+	if (m->node_col_why[TOP_NODE_DAMON_HOT])
+		fprintf(out, "na: process %s, %s: %s\n", top_proc_col_name(TOP_PROC_DAMON_HOT),
+			top_proc_col_name(TOP_PROC_DAMON_COLD), m->proc_damon_why);
 	if (m->proc_offcpu_why)
 		fprintf(out, "na: process %s: %s\n", top_proc_col_name(TOP_PROC_OFFCPU_PCT), m->proc_offcpu_why);
 	for (int c = 0; c < m->nr_lua_cols; c++) {
@@ -128,7 +131,7 @@ static void print_processes(FILE *out, const struct top_model *m, const struct t
 	fprintf(out, "\nPID THR FAULTS/s ALLOC/s");
 	for (int i = 0; i < shown_nodes; i++)
 		fprintf(out, " ALLOC_N%d/s", m->topo->nodes[i]);
-	fprintf(out, " REMOTE%% CPU%% OFFCPU%% MIGR/s COMMAND\n");
+	fprintf(out, " REMOTE%% CPU%% OFFCPU%% MIGR/s HOT_B COLD_B COMMAND\n");
 	for (int i = 0; i < m->nr_procs; i++) {
 		const struct top_process_row *r = &m->procs[i];
 
@@ -142,7 +145,10 @@ static void print_processes(FILE *out, const struct top_model *m, const struct t
 		print_value(out, &r->remote_pct);
 		fprintf(out, " %.1f", r->cpu_pct);
 		print_value(out, &r->offcpu_pct);
-		fprintf(out, " %.1f %s\n", r->migrations, r->comm);
+		fprintf(out, " %.1f", r->migrations);
+		print_value(out, &r->damon_hot);
+		print_value(out, &r->damon_cold);
+		fprintf(out, " %s\n", r->comm);
 	}
 }
 

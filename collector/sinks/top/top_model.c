@@ -22,6 +22,7 @@
  * that frame, so rates need no previous totals. */
 enum top_field {
 	F_FAULTS, F_ONCPU, F_OFFCPU, F_MIGRATIONS, F_THREADS, F_CPU, F_STATE,
+	F_DAMON_HOT, F_DAMON_COLD,                   /* gauges: the process's series, one per node, added */
 	F_PAGES,                                     /* + node index */
 	F_NR = F_PAGES + TOP_MAX_NODES,
 };
@@ -77,7 +78,7 @@ static const char *const node_col_names[TOP_NODE_NR_COLS] = {
 };
 
 static const char *const proc_col_names[TOP_PROC_NR_COLS] = {
-	"PID", "THR", "FAULTS/s", "ALLOC/s", "REMOTE%", "CPU%", "OFFCPU%", "MIGR/s", "COMMAND",
+	"PID", "THR", "FAULTS/s", "ALLOC/s", "REMOTE%", "CPU%", "OFFCPU%", "MIGR/s", "HOT_B", "COLD_B", "COMMAND",
 };
 
 const char *top_node_col_name(enum top_node_col col)
@@ -289,6 +290,11 @@ int top_model_open(struct top_model *m, const struct top_inputs *in, struct ms_e
 	m->proc_remote_why = m->node_col_why[TOP_NODE_REMOTE_PCT]
 				     ? m->node_col_why[TOP_NODE_REMOTE_PCT]
 				     : "per-process remote accesses are not in the catalog yet (only per node)";
+	/* DAMON per process: the largest processes' pages in physical regions. */
+	m->proc_damon_why = m->node_col_why[TOP_NODE_DAMON_HOT]
+				    ? m->node_col_why[TOP_NODE_DAMON_HOT]
+				    : "DAMON's bytes per process cover the largest processes whose pages memscope reads "
+				      "(docs/damon.md), and only after the first aggregation";
 	return 0;
 }
 
@@ -531,7 +537,7 @@ static int field_of(const struct top_model *m, const struct series *s)
 	static const struct { const char *name; enum top_field field; } fields[] = {
 		{ "proc.faults", F_FAULTS }, { "proc.oncpu_ns", F_ONCPU }, { "proc.offcpu_ns", F_OFFCPU },
 		{ "proc.migrations", F_MIGRATIONS }, { "proc.threads", F_THREADS }, { "proc.cpu", F_CPU },
-		{ "proc.state", F_STATE },
+		{ "proc.state", F_STATE }, { "damon.hot_bytes", F_DAMON_HOT }, { "damon.cold_bytes", F_DAMON_COLD },
 	};
 
 	if (!strcmp(s->name, "proc.pages_alloc")) {
@@ -605,6 +611,10 @@ static void process_row(struct top_model *m, struct top_task *t, double seconds)
 	row->offcpu_pct.why = row->offcpu_pct.valid ? NULL : "not switched in or out this interval";
 	row->remote_pct.valid = false;
 	row->remote_pct.why = m->proc_remote_why;
+	row->damon_hot = (struct top_value){ t->value[F_DAMON_HOT], t->seen[F_DAMON_HOT],
+					     t->seen[F_DAMON_HOT] ? NULL : m->proc_damon_why };
+	row->damon_cold = (struct top_value){ t->value[F_DAMON_COLD], t->seen[F_DAMON_COLD],
+					      t->seen[F_DAMON_COLD] ? NULL : m->proc_damon_why };
 	for (int i = 0; i < m->nr_nodes && i < TOP_MAX_NODES; i++) {
 		row->pages_node[i] = rate(t->value[F_PAGES + i], seconds);
 		row->pages += row->pages_node[i];
@@ -806,6 +816,7 @@ static void update_tasks(struct top_model *m, const struct frame *frame, double 
 			snprintf(row->comm, sizeof(row->comm), "?");
 			row->remote_pct.why = m->proc_remote_why;
 			row->offcpu_pct.why = "not switched in or out since top started";
+			row->damon_hot.why = row->damon_cold.why = m->proc_damon_why;
 		}
 	}
 }
@@ -873,6 +884,8 @@ static double sort_key(const struct top_process_row *r, enum top_proc_col col)
 	case TOP_PROC_CPU_PCT: return r->cpu_pct;
 	case TOP_PROC_OFFCPU_PCT: return r->offcpu_pct.valid ? r->offcpu_pct.value : -1;
 	case TOP_PROC_MIGRATIONS: return r->migrations;
+	case TOP_PROC_DAMON_HOT: return r->damon_hot.valid ? r->damon_hot.value : -1;
+	case TOP_PROC_DAMON_COLD: return r->damon_cold.valid ? r->damon_cold.value : -1;
 	default: return 0;
 	}
 }

@@ -69,6 +69,8 @@ enum top_proc_col {
 	TOP_PROC_CPU_PCT,            /* on-CPU time / wall time, % of one CPU */
 	TOP_PROC_OFFCPU_PCT,         /* off-CPU share of the time its threads were switched */
 	TOP_PROC_MIGRATIONS,         /* task migrations/s */
+	TOP_PROC_DAMON_HOT,          /* bytes DAMON's last aggregation saw hot (physical regions, through pagemap) */
+	TOP_PROC_DAMON_COLD,         /* bytes idle for the cold age */
 	TOP_PROC_COMMAND,
 	TOP_PROC_NR_COLS
 };
@@ -84,6 +86,7 @@ struct top_process_row {
 	double cpu_pct;
 	struct top_value offcpu_pct;
 	double migrations;
+	struct top_value damon_hot, damon_cold;   /* bytes, all nodes */
 	uint64_t faults_total;       /* since top started */
 };
 
@@ -179,6 +182,7 @@ struct top_model {
 	struct top_process_row *procs;
 	int nr_procs;
 	const char *proc_remote_why;
+	const char *proc_damon_why;  /* why a process has no HOT_B/COLD_B */
 	const char *proc_offcpu_why;
 	const char *bpf_why;         /* the eBPF probes could not start: no process table */
 

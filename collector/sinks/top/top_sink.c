@@ -1,5 +1,6 @@
 #include "sinks/top/top_sink.h"
 #include "util/array.h"
+#include "util/report.h"
 
 #include <poll.h>
 #include <stdio.h>
@@ -217,7 +218,7 @@ static void top_end(struct sink *sink, const struct sink_end *end)
 	if (totals) {
 		flockfile(stdout);
 		if (top_batch_print_totals(stdout, &t->model) < 0)
-			fprintf(stderr, "memscope top: out of memory for the run's totals\n");
+			ms_warn("out of memory for the run's totals");
 		funlockfile(stdout);
 	}
 }

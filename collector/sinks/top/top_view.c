@@ -35,10 +35,10 @@ struct top_view {
 };
 
 /* Narrow terminals: the columns each table shows in this draw. */
-#define MAX_PROC_COLS (7 + TOP_MAX_NODES)
+#define MAX_PROC_COLS (9 + TOP_MAX_NODES)
 #define THREAD_NR_COLS 5
 
-enum proc_cell { PC_THR, PC_FAULTS, PC_ALLOC, PC_ALLOC_NODE, PC_REMOTE, PC_CPU, PC_OFFCPU, PC_MIGR };
+enum proc_cell { PC_THR, PC_FAULTS, PC_ALLOC, PC_ALLOC_NODE, PC_REMOTE, PC_CPU, PC_OFFCPU, PC_MIGR, PC_HOT, PC_COLD };
 
 struct proc_column {
 	enum proc_cell cell;
@@ -79,9 +79,10 @@ static const struct {
 	[PC_THR] = { "THR", 4, 5 },         [PC_FAULTS] = { "FAULTS/s", 9, 0 },
 	[PC_ALLOC] = { "ALLOC/s", 8, 1 },   [PC_ALLOC_NODE] = { "ALLOC_N<i>/s", 10, 4 },
 	[PC_REMOTE] = { "REMOTE%", 7, 2 },  [PC_CPU] = { "CPU%", 6, 3 },
-	[PC_OFFCPU] = { "OFFCPU%", 7, 7 },  [PC_MIGR] = { "MIGR/s", 7, 6 },
+	[PC_OFFCPU] = { "OFFCPU%", 7, 9 },  [PC_MIGR] = { "MIGR/s", 7, 8 },
+	[PC_HOT] = { "HOT_B", 7, 6 },       [PC_COLD] = { "COLD_B", 7, 7 },
 };
-#define PROC_MAX_RANK 7
+#define PROC_MAX_RANK 9
 
 /* Threads of the focused process (TID stays, COMMAND as above). */
 static const struct {
@@ -112,6 +113,8 @@ static const char *const process_help[] = {
 	"CPU%       on-CPU time over wall time, percent of one CPU",
 	"OFFCPU%    off-CPU share of the time its threads were switched in or out",
 	"MIGR/s     its task migrations per second between CPUs",
+	"HOT_B      its resident bytes in regions DAMON saw hot (largest processes; pagemap)",
+	"COLD_B     its resident bytes in regions DAMON saw idle for the cold age",
 	"COMMAND    its name (comm)",
 };
 
@@ -505,7 +508,7 @@ static int shown_node_columns(const struct top_model *m)
 static int process_columns(const struct top_model *m, struct proc_column *cols)
 {
 	static const enum proc_cell before[] = { PC_THR, PC_FAULTS, PC_ALLOC };
-	static const enum proc_cell after[] = { PC_REMOTE, PC_CPU, PC_OFFCPU, PC_MIGR };
+	static const enum proc_cell after[] = { PC_REMOTE, PC_CPU, PC_OFFCPU, PC_MIGR, PC_HOT, PC_COLD };
 	int n = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(before); i++)
@@ -533,6 +536,8 @@ static void process_cell(char *buf, size_t size, const struct top_process_row *r
 	case PC_CPU: snprintf(buf, size, "%.1f", r->cpu_pct); break;
 	case PC_OFFCPU: format_value(buf, size, &r->offcpu_pct, true); break;
 	case PC_MIGR: snprintf(buf, size, "%.1f", r->migrations); break;
+	case PC_HOT: format_value(buf, size, &r->damon_hot, false); break;
+	case PC_COLD: format_value(buf, size, &r->damon_cold, false); break;
 	}
 }
 
@@ -705,11 +710,11 @@ static int draw_narrow_help(const struct top_model *m, const struct layout *l, i
 	drop_order(order, sizeof(order), names, ranks, TOP_NODE_NR_COLS, TOP_NODE_NR_COLS - 1);
 	put(y, 2, "node:");
 	y = put_wrapped(y, 11, order);
-	for (int c = 0; c <= PC_MIGR; c++) {
+	for (int c = 0; c <= PC_COLD; c++) {
 		names[c] = proc_cells[c].title;
 		ranks[c] = proc_cells[c].drop_rank;
 	}
-	drop_order(order, sizeof(order), names, ranks, PC_MIGR + 1, PROC_MAX_RANK);
+	drop_order(order, sizeof(order), names, ranks, PC_COLD + 1, PROC_MAX_RANK);
 	snprintf(order + strlen(order), sizeof(order) - strlen(order), "; then COMMAND is cut (PID stays)");
 	if (y < getmaxy(stdscr) - 1) {
 		put(y, 2, "process:");

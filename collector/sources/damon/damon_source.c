@@ -34,6 +34,8 @@
 #include "host/damon_admin.h"
 #include "host/damon_monitor.h"
 #include "sampler/sample_item.h"
+#include "sources/damon/damon_follow.h"
+#include "sources/damon/damon_procs.h"
 #include "sources/damon/damon_regions.h"
 #include "sources/sample_source.h"
 
@@ -55,11 +57,24 @@ struct damon_series {
 	enum damon_quantity q;
 	int slot;      /* node slot of the tally (-1: none) */
 	int bucket;    /* Q_RATE */
-	int target;    /* vaddr: the target (process) whose stream it reads; -1: the physical stream;
-			* TARGETS_SUM: every target's, added (the command's or -p's total) */
+	int target;    /* -1: the physical stream; TARGETS_SUM: every target's, added (the command's
+			* or -p's total); TARGET_PID: the stream of the target that is process pid */
+	pid_t pid;     /* TARGET_PID */
+	int at;        /* its index in the series table */
 };
 
 #define TARGETS_SUM (-2)
+#define TARGET_PID (-3)
+#define TARGET_ENDED (-4)   /* TARGET_PID whose process is no target any more: retired */
+
+/* A process given to the kdamond in another's place (the kernel matches
+ * targets by index and keeps the index's regions) is shown from its third
+ * aggregation on: its first two may still hold the other's regions. */
+#define DAMON_SETTLE_AGGREGATIONS 2
+
+/* The quantities given per process from physical regions. */
+#define PROC_QUANTITIES 3
+static const enum damon_quantity proc_quantity[PROC_QUANTITIES] = { Q_ACCESSED, Q_HOT, Q_COLD };
 
 /* Active mode's intervals: the aggregation follows -I within these bounds
  * (1 s without -I), 20 samples an aggregation (an access rate in steps of
@@ -91,9 +106,22 @@ struct damon_source {
 	char mode_why[512];            /* why this mode, for the notes */
 	char reaped[512];              /* a dead memscope's kdamond stopped at the start */
 	struct damon_admin admin;
-	pid_t *target_pids;            /* vaddr: target i's process */
+	pid_t *target_pids;            /* vaddr: target i's process (the kernel's target index i) */
 	int nr_targets;
 	struct damon_stream *streams;  /* vaddr: one per target */
+	uint32_t *settle;              /* vaddr: target i is shown once its stream has more aggregations */
+	bool *ended;                   /* vaddr: target i's process has exited (not shown; dropped at the next commit) */
+	int cap_targets;
+	/* -- CMD: the command's children become targets (sources/damon/damon_follow.h). */
+	bool follow;
+	struct damon_follow follower;
+	uint64_t next_follow_ns;
+	pid_t seen[DAMON_FOLLOW_MAX_TARGETS];   /* children found at the last look, not yet targets */
+	int nr_seen;
+	uint64_t commits, refused;
+	unsigned long untracked;       /* children left out: DAMON_FOLLOW_MAX_TARGETS at once */
+	char refused_why[256];
+	struct series_table *table;    /* series added and retired during the run (children, processes) */
 	char comm0[16];                /* -- CMD: the command's name (the child has not exec'd yet) */
 	uint64_t reported_aggregations;
 	/* The regions of the aggregation being built, handed to the hub (a
@@ -103,6 +131,19 @@ struct damon_source {
 	uint32_t nr_building;
 	uint64_t unrecorded;           /* aggregations too large to record */
 	const char *command_name;      /* the end says so on stderr, naming the command */
+	/* Physical regions, per process (record, top, live): the largest
+	 * processes' resident pages placed in the last aggregation's regions
+	 * (damon_procs.h). */
+	bool procs_on;
+	char procs_off_why[256];       /* why not, for the notes */
+	struct damon_procs procs;
+	struct damon_phys_region *phys_building, *phys_done;
+	uint32_t nr_phys_building;
+	int nr_phys_done;
+	uint64_t procs_aggregation;    /* the aggregation the processes were joined with */
+	uint64_t phys_done_ns;         /* its time */
+	int *proc_series;              /* [slot][quantity: accessed, hot, cold][node slot]: series index or -1 */
+	bool hidden_said;
 	int fd;
 	struct perf_event_mmap_page *page;
 	uint8_t *data;
@@ -120,25 +161,28 @@ static int quantity_of(const char *name)
 }
 
 /* The name of process pid for its series' comm label. */
-static void comm_of(const struct damon_source *ds, int target, char *buf, size_t size)
+static void comm_of(const struct damon_source *ds, pid_t pid, char *buf, size_t size)
 {
 	char path[4200], text[64];
 
-	if (ds->target && ds->target->kind == TARGET_COMMAND && target == 0 && ds->comm0[0]) {
+	if (ds->target && ds->target->kind == TARGET_COMMAND && ds->target->nr_pids > 0 &&
+	    pid == ds->target->pids[0] && ds->comm0[0]) {
 		snprintf(buf, size, "%s", ds->comm0);
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/%d/comm", ds->host->roots.proc, (int)ds->target_pids[target]);
+	snprintf(path, sizeof(path), "%s/%d/comm", ds->host->roots.proc, (int)pid);
 	if (sysfs_read_str(path, text, sizeof(text)) < 0)
 		text[0] = '\0';
 	snprintf(buf, size, "%s", text);
 }
 
+/* live: a process that became a target during the run (series_table_add_live). */
 static int add_series(struct damon_source *ds, struct series_table *table, enum damon_quantity q, int slot,
-		      int bucket, int target, struct ms_error *err)
+		      int bucket, int target, pid_t pid, bool live, struct ms_error *err)
 {
 	struct series_labels labels;
 	struct damon_series *s = realloc(ds->series, sizeof(*s) * (size_t)(ds->nr_series + 1));
+	int at;
 
 	if (!s)
 		goto oom;
@@ -146,17 +190,20 @@ static int add_series(struct damon_source *ds, struct series_table *table, enum 
 	series_labels_init(&labels);
 	if (target == TARGETS_SUM) {
 		/* no label: the sum of the target processes */
-	} else if (target >= 0) {
-		labels.pid = (int)ds->target_pids[target];
-		comm_of(ds, target, labels.comm, sizeof(labels.comm));
+	} else if (target == TARGET_PID) {
+		labels.pid = (int)pid;
+		comm_of(ds, pid, labels.comm, sizeof(labels.comm));
 	} else if (slot >= 0) {
 		labels.node = ds->stream.latest.node_ids[slot];
 	}
 	snprintf(labels.instance, sizeof(labels.instance), "%s", q == Q_RATE ? damon_rate_bucket_name(bucket) : "damon");
-	if (series_table_add(table, quantity_names[q], q == Q_AGGREGATIONS ? "" : "B", 1.0,
-			     q == Q_AGGREGATIONS ? SERIES_COUNTER : SERIES_GAUGE, &labels) < 0)
+	at = (live ? series_table_add_live : series_table_add)(table, quantity_names[q], q == Q_AGGREGATIONS ? "" : "B",
+							       1.0, q == Q_AGGREGATIONS ? SERIES_COUNTER : SERIES_GAUGE,
+							       &labels);
+	if (at < 0)
 		goto oom;
-	ds->series[ds->nr_series++] = (struct damon_series){ .q = q, .slot = slot, .bucket = bucket, .target = target };
+	ds->series[ds->nr_series++] = (struct damon_series){ .q = q, .slot = slot, .bucket = bucket, .target = target,
+							      .pid = pid, .at = at };
 	return 0;
 oom:
 	ms_error_set(err, "damon source: out of memory");
@@ -294,7 +341,10 @@ static int start_active(struct damon_source *ds, struct ms_error *err)
 			ms_error_set(err, "damon: no process to monitor");
 			return -1;
 		}
-		if (!(ds->target_pids = calloc((size_t)nr, sizeof(*ds->target_pids)))) {
+		/* A command's children join its targets as they start. */
+		ds->follow = t->kind == TARGET_COMMAND && t->nr_attach <= 0 && nr < DAMON_FOLLOW_MAX_TARGETS;
+		ds->cap_targets = ds->follow ? DAMON_FOLLOW_MAX_TARGETS : nr;
+		if (!(ds->target_pids = calloc((size_t)ds->cap_targets, sizeof(*ds->target_pids)))) {
 			ms_error_set(err, "damon source: out of memory");
 			return -1;
 		}
@@ -321,6 +371,8 @@ static int start_active(struct damon_source *ds, struct ms_error *err)
 	if (damon_admin_start(&ds->host->roots, &setup, &ds->admin, err) < 0)
 		return -1;
 	ds->active = true;
+	if (ds->follow && damon_follow_start(&ds->follower, &ds->admin, err) < 0)
+		return -1;
 	memset(&ds->mon, 0, sizeof(ds->mon));
 	ds->mon.index = ds->admin.index;
 	ds->mon.pid = ds->admin.kdamond_pid;
@@ -339,7 +391,7 @@ static int add_all_series(struct damon_source *ds, struct series_table *table, s
 		if (!ds->wanted[q])
 			continue;
 		if (q == Q_AGGREGATIONS || (q == Q_UNPLACED && !ds->vaddr)) {
-			if (add_series(ds, table, q, -1, 0, -1, err) < 0)
+			if (add_series(ds, table, q, -1, 0, -1, 0, false, err) < 0)
 				return -1;
 			continue;
 		}
@@ -347,19 +399,80 @@ static int add_all_series(struct damon_source *ds, struct series_table *table, s
 			continue;   /* virtual addresses have no node to miss */
 		if (ds->vaddr) {
 			for (int b = 0; b < (q == Q_RATE ? DAMON_RATE_BUCKETS : 1); b++)
-				if (add_series(ds, table, q, 0, b, TARGETS_SUM, err) < 0)
+				if (add_series(ds, table, q, 0, b, TARGETS_SUM, 0, false, err) < 0)
 					return -1;
 			for (int target = 0; target < ds->nr_targets && ds->per_process; target++)
 				for (int b = 0; b < (q == Q_RATE ? DAMON_RATE_BUCKETS : 1); b++)
-					if (add_series(ds, table, q, 0, b, target, err) < 0)
+					if (add_series(ds, table, q, 0, b, TARGET_PID, ds->target_pids[target], false,
+						       err) < 0)
 						return -1;
 			continue;
 		}
 		for (int slot = 0; slot < ds->stream.latest.nr_nodes; slot++)
 			for (int b = 0; b < (q == Q_RATE ? DAMON_RATE_BUCKETS : 1); b++)
-				if (add_series(ds, table, q, slot, b, -1, err) < 0)
+				if (add_series(ds, table, q, slot, b, -1, 0, false, err) < 0)
 					return -1;
 	}
+	return 0;
+}
+
+/* A process's virtual pages placed in the aggregation's regions, to the
+ * recording as its regions ("placed"). */
+static void emit_placed(void *ctx, const struct damon_proc *pr, const struct damon_vrun *runs, int nr)
+{
+	struct damon_source *ds = ctx;
+	uint32_t samples = ds->classes.sample_us ? (uint32_t)(ds->classes.aggr_us / ds->classes.sample_us) : 1;
+
+	for (int i = 0; i < nr && ds->hub->deliver; i++) {
+		struct damon_region_event e = { .start = runs[i].start, .end = runs[i].end,
+						.nr_accesses = runs[i].nr_accesses, .age = runs[i].age,
+						.samples = samples ? samples : 1, .nr_regions = (uint32_t)nr,
+						.nodes = runs[i].nodes, .pid = (uint32_t)pr->pid, .placed = true };
+		struct sample_item item = { .kind = SAMPLE_ITEM_DAMON_REGION, .time_ns = ds->phys_done_ns,
+					    .damon = &e, .event = -1 };
+
+		if (e.nr_accesses > e.samples)
+			e.nr_accesses = e.samples;
+		ds->hub->deliver(&item, ds->hub->ctx);
+	}
+}
+
+/* Per process from physical regions: root only (pagemap's frame numbers
+ * need CAP_SYS_ADMIN; a process's pagemap needs ptrace access). */
+static int procs_open(struct damon_source *ds, struct ms_error *err)
+{
+	size_t n = (size_t)DAMON_PROCS_MAX * PROC_QUANTITIES * (size_t)ds->stream.latest.nr_nodes;
+
+	if (geteuid() != 0) {
+		snprintf(ds->procs_off_why, sizeof(ds->procs_off_why), "per-process hot and cold bytes from physical "
+			 "regions read /proc/PID/pagemap's page frames, which only root (CAP_SYS_ADMIN) is given");
+		return 0;
+	}
+	if (damon_procs_init(&ds->procs, ds->host->roots.proc, ds->stream.latest.nr_nodes,
+			     ds->stream.latest.node_ids, err) < 0)
+		return -1;
+	ds->procs_on = true;
+	/* A command's or -p's processes; the whole machine: the largest. */
+	if (ds->target && !ds->target->system_wide && ds->target->kind != TARGET_SYSTEM) {
+		ds->procs.only = ds->target->nr_attach > 0 ? ds->target->attach : ds->target->pids;
+		ds->procs.nr_only = ds->target->nr_attach > 0 ? ds->target->nr_attach : ds->target->nr_pids;
+	}
+	/* A recording of a command or -p keeps its processes' pages placed in
+	 * the regions (report --sort obj's hot share); -a does not: the 32
+	 * largest processes' runs came to 1.4 MB/s here (docs/damon.md). */
+	if (ds->hub && ds->procs.nr_only > 0) {
+		ds->procs.emit = emit_placed;
+		ds->procs.emit_ctx = ds;
+	}
+	ds->phys_building = calloc(DAMON_RECORD_MAX_REGIONS, sizeof(*ds->phys_building));
+	ds->phys_done = calloc(DAMON_RECORD_MAX_REGIONS, sizeof(*ds->phys_done));
+	ds->proc_series = malloc(n * sizeof(int));
+	if (!ds->phys_building || !ds->phys_done || !ds->proc_series) {
+		ms_error_set(err, "damon source: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		ds->proc_series[i] = -1;
 	return 0;
 }
 
@@ -393,9 +506,11 @@ static int damon_open(struct source *src, struct series_table *table, struct ms_
 		/* A process's virtual addresses: one tally slot, no node. */
 		static const int no_node = -1;
 
-		if (!(ds->streams = calloc((size_t)ds->nr_targets, sizeof(*ds->streams))))
+		if (!(ds->streams = calloc((size_t)ds->cap_targets, sizeof(*ds->streams))) ||
+		    !(ds->settle = calloc((size_t)ds->cap_targets, sizeof(*ds->settle))) ||
+		    !(ds->ended = calloc((size_t)ds->cap_targets, sizeof(*ds->ended))))
 			goto oom;
-		for (int i = 0; i < ds->nr_targets; i++)
+		for (int i = 0; i < ds->cap_targets; i++)
 			if (damon_stream_init(&ds->streams[i], 1, &no_node) < 0)
 				goto oom;
 	}
@@ -403,8 +518,12 @@ static int damon_open(struct source *src, struct series_table *table, struct ms_
 	 * or each target process's virtual ones (report --sort obj's hot share). */
 	if (ds->hub && !(ds->building = calloc(DAMON_RECORD_MAX_REGIONS, sizeof(*ds->building))))
 		goto oom;
+	if (!ds->vaddr && ds->per_process && (ds->wanted[Q_ACCESSED] || ds->wanted[Q_HOT] || ds->wanted[Q_COLD]) &&
+	    procs_open(ds, err) < 0)
+		return -1;
 	if (open_event(ds, id, err) < 0)
 		return -1;
+	ds->table = table;
 	src->first = table->nr;
 	if (add_all_series(ds, table, err) < 0)
 		return -1;
@@ -444,6 +563,21 @@ static void keep_region(struct damon_source *ds, const struct damon_stream *stre
 						e->start, e->end);
 }
 
+/* Region r of the physical aggregation being built, kept in bytes for the
+ * processes' join (damon_stream_add's rule starts another aggregation). */
+static void keep_phys_region(struct damon_source *ds, const struct damon_region *r)
+{
+	uint64_t unit = ds->classes.addr_unit ? ds->classes.addr_unit : 1;
+	const struct damon_stream *st = &ds->stream;
+
+	if (!st->seen || r->target_id != st->target_id || r->nr_regions != st->expect)
+		ds->nr_phys_building = 0;
+	if (ds->nr_phys_building >= DAMON_RECORD_MAX_REGIONS)
+		return;
+	ds->phys_building[ds->nr_phys_building++] = (struct damon_phys_region){
+		.start = r->start * unit, .end = r->end * unit, .nr_accesses = r->nr_accesses, .age = r->age };
+}
+
 /* A complete aggregation: its regions to the recording, all at its time. */
 static void hand_over(struct damon_source *ds, uint32_t nr_regions, uint64_t time_ns)
 {
@@ -470,7 +604,7 @@ static void handle_record(struct damon_source *ds, const struct perf_event_heade
 
 	if (hdr->type == PERF_RECORD_LOST) {
 		damon_stream_lost(&ds->stream);
-		for (int i = 0; i < ds->nr_targets && ds->streams; i++)
+		for (int i = 0; i < ds->cap_targets && ds->streams; i++)
 			damon_stream_lost(&ds->streams[i]);
 		return;
 	}
@@ -495,8 +629,21 @@ static void handle_record(struct damon_source *ds, const struct perf_event_heade
 		return;
 	}
 	keep_region(ds, &ds->stream, &r, 0);
-	if (damon_stream_add(&ds->stream, &ds->map, &ds->classes, &r))
+	if (ds->procs_on)
+		keep_phys_region(ds, &r);
+	if (damon_stream_add(&ds->stream, &ds->map, &ds->classes, &r)) {
 		hand_over(ds, r.nr_regions, time_ns);
+		if (ds->procs_on) {
+			/* The whole aggregation, for the processes' join. */
+			struct damon_phys_region *done = ds->phys_done;
+
+			ds->nr_phys_done = ds->nr_phys_building == r.nr_regions ? (int)r.nr_regions : 0;
+			ds->phys_done_ns = time_ns;
+			ds->phys_done = ds->phys_building;
+			ds->phys_building = done;
+			ds->nr_phys_building = 0;
+		}
+	}
 }
 
 static void drain(struct damon_source *ds)
@@ -578,6 +725,220 @@ static uint64_t aggregations(const struct damon_source *ds)
 	return n;
 }
 
+static int *proc_series_at(struct damon_source *ds, int slot, int q, int node_slot)
+{
+	return &ds->proc_series[((size_t)slot * PROC_QUANTITIES + (size_t)q) * (size_t)ds->stream.latest.nr_nodes +
+				(size_t)node_slot];
+}
+
+/* A process enters the set: its series (pid, comm, node) start with this frame. */
+static void add_proc_series(struct damon_source *ds, int slot)
+{
+	const struct damon_proc *pr = &ds->procs.procs[slot];
+
+	for (int q = 0; q < PROC_QUANTITIES; q++) {
+		if (!ds->wanted[proc_quantity[q]])
+			continue;
+		for (int n = 0; n < ds->stream.latest.nr_nodes; n++) {
+			struct series_labels labels;
+
+			series_labels_init(&labels);
+			labels.pid = (int)pr->pid;
+			labels.node = ds->stream.latest.node_ids[n];
+			snprintf(labels.comm, sizeof(labels.comm), "%s", pr->comm);
+			snprintf(labels.instance, sizeof(labels.instance), "damon");
+			/* A full table leaves the process unknown: never a wrong value. */
+			*proc_series_at(ds, slot, q, n) = series_table_add_live(ds->table, quantity_names[proc_quantity[q]],
+										 "B", 1.0, SERIES_GAUGE, &labels);
+		}
+	}
+}
+
+static void retire_proc_series(struct damon_source *ds, int slot)
+{
+	for (int q = 0; q < PROC_QUANTITIES; q++)
+		for (int n = 0; n < ds->stream.latest.nr_nodes; n++) {
+			int *at = proc_series_at(ds, slot, q, n);
+
+			if (*at >= 0)
+				series_table_retire(ds->table, *at);
+			*at = -1;
+		}
+}
+
+/* At each new physical aggregation, the chosen processes' pages joined
+ * with its regions; every interval, their last join's bytes. */
+static void sample_procs(struct damon_source *ds, struct frame *frame, bool fresh)
+{
+	if (ds->stream.aggregations != ds->procs_aggregation && ds->nr_phys_done > 0) {
+		ds->procs_aggregation = ds->stream.aggregations;
+		damon_procs_update(&ds->procs, ds->phys_done, ds->nr_phys_done, &ds->map, &ds->classes);
+		for (int i = 0; i < DAMON_PROCS_MAX; i++) {
+			struct damon_proc *pr = &ds->procs.procs[i];
+
+			if (pr->state == DAMON_PROC_LEAVING) {
+				retire_proc_series(ds, i);
+				damon_procs_release(&ds->procs, i);
+			} else if (pr->state == DAMON_PROC_NEW) {
+				add_proc_series(ds, i);
+				pr->state = DAMON_PROC_LIVE;
+			}
+		}
+		if (frame_fit(frame, ds->table->nr) < 0)
+			return;
+		if (ds->procs.hidden && !ds->hidden_said) {
+			ms_warn("%s: damon: /proc/PID/pagemap gives no page frame numbers (they need CAP_SYS_ADMIN): "
+				"per-process hot and cold bytes are unknown", ds->command_name);
+			ds->hidden_said = true;
+		}
+	}
+	for (int i = 0; i < DAMON_PROCS_MAX; i++) {
+		const struct damon_proc *pr = &ds->procs.procs[i];
+
+		if (pr->state != DAMON_PROC_LIVE)
+			continue;
+		for (int q = 0; q < PROC_QUANTITIES; q++)
+			for (int n = 0; n < ds->stream.latest.nr_nodes; n++) {
+				int at = *proc_series_at(ds, i, q, n);
+				struct damon_series s = { .q = proc_quantity[q], .slot = n };
+				struct sample *out;
+
+				if (at < 0 || at >= frame->nr)
+					continue;
+				out = &frame->samples[at];
+				out->valid = fresh && pr->measured;
+				out->value = out->valid ? tally_value(&pr->tally, &s) : 0;
+				out->enabled_ns = out->running_ns = frame->interval_ns;
+			}
+	}
+}
+
+static int slot_of(const struct damon_source *ds, pid_t pid)
+{
+	for (int i = 0; i < ds->nr_targets; i++)
+		if (ds->target_pids[i] == pid)
+			return i;
+	return -1;
+}
+
+/* Is target i's latest aggregation one to show? */
+static bool target_shown(struct damon_source *ds, int i, uint64_t now_ns)
+{
+	return !ds->ended[i] && damon_stream_fresh(&ds->streams[i], now_ns, ds->mon.aggr_us) &&
+	       ds->streams[i].aggregations > ds->settle[i];
+}
+
+/* The kernel took the list pids: target i is pids[i] from now on. A pid new
+ * at its index starts a new stream (and settles); the series of processes
+ * no longer listed end with this frame, new ones start. */
+static void take_targets(struct damon_source *ds, struct frame *frame, const pid_t *pids, int nr)
+{
+	static const int no_node = -1;
+	pid_t old[DAMON_FOLLOW_MAX_TARGETS];
+	int nr_old = ds->nr_targets;
+
+	memcpy(old, ds->target_pids, sizeof(old[0]) * (size_t)nr_old);
+	for (int i = 0; i < nr; i++) {
+		if (i < nr_old && old[i] == pids[i] && !ds->ended[i])
+			continue;
+		damon_stream_free(&ds->streams[i]);
+		if (damon_stream_init(&ds->streams[i], 1, &no_node) < 0)
+			ds->ended[i] = true;   /* out of memory: not shown, never a wrong value */
+		else
+			ds->ended[i] = false;
+		ds->settle[i] = i < nr_old ? DAMON_SETTLE_AGGREGATIONS : 0;
+	}
+	memcpy(ds->target_pids, pids, sizeof(pids[0]) * (size_t)nr);
+	ds->nr_targets = nr;
+	if (!ds->per_process)
+		return;
+	for (int k = 0; k < ds->nr_series; k++)
+		if (ds->series[k].target == TARGET_PID && slot_of(ds, ds->series[k].pid) < 0) {
+			series_table_retire(ds->table, ds->series[k].at);
+			ds->series[k].target = TARGET_ENDED;
+		}
+	for (int i = 0; i < nr; i++) {
+		bool has = i < nr_old && old[i] == pids[i];
+		struct ms_error err = { "" };
+
+		for (int j = 0; j < nr_old && !has; j++)
+			has = old[j] == pids[i];
+		for (int q = 0; q < Q_COUNT && !has; q++) {
+			if (!ds->wanted[q] || q == Q_AGGREGATIONS || q == Q_UNPLACED)
+				continue;
+			for (int b = 0; b < (q == Q_RATE ? DAMON_RATE_BUCKETS : 1); b++) {
+				int first_new = ds->nr_series;
+
+				if (add_series(ds, ds->table, q, 0, b, TARGET_PID, pids[i], true, &err) < 0)
+					continue;   /* a full table: the total still counts it */
+				frame_fit(frame, ds->table->nr);
+				frame->samples[ds->series[first_new].at].valid = false;
+			}
+		}
+	}
+}
+
+/* -- CMD: at most once per aggregation interval (1 s at least), targets
+ * whose process exited are no longer shown, the command's new children
+ * are looked for, and a changed list goes to the kdamond. */
+static void follow_children(struct damon_source *ds, struct frame *frame, uint64_t now_ns)
+{
+	pid_t pids[DAMON_FOLLOW_MAX_TARGETS];
+	struct ms_error err = { "" };
+	uint64_t period_ns = ds->mon.aggr_us * 1000 > 1000000000ull ? ds->mon.aggr_us * 1000 : 1000000000ull;
+	int nr = 0, rc = damon_follow_answer(&ds->follower, pids, &nr, &err);
+	bool changed;
+
+	if (rc > 0) {
+		ds->commits++;
+		take_targets(ds, frame, pids, nr);
+	} else if (rc < 0) {
+		ds->refused++;
+		snprintf(ds->refused_why, sizeof(ds->refused_why), "%s", err.text);
+	}
+	if (now_ns < ds->next_follow_ns)
+		return;
+	ds->next_follow_ns = now_ns + period_ns;
+	nr = 0;
+	for (int i = 0; i < ds->nr_targets; i++) {
+		if (!ds->ended[i] && !damon_process_alive(ds->host->roots.proc, ds->target_pids[i]))
+			ds->ended[i] = true;
+		if (!ds->ended[i])
+			pids[nr++] = ds->target_pids[i];
+	}
+	changed = nr != ds->nr_targets;
+	{
+		/* A child becomes a target at the second look that finds it:
+		 * a 6.12 kernel stops the kdamond when a commit names a pid
+		 * that has gone, so children that end within a second (which
+		 * DAMON could not say much about) are never committed. */
+		pid_t found[DAMON_FOLLOW_MAX_TARGETS];
+		int nr_found = nr, listed = nr;
+
+		memcpy(found, pids, sizeof(pids[0]) * (size_t)nr);
+		for (int i = 0; i < listed; i++)
+			damon_children(ds->host->roots.proc, pids[i], found, &nr_found, DAMON_FOLLOW_MAX_TARGETS);
+		for (int i = listed; i < nr_found; i++) {
+			bool again = false;
+
+			for (int j = 0; j < ds->nr_seen && !again; j++)
+				again = ds->seen[j] == found[i];
+			if (again && damon_process_alive(ds->host->roots.proc, found[i])) {
+				pids[nr++] = found[i];
+				changed = true;
+			}
+		}
+		if (nr_found == DAMON_FOLLOW_MAX_TARGETS)
+			ds->untracked++;
+		ds->nr_seen = nr_found - listed;
+		memcpy(ds->seen, found + listed, sizeof(found[0]) * (size_t)ds->nr_seen);
+	}
+	/* Grandchildren are found once their parent is a target. None left:
+	 * the kdamond ends by itself. */
+	if (changed && nr > 0)
+		damon_follow_ask(&ds->follower, pids, nr);
+}
+
 static int damon_sample(struct source *src, struct frame *frame)
 {
 	struct damon_source *ds = src->priv;
@@ -591,7 +952,7 @@ static int damon_sample(struct source *src, struct frame *frame)
 	fresh = damon_stream_fresh(&ds->stream, now_ns, ds->mon.aggr_us);
 	for (int i = 0; i < ds->nr_series; i++) {
 		const struct damon_series *s = &ds->series[i];
-		struct sample *out = &frame->samples[src->first + i];
+		struct sample *out = &frame->samples[s->at];
 		bool shown = false;
 		uint64_t v = 0;
 
@@ -601,13 +962,17 @@ static int damon_sample(struct source *src, struct frame *frame)
 			/* The processes whose last aggregation is fresh (one that
 			 * has exited adds nothing). */
 			for (int k = 0; k < ds->nr_targets; k++)
-				if (damon_stream_fresh(&ds->streams[k], now_ns, ds->mon.aggr_us)) {
+				if (target_shown(ds, k, now_ns)) {
 					v += tally_value(&ds->streams[k].latest, s);
 					shown = true;
 				}
-		} else if (s->target >= 0) {
-			shown = damon_stream_fresh(&ds->streams[s->target], now_ns, ds->mon.aggr_us);
-			v = tally_value(&ds->streams[s->target].latest, s);
+		} else if (s->target == TARGET_PID) {
+			int k = slot_of(ds, s->pid);
+
+			shown = k >= 0 && target_shown(ds, k, now_ns);
+			v = k >= 0 ? tally_value(&ds->streams[k].latest, s) : 0;
+		} else if (s->target == TARGET_ENDED) {
+			continue;
 		} else {
 			shown = fresh;
 			v = tally_value(&ds->stream.latest, s);
@@ -619,6 +984,10 @@ static int damon_sample(struct source *src, struct frame *frame)
 		out->enabled_ns = out->running_ns = frame->interval_ns;
 	}
 	ds->reported_aggregations = aggregations(ds);
+	if (ds->procs_on)
+		sample_procs(ds, frame, fresh);
+	if (ds->follow)
+		follow_children(ds, frame, now_ns);
 	return 0;
 }
 
@@ -635,13 +1004,21 @@ static void damon_notes(struct source *src, FILE *out, const char *command_name)
 			"process if memscope is killed)\n", command_name, ds->mode_why, who,
 			ds->vaddr ? "the target processes' virtual memory (their total, and per process where shown)"
 				  : "physical memory (series per node)");
-		if (ds->vaddr && ds->target && ds->target->kind == TARGET_COMMAND)
-			fprintf(out, "%s: damon: the command's own process is monitored, not the children it starts\n",
-				command_name);
+		if (ds->follow)
+			fprintf(out, "%s: damon: the command's children become targets as they start (looked for once an "
+				"aggregation, at most %d processes at once)\n", command_name, DAMON_FOLLOW_MAX_TARGETS);
 	} else {
 		fprintf(out, "%s: damon: reading %s passively (damon:damon_aggregated; never changed): each interval shows "
 			"its last complete aggregation (%s)\n", command_name, who, ds->mode_why);
 	}
+	if (ds->procs_off_why[0])
+		fprintf(out, "%s: damon: %s\n", command_name, ds->procs_off_why);
+	else if (ds->procs_on && ds->procs.nr_only)
+		fprintf(out, "%s: damon: per process: the target processes' pages placed in the physical regions "
+			"through /proc/PID/pagemap (docs/damon.md)\n", command_name);
+	else if (ds->procs_on)
+		fprintf(out, "%s: damon: per process: the %d largest processes by resident memory, their pages placed "
+			"through /proc/PID/pagemap (docs/damon.md)\n", command_name, DAMON_PROCS_MAX);
 	if (!ds->vaddr && ds->map.nr == 0 && ds->host->topo.nr_nodes > 1)
 		fprintf(out, "%s: damon: no memory-block ranges in sysfs: bytes are not split by node "
 			"(damon.unplaced_bytes)\n", command_name);
@@ -653,6 +1030,15 @@ static void damon_close(struct source *src)
 
 	if (!ds)
 		return;
+	if (ds->procs_on && ds->procs.vruns_overflow)
+		ms_warn("damon: %llu times a process's pages placed in the physical regions were not recorded: more than "
+			"%d runs in one aggregation", (unsigned long long)ds->procs.vruns_overflow, DAMON_PROCS_VRUNS);
+	if (ds->refused)
+		ms_warn("damon: the kdamond refused %llu of memscope's target lists (%s); it kept the targets it had",
+			(unsigned long long)ds->refused, ds->refused_why);
+	if (ds->untracked)
+		ms_warn("damon: the command had more than %d processes at once: %lu looks for children left some out",
+			DAMON_FOLLOW_MAX_TARGETS, ds->untracked);
 	if (ds->unrecorded)
 		ms_warn("damon: %llu aggregations of more than %d regions were counted but not recorded "
 			"region by region", (unsigned long long)ds->unrecorded,
@@ -661,13 +1047,37 @@ static void damon_close(struct source *src)
 		munmap(ds->page, ds->map_size);
 	if (ds->fd >= 0)
 		close(ds->fd);
+	/* No commit may come after the kdamond is off. */
+	damon_follow_stop(&ds->follower);
+	if (ds->procs_on && getenv("MEMSCOPE_DAMON_COST") && ds->procs.joins)
+		ms_warn("damon: per-process join: %llu aggregations, %llu pagemap entries read, %.2f ms mean, %.2f ms "
+			"max per aggregation; the largest, %s (pid %d): %llu entries, %.2f ms a join",
+			(unsigned long long)ds->procs.joins, (unsigned long long)ds->procs.entries_read,
+			(double)ds->procs.ns_spent / 1e6 / (double)ds->procs.joins, (double)ds->procs.max_ns / 1e6,
+			ds->procs.big_comm, (int)ds->procs.big_pid, (unsigned long long)ds->procs.big_entries,
+			(double)ds->procs.big_ns / 1e6);
+	for (int i = 0; ds->procs_on && getenv("MEMSCOPE_DAMON_COST") && i < DAMON_PROCS_MAX; i++) {
+		const struct damon_proc *pr = &ds->procs.procs[i];
+
+		if (pr->state == DAMON_PROC_LIVE && pr->joins)
+			ms_warn("damon: per-process join: %s (pid %d): %llu joins, %llu entries, %.2f ms a join", pr->comm,
+				(int)pr->pid, (unsigned long long)pr->joins, (unsigned long long)(pr->entries / pr->joins),
+				(double)pr->ns / 1e6 / (double)pr->joins);
+	}
+	if (ds->procs_on)
+		damon_procs_free(&ds->procs);
+	free(ds->phys_building);
+	free(ds->phys_done);
+	free(ds->proc_series);
 	/* memscope's own kdamond off, nr_kdamonds back to 0. */
 	damon_admin_stop(&ds->admin);
 	phys_node_map_free(&ds->map);
 	damon_stream_free(&ds->stream);
-	for (int i = 0; i < ds->nr_targets && ds->streams; i++)
+	for (int i = 0; i < ds->cap_targets && ds->streams; i++)
 		damon_stream_free(&ds->streams[i]);
 	free(ds->streams);
+	free(ds->settle);
+	free(ds->ended);
 	free(ds->target_pids);
 	free(ds->building);
 	free(ds->series);
