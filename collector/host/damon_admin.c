@@ -51,28 +51,7 @@ static int open_below(int dir, const char *rel, int flags)
 /* Write text to the regular file rel below dir. */
 static int write_below(int dir, const char *rel, const char *text)
 {
-	struct stat st;
-	size_t len = strlen(text);
-	ssize_t n;
-	int fd = open_below(dir, rel, O_WRONLY | O_TRUNC);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
-		return -1;
-	}
-	n = write(fd, text, len);
-	if (n < 0) {
-		int saved = errno;
-
-		close(fd);
-		errno = saved;
-		return -1;
-	}
-	close(fd);
-	return (size_t)n == len ? 0 : (errno = EIO, -1);
+	return sysfs_write_fd_str(open_below(dir, rel, O_WRONLY | O_TRUNC), text);
 }
 
 static int read_below(int dir, const char *rel, char *buf, size_t size)

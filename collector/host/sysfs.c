@@ -70,7 +70,8 @@ int sysfs_read_str(const char *path, char *buf, size_t size)
 	return fd < 0 ? -1 : read_and_close(fd, buf, size);
 }
 
-int sysfs_read_fd_str(int fd, char *buf, size_t size)
+/* fd, when it is open on a regular file; else closed, and -1 (EINVAL). */
+static int regular_or_close(int fd)
 {
 	struct stat st;
 
@@ -81,7 +82,31 @@ int sysfs_read_fd_str(int fd, char *buf, size_t size)
 		errno = EINVAL;
 		return -1;
 	}
-	return read_and_close(fd, buf, size);
+	return fd;
+}
+
+int sysfs_read_fd_str(int fd, char *buf, size_t size)
+{
+	fd = regular_or_close(fd);
+	return fd < 0 ? -1 : read_and_close(fd, buf, size);
+}
+
+int sysfs_write_fd_str(int fd, const char *text)
+{
+	size_t len = strlen(text);
+	ssize_t n;
+	int saved;
+
+	if ((fd = regular_or_close(fd)) < 0)
+		return -1;
+	n = write(fd, text, len);
+	saved = errno;
+	close(fd);
+	if (n < 0) {
+		errno = saved;
+		return -1;
+	}
+	return (size_t)n == len ? 0 : (errno = EIO, -1);
 }
 
 int sysfs_read_int(const char *path, long long *value)

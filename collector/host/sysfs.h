@@ -33,6 +33,10 @@ int sysfs_read_int(const char *path, long long *value);
  * O_NOFOLLOW, from a directory's descriptor); reads only a regular file
  * (EINVAL otherwise) and closes fd. */
 int sysfs_read_fd_str(int fd, char *buf, size_t size);
+/* The whole text written to an opened descriptor, then closed (every
+ * case): 0, or -1 with errno (EINVAL when it is not a regular file, EIO
+ * for a short write). For files opened component by component. */
+int sysfs_write_fd_str(int fd, const char *text);
 bool sysfs_exists(const char *path);
 
 #endif

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/sysfs.h"
+
 #define MAPS_BUF 65536
 
 /* A file under dir, opened without following links and checked to be a
@@ -39,19 +41,10 @@ static int open_pid_dir(int proc_fd, pid_t pid)
 	return openat(proc_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-static ssize_t read_small(int dir, const char *name, char *buf, size_t size)
+/* A small file below dir, whole (trailing white space cut): 0 or -1. */
+static int read_small(int dir, const char *name, char *buf, size_t size)
 {
-	int fd = open_file_at(dir, name);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
+	return sysfs_read_fd_str(openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), buf, size);
 }
 
 int damon_procs_init(struct damon_procs *p, const char *proc_root, int nr_nodes, const int *node_ids,
@@ -157,7 +150,7 @@ static void scan(struct damon_procs *p)
 		if ((pid_fd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			continue;
 		/* Kernel threads have no memory: statm reads 0 0 ... */
-		if (read_small(pid_fd, "statm", text, sizeof(text)) > 0 &&
+		if (read_small(pid_fd, "statm", text, sizeof(text)) == 0 &&
 		    sscanf(text, "%llu %llu", &size, &resident) == 2 && resident > 0) {
 			if (p->nr_cands == p->cap_cands) {
 				int cap = p->cap_cands ? 2 * p->cap_cands : 512;
