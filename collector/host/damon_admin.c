@@ -1,5 +1,6 @@
 #include "host/damon_admin.h"
 #include "host/sysfs.h"
+#include "util/report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -439,8 +440,8 @@ int damon_admin_start(const struct sysfs_roots *roots, const struct damon_admin_
 	/* Both guards are best effort: without them memscope still stops
 	 * its kdamond at its own end. */
 	if (start_watchdog(a) < 0)
-		fprintf(stderr, "memscope: damon: cannot fork the watchdog that stops the kdamond if memscope is killed: "
-			"%s\n", strerror(errno));
+		ms_warn("damon: cannot fork the watchdog that stops the kdamond if memscope is killed: %s",
+			strerror(errno));
 	a->marker = write_marker(a) == 0;
 	return 0;
 fail:
